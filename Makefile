@@ -1,0 +1,89 @@
+# Makefile - builds libtriage.a, triaged, triage and the tests into build/.
+# `make test` is the only command a fresh Debian 12 machine needs: see deps.
+
+# The Debian 12 packages the build needs; `make deps` installs what is missing.
+DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
+	libsystemd-dev libinih-dev libcmocka-dev
+# The pkg-config names of the libraries we link against.
+PKGS := libevent jansson sqlite3 libsystemd inih
+TEST_PKGS := cmocka
+
+BUILD ?= build
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wundef \
+	-Wvla -Wnull-dereference -Werror
+SANITIZE ?=
+ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib $(PKG_CFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = -std=c17 $(WARNINGS) $(CFLAGS) $(SANITIZE) -MMD -MP
+ALL_LDFLAGS = $(SANITIZE) $(LDFLAGS)
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB := $(BUILD)/lib/libtriage.a
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TESTS := $(UNIT_BIN)
+
+.PHONY: all deps test check asan clean
+.DEFAULT_GOAL := all
+
+all: $(LIB)
+
+# Installs the packages in DEBIAN_DEPS that are not installed; quiet and quick
+# when nothing is missing. Uses sudo unless already root.
+deps:
+	@missing=; for p in $(DEBIAN_DEPS); do \
+		dpkg-query -W -f='$${db:Status-Status}' $$p 2>/dev/null | grep -qx installed || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "deps: installing$$missing"; \
+		$$sudo apt-get update -q && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# The compiler and linker flags pkg-config gives, asked once and cached. The
+# rule runs deps first, so the libraries are there before pkg-config is asked;
+# make then restarts with the flags in place.
+ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+include $(BUILD)/flags.mk
+endif
+$(BUILD)/flags.mk: Makefile
+	@$(MAKE) --no-print-directory deps
+	@mkdir -p $(@D)
+	@printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\nTEST_LIBS := %s\n' \
+		"$$(pkg-config --cflags $(PKGS) $(TEST_PKGS))" \
+		"$$(pkg-config --libs $(PKGS))" \
+		"$$(pkg-config --libs $(TEST_PKGS))" > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) -lpthread
+
+# Runs every test binary and script and ends with one "N passed, N failed"
+# line over all of them.
+test: $(TESTS)
+	@sh tests/run-tests.sh $(TESTS)
+
+check: test
+
+# The same tests, built apart under build/asan with ASan and UBSan.
+asan:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
+		SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' \
+		CFLAGS='-O1 -g' test
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJ:.o=.d) $(UNIT_SRC:%.c=$(BUILD)/obj/%.d)

@@ -1,0 +1,82 @@
+/* config.h - triage.conf: the daemon's settings and its priorities, read with
+ * inih and checked against one declarative table (config-table.c). */
+#ifndef TRIAGE_CONFIG_H
+#define TRIAGE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/triage/triage.conf"
+#define CONFIG_PRIORITY_NAME_MAX 32
+/* The semaphore keeps one wait list per priority in a 64-bit mask. */
+#define CONFIG_PRIORITIES_MAX 64
+
+enum config_shutdown {
+	CONFIG_SHUTDOWN_REQUEUE,
+	CONFIG_SHUTDOWN_DRAIN,
+	CONFIG_SHUTDOWN_FINISH,
+};
+
+struct config_priority {
+	char name[CONFIG_PRIORITY_NAME_MAX + 1];
+	unsigned rank;
+	unsigned weight;
+	unsigned max_queued;
+	unsigned max_running;	/* slots; 0 = no cap */
+	uint64_t timeout_ms;	/* 0 = none */
+	unsigned retries;
+	unsigned line;		/* where its section starts; 0 = built in */
+};
+
+struct config {
+	char *path;		/* the file read, NULL for built-in defaults */
+
+	char *socket;		/* NULL: resolved as protocol.md says */
+	mode_t socket_mode;
+	bool has_socket_group;
+	gid_t socket_gid;
+	char *state_dir;	/* never NULL: the default is filled in */
+	unsigned slots;		/* resolved: "auto" is already a number */
+	bool slots_auto;
+	unsigned workers;	/* resolved, never below slots */
+	bool workers_auto;
+	const char *policy;	/* "strict" or "weighted" */
+	unsigned default_priority;	/* index into priorities */
+	uint64_t kill_grace_ms;
+	enum config_shutdown shutdown;
+	uint64_t max_request;
+	unsigned max_clients;
+	uint64_t max_output;
+	uint64_t keep_finished_ms;
+	bool has_admin_group;
+	gid_t admin_gid;
+	bool run_as_submitter;
+	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
+
+	struct config_priority *priorities;	/* sorted by rank, most urgent first */
+	unsigned npriorities;
+};
+
+struct config_opts {
+	const char *path;	/* the file; NULL: built-in defaults only */
+	bool optional;		/* a missing file means the built-in defaults */
+	const char *cpu_max;	/* cgroup v2 cpu.max for slots = auto; NULL: our own */
+};
+
+/*
+ * Reads and checks a config. Returns a new config the caller frees with
+ * config_free(). On error returns NULL and sets *cause to an allocated text
+ * with one line per problem, each naming the file, the line and the key.
+ */
+struct config *config_load(const struct config_opts *opts, char **cause);
+void config_free(struct config *cfg);
+
+/* The config file to read: flag if not NULL, else $TRIAGE_CONFIG, else the
+ * default path. Sets *optional to true only for the default path. */
+const char *config_path(const char *flag, bool *optional);
+
+/* Returns the index of the priority called name, or -1. */
+int config_priority_find(const struct config *cfg, const char *name);
+
+#endif
