@@ -1,0 +1,437 @@
+/* psem.c - asynchronous counting semaphore with priorities, for the event loop.
+ * Release hands permits straight to the chosen waiters; the loop tells them. */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "psem-policy.h"
+
+struct psem {
+	struct event_base *base;
+	struct event *deliver;		/* runs granted waiters' callbacks */
+	const struct psem_policy *policy;
+	struct psem_sched sched;
+	unsigned permits;
+	unsigned available;
+	struct psem_waitq granted;	/* GRANTED waiters, oldest first */
+	uint64_t generation;		/* the delivery round being filled */
+};
+
+static const struct psem_policy *const psem_policies[] = {
+	&psem_strict_policy,
+	&psem_weighted_policy,
+};
+
+const struct psem_policy *
+psem_policy_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof psem_policies / sizeof psem_policies[0]; i++)
+		if (strcmp(psem_policies[i]->name, name) == 0)
+			return psem_policies[i];
+	return NULL;
+}
+
+const char *
+psem_policy_name(const struct psem_policy *policy)
+{
+	return policy->name;
+}
+
+static void psem_deliver_cb(evutil_socket_t, short, void *);
+
+struct psem *
+psem_new(struct event_base *base, unsigned permits, unsigned nprio,
+    const struct psem_policy *policy)
+{
+	struct psem *sem;
+	unsigned i;
+
+	if (permits == 0 || nprio == 0 || nprio > 64 || policy == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((sem = calloc(1, sizeof *sem)) == NULL)
+		return NULL;
+	sem->sched.classes = calloc(nprio, sizeof *sem->sched.classes);
+	sem->deliver = evtimer_new(base, psem_deliver_cb, sem);
+	if (sem->sched.classes == NULL || sem->deliver == NULL) {
+		if (sem->deliver != NULL)
+			event_free(sem->deliver);
+		free(sem->sched.classes);
+		free(sem);
+		errno = ENOMEM;
+		return NULL;
+	}
+	sem->base = base;
+	sem->policy = policy;
+	sem->sched.nclasses = nprio;
+	sem->permits = sem->available = permits;
+	TAILQ_INIT(&sem->granted);
+	for (i = 0; i < nprio; i++) {
+		TAILQ_INIT(&sem->sched.classes[i].waiters);
+		sem->sched.classes[i].weight = 1;
+	}
+	return sem;
+}
+
+void
+psem_free(struct psem *sem)
+{
+	if (sem == NULL)
+		return;
+	event_free(sem->deliver);
+	free(sem->sched.classes);
+	free(sem);
+}
+
+/* The classes whose head may be granted now, caps and pauses allowed for. */
+static uint64_t
+psem_eligible(const struct psem *sem)
+{
+	const struct psem_class *c;
+	uint64_t mask = 0;
+	unsigned i;
+
+	for (i = 0; i < sem->sched.nclasses; i++) {
+		c = &sem->sched.classes[i];
+		if (c->queued == 0 || c->paused)
+			continue;
+		if (c->cap != 0 &&
+		    c->held + TAILQ_FIRST(&c->waiters)->permits > c->cap)
+			continue;
+		mask |= UINT64_C(1) << i;
+	}
+	return mask;
+}
+
+static void
+psem_grant(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c = &sem->sched.classes[w->prio];
+
+	TAILQ_REMOVE(&c->waiters, w, entry);
+	c->queued--;
+	c->held += w->permits;
+	c->dispatched++;
+	sem->available -= w->permits;
+	sem->policy->charge(&sem->sched, w->prio);
+	w->state = PSEM_GRANTED;
+	w->generation = sem->generation;
+	TAILQ_INSERT_TAIL(&sem->granted, w, entry);
+}
+
+/*
+ * Grants waiters in the policy's order while the next one fits. No barging:
+ * when the waiter the policy picks needs more than is free, nobody behind it
+ * is granted, so a job needing many permits is never overtaken forever.
+ * Ensures: nothing more can be granted until permits come back, a waiter
+ * arrives, or a pause or cap is lifted.
+ */
+static void
+psem_pump(struct psem *sem)
+{
+	struct psem_waiter *w;
+	uint64_t mask;
+	unsigned i;
+
+	while ((mask = psem_eligible(sem)) != 0) {
+		i = sem->policy->pick(&sem->sched, mask);
+		w = TAILQ_FIRST(&sem->sched.classes[i].waiters);
+		if (w->permits > sem->available)
+			break;
+		psem_grant(sem, w);
+	}
+}
+
+/*
+ * Makes the loop run the granted waiters' callbacks; never runs them here, so
+ * a release -> grant -> release chain cannot grow the stack. A zero timeout,
+ * not event_active(): libevent runs events activated while it processes the
+ * active queue in that same pass, so an active-chain would never let the loop
+ * poll its sockets; a timer waits for the next turn.
+ */
+static void
+psem_schedule(struct psem *sem)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (!TAILQ_EMPTY(&sem->granted) && !evtimer_pending(sem->deliver, NULL))
+		evtimer_add(sem->deliver, &now);
+}
+
+/*
+ * Delivers the round of grants made before this callback started; grants
+ * that its callbacks cause wait for the next turn of the loop, so a long
+ * chain cannot starve other events either.
+ */
+static void
+psem_deliver_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct psem *sem = arg;
+	struct psem_waiter *w;
+	uint64_t round = sem->generation++;
+
+	(void)fd;
+	(void)what;
+	while ((w = TAILQ_FIRST(&sem->granted)) != NULL &&
+	    w->generation <= round) {
+		TAILQ_REMOVE(&sem->granted, w, entry);
+		w->state = PSEM_HELD;
+		w->cb(w, w->arg);
+	}
+	psem_schedule(sem);
+}
+
+void
+psem_set_policy(struct psem *sem, const struct psem_policy *policy)
+{
+	unsigned i;
+
+	sem->policy = policy;
+	for (i = 0; i < sem->sched.nclasses; i++)
+		if (sem->sched.classes[i].queued != 0)
+			policy->wake(&sem->sched, i);
+	psem_pump(sem);
+	psem_schedule(sem);
+}
+
+static struct psem_class *
+psem_class(const struct psem *sem, unsigned prio)
+{
+	if (prio >= sem->sched.nclasses) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return &sem->sched.classes[prio];
+}
+
+int
+psem_set_weight(struct psem *sem, unsigned prio, unsigned weight)
+{
+	struct psem_class *c = psem_class(sem, prio);
+
+	if (c == NULL || weight == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	c->weight = weight;
+	return 0;
+}
+
+int
+psem_set_cap(struct psem *sem, unsigned prio, unsigned cap)
+{
+	struct psem_class *c = psem_class(sem, prio);
+
+	if (c == NULL)
+		return -1;
+	c->cap = cap;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
+/* Pausing can unblock others too: the paused head may have been the one
+ * everybody was waiting behind. */
+static int
+psem_set_paused(struct psem *sem, unsigned prio, bool paused)
+{
+	struct psem_class *c = psem_class(sem, prio);
+
+	if (c == NULL)
+		return -1;
+	if (c->paused && !paused && c->queued != 0)
+		sem->policy->wake(&sem->sched, prio);
+	c->paused = paused;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
+int
+psem_pause(struct psem *sem, unsigned prio)
+{
+	return psem_set_paused(sem, prio, true);
+}
+
+int
+psem_resume(struct psem *sem, unsigned prio)
+{
+	return psem_set_paused(sem, prio, false);
+}
+
+void
+psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
+    psem_grant_cb cb, void *arg)
+{
+	memset(w, 0, sizeof *w);
+	w->prio = prio;
+	w->permits = permits;
+	w->cb = cb;
+	w->arg = arg;
+	w->state = PSEM_IDLE;
+}
+
+enum psem_state
+psem_waiter_state(const struct psem_waiter *w)
+{
+	return w->state;
+}
+
+int
+psem_acquire(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c = psem_class(sem, w->prio);
+
+	if (c == NULL || w->state != PSEM_IDLE || w->cb == NULL ||
+	    w->permits == 0 || w->permits > sem->permits ||
+	    (c->cap != 0 && w->permits > c->cap)) {
+		errno = EINVAL;
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&c->waiters, w, entry);
+	w->state = PSEM_QUEUED;
+	if (c->queued++ == 0)
+		sem->policy->wake(&sem->sched, w->prio);
+
+	/* The system was settled before w came, so the pump grants w or
+	 * nothing: if it was w, the caller learns it now, not from the loop. */
+	psem_pump(sem);
+	if (w->state == PSEM_GRANTED) {
+		TAILQ_REMOVE(&sem->granted, w, entry);
+		w->state = PSEM_HELD;
+		psem_schedule(sem);
+		return 1;
+	}
+	psem_schedule(sem);
+	return 0;
+}
+
+static void
+psem_give_back(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c = &sem->sched.classes[w->prio];
+
+	assert(c->held >= w->permits);
+	assert(sem->available + w->permits <= sem->permits);
+	c->held -= w->permits;
+	sem->available += w->permits;
+	w->state = PSEM_IDLE;
+	psem_pump(sem);
+	psem_schedule(sem);
+}
+
+int
+psem_release(struct psem *sem, struct psem_waiter *w)
+{
+	if (w->state != PSEM_HELD || w->prio >= sem->sched.nclasses) {
+		errno = EINVAL;
+		return -1;
+	}
+	psem_give_back(sem, w);
+	return 0;
+}
+
+int
+psem_cancel(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c;
+
+	switch (w->state) {
+	case PSEM_QUEUED:
+		c = &sem->sched.classes[w->prio];
+		TAILQ_REMOVE(&c->waiters, w, entry);
+		c->queued--;
+		w->state = PSEM_IDLE;
+		/* It may have been the head everyone else waited behind. */
+		psem_pump(sem);
+		psem_schedule(sem);
+		return 0;
+	case PSEM_GRANTED:
+		TAILQ_REMOVE(&sem->granted, w, entry);
+		psem_give_back(sem, w);
+		return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+static uint64_t
+psem_unpaused_mask(const struct psem *sem, unsigned prio)
+{
+	uint64_t mask = UINT64_C(1) << prio;
+	unsigned i;
+
+	for (i = 0; i < sem->sched.nclasses; i++)
+		if (!sem->sched.classes[i].paused &&
+		    sem->sched.classes[i].queued != 0)
+			mask |= UINT64_C(1) << i;
+	return mask;
+}
+
+int64_t
+psem_position_at(const struct psem *sem, unsigned prio, uint64_t index)
+{
+	if (prio >= sem->sched.nclasses ||
+	    index >= sem->sched.classes[prio].queued)
+		return -1;
+	return (int64_t)sem->policy->position(&sem->sched,
+	    psem_unpaused_mask(sem, prio), prio, index);
+}
+
+int64_t
+psem_position(const struct psem *sem, const struct psem_waiter *w)
+{
+	const struct psem_waiter *it;
+	uint64_t index = 0;
+
+	if (w->state != PSEM_QUEUED)
+		return -1;
+	TAILQ_FOREACH(it, &sem->sched.classes[w->prio].waiters, entry) {
+		if (it == w)
+			break;
+		index++;
+	}
+	return psem_position_at(sem, w->prio, index);
+}
+
+unsigned
+psem_permits(const struct psem *sem)
+{
+	return sem->permits;
+}
+
+unsigned
+psem_available(const struct psem *sem)
+{
+	return sem->available;
+}
+
+unsigned
+psem_priorities(const struct psem *sem)
+{
+	return sem->sched.nclasses;
+}
+
+int
+psem_prio_stats(const struct psem *sem, unsigned prio,
+    struct psem_prio_stats *st)
+{
+	const struct psem_class *c = psem_class(sem, prio);
+
+	if (c == NULL)
+		return -1;
+	st->queued = c->queued;
+	st->held = c->held;
+	st->cap = c->cap;
+	st->weight = c->weight;
+	st->paused = c->paused;
+	st->dispatched = c->dispatched;
+	return 0;
+}

@@ -1,0 +1,118 @@
+/* psem.h - asynchronous counting semaphore with priorities, for the event loop:
+ * N permits, one FIFO of waiters per priority, grants delivered by the loop. */
+#ifndef TRIAGE_PSEM_H
+#define TRIAGE_PSEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+struct event_base;
+struct psem;
+struct psem_waiter;
+struct psem_policy;
+
+/* Called from the event loop once the waiter holds its permits. */
+typedef void (*psem_grant_cb)(struct psem_waiter *w, void *arg);
+
+enum psem_state {
+	PSEM_IDLE,	/* neither waiting nor holding */
+	PSEM_QUEUED,	/* in its priority's FIFO */
+	PSEM_GRANTED,	/* holds its permits; the callback has not run yet */
+	PSEM_HELD,	/* holds its permits; the owner knows */
+};
+
+/*
+ * A waiter lives inside its owner (a job), so queueing allocates nothing and
+ * cancel is O(1). Set it up with psem_waiter_init(); the fields belong to
+ * psem and are only read through psem_waiter_state().
+ */
+struct psem_waiter {
+	TAILQ_ENTRY(psem_waiter) entry;
+	psem_grant_cb cb;
+	void *arg;
+	unsigned prio;
+	unsigned permits;
+	enum psem_state state;
+	uint64_t generation;	/* the delivery round that may call it */
+};
+
+/* The policies by name ("strict", "weighted"); NULL for an unknown name. */
+const struct psem_policy *psem_policy_find(const char *name);
+const char *psem_policy_name(const struct psem_policy *policy);
+
+/*
+ * Returns a semaphore with permits permits and nprio priorities (0 is the
+ * most urgent, at most 64), each unpaused, uncapped and of weight 1; or NULL
+ * with errno set (EINVAL for a bad count). Grants are delivered on base.
+ */
+struct psem *psem_new(struct event_base *base, unsigned permits,
+    unsigned nprio, const struct psem_policy *policy);
+/* Assumes: no waiter is queued or granted, and no grant callback is running. */
+void psem_free(struct psem *sem);
+
+void psem_set_policy(struct psem *sem, const struct psem_policy *policy);
+/* weight >= 1 shares grants under the weighted policy. */
+int psem_set_weight(struct psem *sem, unsigned prio, unsigned weight);
+/* At most cap permits held at once by prio; 0 lifts the cap. Waiters queued
+ * already that could never fit stay queued until the cap is raised. */
+int psem_set_cap(struct psem *sem, unsigned prio, unsigned cap);
+/* A paused priority keeps its waiters but is granted nothing. */
+int psem_pause(struct psem *sem, unsigned prio);
+int psem_resume(struct psem *sem, unsigned prio);
+
+void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
+    psem_grant_cb cb, void *arg);
+enum psem_state psem_waiter_state(const struct psem_waiter *w);
+
+/*
+ * Asks for w's permits. Returns 1 when they were free and nobody the policy
+ * serves first is waiting: w holds them now and its callback is never called.
+ * Returns 0 when w is queued: the callback runs from the loop once it holds
+ * them. On error returns -1 with errno EINVAL (w not idle, a bad priority, or
+ * more permits than the semaphore or the priority's cap could ever give) and
+ * changes nothing.
+ */
+int psem_acquire(struct psem *sem, struct psem_waiter *w);
+
+/*
+ * Gives back the permits w holds and grants them to whoever the policy picks.
+ * Never calls a waiter's callback itself. Releasing a waiter that holds
+ * nothing (twice, before it was granted, or never acquired) returns -1 with
+ * errno EINVAL and changes nothing: a release can never add permits.
+ */
+int psem_release(struct psem *sem, struct psem_waiter *w);
+
+/*
+ * Withdraws a queued waiter, or one granted whose callback has not run yet
+ * (its permits go back); O(1). The callback will not run. Returns -1 with
+ * errno EINVAL when w is neither queued nor granted.
+ */
+int psem_cancel(struct psem *sem, struct psem_waiter *w);
+
+/*
+ * How many queued waiters the policy would grant before w if permits came
+ * one at a time and nothing else changed; 0 = next. A waiter of a paused
+ * priority is counted as if its priority were resumed now. Returns -1 when w
+ * is not queued. Walks w's own FIFO: O(waiters ahead of it).
+ */
+int64_t psem_position(const struct psem *sem, const struct psem_waiter *w);
+/* The same for the waiter at index (0 = head) of prio's FIFO: O(priorities). */
+int64_t psem_position_at(const struct psem *sem, unsigned prio, uint64_t index);
+
+struct psem_prio_stats {
+	unsigned queued;	/* waiters in the FIFO */
+	unsigned held;		/* permits held by granted waiters */
+	unsigned cap;
+	unsigned weight;
+	bool paused;
+	uint64_t dispatched;	/* grants since the semaphore was made */
+};
+
+unsigned psem_permits(const struct psem *sem);
+unsigned psem_available(const struct psem *sem);
+unsigned psem_priorities(const struct psem *sem);
+int psem_prio_stats(const struct psem *sem, unsigned prio,
+    struct psem_prio_stats *st);
+
+#endif
