@@ -15,21 +15,34 @@ WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wundef \
 	-Wvla -Wnull-dereference -Werror
 SANITIZE ?=
-ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib $(PKG_CFLAGS) $(CPPFLAGS)
+ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib -Idaemon $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS = -std=c17 $(WARNINGS) $(CFLAGS) $(SANITIZE) -MMD -MP
 ALL_LDFLAGS = $(SANITIZE) $(LDFLAGS)
 
 LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/lib/libtriage.a
+# The daemon's modules also go into an archive, so that tests can drive its
+# parts (the worker pool, say) without its main().
+DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/obj/%.o)
+DAEMON_LIB := $(BUILD)/lib/libtriaged.a
+CLIENT_SRC := $(wildcard client/*.c)
+CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/obj/%.o)
+BINS := $(if $(wildcard daemon/main.c),$(BUILD)/bin/triaged) \
+	$(if $(CLIENT_SRC),$(BUILD)/bin/triage)
+
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-TESTS := $(UNIT_BIN)
+# Tests of the daemon's parts, and of the whole daemon over its socket.
+DTEST_SRC := $(wildcard tests/daemon/test-*.c)
+DTEST_BIN := $(DTEST_SRC:tests/daemon/%.c=$(BUILD)/tests/%)
+TESTS := $(UNIT_BIN) $(DTEST_BIN)
 
 .PHONY: all deps test check asan clean
 .DEFAULT_GOAL := all
 
-all: $(LIB)
+all: $(LIB) $(BINS)
 
 # Installs the packages in DEBIAN_DEPS that are not installed; quiet and quick
 # when nothing is missing. Uses sudo unless already root.
@@ -66,9 +79,26 @@ $(LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
+$(DAEMON_LIB): $(DAEMON_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(BUILD)/bin/triage: $(CLIENT_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+$(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) -lpthread
+
+# Daemon tests run the real binaries, so they are built first.
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DAEMON_LIB) $(LIB) $(BINS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) -lpthread
 
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
@@ -86,4 +116,5 @@ asan:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(UNIT_SRC:%.c=$(BUILD)/obj/%.d)
+-include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
+	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC))

@@ -68,6 +68,14 @@ struct config_opts {
  * Reads and checks a config. Returns a new config the caller frees with
  * config_free(). On error returns NULL and sets *cause to an allocated text
  * with one line per problem, each naming the file, the line and the key.
+ *
+ * Every problem is reported, not just the first, sorted by line, as
+ * "PATH:LINE: KEY: what is wrong" ("PATH: what is wrong" for the whole
+ * file), joined by '\n' without a trailing one. errno is then EINVAL, the
+ * open(2) error when the file cannot be opened, or ENOMEM, and *cause is
+ * "out of memory" (NULL if even that could not be allocated). cause may be
+ * NULL. Nothing leaks on failure and nothing global changes, so a reload
+ * can call it and keep the old config on failure.
  */
 struct config *config_load(const struct config_opts *opts, char **cause);
 void config_free(struct config *cfg);

@@ -1,0 +1,158 @@
+/* config-table.c - every key of triage.conf in one table: type, bounds,
+ * default, destination and help. triage.conf(5) lists the same rows. */
+#include <stddef.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "config.h"
+#include "config-table.h"
+
+#define KIB (UINT64_C(1) << 10)
+#define GIB (UINT64_C(1) << 30)
+#define TIB (UINT64_C(1) << 40)
+#define DAY_MS UINT64_C(86400000)
+
+/* sizeof(((struct sockaddr_un *)0)->sun_path) - 1: a longer path cannot be
+ * bound, so it is refused here rather than at start. */
+#define CONFIG_SOCKET_PATH_MAX 107
+#define CONFIG_PATH_MAX 4095
+
+static const struct config_choice config_table_policies[] = {
+	{ "strict", 0 },
+	{ "weighted", 1 },
+	{ NULL, 0 },
+};
+
+static const struct config_choice config_table_shutdowns[] = {
+	{ "requeue", CONFIG_SHUTDOWN_REQUEUE },
+	{ "drain", CONFIG_SHUTDOWN_DRAIN },
+	{ "finish", CONFIG_SHUTDOWN_FINISH },
+	{ NULL, 0 },
+};
+
+static const struct config_choice config_table_log_levels[] = {
+	{ "debug", LOG_DEBUG },
+	{ "info", LOG_INFO },
+	{ "notice", LOG_NOTICE },
+	{ "warning", LOG_WARNING },
+	{ "err", LOG_ERR },
+	{ NULL, 0 },
+};
+
+#define D(field) offsetof(struct config, field)
+#define P(field) offsetof(struct config_priority, field)
+
+const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
+	{ "socket", CONFIG_TYPE_PATH, 1, CONFIG_SOCKET_PATH_MAX, NULL,
+	  D(socket), 0, NULL,
+	  "listening socket path, at most 107 bytes; unset: as protocol.md "
+	  "says; ignored under socket activation" },
+	{ "socket_mode", CONFIG_TYPE_MODE, 0, 0777, "0660",
+	  D(socket_mode), 0, NULL,
+	  "octal permissions of the socket, 0 to 0777" },
+	{ "socket_group", CONFIG_TYPE_GROUP, 0, 0, NULL,
+	  D(socket_gid), D(has_socket_group), NULL,
+	  "group owning the socket; unset: the daemon's own" },
+	{ "state_dir", CONFIG_TYPE_PATH, 1, CONFIG_PATH_MAX, NULL,
+	  D(state_dir), 0, NULL,
+	  "job database and output; unset: /var/lib/triage as root, else "
+	  "$XDG_STATE_HOME/triage or ~/.local/state/triage" },
+	{ "slots", CONFIG_TYPE_AUTO, 1, 1024, "auto",
+	  D(slots), D(slots_auto), NULL,
+	  "semaphore size, 1 to 1024, or auto: the CPUs we may use "
+	  "(affinity and cgroup cpu.max)" },
+	{ "workers", CONFIG_TYPE_AUTO, 1, 1024, "auto",
+	  D(workers), D(workers_auto), NULL,
+	  "worker processes, 1 to 1024, or auto: as many as slots; "
+	  "raised to slots if lower" },
+	{ "policy", CONFIG_TYPE_WORD, 0, 0, "strict",
+	  D(policy), 0, config_table_policies,
+	  "strict: most urgent first; weighted: shared by weight" },
+	{ "default_priority", CONFIG_TYPE_PRIORITY, 1, CONFIG_PRIORITY_NAME_MAX,
+	  NULL, D(default_priority), 0, NULL,
+	  "priority of a submission that names none; unset: the middle one "
+	  "by rank" },
+	{ "kill_grace", CONFIG_TYPE_DURATION, 0, DAY_MS, "10s",
+	  D(kill_grace_ms), 0, NULL,
+	  "SIGTERM to SIGKILL delay for cancel and timeout, 0 to 1d" },
+	{ "shutdown", CONFIG_TYPE_ENUM, 0, 0, "requeue",
+	  D(shutdown), 0, config_table_shutdowns,
+	  "on SIGTERM: requeue running jobs, drain the queues, or finish "
+	  "the running jobs" },
+	{ "max_request", CONFIG_TYPE_SIZE, KIB, GIB, "1MiB",
+	  D(max_request), 0, NULL,
+	  "longest request line, 1KiB to 1GiB" },
+	{ "max_clients", CONFIG_TYPE_UNSIGNED, 1, 1000000, "1024",
+	  D(max_clients), 0, NULL,
+	  "simultaneous connections, 1 to 1000000" },
+	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
+	  D(max_output), 0, NULL,
+	  "captured bytes per stream per job, 0 to 1TiB" },
+	{ "keep_finished", CONFIG_TYPE_DURATION, 60000, 3650 * DAY_MS, "7d",
+	  D(keep_finished_ms), 0, NULL,
+	  "how long finished jobs and their output are kept, 1m to 3650d" },
+	{ "admin_group", CONFIG_TYPE_GROUP, 0, 0, NULL,
+	  D(admin_gid), D(has_admin_group), NULL,
+	  "members may act on any job and pause/resume; unset: nobody "
+	  "but root and the daemon's user" },
+	{ "run_as_submitter", CONFIG_TYPE_BOOL, 0, 0, NULL,
+	  D(run_as_submitter), 0, NULL,
+	  "run each job as its submitter; unset: yes as root; always no "
+	  "when not root" },
+	{ "log_level", CONFIG_TYPE_ENUM, 0, 0, "info",
+	  D(log_level), 0, config_table_log_levels,
+	  "least important message logged: debug, info, notice, warning "
+	  "or err" },
+};
+
+const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {
+	{ "rank", CONFIG_TYPE_UNSIGNED, 0, 1000000, NULL,
+	  P(rank), 0, NULL,
+	  "required, unique, 0 to 1000000; smaller is more urgent" },
+	{ "weight", CONFIG_TYPE_UNSIGNED, 1, 10000, "1",
+	  P(weight), 0, NULL,
+	  "share of dispatches under policy = weighted, 1 to 10000" },
+	{ "max_queued", CONFIG_TYPE_UNSIGNED, 1, 100000000, "100000",
+	  P(max_queued), 0, NULL,
+	  "waiting jobs beyond which submit fails, 1 to 100000000" },
+	{ "max_running", CONFIG_TYPE_UNSIGNED, 0, 1024, "0",
+	  P(max_running), 0, NULL,
+	  "slots this priority may hold at once, 0 (no cap) to 1024" },
+	{ "timeout", CONFIG_TYPE_DURATION, 0, 365 * DAY_MS, "0",
+	  P(timeout_ms), 0, NULL,
+	  "default job timeout, 0 (none) to 365d" },
+	{ "retries", CONFIG_TYPE_UNSIGNED, 0, 1000, "0",
+	  P(retries), 0, NULL,
+	  "default retries of a failing job, 0 to 1000" },
+};
+
+/* The priorities of a config with no [priority.*] section at all, no file
+ * or a file without one: as if they were written there. default_priority
+ * then falls on the middle one, normal. */
+const struct config_table_builtin config_table_builtins[CONFIG_TABLE_BUILTINS] = {
+	{ "high", 0 },
+	{ "normal", 10 },
+	{ "low", 20 },
+};
+
+int
+config_table_find(const struct config_key *table, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(table[i].name, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+int
+config_table_priority_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > CONFIG_PRIORITY_NAME_MAX)
+		return 0;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == len;
+}

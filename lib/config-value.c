@@ -1,0 +1,349 @@
+/* config-value.c - parses one triage.conf value by its row's type and bounds
+ * and stores it; file values and built-in defaults both come through here. */
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config-table.h"
+#include "units.h"
+
+/* enum config_shutdown is stored through an int like the other enums. */
+_Static_assert(sizeof(enum config_shutdown) == sizeof(int),
+    "enum config_shutdown is not int-sized");
+
+/* getgrnam_r's buffer grows up to this for groups with many members. */
+#define CONFIG_VALUE_GROUP_BUF_MAX (1024 * 1024)
+
+struct config_value_bool {
+	const char *word;
+	bool value;
+};
+
+static const struct config_value_bool config_value_bools[] = {
+	{ "yes", true }, { "no", false },
+	{ "true", true }, { "false", false },
+	{ "on", true }, { "off", false },
+	{ "1", true }, { "0", false },
+	{ NULL, false },
+};
+
+/* A whole number in base 10 or 8, digits only; -1 if not, or too large. */
+static int
+config_value_number(const char *s, unsigned base, uint64_t *n)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		unsigned digit = (unsigned)(*s - '0');
+
+		if (*s < '0' || digit >= base)
+			return -1;
+		if (v > (UINT64_MAX - digit) / base)
+			return -1;
+		v = v * base + digit;
+	}
+	*n = v;
+	return 0;
+}
+
+/* "\"a\", \"b\" or \"c\"" from the choices, for the error message. */
+static char *
+config_value_choices(const struct config_choice *choices)
+{
+	char *list = NULL, *next;
+	const char *sep;
+	size_t i;
+
+	for (i = 0; choices[i].word != NULL; i++) {
+		if (i == 0)
+			sep = "";
+		else if (choices[i + 1].word == NULL)
+			sep = " or ";
+		else
+			sep = ", ";
+		if (asprintf(&next, "%s%s\"%s\"", list != NULL ? list : "",
+		    sep, choices[i].word) == -1) {
+			free(list);
+			return NULL;
+		}
+		free(list);
+		list = next;
+	}
+	return list;
+}
+
+/* Sets *gid from a group name. Returns 0, or -1 with *why allocated. */
+static int
+config_value_group(const char *name, gid_t *gid, char **why)
+{
+	struct group grp, *result;
+	size_t size = 1024;
+	long hint;
+	char *buf;
+	int error;
+
+	if (*name == '\0') {
+		if (asprintf(why, "expected a group name, not \"\"") == -1)
+			*why = NULL;
+		return -1;
+	}
+	hint = sysconf(_SC_GETGR_R_SIZE_MAX);
+	if (hint > 0 && (size_t)hint > size)
+		size = (size_t)hint;
+	for (;;) {
+		buf = malloc(size);
+		if (buf == NULL) {
+			*why = NULL;
+			return -1;
+		}
+		error = getgrnam_r(name, &grp, buf, size, &result);
+		if (error != ERANGE || size >= CONFIG_VALUE_GROUP_BUF_MAX)
+			break;
+		free(buf);
+		size *= 2;
+	}
+	if (error == 0 && result != NULL) {
+		*gid = result->gr_gid;
+		free(buf);
+		return 0;
+	}
+	free(buf);
+	/* getgrnam_r(3): these errors also mean "no such group". */
+	if (error == 0 || error == ENOENT || error == ESRCH || error == EBADF ||
+	    error == EPERM) {
+		if (asprintf(why, "unknown group \"%s\"", name) == -1)
+			*why = NULL;
+	} else {
+		if (asprintf(why, "cannot look up group \"%s\": %s", name,
+		    strerror(error)) == -1)
+			*why = NULL;
+	}
+	return -1;
+}
+
+/* Sets *why to "expected <form>, not \"<value>\"". */
+static int
+config_value_bad(char **why, const char *value, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int
+config_value_bad(char **why, const char *value, const char *fmt, ...)
+{
+	char *form;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&form, fmt, ap);
+	va_end(ap);
+	if (n == -1) {
+		*why = NULL;
+		return -1;
+	}
+	if (asprintf(why, "expected %s, not \"%s\"", form, value) == -1)
+		*why = NULL;
+	free(form);
+	return -1;
+}
+
+static int
+config_value_duration(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	char lo[UNITS_FORMAT_MAX], hi[UNITS_FORMAT_MAX];
+	uint64_t ms;
+
+	if (units_parse_duration(value, &ms) == 0 && ms >= key->min &&
+	    ms <= key->max) {
+		*(uint64_t *)dest = ms;
+		return 0;
+	}
+	return config_value_bad(why, value, "a duration from %s to %s, such "
+	    "as 500ms, 30s, 5m, 2h or 7d",
+	    units_format_duration(key->min, lo, sizeof lo),
+	    units_format_duration(key->max, hi, sizeof hi));
+}
+
+static int
+config_value_size(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	char lo[UNITS_FORMAT_MAX], hi[UNITS_FORMAT_MAX];
+	uint64_t bytes;
+
+	if (units_parse_size(value, &bytes) == 0 && bytes >= key->min &&
+	    bytes <= key->max) {
+		*(uint64_t *)dest = bytes;
+		return 0;
+	}
+	return config_value_bad(why, value, "a size from %s to %s, such as "
+	    "512, 64KiB or 16MiB",
+	    units_format_size(key->min, lo, sizeof lo),
+	    units_format_size(key->max, hi, sizeof hi));
+}
+
+static int
+config_value_unsigned(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	uint64_t n;
+
+	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
+	    n <= key->max) {
+		*(unsigned *)dest = (unsigned)n;
+		return 0;
+	}
+	return config_value_bad(why, value, "a whole number from %" PRIu64
+	    " to %" PRIu64, key->min, key->max);
+}
+
+static int
+config_value_mode(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	uint64_t n;
+
+	if (config_value_number(value, 8, &n) == 0 && n >= key->min &&
+	    n <= key->max) {
+		*(mode_t *)dest = (mode_t)n;
+		return 0;
+	}
+	return config_value_bad(why, value, "an octal mode from %#" PRIo64
+	    " to %#" PRIo64 " such as 0660", key->min, key->max);
+}
+
+static int
+config_value_path(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	size_t len = strlen(value);
+	char *copy;
+
+	if (len < key->min || len > key->max) {
+		return config_value_bad(why, value, "a path of %" PRIu64
+		    " to %" PRIu64 " bytes", key->min, key->max);
+	}
+	copy = strdup(value);
+	if (copy == NULL) {
+		*why = NULL;
+		return -1;
+	}
+	free(*(char **)dest);
+	*(char **)dest = copy;
+	return 0;
+}
+
+static int
+config_value_bool(const char *value, void *dest, char **why)
+{
+	const struct config_value_bool *b;
+
+	for (b = config_value_bools; b->word != NULL; b++) {
+		if (strcmp(value, b->word) == 0) {
+			*(bool *)dest = b->value;
+			return 0;
+		}
+	}
+	return config_value_bad(why, value,
+	    "yes, no, true, false, on, off, 1 or 0");
+}
+
+static int
+config_value_choice(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	const struct config_choice *c;
+	char *list;
+
+	for (c = key->choices; c->word != NULL; c++) {
+		if (strcmp(value, c->word) != 0)
+			continue;
+		if (key->type == CONFIG_TYPE_WORD)
+			*(const char **)dest = c->word;
+		else
+			*(int *)dest = c->value;
+		return 0;
+	}
+	list = config_value_choices(key->choices);
+	if (list == NULL) {
+		*why = NULL;
+		return -1;
+	}
+	config_value_bad(why, value, "%s", list);
+	free(list);
+	return -1;
+}
+
+static int
+config_value_auto(const struct config_key *key, const char *value,
+    void *dest, bool *is_auto, char **why)
+{
+	uint64_t n;
+
+	if (strcmp(value, "auto") == 0) {
+		*(unsigned *)dest = 0;
+		*is_auto = true;
+		return 0;
+	}
+	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
+	    n <= key->max) {
+		*(unsigned *)dest = (unsigned)n;
+		*is_auto = false;
+		return 0;
+	}
+	return config_value_bad(why, value, "\"auto\" or a whole number from %"
+	    PRIu64 " to %" PRIu64, key->min, key->max);
+}
+
+int
+config_value_set(const struct config_key *key, const char *value, void *base,
+    char **why)
+{
+	void *dest = (char *)base + key->offset;
+	bool *flag = (bool *)((char *)base + key->flag_offset);
+	gid_t gid;
+
+	switch (key->type) {
+	case CONFIG_TYPE_DURATION:
+		return config_value_duration(key, value, dest, why);
+	case CONFIG_TYPE_SIZE:
+		return config_value_size(key, value, dest, why);
+	case CONFIG_TYPE_UNSIGNED:
+		return config_value_unsigned(key, value, dest, why);
+	case CONFIG_TYPE_MODE:
+		return config_value_mode(key, value, dest, why);
+	case CONFIG_TYPE_PATH:
+		return config_value_path(key, value, dest, why);
+	case CONFIG_TYPE_BOOL:
+		return config_value_bool(value, dest, why);
+	case CONFIG_TYPE_ENUM:
+	case CONFIG_TYPE_WORD:
+		return config_value_choice(key, value, dest, why);
+	case CONFIG_TYPE_AUTO:
+		return config_value_auto(key, value, dest, flag, why);
+	case CONFIG_TYPE_GROUP:
+		if (config_value_group(value, &gid, why) == -1)
+			return -1;
+		*(gid_t *)dest = gid;
+		*flag = true;
+		return 0;
+	case CONFIG_TYPE_PRIORITY:
+		if (config_table_priority_name(value))
+			return 0;
+		return config_value_bad(why, value, "a priority name: %" PRIu64
+		    " to %" PRIu64 " of a-z, 0-9, _ and -", key->min,
+		    key->max);
+	}
+	*why = NULL;
+	errno = EINVAL;
+	return -1;
+}

@@ -1,0 +1,351 @@
+/* config.c - loads triage.conf into a struct config: defaults from the table,
+ * the file through config-parse.c, then the checks that need the whole file. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config-parse.h"
+#include "config-table.h"
+#include "cpus.h"
+
+/* Where the file set a [daemon] key; 0 if it did not. */
+static unsigned
+config_daemon_line(const struct config_parse *ps, const char *name)
+{
+	int i;
+
+	i = config_table_find(config_table_daemon, CONFIG_TABLE_DAEMON_KEYS,
+	    name);
+	return i == -1 ? 0 : ps->daemon_lines[i];
+}
+
+static int
+config_priority_cmp(const void *a, const void *b)
+{
+	const struct config_priority *pa = a, *pb = b;
+
+	if (pa->rank != pb->rank)
+		return pa->rank < pb->rank ? -1 : 1;
+	return pa->line < pb->line ? -1 : pa->line > pb->line;
+}
+
+/* The user's home: $HOME if absolute, else the password database. Returns
+ * an allocated path, or NULL, with *oom telling whether memory ran out. */
+static char *
+config_home(bool *oom)
+{
+	struct passwd pw, *result;
+	const char *home = getenv("HOME");
+	size_t size = 1024;
+	char *buf, *copy = NULL;
+	int error;
+
+	*oom = false;
+	if (home != NULL && home[0] == '/') {
+		copy = strdup(home);
+		*oom = copy == NULL;
+		return copy;
+	}
+	for (;;) {
+		buf = malloc(size);
+		if (buf == NULL) {
+			*oom = true;
+			return NULL;
+		}
+		error = getpwuid_r(geteuid(), &pw, buf, size, &result);
+		if (error != ERANGE || size >= 1024 * 1024)
+			break;
+		free(buf);
+		size *= 2;
+	}
+	if (error == 0 && result != NULL && result->pw_dir[0] == '/') {
+		copy = strdup(result->pw_dir);
+		*oom = copy == NULL;
+	}
+	free(buf);
+	return copy;
+}
+
+/* The computed default of state_dir (config.md): root keeps its state in
+ * /var/lib, anyone else under the XDG state directory. */
+static void
+config_default_state_dir(struct config_parse *ps, struct config *cfg)
+{
+	const char *xdg = getenv("XDG_STATE_HOME");
+	bool oom;
+	char *home;
+
+	if (geteuid() == 0)
+		cfg->state_dir = strdup("/var/lib/triage");
+	else if (xdg != NULL && xdg[0] == '/') {
+		/* The XDG spec ignores relative paths, and so do we. */
+		if (asprintf(&cfg->state_dir, "%s/triage", xdg) == -1)
+			cfg->state_dir = NULL;
+	} else {
+		home = config_home(&oom);
+		if (home == NULL) {
+			if (oom)
+				ps->oom = true;
+			else
+				config_parse_error(ps, 0, "state_dir: not set, "
+				    "and there is no home directory to put it "
+				    "in");
+			return;
+		}
+		if (asprintf(&cfg->state_dir, "%s/.local/state/triage",
+		    home) == -1)
+			cfg->state_dir = NULL;
+		free(home);
+	}
+	if (cfg->state_dir == NULL)
+		ps->oom = true;
+}
+
+/* Every [priority.*] has a rank, and no two the same. */
+static void
+config_check_ranks(struct config_parse *ps)
+{
+	struct config_parse_priority *pp, *first;
+	unsigned i, j;
+	int rank;
+
+	rank = config_table_find(config_table_priority,
+	    CONFIG_TABLE_PRIORITY_KEYS, "rank");
+
+	for (i = 0; i < ps->npriorities; i++) {
+		pp = &ps->priorities[i];
+		if (pp->lines[rank] == 0) {
+			config_parse_error(ps, pp->p.line, "rank: missing from "
+			    "[priority.%s]", pp->p.name);
+			continue;
+		}
+		if (!pp->ok[rank])
+			continue;
+		/* Quadratic, but there are at most 64 of them. */
+		for (j = 0; j < i; j++) {
+			first = &ps->priorities[j];
+			if (!first->ok[rank] ||
+			    first->p.rank != pp->p.rank)
+				continue;
+			config_parse_error(ps, pp->lines[rank], "rank: "
+			    "priority \"%s\" has rank %u, like priority \"%s\" "
+			    "on line %u; ranks must be unique", pp->p.name,
+			    pp->p.rank, first->p.name,
+			    first->lines[rank]);
+			break;
+		}
+	}
+}
+
+/* default_priority names a priority of the file, or a built-in one when
+ * the file has none; checked even when other things are wrong. */
+static void
+config_check_default(struct config_parse *ps)
+{
+	const char *name = ps->default_priority;
+	unsigned i;
+
+	if (name == NULL)
+		return;
+	for (i = 0; i < ps->npriorities; i++) {
+		if (strcmp(ps->priorities[i].p.name, name) == 0)
+			return;
+	}
+	for (i = 0; ps->npriorities == 0 && i < CONFIG_TABLE_BUILTINS; i++) {
+		if (strcmp(config_table_builtins[i].name, name) == 0)
+			return;
+	}
+	config_parse_error(ps, config_daemon_line(ps, "default_priority"),
+	    "default_priority: no priority called \"%s\"", name);
+}
+
+/* The priorities sorted by rank: the file's, or the built-in three when
+ * it has none. */
+static void
+config_priorities(struct config_parse *ps, struct config *cfg)
+{
+	const struct config_table_builtin *b;
+	struct config_priority *p;
+	unsigned i, n;
+
+	n = ps->npriorities > 0 ? ps->npriorities : CONFIG_TABLE_BUILTINS;
+	cfg->priorities = calloc(n, sizeof *cfg->priorities);
+	if (cfg->priorities == NULL) {
+		ps->oom = true;
+		return;
+	}
+	cfg->npriorities = n;
+	for (i = 0; i < n; i++) {
+		p = &cfg->priorities[i];
+		if (ps->npriorities > 0) {
+			*p = ps->priorities[i].p;
+			continue;
+		}
+		b = &config_table_builtins[i];
+		config_parse_defaults(ps, config_table_priority,
+		    CONFIG_TABLE_PRIORITY_KEYS, p);
+		strcpy(p->name, b->name);
+		p->rank = b->rank;
+	}
+	qsort(cfg->priorities, n, sizeof *cfg->priorities,
+	    config_priority_cmp);
+}
+
+/* What can only be decided once the whole file is read. */
+static void
+config_finish(struct config_parse *ps, struct config *cfg,
+    const struct config_opts *opts)
+{
+	int i;
+
+	config_check_ranks(ps);
+	config_check_default(ps);
+	if (ps->nerrors > 0 || ps->oom)
+		return;
+
+	config_priorities(ps, cfg);
+	if (ps->oom)
+		return;
+	i = config_priority_find(cfg, ps->default_priority);
+	cfg->default_priority = i != -1 ? (unsigned)i : cfg->npriorities / 2;
+
+	if (cfg->slots_auto)
+		cfg->slots = cpus_usable(opts->cpu_max);
+	if (cfg->workers_auto || cfg->workers < cfg->slots)
+		cfg->workers = cfg->slots;
+
+	if (cfg->state_dir == NULL)
+		config_default_state_dir(ps, cfg);
+
+	/* Only root can run a job as someone else. */
+	if (geteuid() != 0)
+		cfg->run_as_submitter = false;
+	else if (config_daemon_line(ps, "run_as_submitter") == 0)
+		cfg->run_as_submitter = true;
+}
+
+/* Reads opts->path into cfg. A missing optional file is no problem: cfg
+ * keeps the built-in defaults and a NULL path. */
+static void
+config_read(struct config_parse *ps, struct config *cfg,
+    const struct config_opts *opts, int *open_errno)
+{
+	FILE *f;
+
+	f = fopen(opts->path, "re");
+	if (f == NULL) {
+		if (errno == ENOENT && opts->optional)
+			return;
+		*open_errno = errno;
+		config_parse_error(ps, 0, "cannot open: %s", strerror(errno));
+		return;
+	}
+	cfg->path = strdup(opts->path);
+	if (cfg->path == NULL)
+		ps->oom = true;
+	else
+		config_parse_file(ps, f);
+	fclose(f);
+}
+
+struct config *
+config_load(const struct config_opts *opts, char **cause)
+{
+	struct config_parse ps;
+	struct config *cfg;
+	int open_errno = 0;
+	char *text;
+
+	if (cause != NULL)
+		*cause = NULL;
+	cfg = calloc(1, sizeof *cfg);
+	if (cfg == NULL || config_parse_init(&ps, opts->path, cfg) == -1) {
+		free(cfg);
+		if (cause != NULL)
+			*cause = strdup("out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	config_parse_defaults(&ps, config_table_daemon,
+	    CONFIG_TABLE_DAEMON_KEYS, cfg);
+	if (opts->path != NULL)
+		config_read(&ps, cfg, opts, &open_errno);
+	if (cfg->path == NULL && ps.nerrors == 0)
+		ps.path = NULL;	/* built-in defaults: no file to name */
+	if (!ps.oom)
+		config_finish(&ps, cfg, opts);
+
+	if (ps.nerrors == 0 && !ps.oom) {
+		config_parse_clear(&ps);
+		return cfg;
+	}
+	text = ps.oom ? NULL : config_parse_cause(&ps);
+	if (text == NULL) {
+		if (ps.path != NULL && asprintf(&text, "%s: out of memory",
+		    ps.path) == -1)
+			text = NULL;
+		if (text == NULL)
+			text = strdup("out of memory");
+		errno = ENOMEM;
+	} else
+		errno = open_errno != 0 ? open_errno : EINVAL;
+	config_parse_clear(&ps);
+	config_free(cfg);
+	if (cause != NULL)
+		*cause = text;
+	else
+		free(text);
+	return NULL;
+}
+
+void
+config_free(struct config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	free(cfg->path);
+	free(cfg->socket);
+	free(cfg->state_dir);
+	free(cfg->priorities);
+	free(cfg);
+}
+
+const char *
+config_path(const char *flag, bool *optional)
+{
+	const char *env;
+	bool opt = false;
+
+	if (flag == NULL) {
+		env = getenv("TRIAGE_CONFIG");
+		if (env != NULL && *env != '\0')
+			flag = env;
+		else {
+			flag = CONFIG_DEFAULT_PATH;
+			opt = true;
+		}
+	}
+	if (optional != NULL)
+		*optional = opt;
+	return flag;
+}
+
+int
+config_priority_find(const struct config *cfg, const char *name)
+{
+	unsigned i;
+
+	if (name == NULL)
+		return -1;
+	for (i = 0; i < cfg->npriorities; i++) {
+		if (strcmp(cfg->priorities[i].name, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}

@@ -1,0 +1,1277 @@
+/* test-config.c - config_*: built-in defaults, every key read back, every
+ * kind of error with its "file:line: key:" prefix, and the whole-file rules. */
+#include <errno.h>
+#include <ftw.h>
+#include <grp.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+/* Each test gets a fresh directory for its config files. */
+struct fixture {
+	char dir[64];
+	char conf[128];		/* <dir>/triage.conf */
+	char no_limit[128];	/* a cpu.max that sets no limit */
+};
+
+static struct fixture *fx;
+
+static int
+fixture_setup(void **state)
+{
+	FILE *f;
+
+	fx = calloc(1, sizeof *fx);
+	if (fx == NULL)
+		return -1;
+	strcpy(fx->dir, "/tmp/test-config-XXXXXX");
+	if (mkdtemp(fx->dir) == NULL)
+		return -1;
+	snprintf(fx->conf, sizeof fx->conf, "%s/triage.conf", fx->dir);
+	snprintf(fx->no_limit, sizeof fx->no_limit, "%s/cpu.max", fx->dir);
+	f = fopen(fx->no_limit, "w");
+	if (f == NULL)
+		return -1;
+	fputs("max 100000\n", f);
+	fclose(f);
+	*state = fx;
+	return 0;
+}
+
+static int
+fixture_remove_cb(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+fixture_teardown(void **state)
+{
+	int rc;
+
+	(void)state;
+	rc = nftw(fx->dir, fixture_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	fx = NULL;
+	return rc;
+}
+
+/* The CPUs this process may use, as config_load sees them with no quota. */
+static unsigned
+affinity(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+	return (unsigned)CPU_COUNT(&set);
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Loads text as <dir>/triage.conf, which must be good. */
+static struct config *
+load_ok(const char *text)
+{
+	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config *cfg;
+	char *cause = NULL;
+
+	write_file(fx->conf, text);
+	cfg = config_load(&opts, &cause);
+	if (cfg == NULL)
+		fail_msg("config refused:\n%s", cause);
+	assert_null(cause);
+	return cfg;
+}
+
+/* Loads text as <dir>/triage.conf, which must be refused; returns the
+ * cause, which the caller frees. */
+static char *
+load_bad(const char *text)
+{
+	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config *cfg;
+	char *cause = NULL;
+
+	write_file(fx->conf, text);
+	errno = 0;
+	cfg = config_load(&opts, &cause);
+	if (cfg != NULL) {
+		config_free(cfg);
+		fail_msg("config accepted:\n%s", text);
+	}
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(cause);
+	assert_true(cause[0] != '\0');
+	assert_true(cause[strlen(cause) - 1] != '\n');
+	return cause;
+}
+
+static size_t
+count_lines(const char *cause)
+{
+	size_t n = 1;
+
+	for (; *cause != '\0'; cause++)
+		n += *cause == '\n';
+	return n;
+}
+
+/* Asserts that one line of cause is "<conf>:<line>: " followed by text;
+ * with a trailing '*', text need only start that line. */
+static void
+assert_error(const char *cause, unsigned line, const char *text)
+{
+	const char *p = cause, *eol;
+	size_t tlen = strlen(text), plen;
+	bool prefix = tlen > 0 && text[tlen - 1] == '*';
+	char *want;
+
+	if (prefix)
+		tlen--;
+	if (line == 0)
+		assert_true(asprintf(&want, "%s: %.*s", fx->conf, (int)tlen,
+		    text) != -1);
+	else
+		assert_true(asprintf(&want, "%s:%u: %.*s", fx->conf, line,
+		    (int)tlen, text) != -1);
+	plen = strlen(want);
+	for (;;) {
+		eol = strchrnul(p, '\n');
+		if ((size_t)(eol - p) >= plen && strncmp(p, want, plen) == 0 &&
+		    (prefix || (size_t)(eol - p) == plen)) {
+			free(want);
+			return;
+		}
+		if (*eol == '\0')
+			break;
+		p = eol + 1;
+	}
+	fail_msg("no line \"%s%s\" in:\n%s", want, prefix ? "..." : "", cause);
+}
+
+/* Loads "[daemon]\n" + line and asserts the error on line 2. */
+static void
+assert_daemon_error(const char *line, const char *text)
+{
+	char *conf, *cause;
+
+	assert_true(asprintf(&conf, "[daemon]\n%s\n", line) != -1);
+	cause = load_bad(conf);
+	assert_error(cause, 2, text);
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	free(conf);
+}
+
+static void
+assert_priority_error(const char *line, const char *text)
+{
+	char *conf, *cause;
+
+	assert_true(asprintf(&conf, "[priority.p]\nrank = 0\n%s\n", line) !=
+	    -1);
+	cause = load_bad(conf);
+	assert_error(cause, 3, text);
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	free(conf);
+}
+
+static void
+assert_priority(const struct config_priority *p, const char *name,
+    unsigned rank)
+{
+	assert_string_equal(p->name, name);
+	assert_int_equal(p->rank, rank);
+}
+
+static void
+assert_builtin_priorities(const struct config *cfg)
+{
+	unsigned i;
+
+	assert_int_equal(cfg->npriorities, 3);
+	assert_priority(&cfg->priorities[0], "high", 0);
+	assert_priority(&cfg->priorities[1], "normal", 10);
+	assert_priority(&cfg->priorities[2], "low", 20);
+	assert_int_equal(cfg->default_priority, 1);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(cfg->priorities[i].weight, 1);
+		assert_int_equal(cfg->priorities[i].max_queued, 100000);
+		assert_int_equal(cfg->priorities[i].max_running, 0);
+		assert_int_equal(cfg->priorities[i].timeout_ms, 0);
+		assert_int_equal(cfg->priorities[i].retries, 0);
+		assert_int_equal(cfg->priorities[i].line, 0);
+	}
+}
+
+static void
+builtin_defaults_without_a_file(void **state)
+{
+	struct config_opts opts = { NULL, false, fx->no_limit };
+	struct config *cfg;
+	char *cause = NULL;
+
+	(void)state;
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	assert_null(cause);
+	assert_null(cfg->path);
+	assert_null(cfg->socket);
+	assert_int_equal(cfg->socket_mode, 0660);
+	assert_false(cfg->has_socket_group);
+	assert_non_null(cfg->state_dir);
+	assert_int_equal(cfg->slots, affinity());
+	assert_true(cfg->slots_auto);
+	assert_int_equal(cfg->workers, cfg->slots);
+	assert_true(cfg->workers_auto);
+	assert_string_equal(cfg->policy, "strict");
+	assert_int_equal(cfg->kill_grace_ms, 10000);
+	assert_int_equal(cfg->shutdown, CONFIG_SHUTDOWN_REQUEUE);
+	assert_int_equal(cfg->max_request, 1024 * 1024);
+	assert_int_equal(cfg->max_clients, 1024);
+	assert_int_equal(cfg->max_output, 16 * 1024 * 1024);
+	assert_int_equal(cfg->keep_finished_ms, UINT64_C(7) * 86400000);
+	assert_false(cfg->has_admin_group);
+	assert_int_equal(cfg->run_as_submitter, geteuid() == 0);
+	assert_int_equal(cfg->log_level, LOG_INFO);
+	assert_builtin_priorities(cfg);
+	config_free(cfg);
+}
+
+static void
+state_dir_default_follows_euid_and_xdg(void **state)
+{
+	struct config_opts opts = { NULL, false, fx->no_limit };
+	char *old_xdg = getenv("XDG_STATE_HOME"), *saved = NULL, *want;
+	struct config *cfg;
+	char *cause = NULL;
+
+	(void)state;
+	if (old_xdg != NULL)
+		saved = strdup(old_xdg);
+	setenv("XDG_STATE_HOME", fx->dir, 1);
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	if (geteuid() == 0)
+		assert_string_equal(cfg->state_dir, "/var/lib/triage");
+	else {
+		assert_true(asprintf(&want, "%s/triage", fx->dir) != -1);
+		assert_string_equal(cfg->state_dir, want);
+		free(want);
+	}
+	config_free(cfg);
+
+	/* A relative XDG_STATE_HOME is ignored, as the XDG spec says. */
+	setenv("XDG_STATE_HOME", "relative", 1);
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	if (geteuid() == 0)
+		assert_string_equal(cfg->state_dir, "/var/lib/triage");
+	else {
+		assert_true(strstr(cfg->state_dir, "/.local/state/triage") !=
+		    NULL);
+		assert_true(cfg->state_dir[0] == '/');
+	}
+	config_free(cfg);
+
+	if (saved != NULL) {
+		setenv("XDG_STATE_HOME", saved, 1);
+		free(saved);
+	} else
+		unsetenv("XDG_STATE_HOME");
+}
+
+static void
+missing_optional_file_gives_builtin_defaults(void **state)
+{
+	struct config_opts opts = { fx->conf, true, fx->no_limit };
+	struct config *cfg;
+	char *cause = NULL;
+
+	(void)state;
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	assert_null(cause);
+	assert_null(cfg->path);
+	assert_builtin_priorities(cfg);
+	config_free(cfg);
+}
+
+static void
+missing_required_file_is_an_error_naming_it(void **state)
+{
+	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	char *cause = NULL, *want;
+
+	(void)state;
+	errno = 0;
+	assert_null(config_load(&opts, &cause));
+	assert_int_equal(errno, ENOENT);
+	assert_true(asprintf(&want, "%s: cannot open: %s", fx->conf,
+	    strerror(ENOENT)) != -1);
+	assert_string_equal(cause, want);
+	free(want);
+	free(cause);
+}
+
+static void
+unreadable_file_is_an_error_even_if_optional(void **state)
+{
+	struct config_opts opts = { fx->conf, true, fx->no_limit };
+	char *cause = NULL, *want;
+
+	(void)state;
+	/* A directory opens but cannot be read, even by root. */
+	assert_int_equal(mkdir(fx->conf, 0700), 0);
+	assert_null(config_load(&opts, &cause));
+	assert_true(asprintf(&want, "%s: cannot read: %s", fx->conf,
+	    strerror(EISDIR)) != -1);
+	assert_string_equal(cause, want);
+	free(want);
+	free(cause);
+}
+
+static void
+empty_file_gives_builtin_defaults(void **state)
+{
+	struct config *cfg = load_ok("");
+
+	(void)state;
+	assert_string_equal(cfg->path, fx->conf);
+	assert_builtin_priorities(cfg);
+	config_free(cfg);
+}
+
+static void
+every_daemon_key_is_read_back(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok(
+	    "[daemon]\n"
+	    "socket = /run/triage/test.sock\n"
+	    "socket_mode = 0600\n"
+	    "socket_group = root\n"
+	    "state_dir = /srv/triage\n"
+	    "slots = 6\n"
+	    "workers = 9\n"
+	    "policy = weighted\n"
+	    "default_priority = low\n"
+	    "kill_grace = 500ms\n"
+	    "shutdown = drain\n"
+	    "max_request = 64KiB\n"
+	    "max_clients = 10\n"
+	    "max_output = 2GiB\n"
+	    "keep_finished = 2h\n"
+	    "admin_group = root\n"
+	    "run_as_submitter = no\n"
+	    "log_level = debug\n");
+	assert_string_equal(cfg->socket, "/run/triage/test.sock");
+	assert_int_equal(cfg->socket_mode, 0600);
+	assert_true(cfg->has_socket_group);
+	assert_int_equal(cfg->socket_gid, 0);
+	assert_string_equal(cfg->state_dir, "/srv/triage");
+	assert_int_equal(cfg->slots, 6);
+	assert_false(cfg->slots_auto);
+	assert_int_equal(cfg->workers, 9);
+	assert_false(cfg->workers_auto);
+	assert_string_equal(cfg->policy, "weighted");
+	assert_int_equal(cfg->default_priority, 2);
+	assert_string_equal(cfg->priorities[cfg->default_priority].name, "low");
+	assert_int_equal(cfg->kill_grace_ms, 500);
+	assert_int_equal(cfg->shutdown, CONFIG_SHUTDOWN_DRAIN);
+	assert_int_equal(cfg->max_request, 64 * 1024);
+	assert_int_equal(cfg->max_clients, 10);
+	assert_int_equal(cfg->max_output, UINT64_C(2) << 30);
+	assert_int_equal(cfg->keep_finished_ms, 7200000);
+	assert_true(cfg->has_admin_group);
+	assert_int_equal(cfg->admin_gid, 0);
+	assert_false(cfg->run_as_submitter);
+	assert_int_equal(cfg->log_level, LOG_DEBUG);
+	config_free(cfg);
+}
+
+static void
+every_priority_key_is_read_back(void **state)
+{
+	const struct config_priority *p;
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok(
+	    "[priority.build_farm-2]\n"
+	    "rank = 7\n"
+	    "weight = 5\n"
+	    "max_queued = 12\n"
+	    "max_running = 3\n"
+	    "timeout = 90s\n"
+	    "retries = 4\n");
+	assert_int_equal(cfg->npriorities, 1);
+	p = &cfg->priorities[0];
+	assert_priority(p, "build_farm-2", 7);
+	assert_int_equal(p->weight, 5);
+	assert_int_equal(p->max_queued, 12);
+	assert_int_equal(p->max_running, 3);
+	assert_int_equal(p->timeout_ms, 90000);
+	assert_int_equal(p->retries, 4);
+	assert_int_equal(p->line, 1);
+	assert_int_equal(cfg->default_priority, 0);
+	config_free(cfg);
+}
+
+static void
+every_shutdown_and_log_level_word_maps(void **state)
+{
+	static const struct {
+		const char *line;
+		int shutdown;
+		int level;
+	} cases[] = {
+		{ "shutdown = requeue\nlog_level = info\n",
+		  CONFIG_SHUTDOWN_REQUEUE, LOG_INFO },
+		{ "shutdown = drain\nlog_level = notice\n",
+		  CONFIG_SHUTDOWN_DRAIN, LOG_NOTICE },
+		{ "shutdown = finish\nlog_level = warning\n",
+		  CONFIG_SHUTDOWN_FINISH, LOG_WARNING },
+		{ "shutdown = finish\nlog_level = err\n",
+		  CONFIG_SHUTDOWN_FINISH, LOG_ERR },
+	};
+	struct config *cfg;
+	char *conf;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_true(asprintf(&conf, "[daemon]\n%s", cases[i].line) !=
+		    -1);
+		cfg = load_ok(conf);
+		assert_int_equal(cfg->shutdown, cases[i].shutdown);
+		assert_int_equal(cfg->log_level, cases[i].level);
+		config_free(cfg);
+		free(conf);
+	}
+}
+
+static void
+every_boolean_word_is_accepted(void **state)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	struct config *cfg;
+	char *conf;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		assert_true(asprintf(&conf, "[daemon]\nrun_as_submitter = %s\n",
+		    yes[i]) != -1);
+		cfg = load_ok(conf);
+		/* Only root can run jobs as someone else. */
+		assert_int_equal(cfg->run_as_submitter, geteuid() == 0);
+		config_free(cfg);
+		free(conf);
+		assert_true(asprintf(&conf, "[daemon]\nrun_as_submitter = %s\n",
+		    no[i]) != -1);
+		cfg = load_ok(conf);
+		assert_false(cfg->run_as_submitter);
+		config_free(cfg);
+		free(conf);
+	}
+	assert_daemon_error("run_as_submitter = Yes",
+	    "run_as_submitter: expected yes, no, true, false, on, off, 1 or 0, "
+	    "not \"Yes\"");
+}
+
+static void
+bounds_are_inclusive_and_enforced(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\nmax_request = 1KiB\nmax_output = 0\n"
+	    "kill_grace = 1d\nkeep_finished = 1m\nmax_clients = 1000000\n"
+	    "slots = 1024\nworkers = 1\nsocket_mode = 0\n"
+	    "[priority.a]\nrank = 1000000\nweight = 10000\n"
+	    "max_queued = 100000000\nmax_running = 1024\ntimeout = 365d\n"
+	    "retries = 1000\n");
+	assert_int_equal(cfg->max_request, 1024);
+	assert_int_equal(cfg->max_output, 0);
+	assert_int_equal(cfg->kill_grace_ms, 86400000);
+	assert_int_equal(cfg->slots, 1024);
+	assert_int_equal(cfg->workers, 1024);
+	assert_int_equal(cfg->priorities[0].rank, 1000000);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\nmax_request = 1GiB\nmax_output = 1TiB\n"
+	    "keep_finished = 3650d\nmax_clients = 1\nkill_grace = 0\n"
+	    "[priority.a]\nrank = 0\nweight = 1\nmax_queued = 1\n"
+	    "max_running = 0\ntimeout = 0\nretries = 0\n");
+	assert_int_equal(cfg->max_request, UINT64_C(1) << 30);
+	assert_int_equal(cfg->max_output, UINT64_C(1) << 40);
+	config_free(cfg);
+
+	assert_daemon_error("max_request = 1023",
+	    "max_request: expected a size from 1KiB to 1GiB, such as 512, "
+	    "64KiB or 16MiB, not \"1023\"");
+	assert_daemon_error("max_request = 1073741825",
+	    "max_request: expected a size from 1KiB to 1GiB*");
+	assert_daemon_error("max_output = 1025GiB",
+	    "max_output: expected a size from 0 to 1TiB*");
+	assert_daemon_error("kill_grace = 86400001ms",
+	    "kill_grace: expected a duration from 0 to 1d, such as 500ms, "
+	    "30s, 5m, 2h or 7d, not \"86400001ms\"");
+	assert_daemon_error("keep_finished = 59s",
+	    "keep_finished: expected a duration from 1m to 3650d*");
+	assert_daemon_error("max_clients = 0",
+	    "max_clients: expected a whole number from 1 to 1000000, not "
+	    "\"0\"");
+	assert_daemon_error("max_clients = 1000001",
+	    "max_clients: expected a whole number from 1 to 1000000*");
+	assert_daemon_error("slots = 0",
+	    "slots: expected \"auto\" or a whole number from 1 to 1024, not "
+	    "\"0\"");
+	assert_daemon_error("workers = 1025",
+	    "workers: expected \"auto\" or a whole number from 1 to 1024, not "
+	    "\"1025\"");
+	assert_priority_error("weight = 0",
+	    "weight: expected a whole number from 1 to 10000, not \"0\"");
+	assert_priority_error("max_queued = 100000001",
+	    "max_queued: expected a whole number from 1 to 100000000*");
+	assert_priority_error("max_running = 1025",
+	    "max_running: expected a whole number from 0 to 1024*");
+	assert_priority_error("timeout = 366d",
+	    "timeout: expected a duration from 0 to 365d*");
+	assert_priority_error("retries = 1001",
+	    "retries: expected a whole number from 0 to 1000*");
+}
+
+static void
+socket_mode_is_octal_with_or_without_leading_zero(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\nsocket_mode = 660\n");
+	assert_int_equal(cfg->socket_mode, 0660);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\nsocket_mode = 0777\n");
+	assert_int_equal(cfg->socket_mode, 0777);
+	config_free(cfg);
+	assert_daemon_error("socket_mode = 0778",
+	    "socket_mode: expected an octal mode from 0 to 0777 such as 0660, "
+	    "not \"0778\"");
+	assert_daemon_error("socket_mode = 1000",
+	    "socket_mode: expected an octal mode*");
+	assert_daemon_error("socket_mode = 0o660",
+	    "socket_mode: expected an octal mode*");
+	assert_daemon_error("socket_mode = rw-rw----",
+	    "socket_mode: expected an octal mode*");
+}
+
+static void
+bad_values_name_the_expected_form(void **state)
+{
+	char *cause;
+
+	(void)state;
+	assert_daemon_error("slots = lots",
+	    "slots: expected \"auto\" or a whole number from 1 to 1024, not "
+	    "\"lots\"");
+	assert_daemon_error("slots = -1",
+	    "slots: expected \"auto\" or a whole number*");
+	assert_daemon_error("policy = fair",
+	    "policy: expected \"strict\" or \"weighted\", not \"fair\"");
+	assert_daemon_error("shutdown = now",
+	    "shutdown: expected \"requeue\", \"drain\" or \"finish\", not "
+	    "\"now\"");
+	assert_daemon_error("log_level = warn",
+	    "log_level: expected \"debug\", \"info\", \"notice\", \"warning\" "
+	    "or \"err\", not \"warn\"");
+	assert_daemon_error("kill_grace = 10 s",
+	    "kill_grace: expected a duration from 0 to 1d, such as 500ms, "
+	    "30s, 5m, 2h or 7d, not \"10 s\"");
+	assert_daemon_error("kill_grace = 1.5h",
+	    "kill_grace: expected a duration*");
+	assert_daemon_error("max_output = 64K",
+	    "max_output: expected a size from 0 to 1TiB, such as 512, 64KiB "
+	    "or 16MiB, not \"64K\"");
+	assert_daemon_error("max_clients = 1e3",
+	    "max_clients: expected a whole number*");
+	assert_daemon_error("socket =",
+	    "socket: expected a path of 1 to 107 bytes, not \"\"");
+	assert_daemon_error("socket = /run/triage/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaa.sock",
+	    "socket: expected a path of 1 to 107 bytes*");
+	assert_daemon_error("state_dir =",
+	    "state_dir: expected a path of 1 to 4095 bytes, not \"\"");
+	assert_daemon_error("socket_group =",
+	    "socket_group: expected a group name, not \"\"");
+	assert_daemon_error("default_priority = Normal",
+	    "default_priority: expected a priority name: 1 to 32 of a-z, 0-9, "
+	    "_ and -, not \"Normal\"");
+	cause = load_bad("[priority.p]\nrank = first\n");
+	assert_error(cause, 2,
+	    "rank: expected a whole number from 0 to 1000000, not \"first\"");
+	/* A bad rank is not also a missing one. */
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+}
+
+static void
+unknown_group_is_an_error_on_its_line(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\n\nsocket_group = no-such-group-triage\n"
+	    "admin_group = no-such-group-either\n");
+	assert_error(cause, 3,
+	    "socket_group: unknown group \"no-such-group-triage\"");
+	assert_error(cause, 4,
+	    "admin_group: unknown group \"no-such-group-either\"");
+	free(cause);
+}
+
+static void
+groups_resolve_by_name(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	assert_non_null(getgrnam("root"));
+	cfg = load_ok("[daemon]\nsocket_group = root\n");
+	assert_true(cfg->has_socket_group);
+	assert_int_equal(cfg->socket_gid, 0);
+	assert_false(cfg->has_admin_group);
+	config_free(cfg);
+}
+
+static void
+file_without_priorities_gets_the_builtin_three(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\npolicy = weighted\n");
+	assert_builtin_priorities(cfg);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\ndefault_priority = high\n");
+	assert_int_equal(cfg->default_priority, 0);
+	config_free(cfg);
+	assert_daemon_error("default_priority = urgent",
+	    "default_priority: no priority called \"urgent\"");
+}
+
+static void
+priorities_are_sorted_by_rank(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok(
+	    "[priority.c]\nrank = 30\n"
+	    "[priority.a]\nrank = 5\n"
+	    "[priority.d]\nrank = 1000\n"
+	    "[priority.b]\nrank = 6\n"
+	    "[priority.z]\nrank = 0\n");
+	assert_int_equal(cfg->npriorities, 5);
+	assert_priority(&cfg->priorities[0], "z", 0);
+	assert_priority(&cfg->priorities[1], "a", 5);
+	assert_priority(&cfg->priorities[2], "b", 6);
+	assert_priority(&cfg->priorities[3], "c", 30);
+	assert_priority(&cfg->priorities[4], "d", 1000);
+	assert_int_equal(cfg->priorities[3].line, 1);
+	assert_int_equal(cfg->priorities[0].line, 9);
+	config_free(cfg);
+}
+
+static void
+default_priority_is_the_middle_rank(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[priority.only]\nrank = 3\n");
+	assert_int_equal(cfg->default_priority, 0);
+	config_free(cfg);
+	cfg = load_ok("[priority.b]\nrank = 2\n[priority.a]\nrank = 1\n");
+	assert_string_equal(cfg->priorities[cfg->default_priority].name, "b");
+	config_free(cfg);
+	cfg = load_ok("[priority.d]\nrank = 4\n[priority.c]\nrank = 3\n"
+	    "[priority.b]\nrank = 2\n[priority.a]\nrank = 1\n");
+	assert_int_equal(cfg->default_priority, 2);
+	assert_string_equal(cfg->priorities[cfg->default_priority].name, "c");
+	config_free(cfg);
+	cfg = load_ok("[priority.e]\nrank = 50\n[priority.d]\nrank = 40\n"
+	    "[priority.c]\nrank = 30\n[priority.b]\nrank = 20\n"
+	    "[priority.a]\nrank = 10\n");
+	assert_string_equal(cfg->priorities[cfg->default_priority].name, "c");
+	config_free(cfg);
+}
+
+static void
+default_priority_names_a_configured_priority(void **state)
+{
+	struct config *cfg;
+	char *cause;
+
+	(void)state;
+	/* It may come before the priorities it names. */
+	cfg = load_ok("[daemon]\ndefault_priority = fast\n"
+	    "[priority.slow]\nrank = 2\n[priority.fast]\nrank = 1\n"
+	    "[priority.mid]\nrank = 3\n");
+	assert_int_equal(cfg->default_priority, 0);
+	config_free(cfg);
+	cause = load_bad("[daemon]\npolicy = strict\ndefault_priority = normal\n"
+	    "[priority.slow]\nrank = 2\n");
+	assert_error(cause, 3,
+	    "default_priority: no priority called \"normal\"");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+}
+
+static void
+workers_are_raised_to_slots(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\nslots = 8\nworkers = 2\n");
+	assert_int_equal(cfg->slots, 8);
+	assert_int_equal(cfg->workers, 8);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\nslots = 4\n");
+	assert_int_equal(cfg->workers, 4);
+	assert_true(cfg->workers_auto);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\nslots = 4\nworkers = 16\n");
+	assert_int_equal(cfg->workers, 16);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\nworkers = 1\n");
+	assert_int_equal(cfg->workers, cfg->slots);
+	config_free(cfg);
+}
+
+static void
+slots_auto_follows_the_cgroup_quota(void **state)
+{
+	struct config_opts opts = { fx->conf, false, NULL };
+	struct config *cfg;
+	char *cause = NULL, quota[160];
+	unsigned want = affinity() < 2 ? affinity() : 2;
+
+	(void)state;
+	snprintf(quota, sizeof quota, "%s/quota", fx->dir);
+	write_file(quota, "150000 100000\n");
+	write_file(fx->conf, "[daemon]\nslots = auto\n");
+	opts.cpu_max = quota;
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	assert_true(cfg->slots_auto);
+	assert_int_equal(cfg->slots, want);
+	assert_int_equal(cfg->workers, want);
+	config_free(cfg);
+
+	write_file(quota, "50000 100000\n");
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->slots, 1);
+	config_free(cfg);
+
+	write_file(quota, "max 100000\n");
+	cfg = config_load(&opts, &cause);
+	assert_non_null(cfg);
+	assert_int_equal(cfg->slots, affinity());
+	config_free(cfg);
+}
+
+static void
+comments_start_with_semicolon_or_hash(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok(
+	    "; a comment\n"
+	    "# another\n"
+	    "[daemon] ; the daemon\n"
+	    "slots = 3 ; three\n"
+	    "   ; an indented comment is still a comment\n"
+	    "   # and so is this\n"
+	    "\n"
+	    "workers = 5\t; tabs count as space\n");
+	assert_int_equal(cfg->slots, 3);
+	assert_int_equal(cfg->workers, 5);
+	config_free(cfg);
+}
+
+static void
+inline_comment_needs_a_space_before_semicolon_and_hash_is_none(void **state)
+{
+	(void)state;
+	assert_daemon_error("slots = 4;four",
+	    "slots: expected \"auto\" or a whole number from 1 to 1024, not "
+	    "\"4;four\"");
+	assert_daemon_error("slots = 4 # four",
+	    "slots: expected \"auto\" or a whole number from 1 to 1024, not "
+	    "\"4 # four\"");
+}
+
+static void
+crlf_line_ends_and_colon_separator_are_accepted(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\r\nslots = 3\r\nworkers: 7\r\n");
+	assert_int_equal(cfg->slots, 3);
+	assert_int_equal(cfg->workers, 7);
+	config_free(cfg);
+}
+
+static void
+byte_order_mark_and_trailing_space_are_ignored(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("\xEF\xBB\xBF[daemon]   \nslots = 3 \t\n"
+	    "socket = /run/a=b:c.sock\n");
+	assert_int_equal(cfg->slots, 3);
+	assert_string_equal(cfg->socket, "/run/a=b:c.sock");
+	config_free(cfg);
+}
+
+static void
+nul_byte_in_a_line_is_an_error(void **state)
+{
+	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	static const char text[] = "[daemon]\nslots = 2\0junk\nworkers = 3\n";
+	char *cause = NULL;
+	FILE *f;
+
+	(void)state;
+	f = fopen(fx->conf, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, sizeof text - 1, f), sizeof text - 1);
+	fclose(f);
+	assert_null(config_load(&opts, &cause));
+	assert_error(cause, 2, "line contains a NUL byte");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+}
+
+static void
+example_config_from_the_spec_parses(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	/* config.md's example, with groups that exist on any machine. */
+	cfg = load_ok(
+	    "[daemon]\n"
+	    "slots = auto\n"
+	    "policy = weighted\n"
+	    "socket_group = root\n"
+	    "admin_group = root\n"
+	    "\n"
+	    "[priority.interactive]\n"
+	    "rank = 0\n"
+	    "weight = 8\n"
+	    "\n"
+	    "[priority.normal]\n"
+	    "rank = 10\n"
+	    "weight = 3\n"
+	    "\n"
+	    "[priority.batch]\n"
+	    "rank = 20\n"
+	    "weight = 1\n"
+	    "max_running = 1\n"
+	    "timeout = 2h\n");
+	assert_string_equal(cfg->policy, "weighted");
+	assert_true(cfg->slots_auto);
+	assert_int_equal(cfg->slots, affinity());
+	assert_true(cfg->has_socket_group);
+	assert_true(cfg->has_admin_group);
+	assert_int_equal(cfg->npriorities, 3);
+	assert_priority(&cfg->priorities[0], "interactive", 0);
+	assert_int_equal(cfg->priorities[0].weight, 8);
+	assert_priority(&cfg->priorities[1], "normal", 10);
+	assert_int_equal(cfg->priorities[1].weight, 3);
+	assert_priority(&cfg->priorities[2], "batch", 20);
+	assert_int_equal(cfg->priorities[2].max_running, 1);
+	assert_int_equal(cfg->priorities[2].timeout_ms, 7200000);
+	assert_int_equal(cfg->default_priority, 1);
+	config_free(cfg);
+}
+
+static void
+unknown_section_is_an_error_and_its_keys_are_skipped(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\nslots = 2\n[deamon]\nslots = 3\n"
+	    "[priority]\nrank = 1\n");
+	assert_error(cause, 3, "[deamon]: unknown section; expected [daemon] "
+	    "or [priority.NAME]");
+	assert_error(cause, 5, "[priority]: unknown section*");
+	assert_int_equal(count_lines(cause), 2);
+	free(cause);
+}
+
+static void
+unknown_key_is_an_error(void **state)
+{
+	(void)state;
+	assert_daemon_error("slot = 2", "slot: unknown key in [daemon]");
+	assert_daemon_error("Slots = 2", "Slots: unknown key in [daemon]");
+	assert_daemon_error("rank = 2", "rank: unknown key in [daemon]");
+	assert_priority_error("slots = 2", "slots: unknown key in [priority.p]");
+}
+
+static void
+key_given_twice_names_the_first_line(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\nslots = 2\npolicy = strict\nslots = 3\n"
+	    "[priority.a]\nrank = 1\n\nrank = 2\n");
+	assert_error(cause, 4, "slots: given twice, first on line 2");
+	assert_error(cause, 8, "rank: given twice, first on line 6");
+	assert_int_equal(count_lines(cause), 2);
+	free(cause);
+}
+
+static void
+indented_line_continuing_a_key_is_an_error(void **state)
+{
+	char *cause;
+
+	(void)state;
+	/* inih reads an indented line as more of the previous value. */
+	cause = load_bad("[daemon]\n  slots = 2\n  workers = 4\n");
+	assert_error(cause, 3, "slots: this indented line continues the value "
+	    "of slots from line 2; values take one line, so remove the "
+	    "indentation");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+}
+
+static void
+bad_priority_names_are_errors(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[priority.Fast]\nrank = 1\n"
+	    "[priority.]\nrank = 2\n"
+	    "[priority.a_name_that_is_way_too_long_for_us]\nrank = 3\n"
+	    "[priority.sp ace]\nrank = 4\n"
+	    "[priority.ok]\nrank = 5\n");
+	assert_error(cause, 1, "[priority.Fast]: bad priority name \"Fast\": "
+	    "expected 1 to 32 of a-z, 0-9, _ and -");
+	assert_error(cause, 3, "[priority.]: bad priority name \"\"*");
+	assert_error(cause, 5, "[priority.a_name_that_is_way_too_long_for_us]: "
+	    "bad priority name*");
+	assert_error(cause, 7, "[priority.sp ace]: bad priority name*");
+	assert_int_equal(count_lines(cause), 4);
+	free(cause);
+}
+
+static void
+missing_rank_is_an_error_even_in_an_empty_section(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[priority.a]\nrank = 0\n"
+	    "[priority.empty]\n"
+	    "[priority.b]\nweight = 2\n");
+	assert_error(cause, 3, "rank: missing from [priority.empty]");
+	assert_error(cause, 4, "rank: missing from [priority.b]");
+	assert_int_equal(count_lines(cause), 2);
+	free(cause);
+}
+
+static void
+duplicate_rank_names_both_priorities(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[priority.a]\nrank = 10\n[priority.b]\nweight = 2\n"
+	    "rank = 10\n[priority.c]\nrank = 10\n");
+	assert_error(cause, 5, "rank: priority \"b\" has rank 10, like "
+	    "priority \"a\" on line 2; ranks must be unique");
+	assert_error(cause, 7, "rank: priority \"c\" has rank 10, like "
+	    "priority \"a\" on line 2*");
+	assert_int_equal(count_lines(cause), 2);
+	free(cause);
+}
+
+static void
+more_than_the_maximum_of_priorities_is_an_error(void **state)
+{
+	char *conf = NULL, *next, *cause;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i <= CONFIG_PRIORITIES_MAX; i++) {
+		assert_true(asprintf(&next, "%s[priority.p%u]\nrank = %u\n",
+		    conf != NULL ? conf : "", i, i) != -1);
+		free(conf);
+		conf = next;
+	}
+	cause = load_bad(conf);
+	assert_error(cause, 2 * CONFIG_PRIORITIES_MAX + 1,
+	    "[priority.p64]: more than 64 priorities");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	free(conf);
+}
+
+static void
+section_given_twice_is_an_error(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\nslots = 2\n[priority.a]\nrank = 1\n"
+	    "[daemon]\nworkers = 3\n[priority.a]\nweight = 2\n");
+	assert_error(cause, 5, "[daemon]: section given twice, first on line 1");
+	assert_error(cause, 7, "[priority.a]: section given twice, first on "
+	    "line 3");
+	assert_int_equal(count_lines(cause), 2);
+	free(cause);
+}
+
+static void
+key_outside_any_section_is_an_error(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("slots = 2\n[daemon]\n");
+	assert_error(cause, 1, "slots: outside any section; keys go under "
+	    "[daemon] or [priority.NAME]");
+	free(cause);
+}
+
+static void
+malformed_lines_are_errors(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon\nslots 2\n[daemon]\n= 3\n[daemon] junk\n");
+	assert_error(cause, 1, "[daemon: section header without \"]\"");
+	assert_error(cause, 2, "slots 2: expected KEY = VALUE");
+	assert_error(cause, 4, "= 3: expected KEY = VALUE");
+	assert_error(cause, 5, "[daemon]: unexpected \"junk\" after the "
+	    "section header");
+	free(cause);
+}
+
+static void
+line_too_long_is_an_error_not_a_misparse(void **state)
+{
+	char *conf, *cause, *value;
+	struct config *cfg;
+
+	(void)state;
+	value = malloc(301);
+	assert_non_null(value);
+	memset(value, 'a', 300);
+	value[300] = '\0';
+	/* Without the check inih would read the rest as "slots = 2". */
+	assert_true(asprintf(&conf, "[daemon]\nstate_dir = /%s slots = 2\n"
+	    "workers = 3\n", value) != -1);
+	cause = load_bad(conf);
+	assert_error(cause, 2, "state_dir: line too long: 323 characters, at "
+	    "most 197");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	free(conf);
+
+	/* A long comment is harmless. */
+	assert_true(asprintf(&conf, "# %s\n[daemon]\nslots = 2\n", value) !=
+	    -1);
+	cfg = load_ok(conf);
+	assert_int_equal(cfg->slots, 2);
+	config_free(cfg);
+	free(conf);
+
+	/* 197 characters is the longest line. */
+	value[197 - strlen("state_dir = /")] = '\0';
+	assert_true(asprintf(&conf, "[daemon]\nstate_dir = /%s\n", value) !=
+	    -1);
+	cfg = load_ok(conf);
+	assert_int_equal(strlen(cfg->state_dir), 197 - strlen("state_dir = "));
+	config_free(cfg);
+	free(conf);
+	free(value);
+}
+
+static void
+all_errors_are_reported_together_in_line_order(void **state)
+{
+	const char *text =
+	    "[daemon]\n"			/* 1 */
+	    "slots = lots\n"			/* 2 */
+	    "bogus = 1\n"			/* 3 */
+	    "default_priority = nope\n"		/* 4 */
+	    "[priority.a]\n"			/* 5 */
+	    "rank = 1\n"			/* 6 */
+	    "[priority.b]\n"			/* 7 */
+	    "rank = 1\n"			/* 8 */
+	    "timeout = forever\n"		/* 9 */
+	    "[priority.c]\n"			/* 10 */
+	    "[nope]\n";				/* 11 */
+	const char *p;
+	char *cause;
+	unsigned last = 0, line;
+
+	(void)state;
+	cause = load_bad(text);
+	assert_error(cause, 2, "slots: expected*");
+	assert_error(cause, 3, "bogus: unknown key in [daemon]");
+	assert_error(cause, 8, "rank: priority \"b\" has rank 1*");
+	assert_error(cause, 9, "timeout: expected a duration*");
+	assert_error(cause, 10, "rank: missing from [priority.c]");
+	assert_error(cause, 11, "[nope]: unknown section*");
+	assert_error(cause, 4, "default_priority: no priority called \"nope\"");
+	assert_int_equal(count_lines(cause), 7);
+	for (p = cause; p != NULL; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		assert_int_equal(strncmp(p, fx->conf, strlen(fx->conf)), 0);
+		line = (unsigned)strtoul(p + strlen(fx->conf) + 1, NULL, 10);
+		assert_true(line >= last);
+		last = line;
+	}
+	free(cause);
+}
+
+static void
+config_path_prefers_flag_then_environment(void **state)
+{
+	const char *old = getenv("TRIAGE_CONFIG");
+	char *saved = old != NULL ? strdup(old) : NULL;
+	bool optional = true;
+
+	(void)state;
+	setenv("TRIAGE_CONFIG", "/from/env.conf", 1);
+	assert_string_equal(config_path("/from/flag.conf", &optional),
+	    "/from/flag.conf");
+	assert_false(optional);
+	optional = true;
+	assert_string_equal(config_path(NULL, &optional), "/from/env.conf");
+	assert_false(optional);
+	unsetenv("TRIAGE_CONFIG");
+	assert_string_equal(config_path(NULL, &optional), CONFIG_DEFAULT_PATH);
+	assert_true(optional);
+	if (saved != NULL) {
+		setenv("TRIAGE_CONFIG", saved, 1);
+		free(saved);
+	}
+}
+
+static void
+priority_find_returns_the_sorted_index(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[priority.b]\nrank = 2\n[priority.a]\nrank = 1\n");
+	assert_int_equal(config_priority_find(cfg, "a"), 0);
+	assert_int_equal(config_priority_find(cfg, "b"), 1);
+	assert_int_equal(config_priority_find(cfg, "c"), -1);
+	assert_int_equal(config_priority_find(cfg, NULL), -1);
+	config_free(cfg);
+	config_free(NULL);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup, \
+    fixture_teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(builtin_defaults_without_a_file),
+		T(state_dir_default_follows_euid_and_xdg),
+		T(missing_optional_file_gives_builtin_defaults),
+		T(missing_required_file_is_an_error_naming_it),
+		T(unreadable_file_is_an_error_even_if_optional),
+		T(empty_file_gives_builtin_defaults),
+		T(every_daemon_key_is_read_back),
+		T(every_priority_key_is_read_back),
+		T(every_shutdown_and_log_level_word_maps),
+		T(every_boolean_word_is_accepted),
+		T(bounds_are_inclusive_and_enforced),
+		T(socket_mode_is_octal_with_or_without_leading_zero),
+		T(bad_values_name_the_expected_form),
+		T(unknown_group_is_an_error_on_its_line),
+		T(groups_resolve_by_name),
+		T(file_without_priorities_gets_the_builtin_three),
+		T(priorities_are_sorted_by_rank),
+		T(default_priority_is_the_middle_rank),
+		T(default_priority_names_a_configured_priority),
+		T(workers_are_raised_to_slots),
+		T(slots_auto_follows_the_cgroup_quota),
+		T(comments_start_with_semicolon_or_hash),
+		T(inline_comment_needs_a_space_before_semicolon_and_hash_is_none),
+		T(crlf_line_ends_and_colon_separator_are_accepted),
+		T(byte_order_mark_and_trailing_space_are_ignored),
+		T(nul_byte_in_a_line_is_an_error),
+		T(example_config_from_the_spec_parses),
+		T(unknown_section_is_an_error_and_its_keys_are_skipped),
+		T(unknown_key_is_an_error),
+		T(key_given_twice_names_the_first_line),
+		T(indented_line_continuing_a_key_is_an_error),
+		T(bad_priority_names_are_errors),
+		T(missing_rank_is_an_error_even_in_an_empty_section),
+		T(duplicate_rank_names_both_priorities),
+		T(more_than_the_maximum_of_priorities_is_an_error),
+		T(section_given_twice_is_an_error),
+		T(key_outside_any_section_is_an_error),
+		T(malformed_lines_are_errors),
+		T(line_too_long_is_an_error_not_a_misparse),
+		T(all_errors_are_reported_together_in_line_order),
+		T(config_path_prefers_flag_then_environment),
+		T(priority_find_returns_the_sorted_index),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
