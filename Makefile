@@ -8,6 +8,9 @@ DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
 PKGS := libevent jansson sqlite3 libsystemd inih
 TEST_PKGS := cmocka
 
+# From glibc: b64_ntop (libresolv), the maths of timeouts, threads in tests.
+SYS_LIBS := -lresolv -lm -lpthread
+
 BUILD ?= build
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -85,20 +88,21 @@ $(DAEMON_LIB): $(DAEMON_OBJ)
 
 $(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 
 $(BUILD)/bin/triage: $(CLIENT_OBJ) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 
 $(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) -lpthread
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Daemon tests run the real binaries, so they are built first.
-$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DAEMON_LIB) $(LIB) $(BINS)
+HARNESS_OBJ := $(BUILD)/obj/tests/daemon/harness.o
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(HARNESS_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) -lpthread
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(HARNESS_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
@@ -117,4 +121,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
-	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC))
+	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) tests/daemon/harness.c)

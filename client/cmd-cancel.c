@@ -1,0 +1,65 @@
+/* cmd-cancel.c - triage cancel: cancels jobs, going on past the ones the
+ * daemon refuses so that one bad id does not spare the others. */
+#include <stdio.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "xmalloc.h"
+
+static int cmd_cancel_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_cancel_entry = {
+	.name = "cancel",
+	.args = "ID...",
+	.summary = "cancel jobs, queued or running",
+	.options = NULL,
+	.notes =
+	    "A queued job is canceled at once; a running one gets SIGTERM, "
+	    "then SIGKILL\n"
+	    "after the daemon's kill_grace, and is canceled once it has "
+	    "exited. A\n"
+	    "finished job is left as it is. With --json, prints each job as "
+	    "it is after\n"
+	    "the request (a running one may still show running).\n",
+	.exec = cmd_cancel_exec,
+};
+
+static int
+cmd_cancel_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *job;
+	int64_t id;
+	int ch, i, rc, status = CMD_EXIT_OK;
+
+	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
+		if (ch == CMD_GETOPT_EXIT)
+			return ctx->status;
+		return cmd_usage(ctx, "unknown option");
+	}
+	if (optind == argc)
+		return cmd_usage(ctx, "give at least one job id");
+	for (i = optind; i < argc; i++) {
+		if (cmd_parse_id(argv[i], &id) == -1)
+			return cmd_usage(ctx, "invalid job id '%s'", argv[i]);
+	}
+
+	for (i = optind; i < argc; i++) {
+		cmd_parse_id(argv[i], &id);
+		rc = cmd_call(ctx, "cancel", xjson(json_pack("{s:I}", "id",
+		    (json_int_t)id)), id, &job);
+		if (rc == CMD_EXIT_UNREACHABLE)
+			return rc;
+		if (rc != CMD_EXIT_OK) {
+			status = rc;
+			continue;
+		}
+		if (ctx->json)
+			format_json_line(job);
+		json_decref(job);
+	}
+	return status;
+}

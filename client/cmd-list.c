@@ -1,0 +1,209 @@
+/* cmd-list.c - triage list: the jobs in a table (queued and running ones
+ * unless asked for more), paged through the daemon 1000 at a time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "table.h"
+#include "timefmt.h"
+#include "xmalloc.h"
+
+/* What one list request asks for; a shorter page is the last. */
+#define CMD_LIST_PAGE 1000
+
+#define CMD_LIST_ALL	0x120
+#define CMD_LIST_STATE	0x121
+
+static int cmd_list_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_list_entry = {
+	.name = "list",
+	.args = "[--all] [-p PRIO] [--state S[,S...]]",
+	.summary = "list jobs, queued and running ones by default",
+	.options =
+	    "      --all            every job the daemon keeps, finished ones "
+	    "too\n"
+	    "  -p, --priority PRIO  only jobs of this priority\n"
+	    "      --state S        only jobs in state S (repeatable, or S,S): "
+	    "queued,\n"
+	    "                       running, succeeded, failed, timed_out, "
+	    "canceled, lost\n",
+	.notes =
+	    "WAITED is the time spent queued, RAN the time spent running, so "
+	    "far or in\n"
+	    "all. With --json, prints each job object on a line of its own.\n",
+	.exec = cmd_list_exec,
+};
+
+static const char *const cmd_list_states[] = {
+	"queued", "running", "succeeded", "failed", "timed_out", "canceled",
+	"lost", NULL,
+};
+
+int
+cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs)
+{
+	json_t *result, *page, *last;
+	size_t n;
+	int rc;
+
+	*jobs = xjson(json_array());
+	json_object_set_new(params, "limit", xjson(json_integer(CMD_LIST_PAGE)));
+	for (;;) {
+		rc = cmd_call(ctx, "list", json_incref(params), 0, &result);
+		if (rc != CMD_EXIT_OK)
+			break;
+		page = json_object_get(result, "jobs");
+		if (!json_is_array(page)) {
+			cmd_error("the daemon's list has no jobs array");
+			json_decref(result);
+			rc = CMD_EXIT_FAILURE;
+			break;
+		}
+		n = json_array_size(page);
+		json_array_extend(*jobs, page);
+		last = json_object_get(json_array_get(page, n - 1), "id");
+		json_decref(result);
+		if (n < CMD_LIST_PAGE)
+			break;
+		/* Ordered by id: the next page starts after the last. */
+		if (!json_is_integer(last)) {
+			cmd_error("the daemon's list has a job without an id");
+			rc = CMD_EXIT_FAILURE;
+			break;
+		}
+		json_object_set_new(params, "after_id",
+		    xjson(json_integer(json_integer_value(last))));
+	}
+	json_decref(params);
+	if (rc != CMD_EXIT_OK) {
+		json_decref(*jobs);
+		*jobs = NULL;
+	}
+	return rc;
+}
+
+/* Adds each state named in "a,b" to states; a usage error for others. */
+static int
+cmd_list_add_states(struct cmd_ctx *ctx, json_t *states, const char *arg)
+{
+	const char *const *s;
+	char *copy = xstrdup(arg), *word, *next = copy;
+
+	while ((word = strsep(&next, ",")) != NULL) {
+		for (s = cmd_list_states; *s != NULL; s++) {
+			if (strcmp(*s, word) == 0)
+				break;
+		}
+		if (*s == NULL) {
+			cmd_usage(ctx, "unknown state '%s'", word);
+			free(copy);
+			return CMD_EXIT_USAGE;
+		}
+		json_array_append_new(states, xjson(json_string(*s)));
+	}
+	free(copy);
+	return CMD_EXIT_OK;
+}
+
+static void
+cmd_list_print(const json_t *jobs)
+{
+	static const char *const headers[] = {
+		"ID", "PRIORITY", "STATE", "WAITED", "RAN", "NAME",
+	};
+	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX];
+	int64_t now = timefmt_now();
+	struct table *t;
+	json_t *job;
+	size_t i;
+
+	t = table_new(headers, 6);
+	table_align_right(t, 0);
+	table_align_right(t, 3);
+	table_align_right(t, 4);
+	json_array_foreach(jobs, i, job) {
+		table_add(t, (const char *const[]){
+		    format_int(json_object_get(job, "id"), id, sizeof id),
+		    json_string_value(json_object_get(job, "priority")),
+		    json_string_value(json_object_get(job, "state")),
+		    format_span(timefmt_waited(job, now), waited,
+		    sizeof waited),
+		    format_span(timefmt_ran(job, now), ran, sizeof ran),
+		    json_string_value(json_object_get(job, "name")),
+		});
+	}
+	table_print(t, stdout);
+	table_free(t);
+}
+
+static int
+cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "all", no_argument, NULL, CMD_LIST_ALL },
+		{ "priority", required_argument, NULL, 'p' },
+		{ "state", required_argument, NULL, CMD_LIST_STATE },
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *params, *states, *jobs, *job;
+	bool all = false;
+	size_t i;
+	int ch, rc = CMD_EXIT_OK;
+
+	params = xjson(json_object());
+	states = xjson(json_array());
+	while (rc == CMD_EXIT_OK &&
+	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
+		switch (ch) {
+		case CMD_LIST_ALL:
+			all = true;
+			break;
+		case 'p':
+			if (json_object_set_new(params, "priority",
+			    json_string(optarg)) == -1)
+				rc = cmd_usage(ctx, "-p: not valid UTF-8");
+			break;
+		case CMD_LIST_STATE:
+			rc = cmd_list_add_states(ctx, states, optarg);
+			break;
+		case CMD_GETOPT_EXIT:
+			json_decref(params);
+			json_decref(states);
+			return ctx->status;
+		default:
+			rc = cmd_usage(ctx, "unknown option");
+			break;
+		}
+	}
+	if (rc == CMD_EXIT_OK && optind != argc)
+		rc = cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	if (rc != CMD_EXIT_OK) {
+		json_decref(params);
+		json_decref(states);
+		return rc;
+	}
+
+	/* --state says which; --all alone, every one; else the live ones. */
+	if (json_array_size(states) == 0 && !all) {
+		json_array_append_new(states, xjson(json_string("queued")));
+		json_array_append_new(states, xjson(json_string("running")));
+	}
+	if (json_array_size(states) > 0)
+		json_object_set_new(params, "state", states);
+	else
+		json_decref(states);
+
+	if ((rc = cmd_list_fetch(ctx, params, &jobs)) != CMD_EXIT_OK)
+		return rc;
+	if (ctx->json) {
+		json_array_foreach(jobs, i, job)
+			format_json_line(job);
+	} else
+		cmd_list_print(jobs);
+	json_decref(jobs);
+	return CMD_EXIT_OK;
+}

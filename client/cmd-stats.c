@@ -1,0 +1,86 @@
+/* cmd-stats.c - triage stats: the daemon at a glance: slots and workers in
+ * use, each priority, job counts by state, uptime and version. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "timefmt.h"
+
+static int cmd_stats_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_stats_entry = {
+	.name = "stats",
+	.args = "",
+	.summary = "show the daemon's slots, workers, priorities and job counts",
+	.options = NULL,
+	.notes =
+	    "With --json, prints the daemon's stats object on one line.\n",
+	.exec = cmd_stats_exec,
+};
+
+static const char *const cmd_stats_columns[] = {
+	"name", "rank", "queued", "running", "max_queued", "max_running",
+	"paused", "dispatched", NULL,
+};
+
+static const char *const cmd_stats_states[] = {
+	"queued", "running", "succeeded", "failed", "timed_out", "canceled",
+	"lost", NULL,
+};
+
+static void
+cmd_stats_print(const json_t *stats)
+{
+	const json_t *jobs = json_object_get(stats, "jobs");
+	const char *const *s;
+	const char *version;
+	char a[24], b[24], up[TIMEFMT_MAX];
+	double uptime;
+
+	printf("slots:    %s busy of %s\n",
+	    format_int(json_object_get(stats, "slots_busy"), a, sizeof a),
+	    format_int(json_object_get(stats, "slots"), b, sizeof b));
+	printf("workers:  %s busy of %s\n",
+	    format_int(json_object_get(stats, "workers_busy"), a, sizeof a),
+	    format_int(json_object_get(stats, "workers"), b, sizeof b));
+	printf("jobs:    ");
+	for (s = cmd_stats_states; *s != NULL; s++)
+		printf(" %s %s%s", format_int(json_object_get(jobs, *s), a,
+		    sizeof a), *s, s[1] != NULL ? "," : "\n");
+	uptime = json_number_value(json_object_get(stats, "uptime"));
+	printf("uptime:   %s\n", format_span(
+	    json_is_number(json_object_get(stats, "uptime")) ?
+	    (int64_t)(uptime * 1000) : -1, up, sizeof up));
+	version = json_string_value(json_object_get(stats, "version"));
+	printf("version:  %s\n\n", version != NULL ? version : "-");
+	cmd_priorities_table(stats, cmd_stats_columns, stdout);
+}
+
+static int
+cmd_stats_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *stats;
+	int ch, rc;
+
+	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
+		if (ch == CMD_GETOPT_EXIT)
+			return ctx->status;
+		return cmd_usage(ctx, "unknown option");
+	}
+	if (optind != argc)
+		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+
+	if ((rc = cmd_call(ctx, "stats", NULL, 0, &stats)) != CMD_EXIT_OK)
+		return rc;
+	if (ctx->json)
+		format_json_line(stats);
+	else
+		cmd_stats_print(stats);
+	json_decref(stats);
+	return CMD_EXIT_OK;
+}

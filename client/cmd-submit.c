@@ -1,0 +1,272 @@
+/* cmd-submit.c - triage submit: queues a command with the caller's working
+ * directory and environment, prints its id, and with --wait waits for it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "exitcode.h"
+#include "format.h"
+#include "units.h"
+#include "xmalloc.h"
+
+extern char **environ;
+
+#define CMD_SUBMIT_SLOTS	0x110
+#define CMD_SUBMIT_EXCLUSIVE	0x111
+#define CMD_SUBMIT_TIMEOUT	0x112
+#define CMD_SUBMIT_ENV		0x113
+#define CMD_SUBMIT_CLEAN_ENV	0x114
+#define CMD_SUBMIT_WAIT		0x115
+
+static int cmd_submit_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_submit_entry = {
+	.name = "submit",
+	.args = "[-p PRIO] [-n NAME] [--slots N | --exclusive]\n"
+	    "           [--timeout T] [--env K=V]... [--clean-env] [--wait]\n"
+	    "           [--] CMD [ARG...]",
+	.summary = "queue a command and print its job id",
+	.options =
+	    "  -p, --priority PRIO  the priority (default: the daemon's "
+	    "default_priority)\n"
+	    "  -n, --name NAME      a name to show (default: CMD's base name)\n"
+	    "      --slots N        slots the job holds while it runs "
+	    "(default 1)\n"
+	    "      --exclusive      run alone, holding every slot\n"
+	    "      --timeout T      kill the job after T: 500ms, 30s, 5m, 2h, "
+	    "7d, or\n"
+	    "                       seconds (default: the priority's; 0 = "
+	    "none)\n"
+	    "      --env K=V        set K in the job's environment "
+	    "(repeatable)\n"
+	    "      --clean-env      pass only the --env variables, not this "
+	    "environment\n"
+	    "      --wait           wait for the job; exit with its exit "
+	    "status\n",
+	.notes =
+	    "The job runs CMD with its ARGs, without a shell, in the current "
+	    "directory\n"
+	    "and with this environment. Its id is printed alone on stdout:\n"
+	    "    id=$(triage submit -p low -- make -j8)\n"
+	    "With --json, prints the job object instead (and with --wait, the "
+	    "finished\n"
+	    "job's too).\n",
+	.exec = cmd_submit_exec,
+};
+
+/* Sets key to value in env, a JSON object; a usage error if not UTF-8. */
+static int
+cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
+    bool from_flag)
+{
+	const char *eq = strchr(kv, '=');
+	json_t *value;
+	char *key;
+
+	if (eq == NULL || eq == kv) {
+		if (from_flag)
+			return cmd_usage(ctx, "--env needs K=V, not '%s'", kv);
+		return CMD_EXIT_OK;	/* not a variable: nothing to pass */
+	}
+	key = xmalloc((size_t)(eq - kv) + 1);
+	memcpy(key, kv, (size_t)(eq - kv));
+	key[eq - kv] = '\0';
+	value = json_string(eq + 1);
+	if (value == NULL || json_object_set_new(env, key, value) == -1) {
+		free(key);
+		/* A variable of our own environment that JSON cannot carry is
+		 * left out; one the user asked for is an error. */
+		if (from_flag)
+			return cmd_usage(ctx, "--env %.64s: not valid UTF-8", kv);
+		return CMD_EXIT_OK;
+	}
+	free(key);
+	return CMD_EXIT_OK;
+}
+
+/* Sets params' timeout from "30s"; whole seconds go as an integer. */
+static int
+cmd_submit_timeout(struct cmd_ctx *ctx, json_t *params, const char *s)
+{
+	uint64_t ms;
+
+	if (units_parse_duration(s, &ms) == -1)
+		return cmd_usage(ctx, "invalid --timeout '%s' (try 30s, 5m, 2h)",
+		    s);
+	if (ms % 1000 == 0)
+		json_object_set_new(params, "timeout",
+		    xjson(json_integer((json_int_t)(ms / 1000))));
+	else
+		json_object_set_new(params, "timeout",
+		    xjson(json_real((double)ms / 1000)));
+	return CMD_EXIT_OK;
+}
+
+/* Waits until the job is terminal; returns its exit status, or ours. */
+static int
+cmd_submit_wait(struct cmd_ctx *ctx, int64_t id, json_t **job)
+{
+	int rc, code;
+
+	for (;;) {
+		rc = cmd_call(ctx, "wait", xjson(json_pack("{s:I}", "id",
+		    (json_int_t)id)), id, job);
+		if (rc != CMD_EXIT_OK)
+			return rc;
+		if ((code = exitcode_of_job(*job)) != -1)
+			return code;
+		/* Not finished (the daemon gave up waiting): ask again. */
+		json_decref(*job);
+		*job = NULL;
+	}
+}
+
+static int
+cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "priority", required_argument, NULL, 'p' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "slots", required_argument, NULL, CMD_SUBMIT_SLOTS },
+		{ "exclusive", no_argument, NULL, CMD_SUBMIT_EXCLUSIVE },
+		{ "timeout", required_argument, NULL, CMD_SUBMIT_TIMEOUT },
+		{ "env", required_argument, NULL, CMD_SUBMIT_ENV },
+		{ "clean-env", no_argument, NULL, CMD_SUBMIT_CLEAN_ENV },
+		{ "wait", no_argument, NULL, CMD_SUBMIT_WAIT },
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	json_t *params, *env, *args, *v, *job = NULL;
+	char **flags_env, **ep, *cwd;
+	size_t nflags_env = 0;
+	bool clean_env = false, wait = false, slots = false, exclusive = false;
+	int ch, i, rc = CMD_EXIT_OK;
+	long n;
+	int64_t id;
+
+	params = xjson(json_object());
+	flags_env = xcalloc((size_t)argc, sizeof *flags_env);
+	/* "+": the first word that is not an option starts the command. */
+	while (rc == CMD_EXIT_OK &&
+	    (ch = cmd_getopt(ctx, argc, argv, "+:hp:n:", longopts)) != -1) {
+		switch (ch) {
+		case 'p':
+		case 'n':
+			if ((v = json_string(optarg)) == NULL)
+				rc = cmd_usage(ctx, "-%c: not valid UTF-8", ch);
+			else
+				json_object_set_new(params, ch == 'p' ?
+				    "priority" : "name", v);
+			break;
+		case CMD_SUBMIT_SLOTS:
+			if (cmd_parse_count(optarg, 1, &n) == -1)
+				rc = cmd_usage(ctx, "invalid --slots '%s' (a "
+				    "count of at least 1)", optarg);
+			else
+				json_object_set_new(params, "slots",
+				    xjson(json_integer(n)));
+			slots = true;
+			break;
+		case CMD_SUBMIT_EXCLUSIVE:
+			json_object_set_new(params, "exclusive", json_true());
+			exclusive = true;
+			break;
+		case CMD_SUBMIT_TIMEOUT:
+			rc = cmd_submit_timeout(ctx, params, optarg);
+			break;
+		case CMD_SUBMIT_ENV:
+			flags_env[nflags_env++] = optarg;
+			break;
+		case CMD_SUBMIT_CLEAN_ENV:
+			clean_env = true;
+			break;
+		case CMD_SUBMIT_WAIT:
+			wait = true;
+			break;
+		case CMD_GETOPT_EXIT:
+			rc = ctx->status;
+			goto out;
+		default:
+			rc = cmd_usage(ctx, "unknown option");
+			break;
+		}
+	}
+	if (rc != CMD_EXIT_OK)
+		goto out;
+	if (slots && exclusive) {
+		rc = cmd_usage(ctx, "--slots and --exclusive exclude each other");
+		goto out;
+	}
+	if (optind == argc) {
+		rc = cmd_usage(ctx, "no command given");
+		goto out;
+	}
+
+	args = xjson(json_array());
+	json_object_set_new(params, "argv", args);
+	for (i = optind; i < argc; i++) {
+		if ((v = json_string(argv[i])) == NULL) {
+			rc = cmd_usage(ctx, "argument %d is not valid UTF-8",
+			    i - optind + 1);
+			goto out;
+		}
+		json_array_append_new(args, v);
+	}
+
+	if ((cwd = getcwd(NULL, 0)) == NULL) {
+		cmd_error("cannot read the current directory: %s",
+		    strerror(errno));
+		rc = CMD_EXIT_FAILURE;
+		goto out;
+	}
+	v = json_string(cwd);
+	free(cwd);
+	if (v == NULL) {
+		cmd_error("the current directory's name is not valid UTF-8");
+		rc = CMD_EXIT_FAILURE;
+		goto out;
+	}
+	json_object_set_new(params, "cwd", v);
+
+	env = xjson(json_object());
+	json_object_set_new(params, "env", env);
+	for (ep = environ; !clean_env && ep != NULL && *ep != NULL; ep++)
+		cmd_submit_setenv(ctx, env, *ep, false);
+	for (ep = flags_env; rc == CMD_EXIT_OK && *ep != NULL; ep++)
+		rc = cmd_submit_setenv(ctx, env, *ep, true);
+	if (rc != CMD_EXIT_OK)
+		goto out;
+
+	rc = cmd_call(ctx, "submit", params, 0, &job);
+	params = NULL;
+	if (rc != CMD_EXIT_OK)
+		goto out;
+	if (!json_is_integer(json_object_get(job, "id"))) {
+		cmd_error("the daemon's answer has no job id");
+		rc = CMD_EXIT_FAILURE;
+		goto out;
+	}
+	id = json_integer_value(json_object_get(job, "id"));
+	if (ctx->json)
+		format_json_line(job);
+	else
+		printf("%lld\n", (long long)id);
+	if (!wait)
+		goto out;
+	/* Whoever reads the id must have it before the job ends. */
+	fflush(stdout);
+	json_decref(job);
+	job = NULL;
+	rc = cmd_submit_wait(ctx, id, &job);
+	if (ctx->json && job != NULL)
+		format_json_line(job);
+
+out:
+	json_decref(params);
+	json_decref(job);
+	free(flags_env);
+	return rc;
+}

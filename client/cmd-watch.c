@@ -1,0 +1,214 @@
+/* cmd-watch.c - triage watch: a live view of the daemon on a terminal,
+ * redrawn as jobs change; elsewhere, one line per job change, as it comes. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "format.h"
+#include "table.h"
+#include "timefmt.h"
+#include "xmalloc.h"
+
+/* Redraw at most this often however fast jobs change, and at least this
+ * often so running times move. */
+#define CMD_WATCH_MIN_MS 100
+#define CMD_WATCH_MAX_MS 1000
+
+static int cmd_watch_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_watch_entry = {
+	.name = "watch",
+	.args = "",
+	.summary = "watch the priorities and running jobs live",
+	.options = NULL,
+	.notes =
+	    "On a terminal, redraws the priorities and the running jobs "
+	    "whenever a job\n"
+	    "changes, and every second. Otherwise (or with --json) prints a "
+	    "line per\n"
+	    "job change: the time, the job's id, state and name (or the job "
+	    "object).\n"
+	    "Runs until interrupted.\n",
+	.exec = cmd_watch_exec,
+};
+
+static const char *const cmd_watch_columns[] = {
+	"name", "rank", "queued", "running", "paused", NULL,
+};
+
+static int64_t
+cmd_watch_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+cmd_watch_running(const json_t *jobs, FILE *f)
+{
+	static const char *const headers[] = { "ID", "PRIORITY", "RAN", "NAME" };
+	char id[24], ran[TIMEFMT_MAX];
+	int64_t now = timefmt_now();
+	struct table *t;
+	json_t *job;
+	size_t i;
+
+	t = table_new(headers, 4);
+	table_align_right(t, 0);
+	table_align_right(t, 2);
+	json_array_foreach(jobs, i, job) {
+		table_add(t, (const char *const[]){
+		    format_int(json_object_get(job, "id"), id, sizeof id),
+		    json_string_value(json_object_get(job, "priority")),
+		    format_span(timefmt_ran(job, now), ran, sizeof ran),
+		    json_string_value(json_object_get(job, "name")),
+		});
+	}
+	table_print(t, f);
+	table_free(t);
+}
+
+/* Draws the whole screen at once, so it does not flicker. */
+static int
+cmd_watch_draw(struct cmd_ctx *ctx)
+{
+	const json_t *counts;
+	json_t *stats, *jobs;
+	char when[TIMEFMT_MAX], a[24], b[24], c[24], d[24];
+	char *frame;
+	size_t len;
+	FILE *f;
+	int rc;
+
+	if ((rc = cmd_call(ctx, "stats", NULL, 0, &stats)) != CMD_EXIT_OK)
+		return rc;
+	rc = cmd_list_fetch(ctx, xjson(json_pack("{s:[s]}", "state",
+	    "running")), &jobs);
+	if (rc != CMD_EXIT_OK) {
+		json_decref(stats);
+		return rc;
+	}
+
+	if ((f = open_memstream(&frame, &len)) == NULL)
+		xoom();
+	counts = json_object_get(stats, "jobs");
+	fprintf(f, "\033[H\033[2Jtriage watch  %s  %s\n\n",
+	    timefmt_local(timefmt_now(), when, sizeof when), ctx->socket_path);
+	fprintf(f, "slots %s/%s busy   workers %s/%s busy   ",
+	    format_int(json_object_get(stats, "slots_busy"), a, sizeof a),
+	    format_int(json_object_get(stats, "slots"), b, sizeof b),
+	    format_int(json_object_get(stats, "workers_busy"), c, sizeof c),
+	    format_int(json_object_get(stats, "workers"), d, sizeof d));
+	fprintf(f, "queued %s   running %s\n\n",
+	    format_int(json_object_get(counts, "queued"), a, sizeof a),
+	    format_int(json_object_get(counts, "running"), b, sizeof b));
+	cmd_priorities_table(stats, cmd_watch_columns, f);
+	fputc('\n', f);
+	cmd_watch_running(jobs, f);
+	if (fclose(f) != 0)
+		xoom();
+	fwrite(frame, 1, len, stdout);
+	fflush(stdout);
+	free(frame);
+	json_decref(stats);
+	json_decref(jobs);
+	return CMD_EXIT_OK;
+}
+
+/* Prints one job change: the time, id, state and name; or the job. */
+static void
+cmd_watch_line(struct cmd_ctx *ctx, const json_t *msg)
+{
+	const json_t *job = json_object_get(msg, "params");
+	const char *state, *name;
+	char when[TIMEFMT_MAX], id[24], *clean;
+	struct tm tm;
+	time_t now;
+
+	if (ctx->json) {
+		format_json_line(job);
+		fflush(stdout);
+		return;
+	}
+	now = time(NULL);
+	if (localtime_r(&now, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(when, sizeof when, "%lld", (long long)now);
+	state = json_string_value(json_object_get(job, "state"));
+	name = json_string_value(json_object_get(job, "name"));
+	clean = format_clean(name != NULL ? name : "-");
+	printf("%s %s %s %s\n", when,
+	    format_int(json_object_get(job, "id"), id, sizeof id),
+	    state != NULL ? state : "-", clean);
+	free(clean);
+	fflush(stdout);
+}
+
+static int
+cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct client_error err;
+	json_t *result, *msg;
+	int64_t drawn = 0, now, timeout;
+	bool live, dirty = true;
+	const char *method;
+	int ch, rc;
+
+	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
+		if (ch == CMD_GETOPT_EXIT)
+			return ctx->status;
+		return cmd_usage(ctx, "unknown option");
+	}
+	if (optind != argc)
+		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	live = !ctx->json && isatty(STDOUT_FILENO);
+
+	if ((rc = cmd_call(ctx, "watch", xjson(json_object()), 0, &result)) !=
+	    CMD_EXIT_OK)
+		return rc;
+	json_decref(result);
+
+	for (;;) {
+		now = cmd_watch_mono();
+		if (live && ((dirty && now - drawn >= CMD_WATCH_MIN_MS) ||
+		    now - drawn >= CMD_WATCH_MAX_MS)) {
+			if ((rc = cmd_watch_draw(ctx)) != CMD_EXIT_OK)
+				return rc;
+			drawn = now;
+			dirty = false;
+		}
+		if (!live)
+			timeout = -1;
+		else if (dirty)
+			timeout = drawn + CMD_WATCH_MIN_MS - now;
+		else
+			timeout = drawn + CMD_WATCH_MAX_MS - now;
+		if (timeout < -1)
+			timeout = 0;
+
+		msg = client_notification(ctx->client, (int)timeout, &err);
+		if (msg == NULL) {
+			if (errno == ETIMEDOUT)
+				continue;
+			return cmd_report(&err, 0);
+		}
+		method = json_string_value(json_object_get(msg, "method"));
+		if (method != NULL && strcmp(method, "job") == 0) {
+			if (live)
+				dirty = true;
+			else
+				cmd_watch_line(ctx, msg);
+		}
+		json_decref(msg);
+	}
+}

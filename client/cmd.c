@@ -1,0 +1,196 @@
+/* cmd.c - what the triage subcommands share: their option parsing with the
+ * common options, error lines, and a connection opened on first use. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "xmalloc.h"
+
+void
+cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("triage: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+cmd_usage(struct cmd_ctx *ctx, const char *fmt, ...)
+{
+	const char *name = ctx->entry != NULL ? ctx->entry->name : NULL;
+	va_list ap;
+
+	fputs("triage: ", stderr);
+	if (name != NULL)
+		fprintf(stderr, "%s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (name != NULL)
+		fprintf(stderr, " (see 'triage %s --help')\n", name);
+	else
+		fputs(" (see 'triage --help')\n", stderr);
+	return CMD_EXIT_USAGE;
+}
+
+void
+cmd_help(const struct cmd_entry *entry)
+{
+	printf("usage: triage %s%s%s\n\n%c%s.\n\n", entry->name,
+	    entry->args[0] != '\0' ? " " : "", entry->args,
+	    toupper((unsigned char)entry->summary[0]), entry->summary + 1);
+	if (entry->options != NULL)
+		fputs(entry->options, stdout);
+	fputs("  -h, --help           show this help\n"
+	    "      --json           print JSON, one object per line\n"
+	    "      --socket PATH    the daemon's socket (see triage --help)\n",
+	    stdout);
+	if (entry->notes != NULL)
+		printf("\n%s", entry->notes);
+}
+
+/* The option as the user wrote it, for an error: "--name" or "-x". */
+static void
+cmd_option_name(char **argv, char *buf, size_t len)
+{
+	const char *arg = argv[optind - 1];
+	size_t n;
+
+	if (strncmp(arg, "--", 2) == 0) {
+		n = strcspn(arg, "=");
+		snprintf(buf, len, "%.*s", (int)n, arg);
+	} else if (optopt > 0 && optopt < 0x100)
+		snprintf(buf, len, "-%c", optopt);
+	else
+		snprintf(buf, len, "%s", arg);
+}
+
+int
+cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
+    const struct option *longopts)
+{
+	char name[64];
+	int ch;
+
+	opterr = 0;
+	ch = getopt_long(argc, argv, optstring, longopts, NULL);
+	switch (ch) {
+	case 'h':
+		if (ctx->entry == NULL)
+			return ch;	/* triage --help: main's own */
+		cmd_help(ctx->entry);
+		ctx->status = CMD_EXIT_OK;
+		return CMD_GETOPT_EXIT;
+	case CMD_OPT_JSON:
+		ctx->json = true;
+		return cmd_getopt(ctx, argc, argv, optstring, longopts);
+	case CMD_OPT_SOCKET:
+		ctx->socket_flag = optarg;
+		return cmd_getopt(ctx, argc, argv, optstring, longopts);
+	case ':':
+		cmd_option_name(argv, name, sizeof name);
+		ctx->status = cmd_usage(ctx, "option %s needs a value", name);
+		return CMD_GETOPT_EXIT;
+	case '?':
+		cmd_option_name(argv, name, sizeof name);
+		if (strncmp(name, "--", 2) == 0 && strchr(argv[optind - 1], '='))
+			ctx->status = cmd_usage(ctx,
+			    "option %s takes no value, or is unknown", name);
+		else
+			ctx->status = cmd_usage(ctx, "unknown option %s", name);
+		return CMD_GETOPT_EXIT;
+	default:
+		return ch;
+	}
+}
+
+int
+cmd_parse_id(const char *s, int64_t *id)
+{
+	long long n;
+	char *end;
+
+	if (*s < '1' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*id = n;
+	return 0;
+}
+
+int
+cmd_parse_count(const char *s, long min, long *n)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > INT32_MAX)
+		return -1;
+	*n = v;
+	return 0;
+}
+
+struct client *
+cmd_client(struct cmd_ctx *ctx)
+{
+	char *cause;
+
+	if (ctx->client != NULL)
+		return ctx->client;
+	if (ctx->socket_path == NULL &&
+	    (ctx->socket_path = client_socket_path(ctx->socket_flag,
+	    NULL)) == NULL)
+		xoom();
+	if ((ctx->client = client_connect(ctx->socket_path, &cause)) == NULL) {
+		if (cause == NULL)
+			xoom();
+		cmd_error("%s", cause);
+		free(cause);
+	}
+	return ctx->client;
+}
+
+int
+cmd_report(const struct client_error *err, int64_t job_id)
+{
+	if (err->code == CLIENT_ERR_TRANSPORT) {
+		cmd_error("%s", err->message);
+		return CMD_EXIT_UNREACHABLE;
+	}
+	if (job_id > 0)
+		cmd_error("job %lld: %s", (long long)job_id, err->message);
+	else
+		cmd_error("%s", err->message);
+	return CMD_EXIT_FAILURE;
+}
+
+int
+cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
+    int64_t job_id, json_t **result)
+{
+	struct client_error err;
+	struct client *c;
+
+	*result = NULL;
+	if ((c = cmd_client(ctx)) == NULL) {
+		json_decref(params);
+		return CMD_EXIT_UNREACHABLE;
+	}
+	if ((*result = client_call(c, method, params, -1, &err)) == NULL)
+		return cmd_report(&err, job_id);
+	return CMD_EXIT_OK;
+}

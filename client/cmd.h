@@ -1,0 +1,108 @@
+/* cmd.h - the triage command table's entry, and what every subcommand
+ * shares: option parsing, the connection, calls that report their errors. */
+#ifndef TRIAGE_CMD_H
+#define TRIAGE_CMD_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "client.h"
+
+/* Exit statuses, as triage(1) documents them under EXIT STATUS. */
+#define CMD_EXIT_OK		0
+#define CMD_EXIT_FAILURE	1	/* the daemon refused; a local failure */
+#define CMD_EXIT_USAGE		2
+#define CMD_EXIT_UNREACHABLE	3	/* no daemon, or the connection broke */
+
+/* The options every subcommand takes too; their getopt values. */
+#define CMD_OPT_JSON	0x100
+#define CMD_OPT_SOCKET	0x101
+#define CMD_COMMON_LONGOPTS						\
+	{ "help", no_argument, NULL, 'h' },				\
+	{ "json", no_argument, NULL, CMD_OPT_JSON },			\
+	{ "socket", required_argument, NULL, CMD_OPT_SOCKET }
+/* cmd_getopt()'s answer when the command must end: see cmd_ctx.status. */
+#define CMD_GETOPT_EXIT	0x1ff
+
+struct cmd_ctx;
+
+struct cmd_entry {
+	const char *name;
+	const char *args;	/* the synopsis after the name */
+	const char *summary;	/* one line, for triage --help */
+	const char *options;	/* its --help's option lines, or NULL */
+	const char *notes;	/* its --help's closing text, or NULL */
+	int (*exec)(struct cmd_ctx *ctx, int argc, char **argv);
+};
+
+struct cmd_ctx {
+	const struct cmd_entry *entry;	/* the command running */
+	const char *socket_flag;	/* --socket, or NULL */
+	bool json;			/* --json */
+	int status;			/* the exit status at CMD_GETOPT_EXIT */
+	char *socket_path;		/* once resolved */
+	struct client *client;		/* once connected */
+};
+
+extern const struct cmd_entry *const cmd_table[];
+
+extern const struct cmd_entry cmd_submit_entry;
+extern const struct cmd_entry cmd_status_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_wait_entry;
+extern const struct cmd_entry cmd_cancel_entry;
+extern const struct cmd_entry cmd_output_entry;
+extern const struct cmd_entry cmd_watch_entry;
+extern const struct cmd_entry cmd_stats_entry;
+extern const struct cmd_entry cmd_pause_entry;
+extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_priorities_entry;
+
+/* Prints "triage: MESSAGE" on stderr. */
+void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints a usage error with a hint to --help; returns CMD_EXIT_USAGE. */
+int cmd_usage(struct cmd_ctx *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prints the command's --help on stdout. */
+void cmd_help(const struct cmd_entry *entry);
+
+/*
+ * getopt_long for a subcommand (optind must be 0 on the first call): handles
+ * --help, --json and --socket itself, and returns CMD_GETOPT_EXIT with
+ * ctx->status set after --help (0) or a usage error (printed; 2). optstring
+ * must start with ":" (after "+" if wanted) and hold "h".
+ */
+int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
+    const char *optstring, const struct option *longopts);
+
+/* Reads a job id (a positive decimal integer); 0, or -1 when it is not. */
+int cmd_parse_id(const char *s, int64_t *id);
+/* Reads a count of at least min; 0, or -1 when it is not. */
+int cmd_parse_count(const char *s, long min, long *n);
+
+/* The connection, opened on first use; NULL after printing why. */
+struct client *cmd_client(struct cmd_ctx *ctx);
+/*
+ * Calls method (params stolen) and sets *result. On error prints it (a
+ * daemon's error prefixed "job ID: " when job_id > 0) and returns
+ * CMD_EXIT_FAILURE or CMD_EXIT_UNREACHABLE; else CMD_EXIT_OK.
+ */
+int cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
+    int64_t job_id, json_t **result);
+/* Reports a transport error (err) and returns CMD_EXIT_UNREACHABLE, or a
+ * daemon's error and returns CMD_EXIT_FAILURE. */
+int cmd_report(const struct client_error *err, int64_t job_id);
+
+/* Every job list matches (params: list's, stolen; paged by after_id);
+ * an exit status as cmd_call()'s. *jobs is an array. */
+int cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs);
+/* Prints the priorities of a stats result as a table of the fields keys
+ * (NULL-terminated, at most 16) names, "name" first. */
+void cmd_priorities_table(const json_t *stats, const char *const *keys,
+    FILE *f);
+
+#endif

@@ -1,0 +1,32 @@
+/* format.h - how the triage CLI shows things to people: times, spans,
+ * command lines, and text made safe for a terminal. */
+#ifndef TRIAGE_FORMAT_H
+#define TRIAGE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* A copy of s (allocated) with control characters shown as '?'. */
+char *format_clean(const char *s);
+/* The columns s takes on a terminal: its UTF-8 characters, counted. */
+size_t format_width(const char *s);
+/* argv (a JSON array of strings) as a shell would read it back, quoting
+ * what needs it. Allocated. */
+char *format_argv(const json_t *argv);
+/* A span in ms as timefmt_elapsed() writes it, or "-" when ms < 0. */
+const char *format_span(int64_t ms, char *buf, size_t len);
+/* The job's field key (an RFC 3339 time) in local time, or NULL when null.
+ * Unreadable times are shown as they came. */
+const char *format_time(const json_t *job, const char *key, char *buf,
+    size_t len);
+/* A JSON number of seconds, exactly, as triage.conf writes a duration
+ * ("30s", "5m", "1500ms"); "-" when it is not a number >= 0. */
+const char *format_seconds(const json_t *v, char *buf, size_t len);
+/* A JSON integer, or "-" for anything else. */
+const char *format_int(const json_t *v, char *buf, size_t len);
+/* Prints v on one line of compact JSON to stdout. */
+void format_json_line(const json_t *v);
+
+#endif

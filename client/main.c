@@ -1,0 +1,138 @@
+/* main.c - triage, the command-line client of triaged: the global options,
+ * the command table, and the run of one subcommand. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "version.h"
+
+const struct cmd_entry *const cmd_table[] = {
+	&cmd_submit_entry,
+	&cmd_status_entry,
+	&cmd_list_entry,
+	&cmd_wait_entry,
+	&cmd_cancel_entry,
+	&cmd_output_entry,
+	&cmd_watch_entry,
+	&cmd_stats_entry,
+	&cmd_priorities_entry,
+	&cmd_pause_entry,
+	&cmd_resume_entry,
+	NULL,
+};
+
+static void
+main_help(void)
+{
+	const struct cmd_entry *const *e;
+
+	printf("usage: triage [--socket PATH] [--json] COMMAND [ARG...]\n"
+	    "       triage COMMAND --help\n"
+	    "\n"
+	    "Submits jobs to triaged, the priority job-dispatch daemon, and "
+	    "shows them.\n"
+	    "\n"
+	    "Commands:\n");
+	for (e = cmd_table; *e != NULL; e++)
+		printf("  %-11s %s\n", (*e)->name, (*e)->summary);
+	printf("\n"
+	    "Options (before the command, or after it):\n"
+	    "      --socket PATH  the daemon's socket; else $TRIAGE_SOCKET, "
+	    "else\n"
+	    "                     $XDG_RUNTIME_DIR/triage/triage.sock (not for "
+	    "root, if\n"
+	    "                     that directory exists), else "
+	    CLIENT_SOCKET_SYSTEM "\n"
+	    "      --json         print JSON, one object per line\n"
+	    "  -h, --help         show this help\n"
+	    "  -V, --version      print the version\n"
+	    "\n"
+	    "Exit status:\n"
+	    "  0    success\n"
+	    "  1    the daemon refused a request (after the others, for "
+	    "several IDs)\n"
+	    "  2    usage error\n"
+	    "  3    the daemon cannot be reached, or the connection broke\n"
+	    "  wait, submit --wait: the job's exit code; 128+N killed by "
+	    "signal N;\n"
+	    "  124 timed out; 125 canceled; 126 lost; 127 failed without "
+	    "running.\n"
+	    "\n"
+	    "See triage(1).\n");
+}
+
+static const struct cmd_entry *
+main_find(const char *name)
+{
+	const struct cmd_entry *const *e;
+
+	for (e = cmd_table; *e != NULL; e++) {
+		if (strcmp((*e)->name, name) == 0)
+			return *e;
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, CMD_OPT_JSON },
+		{ "socket", required_argument, NULL, CMD_OPT_SOCKET },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cmd_ctx ctx;
+	const struct cmd_entry *entry;
+	int ch, status;
+
+	memset(&ctx, 0, sizeof ctx);
+	/* "+": the subcommand and everything after it are its own. */
+	while ((ch = cmd_getopt(&ctx, argc, argv, "+:hV", longopts)) != -1) {
+		switch (ch) {
+		case 'h':
+			main_help();
+			return CMD_EXIT_OK;
+		case 'V':
+			printf("triage %s\n", TRIAGE_VERSION);
+			return CMD_EXIT_OK;
+		case CMD_GETOPT_EXIT:
+			return ctx.status;
+		default:
+			return cmd_usage(&ctx, "unknown option");
+		}
+	}
+	if (optind == argc)
+		return cmd_usage(&ctx, "no command given");
+	argc -= optind;
+	argv += optind;
+
+	if (strcmp(argv[0], "help") == 0) {
+		if (argc == 1) {
+			main_help();
+			return CMD_EXIT_OK;
+		}
+		if ((entry = main_find(argv[1])) == NULL)
+			return cmd_usage(&ctx, "unknown command '%s'", argv[1]);
+		cmd_help(entry);
+		return CMD_EXIT_OK;
+	}
+	if ((entry = main_find(argv[0])) == NULL)
+		return cmd_usage(&ctx, "unknown command '%s'", argv[0]);
+
+	ctx.entry = entry;
+	optind = 0;		/* getopt starts afresh on the subcommand */
+	status = entry->exec(&ctx, argc, argv);
+
+	client_free(ctx.client);
+	free(ctx.socket_path);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		cmd_error("cannot write the output: %s", strerror(errno));
+		if (status == CMD_EXIT_OK)
+			status = CMD_EXIT_FAILURE;
+	}
+	return status;
+}

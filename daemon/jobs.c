@@ -1,0 +1,219 @@
+/* jobs.c - the job state machine: admit a submission to its queue, move jobs
+ * through their states, and tell waiters and watchers of every change. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "jobs.h"
+#include "log.h"
+#include "pool.h"
+#include "psem.h"
+#include "rfc3339.h"
+#include "run.h"
+#include "shutdown.h"
+#include "store.h"
+#include "triaged.h"
+#include "wait.h"
+#include "watch.h"
+
+/* The semaphore granted the job its slots: it leaves its queue. */
+static void
+jobs_grant_cb(struct psem_waiter *w, void *arg)
+{
+	struct job *job = (struct job *)((char *)w - offsetof(struct job, waiter));
+
+	run_start(arg, job);
+}
+
+int
+jobs_init(struct triaged *td, char **cause)
+{
+	const struct config *cfg = td->cfg;
+	unsigned i;
+
+	td->sem = psem_new(td->base, cfg->slots, cfg->npriorities,
+	    psem_policy_find(cfg->policy));
+	if (td->sem == NULL) {
+		if (asprintf(cause, "cannot make the semaphore: %m") < 0)
+			*cause = NULL;
+		return -1;
+	}
+	for (i = 0; i < cfg->npriorities; i++) {
+		psem_set_weight(td->sem, i, cfg->priorities[i].weight);
+		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);
+	}
+	return 0;
+}
+
+void
+jobs_free(struct triaged *td)
+{
+	psem_free(td->sem);
+	td->sem = NULL;
+}
+
+void
+jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
+{
+	int64_t now = rfc3339_now_ms();
+
+	td->counts[job->state]--;
+	td->counts[state]++;
+	if (job->state == JOB_RUNNING)
+		td->running--;
+	if (state == JOB_RUNNING) {
+		td->running++;
+		job->started_at = now;
+	}
+	job->state = state;
+	if (job_state_terminal(state))
+		job->finished_at = now;
+	if (store_update(td->store, job) != 0)
+		log_warn("job %llu: cannot record its state",
+		    (unsigned long long)job->id);
+	watch_notify(td, job);
+	if (job_state_terminal(state)) {
+		wait_job_ended(td, job);
+		shutdown_check(td);
+	}
+}
+
+int
+jobs_submit(struct triaged *td, struct job *job, unsigned prio)
+{
+	job->id = store_next_id(td->store);
+	job->submitted_at = rfc3339_now_ms();
+	job->state = JOB_QUEUED;
+	if (store_add(td->store, job) != 0)
+		return -1;
+	td->counts[JOB_QUEUED]++;
+	log_debug("job %llu queued at %s: %s", (unsigned long long)job->id,
+	    job->priority, job->name);
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	watch_notify(td, job);
+	switch (psem_acquire(td->sem, &job->waiter)) {
+	case 1:
+		run_start(td, job);
+		break;
+	case 0:
+		break;
+	default:
+		/* The submit method checked slots against the semaphore. */
+		log_warn("job %llu: the semaphore refused it",
+		    (unsigned long long)job->id);
+		job_set_reason(job, "internal error: cannot be queued");
+		jobs_set_state(td, job, JOB_FAILED);
+		break;
+	}
+	return 0;
+}
+
+void
+jobs_cancel(struct triaged *td, struct job *job, uid_t by)
+{
+	switch (job->state) {
+	case JOB_QUEUED:
+		if (psem_cancel(td->sem, &job->waiter) != 0)
+			log_warnx("job %llu: queued but not waiting",
+			    (unsigned long long)job->id);
+		job_set_reason(job, "canceled by uid %u", (unsigned)by);
+		jobs_set_state(td, job, JOB_CANCELED);
+		break;
+	case JOB_RUNNING:
+		run_stop(td, job, true, by);
+		break;
+	default:
+		break;
+	}
+}
+
+json_t *
+jobs_json(struct triaged *td, const struct job *job)
+{
+	int64_t position = -1;
+
+	if (job->state == JOB_QUEUED)
+		position = psem_position(td->sem, &job->waiter);
+	return job_to_json(job, position);
+}
+
+void
+jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by)
+{
+	unsigned i;
+
+	for (i = 0; i < psem_priorities(td->sem); i++) {
+		if (prio >= 0 && i != (unsigned)prio)
+			continue;
+		if (paused)
+			psem_pause(td->sem, i);
+		else
+			psem_resume(td->sem, i);
+	}
+	log_notice("%s %s by uid %u", paused ? "paused" : "resumed",
+	    prio >= 0 ? td->cfg->priorities[prio].name : "every priority",
+	    (unsigned)by);
+}
+
+unsigned
+jobs_queued(const struct triaged *td)
+{
+	struct psem_prio_stats st;
+	unsigned i, n = 0;
+
+	for (i = 0; i < psem_priorities(td->sem); i++)
+		if (psem_prio_stats(td->sem, i, &st) == 0)
+			n += st.queued;
+	return n;
+}
+
+json_t *
+jobs_stats(struct triaged *td)
+{
+	const struct config *cfg = td->cfg;
+	const struct config_priority *p;
+	struct psem_prio_stats st;
+	json_t *prios, *counts, *o;
+	unsigned i;
+
+	if ((prios = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < cfg->npriorities; i++) {
+		p = &cfg->priorities[i];
+		psem_prio_stats(td->sem, i, &st);
+		json_array_append_new(prios, json_pack(
+		    "{ss sI sI sI sI sI sb sI sI}",
+		    "name", p->name,
+		    "rank", (json_int_t)p->rank,
+		    "queued", (json_int_t)st.queued,
+		    "running", (json_int_t)st.held,
+		    "max_queued", (json_int_t)p->max_queued,
+		    "max_running", (json_int_t)p->max_running,
+		    "paused", st.paused,
+		    "dispatched", (json_int_t)st.dispatched,
+		    "weight", (json_int_t)p->weight));
+	}
+	if ((counts = json_object()) == NULL) {
+		json_decref(prios);
+		return NULL;
+	}
+	for (i = 0; i < JOB_NSTATES; i++)
+		json_object_set_new(counts, job_state_name(i),
+		    json_integer((json_int_t)td->counts[i]));
+	o = json_pack("{sI sI sI sI so so sf ss ss}",
+	    "slots", (json_int_t)psem_permits(td->sem),
+	    "slots_busy",
+	    (json_int_t)(psem_permits(td->sem) - psem_available(td->sem)),
+	    "workers", (json_int_t)pool_size(td->pool),
+	    "workers_busy", (json_int_t)pool_busy(td->pool),
+	    "priorities", prios,
+	    "jobs", counts,
+	    "uptime", (double)(triaged_mono_ms() - td->started_mono_ms) / 1000,
+	    "version", TRIAGED_VERSION_STRING,
+	    "policy", cfg->policy);
+	return o;
+}

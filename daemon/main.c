@@ -1,0 +1,254 @@
+/* main.c - triaged's start and end: options, config, the worker pool forked
+ * first, then the store, the semaphore, the socket, and the event loop. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "client.h"
+#include "config.h"
+#include "jobs.h"
+#include "log.h"
+#include "pool.h"
+#include "run.h"
+#include "server.h"
+#include "shutdown.h"
+#include "store.h"
+#include "triaged.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: triaged [--config FILE] [--socket PATH] [--check-config]\n"
+	    "\n"
+	    "The triage job daemon: runs submitted commands by priority on a\n"
+	    "fixed pool of workers, never more at once than its slots allow.\n"
+	    "It stays in the foreground and logs to stderr.\n"
+	    "\n"
+	    "  -c, --config FILE   config file (default: $TRIAGE_CONFIG, else\n"
+	    "                      " CONFIG_DEFAULT_PATH ", if it exists)\n"
+	    "  -s, --socket PATH   listening socket (default: $TRIAGE_SOCKET,\n"
+	    "                      the config's socket key, else the runtime\n"
+	    "                      directory's triage/triage.sock)\n"
+	    "  -t, --check-config  read the config, report, and exit\n"
+	    "  -h, --help          this help\n"
+	    "  -V, --version       the version\n");
+}
+
+/* Each line of a multi-line cause gets its own log line. */
+static void
+log_cause(const char *cause)
+{
+	const char *p = cause, *nl;
+
+	while (p != NULL && *p != '\0') {
+		nl = strchr(p, '\n');
+		log_err("%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
+		p = nl ? nl + 1 : NULL;
+	}
+}
+
+/* mkdir -p: each missing directory made with mode. */
+static int
+mkdirs(const char *path, mode_t mode)
+{
+	char buf[4096], *p;
+
+	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, mode) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void
+setup_state_dir(struct triaged *td)
+{
+	const char *dir = td->cfg->state_dir;
+	struct stat st;
+
+	if (mkdirs(dir, 0700) != 0)
+		fatal("state_dir %s: cannot create it", dir);
+	if (stat(dir, &st) != 0)
+		fatal("state_dir %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		fatalx("state_dir %s: not a directory", dir);
+	if (access(dir, W_OK | X_OK) != 0)
+		fatal("state_dir %s: not writable", dir);
+	if (asprintf(&td->output_dir, "%s/output", dir) < 0)
+		fatalx("out of memory");
+	if (mkdir(td->output_dir, 0700) != 0 && errno != EEXIST)
+		fatal("%s: cannot create it", td->output_dir);
+}
+
+/* Enough descriptors for max_clients, as far as the hard limit allows. */
+static void
+raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static void
+stop_cb(evutil_socket_t signo, short what, void *arg)
+{
+	(void)what;
+	shutdown_begin(arg, (int)signo);
+}
+
+static void
+hup_cb(evutil_socket_t signo, short what, void *arg)
+{
+	(void)signo;
+	(void)what;
+	(void)arg;
+	log_notice("SIGHUP: reloading the config is not supported yet; "
+	    "restart triaged to apply a changed config");
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "check-config", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_flag = NULL, *socket_flag = NULL;
+	struct config_opts opts = { 0 };
+	struct event *sigs[4];
+	struct triaged td;
+	bool check_only = false;
+	char *cause = NULL, *socket_path, *dir;
+	int ch;
+	size_t i;
+
+	while ((ch = getopt_long(argc, argv, "c:s:thV", longopts, NULL)) != -1)
+		switch (ch) {
+		case 'c':
+			config_flag = optarg;
+			break;
+		case 's':
+			socket_flag = optarg;
+			break;
+		case 't':
+			check_only = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("triaged %s\n", TRIAGED_VERSION_STRING);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	if (optind != argc) {
+		fprintf(stderr, "triaged: unexpected argument \"%s\"\n",
+		    argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	log_init(LOG_INFO);
+	memset(&td, 0, sizeof td);
+	td.uid = geteuid();
+	td.started_mono_ms = triaged_mono_ms();
+	opts.path = config_path(config_flag, &opts.optional);
+	if ((td.cfg = config_load(&opts, &cause)) == NULL) {
+		log_cause(cause ? cause : "cannot read the config: out of memory");
+		fatalx("not starting: the config has errors");
+	}
+	if (check_only) {
+		printf("%s: ok\n", td.cfg->path ? td.cfg->path :
+		    "built-in defaults");
+		config_free(td.cfg);
+		return 0;
+	}
+	log_set_level(td.cfg->log_level);
+	setup_state_dir(&td);
+	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket))
+	    == NULL)
+		fatalx("out of memory");
+	if ((dir = strdup(socket_path)) == NULL)
+		fatalx("out of memory");
+	if (strrchr(dir, '/') != NULL && strrchr(dir, '/') != dir) {
+		*strrchr(dir, '/') = '\0';
+		if (mkdirs(dir, 0755) != 0)
+			fatal("socket directory %s", dir);
+	}
+	free(dir);
+	if (server_check(socket_path, &cause) != 0)
+		fatalx("not starting: %s", cause ? cause : "out of memory");
+	raise_fd_limit();
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((td.base = event_base_new()) == NULL)
+		fatalx("cannot make the event loop");
+	/* Workers first: they are forks, and must inherit nothing else. */
+	td.pool = pool_new(td.base, td.cfg->workers, &run_pool_callbacks, &td,
+	    &cause);
+	if (td.pool == NULL)
+		fatalx("cannot start the workers: %s", cause ? cause : "?");
+	if ((td.store = store_open()) == NULL)
+		fatal("cannot open the job store");
+	if (jobs_init(&td, &cause) != 0)
+		fatalx("%s", cause ? cause : "out of memory");
+	if ((td.server = server_open(&td, socket_path, &cause)) == NULL)
+		fatalx("cannot listen: %s", cause ? cause : "?");
+
+	sigs[0] = evsignal_new(td.base, SIGTERM, stop_cb, &td);
+	sigs[1] = evsignal_new(td.base, SIGINT, stop_cb, &td);
+	sigs[2] = evsignal_new(td.base, SIGHUP, hup_cb, &td);
+	sigs[3] = NULL;
+	for (i = 0; i < 3; i++)
+		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
+			fatalx("cannot handle signals");
+
+	log_notice("ready on %s: %u slots (%s policy), %u workers, %u "
+	    "priorities, state in %s", socket_path, td.cfg->slots,
+	    td.cfg->policy, td.cfg->workers, td.cfg->npriorities,
+	    td.cfg->state_dir);
+	event_base_dispatch(td.base);
+
+	server_close(td.server);
+	run_free_all(&td);
+	pool_free(td.pool);
+	for (i = 0; i < 3; i++)
+		event_free(sigs[i]);
+	jobs_free(&td);
+	store_close(td.store);
+	free(td.output_dir);
+	free(socket_path);
+	config_free(td.cfg);
+	event_base_free(td.base);
+	log_notice("stopped");
+	return 0;
+}

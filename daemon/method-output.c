@@ -1,0 +1,169 @@
+/* method-output.c - `output`: a page of a job's captured stdout or stderr,
+ * as UTF-8 text when it is, else base64. */
+#include <errno.h>
+#include <fcntl.h>
+#include <resolv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "job.h"
+#include "method.h"
+#include "rpc.h"
+#include "triaged.h"
+
+#define OUTPUT_DEFAULT_LIMIT 65536
+#define OUTPUT_MAX_LIMIT (1 << 20)
+
+/*
+ * How many of the len bytes to send so that a UTF-8 character cut by the
+ * page's end is left whole for the next page. Only a cut at the very end is
+ * forgiven; anything else invalid is for the caller to find.
+ */
+static size_t
+output_utf8_cut(const unsigned char *buf, size_t len)
+{
+	size_t i, need;
+
+	for (i = len; i > 0 && len - i < 4; i--) {
+		if ((buf[i - 1] & 0xc0) == 0x80)
+			continue;	/* a continuation byte */
+		if (buf[i - 1] >= 0xf0)
+			need = 4;
+		else if (buf[i - 1] >= 0xe0)
+			need = 3;
+		else if (buf[i - 1] >= 0xc0)
+			need = 2;
+		else
+			return len;
+		return len - (i - 1) < need ? i - 1 : len;
+	}
+	return len;
+}
+
+/* The data member: UTF-8 text, else base64. NULL when out of memory. */
+static json_t *
+output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
+    const char **encoding)
+{
+	size_t n = more ? output_utf8_cut(buf, len) : len;
+	json_t *s;
+	char *b64;
+
+	if (n > 0 || len == 0) {
+		/* jansson refuses invalid UTF-8: that is the check. */
+		if ((s = json_stringn((const char *)buf, n)) != NULL) {
+			*used = n;
+			*encoding = "utf-8";
+			return s;
+		}
+	}
+	if ((b64 = malloc(len / 3 * 4 + 5)) == NULL)
+		return NULL;
+	if (b64_ntop(buf, len, b64, len / 3 * 4 + 5) < 0) {
+		free(b64);
+		return NULL;
+	}
+	s = json_string(b64);
+	free(b64);
+	*used = len;
+	*encoding = "base64";
+	return s;
+}
+
+static void
+output_handler(struct rpc_req *req, json_t *params)
+{
+	struct triaged *td = rpc_daemon(req);
+	const char *stream = json_string_value(json_object_get(params,
+	    "stream"));
+	json_t *joff = json_object_get(params, "offset");
+	json_t *jlim = json_object_get(params, "limit");
+	json_int_t offset = joff ? json_integer_value(joff) : 0;
+	json_int_t limit = jlim ? json_integer_value(jlim) : OUTPUT_DEFAULT_LIMIT;
+	const char *encoding = "utf-8";
+	unsigned char *buf = NULL;
+	size_t used = 0;
+	struct stat st = { 0 };
+	bool truncated, terminal;
+	struct job *job;
+	char path[4096];
+	ssize_t got = 0;
+	json_t *data;
+	int fd;
+
+	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
+		rpc_error(req, RPC_INVALID_PARAMS, "stream",
+		    "\"stream\" must be \"stdout\" or \"stderr\"");
+		return;
+	}
+	if (offset < 0) {
+		rpc_error(req, RPC_INVALID_PARAMS, "offset",
+		    "\"offset\" must be 0 or more");
+		return;
+	}
+	if (limit < 1 || limit > OUTPUT_MAX_LIMIT) {
+		rpc_error(req, RPC_INVALID_PARAMS, "limit",
+		    "\"limit\" must be from 1 to %d", OUTPUT_MAX_LIMIT);
+		return;
+	}
+	if ((job = method_job(req, params)) == NULL ||
+	    !method_may_act(req, job, "read the output of"))
+		return;
+	terminal = job_state_terminal(job->state);
+
+	snprintf(path, sizeof path, "%s/%llu.%s", td->output_dir,
+	    (unsigned long long)job->id, stream);
+	/* No file: the job never started, and so wrote nothing. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (fstat(fd, &st) != 0 ||
+		    (buf = malloc((size_t)limit)) == NULL ||
+		    (got = pread(fd, buf, (size_t)limit, (off_t)offset)) < 0) {
+			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "cannot read the output of job %llu: %s",
+			    (unsigned long long)job->id, strerror(errno));
+			close(fd);
+			free(buf);
+			return;
+		}
+		close(fd);
+	} else if (errno != ENOENT) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+		    "cannot open the output of job %llu: %s",
+		    (unsigned long long)job->id, strerror(errno));
+		return;
+	}
+	data = output_data(buf ? buf : (const unsigned char *)"", (size_t)got,
+	    !terminal || offset + got < st.st_size, &used, &encoding);
+	free(buf);
+	if (terminal)
+		truncated = stream[3] == 'o' ? job->stdout_truncated :
+		    job->stderr_truncated;
+	else
+		truncated = td->cfg->max_output > 0 &&
+		    (uint64_t)st.st_size >= td->cfg->max_output;
+	rpc_reply(req, json_pack("{so ss sI sI sb sb}",
+	    "data", data,
+	    "encoding", encoding,
+	    "offset", offset,
+	    "next_offset", offset + (json_int_t)used,
+	    "eof", terminal && offset + (json_int_t)used >= st.st_size,
+	    "truncated", truncated));
+}
+
+static const struct method_param output_params[] = {
+	{ "id", PARAM_INTEGER, true, NULL },
+	{ "stream", PARAM_STRING, true, NULL },
+	{ "offset", PARAM_INTEGER, false, NULL },
+	{ "limit", PARAM_INTEGER, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_output = {
+	.name = "output",
+	.params = output_params,
+	.handler = output_handler,
+};

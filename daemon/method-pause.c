@@ -1,0 +1,29 @@
+/* method-pause.c - `pause`: a priority (or all) keeps taking submissions
+ * but dispatches nothing; running jobs go on. Admins only. */
+#include "conn.h"
+#include "jobs.h"
+#include "method.h"
+#include "rpc.h"
+
+static void
+pause_handler(struct rpc_req *req, json_t *params)
+{
+	int prio;
+
+	if ((prio = method_priority(req, params)) == -2)
+		return;
+	jobs_set_paused(rpc_daemon(req), prio, true, conn_uid(req->conn));
+	rpc_reply(req, jobs_stats(rpc_daemon(req)));
+}
+
+static const struct method_param pause_params[] = {
+	{ "priority", PARAM_STRING, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_pause = {
+	.name = "pause",
+	.params = pause_params,
+	.flags = METHOD_ADMIN,
+	.handler = pause_handler,
+};

@@ -1,0 +1,29 @@
+/* method-resume.c - `resume`: a paused priority (or all) dispatches again,
+ * at once if slots are free. Admins only. */
+#include "conn.h"
+#include "jobs.h"
+#include "method.h"
+#include "rpc.h"
+
+static void
+resume_handler(struct rpc_req *req, json_t *params)
+{
+	int prio;
+
+	if ((prio = method_priority(req, params)) == -2)
+		return;
+	jobs_set_paused(rpc_daemon(req), prio, false, conn_uid(req->conn));
+	rpc_reply(req, jobs_stats(rpc_daemon(req)));
+}
+
+static const struct method_param resume_params[] = {
+	{ "priority", PARAM_STRING, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_resume = {
+	.name = "resume",
+	.params = resume_params,
+	.flags = METHOD_ADMIN,
+	.handler = resume_handler,
+};

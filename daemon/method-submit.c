@@ -1,0 +1,314 @@
+/* method-submit.c - `submit`: check a submission to the letter, fill in the
+ * defaults from the config and the submitter, and queue the new job. */
+#include <errno.h>
+#include <math.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "conn.h"
+#include "job.h"
+#include "jobs.h"
+#include "log.h"
+#include "method.h"
+#include "psem.h"
+#include "rpc.h"
+#include "triaged.h"
+
+#define SUBMIT_NAME_MAX 256
+/* Ten years: anything longer is a mistake, and fits a timer easily. */
+#define SUBMIT_TIMEOUT_MAX (10.0 * 365 * 86400)
+
+/* Who the job runs for: what its defaults come from. */
+struct submit_user {
+	char name[64];
+	char home[4096];
+};
+
+static void
+submit_user(uid_t uid, struct submit_user *u)
+{
+	struct passwd pw, *res = NULL;
+	char buf[16384];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res != NULL) {
+		snprintf(u->name, sizeof u->name, "%s", pw.pw_name);
+		snprintf(u->home, sizeof u->home, "%s",
+		    pw.pw_dir && pw.pw_dir[0] == '/' ? pw.pw_dir : "/");
+	} else {
+		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
+		snprintf(u->home, sizeof u->home, "/");
+	}
+}
+
+/* A NULL-terminated copy of argv's strings, or NULL after answering. */
+static char **
+submit_argv(struct rpc_req *req, json_t *argv)
+{
+	size_t i, n = json_array_size(argv);
+	char **v;
+	json_t *s;
+
+	if (n == 0) {
+		rpc_error(req, RPC_INVALID_PARAMS, "argv",
+		    "\"argv\" must not be empty");
+		return NULL;
+	}
+	json_array_foreach(argv, i, s)
+		if (!json_is_string(s) || json_string_length(s) == 0) {
+			rpc_error(req, RPC_INVALID_PARAMS, "argv",
+			    "\"argv\" must hold non-empty strings only "
+			    "(element %zu is not one)", i);
+			return NULL;
+		}
+	if ((v = calloc(n + 1, sizeof *v)) == NULL)
+		goto nomem;
+	json_array_foreach(argv, i, s)
+		if ((v[i] = strdup(json_string_value(s))) == NULL)
+			goto nomem;
+	return v;
+nomem:
+	if (v != NULL)
+		for (i = 0; i < n; i++)
+			free(v[i]);
+	free(v);
+	rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	return NULL;
+}
+
+/* An allocated "K=V", or NULL (asprintf leaves its pointer undefined). */
+static char *
+submit_var(const char *key, const char *value)
+{
+	char *s;
+
+	return asprintf(&s, "%s=%s", key, value) < 0 ? NULL : s;
+}
+
+/* "K=V" strings from the env object, or the minimal environment. */
+static char **
+submit_env(struct rpc_req *req, json_t *env, const struct submit_user *u)
+{
+	const char *key;
+	size_t i = 0, n;
+	json_t *value;
+	char **v;
+
+	if (env == NULL) {
+		if ((v = calloc(5, sizeof *v)) == NULL)
+			goto nomem;
+		if ((v[0] = submit_var("PATH", "/usr/local/bin:/usr/bin:/bin"))
+		    == NULL || (v[1] = submit_var("HOME", u->home)) == NULL ||
+		    (v[2] = submit_var("USER", u->name)) == NULL ||
+		    (v[3] = submit_var("LOGNAME", u->name)) == NULL)
+			goto nomem;
+		return v;
+	}
+	json_object_foreach(env, key, value) {
+		if (key[0] == '\0' || strchr(key, '=') != NULL) {
+			rpc_error(req, RPC_INVALID_PARAMS, "env",
+			    "\"env\" names must be non-empty and without '=': "
+			    "\"%s\"", key);
+			return NULL;
+		}
+		if (!json_is_string(value)) {
+			rpc_error(req, RPC_INVALID_PARAMS, "env",
+			    "\"env\" values must be strings (\"%s\" is not)",
+			    key);
+			return NULL;
+		}
+	}
+	n = json_object_size(env);
+	if ((v = calloc(n + 1, sizeof *v)) == NULL)
+		goto nomem;
+	json_object_foreach(env, key, value)
+		if ((v[i++] = submit_var(key, json_string_value(value))) == NULL)
+			goto nomem;
+	return v;
+nomem:
+	if (v != NULL)
+		for (i = 0; v[i] != NULL; i++)
+			free(v[i]);
+	free(v);
+	rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	return NULL;
+}
+
+/* slots, exclusive, timeout and the queue's room. 0, or -1 answered. */
+static int
+submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
+    struct job *job)
+{
+	struct triaged *td = rpc_daemon(req);
+	const struct config_priority *p = &td->cfg->priorities[prio];
+	json_t *slots = json_object_get(params, "slots");
+	json_t *timeout = json_object_get(params, "timeout");
+	unsigned total = psem_permits(td->sem);
+	struct psem_prio_stats st;
+	double secs;
+
+	job->exclusive = json_is_true(json_object_get(params, "exclusive"));
+	if (job->exclusive && slots != NULL) {
+		rpc_error(req, RPC_INVALID_PARAMS, "slots",
+		    "give \"slots\" or \"exclusive\", not both");
+		return -1;
+	}
+	if (job->exclusive)
+		job->slots = total;
+	else if (slots != NULL) {
+		if (json_integer_value(slots) < 1 ||
+		    json_integer_value(slots) > total) {
+			rpc_error(req, RPC_INVALID_PARAMS, "slots",
+			    "\"slots\" must be from 1 to %u", total);
+			return -1;
+		}
+		job->slots = (unsigned)json_integer_value(slots);
+	}
+	if (p->max_running != 0 && job->slots > p->max_running) {
+		rpc_error(req, RPC_INVALID_PARAMS,
+		    job->exclusive ? "exclusive" : "slots",
+		    "priority %s may hold at most %u slots (max_running), "
+		    "so a job needing %u could never run", p->name,
+		    p->max_running, job->slots);
+		return -1;
+	}
+	job->timeout_ms = p->timeout_ms;
+	if (timeout != NULL) {
+		secs = json_number_value(timeout);
+		if (!isfinite(secs) || secs < 0 || secs > SUBMIT_TIMEOUT_MAX) {
+			rpc_error(req, RPC_INVALID_PARAMS, "timeout",
+			    "\"timeout\" must be seconds from 0 to %.0f",
+			    SUBMIT_TIMEOUT_MAX);
+			return -1;
+		}
+		job->timeout_ms = (uint64_t)llround(secs * 1000);
+	}
+	psem_prio_stats(td->sem, prio, &st);
+	if (st.queued >= p->max_queued) {
+		rpc_error(req, RPC_QUEUE_FULL, "priority",
+		    "priority %s is full: %u jobs queued (max_queued)",
+		    p->name, st.queued);
+		return -1;
+	}
+	return 0;
+}
+
+/* name, cwd, env, argv. 0, or -1 answered. */
+static int
+submit_strings(struct rpc_req *req, json_t *params, struct job *job,
+    const struct submit_user *u)
+{
+	json_t *name = json_object_get(params, "name");
+	json_t *cwd = json_object_get(params, "cwd");
+	const char *base;
+
+	if ((job->argv = submit_argv(req, json_object_get(params, "argv")))
+	    == NULL)
+		return -1;
+	if (name != NULL && (json_string_length(name) == 0 ||
+	    json_string_length(name) > SUBMIT_NAME_MAX)) {
+		rpc_error(req, RPC_INVALID_PARAMS, "name",
+		    "\"name\" must be 1 to %d bytes", SUBMIT_NAME_MAX);
+		return -1;
+	}
+	if (cwd != NULL && json_string_value(cwd)[0] != '/') {
+		rpc_error(req, RPC_INVALID_PARAMS, "cwd",
+		    "\"cwd\" must be an absolute path");
+		return -1;
+	}
+	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
+		base++;
+	else
+		base = job->argv[0];
+	job->name = strdup(name ? json_string_value(name) : base);
+	job->cwd = strdup(cwd ? json_string_value(cwd) : u->home);
+	if (job->name == NULL || job->cwd == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return -1;
+	}
+	if ((job->env = submit_env(req, json_object_get(params, "env"), u))
+	    == NULL)
+		return -1;
+	return 0;
+}
+
+static void
+submit_handler(struct rpc_req *req, json_t *params)
+{
+	struct triaged *td = rpc_daemon(req);
+	uid_t uid = conn_uid(req->conn);
+	struct submit_user user;
+	struct job *job;
+	int prio;
+
+	if (td->phase != TRIAGED_RUNNING) {
+		rpc_error(req, RPC_SHUTTING_DOWN, NULL,
+		    "the daemon is shutting down: no new submissions");
+		return;
+	}
+	if (json_object_get(params, "retries") != NULL ||
+	    json_object_get(params, "after") != NULL) {
+		rpc_error(req, RPC_INVALID_PARAMS,
+		    json_object_get(params, "retries") ? "retries" : "after",
+		    "\"retries\" and \"after\" are not supported yet: they "
+		    "come with the durable job store");
+		return;
+	}
+	if ((prio = method_priority(req, params)) == -2)
+		return;
+	if (prio == -1)
+		prio = (int)td->cfg->default_priority;
+	if (td->uid == 0 && !td->cfg->run_as_submitter && uid != 0) {
+		rpc_error(req, RPC_PERMISSION_DENIED, NULL,
+		    "this daemon runs every job as root (run_as_submitter = "
+		    "no), so it takes jobs from root only");
+		return;
+	}
+	if ((job = job_new()) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	job->uid = uid;
+	job->gid = conn_gid(req->conn);
+	submit_user(uid, &user);
+	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
+	    submit_strings(req, params, job, &user) != 0)
+		goto fail;
+	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		goto fail;
+	}
+	if (jobs_submit(td, job, (unsigned)prio) != 0) {
+		log_warn("cannot store a new job");
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+		    "the job could not be stored: %s", strerror(errno));
+		goto fail;
+	}
+	rpc_reply(req, jobs_json(td, job));
+	return;
+fail:
+	job_free(job);
+}
+
+static const struct method_param submit_params[] = {
+	{ "argv", PARAM_ARRAY, true, "a non-empty array of non-empty strings" },
+	{ "priority", PARAM_STRING, false, NULL },
+	{ "name", PARAM_STRING, false, NULL },
+	{ "cwd", PARAM_STRING, false, NULL },
+	{ "env", PARAM_OBJECT, false, "an object of strings" },
+	{ "timeout", PARAM_NUMBER, false, NULL },
+	{ "slots", PARAM_INTEGER, false, NULL },
+	{ "exclusive", PARAM_BOOLEAN, false, NULL },
+	{ "retries", PARAM_INTEGER, false, NULL },
+	{ "after", PARAM_ARRAY, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_submit = {
+	.name = "submit",
+	.params = submit_params,
+	.handler = submit_handler,
+};

@@ -1,0 +1,56 @@
+/* method-wait.c - `wait`: answer when the job ends, or with the job as it
+ * is once the timeout passes; the connection serves others meanwhile. */
+#include <math.h>
+
+#include "conn.h"
+#include "job.h"
+#include "jobs.h"
+#include "method.h"
+#include "rpc.h"
+#include "wait.h"
+
+/* Parked requests a connection may have at once. */
+#define WAIT_MAX_PER_CONN 10000
+
+static void
+wait_handler(struct rpc_req *req, json_t *params)
+{
+	json_t *timeout = json_object_get(params, "timeout");
+	double secs = timeout ? json_number_value(timeout) : 0;
+	struct job *job;
+
+	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
+	    secs > 10.0 * 365 * 86400)) {
+		rpc_error(req, RPC_INVALID_PARAMS, "timeout",
+		    "\"timeout\" must be a number of seconds, 0 or more");
+		return;
+	}
+	if ((job = method_job(req, params)) == NULL)
+		return;
+	if (job_state_terminal(job->state) || (timeout != NULL && secs == 0)) {
+		rpc_reply(req, jobs_json(rpc_daemon(req), job));
+		return;
+	}
+	if (conn_npending(req->conn) >= WAIT_MAX_PER_CONN) {
+		rpc_error(req, RPC_INVALID_REQUEST, NULL,
+		    "too many requests waiting on this connection (at most %d)",
+		    WAIT_MAX_PER_CONN);
+		return;
+	}
+	/* A timeout under a millisecond still means "do not wait long". */
+	if (wait_add(rpc_daemon(req), req, job,
+	    timeout ? (uint64_t)fmax(1, llround(secs * 1000)) : 0) != 0)
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+}
+
+static const struct method_param wait_params[] = {
+	{ "id", PARAM_INTEGER, true, NULL },
+	{ "timeout", PARAM_NUMBER, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_wait = {
+	.name = "wait",
+	.params = wait_params,
+	.handler = wait_handler,
+};

@@ -1,0 +1,58 @@
+/* method-watch.c - `watch`: from now on, a `job` notification for every
+ * state change of the jobs named (or of one priority, or of all). */
+#include <stdlib.h>
+
+#include "config.h"
+#include "conn.h"
+#include "method.h"
+#include "rpc.h"
+#include "triaged.h"
+#include "watch.h"
+
+static void
+watch_handler(struct rpc_req *req, json_t *params)
+{
+	json_t *ids = json_object_get(params, "ids"), *id;
+	uint64_t *v = NULL;
+	struct watch *w;
+	int prio;
+	size_t i;
+
+	if ((prio = method_priority(req, params)) == -2)
+		return;
+	if (json_array_size(ids) > 0 &&
+	    (v = calloc(json_array_size(ids), sizeof *v)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	json_array_foreach(ids, i, id) {
+		if (json_integer_value(id) <= 0) {
+			free(v);
+			rpc_error(req, RPC_INVALID_PARAMS, "ids",
+			    "\"ids\" must hold positive integers");
+			return;
+		}
+		v[i] = (uint64_t)json_integer_value(id);
+	}
+	w = watch_new(v, json_array_size(ids), prio >= 0 ?
+	    rpc_daemon(req)->cfg->priorities[prio].name : NULL);
+	free(v);
+	if (w == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	conn_set_watch(req->conn, w);
+	rpc_reply(req, json_object());
+}
+
+static const struct method_param watch_params[] = {
+	{ "ids", PARAM_ARRAY, false, "an array of job ids" },
+	{ "priority", PARAM_STRING, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_watch = {
+	.name = "watch",
+	.params = watch_params,
+	.handler = watch_handler,
+};

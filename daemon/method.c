@@ -1,0 +1,90 @@
+/* method.c - the table of JSON-RPC methods, and what several of them need:
+ * the job an "id" names, the priority a "priority" names, who may act. */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "conn.h"
+#include "job.h"
+#include "method.h"
+#include "rpc.h"
+#include "store.h"
+#include "triaged.h"
+
+static const struct method *const method_table[] = {
+	&method_cancel,
+	&method_get,
+	&method_list,
+	&method_output,
+	&method_pause,
+	&method_resume,
+	&method_stats,
+	&method_submit,
+	&method_wait,
+	&method_watch,
+};
+
+const struct method *
+method_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof method_table / sizeof method_table[0]; i++)
+		if (strcmp(method_table[i]->name, name) == 0)
+			return method_table[i];
+	return NULL;
+}
+
+struct job *
+method_job(struct rpc_req *req, json_t *params)
+{
+	json_t *id = json_object_get(params, "id");
+	struct job *job;
+
+	if (json_integer_value(id) <= 0) {
+		rpc_error(req, RPC_INVALID_PARAMS, "id",
+		    "\"id\" must be a positive integer");
+		return NULL;
+	}
+	job = store_get(rpc_daemon(req)->store,
+	    (uint64_t)json_integer_value(id));
+	if (job == NULL)
+		rpc_error(req, RPC_NO_SUCH_JOB, "id", "no job %lld",
+		    (long long)json_integer_value(id));
+	return job;
+}
+
+bool
+method_may_act(struct rpc_req *req, const struct job *job, const char *what)
+{
+	if (conn_uid(req->conn) == job->uid || conn_is_admin(req->conn))
+		return true;
+	rpc_error(req, RPC_PERMISSION_DENIED, NULL,
+	    "job %llu belongs to uid %u: only its owner or an admin may %s it",
+	    (unsigned long long)job->id, (unsigned)job->uid, what);
+	return false;
+}
+
+int
+method_priority(struct rpc_req *req, json_t *params)
+{
+	const struct config *cfg = rpc_daemon(req)->cfg;
+	json_t *name = json_object_get(params, "priority");
+	char known[CONFIG_PRIORITIES_MAX * (CONFIG_PRIORITY_NAME_MAX + 2)];
+	size_t len = 0;
+	unsigned i;
+	int prio;
+
+	if (name == NULL)
+		return -1;
+	if ((prio = config_priority_find(cfg, json_string_value(name))) >= 0)
+		return prio;
+	known[0] = '\0';
+	for (i = 0; i < cfg->npriorities && len < sizeof known; i++)
+		len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+		    i ? ", " : "", cfg->priorities[i].name);
+	rpc_error(req, RPC_INVALID_PARAMS, "priority",
+	    "unknown priority \"%s\" (configured: %s)",
+	    json_string_value(name), known);
+	return -2;
+}

@@ -1,0 +1,684 @@
+/* pool.c - the daemon's side of the worker pool: forks the workers, hands
+ * them jobs, hears their reports and replaces the ones that die. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/util.h>
+
+#include "pool.h"
+#include "wmsg.h"
+#include "worker.h"
+
+/* When fork fails, or a fresh worker dies before it could run anything,
+ * forking again at once would spin: wait this long. */
+#define POOL_RETRY_SEC	1
+/* What may sit unread from one worker (it sends one job's reports at a
+ * time, far less than this). */
+#define POOL_READ_MAX	65536
+
+enum pool_state {
+	POOL_DOWN,	/* no process; the retry timer will fork one */
+	POOL_UP,	/* running, idle unless has_job */
+	POOL_DYING,	/* killed and cut off; the SIGCHLD event will reap it */
+};
+
+struct pool_worker {
+	struct pool *pool;
+	unsigned number;	/* 1-based, for messages */
+	enum pool_state state;
+	pid_t pid;		/* UP, DYING */
+	struct bufferevent *bev;	/* UP */
+	struct timespec forked;	/* when, to tell a worker that cannot start */
+	bool ran;		/* it has been given a job */
+	bool has_job;		/* job_id was sent and has not finished */
+	uint64_t job_id;
+	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
+	char cause[160];	/* why the pool killed it; "" if it died alone */
+};
+
+struct pool {
+	struct event_base *base;
+	struct pool_callbacks cb;
+	void *arg;
+	pid_t self;		/* a worker checks it still has this parent */
+	struct event *sigchld;
+	struct event *retry;	/* forks the DOWN workers again */
+	unsigned n;
+	struct pool_worker *workers;
+};
+
+static void pool_read_cb(struct bufferevent *, void *);
+static void pool_event_cb(struct bufferevent *, short, void *);
+
+static void __attribute__((format(printf, 2, 3)))
+pool_error(struct pool *pool, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (pool->cb.error_cb == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	pool->cb.error_cb(msg, pool->arg);
+}
+
+/*
+ * The worker's side of fork, until worker_main: a clean process that holds
+ * nothing of the daemon's but its own socket, as fd 3. It never returns into
+ * the daemon's code, so nothing the daemon's heap or event base holds is
+ * ever touched (and _exit skips every atexit handler the daemon has).
+ */
+static void __attribute__((noreturn))
+pool_child(pid_t daemon, int fd)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		/* EINVAL: the signals glibc keeps for itself */
+		if (sigaction(sig, &sa, NULL) == -1 && errno != EINVAL)
+			_exit(1);
+	}
+	if (sigemptyset(&none) == -1 ||
+	    sigprocmask(SIG_SETMASK, &none, NULL) == -1)
+		_exit(1);
+	/* Die with the daemon; if it died already, the signal never comes. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)
+		_exit(1);
+	if (fd != 3) {
+		if (dup3(fd, 3, O_CLOEXEC) == -1)
+			_exit(1);
+		if (fd < 3 && close(fd) == -1)	/* worker_main refills 0-2 */
+			_exit(1);
+	}
+	if (close_range(4, ~0U, 0) == -1)
+		_exit(1);
+	if (prctl(PR_SET_NAME, "triaged-worker") == -1)
+		_exit(1);
+	_exit(worker_main(3));
+}
+
+/* Starts a worker in slot w, which must be DOWN. Returns 0, or -1 with
+ * errno and nothing changed. */
+static int
+pool_fork(struct pool *pool, struct pool_worker *w)
+{
+	struct bufferevent *bev;
+	sigset_t all, old;
+	int sv[2], error;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	if (evutil_make_socket_nonblocking(sv[0]) == -1 ||
+	    (bev = bufferevent_socket_new(pool->base, sv[0],
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		error = errno != 0 ? errno : ENOMEM;
+		close(sv[0]);
+		close(sv[1]);
+		errno = error;
+		return -1;
+	}
+	/* Reads start from the header; pool_read_cb moves the low mark to
+	 * each message's full size, so it runs only when one is complete. */
+	bufferevent_setcb(bev, pool_read_cb, NULL, pool_event_cb, w);
+	bufferevent_setwatermark(bev, EV_READ, sizeof(struct wmsg_hdr),
+	    POOL_READ_MAX);
+	if (bufferevent_enable(bev, EV_READ) == -1 || sigfillset(&all) == -1 ||
+	    sigprocmask(SIG_SETMASK, &all, &old) == -1) {
+		bufferevent_free(bev);
+		close(sv[1]);
+		errno = ENOMEM;
+		return -1;
+	}
+	/* All signals blocked: no handler of the daemon's (libevent's)
+	 * runs in the child before pool_child has reset them. */
+	if ((pid = fork()) == 0)
+		pool_child(pool->self, sv[1]);
+	error = errno;
+	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
+		/* cannot fail with the mask it just gave; never keep a
+		 * daemon with every signal blocked */
+		error = errno;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		pid = -1;
+	}
+	close(sv[1]);
+	if (pid == -1) {
+		bufferevent_free(bev);
+		errno = error;
+		return -1;
+	}
+	if (clock_gettime(CLOCK_MONOTONIC, &w->forked) == -1)
+		memset(&w->forked, 0, sizeof w->forked);
+	w->state = POOL_UP;
+	w->pid = pid;
+	w->bev = bev;
+	w->ran = w->has_job = false;
+	w->job_pid = 0;
+	w->cause[0] = '\0';
+	return 0;
+}
+
+/* No more messages from w, and its job's process group is killed (the job's
+ * own process also gets its parent-death SIGKILL from the worker). */
+static void
+pool_detach(struct pool_worker *w)
+{
+	if (w->bev != NULL) {
+		/* safe inside the bufferevent's own callback: libevent holds a
+		 * reference until the callback returns */
+		bufferevent_free(w->bev);
+		w->bev = NULL;
+	}
+	if (w->has_job && w->job_pid > 0 &&
+	    kill(-w->job_pid, SIGKILL) == -1 && errno != ESRCH)
+		pool_error(w->pool, "job %llu: kill process group %ld: %s",
+		    (unsigned long long)w->job_id, (long)w->job_pid,
+		    strerror(errno));
+}
+
+/*
+ * The teardown of a live worker: cut it off, kill it; the SIGCHLD event
+ * reaps it and goes on in pool_reaped(), as for a worker that died alone.
+ */
+static void
+pool_cut(struct pool_worker *w)
+{
+	if (w->state != POOL_UP)
+		return;
+	pool_detach(w);
+	/* Unreaped, so the pid is still this worker's. */
+	if (kill(w->pid, SIGKILL) == -1)
+		pool_error(w->pool, "worker %u (pid %ld): kill: %s", w->number,
+		    (long)w->pid, strerror(errno));
+	w->state = POOL_DYING;
+}
+
+/* pool_cut() for a worker that misbehaved; fmt says how, for the
+ * description of its death. */
+static void __attribute__((format(printf, 2, 3)))
+pool_kill(struct pool_worker *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->state != POOL_UP)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(w->cause, sizeof w->cause, fmt, ap);
+	va_end(ap);
+	pool_cut(w);
+}
+
+/* "killed by SIGKILL", "exited with status 3" */
+static void
+pool_describe(char *buf, size_t size, int status)
+{
+	const char *name;
+	int sig;
+
+	if (WIFEXITED(status)) {
+		snprintf(buf, size, "exited with status %d",
+		    WEXITSTATUS(status));
+		return;
+	}
+	if (!WIFSIGNALED(status)) {
+		snprintf(buf, size, "ended with wait status %#x", status);
+		return;
+	}
+	sig = WTERMSIG(status);
+	if ((name = sigabbrev_np(sig)) != NULL)
+		snprintf(buf, size, "killed by SIG%s%s", name,
+		    WCOREDUMP(status) ? " (core dumped)" : "");
+	else
+		snprintf(buf, size, "killed by signal %d%s", sig,
+		    WCOREDUMP(status) ? " (core dumped)" : "");
+}
+
+/* A worker that dies this soon after its fork, before any job, is taken
+ * to be one that cannot start: its replacement waits for the timer. */
+static bool
+pool_died_young(const struct pool_worker *w)
+{
+	struct timespec now;
+	long long ms;
+
+	if (w->ran || clock_gettime(CLOCK_MONOTONIC, &now) == -1)
+		return false;
+	ms = (long long)(now.tv_sec - w->forked.tv_sec) * 1000 +
+	    (now.tv_nsec - w->forked.tv_nsec) / 1000000;
+	return ms < POOL_RETRY_SEC * 1000;
+}
+
+static void
+pool_retry_later(struct pool *pool)
+{
+	struct timeval tv = { POOL_RETRY_SEC, 0 };
+
+	if (evtimer_add(pool->retry, &tv) == -1)
+		pool_error(pool, "workers: cannot arm the retry timer");
+}
+
+/*
+ * The end of every worker's teardown, once reaped: say how it died, fork
+ * its replacement, then tell the daemon about the job it held, if any.
+ */
+static void
+pool_reaped(struct pool_worker *w, int status)
+{
+	struct pool *pool = w->pool;
+	char how[96], why[384];
+	bool lost = w->has_job, young;
+	uint64_t job_id = w->job_id;
+
+	pool_detach(w);		/* done already when the pool killed it */
+	pool_describe(how, sizeof how, status);
+	if (w->cause[0] != '\0')
+		snprintf(why, sizeof why, "worker %u (pid %ld) died: %s "
+		    "after it %s", w->number, (long)w->pid, how, w->cause);
+	else
+		snprintf(why, sizeof why, "worker %u (pid %ld) died: %s",
+		    w->number, (long)w->pid, how);
+	young = pool_died_young(w);
+	w->state = POOL_DOWN;
+	w->pid = 0;
+	w->has_job = false;
+	w->job_pid = 0;
+	pool_error(pool, "%s", why);
+
+	if (young) {
+		pool_error(pool, "worker %u: replacing it in %d s", w->number,
+		    POOL_RETRY_SEC);
+		pool_retry_later(pool);
+	} else if (pool_fork(pool, w) == -1) {
+		pool_error(pool, "worker %u: fork: %s; retrying in %d s",
+		    w->number, strerror(errno), POOL_RETRY_SEC);
+		pool_retry_later(pool);
+	}
+	if (lost) {
+		if (pool->cb.lost_cb != NULL)
+			pool->cb.lost_cb(job_id, why, pool->arg);
+	} else if (w->state == POOL_UP && pool->cb.idle_cb != NULL)
+		pool->cb.idle_cb(pool->arg);	/* the daemon may have seen
+						 * EAGAIN while it was dying */
+}
+
+static struct pool_worker *
+pool_find_pid(struct pool *pool, pid_t pid)
+{
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++)
+		if (pool->workers[i].state != POOL_DOWN &&
+		    pool->workers[i].pid == pid)
+			return &pool->workers[i];
+	return NULL;
+}
+
+/* Nothing else in the daemon forks: every child is a worker, and all are
+ * reaped here (signals merge, so loop until there is none left). */
+static void
+pool_sigchld_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct pool *pool = arg;
+	struct pool_worker *w;
+	pid_t pid;
+	int status;
+
+	(void)sig;
+	(void)what;
+	for (;;) {
+		pid = waitpid(-1, &status, WNOHANG);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			return;	/* none left (0), or no children (ECHILD) */
+		if ((w = pool_find_pid(pool, pid)) != NULL)
+			pool_reaped(w, status);
+	}
+}
+
+static void
+pool_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pool *pool = arg;
+	struct pool_worker *w;
+	bool up = false, down = false;
+	unsigned i;
+
+	(void)fd;
+	(void)what;
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state != POOL_DOWN)
+			continue;
+		if (pool_fork(pool, w) == 0) {
+			up = true;
+			continue;
+		}
+		pool_error(pool, "worker %u: fork: %s; retrying in %d s",
+		    w->number, strerror(errno), POOL_RETRY_SEC);
+		down = true;
+	}
+	if (down)
+		pool_retry_later(pool);
+	if (up && pool->cb.idle_cb != NULL)
+		pool->cb.idle_cb(pool->arg);
+}
+
+/* One whole message from w, checked against what w is doing. */
+static void
+pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
+    const void *payload)
+{
+	struct pool *pool = w->pool;
+	struct wmsg_started started;
+	struct wmsg_finished finished;
+	struct pool_result res;
+	uint64_t job_id;
+
+	if (hdr->type == WMSG_STARTED) {
+		memcpy(&started, payload, sizeof started);
+		if (!w->has_job || w->job_pid != 0 ||
+		    started.job_id != w->job_id || started.pid <= 0 ||
+		    started.pad != 0) {
+			pool_kill(w, "sent a STARTED that does not fit "
+			    "(job %llu, pid %ld)",
+			    (unsigned long long)started.job_id,
+			    (long)started.pid);
+			return;
+		}
+		w->job_pid = started.pid;
+		if (pool->cb.started_cb != NULL)
+			pool->cb.started_cb(w->job_id, w->job_pid, pool->arg);
+		return;
+	}
+
+	memcpy(&finished, payload, sizeof finished);
+	if (!w->has_job || finished.job_id != w->job_id ||
+	    wmsg_finished_decode(&finished, &res) == -1 ||
+	    res.started != (w->job_pid != 0)) {
+		pool_kill(w, "sent a FINISHED that does not fit (job %llu)",
+		    (unsigned long long)finished.job_id);
+		return;
+	}
+	job_id = w->job_id;
+	w->has_job = false;
+	w->job_pid = 0;
+	if (pool->cb.finished_cb != NULL)
+		pool->cb.finished_cb(job_id, &res, pool->arg);
+}
+
+static void
+pool_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct pool_worker *w = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct wmsg_hdr hdr;
+	union {
+		struct wmsg_started started;
+		struct wmsg_finished finished;
+	} msg;
+	size_t have;
+
+	/* A callback may have the worker killed (pool_start on it failing):
+	 * then bev is no longer its own and the rest is not read. */
+	while (w->bev == bev) {
+		have = evbuffer_get_length(in);
+		if (have < sizeof hdr) {
+			bufferevent_setwatermark(bev, EV_READ, sizeof hdr,
+			    POOL_READ_MAX);
+			return;
+		}
+		if (evbuffer_copyout(in, &hdr, sizeof hdr) != sizeof hdr) {
+			pool_kill(w, "left an unreadable message");
+			return;
+		}
+		if (wmsg_check(&hdr, WMSG_TO_DAEMON) == -1) {
+			pool_kill(w, "sent a malformed message (type %u, "
+			    "%u bytes)", hdr.type, hdr.len);
+			return;
+		}
+		if (have < sizeof hdr + hdr.len) {
+			bufferevent_setwatermark(bev, EV_READ,
+			    sizeof hdr + hdr.len, POOL_READ_MAX);
+			return;
+		}
+		/* wmsg_check bounds hdr.len by the largest of msg's members */
+		if (evbuffer_drain(in, sizeof hdr) == -1 ||
+		    evbuffer_remove(in, &msg, hdr.len) != (int)hdr.len) {
+			pool_kill(w, "left an unreadable message");
+			return;
+		}
+		pool_dispatch(w, &hdr, &msg);
+	}
+}
+
+/* EOF or an error: the worker is gone or going; one teardown path. */
+static void
+pool_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct pool_worker *w = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_ERROR)
+		pool_kill(w, "had a socket error (%s)",
+		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	else if (what & BEV_EVENT_EOF)
+		pool_cut(w);	/* it died, most likely: its status says how */
+}
+
+struct pool *
+pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
+    void *arg, char **cause)
+{
+	struct pool *pool;
+	unsigned i;
+
+	if (n == 0) {
+		if (asprintf(cause, "no workers asked for") == -1)
+			*cause = NULL;
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((pool = calloc(1, sizeof *pool)) == NULL ||
+	    (pool->workers = calloc(n, sizeof *pool->workers)) == NULL) {
+		free(pool);
+		if (asprintf(cause, "out of memory") == -1)
+			*cause = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	pool->base = base;
+	pool->cb = *cb;
+	pool->arg = arg;
+	pool->self = getpid();
+	pool->n = n;
+	for (i = 0; i < n; i++) {
+		pool->workers[i].pool = pool;
+		pool->workers[i].number = i + 1;
+	}
+	/* Before the first fork, so that no death goes unseen. */
+	pool->sigchld = evsignal_new(base, SIGCHLD, pool_sigchld_cb, pool);
+	pool->retry = evtimer_new(base, pool_retry_cb, pool);
+	if (pool->sigchld == NULL || pool->retry == NULL ||
+	    event_add(pool->sigchld, NULL) == -1) {
+		if (asprintf(cause, "cannot set up the SIGCHLD event") == -1)
+			*cause = NULL;
+		pool_free(pool);
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (pool_fork(pool, &pool->workers[i]) == -1) {
+			int error = errno;
+
+			if (asprintf(cause, "worker %u: fork: %s", i + 1,
+			    strerror(error)) == -1)
+				*cause = NULL;
+			pool_free(pool);
+			errno = error;
+			return NULL;
+		}
+	}
+	return pool;
+}
+
+void
+pool_free(struct pool *pool)
+{
+	struct pool_worker *w;
+	unsigned i;
+
+	if (pool == NULL)
+		return;
+	/* Jobs first, while their workers (which have not reaped them) keep
+	 * their pids from being reused. */
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state == POOL_UP && w->has_job && w->job_pid > 0)
+			kill(-w->job_pid, SIGKILL);	/* ESRCH: gone */
+	}
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state != POOL_DOWN)
+			kill(w->pid, SIGKILL);	/* our unreaped child */
+	}
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state != POOL_DOWN)
+			while (waitpid(w->pid, NULL, 0) == -1 &&
+			    errno == EINTR)
+				;
+		if (w->bev != NULL)
+			bufferevent_free(w->bev);
+	}
+	if (pool->sigchld != NULL)
+		event_free(pool->sigchld);
+	if (pool->retry != NULL)
+		event_free(pool->retry);
+	free(pool->workers);
+	free(pool);
+}
+
+/* Queues a whole message to w; on failure the worker is replaced. */
+static int
+pool_send(struct pool_worker *w, const void *msg, size_t len)
+{
+	if (bufferevent_write(w->bev, msg, len) == -1) {
+		pool_kill(w, "could not be sent a message");
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+int
+pool_start(struct pool *pool, const struct pool_spec *spec)
+{
+	struct pool_worker *w = NULL;
+	unsigned i;
+	size_t len;
+	void *msg;
+
+	for (i = 0; i < pool->n; i++) {
+		if (pool->workers[i].state != POOL_UP)
+			continue;
+		if (pool->workers[i].has_job) {
+			if (pool->workers[i].job_id == spec->job_id) {
+				errno = EEXIST;
+				return -1;
+			}
+		} else if (w == NULL)
+			w = &pool->workers[i];
+	}
+	if (w == NULL) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if ((msg = wmsg_run_encode(spec, &len)) == NULL)
+		return -1;	/* the spec's fault: the worker stays idle */
+	if (pool_send(w, msg, len) == -1) {
+		free(msg);
+		return -1;
+	}
+	free(msg);
+	w->ran = w->has_job = true;
+	w->job_id = spec->job_id;
+	w->job_pid = 0;
+	return 0;
+}
+
+int
+pool_signal(struct pool *pool, uint64_t job_id, int sig)
+{
+	struct pool_worker *w;
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_signal body;
+	} msg;
+	unsigned i;
+
+	if (sig <= 0 || sig >= NSIG) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state == POOL_UP && w->has_job && w->job_id == job_id &&
+		    w->job_pid > 0)
+			break;
+	}
+	if (i == pool->n) {
+		errno = ESRCH;
+		return -1;
+	}
+	/* The worker does the kill: it alone knows whether it has reaped
+	 * the job already, after which the pid may be someone else's. */
+	memset(&msg, 0, sizeof msg);
+	msg.hdr.type = WMSG_SIGNAL;
+	msg.hdr.len = sizeof msg.body;
+	msg.body.job_id = job_id;
+	msg.body.sig = sig;
+	return pool_send(w, &msg, sizeof msg);
+}
+
+unsigned
+pool_size(const struct pool *pool)
+{
+	return pool->n;
+}
+
+unsigned
+pool_busy(const struct pool *pool)
+{
+	unsigned i, busy = 0;
+
+	for (i = 0; i < pool->n; i++)
+		if (pool->workers[i].state == POOL_UP &&
+		    pool->workers[i].has_job)
+			busy++;
+	return busy;
+}

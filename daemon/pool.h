@@ -1,0 +1,86 @@
+/* pool.h - the fixed pool of worker processes that run jobs, as the daemon
+ * sees it: hand a job to an idle worker, hear when it starts and ends. */
+#ifndef TRIAGED_POOL_H
+#define TRIAGED_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_base;
+struct pool;
+
+/* Everything a worker needs to run one job; borrowed for the call only. */
+struct pool_spec {
+	uint64_t job_id;
+	const char *const *argv;	/* NULL-terminated, argv[0] looked up in envp's PATH */
+	const char *const *envp;	/* NULL-terminated, complete (TRIAGE_* included) */
+	const char *cwd;
+	bool set_creds;		/* become uid/gid/user's groups (root daemon) */
+	uid_t uid;
+	gid_t gid;
+	const char *stdout_path;	/* created or truncated, mode 0600 */
+	const char *stderr_path;
+	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */
+};
+
+/* How a job's run ended: its process exited and both streams closed. */
+struct pool_result {
+	bool started;		/* false: it never ran; see error */
+	int status;		/* wait status, valid when started */
+	char error[256];	/* why it never ran ("exec ls: No such file or directory") */
+	double user_time;	/* seconds, the job's process tree */
+	double system_time;
+	int64_t max_rss_kb;
+	uint64_t stdout_bytes;	/* kept */
+	uint64_t stderr_bytes;
+	bool stdout_truncated;
+	bool stderr_truncated;
+};
+
+struct pool_callbacks {
+	/* The job's process exists: pid is also its process group and session. */
+	void (*started_cb)(uint64_t job_id, pid_t pid, void *arg);
+	/* The run ended (or never began); the worker is idle again. */
+	void (*finished_cb)(uint64_t job_id, const struct pool_result *res,
+	    void *arg);
+	/* The worker running job_id died; why says how. A new worker is
+	 * already taking its place. */
+	void (*lost_cb)(uint64_t job_id, const char *why, void *arg);
+	/* A worker became idle after none was (a replacement that came late). */
+	void (*idle_cb)(void *arg);
+	/* Optional (may be NULL): one line for the daemon's log, as the pool
+	 * has no logger: a worker died (with or without a job), a fork
+	 * failed and will be retried. msg is borrowed for the call. */
+	void (*error_cb)(const char *msg, void *arg);
+};
+
+/*
+ * Forks n workers, each connected by a socketpair. Returns the pool, or NULL
+ * with *cause set (allocated) and no worker left behind.
+ * Callbacks run from base's loop, never inside pool_start/pool_signal; they
+ * may call pool_start and pool_signal, not pool_free.
+ * Assumes: SIGPIPE is ignored (a write to a dead worker's socket is then an
+ * error, not a signal); nothing else in the process forks, since the pool's
+ * SIGCHLD event reaps every child; base is the only base with signal events.
+ */
+struct pool *pool_new(struct event_base *base, unsigned n,
+    const struct pool_callbacks *cb, void *arg, char **cause);
+/* Kills every worker and its job's process group (SIGKILL), reaps them. */
+void pool_free(struct pool *pool);
+
+/*
+ * Hands the job to an idle worker. Returns 0, or -1 with errno EAGAIN when
+ * no worker is idle, or another errno when the worker could not be told
+ * (then the worker is replaced and nothing runs).
+ */
+int pool_start(struct pool *pool, const struct pool_spec *spec);
+
+/* Sends sig to the running job's process group. -1 with ESRCH when job_id
+ * is not running (not started yet, or already reaped). */
+int pool_signal(struct pool *pool, uint64_t job_id, int sig);
+
+unsigned pool_size(const struct pool *pool);
+unsigned pool_busy(const struct pool *pool);
+
+#endif

@@ -1,0 +1,66 @@
+/* rpc.h - JSON-RPC 2.0 over a connection's lines: decoding, batches, the
+ * method table, and replies that may come later than the request. */
+#ifndef TRIAGED_RPC_H
+#define TRIAGED_RPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/queue.h>
+
+#include <jansson.h>
+
+struct conn;
+struct triaged;
+
+#define RPC_PARSE_ERROR		-32700
+#define RPC_INVALID_REQUEST	-32600
+#define RPC_METHOD_NOT_FOUND	-32601
+#define RPC_INVALID_PARAMS	-32602
+#define RPC_INTERNAL_ERROR	-32603
+#define RPC_NO_SUCH_JOB		-32001
+#define RPC_PERMISSION_DENIED	-32002
+#define RPC_QUEUE_FULL		-32003
+#define RPC_SHUTTING_DOWN	-32004
+#define RPC_WRONG_STATE		-32005
+
+/* One request that has not been answered yet. */
+struct rpc_req;
+TAILQ_HEAD(rpc_reqs, rpc_req);
+
+typedef void (*rpc_withdraw_cb)(struct rpc_req *req, void *arg);
+
+struct rpc_req {
+	TAILQ_ENTRY(rpc_req) entry;	/* in its connection's pending list */
+	struct conn *conn;
+	json_t *id;			/* NULL: a notification, no reply */
+	struct rpc_batch *batch;	/* NULL unless part of a batch */
+	size_t index;			/* its place in the batch */
+	rpc_withdraw_cb withdraw_cb;	/* undoes a pending reply's waiting */
+	void *withdraw_arg;
+};
+
+/* Handles one line read from conn: a request, a batch, or garbage. */
+void rpc_handle_line(struct conn *conn, const char *line, size_t len);
+
+/* Answers req (stealing result) and frees it. */
+void rpc_reply(struct rpc_req *req, json_t *result);
+/* Answers req with an error and frees it; field names the param at fault
+ * (NULL: none). */
+void rpc_error(struct rpc_req *req, int code, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * The handler will answer later: req stays valid until rpc_reply/rpc_error,
+ * or until its connection closes, when cb(req, arg) is called to undo the
+ * wait (it must not answer) and req is freed.
+ */
+void rpc_defer(struct rpc_req *req, rpc_withdraw_cb cb, void *arg);
+/* For conn.c: the connection closed under a deferred request. */
+void rpc_withdraw(struct rpc_req *req);
+
+/* An error outside any request (id null). */
+void rpc_send_error(struct conn *conn, json_t *id, int code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+struct triaged *rpc_daemon(const struct rpc_req *req);
+
+#endif

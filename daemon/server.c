@@ -1,0 +1,231 @@
+/* server.c - the listening socket: refuse to start beside a live daemon,
+ * bind under a tight umask, accept up to max_clients connections. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/listener.h>
+
+#include "config.h"
+#include "conn.h"
+#include "log.h"
+#include "server.h"
+#include "triaged.h"
+
+struct server {
+	struct triaged *td;
+	struct evconnlistener *listener;
+	char *path;		/* NULL: not ours to unlink */
+	bool accepting;
+	bool fd_starved;	/* paused: out of file descriptors */
+	time_t last_refusal_log;
+};
+
+static int
+server_address(const char *path, struct sockaddr_un *sun, char **cause)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun->sun_path) {
+		if (asprintf(cause, "socket path %s is too long (at most %zu "
+		    "bytes)", path, sizeof sun->sun_path - 1) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	strcpy(sun->sun_path, path);
+	return 0;
+}
+
+int
+server_check(const char *path, char **cause)
+{
+	struct sockaddr_un sun;
+	int fd, rc;
+
+	if (server_address(path, &sun, cause) != 0)
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		goto fail;
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof sun);
+	close(fd);
+	if (rc == 0) {
+		if (asprintf(cause, "another triaged is answering on %s",
+		    path) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	if (errno == ENOENT)
+		return 0;
+	if (errno == ECONNREFUSED) {
+		/* A socket nobody listens on: left by a daemon that died. */
+		if (unlink(path) != 0 && errno != ENOENT)
+			goto fail;
+		return 0;
+	}
+fail:
+	if (asprintf(cause, "%s: %s", path, strerror(errno)) < 0)
+		*cause = NULL;
+	return -1;
+}
+
+static void
+server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct server *srv = arg;
+	time_t now;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (conn_count() >= srv->td->cfg->max_clients) {
+		now = time(NULL);
+		if (now != srv->last_refusal_log) {
+			log_warnx("max_clients (%u) reached: refusing a "
+			    "connection", srv->td->cfg->max_clients);
+			srv->last_refusal_log = now;
+		}
+		close(fd);
+		return;
+	}
+	if (conn_new(srv->td, fd) == NULL) {
+		log_warn("cannot take a connection");
+		close(fd);
+	}
+}
+
+/* Out of descriptors: stop accepting until a connection closes. */
+static void
+server_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct server *srv = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+
+	if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
+	    err == ENOMEM) {
+		log_warnx("accept: %s; pausing until a client leaves",
+		    strerror(err));
+		evconnlistener_disable(l);
+		srv->fd_starved = true;
+		return;
+	}
+	log_warnx("accept: %s", strerror(err));
+}
+
+static void
+server_conn_closed_cb(void *arg)
+{
+	struct server *srv = arg;
+
+	if (srv->fd_starved && srv->accepting) {
+		srv->fd_starved = false;
+		evconnlistener_enable(srv->listener);
+	}
+}
+
+static int
+server_bind(const struct config *cfg, const char *path, char **cause)
+{
+	struct sockaddr_un sun;
+	mode_t old;
+	int fd;
+
+	if (server_address(path, &sun, cause) != 0)
+		return -1;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) < 0)
+		goto fail;
+	/* Nobody may connect before the mode and group are right. */
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		umask(old);
+		goto fail;
+	}
+	umask(old);
+	if (cfg->has_socket_group && chown(path, (uid_t)-1,
+	    cfg->socket_gid) != 0)
+		goto fail_bound;
+	if (chmod(path, cfg->socket_mode) != 0)
+		goto fail_bound;
+	if (listen(fd, SOMAXCONN) != 0)
+		goto fail_bound;
+	return fd;
+fail_bound:
+	unlink(path);
+fail:
+	if (asprintf(cause, "%s: %s", path, strerror(errno)) < 0)
+		*cause = NULL;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+struct server *
+server_open(struct triaged *td, const char *path, char **cause)
+{
+	struct server *srv;
+	int fd;
+
+	if ((srv = calloc(1, sizeof *srv)) == NULL ||
+	    (srv->path = strdup(path)) == NULL) {
+		free(srv);
+		*cause = strdup("out of memory");
+		return NULL;
+	}
+	srv->td = td;
+	if ((fd = server_bind(td->cfg, path, cause)) < 0) {
+		free(srv->path);
+		free(srv);
+		return NULL;
+	}
+	srv->listener = evconnlistener_new(td->base, server_accept_cb, srv,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (srv->listener == NULL) {
+		close(fd);
+		unlink(path);
+		free(srv->path);
+		free(srv);
+		*cause = strdup("cannot listen: out of memory");
+		return NULL;
+	}
+	evconnlistener_set_error_cb(srv->listener, server_error_cb);
+	conn_set_closed_cb(server_conn_closed_cb, srv);
+	srv->accepting = true;
+	return srv;
+}
+
+void
+server_stop_accepting(struct server *srv)
+{
+	if (srv == NULL || !srv->accepting)
+		return;
+	srv->accepting = false;
+	evconnlistener_free(srv->listener);
+	srv->listener = NULL;
+	/* The path goes now, so a new daemon can start beside our last
+	 * clients; nobody can connect to it any more anyway. */
+	unlink(srv->path);
+}
+
+void
+server_close(struct server *srv)
+{
+	struct conn *conn;
+
+	if (srv == NULL)
+		return;
+	server_stop_accepting(srv);
+	while ((conn = conn_first()) != NULL) {
+		conn_flush(conn);
+		conn_close(conn);
+	}
+	conn_set_closed_cb(NULL, NULL);
+	free(srv->path);
+	free(srv);
+}

@@ -1,0 +1,24 @@
+/* server.h - the listening socket: refuse to start beside a live daemon,
+ * bind under a tight umask, accept up to max_clients connections. */
+#ifndef TRIAGED_SERVER_H
+#define TRIAGED_SERVER_H
+
+struct server;
+struct triaged;
+
+/*
+ * Before anything else starts: 0 when path is free (a stale socket nobody
+ * answers on is removed), -1 with *cause set when a daemon answers there or
+ * the path is unusable.
+ */
+int server_check(const char *path, char **cause);
+
+/* Binds path with the config's socket_mode and socket_group and listens.
+ * NULL with *cause set (allocated) on failure. */
+struct server *server_open(struct triaged *td, const char *path, char **cause);
+/* No new connections; existing ones go on. */
+void server_stop_accepting(struct server *srv);
+/* Flushes what it can to every client, closes them all, and the socket. */
+void server_close(struct server *srv);
+
+#endif

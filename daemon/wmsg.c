@@ -1,0 +1,258 @@
+/* wmsg.c - encoding and complete validation of the daemon<->worker messages;
+ * a message that fails here means its sender is broken. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "wmsg.h"
+
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t), "uid_t is 32 bits");
+_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
+_Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
+_Static_assert(sizeof(struct wmsg_run_head) == 40, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_started) == 16, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_finished) == 312, "no hidden padding");
+_Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
+    sizeof(((struct pool_result *)0)->error), "same error buffer");
+
+int
+wmsg_check(const struct wmsg_hdr *hdr, enum wmsg_dir dir)
+{
+	size_t want;
+
+	switch (hdr->type) {
+	case WMSG_RUN:
+		if (dir != WMSG_TO_WORKER)
+			goto proto;
+		if (hdr->len < sizeof(struct wmsg_run_head) ||
+		    hdr->len > WMSG_RUN_MAX)
+			goto size;
+		return 0;
+	case WMSG_SIGNAL:
+		if (dir != WMSG_TO_WORKER)
+			goto proto;
+		want = sizeof(struct wmsg_signal);
+		break;
+	case WMSG_STARTED:
+		if (dir != WMSG_TO_DAEMON)
+			goto proto;
+		want = sizeof(struct wmsg_started);
+		break;
+	case WMSG_FINISHED:
+		if (dir != WMSG_TO_DAEMON)
+			goto proto;
+		want = sizeof(struct wmsg_finished);
+		break;
+	default:
+		goto proto;
+	}
+	if (hdr->len == want)
+		return 0;
+size:
+	errno = EMSGSIZE;
+	return -1;
+proto:
+	errno = EPROTO;
+	return -1;
+}
+
+/* Adds strlen(s) + 1 to *total, failing past WMSG_RUN_MAX (no overflow:
+ * *total stays bounded before each addition of a bounded length). */
+static int
+wmsg_run_add(size_t *total, const char *s)
+{
+	size_t n;
+
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = strnlen(s, WMSG_RUN_MAX);
+	if (n >= WMSG_RUN_MAX - *total) {
+		errno = E2BIG;
+		return -1;
+	}
+	*total += n + 1;
+	return 0;
+}
+
+static char *
+wmsg_run_put(char *p, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+void *
+wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
+{
+	struct wmsg_hdr hdr;
+	struct wmsg_run_head head;
+	size_t total = sizeof head, argc = 0, envc = 0, i;
+	char *msg, *p;
+
+	if (spec->argv == NULL || spec->argv[0] == NULL || spec->envp == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (; spec->argv[argc] != NULL; argc++)
+		if (wmsg_run_add(&total, spec->argv[argc]) == -1)
+			return NULL;
+	for (; spec->envp[envc] != NULL; envc++)
+		if (wmsg_run_add(&total, spec->envp[envc]) == -1)
+			return NULL;
+	if (wmsg_run_add(&total, spec->cwd) == -1 ||
+	    wmsg_run_add(&total, spec->stdout_path) == -1 ||
+	    wmsg_run_add(&total, spec->stderr_path) == -1)
+		return NULL;
+
+	memset(&head, 0, sizeof head);
+	head.job_id = spec->job_id;
+	head.max_output = spec->max_output;
+	head.uid = spec->uid;
+	head.gid = spec->gid;
+	head.flags = spec->set_creds ? WMSG_RUN_SET_CREDS : 0;
+	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
+	head.envc = (uint32_t)envc;
+	hdr.type = WMSG_RUN;
+	hdr.len = (uint32_t)total;
+
+	if ((msg = malloc(sizeof hdr + total)) == NULL)
+		return NULL;
+	memcpy(msg, &hdr, sizeof hdr);
+	memcpy(msg + sizeof hdr, &head, sizeof head);
+	p = msg + sizeof hdr + sizeof head;
+	for (i = 0; i < argc; i++)
+		p = wmsg_run_put(p, spec->argv[i]);
+	for (i = 0; i < envc; i++)
+		p = wmsg_run_put(p, spec->envp[i]);
+	p = wmsg_run_put(p, spec->cwd);
+	p = wmsg_run_put(p, spec->stdout_path);
+	wmsg_run_put(p, spec->stderr_path);
+	*lenp = sizeof hdr + total;
+	return msg;
+}
+
+void
+wmsg_run_clear(struct wmsg_run *run)
+{
+	free(run->buf);
+	free(run->argv);
+	free(run->envp);
+	memset(run, 0, sizeof *run);
+}
+
+int
+wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
+{
+	struct wmsg_run_head head;
+	char *p, *end, *nul;
+	size_t nstr, want, i;
+
+	memset(run, 0, sizeof *run);
+	if (len < sizeof head || len > WMSG_RUN_MAX)
+		goto proto;
+	memcpy(&head, buf, sizeof head);
+	if (head.pad != 0 || (head.flags & ~(uint32_t)WMSG_RUN_SET_CREDS) != 0 ||
+	    head.argc == 0)
+		goto proto;
+
+	/* Count the strings first: the counts only size the arrays once the
+	 * payload has shown that many strings, so a lying head allocates
+	 * nothing. Every string must end inside the payload, and nothing may
+	 * follow the last one. */
+	want = (size_t)head.argc + head.envc + 3;
+	p = buf + sizeof head;
+	end = buf + len;
+	for (nstr = 0; p < end; nstr++) {
+		if (nstr == want || (nul = memchr(p, '\0', end - p)) == NULL)
+			goto proto;
+		p = nul + 1;
+	}
+	if (nstr != want)
+		goto proto;
+
+	run->argv = calloc((size_t)head.argc + 1, sizeof *run->argv);
+	run->envp = calloc((size_t)head.envc + 1, sizeof *run->envp);
+	if (run->argv == NULL || run->envp == NULL) {
+		free(run->argv);
+		free(run->envp);
+		memset(run, 0, sizeof *run);
+		errno = ENOMEM;
+		return -1;
+	}
+	p = buf + sizeof head;
+	for (i = 0; i < head.argc; i++, p += strlen(p) + 1)
+		run->argv[i] = p;
+	for (i = 0; i < head.envc; i++, p += strlen(p) + 1)
+		run->envp[i] = p;
+	run->spec.cwd = p;
+	p += strlen(p) + 1;
+	run->spec.stdout_path = p;
+	p += strlen(p) + 1;
+	run->spec.stderr_path = p;
+
+	run->buf = buf;
+	run->spec.job_id = head.job_id;
+	run->spec.argv = (const char *const *)run->argv;
+	run->spec.envp = (const char *const *)run->envp;
+	run->spec.set_creds = (head.flags & WMSG_RUN_SET_CREDS) != 0;
+	run->spec.uid = head.uid;
+	run->spec.gid = head.gid;
+	run->spec.max_output = head.max_output;
+	return 0;
+proto:
+	errno = EPROTO;
+	return -1;
+}
+
+void
+wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
+    const struct pool_result *res)
+{
+	memset(msg, 0, sizeof *msg);
+	msg->job_id = job_id;
+	msg->status = res->status;
+	msg->started = res->started;
+	msg->stdout_truncated = res->stdout_truncated;
+	msg->stderr_truncated = res->stderr_truncated;
+	msg->user_time = res->user_time;
+	msg->system_time = res->system_time;
+	msg->max_rss_kb = res->max_rss_kb;
+	msg->stdout_bytes = res->stdout_bytes;
+	msg->stderr_bytes = res->stderr_bytes;
+	/* the memset above leaves the rest NUL: no stale bytes go out */
+	memcpy(msg->error, res->error,
+	    strnlen(res->error, sizeof msg->error - 1));
+}
+
+int
+wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
+{
+	if (msg->started > 1 || msg->stdout_truncated > 1 ||
+	    msg->stderr_truncated > 1 || msg->pad != 0 ||
+	    memchr(msg->error, '\0', sizeof msg->error) == NULL ||
+	    !isfinite(msg->user_time) || msg->user_time < 0 ||
+	    !isfinite(msg->system_time) || msg->system_time < 0 ||
+	    msg->max_rss_kb < 0) {
+		errno = EPROTO;
+		return -1;
+	}
+	memset(res, 0, sizeof *res);
+	res->started = msg->started;
+	res->status = msg->status;
+	memcpy(res->error, msg->error, sizeof res->error);
+	res->user_time = msg->user_time;
+	res->system_time = msg->system_time;
+	res->max_rss_kb = msg->max_rss_kb;
+	res->stdout_bytes = msg->stdout_bytes;
+	res->stderr_bytes = msg->stderr_bytes;
+	res->stdout_truncated = msg->stdout_truncated;
+	res->stderr_truncated = msg->stderr_truncated;
+	return 0;
+}

@@ -1,0 +1,125 @@
+/* wmsg.h - the typed messages between the daemon and its workers, framed over
+ * their SOCK_STREAM socketpair: a header {type, len}, then len payload bytes. */
+#ifndef TRIAGED_WMSG_H
+#define TRIAGED_WMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool.h"
+
+/*
+ * Both ends are the same binary (a worker is a fork without exec), so the
+ * wire is native-endian; every struct below has its padding spelled out so
+ * that nothing uninitialised is ever sent.
+ */
+struct wmsg_hdr {
+	uint32_t type;		/* WMSG_* */
+	uint32_t len;		/* payload bytes after the header */
+};
+
+enum wmsg_type {
+	WMSG_RUN = 1,		/* daemon -> worker: wmsg_run_head + strings */
+	WMSG_SIGNAL,		/* daemon -> worker: struct wmsg_signal */
+	WMSG_STARTED,		/* worker -> daemon: struct wmsg_started */
+	WMSG_FINISHED,		/* worker -> daemon: struct wmsg_finished */
+};
+
+/* Who reads the message: wmsg_check() accepts only what flows that way. */
+enum wmsg_dir {
+	WMSG_TO_WORKER,
+	WMSG_TO_DAEMON,
+};
+
+/* A RUN payload is a whole job description; this bounds what a worker
+ * allocates for one, and pool_start() refuses larger specs (E2BIG). */
+#define WMSG_RUN_MAX	(64u * 1024 * 1024)
+
+/*
+ * RUN: this head, then exactly argc + envc + 3 NUL-terminated strings back
+ * to back (argv..., envp..., cwd, stdout_path, stderr_path) and nothing more.
+ */
+struct wmsg_run_head {
+	uint64_t job_id;
+	uint64_t max_output;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t flags;
+#define WMSG_RUN_SET_CREDS	0x1
+	uint32_t argc;		/* >= 1 */
+	uint32_t envc;
+	uint32_t pad;		/* 0 */
+};
+
+struct wmsg_signal {
+	uint64_t job_id;
+	int32_t sig;
+	uint32_t pad;		/* 0 */
+};
+
+struct wmsg_started {
+	uint64_t job_id;
+	int32_t pid;
+	uint32_t pad;		/* 0 */
+};
+
+/* The fields of struct pool_result, laid out for the wire. */
+struct wmsg_finished {
+	uint64_t job_id;
+	int32_t status;
+	uint8_t started;	/* 0 or 1, like the two below */
+	uint8_t stdout_truncated;
+	uint8_t stderr_truncated;
+	uint8_t pad;		/* 0 */
+	double user_time;
+	double system_time;
+	int64_t max_rss_kb;
+	uint64_t stdout_bytes;
+	uint64_t stderr_bytes;
+	char error[256];	/* NUL-terminated */
+};
+
+/* The largest message a worker sends: the daemon's read buffer bound. */
+#define WMSG_TO_DAEMON_MAX	(sizeof(struct wmsg_hdr) + sizeof(struct wmsg_finished))
+
+/* A decoded RUN: spec points into buf, argv and envp, which it owns. */
+struct wmsg_run {
+	struct pool_spec spec;
+	char *buf;
+	char **argv;		/* NULL-terminated */
+	char **envp;		/* NULL-terminated */
+};
+
+/*
+ * Checks a header read from the peer: a type that flows in direction dir
+ * and a length that is exact for fixed payloads, at most WMSG_RUN_MAX for
+ * RUN. Returns 0, or -1 with errno EPROTO (unknown type or wrong direction)
+ * or EMSGSIZE (bad length).
+ */
+int wmsg_check(const struct wmsg_hdr *hdr, enum wmsg_dir dir);
+
+/*
+ * Returns the whole RUN message for spec (header included, *lenp bytes),
+ * allocated, the caller's to free; or NULL with errno EINVAL (no argv[0], a
+ * NULL string), E2BIG (over WMSG_RUN_MAX) or ENOMEM.
+ */
+void *wmsg_run_encode(const struct pool_spec *spec, size_t *lenp);
+
+/*
+ * Validates a RUN payload completely and fills run, which then owns buf
+ * (allocated with malloc); wmsg_run_clear() releases it. Returns 0, or -1
+ * with errno EPROTO (malformed) or ENOMEM, and then buf is still the
+ * caller's and run is cleared.
+ */
+int wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len);
+void wmsg_run_clear(struct wmsg_run *run);
+
+/* Fills a FINISHED payload from res (every byte, padding included). */
+void wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
+    const struct pool_result *res);
+/* Checks a FINISHED payload (flags 0/1, error NUL-terminated, sizes sane)
+ * and fills res. Returns 0, or -1 with errno EPROTO. */
+int wmsg_finished_decode(const struct wmsg_finished *msg,
+    struct pool_result *res);
+
+#endif

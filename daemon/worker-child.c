@@ -1,0 +1,133 @@
+/* worker-child.c - the job child between a worker's fork and the job's exec:
+ * its own session, default signals, credentials, cwd, fds and environment. */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "worker-child.h"
+
+/* Tells the worker which step failed ("chdir /nope: No such file or
+ * directory") and ends the child; 127 is the shell's "could not run". */
+static void __attribute__((noreturn))
+worker_child_fail(const struct worker_child *c, const char *step,
+    const char *arg)
+{
+	char msg[256];
+	int error = errno, n;
+
+	if (arg != NULL)
+		n = snprintf(msg, sizeof msg, "%s %s: %s", step, arg,
+		    strerror(error));
+	else
+		n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(error));
+	if (n > 0) {
+		if ((size_t)n >= sizeof msg)
+			n = sizeof msg - 1;
+		/* If even this fails the worker sees EOF without text and the
+		 * exit status 127 still tells that the job failed early. */
+		if (write(c->errpipe, msg, (size_t)n) == -1)
+			_exit(127);
+	}
+	_exit(127);
+}
+
+/* Back to a fresh process's signal state: every disposition default (the
+ * worker's are already, but a job must not depend on that), nothing
+ * blocked (the worker blocks SIGCHLD and SIGTERM, and all around fork). */
+static void
+worker_child_signals(const struct worker_child *c)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		/* EINVAL: the signals glibc keeps for itself */
+		if (sigaction(sig, &sa, NULL) == -1 && errno != EINVAL)
+			worker_child_fail(c, "sigaction", NULL);
+	}
+	if (sigemptyset(&none) == -1 ||
+	    sigprocmask(SIG_SETMASK, &none, NULL) == -1)
+		worker_child_fail(c, "sigprocmask", NULL);
+}
+
+/* Supplementary groups, then gid, then uid: each step needs the privilege
+ * the next one gives up. */
+static void
+worker_child_creds(const struct worker_child *c)
+{
+	const struct pool_spec *spec = &c->run->spec;
+	char arg[32];
+
+	if (c->user != NULL) {
+		if (initgroups(c->user, spec->gid) == -1)
+			worker_child_fail(c, "initgroups", c->user);
+	} else if (setgroups(1, &spec->gid) == -1) {
+		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
+		worker_child_fail(c, "setgroups", arg);
+	}
+	if (setgid(spec->gid) == -1) {
+		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
+		worker_child_fail(c, "setgid", arg);
+	}
+	if (setuid(spec->uid) == -1) {
+		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
+		worker_child_fail(c, "setuid", arg);
+	}
+}
+
+/* stdin from /dev/null, stdout and stderr to the pipes, nothing else but
+ * the CLOEXEC error pipe, which exec closes. Assumes: the worker keeps fds
+ * 0-2 open, so every fd it handed over is above 2 and survives the dup2s. */
+static void
+worker_child_fds(const struct worker_child *c)
+{
+	int null;
+
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		worker_child_fail(c, "open", "/dev/null");
+	if (dup2(null, STDIN_FILENO) == -1 ||
+	    dup2(c->out, STDOUT_FILENO) == -1 ||
+	    dup2(c->err, STDERR_FILENO) == -1)
+		worker_child_fail(c, "dup2", NULL);
+	if ((c->errpipe > 3 &&
+	    close_range(3, (unsigned)c->errpipe - 1, 0) == -1) ||
+	    close_range((unsigned)c->errpipe + 1, ~0U, 0) == -1)
+		worker_child_fail(c, "close_range", NULL);
+}
+
+void
+worker_child_exec(const struct worker_child *c)
+{
+	const struct wmsg_run *run = c->run;
+
+	/* The job is its own session and process group, so that signalling
+	 * -pid reaches all of it and nothing of the worker's. */
+	if (setsid() == -1)
+		worker_child_fail(c, "setsid", NULL);
+	worker_child_signals(c);
+	if (run->spec.set_creds)
+		worker_child_creds(c);
+	/* After the credential change, which clears it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		worker_child_fail(c, "prctl", "PR_SET_PDEATHSIG");
+	if (getppid() != c->worker)
+		_exit(127);	/* the worker died already: nobody to tell */
+	/* As the job's user, so that it only gets where that user may go. */
+	if (chdir(run->spec.cwd) == -1)
+		worker_child_fail(c, "chdir", run->spec.cwd);
+	worker_child_fds(c);
+	/* execvp looks argv[0] up in the PATH of environ: the job's own. */
+	environ = run->envp;
+	execvp(run->argv[0], run->argv);
+	worker_child_fail(c, "exec", run->argv[0]);
+}

@@ -1,0 +1,725 @@
+/* worker.c - the worker process: takes one job at a time from the daemon,
+ * forks it, copies its output into files and reports how it started and ended. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wmsg.h"
+#include "worker-child.h"
+#include "worker.h"
+
+/* Once the job's process has exited and its group is killed, how long a
+ * process that left the group may keep the output pipes open. */
+#define WORKER_DRAIN_MS	2000
+
+struct worker {
+	int fd;			/* the daemon; blocking */
+	int sfd;		/* signalfd: SIGCHLD, SIGTERM */
+	bool gone;		/* the daemon went away: EOF or SIGTERM */
+	char buf[65536];	/* output on its way to a file */
+};
+
+struct worker_stream {
+	int pipe;		/* read end; -1 once closed */
+	int file;		/* the capture file; -1 once closed */
+	uint64_t kept;		/* bytes written to file */
+	bool truncated;		/* some output was dropped */
+};
+
+/*
+ * One run of a job. A job is its process group: its main process is the
+ * group (and session) leader, and whatever it leaves in the group when it
+ * exits is killed. The run is finished only when the process has been reaped
+ * AND both streams are closed, which come in either order.
+ */
+struct worker_job {
+	const struct wmsg_run *run;
+	pid_t pid;
+	int flags;
+#define WORKER_JOB_EXITED	0x1	/* reaped: status and ru are set */
+#define WORKER_JOB_STDOUT_EOF	0x2
+#define WORKER_JOB_STDERR_EOF	0x4
+#define WORKER_JOB_DONE		0x7
+	int status;
+	struct rusage ru;
+	struct timespec deadline;	/* EXITED: close the streams then */
+	struct worker_stream out[2];	/* stdout, stderr */
+};
+
+/* Reads exactly len bytes. Returns 1; 0 on EOF before any byte; -1 with
+ * errno (EPROTO for EOF inside the message). */
+static int
+worker_read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = read(fd, (char *)buf + off, len - off);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			if (off == 0)
+				return 0;
+			errno = EPROTO;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 1;
+}
+
+/* Reads one checked message; *payload is allocated (the caller frees it).
+ * Returns 1, 0 when the daemon is gone, -1 on a broken message. */
+static int
+worker_recv(struct worker *w, struct wmsg_hdr *hdr, char **payload)
+{
+	int r;
+
+	if ((r = worker_read_full(w->fd, hdr, sizeof *hdr)) != 1) {
+		if (r == 0)
+			w->gone = true;
+		return r;
+	}
+	if (wmsg_check(hdr, WMSG_TO_WORKER) == -1)
+		return -1;
+	/* every payload to a worker has a non-zero length */
+	if ((*payload = malloc(hdr->len)) == NULL)
+		return -1;
+	if ((r = worker_read_full(w->fd, *payload, hdr->len)) != 1) {
+		free(*payload);
+		*payload = NULL;
+		if (r == 0)
+			errno = EPROTO;
+		return -1;
+	}
+	return 1;
+}
+
+/* Sends one message whole; -1 when the daemon cannot be told. */
+static int
+worker_send(struct worker *w, uint32_t type, const void *payload, size_t len)
+{
+	char msg[WMSG_TO_DAEMON_MAX];
+	struct wmsg_hdr hdr;
+	size_t off = 0;
+	ssize_t n;
+
+	hdr.type = type;
+	hdr.len = (uint32_t)len;
+	memcpy(msg, &hdr, sizeof hdr);
+	memcpy(msg + sizeof hdr, payload, len);
+	len += sizeof hdr;
+	while (off < len) {
+		/* MSG_NOSIGNAL: a gone daemon is an error here, not a SIGPIPE */
+		n = send(w->fd, msg + off, len - off, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EPIPE || errno == ECONNRESET)
+				w->gone = true;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static int
+worker_send_finished(struct worker *w, uint64_t job_id,
+    const struct pool_result *res)
+{
+	struct wmsg_finished msg;
+
+	wmsg_finished_encode(&msg, job_id, res);
+	return worker_send(w, WMSG_FINISHED, &msg, sizeof msg);
+}
+
+/* Drains the signalfd. Returns the WORKER_SIG_* seen, or -1. */
+#define WORKER_SIG_CHLD	0x1
+#define WORKER_SIG_TERM	0x2
+static int
+worker_signals(struct worker *w)
+{
+	struct signalfd_siginfo si;
+	int seen = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = read(w->sfd, &si, sizeof si);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return seen;
+			return -1;
+		}
+		if (n != sizeof si) {
+			errno = EIO;
+			return -1;
+		}
+		if (si.ssi_signo == SIGCHLD)
+			seen |= WORKER_SIG_CHLD;
+		else if (si.ssi_signo == SIGTERM)
+			seen |= WORKER_SIG_TERM;
+	}
+}
+
+/* Milliseconds until ts, 0 if past; for poll. */
+static int
+worker_ms_until(const struct timespec *ts)
+{
+	struct timespec now;
+	long long ms;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &now) == -1)
+		return 0;	/* cannot tell: stop waiting */
+	ms = (long long)(ts->tv_sec - now.tv_sec) * 1000 +
+	    (ts->tv_nsec - now.tv_nsec) / 1000000;
+	if (ms <= 0)
+		return 0;
+	return ms > WORKER_DRAIN_MS ? WORKER_DRAIN_MS : (int)ms;
+}
+
+static void
+worker_stream_close(struct worker_job *job, int i)
+{
+	struct worker_stream *s = &job->out[i];
+
+	if (s->pipe != -1) {
+		close(s->pipe);
+		s->pipe = -1;
+	}
+	job->flags |= i == 0 ? WORKER_JOB_STDOUT_EOF : WORKER_JOB_STDERR_EOF;
+}
+
+/* Copies what the pipe has into the file, up to max_output bytes in all;
+ * the rest is read (so the job never blocks on a full pipe) and dropped. A
+ * file that cannot be written drops the rest too. */
+static void
+worker_stream_read(struct worker *w, struct worker_job *job, int i)
+{
+	struct worker_stream *s = &job->out[i];
+	uint64_t room;
+	size_t keep, off = 0;
+	ssize_t got, n;
+
+	got = read(s->pipe, w->buf, sizeof w->buf);
+	if (got == -1 && errno == EINTR)
+		return;
+	if (got <= 0) {
+		/* EOF, or an error that will not go away: the same to us */
+		worker_stream_close(job, i);
+		return;
+	}
+	room = s->file == -1 ? 0 : job->run->spec.max_output - s->kept;
+	keep = (uint64_t)got < room ? (size_t)got : (size_t)room;
+	while (off < keep) {
+		n = write(s->file, w->buf + off, keep - off);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			close(s->file);
+			s->file = -1;
+			break;
+		}
+		off += (size_t)n;
+	}
+	s->kept += off;
+	if (off < (size_t)got)
+		s->truncated = true;
+}
+
+/*
+ * Reaps the job's process if it has exited. It is first only looked at
+ * (WNOWAIT): while unreaped, its pid cannot be reused, so killing the group
+ * -pid cannot hit anyone else's. Returns 0, or -1 on a failed wait.
+ */
+static int
+worker_reap(struct worker_job *job)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof si);
+	if (waitid(P_PID, (id_t)job->pid, &si, WEXITED | WNOHANG | WNOWAIT) == -1)
+		return -1;
+	if (si.si_pid != job->pid)
+		return 0;
+	/* What the job left behind in its group dies with it. */
+	if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
+		return -1;
+	while (wait4(job->pid, &job->status, 0, &job->ru) == -1)
+		if (errno != EINTR)
+			return -1;
+	job->flags |= WORKER_JOB_EXITED;
+	if (clock_gettime(CLOCK_MONOTONIC, &job->deadline) == -1)
+		return -1;
+	job->deadline.tv_sec += WORKER_DRAIN_MS / 1000;
+	job->deadline.tv_nsec += (long)(WORKER_DRAIN_MS % 1000) * 1000000;
+	if (job->deadline.tv_nsec >= 1000000000) {
+		job->deadline.tv_sec++;
+		job->deadline.tv_nsec -= 1000000000;
+	}
+	return 0;
+}
+
+/* A message while a job runs: SIGNAL for it, or a late one for a job that
+ * has ended (ignored). Returns 0, or -1 when the daemon is gone or broken. */
+static int
+worker_command(struct worker *w, struct worker_job *job)
+{
+	struct wmsg_hdr hdr;
+	struct wmsg_signal sm;
+	char *payload;
+	int r;
+
+	if ((r = worker_recv(w, &hdr, &payload)) != 1)
+		return -1;
+	if (hdr.type != WMSG_SIGNAL) {
+		free(payload);
+		return -1;	/* a RUN while busy: the daemon lost track */
+	}
+	memcpy(&sm, payload, sizeof sm);
+	free(payload);
+	if (sm.pad != 0 || sm.sig <= 0 || sm.sig >= NSIG)
+		return -1;
+	/* Only while unreaped: afterwards the pid may be someone else's. */
+	if (sm.job_id == job->run->spec.job_id &&
+	    (job->flags & WORKER_JOB_EXITED) == 0 &&
+	    kill(-job->pid, sm.sig) == -1 && errno != ESRCH)
+		return -1;
+	return 0;
+}
+
+/*
+ * Waits until the run is finished: output copied, process reaped. Returns 0;
+ * or -1 when the worker must stop (the daemon is gone or broken, a wait
+ * failed), after killing and reaping the job.
+ */
+static int
+worker_wait(struct worker *w, struct worker_job *job)
+{
+	struct pollfd pfd[4];
+	int i, n, nfd, timeout, sig, stream[2];
+
+	while ((job->flags & WORKER_JOB_DONE) != WORKER_JOB_DONE) {
+		timeout = -1;
+		if (job->flags & WORKER_JOB_EXITED) {
+			if ((timeout = worker_ms_until(&job->deadline)) == 0) {
+				/* some process that left the group holds them */
+				worker_stream_close(job, 0);
+				worker_stream_close(job, 1);
+				continue;
+			}
+		}
+		nfd = 0;
+		pfd[nfd++] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
+		pfd[nfd++] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+		for (i = 0; i < 2; i++) {
+			stream[i] = -1;
+			if (job->out[i].pipe == -1)
+				continue;
+			stream[i] = nfd;
+			pfd[nfd++] = (struct pollfd){
+				.fd = job->out[i].pipe, .events = POLLIN };
+		}
+		if ((n = poll(pfd, (nfds_t)nfd, timeout)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		for (i = 0; i < 2; i++)
+			if (stream[i] != -1 && pfd[stream[i]].revents != 0)
+				worker_stream_read(w, job, i);
+		if (pfd[1].revents != 0) {
+			if ((sig = worker_signals(w)) == -1)
+				goto fail;
+			if (sig & WORKER_SIG_TERM) {
+				w->gone = true;	/* the daemon died */
+				goto fail;
+			}
+			if ((sig & WORKER_SIG_CHLD) &&
+			    (job->flags & WORKER_JOB_EXITED) == 0 &&
+			    worker_reap(job) == -1)
+				goto fail;
+		}
+		if (pfd[0].revents != 0 && worker_command(w, job) == -1)
+			goto fail;
+	}
+	return 0;
+fail:
+	if ((job->flags & WORKER_JOB_EXITED) == 0) {
+		kill(-job->pid, SIGKILL);
+		while (waitpid(job->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	return -1;
+}
+
+/* Reads the exec-error pipe to EOF into buf (NUL-terminated, the excess
+ * dropped). Returns the length kept: 0 when exec closed the pipe silently. */
+static ssize_t
+worker_exec_result(int fd, char *buf, size_t size)
+{
+	char sink[256];
+	size_t have = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (have < size - 1)
+			n = read(fd, buf + have, size - 1 - have);
+		else
+			n = read(fd, sink, sizeof sink);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (have < size - 1)
+			have += (size_t)n;
+	}
+	buf[have] = '\0';
+	return (ssize_t)have;
+}
+
+/* The run ended before it began: why goes in res->error. */
+static void
+worker_error(struct pool_result *res, const char *step, const char *arg)
+{
+	if (arg != NULL)
+		snprintf(res->error, sizeof res->error, "%s %s: %s", step, arg,
+		    strerror(errno));
+	else
+		snprintf(res->error, sizeof res->error, "%s: %s", step,
+		    strerror(errno));
+}
+
+/* For initgroups: the passwd name of uid, looked up before fork (NSS is
+ * no business of a half-set-up child). NULL with *res->error set on a
+ * failed lookup; NULL with nothing set when uid has no entry. */
+static char *
+worker_user(const struct pool_spec *spec, struct pool_result *res)
+{
+	struct passwd *pw;
+	char *name, arg[32];
+
+	errno = 0;
+	if ((pw = getpwuid(spec->uid)) == NULL) {
+		/* the "not found" errnos getpwuid(3) lists */
+		if (errno == 0 || errno == ENOENT || errno == ESRCH ||
+		    errno == EBADF || errno == EPERM)
+			return NULL;
+		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
+		worker_error(res, "getpwuid", arg);
+		return NULL;
+	}
+	if ((name = strdup(pw->pw_name)) == NULL)
+		worker_error(res, "strdup", NULL);
+	return name;
+}
+
+/* Opens the capture files and creates the pipes, all CLOEXEC. */
+static int
+worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
+    struct pool_result *res)
+{
+	const char *path;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		path = i == 0 ? job->run->spec.stdout_path :
+		    job->run->spec.stderr_path;
+		job->out[i].file = open(path,
+		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (job->out[i].file == -1) {
+			worker_error(res, "open", path);
+			return -1;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		if (pipe2(pipes[i], O_CLOEXEC) == -1) {
+			worker_error(res, "pipe", NULL);
+			return -1;
+		}
+	}
+	if (pipe2(errpipe, O_CLOEXEC) == -1) {
+		worker_error(res, "pipe", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+worker_close(int *fd)
+{
+	if (*fd != -1) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+/* Forks the job child; the write ends are closed here whatever happens.
+ * Returns its pid, or -1 with res->error set. */
+static pid_t
+worker_fork(struct worker_child *c, int pipes[2][2], int errpipe[2],
+    struct pool_result *res)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int error;
+
+	c->out = pipes[0][1];
+	c->err = pipes[1][1];
+	c->errpipe = errpipe[1];
+	c->worker = getpid();
+	if (sigfillset(&all) == -1 ||
+	    sigprocmask(SIG_SETMASK, &all, &old) == -1) {
+		worker_error(res, "sigprocmask", NULL);
+		pid = -1;
+		goto out;
+	}
+	if ((pid = fork()) == 0)
+		worker_child_exec(c);
+	error = errno;
+	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
+		/* cannot happen with a mask it just returned; stay safe */
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		pid = -1;
+		error = errno;
+	}
+	errno = error;
+	if (pid == -1)
+		worker_error(res, "fork", NULL);
+out:
+	worker_close(&pipes[0][1]);
+	worker_close(&pipes[1][1]);
+	worker_close(&errpipe[1]);
+	return pid;
+}
+
+/*
+ * Runs one job to its end and reports it: STARTED once exec succeeded,
+ * then FINISHED (started=false with the reason if it never ran). Returns 0,
+ * or -1 when the worker must stop.
+ */
+static int
+worker_run(struct worker *w, const struct wmsg_run *run)
+{
+	const struct pool_spec *spec = &run->spec;
+	struct worker_job job;
+	struct worker_child child;
+	struct pool_result res;
+	struct wmsg_started sm;
+	int pipes[2][2] = { { -1, -1 }, { -1, -1 } }, errpipe[2] = { -1, -1 };
+	char *user = NULL;
+	int i, rc = 0;
+	ssize_t n;
+
+	memset(&job, 0, sizeof job);
+	memset(&res, 0, sizeof res);
+	memset(&child, 0, sizeof child);
+	job.run = run;
+	job.pid = -1;
+	for (i = 0; i < 2; i++)
+		job.out[i].pipe = job.out[i].file = -1;
+	child.run = run;
+
+	if (spec->set_creds) {
+		child.user = user = worker_user(spec, &res);
+		if (res.error[0] != '\0')
+			goto not_started;
+	}
+	if (worker_prepare(&job, pipes, errpipe, &res) == -1)
+		goto not_started;
+	for (i = 0; i < 2; i++) {
+		job.out[i].pipe = pipes[i][0];	/* the job's now */
+		pipes[i][0] = -1;
+	}
+	if ((job.pid = worker_fork(&child, pipes, errpipe, &res)) == -1)
+		goto not_started;
+
+	n = worker_exec_result(errpipe[0], res.error, sizeof res.error);
+	if (n != 0) {
+		if (n == -1)
+			worker_error(&res, "read", "exec result");
+		kill(job.pid, SIGKILL);	/* exited already, or about to */
+		while (waitpid(job.pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		goto not_started;
+	}
+	worker_close(&errpipe[0]);
+
+	memset(&sm, 0, sizeof sm);
+	sm.job_id = spec->job_id;
+	sm.pid = job.pid;
+	if (worker_send(w, WMSG_STARTED, &sm, sizeof sm) == -1) {
+		kill(-job.pid, SIGKILL);
+		while (waitpid(job.pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		rc = -1;
+		goto out;
+	}
+	if (worker_wait(w, &job) == -1) {
+		rc = -1;
+		goto out;
+	}
+
+	res.started = true;
+	res.status = job.status;
+	res.user_time = (double)job.ru.ru_utime.tv_sec +
+	    (double)job.ru.ru_utime.tv_usec / 1e6;
+	res.system_time = (double)job.ru.ru_stime.tv_sec +
+	    (double)job.ru.ru_stime.tv_usec / 1e6;
+	res.max_rss_kb = job.ru.ru_maxrss;	/* KiB on Linux */
+	for (i = 0; i < 2; i++) {
+		/* a failed close may have lost buffered data: say so */
+		if (job.out[i].file != -1 && close(job.out[i].file) == -1)
+			job.out[i].truncated = true;
+		job.out[i].file = -1;
+	}
+	res.stdout_bytes = job.out[0].kept;
+	res.stderr_bytes = job.out[1].kept;
+	res.stdout_truncated = job.out[0].truncated;
+	res.stderr_truncated = job.out[1].truncated;
+	goto send;
+
+not_started:
+	res.started = false;
+send:
+	if (worker_send_finished(w, spec->job_id, &res) == -1)
+		rc = -1;
+out:
+	for (i = 0; i < 2; i++) {
+		worker_close(&job.out[i].pipe);
+		worker_close(&job.out[i].file);
+		worker_close(&pipes[i][0]);
+		worker_close(&pipes[i][1]);
+	}
+	worker_close(&errpipe[0]);
+	worker_close(&errpipe[1]);
+	free(user);
+	return rc;
+}
+
+/* The daemon may have started with some of 0-2 closed; the job child's
+ * dup2s assume they are taken, so fill them with /dev/null. */
+static int
+worker_stdio(void)
+{
+	int fd, null;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (fcntl(fd, F_GETFD) != -1)
+			continue;
+		if (errno != EBADF)
+			return -1;
+		/* the lowest free fd: this one */
+		if ((null = open("/dev/null", O_RDWR)) == -1)
+			return -1;
+		if (null != fd) {
+			close(null);
+			errno = EBADF;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Waits for the next RUN. Returns 1 with *run filled, 0 when the daemon is
+ * gone, -1 on a broken message or failure. */
+static int
+worker_next(struct worker *w, struct wmsg_run *run)
+{
+	struct pollfd pfd[2];
+	struct wmsg_hdr hdr;
+	char *payload;
+	int r, sig;
+
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pfd[1].revents != 0) {
+			if ((sig = worker_signals(w)) == -1)
+				return -1;
+			if (sig & WORKER_SIG_TERM) {
+				w->gone = true;	/* the daemon died */
+				return 0;
+			}
+		}
+		if (pfd[0].revents == 0)
+			continue;
+		if ((r = worker_recv(w, &hdr, &payload)) != 1)
+			return r;
+		if (hdr.type == WMSG_SIGNAL) {
+			/* for a job that ended as the daemon sent it */
+			free(payload);
+			continue;
+		}
+		if (wmsg_run_decode(run, payload, hdr.len) == -1) {
+			free(payload);
+			return -1;
+		}
+		return 1;
+	}
+}
+
+int
+worker_main(int fd)
+{
+	struct worker *w;
+	struct wmsg_run run;
+	sigset_t set;
+	int r, rc;
+
+	if (worker_stdio() == -1)
+		return 1;
+	/* SIGCHLD and SIGTERM (the parent-death signal) come in by signalfd,
+	 * so that poll sees them with everything else. */
+	if (sigemptyset(&set) == -1 || sigaddset(&set, SIGCHLD) == -1 ||
+	    sigaddset(&set, SIGTERM) == -1 ||
+	    sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return 1;
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		return 1;
+	w->fd = fd;
+	if ((w->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+		free(w);
+		return 1;
+	}
+	for (;;) {
+		if (worker_next(w, &run) != 1)
+			break;
+		r = worker_run(w, &run);
+		wmsg_run_clear(&run);
+		if (r == -1)
+			break;
+	}
+	rc = w->gone ? 0 : 1;
+	close(w->sfd);
+	free(w);
+	return rc;
+}

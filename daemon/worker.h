@@ -1,0 +1,17 @@
+/* worker.h - the worker process's entry point. The pool forks a worker and
+ * calls worker_main() in the child; it never returns into the daemon's code. */
+#ifndef TRIAGED_WORKER_H
+#define TRIAGED_WORKER_H
+
+/*
+ * Runs jobs one at a time as the daemon asks over fd (a blocking
+ * SOCK_STREAM socket speaking wmsg.h), until the daemon goes away (EOF, or
+ * SIGTERM: the worker's parent-death signal). Returns the process's exit
+ * status: 0 when the daemon went away, 1 on a broken message or a failure
+ * that leaves the worker unable to go on. Blocks SIGCHLD and SIGTERM for its
+ * signalfd; any job running when it returns has been killed and reaped.
+ * Assumes: the calling process is a fresh fork that owns nothing else.
+ */
+int worker_main(int fd);
+
+#endif

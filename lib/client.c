@@ -1,0 +1,615 @@
+/* client.c - the C client library of triaged's socket: blocking JSON-RPC over
+ * newline-framed JSON, keeping what arrives out of turn for later calls. */
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+#define CLIENT_BUF_MIN 8192
+
+struct client {
+	int fd;
+	char *path;		/* for messages */
+	int64_t next_id;
+
+	/* Bytes read and not yet returned are buf[start..end). */
+	char *buf;
+	size_t size;
+	size_t start;
+	size_t end;
+	size_t scanned;		/* from start, bytes known to hold no '\n' */
+
+	json_t *responses;	/* array of response objects, oldest first */
+	json_t *notifications;	/* array of whole messages, oldest first */
+};
+
+/* Copies src into dst as one line: control characters become spaces, and a
+ * UTF-8 sequence cut by the size is dropped whole. */
+static void
+client_copy_line(char *dst, size_t size, const char *src)
+{
+	size_t i, n;
+
+	for (n = 0; src[n] != '\0' && n < size - 1; n++) {
+		unsigned char ch = (unsigned char)src[n];
+
+		dst[n] = ch < 0x20 || ch == 0x7f ? ' ' : (char)ch;
+	}
+	if (src[n] != '\0') {
+		/* Back to the start of the last sequence, if it is cut. */
+		for (i = n; i > 0 && ((unsigned char)dst[i - 1] & 0xc0) == 0x80;)
+			i--;
+		if (i > 0 && ((unsigned char)dst[i - 1] & 0xc0) == 0xc0)
+			n = i - 1;
+	}
+	dst[n] = '\0';
+}
+
+static void
+client_set_error(struct client_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+client_set_error(struct client_error *err, int code, const char *fmt, ...)
+{
+	char line[sizeof err->message];
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	err->code = code;
+	client_copy_line(err->message, sizeof err->message, line);
+	err->field[0] = '\0';
+}
+
+/* A transport error: fills err and leaves errnum in errno for the caller. */
+static void
+client_transport(struct client_error *err, int errnum, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+client_transport(struct client_error *err, int errnum, const char *fmt, ...)
+{
+	char line[sizeof err->message];
+	va_list ap;
+
+	if (err != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(line, sizeof line, fmt, ap);
+		va_end(ap);
+		client_set_error(err, CLIENT_ERR_TRANSPORT, "%s", line);
+	}
+	errno = errnum;
+}
+
+struct client *
+client_connect(const char *path, char **cause)
+{
+	struct sockaddr_un sun;
+	struct client *c;
+	const char *hint;
+	int fd, saved;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		errno = ENAMETOOLONG;
+		if (asprintf(cause, "cannot connect to %s: path too long", path) ==
+		    -1)
+			*cause = NULL;
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	strcpy(sun.sun_path, path);
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		goto fail;
+	while (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		if (errno != EINTR)
+			goto fail;
+	}
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		goto fail;
+	c->fd = fd;
+	c->next_id = 1;
+	c->size = CLIENT_BUF_MIN;
+	c->path = strdup(path);
+	c->buf = malloc(c->size);
+	c->responses = json_array();
+	c->notifications = json_array();
+	if (c->path == NULL || c->buf == NULL || c->responses == NULL ||
+	    c->notifications == NULL) {
+		client_free(c);
+		fd = -1;
+		errno = ENOMEM;
+		goto fail;
+	}
+	return c;
+
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	if (saved == EACCES || saved == EPERM)
+		hint = "may you use it?";
+	else
+		hint = "is triaged running?";
+	if (asprintf(cause, "cannot connect to %s: %s (%s)", path,
+	    strerror(saved), hint) == -1)
+		*cause = NULL;
+	errno = saved;
+	return NULL;
+}
+
+void
+client_free(struct client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->fd != -1)
+		close(c->fd);
+	free(c->path);
+	free(c->buf);
+	json_decref(c->responses);
+	json_decref(c->notifications);
+	free(c);
+}
+
+int
+client_fd(const struct client *c)
+{
+	return c->fd;
+}
+
+/* Sets *deadline timeout_ms from now; returns it, or NULL for no timeout. */
+static const struct timespec *
+client_deadline(int timeout_ms, struct timespec *deadline)
+{
+	if (timeout_ms < 0)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_sec += timeout_ms / 1000;
+	deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline->tv_nsec >= 1000000000) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000;
+	}
+	return deadline;
+}
+
+/* Milliseconds left until deadline, rounded up; -1 for none. */
+static int
+client_remaining(const struct timespec *deadline)
+{
+	struct timespec now;
+	int64_t ms;
+
+	if (deadline == NULL)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
+	    (deadline->tv_nsec - now.tv_nsec + 999999) / 1000000;
+	if (ms < 0)
+		return 0;
+	return ms > 86400000 ? 86400000 : (int)ms;
+}
+
+/* Reads more bytes into the buffer, waiting until deadline. 0 or -1. */
+static int
+client_fill(struct client *c, const struct timespec *deadline,
+    struct client_error *err)
+{
+	struct pollfd pfd;
+	ssize_t n;
+	char *nbuf;
+	int ready;
+
+	if (c->start > 0) {
+		memmove(c->buf, c->buf + c->start, c->end - c->start);
+		c->end -= c->start;
+		c->start = 0;
+	}
+	if (c->end == c->size) {
+		if (c->size > SIZE_MAX / 2 ||
+		    (nbuf = realloc(c->buf, c->size * 2)) == NULL) {
+			client_transport(err, ENOMEM,
+			    "out of memory reading from %s", c->path);
+			return -1;
+		}
+		c->buf = nbuf;
+		c->size *= 2;
+	}
+
+	for (;;) {
+		pfd.fd = c->fd;
+		pfd.events = POLLIN;
+		ready = poll(&pfd, 1, client_remaining(deadline));
+		if (ready == -1 && errno == EINTR)
+			continue;
+		if (ready == -1) {
+			client_transport(err, errno, "cannot read from %s: %s",
+			    c->path, strerror(errno));
+			return -1;
+		}
+		if (ready == 0) {
+			client_transport(err, ETIMEDOUT,
+			    "timed out waiting for triaged at %s", c->path);
+			return -1;
+		}
+		n = recv(c->fd, c->buf + c->end, c->size - c->end, 0);
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n == -1) {
+			client_transport(err, errno, "cannot read from %s: %s",
+			    c->path, strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			client_transport(err, ECONNRESET,
+			    "triaged at %s closed the connection", c->path);
+			return -1;
+		}
+		c->end += (size_t)n;
+		return 0;
+	}
+}
+
+static bool
+client_blank(const char *line, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Returns the next line that is not blank, without its '\n', and sets *len.
+ * It stays valid until the next read. NULL with err set on error; bytes of a
+ * line not yet complete stay buffered, so a timeout loses nothing.
+ */
+static char *
+client_read_line(struct client *c, const struct timespec *deadline,
+    size_t *len, struct client_error *err)
+{
+	char *line, *nl;
+
+	for (;;) {
+		line = c->buf + c->start;
+		nl = memchr(line + c->scanned, '\n',
+		    c->end - c->start - c->scanned);
+		if (nl != NULL) {
+			*len = (size_t)(nl - line);
+			c->start += *len + 1;
+			c->scanned = 0;
+			if (client_blank(line, *len))
+				continue;
+			return line;
+		}
+		c->scanned = c->end - c->start;
+		if (client_fill(c, deadline, err) == -1)
+			return NULL;
+	}
+}
+
+static json_t *
+client_read_until(struct client *c, const struct timespec *deadline,
+    struct client_error *err)
+{
+	json_error_t jerr;
+	json_t *msg;
+	size_t len;
+	char *line;
+
+	if ((line = client_read_line(c, deadline, &len, err)) == NULL)
+		return NULL;
+	/* NUL is allowed: output data may hold it, escaped as \u0000. */
+	if ((msg = json_loadb(line, len, JSON_ALLOW_NUL, &jerr)) == NULL) {
+		client_transport(err, EPROTO,
+		    "malformed message from triaged at %s: %s", c->path,
+		    jerr.text);
+		return NULL;
+	}
+	return msg;
+}
+
+json_t *
+client_read_message(struct client *c, int timeout_ms,
+    struct client_error *err)
+{
+	struct timespec ts;
+
+	return client_read_until(c, client_deadline(timeout_ms, &ts), err);
+}
+
+static bool
+client_is_response(const json_t *msg)
+{
+	return json_is_object(msg) && json_object_get(msg, "id") != NULL &&
+	    json_object_get(msg, "method") == NULL &&
+	    (json_object_get(msg, "result") != NULL ||
+	    json_object_get(msg, "error") != NULL);
+}
+
+/* Reads one message and files it with the responses or the notifications.
+ * 0, or -1 with err set. */
+static int
+client_pump(struct client *c, const struct timespec *deadline,
+    struct client_error *err)
+{
+	json_t *msg, *elem;
+	size_t i;
+	int rc;
+
+	if ((msg = client_read_until(c, deadline, err)) == NULL)
+		return -1;
+	if (json_is_object(msg) && json_object_get(msg, "id") == NULL &&
+	    json_is_string(json_object_get(msg, "method")))
+		rc = json_array_append(c->notifications, msg);
+	else if (client_is_response(msg))
+		rc = json_array_append(c->responses, msg);
+	else if (json_is_array(msg) && json_array_size(msg) > 0) {
+		/* A batch's responses, each on its own. */
+		rc = 0;
+		json_array_foreach(msg, i, elem) {
+			if (!client_is_response(elem))
+				rc = 1;
+		}
+		if (rc == 0)
+			rc = json_array_extend(c->responses, msg);
+	} else
+		rc = 1;
+	json_decref(msg);
+	if (rc == 1) {
+		client_transport(err, EPROTO,
+		    "unexpected message from triaged at %s", c->path);
+		return -1;
+	}
+	if (rc == -1) {
+		client_transport(err, ENOMEM, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* The id of a response: its value, or -1 for null or not an integer. */
+static int64_t
+client_response_id(const json_t *resp)
+{
+	const json_t *id = json_object_get(resp, "id");
+
+	return json_is_integer(id) ? (int64_t)json_integer_value(id) : -1;
+}
+
+/* Takes a response apart: its result (a new reference), or NULL with *err
+ * filled from its error. */
+static json_t *
+client_result(struct client *c, const json_t *resp, struct client_error *err)
+{
+	const json_t *error, *code;
+	const char *msg, *field;
+	json_t *result;
+
+	error = json_object_get(resp, "error");
+	if (json_is_object(error)) {
+		code = json_object_get(error, "code");
+		msg = json_string_value(json_object_get(error, "message"));
+		field = json_string_value(json_object_get(json_object_get(error,
+		    "data"), "field"));
+		client_set_error(err, json_is_integer(code) ?
+		    (int)json_integer_value(code) : -32603, "%s",
+		    msg != NULL && *msg != '\0' ? msg : "error without a message");
+		if (err != NULL && field != NULL)
+			client_copy_line(err->field, sizeof err->field, field);
+		errno = 0;
+		return NULL;
+	}
+	if ((result = json_object_get(resp, "result")) == NULL) {
+		client_transport(err, EPROTO,
+		    "unexpected message from triaged at %s", c->path);
+		return NULL;
+	}
+	return json_incref(result);
+}
+
+static int
+client_send_all(struct client *c, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = send(c->fd, buf, len, MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+client_send_raw(struct client *c, const void *buf, size_t len)
+{
+	return client_send_all(c, buf, len);
+}
+
+int64_t
+client_send(struct client *c, const char *method, json_t *params,
+    struct client_error *err)
+{
+	json_t *req;
+	char *text = NULL;
+	size_t len;
+	int64_t id = c->next_id;
+	int rc = -1;
+
+	req = json_object();
+	if (req != NULL &&
+	    json_object_set_new(req, "jsonrpc", json_string("2.0")) == 0 &&
+	    json_object_set_new(req, "id", json_integer(id)) == 0 &&
+	    json_object_set_new(req, "method", json_string(method)) == 0 &&
+	    (params == NULL || json_object_set(req, "params", params) == 0))
+		text = json_dumps(req, JSON_COMPACT);
+	json_decref(req);
+	json_decref(params);
+	if (text == NULL) {
+		client_transport(err, ENOMEM,
+		    "cannot encode the %s request (out of memory or invalid "
+		    "UTF-8)", method);
+		return -1;
+	}
+	len = strlen(text);
+	text[len] = '\n';	/* over the NUL: json_dumps never writes one */
+	rc = client_send_all(c, text, len + 1);
+	free(text);
+	if (rc == -1) {
+		if (errno == EPIPE || errno == ECONNRESET)
+			client_transport(err, errno,
+			    "triaged at %s closed the connection", c->path);
+		else
+			client_transport(err, errno, "cannot send to %s: %s",
+			    c->path, strerror(errno));
+		return -1;
+	}
+	c->next_id++;
+	return id;
+}
+
+/* Removes and returns queue[i] (a new reference). */
+static json_t *
+client_take(json_t *queue, size_t i)
+{
+	json_t *msg = json_incref(json_array_get(queue, i));
+
+	json_array_remove(queue, i);
+	return msg;
+}
+
+/*
+ * The index of the response to id among those kept, or -1. An error with id
+ * null answers a request the daemon could not read (a line too long): with
+ * one call at a time, it is the caller's.
+ */
+static ssize_t
+client_find(struct client *c, int64_t id)
+{
+	json_t *resp;
+	int64_t rid;
+	size_t i;
+
+	json_array_foreach(c->responses, i, resp) {
+		rid = client_response_id(resp);
+		if (rid == id ||
+		    (rid == -1 && json_is_null(json_object_get(resp, "id"))))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/*
+ * After a send failed because the daemon closed the connection, reads what
+ * it said before closing: a request too long is answered with an error
+ * first, which tells more than "connection closed". Replaces *err with that
+ * error if it is there.
+ */
+static void
+client_salvage(struct client *c, int64_t id, struct client_error *err)
+{
+	struct client_error ignored;
+	struct timespec ts;
+	json_t *resp;
+	ssize_t i;
+	int saved = errno;
+
+	while (client_pump(c, client_deadline(0, &ts), &ignored) == 0)
+		continue;
+	if ((i = client_find(c, id)) != -1) {
+		resp = client_take(c->responses, (size_t)i);
+		json_decref(client_result(c, resp, err));
+		json_decref(resp);
+	}
+	errno = saved;
+}
+
+json_t *
+client_call(struct client *c, const char *method, json_t *params,
+    int timeout_ms, struct client_error *err)
+{
+	const struct timespec *deadline;
+	struct timespec ts;
+	json_t *resp, *result;
+	int64_t id;
+	ssize_t i;
+
+	if ((id = client_send(c, method, params, err)) == -1) {
+		if (errno == EPIPE || errno == ECONNRESET)
+			client_salvage(c, c->next_id, err);
+		return NULL;
+	}
+	deadline = client_deadline(timeout_ms, &ts);
+	for (;;) {
+		if ((i = client_find(c, id)) != -1) {
+			resp = client_take(c->responses, (size_t)i);
+			result = client_result(c, resp, err);
+			json_decref(resp);
+			return result;
+		}
+		if (client_pump(c, deadline, err) == -1)
+			return NULL;
+	}
+}
+
+json_t *
+client_recv(struct client *c, int64_t *id, int timeout_ms,
+    struct client_error *err)
+{
+	const struct timespec *deadline;
+	struct timespec ts;
+	json_t *resp, *result;
+
+	*id = -1;
+	deadline = client_deadline(timeout_ms, &ts);
+	while (json_array_size(c->responses) == 0) {
+		if (client_pump(c, deadline, err) == -1)
+			return NULL;
+	}
+	resp = client_take(c->responses, 0);
+	*id = client_response_id(resp);
+	result = client_result(c, resp, err);
+	json_decref(resp);
+	return result;
+}
+
+json_t *
+client_notification(struct client *c, int timeout_ms,
+    struct client_error *err)
+{
+	const struct timespec *deadline;
+	struct timespec ts;
+
+	deadline = client_deadline(timeout_ms, &ts);
+	while (json_array_size(c->notifications) == 0) {
+		if (client_pump(c, deadline, err) == -1)
+			return NULL;
+	}
+	return client_take(c->notifications, 0);
+}

@@ -1,0 +1,85 @@
+/* client.h - the C client library of triaged's socket: connect, JSON-RPC
+ * calls (one at a time or pipelined), and watch notifications. */
+#ifndef TRIAGE_CLIENT_H
+#define TRIAGE_CLIENT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+struct client;
+
+/*
+ * Not a JSON-RPC code: the connection failed, closed, or timed out, or the
+ * daemon sent a line that is not a JSON-RPC message. errno then tells which:
+ * ETIMEDOUT (timeout_ms passed; nothing is lost, a later call reads on),
+ * ECONNRESET or EPIPE (the daemon closed the connection), EPROTO (a
+ * malformed or unexpected message, which is dropped), ENOMEM, or what
+ * recv/send said. After a JSON-RPC error errno is 0.
+ */
+#define CLIENT_ERR_TRANSPORT 1
+
+/* The last choice of client_socket_path(): the system daemon's socket. */
+#define CLIENT_SOCKET_SYSTEM "/run/triage/triage.sock"
+
+struct client_error {
+	int code;		/* the JSON-RPC error code, or CLIENT_ERR_TRANSPORT */
+	char message[512];	/* one line, for people */
+	char field[64];		/* error.data.field, "" when none */
+};
+
+/*
+ * Connects to the daemon's socket at path. Returns the client, or NULL with
+ * *cause set (allocated) to one line naming the path and why, e.g.
+ * "cannot connect to /run/triage/triage.sock: No such file or directory
+ * (is triaged running?)".
+ */
+struct client *client_connect(const char *path, char **cause);
+void client_free(struct client *c);
+int client_fd(const struct client *c);
+
+/*
+ * Calls method with params (the reference is stolen; NULL sends none) and
+ * waits up to timeout_ms (-1: for ever) for its response. Responses to other
+ * ids are kept for client_recv(), notifications for client_notification().
+ * Returns the result (a new reference), or NULL with *err filled in. An
+ * error response with id null (the daemon could not read the request, e.g.
+ * a line over max_request) counts as this call's.
+ */
+json_t *client_call(struct client *c, const char *method, json_t *params,
+    int timeout_ms, struct client_error *err);
+
+/* Pipelining: sends a request and returns its id, or -1 with *err set. */
+int64_t client_send(struct client *c, const char *method, json_t *params,
+    struct client_error *err);
+/*
+ * Waits for the next response to any request sent (kept ones first) and
+ * sets *id to its id. Returns its result (a new reference), or NULL with
+ * *err filled in: a JSON-RPC error (*id set, or -1 for an error with id
+ * null) or a transport one (*id -1).
+ */
+json_t *client_recv(struct client *c, int64_t *id, int timeout_ms,
+    struct client_error *err);
+
+/* Waits for the next notification; returns the whole message
+ * {"jsonrpc","method","params"} (a new reference), or NULL with *err. */
+json_t *client_notification(struct client *c, int timeout_ms,
+    struct client_error *err);
+
+/* For tests and tools: sends bytes as they are, and reads the next message
+ * of any kind (response, batch, notification) as parsed JSON. */
+int client_send_raw(struct client *c, const void *buf, size_t len);
+json_t *client_read_message(struct client *c, int timeout_ms,
+    struct client_error *err);
+
+/*
+ * The socket path, as protocol.md orders it: flag if not NULL, then
+ * $TRIAGE_SOCKET, then config_socket if not NULL (the daemon's config key),
+ * then $XDG_RUNTIME_DIR/triage/triage.sock for a non-root user (effective
+ * uid not 0) whose runtime directory exists, then CLIENT_SOCKET_SYSTEM.
+ * An empty variable counts as unset, and a relative $XDG_RUNTIME_DIR is
+ * ignored, as the XDG spec says. Allocated; NULL when out of memory.
+ */
+char *client_socket_path(const char *flag, const char *config_socket);
+
+#endif

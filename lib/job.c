@@ -1,0 +1,207 @@
+/* job.c - the job: its states, its lifetime, and the job object that every
+ * method returns (protocol.md, "The job object"). */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "rfc3339.h"
+
+static const char *const job_state_names[JOB_NSTATES] = {
+	[JOB_QUEUED] = "queued",
+	[JOB_RUNNING] = "running",
+	[JOB_SUCCEEDED] = "succeeded",
+	[JOB_FAILED] = "failed",
+	[JOB_TIMED_OUT] = "timed_out",
+	[JOB_CANCELED] = "canceled",
+	[JOB_LOST] = "lost",
+};
+
+const char *
+job_state_name(enum job_state state)
+{
+	if ((unsigned)state >= JOB_NSTATES)
+		return "unknown";
+	return job_state_names[state];
+}
+
+int
+job_state_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < JOB_NSTATES; i++)
+		if (strcmp(job_state_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+bool
+job_state_terminal(enum job_state state)
+{
+	return state != JOB_QUEUED && state != JOB_RUNNING;
+}
+
+struct job *
+job_new(void)
+{
+	struct job *job;
+
+	if ((job = calloc(1, sizeof *job)) == NULL)
+		return NULL;
+	job->slots = 1;
+	job->attempt = 1;
+	job->submitted_at = job->started_at = job->finished_at = -1;
+	job->exit_code = -1;
+	job->user_time = job->system_time = -1;
+	job->max_rss_kb = -1;
+	TAILQ_INIT(&job->waits);
+	return job;
+}
+
+static void
+job_free_strv(char **v)
+{
+	char **p;
+
+	if (v == NULL)
+		return;
+	for (p = v; *p != NULL; p++)
+		free(*p);
+	free(v);
+}
+
+void
+job_free(struct job *job)
+{
+	if (job == NULL)
+		return;
+	free(job->name);
+	job_free_strv(job->argv);
+	job_free_strv(job->env);
+	free(job->cwd);
+	free(job->priority);
+	free(job->reason);
+	free(job);
+}
+
+int
+job_set_reason(struct job *job, const char *fmt, ...)
+{
+	char *reason = NULL;
+	va_list ap;
+	int n;
+
+	if (fmt != NULL) {
+		va_start(ap, fmt);
+		n = vasprintf(&reason, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -1;
+	}
+	free(job->reason);
+	job->reason = reason;
+	return 0;
+}
+
+static json_t *
+job_time_json(int64_t ms)
+{
+	char buf[RFC3339_LEN];
+
+	if (ms < 0)
+		return json_null();
+	return json_string(rfc3339_format(ms, buf));
+}
+
+static json_t *
+job_strv_json(char *const *v)
+{
+	json_t *arr = json_array();
+
+	for (; arr != NULL && v != NULL && *v != NULL; v++)
+		if (json_array_append_new(arr, json_string(*v)) != 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+/* Steals value; a NULL value (out of memory) fails the whole object. */
+static int
+job_json_set(json_t *obj, const char *key, json_t *value)
+{
+	return value == NULL ? -1 : json_object_set_new(obj, key, value);
+}
+
+static json_t *
+job_opt_int(bool known, json_int_t v)
+{
+	return known ? json_integer(v) : json_null();
+}
+
+static json_t *
+job_opt_real(double v)
+{
+	return v >= 0 ? json_real(v) : json_null();
+}
+
+static json_t *
+job_signal_json(int signo)
+{
+	const char *abbrev;
+	char name[32];
+
+	if (signo <= 0)
+		return json_null();
+	if ((abbrev = sigabbrev_np(signo)) != NULL)
+		snprintf(name, sizeof name, "SIG%s", abbrev);
+	else
+		snprintf(name, sizeof name, "SIG%d", signo);
+	return json_string(name);
+}
+
+json_t *
+job_to_json(const struct job *job, int64_t position)
+{
+	json_t *o = json_object();
+	int rc = 0;
+
+	if (o == NULL)
+		return NULL;
+	rc |= job_json_set(o, "id", json_integer((json_int_t)job->id));
+	rc |= job_json_set(o, "name", json_string(job->name));
+	rc |= job_json_set(o, "argv", job_strv_json(job->argv));
+	rc |= job_json_set(o, "priority", json_string(job->priority));
+	rc |= job_json_set(o, "state", json_string(job_state_name(job->state)));
+	rc |= job_json_set(o, "slots", json_integer(job->slots));
+	rc |= job_json_set(o, "exclusive", json_boolean(job->exclusive));
+	rc |= job_json_set(o, "timeout", json_real((double)job->timeout_ms / 1000));
+	rc |= job_json_set(o, "retries", json_integer(job->retries));
+	rc |= job_json_set(o, "cwd", json_string(job->cwd));
+	rc |= job_json_set(o, "uid", json_integer(job->uid));
+	rc |= job_json_set(o, "gid", json_integer(job->gid));
+	rc |= job_json_set(o, "submitted_at", job_time_json(job->submitted_at));
+	rc |= job_json_set(o, "started_at", job_time_json(job->started_at));
+	rc |= job_json_set(o, "finished_at", job_time_json(job->finished_at));
+	rc |= job_json_set(o, "position", job_opt_int(position >= 0, position));
+	rc |= job_json_set(o, "pid", job_opt_int(job->pid > 0, job->pid));
+	rc |= job_json_set(o, "exit_code",
+	    job_opt_int(job->exit_code >= 0, job->exit_code));
+	rc |= job_json_set(o, "signal", job_signal_json(job->signal));
+	rc |= job_json_set(o, "reason",
+	    job->reason ? json_string(job->reason) : json_null());
+	rc |= job_json_set(o, "attempt", json_integer(job->attempt));
+	rc |= job_json_set(o, "user_time", job_opt_real(job->user_time));
+	rc |= job_json_set(o, "system_time", job_opt_real(job->system_time));
+	rc |= job_json_set(o, "max_rss_kb",
+	    job_opt_int(job->max_rss_kb >= 0, job->max_rss_kb));
+	if (rc != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}

@@ -1,0 +1,82 @@
+/* job.h - the job: what was asked for, where it stands, how it ended; its
+ * state machine and its JSON form (protocol.md, "The job object"). */
+#ifndef TRIAGE_JOB_H
+#define TRIAGE_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "psem.h"
+
+enum job_state {
+	JOB_QUEUED,
+	JOB_RUNNING,
+	JOB_SUCCEEDED,
+	JOB_FAILED,
+	JOB_TIMED_OUT,
+	JOB_CANCELED,
+	JOB_LOST,
+};
+#define JOB_NSTATES (JOB_LOST + 1)
+
+struct jobrun;		/* the daemon's state of a running job */
+struct jobwait;		/* a client waiting for the job to end */
+TAILQ_HEAD(jobwaits, jobwait);
+
+struct job {
+	uint64_t id;
+	char *name;
+	char **argv;		/* NULL-terminated */
+	char **env;		/* NULL-terminated "K=V", without TRIAGE_* */
+	char *cwd;
+	char *priority;		/* the priority's name */
+	enum job_state state;
+	unsigned slots;
+	bool exclusive;
+	uint64_t timeout_ms;	/* 0 = none */
+	unsigned retries;	/* attempts left after a failure */
+	uid_t uid;
+	gid_t gid;
+	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
+	int64_t started_at;
+	int64_t finished_at;
+	pid_t pid;		/* 0 = never started */
+	int exit_code;		/* -1 = did not exit normally */
+	int signal;		/* 0 = not killed by a signal */
+	char *reason;		/* NULL = none */
+	unsigned attempt;
+	double user_time;	/* < 0 = unknown */
+	double system_time;
+	int64_t max_rss_kb;	/* < 0 = unknown */
+	bool stdout_truncated;
+	bool stderr_truncated;
+
+	struct psem_waiter waiter;	/* its place in its priority's queue */
+	struct jobrun *run;		/* NULL unless running */
+	struct jobwaits waits;		/* answered when it ends */
+};
+
+const char *job_state_name(enum job_state state);
+/* Returns the state called name, or -1. */
+int job_state_parse(const char *name);
+bool job_state_terminal(enum job_state state);
+
+/* A job with every field empty or unknown; NULL when out of memory. */
+struct job *job_new(void);
+void job_free(struct job *job);
+
+/* Sets reason to a copy of the formatted text (NULL clears it); 0 or -1. */
+int job_set_reason(struct job *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * The job object of protocol.md, a new reference; position is its place in
+ * the queue, or -1 for null. NULL when out of memory.
+ */
+json_t *job_to_json(const struct job *job, int64_t position);
+
+#endif

@@ -1,0 +1,48 @@
+/* timefmt.h - the times of the job object (RFC 3339 UTC strings) read into
+ * milliseconds, and spans written compactly for tables ("1.2s", "3m04s"). */
+#ifndef TRIAGE_TIMEFMT_H
+#define TRIAGE_TIMEFMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+/* Enough for any timefmt_elapsed() or timefmt_local() text and its NUL. */
+#define TIMEFMT_MAX 32
+
+/* Milliseconds since the epoch, by the wall clock as the daemon reads it. */
+int64_t timefmt_now(void);
+
+/*
+ * Reads an RFC 3339 time: "2026-11-22T10:00:00.123Z", any number of fraction
+ * digits (milliseconds are kept, the rest dropped) or none, "Z" or an offset
+ * such as "+01:00". Returns 0 and sets *ms since the epoch, or -1 with errno
+ * EINVAL and *ms left alone.
+ */
+int timefmt_parse(const char *s, int64_t *ms);
+
+/*
+ * Writes a span compactly, two figures at most: "0.0s" to "59.9s", then
+ * "3m04s", "2h05m", "3d04h" (truncated, never rounded up, so a running
+ * job's time never jumps ahead). A negative span (clocks disagree) is 0.
+ * Truncates like snprintf. Returns buf.
+ */
+char *timefmt_elapsed(int64_t ms, char *buf, size_t len);
+
+/* Writes ms since the epoch as local time, "2026-11-22 11:00:00". Returns buf. */
+char *timefmt_local(int64_t ms, char *buf, size_t len);
+
+/*
+ * How long a job object waited in the queue: from submitted_at to
+ * started_at, or to finished_at when it never started (canceled while
+ * queued), or to now while it is still queued. Returns -1 when it has no
+ * valid submitted_at.
+ */
+int64_t timefmt_waited(const json_t *job, int64_t now);
+
+/* How long a job object ran: from started_at to finished_at, or to now while
+ * running. Returns -1 when it never started. */
+int64_t timefmt_ran(const json_t *job, int64_t now);
+
+#endif

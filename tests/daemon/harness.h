@@ -1,0 +1,63 @@
+/* harness.h - for the daemon tests: a real triaged on a temp socket and state
+ * dir, in its own process group, and helpers to talk to it over the socket. */
+#ifndef TRIAGE_TEST_HARNESS_H
+#define TRIAGE_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "client.h"
+
+struct tdaemon {
+	pid_t pid;
+	char dir[256];		/* everything of this daemon lives here */
+	char sock[300];
+	char conf[300];
+	char log[300];
+	char state[300];
+};
+
+/*
+ * Starts triaged with a config made of its own [daemon] lines (socket,
+ * state_dir) plus extra (more [daemon] keys, then any sections), and waits
+ * until its socket answers. Fails the test if it does not come up.
+ */
+struct tdaemon *tdaemon_start(const char *extra);
+/* SIGTERM, then waits for it to exit; returns its wait status. */
+int tdaemon_stop(struct tdaemon *d);
+/* Kills the whole process group, removes the temp dir, frees. */
+void tdaemon_free(struct tdaemon *d);
+/* Prints the daemon's log to stderr (a failing test calls it). */
+void tdaemon_dump_log(const struct tdaemon *d);
+
+/* A new connection; fails the test if there is none. */
+struct client *tconnect(const struct tdaemon *d);
+
+/* A successful call's result (fails the test otherwise). params is a
+ * json_pack format and its arguments ("{}" for none). */
+json_t *tcall(struct client *c, const char *method, const char *fmt, ...);
+/* A call that must fail: returns its error code, and the error's field
+ * in field if not NULL. */
+int tcall_error(struct client *c, const char *method, struct client_error *e,
+    const char *fmt, ...);
+
+/* submit with params from a json_pack format: the new job's id. */
+int64_t tsubmit(struct client *c, const char *fmt, ...);
+/* Waits for the job to end and returns the job object. */
+json_t *twait(struct client *c, int64_t id);
+/* The job's state, by name. */
+const char *tstate(const json_t *job);
+
+/* Reads the next `job` notification's params, failing after 30 s. */
+json_t *tnotification(struct client *c);
+
+/* Path of a built binary beside the test's own: "triaged", "triage". */
+const char *tbin(const char *name);
+
+/* True while a process with this pid exists (and is not a zombie). */
+bool tpid_alive(pid_t pid);
+
+#endif

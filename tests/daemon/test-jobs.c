@@ -1,0 +1,418 @@
+/* test-jobs.c - running jobs through a real triaged: how they end, what they
+ * see, their output, timeouts, cancel and wait. */
+#include <errno.h>
+#include <resolv.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static struct tdaemon *d;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	d = tdaemon_start("slots = 2\nkill_grace = 1s\nmax_output = 64KiB\n");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	return 0;
+}
+
+static json_int_t
+jint(const json_t *job, const char *key)
+{
+	return json_integer_value(json_object_get(job, key));
+}
+
+static const char *
+jstr(const json_t *job, const char *key)
+{
+	return json_string_value(json_object_get(job, key));
+}
+
+/* Submits sh -c script and waits for it to end. */
+static json_t *
+run_sh(struct client *c, const char *script)
+{
+	return twait(c, tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script));
+}
+
+/* The whole of a stream, paged by limit; *encoding of the last page. */
+static char *
+read_output(struct client *c, int64_t id, const char *stream, int limit,
+    size_t *len, bool *truncated)
+{
+	size_t cap = 1 << 20, n = 0;
+	char *all = malloc(cap);
+	unsigned char dec[1 << 17];
+	json_int_t offset = 0;
+	json_t *page;
+	const char *data;
+	int got;
+
+	for (;;) {
+		page = tcall(c, "output", "{sIsssIsi}", "id", (json_int_t)id,
+		    "stream", stream, "offset", offset, "limit", limit);
+		assert_int_equal(jint(page, "offset"), offset);
+		data = jstr(page, "data");
+		if (strcmp(jstr(page, "encoding"), "base64") == 0) {
+			got = b64_pton(data, dec, sizeof dec);
+			assert_true(got >= 0);
+			memcpy(all + n, dec, (size_t)got);
+			n += (size_t)got;
+		} else {
+			assert_string_equal(jstr(page, "encoding"), "utf-8");
+			got = (int)json_string_length(json_object_get(page,
+			    "data"));
+			memcpy(all + n, data, (size_t)got);
+			n += (size_t)got;
+		}
+		assert_int_equal(jint(page, "next_offset"), offset + got);
+		offset = jint(page, "next_offset");
+		*truncated = json_is_true(json_object_get(page, "truncated"));
+		if (json_is_true(json_object_get(page, "eof"))) {
+			json_decref(page);
+			break;
+		}
+		assert_true(got > 0);
+		json_decref(page);
+	}
+	*len = n;
+	return all;
+}
+
+static void
+test_exit_codes_and_signals(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *job;
+
+	(void)state;
+	job = run_sh(c, "exit 0");
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(jint(job, "exit_code"), 0);
+	assert_true(json_is_null(json_object_get(job, "signal")));
+	assert_true(json_is_null(json_object_get(job, "reason")));
+	assert_true(jint(job, "pid") > 0);
+	assert_int_equal(jint(job, "attempt"), 1);
+	assert_non_null(jstr(job, "submitted_at"));
+	assert_non_null(jstr(job, "started_at"));
+	assert_non_null(jstr(job, "finished_at"));
+	assert_true(json_is_number(json_object_get(job, "user_time")));
+	assert_true(jint(job, "max_rss_kb") > 0);
+	json_decref(job);
+
+	job = run_sh(c, "exit 3");
+	assert_string_equal(tstate(job), "failed");
+	assert_int_equal(jint(job, "exit_code"), 3);
+	assert_non_null(strstr(jstr(job, "reason"), "status 3"));
+	json_decref(job);
+
+	job = run_sh(c, "kill -USR1 $$");
+	assert_string_equal(tstate(job), "failed");
+	assert_true(json_is_null(json_object_get(job, "exit_code")));
+	assert_string_equal(jstr(job, "signal"), "SIGUSR1");
+	assert_non_null(strstr(jstr(job, "reason"), "SIGUSR1"));
+	json_decref(job);
+	client_free(c);
+}
+
+static void
+test_failed_exec_is_a_failed_job(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *job;
+
+	(void)state;
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "no-such-command-xyz"));
+	assert_string_equal(tstate(job), "failed");
+	assert_non_null(strstr(jstr(job, "reason"), "No such file"));
+	assert_true(json_is_null(json_object_get(job, "exit_code")));
+	json_decref(job);
+	job = twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "cwd",
+	    "/no/such/dir"));
+	assert_string_equal(tstate(job), "failed");
+	assert_non_null(strstr(jstr(job, "reason"), "chdir"));
+	json_decref(job);
+	client_free(c);
+}
+
+static void
+test_job_sees_its_environment_and_cwd(void **state)
+{
+	struct client *c = tconnect(d);
+	size_t len;
+	bool trunc;
+	int64_t id;
+	json_t *job;
+	char *out, expect[256];
+
+	(void)state;
+	/* No env: the minimal one, with HOME as cwd. */
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "echo \"$PATH|$USER|$TRIAGE_JOB_ID|$TRIAGE_PRIORITY|"
+	    "$TRIAGE_ATTEMPT|$(pwd)|$(env | grep -c .)\"");
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "succeeded");
+	out = read_output(c, id, "stdout", 65536, &len, &trunc);
+	snprintf(expect, sizeof expect,
+	    "/usr/local/bin:/usr/bin:/bin|root|%lld|normal|1|%s|",
+	    (long long)id, jstr(job, "cwd"));
+	assert_memory_equal(out, expect, strlen(expect));
+	free(out);
+	json_decref(job);
+
+	/* With env: exactly it, plus TRIAGE_*; cwd as given. */
+	id = tsubmit(c, "{s[sss]s{ssss}ss}", "argv", "sh", "-c",
+	    "echo \"$FOO|${HOME-unset}|$(pwd)|$TRIAGE_JOB_ID\"", "env",
+	    "FOO", "bar baz", "PATH", "/usr/bin:/bin", "cwd", "/tmp");
+	json_decref(twait(c, id));
+	out = read_output(c, id, "stdout", 65536, &len, &trunc);
+	snprintf(expect, sizeof expect, "bar baz|unset|/tmp|%lld\n",
+	    (long long)id);
+	assert_int_equal(len, strlen(expect));
+	assert_memory_equal(out, expect, len);
+	free(out);
+	client_free(c);
+}
+
+static void
+test_output_paging_base64_and_truncation(void **state)
+{
+	struct client *c = tconnect(d);
+	size_t len, i;
+	bool trunc;
+	int64_t id;
+	json_t *job, *page;
+	char *out;
+
+	(void)state;
+	/* 20,000 lines of text, read 1000 bytes at a time. */
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "seq 1 20000 | head -c 50000; echo err >&2");
+	json_decref(twait(c, id));
+	out = read_output(c, id, "stdout", 1000, &len, &trunc);
+	assert_int_equal(len, 50000);
+	assert_false(trunc);
+	assert_memory_equal(out, "1\n2\n3\n", 6);
+	free(out);
+	out = read_output(c, id, "stderr", 1000, &len, &trunc);
+	assert_int_equal(len, 4);
+	assert_memory_equal(out, "err\n", 4);
+	free(out);
+
+	/* Binary comes back as base64, byte for byte. */
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "printf '\\000\\001\\377\\376abc'");
+	json_decref(twait(c, id));
+	out = read_output(c, id, "stdout", 65536, &len, &trunc);
+	assert_int_equal(len, 7);
+	assert_memory_equal(out, "\0\1\377\376abc", 7);
+	free(out);
+
+	/* A multibyte character cut by a page's end stays whole. */
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", "printf 'a\\303\\251b'");
+	json_decref(twait(c, id));
+	page = tcall(c, "output", "{sIsssi}", "id", (json_int_t)id, "stream",
+	    "stdout", "limit", 2);
+	assert_string_equal(jstr(page, "encoding"), "utf-8");
+	assert_string_equal(jstr(page, "data"), "a");
+	assert_int_equal(jint(page, "next_offset"), 1);
+	json_decref(page);
+
+	/* Beyond max_output (64 KiB) the rest is dropped, and said so. */
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "head -c 200000 /dev/zero | tr '\\000' x");
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	out = read_output(c, id, "stdout", 65536, &len, &trunc);
+	assert_int_equal(len, 65536);
+	assert_true(trunc);
+	for (i = 0; i < len; i++)
+		assert_int_equal(out[i], 'x');
+	free(out);
+
+	/* A job that never started has empty, finished streams. */
+	id = tsubmit(c, "{s[s]}", "argv", "no-such-command-xyz");
+	json_decref(twait(c, id));
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",
+	    "stderr");
+	assert_string_equal(jstr(page, "data"), "");
+	assert_true(json_is_true(json_object_get(page, "eof")));
+	json_decref(page);
+	client_free(c);
+}
+
+/* The pid a job wrote to its stdout. */
+static pid_t
+pid_from_output(struct client *c, int64_t id)
+{
+	json_t *page;
+	pid_t pid = 0;
+	int i;
+
+	for (i = 0; i < 3000 && pid == 0; i++) {
+		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
+		    "stream", "stdout");
+		pid = (pid_t)atoi(jstr(page, "data"));
+		json_decref(page);
+		if (pid == 0)
+			usleep(10000);	/* polling the job's state */
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void
+test_timeout_kills_the_whole_process_group(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *job;
+	int64_t id;
+	pid_t grandchild;
+
+	(void)state;
+	id = tsubmit(c, "{s[sss]sf}", "argv", "sh", "-c",
+	    "sleep 300 & echo $!; wait", "timeout", 0.3);
+	grandchild = pid_from_output(c, id);
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "timed_out");
+	assert_non_null(strstr(jstr(job, "reason"), "timed out after 300ms"));
+	assert_string_equal(jstr(job, "signal"), "SIGTERM");
+	assert_false(tpid_alive(grandchild));
+	json_decref(job);
+	client_free(c);
+}
+
+static void
+test_cancel_queued_running_and_stubborn(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *job;
+	int64_t a, b, q;
+	pid_t pid;
+
+	(void)state;
+	/* Both slots busy, so the third waits in the queue. */
+	a = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", "echo $$; exec sleep 300");
+	b = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "trap '' TERM; echo $$; while :; do sleep 1; done");
+	q = tsubmit(c, "{s[s]}", "argv", "true");
+	job = tcall(c, "get", "{sI}", "id", (json_int_t)q);
+	assert_string_equal(tstate(job), "queued");
+	assert_int_equal(jint(job, "position"), 0);
+	json_decref(job);
+
+	job = tcall(c, "cancel", "{sI}", "id", (json_int_t)q);
+	assert_string_equal(tstate(job), "canceled");
+	assert_non_null(strstr(jstr(job, "reason"), "canceled by uid 0"));
+	assert_true(json_is_null(json_object_get(job, "started_at")));
+	json_decref(job);
+
+	pid = pid_from_output(c, a);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)a));
+	job = twait(c, a);
+	assert_string_equal(tstate(job), "canceled");
+	assert_string_equal(jstr(job, "signal"), "SIGTERM");
+	assert_false(tpid_alive(pid));
+	json_decref(job);
+
+	/* It ignores SIGTERM: SIGKILL after kill_grace (1s). */
+	pid = pid_from_output(c, b);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)b));
+	job = twait(c, b);
+	assert_string_equal(tstate(job), "canceled");
+	assert_string_equal(jstr(job, "signal"), "SIGKILL");
+	assert_false(tpid_alive(pid));
+	json_decref(job);
+
+	/* Canceling what has ended changes nothing. */
+	job = tcall(c, "cancel", "{sI}", "id", (json_int_t)b);
+	assert_string_equal(tstate(job), "canceled");
+	assert_string_equal(jstr(job, "signal"), "SIGKILL");
+	json_decref(job);
+	client_free(c);
+}
+
+static void
+test_wait_times_out_while_connection_serves_others(void **state)
+{
+	struct client *c = tconnect(d);
+	struct client_error e;
+	int64_t id, wait_id, stats_id, got;
+	json_t *res;
+
+	(void)state;
+	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	/* A wait with no timeout is parked; a stats after it is answered
+	 * first, and a wait with a timeout answers with the job running. */
+	wait_id = client_send(c, "wait", json_pack("{sI}", "id", (json_int_t)id),
+	    &e);
+	stats_id = client_send(c, "stats", NULL, &e);
+	res = client_recv(c, &got, 30000, &e);
+	assert_non_null(res);
+	assert_int_equal(got, stats_id);
+	json_decref(res);
+	res = tcall(c, "wait", "{sIsf}", "id", (json_int_t)id, "timeout", 0.2);
+	assert_string_equal(tstate(res), "running");
+	json_decref(res);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	res = client_recv(c, &got, 30000, &e);
+	assert_non_null(res);
+	assert_int_equal(got, wait_id);
+	assert_string_equal(tstate(res), "canceled");
+	json_decref(res);
+	client_free(c);
+}
+
+static void
+test_wait_of_a_closed_connection_is_withdrawn(void **state)
+{
+	struct client *c = tconnect(d), *w = tconnect(d);
+	struct client_error e;
+	int64_t id;
+
+	(void)state;
+	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	assert_true(client_send(w, "wait", json_pack("{sI}", "id",
+	    (json_int_t)id), &e) > 0);
+	json_decref(tcall(w, "stats", "{}"));	/* the wait is parked */
+	client_free(w);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	json_decref(twait(c, id));
+	client_free(c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_codes_and_signals),
+		cmocka_unit_test(test_failed_exec_is_a_failed_job),
+		cmocka_unit_test(test_job_sees_its_environment_and_cwd),
+		cmocka_unit_test(test_output_paging_base64_and_truncation),
+		cmocka_unit_test(test_timeout_kills_the_whole_process_group),
+		cmocka_unit_test(test_cancel_queued_running_and_stubborn),
+		cmocka_unit_test(test_wait_times_out_while_connection_serves_others),
+		cmocka_unit_test(test_wait_of_a_closed_connection_is_withdrawn),
+	};
+
+	return cmocka_run_group_tests_name("jobs", tests, setup, teardown);
+}
