@@ -50,7 +50,7 @@ cmd_cancel_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		cmd_parse_id(argv[i], &id);
 		rc = cmd_call(ctx, "cancel", xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), id, &job);
+		    (json_int_t)id)), &job);
 		if (rc == CMD_EXIT_UNREACHABLE)
 			return rc;
 		if (rc != CMD_EXIT_OK) {

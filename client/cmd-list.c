@@ -50,9 +50,10 @@ cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs)
 	int rc;
 
 	*jobs = xjson(json_array());
-	json_object_set_new(params, "limit", xjson(json_integer(CMD_LIST_PAGE)));
+	json_object_set_new(params, "limit",
+	    xjson(json_integer(CMD_LIST_PAGE)));
 	for (;;) {
-		rc = cmd_call(ctx, "list", json_incref(params), 0, &result);
+		rc = cmd_call(ctx, "list", json_incref(params), &result);
 		if (rc != CMD_EXIT_OK)
 			break;
 		page = json_object_get(result, "jobs");

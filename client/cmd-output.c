@@ -88,7 +88,7 @@ cmd_output_pause(struct cmd_ctx *ctx)
 	}
 	if (errno == ETIMEDOUT)
 		return CMD_EXIT_OK;
-	return cmd_report(&err, 0);
+	return cmd_report(&err);
 }
 
 static int
@@ -101,7 +101,7 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *stream = "stdout";
-	bool follow = false, eof = false, truncated = false;
+	bool follow = false, eof = false, truncated = false, progress;
 	json_t *result, *next;
 	json_int_t offset = 0;
 	int64_t id;
@@ -130,7 +130,7 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	/* Watch before the first read, so no change can slip between. */
 	if (follow) {
 		rc = cmd_call(ctx, "watch", xjson(json_pack("{s:[I]}", "ids",
-		    (json_int_t)id)), id, &result);
+		    (json_int_t)id)), &result);
 		if (rc != CMD_EXIT_OK)
 			return rc;
 		json_decref(result);
@@ -139,7 +139,7 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	while (!eof) {
 		rc = cmd_call(ctx, "output", xjson(json_pack("{s:I,s:s,s:I}",
 		    "id", (json_int_t)id, "stream", stream, "offset", offset)),
-		    id, &result);
+		    &result);
 		if (rc != CMD_EXIT_OK)
 			return rc;
 		if (ctx->json) {
@@ -153,7 +153,8 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		eof = json_is_true(json_object_get(result, "eof"));
 		truncated = json_is_true(json_object_get(result, "truncated"));
 		next = json_object_get(result, "next_offset");
-		if (!json_is_integer(next) || json_integer_value(next) < offset) {
+		if (!json_is_integer(next) ||
+		    json_integer_value(next) < offset) {
 			cmd_error("the daemon's output reply has a bad "
 			    "next_offset");
 			json_decref(result);
@@ -161,10 +162,10 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		/* New bytes: there may be more at once. None: the job has not
 		 * written more yet. */
-		len = json_integer_value(next) > offset ? 1 : len;
+		progress = len > 0 || json_integer_value(next) > offset;
 		offset = json_integer_value(next);
 		json_decref(result);
-		if (eof || len > 0)
+		if (eof || progress)
 			continue;
 		if (!follow)
 			break;

@@ -52,12 +52,13 @@ cmd_pause_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind < argc) {
 		if ((v = json_string(argv[optind])) == NULL) {
 			json_decref(params);
-			return cmd_usage(ctx, "the priority is not valid UTF-8");
+			return cmd_usage(ctx,
+			    "the priority is not valid UTF-8");
 		}
 		json_object_set_new(params, "priority", v);
 	}
 	/* The entry says which: pause and resume share the rest. */
-	rc = cmd_call(ctx, ctx->entry->name, params, 0, &stats);
+	rc = cmd_call(ctx, ctx->entry->name, params, &stats);
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	if (ctx->json)

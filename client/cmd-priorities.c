@@ -91,7 +91,7 @@ cmd_priorities_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
 
-	if ((rc = cmd_call(ctx, "stats", NULL, 0, &stats)) != CMD_EXIT_OK)
+	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
 		return rc;
 	if (ctx->json)
 		format_json_line(stats);

@@ -12,7 +12,7 @@ static int cmd_stats_exec(struct cmd_ctx *, int, char **);
 const struct cmd_entry cmd_stats_entry = {
 	.name = "stats",
 	.args = "",
-	.summary = "show the daemon's slots, workers, priorities and job counts",
+	.summary = "show the daemon's slots, workers, priorities and jobs",
 	.options = NULL,
 	.notes =
 	    "With --json, prints the daemon's stats object on one line.\n",
@@ -75,7 +75,7 @@ cmd_stats_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (optind != argc)
 		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
 
-	if ((rc = cmd_call(ctx, "stats", NULL, 0, &stats)) != CMD_EXIT_OK)
+	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
 		return rc;
 	if (ctx->json)
 		format_json_line(stats);

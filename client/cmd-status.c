@@ -93,7 +93,7 @@ cmd_status_print(json_t *job)
 
 	for (k = cmd_status_known; *k != NULL; k++) {
 		cmd_status_field(job, *k);
-		/* The spans people ask for, next to the times they come from. */
+		/* The spans people ask for, by the times they come from. */
 		if (strcmp(*k, "finished_at") == 0) {
 			if (json_object_get(job, "submitted_at") != NULL)
 				cmd_status_line("waited:", format_span(
@@ -134,7 +134,7 @@ cmd_status_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage(ctx, "invalid job id '%s'", argv[optind]);
 
 	rc = cmd_call(ctx, "get", xjson(json_pack("{s:I}", "id",
-	    (json_int_t)id)), id, &job);
+	    (json_int_t)id)), &job);
 	if (rc != CMD_EXIT_OK)
 		return rc;
 	if (ctx->json)

@@ -80,7 +80,8 @@ cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
 		/* A variable of our own environment that JSON cannot carry is
 		 * left out; one the user asked for is an error. */
 		if (from_flag)
-			return cmd_usage(ctx, "--env %.64s: not valid UTF-8", kv);
+			return cmd_usage(ctx, "--env: the value of %.*s is not "
+			    "valid UTF-8", (int)(eq - kv), kv);
 		return CMD_EXIT_OK;
 	}
 	free(key);
@@ -94,8 +95,8 @@ cmd_submit_timeout(struct cmd_ctx *ctx, json_t *params, const char *s)
 	uint64_t ms;
 
 	if (units_parse_duration(s, &ms) == -1)
-		return cmd_usage(ctx, "invalid --timeout '%s' (try 30s, 5m, 2h)",
-		    s);
+		return cmd_usage(ctx,
+		    "invalid --timeout '%s' (try 30s, 5m, 2h)", s);
 	if (ms % 1000 == 0)
 		json_object_set_new(params, "timeout",
 		    xjson(json_integer((json_int_t)(ms / 1000))));
@@ -113,7 +114,7 @@ cmd_submit_wait(struct cmd_ctx *ctx, int64_t id, json_t **job)
 
 	for (;;) {
 		rc = cmd_call(ctx, "wait", xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), id, job);
+		    (json_int_t)id)), job);
 		if (rc != CMD_EXIT_OK)
 			return rc;
 		if ((code = exitcode_of_job(*job)) != -1)
@@ -197,7 +198,8 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (rc != CMD_EXIT_OK)
 		goto out;
 	if (slots && exclusive) {
-		rc = cmd_usage(ctx, "--slots and --exclusive exclude each other");
+		rc = cmd_usage(ctx,
+		    "--slots and --exclusive exclude each other");
 		goto out;
 	}
 	if (optind == argc) {
@@ -240,7 +242,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (rc != CMD_EXIT_OK)
 		goto out;
 
-	rc = cmd_call(ctx, "submit", params, 0, &job);
+	rc = cmd_call(ctx, "submit", params, &job);
 	params = NULL;
 	if (rc != CMD_EXIT_OK)
 		goto out;

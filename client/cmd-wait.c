@@ -34,7 +34,7 @@ cmd_wait_one(struct cmd_ctx *ctx, int64_t id, int *code)
 
 	for (;;) {
 		rc = cmd_call(ctx, "wait", xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), id, &job);
+		    (json_int_t)id)), &job);
 		if (rc != CMD_EXIT_OK)
 			return rc;
 		*code = exitcode_of_job(job);

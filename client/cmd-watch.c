@@ -1,5 +1,7 @@
 /* cmd-watch.c - triage watch: a live view of the daemon on a terminal,
  * redrawn as jobs change; elsewhere, one line per job change, as it comes. */
+#include <sys/ioctl.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,20 +51,30 @@ cmd_watch_mono(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Prints the running jobs, at most max of them (0: all). */
 static void
-cmd_watch_running(const json_t *jobs, FILE *f)
+cmd_watch_running(const json_t *jobs, size_t max, FILE *f)
 {
-	static const char *const headers[] = { "ID", "PRIORITY", "RAN", "NAME" };
+	static const char *const headers[] = {
+		"ID", "PRIORITY", "RAN", "NAME",
+	};
 	char id[24], ran[TIMEFMT_MAX];
 	int64_t now = timefmt_now();
 	struct table *t;
 	json_t *job;
-	size_t i;
+	size_t i, n = json_array_size(jobs);
 
+	/* What does not fit is counted on a line of its own. */
+	if (max > 0 && n > max)
+		max--;
+	else
+		max = n;
 	t = table_new(headers, 4);
 	table_align_right(t, 0);
 	table_align_right(t, 2);
 	json_array_foreach(jobs, i, job) {
+		if (i == max)
+			break;
 		table_add(t, (const char *const[]){
 		    format_int(json_object_get(job, "id"), id, sizeof id),
 		    json_string_value(json_object_get(job, "priority")),
@@ -72,6 +84,19 @@ cmd_watch_running(const json_t *jobs, FILE *f)
 	}
 	table_print(t, f);
 	table_free(t);
+	if (max < n)
+		fprintf(f, "(%zu more running)\n", n - max);
+}
+
+/* The rows of the terminal, or 0 when it does not say. */
+static size_t
+cmd_watch_rows(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == -1)
+		return 0;
+	return ws.ws_row;
 }
 
 /* Draws the whole screen at once, so it does not flicker. */
@@ -81,12 +106,12 @@ cmd_watch_draw(struct cmd_ctx *ctx)
 	const json_t *counts;
 	json_t *stats, *jobs;
 	char when[TIMEFMT_MAX], a[24], b[24], c[24], d[24];
-	char *frame;
-	size_t len;
+	char *frame, *p;
+	size_t len, used, rows;
 	FILE *f;
 	int rc;
 
-	if ((rc = cmd_call(ctx, "stats", NULL, 0, &stats)) != CMD_EXIT_OK)
+	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
 		return rc;
 	rc = cmd_list_fetch(ctx, xjson(json_pack("{s:[s]}", "state",
 	    "running")), &jobs);
@@ -110,7 +135,15 @@ cmd_watch_draw(struct cmd_ctx *ctx)
 	    format_int(json_object_get(counts, "running"), b, sizeof b));
 	cmd_priorities_table(stats, cmd_watch_columns, f);
 	fputc('\n', f);
-	cmd_watch_running(jobs, f);
+	/* The running jobs get the rows left, less their header and the
+	 * cursor's line, so that the top never scrolls away. */
+	fflush(f);
+	used = 1;
+	for (p = frame; p < frame + len; p++)
+		used += *p == '\n';
+	rows = cmd_watch_rows();
+	cmd_watch_running(jobs, rows == 0 ? 0 : rows > used + 2 ?
+	    rows - used - 1 : 1, f);
 	if (fclose(f) != 0)
 		xoom();
 	fwrite(frame, 1, len, stdout);
@@ -173,7 +206,7 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
 	live = !ctx->json && isatty(STDOUT_FILENO);
 
-	if ((rc = cmd_call(ctx, "watch", xjson(json_object()), 0, &result)) !=
+	if ((rc = cmd_call(ctx, "watch", xjson(json_object()), &result)) !=
 	    CMD_EXIT_OK)
 		return rc;
 	json_decref(result);
@@ -200,7 +233,7 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		if (msg == NULL) {
 			if (errno == ETIMEDOUT)
 				continue;
-			return cmd_report(&err, 0);
+			return cmd_report(&err);
 		}
 		method = json_string_value(json_object_get(msg, "method"));
 		if (method != NULL && strcmp(method, "job") == 0) {

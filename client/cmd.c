@@ -101,7 +101,8 @@ cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
 		return CMD_GETOPT_EXIT;
 	case '?':
 		cmd_option_name(argv, name, sizeof name);
-		if (strncmp(name, "--", 2) == 0 && strchr(argv[optind - 1], '='))
+		if (strncmp(name, "--", 2) == 0 &&
+		    strchr(argv[optind - 1], '=') != NULL)
 			ctx->status = cmd_usage(ctx,
 			    "option %s takes no value, or is unknown", name);
 		else
@@ -165,22 +166,17 @@ cmd_client(struct cmd_ctx *ctx)
 }
 
 int
-cmd_report(const struct client_error *err, int64_t job_id)
+cmd_report(const struct client_error *err)
 {
-	if (err->code == CLIENT_ERR_TRANSPORT) {
-		cmd_error("%s", err->message);
+	cmd_error("%s", err->message);
+	if (err->code == CLIENT_ERR_TRANSPORT)
 		return CMD_EXIT_UNREACHABLE;
-	}
-	if (job_id > 0)
-		cmd_error("job %lld: %s", (long long)job_id, err->message);
-	else
-		cmd_error("%s", err->message);
 	return CMD_EXIT_FAILURE;
 }
 
 int
 cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
-    int64_t job_id, json_t **result)
+    json_t **result)
 {
 	struct client_error err;
 	struct client *c;
@@ -191,6 +187,6 @@ cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
 		return CMD_EXIT_UNREACHABLE;
 	}
 	if ((*result = client_call(c, method, params, -1, &err)) == NULL)
-		return cmd_report(&err, job_id);
+		return cmd_report(&err);
 	return CMD_EXIT_OK;
 }

@@ -14,7 +14,7 @@
 
 /* Exit statuses, as triage(1) documents them under EXIT STATUS. */
 #define CMD_EXIT_OK		0
-#define CMD_EXIT_FAILURE	1	/* the daemon refused; a local failure */
+#define CMD_EXIT_FAILURE	1	/* the daemon refused, or we failed */
 #define CMD_EXIT_USAGE		2
 #define CMD_EXIT_UNREACHABLE	3	/* no daemon, or the connection broke */
 
@@ -87,15 +87,16 @@ int cmd_parse_count(const char *s, long min, long *n);
 /* The connection, opened on first use; NULL after printing why. */
 struct client *cmd_client(struct cmd_ctx *ctx);
 /*
- * Calls method (params stolen) and sets *result. On error prints it (a
- * daemon's error prefixed "job ID: " when job_id > 0) and returns
- * CMD_EXIT_FAILURE or CMD_EXIT_UNREACHABLE; else CMD_EXIT_OK.
+ * Calls method (params stolen) and sets *result. On error prints it as
+ * "triage: MESSAGE" and returns CMD_EXIT_FAILURE (the daemon refused) or
+ * CMD_EXIT_UNREACHABLE (no daemon, or the connection broke); else
+ * CMD_EXIT_OK.
  */
 int cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
-    int64_t job_id, json_t **result);
-/* Reports a transport error (err) and returns CMD_EXIT_UNREACHABLE, or a
- * daemon's error and returns CMD_EXIT_FAILURE. */
-int cmd_report(const struct client_error *err, int64_t job_id);
+    json_t **result);
+/* Prints err; returns CMD_EXIT_UNREACHABLE for a transport error, else
+ * CMD_EXIT_FAILURE. */
+int cmd_report(const struct client_error *err);
 
 /* Every job list matches (params: list's, stolen; paged by after_id);
  * an exit status as cmd_call()'s. *jobs is an array. */

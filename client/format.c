@@ -41,8 +41,9 @@ format_plain_word(const char *s)
 	if (*s == '\0')
 		return 0;
 	for (; *s != '\0'; s++) {
-		if (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-		    "0123456789@%+=:,./_-", *s) == NULL)
+		if (strchr("abcdefghijklmnopqrstuvwxyz"
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-", *s) ==
+		    NULL)
 			return 0;
 	}
 	return 1;

@@ -66,7 +66,10 @@ shutdown_check(struct triaged *td)
 		return;
 	if (td->running > 0)
 		return;
-	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN && jobs_queued(td) > 0)
+	/* Held slots count too: a job granted them whose start the loop has
+	 * not delivered yet is as good as running. */
+	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN && (jobs_queued(td) > 0 ||
+	    psem_available(td->sem) < psem_permits(td->sem)))
 		return;
 	log_notice("nothing left to wait for: exiting");
 	event_base_loopexit(td->base, NULL);

@@ -48,7 +48,8 @@ client_copy_line(char *dst, size_t size, const char *src)
 	}
 	if (src[n] != '\0') {
 		/* Back to the start of the last sequence, if it is cut. */
-		for (i = n; i > 0 && ((unsigned char)dst[i - 1] & 0xc0) == 0x80;)
+		i = n;
+		while (i > 0 && ((unsigned char)dst[i - 1] & 0xc0) == 0x80)
 			i--;
 		if (i > 0 && ((unsigned char)dst[i - 1] & 0xc0) == 0xc0)
 			n = i - 1;
@@ -107,9 +108,8 @@ client_connect(const char *path, char **cause)
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sun.sun_path) {
-		errno = ENAMETOOLONG;
-		if (asprintf(cause, "cannot connect to %s: path too long", path) ==
-		    -1)
+		if (asprintf(cause, "cannot connect to %s: path too long",
+		    path) == -1)
 			*cause = NULL;
 		errno = ENAMETOOLONG;
 		return NULL;
@@ -413,9 +413,10 @@ client_result(struct client *c, const json_t *resp, struct client_error *err)
 		msg = json_string_value(json_object_get(error, "message"));
 		field = json_string_value(json_object_get(json_object_get(error,
 		    "data"), "field"));
+		if (msg == NULL || *msg == '\0')
+			msg = "the daemon gave an error without a message";
 		client_set_error(err, json_is_integer(code) ?
-		    (int)json_integer_value(code) : -32603, "%s",
-		    msg != NULL && *msg != '\0' ? msg : "error without a message");
+		    (int)json_integer_value(code) : -32603, "%s", msg);
 		if (err != NULL && field != NULL)
 			client_copy_line(err->field, sizeof err->field, field);
 		errno = 0;

@@ -362,15 +362,16 @@ psem_cancel(struct psem *sem, struct psem_waiter *w)
 	}
 }
 
+/* Positions ignore pauses: they tell the order jobs go in once every
+ * priority dispatches, which is what a paused queue is waiting for. */
 static uint64_t
-psem_unpaused_mask(const struct psem *sem, unsigned prio)
+psem_backlog_mask(const struct psem *sem, unsigned prio)
 {
 	uint64_t mask = UINT64_C(1) << prio;
 	unsigned i;
 
 	for (i = 0; i < sem->sched.nclasses; i++)
-		if (!sem->sched.classes[i].paused &&
-		    sem->sched.classes[i].queued != 0)
+		if (sem->sched.classes[i].queued != 0)
 			mask |= UINT64_C(1) << i;
 	return mask;
 }
@@ -382,7 +383,7 @@ psem_position_at(const struct psem *sem, unsigned prio, uint64_t index)
 	    index >= sem->sched.classes[prio].queued)
 		return -1;
 	return (int64_t)sem->policy->position(&sem->sched,
-	    psem_unpaused_mask(sem, prio), prio, index);
+	    psem_backlog_mask(sem, prio), prio, index);
 }
 
 int64_t

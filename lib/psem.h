@@ -92,9 +92,9 @@ int psem_cancel(struct psem *sem, struct psem_waiter *w);
 
 /*
  * How many queued waiters the policy would grant before w if permits came
- * one at a time and nothing else changed; 0 = next. A waiter of a paused
- * priority is counted as if its priority were resumed now. Returns -1 when w
- * is not queued. Walks w's own FIFO: O(waiters ahead of it).
+ * one at a time and nothing else changed; 0 = next. Pauses are ignored: it
+ * is the order once every priority dispatches. Returns -1 when w is not
+ * queued. Walks w's own FIFO: O(waiters ahead of it).
  */
 int64_t psem_position(const struct psem *sem, const struct psem_waiter *w);
 /* The same for the waiter at index (0 = head) of prio's FIFO: O(priorities). */

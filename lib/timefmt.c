@@ -56,7 +56,8 @@ timefmt_parse(const char *s, int64_t *ms)
 		goto bad;
 	year = timefmt_digits(&p, 4);
 	if (year == -1 || timefmt_expect(&p, '-') == -1 ||
-	    (mon = timefmt_digits(&p, 2)) == -1 || timefmt_expect(&p, '-') == -1 ||
+	    (mon = timefmt_digits(&p, 2)) == -1 ||
+	    timefmt_expect(&p, '-') == -1 ||
 	    (day = timefmt_digits(&p, 2)) == -1)
 		goto bad;
 	if (*p != 'T' && *p != 't' && *p != ' ')
@@ -122,9 +123,11 @@ timefmt_elapsed(int64_t ms, char *buf, size_t len)
 		ms = 0;
 	s = ms / 1000;
 	if (s < 60)
-		snprintf(buf, len, "%" PRId64 ".%" PRId64 "s", s, ms % 1000 / 100);
+		snprintf(buf, len, "%" PRId64 ".%" PRId64 "s", s,
+		    ms % 1000 / 100);
 	else if (s < 3600)
-		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60, s % 60);
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", s / 60,
+		    s % 60);
 	else if (s < 86400)
 		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", s / 3600,
 		    s % 3600 / 60);

@@ -30,7 +30,8 @@ int timefmt_parse(const char *s, int64_t *ms);
  */
 char *timefmt_elapsed(int64_t ms, char *buf, size_t len);
 
-/* Writes ms since the epoch as local time, "2026-11-22 11:00:00". Returns buf. */
+/* Writes ms since the epoch in local time, "2026-11-22 11:00:00".
+ * Returns buf. */
 char *timefmt_local(int64_t ms, char *buf, size_t len);
 
 /*

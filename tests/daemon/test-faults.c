@@ -1,0 +1,443 @@
+/* test-faults.c - a real triaged under load and faults: a worker killed
+ * mid-job, many jobs and no zombies, hundreds of clients busy or silent,
+ * max_clients, and each way of shutting down. */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static pid_t
+ppid_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) != NULL)
+		sscanf(p + 2, "%*c %d", &ppid);
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/* Zombies whose parent is the daemon or one of its children. */
+static int
+zombies_under(pid_t daemon)
+{
+	char path[300], buf[512], *p, st;
+	int n = 0, ppid;
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+	FILE *f;
+
+	assert_non_null(dir);
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(buf, sizeof buf, f) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL &&
+		    sscanf(p + 2, "%c %d", &st, &ppid) == 2 && st == 'Z' &&
+		    (ppid == daemon || ppid_of(ppid) == daemon))
+			n++;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+static pid_t
+job_pid(struct client *c, int64_t id)
+{
+	json_t *job;
+	pid_t pid = 0;
+	int i;
+
+	/* The pid is known once the worker reports the start. */
+	for (i = 0; i < 3000 && pid == 0; i++) {
+		job = tcall(c, "get", "{sI}", "id", (json_int_t)id);
+		pid = (pid_t)json_integer_value(json_object_get(job, "pid"));
+		json_decref(job);
+		if (pid == 0)
+			usleep(10000);
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void
+test_worker_killed_mid_job(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c = tconnect(d);
+	pid_t pid, worker;
+	json_t *job, *stats;
+	int64_t id;
+
+	(void)state;
+	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	pid = job_pid(c, id);
+	worker = ppid_of(pid);
+	assert_true(worker > 0 && worker != d->pid);
+	assert_int_equal(ppid_of(worker), d->pid);
+	assert_int_equal(kill(worker, SIGKILL), 0);
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "failed");
+	assert_non_null(strstr(json_string_value(json_object_get(job,
+	    "reason")), "SIGKILL"));
+	json_decref(job);
+	/* The job went with its worker; a new worker took its place. */
+	for (int i = 0; i < 3000 && tpid_alive(pid); i++)
+		usleep(1000);
+	assert_false(tpid_alive(pid));
+	stats = tcall(c, "stats", "{}");
+	assert_int_equal(json_integer_value(json_object_get(stats, "workers")),
+	    2);
+	json_decref(stats);
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_no_zombies_after_a_thousand_jobs(void **state)
+{
+	enum { N = 1000 };
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	int64_t got, last = 0;
+	json_t *res;
+	int i;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		assert_true(client_send(c, "submit", json_pack("{s[s]}", "argv",
+		    i % 10 ? "true" : "false"), &e) > 0);
+	for (i = 0; i < N; i++) {
+		res = client_recv(c, &got, 30000, &e);
+		assert_non_null(res);
+		if (json_integer_value(json_object_get(res, "id")) > last)
+			last = json_integer_value(json_object_get(res, "id"));
+		json_decref(res);
+	}
+	/* Ids are given in order, so the last one ending means... not all
+	 * have: wait for each. */
+	for (i = 0; i < N; i++)
+		json_decref(twait(c, last - i));
+	res = tcall(c, "stats", "{}");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(res,
+	    "jobs"), "succeeded")), N - N / 10);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(res,
+	    "jobs"), "failed")), N / 10);
+	json_decref(res);
+	assert_int_equal(zombies_under(d->pid), 0);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+struct submitter {
+	struct tdaemon *d;
+	int64_t ids[20];
+	int errors;
+};
+
+static void *
+submitter_main(void *arg)
+{
+	struct submitter *s = arg;
+	struct client_error e;
+	struct client *c;
+	char *cause;
+	json_t *res;
+	int i;
+
+	if ((c = client_connect(s->d->sock, &cause)) == NULL) {
+		free(cause);
+		s->errors++;
+		return NULL;
+	}
+	for (i = 0; i < 20; i++) {
+		res = client_call(c, "submit", json_pack("{s[s]}", "argv", "true"),
+		    60000, &e);
+		if (res == NULL) {
+			s->errors++;
+			continue;
+		}
+		s->ids[i] = json_integer_value(json_object_get(res, "id"));
+		json_decref(res);
+	}
+	client_free(c);
+	return NULL;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_300_clients_submitting_at_once_get_unique_ids(void **state)
+{
+	enum { NC = 300 };
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c = tconnect(d);
+	struct submitter *subs = calloc(NC, sizeof *subs);
+	pthread_t threads[NC];
+	int64_t *all = calloc(NC * 20, sizeof *all);
+	pthread_attr_t attr;
+	json_t *stats;
+	int i, k;
+
+	(void)state;
+	/* Nothing runs: this is about taking submissions. */
+	json_decref(tcall(c, "pause", "{}"));
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	for (i = 0; i < NC; i++) {
+		subs[i].d = d;
+		assert_int_equal(pthread_create(&threads[i], &attr,
+		    submitter_main, &subs[i]), 0);
+	}
+	for (i = 0; i < NC; i++) {
+		pthread_join(threads[i], NULL);
+		assert_int_equal(subs[i].errors, 0);
+		for (k = 0; k < 20; k++)
+			all[i * 20 + k] = subs[i].ids[k];
+	}
+	qsort(all, NC * 20, sizeof *all, cmp_id);
+	for (i = 0; i < NC * 20; i++) {
+		assert_true(all[i] > 0);
+		if (i > 0)
+			assert_true(all[i] != all[i - 1]);
+	}
+	stats = tcall(c, "stats", "{}");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    stats, "jobs"), "queued")), NC * 20);
+	json_decref(stats);
+	pthread_attr_destroy(&attr);
+	free(subs);
+	free(all);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static int
+raw_connect(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_true(strlen(path) < sizeof sun.sun_path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sun, sizeof sun), 0);
+	return fd;
+}
+
+static void
+test_silent_connections_do_not_hold_up_others(void **state)
+{
+	enum { NS = 200 };
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c;
+	int fds[NS], i;
+	json_t *job;
+
+	(void)state;
+	/* Silent ones, and ones stuck in the middle of a line. */
+	for (i = 0; i < NS; i++) {
+		fds[i] = raw_connect(d->sock);
+		if (i % 2)
+			assert_int_equal(write(fds[i], "{\"jsonrpc\":\"2.0\",", 17),
+			    17);
+	}
+	c = tconnect(d);
+	json_decref(tcall(c, "stats", "{}"));
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+	for (i = 0; i < NS; i++)
+		close(fds[i]);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_connections_beyond_max_clients_are_refused(void **state)
+{
+	struct tdaemon *d = tdaemon_start("max_clients = 3\n");
+	struct client *c[3], *extra;
+	struct client_error e;
+	char *cause = NULL;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		c[i] = tconnect(d);
+		json_decref(tcall(c[i], "stats", "{}"));
+	}
+	extra = client_connect(d->sock, &cause);
+	if (extra != NULL) {
+		assert_null(client_call(extra, "stats", NULL, 30000, &e));
+		assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
+		client_free(extra);
+	}
+	free(cause);
+	/* Room again once one leaves. */
+	client_free(c[0]);
+	json_decref(tcall(c[1], "stats", "{}"));	/* the close is seen */
+	c[0] = tconnect(d);
+	json_decref(tcall(c[0], "stats", "{}"));
+	for (i = 0; i < 3; i++)
+		client_free(c[i]);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+/* A job that runs until the file exists, deaf to SIGTERM. */
+static int64_t
+submit_gated(struct client *c, const struct tdaemon *d)
+{
+	char script[512];
+
+	snprintf(script, sizeof script,
+	    "trap '' TERM; while [ ! -e %s/go ]; do sleep 0.02; done", d->dir);
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+static void
+open_gate(const struct tdaemon *d)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/go", d->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+}
+
+/* SIGTERM with one job running and one queued; returns whether the
+ * queued one ran, as the watch notifications tell it. */
+static bool
+shutdown_with(const char *mode, const char *running_ends_as)
+{
+	char conf[64];
+	struct tdaemon *d;
+	struct client *c, *w;
+	struct client_error e;
+	int64_t run_id, queued_id;
+	bool queued_ran = false;
+	json_t *msg, *job;
+	int status;
+
+	snprintf(conf, sizeof conf, "slots = 1\nshutdown = %s\n"
+	    "kill_grace = 1s\n", mode);
+	d = tdaemon_start(conf);
+	c = tconnect(d);
+	w = tconnect(d);
+	json_decref(tcall(w, "watch", "{}"));
+	run_id = submit_gated(c, d);
+	queued_id = tsubmit(c, "{s[s]}", "argv", "true");
+	(void)job_pid(c, run_id);
+	assert_true(client_send(c, "wait", json_pack("{sI}", "id",
+	    (json_int_t)run_id), &e) > 0);
+	json_decref(tcall(w, "stats", "{}"));
+	kill(d->pid, SIGTERM);
+	/* Stopping has begun once the socket path is gone; from then on
+	 * submissions on open connections are refused. */
+	while (access(d->sock, F_OK) == 0)
+		usleep(1000);
+	assert_null(client_call(c, "submit", json_pack("{s[s]}", "argv",
+	    "true"), 30000, &e));
+	assert_int_equal(e.code, -32004);
+	if (strcmp(mode, "requeue") != 0)
+		open_gate(d);
+	while ((msg = client_notification(w, 30000, &e)) != NULL) {
+		job = json_object_get(msg, "params");
+		if (json_integer_value(json_object_get(job, "id")) == queued_id &&
+		    strcmp(tstate(job), "running") == 0)
+			queued_ran = true;
+		if (json_integer_value(json_object_get(job, "id")) == run_id &&
+		    strcmp(tstate(job), "running") != 0 &&
+		    strcmp(tstate(job), "queued") != 0)
+			assert_string_equal(tstate(job), running_ends_as);
+		json_decref(msg);
+	}
+	assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);	/* closed at exit */
+	assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
+	d->pid = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	client_free(w);
+	client_free(c);
+	tdaemon_free(d);
+	return queued_ran;
+}
+
+static void
+test_shutdown_finish_waits_for_running_only(void **state)
+{
+	(void)state;
+	assert_false(shutdown_with("finish", "succeeded"));
+}
+
+static void
+test_shutdown_drain_runs_the_queue_too(void **state)
+{
+	(void)state;
+	assert_true(shutdown_with("drain", "succeeded"));
+}
+
+static void
+test_shutdown_requeue_stops_running_jobs(void **state)
+{
+	(void)state;
+	assert_false(shutdown_with("requeue", "lost"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_worker_killed_mid_job),
+		cmocka_unit_test(test_no_zombies_after_a_thousand_jobs),
+		cmocka_unit_test(test_300_clients_submitting_at_once_get_unique_ids),
+		cmocka_unit_test(test_silent_connections_do_not_hold_up_others),
+		cmocka_unit_test(test_connections_beyond_max_clients_are_refused),
+		cmocka_unit_test(test_shutdown_finish_waits_for_running_only),
+		cmocka_unit_test(test_shutdown_drain_runs_the_queue_too),
+		cmocka_unit_test(test_shutdown_requeue_stops_running_jobs),
+	};
+
+	return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
+}

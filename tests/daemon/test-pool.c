@@ -1,0 +1,1175 @@
+/* test-pool.c - the worker pool with real workers and real jobs, driven by a
+ * bare event_base: capture, errors, environment, signals, deaths, cleanup. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "pool.h"
+#include "wmsg.h"
+
+/* Every wait for a callback gives up, failing the test, after this. */
+#define SAFETY_SEC	30
+#define NJOBS		512	/* job ids the fixture records */
+
+#define ARGV(...)	((const char *const []){ __VA_ARGS__, NULL })
+
+/* What the callbacks saw of one job. */
+struct tjob {
+	int started;		/* calls of each callback */
+	int finished;
+	int lost;
+	int started_seq;	/* when, in the order of all callbacks */
+	int finished_seq;
+	pid_t pid;
+	struct pool_result res;
+	char why[512];
+	char out[128];		/* its capture files */
+	char err[128];
+};
+
+struct fx {
+	struct event_base *base;
+	struct pool *pool;
+	struct event *safety;
+	bool timed_out;
+	char dir[64];		/* mkdtemp: capture files, scripts, fifo */
+	struct tjob jobs[NJOBS];
+	int seq;
+	int nfinished;		/* finished_cb calls, all jobs */
+	int idle;		/* idle_cb calls */
+	int errors;		/* error_cb calls */
+	char bad[256];		/* a callback saw something impossible */
+	/* chained runs: finished_cb starts the next job */
+	uint64_t chain_next, chain_last;
+	/* a fifo a job writes a pid to */
+	int fifo_fd;
+	struct event *fifo_ev;
+	char fifo_buf[64];
+	size_t fifo_len;
+};
+
+static const char *const default_env[] = {
+	"PATH=/usr/bin:/bin", "LC_ALL=C", NULL
+};
+
+static void fx_spec(struct fx *, struct pool_spec *, uint64_t,
+    const char *const *);
+
+static void
+fx_bad(struct fx *fx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fx->bad[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fx->bad, sizeof fx->bad, fmt, ap);
+	va_end(ap);
+}
+
+static struct tjob *
+fx_job(struct fx *fx, uint64_t id)
+{
+	if (id >= NJOBS) {
+		fx_bad(fx, "job id %llu out of range", (unsigned long long)id);
+		return NULL;
+	}
+	return &fx->jobs[id];
+}
+
+static void
+started_cb(uint64_t id, pid_t pid, void *arg)
+{
+	struct fx *fx = arg;
+	struct tjob *j = fx_job(fx, id);
+
+	if (j == NULL)
+		return;
+	if (j->started || j->finished || j->lost)
+		fx_bad(fx, "job %llu: started out of turn",
+		    (unsigned long long)id);
+	j->started++;
+	j->started_seq = ++fx->seq;
+	j->pid = pid;
+}
+
+static void
+finished_cb(uint64_t id, const struct pool_result *res, void *arg)
+{
+	struct fx *fx = arg;
+	struct tjob *j = fx_job(fx, id);
+	struct pool_spec spec;
+
+	if (j == NULL)
+		return;
+	if (j->finished || j->lost || res->started != (j->started == 1))
+		fx_bad(fx, "job %llu: finished out of turn",
+		    (unsigned long long)id);
+	j->finished++;
+	fx->nfinished++;
+	j->finished_seq = ++fx->seq;
+	j->res = *res;
+	if (fx->chain_next != 0 && fx->chain_next <= fx->chain_last) {
+		/* straight from the callback: the worker is idle again */
+		fx_spec(fx, &spec, fx->chain_next, ARGV("true"));
+		if (pool_start(fx->pool, &spec) == -1)
+			fx_bad(fx, "chain: pool_start: %s", strerror(errno));
+		fx->chain_next++;
+	}
+}
+
+static void
+lost_cb(uint64_t id, const char *why, void *arg)
+{
+	struct fx *fx = arg;
+	struct tjob *j = fx_job(fx, id);
+
+	if (j == NULL)
+		return;
+	if (j->finished || j->lost)
+		fx_bad(fx, "job %llu: lost out of turn",
+		    (unsigned long long)id);
+	j->lost++;
+	snprintf(j->why, sizeof j->why, "%s", why);
+}
+
+static void
+idle_cb(void *arg)
+{
+	struct fx *fx = arg;
+
+	fx->idle++;
+}
+
+static void
+error_cb(const char *msg, void *arg)
+{
+	struct fx *fx = arg;
+
+	fx->errors++;
+	print_message("# pool: %s\n", msg);
+}
+
+static const struct pool_callbacks callbacks = {
+	.started_cb = started_cb,
+	.finished_cb = finished_cb,
+	.lost_cb = lost_cb,
+	.idle_cb = idle_cb,
+	.error_cb = error_cb,
+};
+
+static void
+safety_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fx *fx = arg;
+
+	(void)fd;
+	(void)what;
+	fx->timed_out = true;
+	event_base_loopbreak(fx->base);
+}
+
+static int
+fx_setup_n(void **state, unsigned n)
+{
+	struct fx *fx;
+	char *cause = NULL;
+
+	if ((fx = calloc(1, sizeof *fx)) == NULL)
+		return -1;
+	fx->fifo_fd = -1;
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-pool.XXXXXX");
+	if (mkdtemp(fx->dir) == NULL ||
+	    (fx->base = event_base_new()) == NULL ||
+	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL) {
+		free(fx);
+		return -1;
+	}
+	if ((fx->pool = pool_new(fx->base, n, &callbacks, fx, &cause)) ==
+	    NULL) {
+		print_error("pool_new: %s\n", cause ? cause : "?");
+		free(cause);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int
+setup(void **state)
+{
+	return fx_setup_n(state, 2);
+}
+
+static int
+setup1(void **state)
+{
+	return fx_setup_n(state, 1);
+}
+
+static int
+rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	pool_free(fx->pool);
+	if (fx->fifo_ev != NULL)
+		event_free(fx->fifo_ev);
+	if (fx->fifo_fd != -1)
+		close(fx->fifo_fd);
+	event_free(fx->safety);
+	event_base_free(fx->base);
+	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* Runs the loop until cond holds; SAFETY_SEC without it fails the test. */
+#define WAIT_FOR(fx, cond) do {						\
+	struct timeval tv_ = { SAFETY_SEC, 0 };				\
+	(fx)->timed_out = false;					\
+	assert_int_equal(evtimer_add((fx)->safety, &tv_), 0);		\
+	while (!(cond)) {						\
+		assert_int_not_equal(event_base_loop((fx)->base,	\
+		    EVLOOP_ONCE), -1);					\
+		if ((fx)->bad[0] != '\0')				\
+			fail_msg("%s", (fx)->bad);			\
+		if ((fx)->timed_out)					\
+			fail_msg("timed out waiting for %s", #cond);	\
+	}								\
+	evtimer_del((fx)->safety);					\
+} while (0)
+
+/* A spec with the defaults: fixed environment, cwd the temp dir, capture
+ * files named after the job, 1 MiB kept per stream. */
+static void
+fx_spec(struct fx *fx, struct pool_spec *spec, uint64_t id,
+    const char *const *argv)
+{
+	struct tjob *j = &fx->jobs[id];
+
+	snprintf(j->out, sizeof j->out, "%s/%llu.out", fx->dir,
+	    (unsigned long long)id);
+	snprintf(j->err, sizeof j->err, "%s/%llu.err", fx->dir,
+	    (unsigned long long)id);
+	memset(spec, 0, sizeof *spec);
+	spec->job_id = id;
+	spec->argv = argv;
+	spec->envp = default_env;
+	spec->cwd = fx->dir;
+	spec->stdout_path = j->out;
+	spec->stderr_path = j->err;
+	spec->max_output = 1 << 20;
+}
+
+static void
+fx_start(struct fx *fx, uint64_t id, const char *const *argv)
+{
+	struct pool_spec spec;
+
+	fx_spec(fx, &spec, id, argv);
+	assert_int_equal(pool_start(fx->pool, &spec), 0);
+}
+
+static struct tjob *
+fx_wait_end(struct fx *fx, uint64_t id)
+{
+	struct tjob *j = &fx->jobs[id];
+
+	WAIT_FOR(fx, j->finished || j->lost);
+	return j;
+}
+
+/* Runs spec to its end: it must finish, not be lost. */
+static struct tjob *
+fx_run_spec(struct fx *fx, const struct pool_spec *spec)
+{
+	struct tjob *j;
+
+	assert_int_equal(pool_start(fx->pool, spec), 0);
+	j = fx_wait_end(fx, spec->job_id);
+	assert_int_equal(j->lost, 0);
+	return j;
+}
+
+static struct tjob *
+fx_run(struct fx *fx, uint64_t id, const char *const *argv)
+{
+	struct pool_spec spec;
+
+	fx_spec(fx, &spec, id, argv);
+	return fx_run_spec(fx, &spec);
+}
+
+static void
+assert_exit(const struct tjob *j, int code)
+{
+	assert_true(j->res.started);
+	assert_true(WIFEXITED(j->res.status));
+	assert_int_equal(WEXITSTATUS(j->res.status), code);
+}
+
+/* The whole file, NUL-terminated, allocated. */
+static char *
+slurp(const char *path)
+{
+	char *buf;
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
+	assert_non_null(buf = malloc(1 << 20));
+	while ((n = read(fd, buf + len, (1 << 20) - 1 - len)) > 0)
+		len += (size_t)n;
+	assert_int_equal(n, 0);
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+static void
+assert_file(const char *path, const char *want)
+{
+	char *got = slurp(path);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* /proc/pid/stat: state, ppid, pgrp, session. -1 when there is no pid. */
+static int
+proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp, pid_t *sid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, a, b, c;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold anything, ')' included: the last one ends it */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d %d", state, &a, &b, &c) != 4)
+		return -1;
+	if (ppid != NULL)
+		*ppid = a;
+	if (pgrp != NULL)
+		*pgrp = b;
+	if (sid != NULL)
+		*sid = c;
+	return 0;
+}
+
+/* Running (not gone, not a zombie waiting for its reaper). */
+static bool
+proc_alive(pid_t pid)
+{
+	char state;
+
+	if (proc_stat(pid, &state, NULL, NULL, NULL) == -1)
+		return false;
+	return state != 'Z' && state != 'X';
+}
+
+/* The pids of the processes whose parent is ppid (in /proc now). */
+static int
+proc_children(pid_t ppid, pid_t *out, int max, char only_state)
+{
+	DIR *d;
+	struct dirent *de;
+	pid_t pid, parent;
+	char state;
+	int n = 0;
+
+	assert_non_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)atol(de->d_name)) <= 0)
+			continue;
+		if (proc_stat(pid, &state, &parent, NULL, NULL) == -1 ||
+		    parent != ppid)
+			continue;
+		if (only_state != 0 && state != only_state)
+			continue;
+		if (n < max)
+			out[n] = pid;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Waits (in poll, no sleep) for the process behind pidfd to end. */
+static void
+assert_exits(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
+	assert_true(pfd.revents & POLLIN);
+	close(pidfd);
+}
+
+/* The process ends (it may still be closing down when the pool reports
+ * the run: its pipes close before it turns zombie), or is gone already. */
+static void
+assert_gone(pid_t pid)
+{
+	int pidfd;
+
+	if ((pidfd = pidfd_open_(pid)) == -1) {
+		assert_int_equal(errno, ESRCH);
+		return;
+	}
+	assert_exits(pidfd);
+	assert_false(proc_alive(pid));
+}
+
+static void
+fifo_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fx *fx = arg;
+	ssize_t n;
+
+	(void)what;
+	n = read(fd, fx->fifo_buf + fx->fifo_len,
+	    sizeof fx->fifo_buf - 1 - fx->fifo_len);
+	if (n > 0) {
+		fx->fifo_len += (size_t)n;
+		fx->fifo_buf[fx->fifo_len] = '\0';
+	} else if (n == 0)
+		event_del(fx->fifo_ev);	/* the writer is done */
+}
+
+/* A fifo in the temp dir, read by the loop: jobs tell the test a pid
+ * through it, so that the test waits for an event, never for a time. */
+static const char *
+fx_fifo(struct fx *fx)
+{
+	static char path[128];
+
+	snprintf(path, sizeof path, "%s/fifo", fx->dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* O_NONBLOCK: opening needs no writer; none yet is no event */
+	assert_int_not_equal(fx->fifo_fd = open(path,
+	    O_RDONLY | O_NONBLOCK | O_CLOEXEC), -1);
+	assert_non_null(fx->fifo_ev = event_new(fx->base, fx->fifo_fd,
+	    EV_READ | EV_PERSIST, fifo_cb, fx));
+	assert_int_equal(event_add(fx->fifo_ev, NULL), 0);
+	return path;
+}
+
+static pid_t
+fx_fifo_pid(struct fx *fx)
+{
+	pid_t pid;
+
+	WAIT_FOR(fx, strchr(fx->fifo_buf, '\n') != NULL);
+	pid = (pid_t)atol(fx->fifo_buf);
+	assert_true(pid > 0);
+	return pid;
+}
+
+static double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- running and reporting ---- */
+
+static void
+test_true(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = fx_run(fx, 1, ARGV("true"));
+
+	assert_int_equal(j->started, 1);
+	assert_true(j->pid > 0);
+	assert_true(j->started_seq < j->finished_seq);
+	assert_exit(j, 0);
+	assert_string_equal(j->res.error, "");
+	assert_int_equal(pool_busy(fx->pool), 0);
+	assert_int_equal(pool_size(fx->pool), 2);
+}
+
+static void
+test_exit_status(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_exit(fx_run(fx, 1, ARGV("sh", "-c", "exit 3")), 3);
+}
+
+static void
+test_output_captured(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct stat st;
+	struct tjob *j;
+	int fd;
+
+	fx_spec(fx, &spec, 1, ARGV("sh", "-c", "echo out; echo err >&2"));
+	/* left over from an earlier run: must be truncated */
+	assert_int_not_equal(fd = open(spec.stdout_path,
+	    O_WRONLY | O_CREAT | O_CLOEXEC, 0644), -1);
+	assert_int_equal(write(fd, "stale stale stale\n", 18), 18);
+	close(fd);
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "out\n");
+	assert_file(j->err, "err\n");
+	assert_int_equal(j->res.stdout_bytes, 4);
+	assert_int_equal(j->res.stderr_bytes, 4);
+	assert_false(j->res.stdout_truncated);
+	assert_false(j->res.stderr_truncated);
+	assert_int_equal(stat(j->err, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+static void
+test_truncation(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct stat st;
+	struct tjob *j;
+
+	fx_spec(fx, &spec, 1, ARGV("head", "-c", "100000", "/dev/zero"));
+	spec.max_output = 1000;
+	j = fx_run_spec(fx, &spec);
+	/* the rest was read and dropped: head never saw a broken pipe */
+	assert_exit(j, 0);
+	assert_int_equal(stat(j->out, &st), 0);
+	assert_int_equal(st.st_size, 1000);
+	assert_int_equal(j->res.stdout_bytes, 1000);
+	assert_true(j->res.stdout_truncated);
+	assert_false(j->res.stderr_truncated);
+	assert_int_equal(j->res.stderr_bytes, 0);
+}
+
+static void
+test_exec_missing(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = fx_run(fx, 1, ARGV("triage-no-such-command", "x"));
+
+	assert_false(j->res.started);
+	assert_int_equal(j->started, 0);
+	assert_string_equal(j->res.error,
+	    "exec triage-no-such-command: No such file or directory");
+	/* the worker is fine and idle */
+	assert_int_equal(pool_busy(fx->pool), 0);
+	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
+}
+
+static void
+test_bad_cwd(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+
+	fx_spec(fx, &spec, 1, ARGV("true"));
+	spec.cwd = "/nonexistent/triage";
+	j = fx_run_spec(fx, &spec);
+	assert_false(j->res.started);
+	assert_string_equal(j->res.error,
+	    "chdir /nonexistent/triage: No such file or directory");
+}
+
+static void
+test_bad_output_path(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+
+	fx_spec(fx, &spec, 1, ARGV("true"));
+	spec.stderr_path = "/nonexistent/triage.err";
+	j = fx_run_spec(fx, &spec);
+	assert_false(j->res.started);
+	assert_string_equal(j->res.error,
+	    "open /nonexistent/triage.err: No such file or directory");
+}
+
+static void
+test_env_exact(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+	static const char *const env[] = {
+		"PATH=/usr/bin:/bin", "A=1", "B=two words", "EMPTY=", NULL
+	};
+
+	fx_spec(fx, &spec, 1, ARGV("env"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "PATH=/usr/bin:/bin\nA=1\nB=two words\nEMPTY=\n");
+}
+
+static void
+test_path_from_envp(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+	char bin[128], script[160], path[192];
+	const char *env[] = { path, NULL };
+	int fd;
+
+	snprintf(bin, sizeof bin, "%s/bin", fx->dir);
+	snprintf(script, sizeof script, "%s/triage-test-hello", bin);
+	snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", bin);
+	assert_int_equal(mkdir(bin, 0700), 0);
+	assert_int_not_equal(fd = open(script,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755), -1);
+	assert_int_equal(write(fd, "#!/bin/sh\necho hello from $0\n", 29), 29);
+	close(fd);
+	/* only the job's PATH names bin: the test's own does not */
+	assert_null(strstr(getenv("PATH") ? getenv("PATH") : "", bin));
+
+	fx_spec(fx, &spec, 1, ARGV("triage-test-hello"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	{
+		char want[256];
+
+		snprintf(want, sizeof want, "hello from %s\n", script);
+		assert_file(j->out, want);
+	}
+
+	/* and without it in the job's PATH, it is not found */
+	j = fx_run(fx, 2, ARGV("triage-test-hello"));
+	assert_false(j->res.started);
+	assert_string_equal(j->res.error,
+	    "exec triage-test-hello: No such file or directory");
+}
+
+static void
+test_fds(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+	char *out;
+
+	/*
+	 * ls lists /proc/self/fd through a directory fd of its own, the
+	 * lowest free one. With only 0, 1 and 2 inherited that is 3, so the
+	 * listing is exactly 0 1 2 3; any fd leaked into the job would show
+	 * up, and push ls's own to 4 or above.
+	 */
+	j = fx_run(fx, 1, ARGV("ls", "/proc/self/fd"));
+	assert_exit(j, 0);
+	assert_file(j->out, "0\n1\n2\n3\n");
+
+	j = fx_run(fx, 2, ARGV("readlink", "/proc/self/fd/0",
+	    "/proc/self/fd/1", "/proc/self/fd/2"));
+	assert_exit(j, 0);
+	out = slurp(j->out);
+	assert_true(strncmp(out, "/dev/null\npipe:[", 16) == 0);
+	assert_non_null(strstr(out + 10, "\npipe:["));
+	free(out);
+
+	/* stdin gives EOF at once */
+	j = fx_run(fx, 3, ARGV("wc", "-c"));
+	assert_exit(j, 0);
+	assert_file(j->out, "0\n");
+}
+
+static void
+test_own_session(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+	char *out, *p, st;
+	int ppid, pgrp, sid;
+
+	/* cat is the job's process itself (exec, no shell) */
+	j = fx_run(fx, 1, ARGV("cat", "/proc/self/stat"));
+	assert_exit(j, 0);
+	out = slurp(j->out);
+	assert_int_equal(atol(out), j->pid);
+	assert_non_null(p = strrchr(out, ')'));
+	assert_int_equal(sscanf(p + 1, " %c %d %d %d", &st, &ppid, &pgrp,
+	    &sid), 4);
+	free(out);
+	assert_int_equal(pgrp, j->pid);
+	assert_int_equal(sid, j->pid);
+	/* its parent is a worker, not the daemon */
+	assert_int_not_equal(ppid, getpid());
+	assert_int_not_equal(getsid(0), sid);
+}
+
+static void
+test_rusage(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+
+	j = fx_run(fx, 1, ARGV("sh", "-c",
+	    "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"));
+	assert_exit(j, 0);
+	assert_true(j->res.user_time > 0);
+	assert_true(j->res.system_time >= 0);
+	assert_true(j->res.max_rss_kb > 0);
+}
+
+/* ---- signals and process groups ---- */
+
+static void
+test_signal_term(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, j->started);
+	assert_int_equal(pool_busy(fx->pool), 1);
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
+	fx_wait_end(fx, 1);
+	assert_true(j->res.started);
+	assert_true(WIFSIGNALED(j->res.status));
+	assert_int_equal(WTERMSIG(j->res.status), SIGTERM);
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), -1);
+	assert_int_equal(errno, ESRCH);
+}
+
+/* A background grandchild, signalled with the job's group. */
+static void
+test_grandchild_signalled(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+	const char *fifo = fx_fifo(fx);
+	pid_t gpid;
+
+	fx_start(fx, 1, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"; wait",
+	    fifo));
+	gpid = fx_fifo_pid(fx);
+	assert_true(proc_alive(gpid));
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
+	fx_wait_end(fx, 1);
+	assert_true(WIFSIGNALED(j->res.status));
+	assert_int_equal(WTERMSIG(j->res.status), SIGTERM);
+	assert_gone(gpid);
+}
+
+/* A grandchild that ignores the signal dies when the job's process does:
+ * the job is its process group. */
+static void
+test_grandchild_killed_with_group(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+	const char *fifo = fx_fifo(fx);
+	pid_t gpid;
+
+	fx_start(fx, 1, ARGV("sh", "-c",
+	    "(trap '' TERM; exec sleep 100) & echo $! >\"$0\"; wait", fifo));
+	gpid = fx_fifo_pid(fx);
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
+	fx_wait_end(fx, 1);
+	assert_true(WIFSIGNALED(j->res.status));
+	assert_int_equal(WTERMSIG(j->res.status), SIGTERM);
+	assert_gone(gpid);
+}
+
+/* The job's process exits on its own, leaving a child behind in its group. */
+static void
+test_leftover_killed(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+	const char *fifo = fx_fifo(fx);
+	pid_t gpid;
+
+	j = fx_run(fx, 1, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"",
+	    fifo));
+	assert_exit(j, 0);
+	gpid = fx_fifo_pid(fx);
+	assert_gone(gpid);
+}
+
+/* A process that left the group keeps stdout open: the run still ends,
+ * WORKER_DRAIN_MS (2 s) after the job's process. */
+static void
+test_escaped_output_holder(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+	const char *fifo = fx_fifo(fx);
+	double t0, t;
+	pid_t gpid;
+
+	/* sleep is started from inside the new session, and the job's
+	 * process waits for that: it has escaped before the group is killed */
+	t0 = now_sec();
+	j = fx_run(fx, 1, ARGV("sh", "-c", "setsid sh -c "
+	    "'sleep 100 & echo $! >\"$1\"' x \"$0\"; echo done", fifo));
+	t = now_sec() - t0;
+	assert_exit(j, 0);
+	assert_file(j->out, "done\n");
+	gpid = fx_fifo_pid(fx);
+	/* it escaped the group: still there, and ours to clean up */
+	assert_true(proc_alive(gpid));
+	assert_int_equal(kill(gpid, SIGKILL), 0);
+	assert_true(t >= 1.5);
+}
+
+/* ---- worker deaths ---- */
+
+static void
+test_worker_killed(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+	pid_t worker;
+	char st, want[64];
+	int pidfd;
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, j->started);
+	assert_int_equal(proc_stat(j->pid, &st, &worker, NULL, NULL), 0);
+	assert_int_not_equal(pidfd = pidfd_open_(j->pid), -1);
+	assert_int_equal(kill(worker, SIGKILL), 0);
+	fx_wait_end(fx, 1);
+	assert_int_equal(j->lost, 1);
+	assert_int_equal(j->finished, 0);
+	snprintf(want, sizeof want, "(pid %ld) died: killed by SIGKILL",
+	    (long)worker);
+	print_message("# lost: %s\n", j->why);
+	assert_non_null(strstr(j->why, want));
+	assert_exits(pidfd);	/* the job went with its worker */
+	assert_false(proc_alive(j->pid));
+	assert_int_equal(pool_size(fx->pool), 2);
+	assert_int_equal(pool_busy(fx->pool), 0);
+	/* reaped: not left a zombie */
+	assert_int_equal(proc_stat(worker, &st, NULL, NULL, NULL), -1);
+	/* a replacement is already there: both workers take a job */
+	fx_start(fx, 2, ARGV("sleep", "0.1"));
+	fx_start(fx, 3, ARGV("true"));
+	assert_exit(fx_wait_end(fx, 2), 0);
+	assert_exit(fx_wait_end(fx, 3), 0);
+}
+
+/* A worker that sends garbage is torn down like a dead one. The test
+ * writes the garbage through a copy of the worker's own socket. */
+static void
+test_worker_malformed(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+	struct wmsg_hdr hdr = { .type = 99, .len = 4 };
+	pid_t worker;
+	char st;
+	int pidfd, sock, jobfd;
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, j->started);
+	assert_int_equal(proc_stat(j->pid, &st, &worker, NULL, NULL), 0);
+	assert_int_not_equal(jobfd = pidfd_open_(j->pid), -1);
+	assert_int_not_equal(pidfd = pidfd_open_(worker), -1);
+	sock = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
+	if (sock == -1) {
+		print_message("# pidfd_getfd: %s: skipped\n", strerror(errno));
+		close(pidfd);
+		close(jobfd);
+		skip();
+	}
+	assert_int_equal(write(sock, &hdr, sizeof hdr), sizeof hdr);
+	fx_wait_end(fx, 1);
+	close(sock);
+	close(pidfd);
+	assert_int_equal(j->lost, 1);
+	print_message("# lost: %s\n", j->why);
+	assert_non_null(strstr(j->why, "killed by SIGKILL after it sent a "
+	    "malformed message (type 99, 4 bytes)"));
+	assert_exits(jobfd);
+	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
+}
+
+/* An idle worker that dies right after its start is replaced after the
+ * retry delay, and idle_cb says so. */
+static void
+test_idle_worker_replaced(void **state)
+{
+	struct fx *fx = *state;
+	pid_t kids[8];
+
+	assert_int_equal(proc_children(getpid(), kids, 8, 0), 2);
+	assert_int_equal(kill(kids[0], SIGKILL), 0);
+	WAIT_FOR(fx, fx->idle == 1);
+	assert_true(fx->errors >= 1);
+	assert_int_equal(pool_busy(fx->pool), 0);
+	assert_int_equal(proc_children(getpid(), kids, 8, 0), 2);
+	fx_start(fx, 1, ARGV("sleep", "0.1"));
+	fx_start(fx, 2, ARGV("true"));
+	assert_exit(fx_wait_end(fx, 1), 0);
+	assert_exit(fx_wait_end(fx, 2), 0);
+}
+
+/* ---- load and cleanup ---- */
+
+static void
+test_many_jobs_no_zombies(void **state)
+{
+	struct fx *fx = *state;
+	pid_t workers[8], zombies[8];
+	uint64_t id;
+	int i, nw;
+
+	fx->chain_last = 300;
+	fx_start(fx, 1, ARGV("true"));
+	fx_start(fx, 2, ARGV("true"));
+	fx->chain_next = 3;
+	WAIT_FOR(fx, fx->nfinished == 300);
+	for (id = 1; id <= 300; id++) {
+		assert_int_equal(fx->jobs[id].lost, 0);
+		assert_int_equal(fx->jobs[id].finished, 1);
+		assert_exit(&fx->jobs[id], 0);
+	}
+	assert_int_equal(pool_busy(fx->pool), 0);
+	assert_int_equal(proc_children(getpid(), zombies, 8, 'Z'), 0);
+	nw = proc_children(getpid(), workers, 8, 0);
+	assert_int_equal(nw, 2);
+	for (i = 0; i < nw; i++)
+		assert_int_equal(proc_children(workers[i], zombies, 8, 'Z'), 0);
+}
+
+static void
+test_free_kills_all(void **state)
+{
+	struct fx *fx = *state;
+	const char *fifo = fx_fifo(fx);
+	pid_t workers[8], gpid;
+	int i, nw, fd[3];
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	fx_start(fx, 2, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"; wait",
+	    fifo));
+	WAIT_FOR(fx, fx->jobs[1].started && fx->jobs[2].started);
+	gpid = fx_fifo_pid(fx);
+	nw = proc_children(getpid(), workers, 8, 0);
+	assert_int_equal(nw, 2);
+	assert_int_not_equal(fd[0] = pidfd_open_(fx->jobs[1].pid), -1);
+	assert_int_not_equal(fd[1] = pidfd_open_(fx->jobs[2].pid), -1);
+	assert_int_not_equal(fd[2] = pidfd_open_(gpid), -1);
+
+	pool_free(fx->pool);
+	fx->pool = NULL;
+	/* the workers were reaped before it returned */
+	for (i = 0; i < nw; i++)
+		assert_int_equal(proc_stat(workers[i], &(char){0}, NULL, NULL,
+		    NULL), -1);
+	assert_int_equal(proc_children(getpid(), workers, 8, 0), 0);
+	for (i = 0; i < 3; i++)
+		assert_exits(fd[i]);
+	assert_false(proc_alive(fx->jobs[1].pid));
+	assert_false(proc_alive(fx->jobs[2].pid));
+	assert_false(proc_alive(gpid));
+}
+
+/* ---- credentials ---- */
+
+static void
+test_creds(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+	char *out, *groups, *tok, *save;
+
+	if (geteuid() != 0) {
+		print_message("# not root: set_creds cannot be tested\n");
+		skip();
+	}
+	fx_spec(fx, &spec, 1, ARGV("sh", "-c", "id -u; id -g; id -G"));
+	spec.set_creds = true;
+	spec.uid = 65534;
+	spec.gid = 65534;
+	spec.cwd = "/";	/* the temp dir is root's, 0700 */
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	out = slurp(j->out);
+	assert_true(strncmp(out, "65534\n65534\n", 12) == 0);
+	groups = out + 12;
+	for (tok = strtok_r(groups, " \n", &save); tok != NULL;
+	    tok = strtok_r(NULL, " \n", &save))
+		assert_string_not_equal(tok, "0");
+	free(out);
+
+	/* a uid without a passwd entry: its gid as the only group */
+	fx_spec(fx, &spec, 2, ARGV("sh", "-c", "id -u; id -G"));
+	spec.set_creds = true;
+	spec.uid = 4242;
+	spec.gid = 4343;
+	spec.cwd = "/";
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "4242\n4343\n");
+
+	/* cwd is entered as the job's user: root's 0700 dir is closed */
+	fx_spec(fx, &spec, 3, ARGV("true"));
+	spec.set_creds = true;
+	spec.uid = 65534;
+	spec.gid = 65534;
+	j = fx_run_spec(fx, &spec);
+	assert_false(j->res.started);
+	{
+		char want[160];
+
+		snprintf(want, sizeof want, "chdir %s: Permission denied",
+		    fx->dir);
+		assert_string_equal(j->res.error, want);
+	}
+}
+
+/* ---- API errors ---- */
+
+static void
+test_no_idle_worker(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	assert_int_equal(pool_busy(fx->pool), 1);
+	assert_int_equal(pool_size(fx->pool), 1);
+	fx_spec(fx, &spec, 2, ARGV("true"));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EAGAIN);
+	fx_spec(fx, &spec, 1, ARGV("true"));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EEXIST);
+
+	WAIT_FOR(fx, fx->jobs[1].started);
+	assert_int_equal(pool_signal(fx->pool, 1, SIGKILL), 0);
+	fx_wait_end(fx, 1);
+	assert_int_equal(WTERMSIG(fx->jobs[1].res.status), SIGKILL);
+	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
+}
+
+static void
+test_signal_unknown(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(pool_signal(fx->pool, 77, SIGTERM), -1);
+	assert_int_equal(errno, ESRCH);
+	/* handed over, but not started as far as the pool knows: the loop
+	 * has not run since */
+	fx_start(fx, 1, ARGV("true"));
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), -1);
+	assert_int_equal(errno, ESRCH);
+	fx_wait_end(fx, 1);
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(pool_signal(fx->pool, 1, 0), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+static void
+test_bad_spec(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+
+	fx_spec(fx, &spec, 1, ARGV(NULL));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EINVAL);
+	fx_spec(fx, &spec, 1, ARGV("true"));
+	spec.cwd = NULL;
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EINVAL);
+	/* nothing was sent: the workers are still idle */
+	assert_int_equal(pool_busy(fx->pool), 0);
+	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
+}
+
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T1(f)	cmocka_unit_test_setup_teardown(f, setup1, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_true),
+		T(test_exit_status),
+		T(test_output_captured),
+		T(test_truncation),
+		T(test_exec_missing),
+		T(test_bad_cwd),
+		T(test_bad_output_path),
+		T(test_env_exact),
+		T(test_path_from_envp),
+		T(test_fds),
+		T(test_own_session),
+		T(test_rusage),
+		T(test_signal_term),
+		T(test_grandchild_signalled),
+		T(test_grandchild_killed_with_group),
+		T(test_leftover_killed),
+		T(test_escaped_output_holder),
+		T(test_worker_killed),
+		T(test_worker_malformed),
+		T(test_idle_worker_replaced),
+		T(test_many_jobs_no_zombies),
+		T(test_free_kills_all),
+		T(test_creds),
+		T1(test_no_idle_worker),
+		T(test_signal_unknown),
+		T(test_bad_spec),
+	};
+
+	/* the pool's contract: a dead worker's socket is an error, not a
+	 * signal */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

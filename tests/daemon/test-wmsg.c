@@ -1,0 +1,298 @@
+/* test-wmsg.c - the daemon<->worker messages: round trips, and every kind of
+ * malformed header and payload rejected before anything trusts it. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "wmsg.h"
+
+#define ARGV(...)	((const char *const []){ __VA_ARGS__, NULL })
+
+static const char *const spec_argv[] = { "ls", "-l", "", NULL };
+static const char *const spec_envp[] = { "PATH=/bin", "A=b c", NULL };
+
+static void
+spec_init(struct pool_spec *spec)
+{
+	memset(spec, 0, sizeof *spec);
+	spec->job_id = 42;
+	spec->argv = spec_argv;
+	spec->envp = spec_envp;
+	spec->cwd = "/tmp";
+	spec->set_creds = true;
+	spec->uid = 1000;
+	spec->gid = 1001;
+	spec->stdout_path = "/var/x.out";
+	spec->stderr_path = "/var/x.err";
+	spec->max_output = 123456789;
+}
+
+/* Encodes spec and returns a malloc'd copy of the payload alone. */
+static char *
+encode_payload(const struct pool_spec *spec, size_t *len)
+{
+	struct wmsg_hdr hdr;
+	char *msg, *payload;
+	size_t total;
+
+	assert_non_null(msg = wmsg_run_encode(spec, &total));
+	memcpy(&hdr, msg, sizeof hdr);
+	assert_int_equal(hdr.type, WMSG_RUN);
+	assert_int_equal(hdr.len, total - sizeof hdr);
+	assert_int_equal(wmsg_check(&hdr, WMSG_TO_WORKER), 0);
+	assert_int_equal(wmsg_check(&hdr, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EPROTO);
+	*len = hdr.len;
+	assert_non_null(payload = malloc(*len + 1));
+	memcpy(payload, msg + sizeof hdr, *len);
+	free(msg);
+	return payload;
+}
+
+static void
+assert_rejected(char *payload, size_t len)
+{
+	struct wmsg_run run;
+
+	assert_int_equal(wmsg_run_decode(&run, payload, len), -1);
+	assert_int_equal(errno, EPROTO);
+	assert_null(run.buf);
+	free(payload);
+}
+
+static void
+test_run_roundtrip(void **state)
+{
+	struct pool_spec spec;
+	struct wmsg_run run;
+	char *payload;
+	size_t len;
+
+	(void)state;
+	spec_init(&spec);
+	payload = encode_payload(&spec, &len);
+	assert_int_equal(wmsg_run_decode(&run, payload, len), 0);
+	assert_int_equal(run.spec.job_id, 42);
+	assert_string_equal(run.spec.argv[0], "ls");
+	assert_string_equal(run.spec.argv[1], "-l");
+	assert_string_equal(run.spec.argv[2], "");
+	assert_null(run.spec.argv[3]);
+	assert_string_equal(run.envp[0], "PATH=/bin");
+	assert_string_equal(run.envp[1], "A=b c");
+	assert_null(run.envp[2]);
+	assert_string_equal(run.spec.cwd, "/tmp");
+	assert_string_equal(run.spec.stdout_path, "/var/x.out");
+	assert_string_equal(run.spec.stderr_path, "/var/x.err");
+	assert_true(run.spec.set_creds);
+	assert_int_equal(run.spec.uid, 1000);
+	assert_int_equal(run.spec.gid, 1001);
+	assert_int_equal(run.spec.max_output, 123456789);
+	wmsg_run_clear(&run);
+
+	/* an empty environment is fine */
+	spec.envp = ARGV(NULL);
+	spec.set_creds = false;
+	payload = encode_payload(&spec, &len);
+	assert_int_equal(wmsg_run_decode(&run, payload, len), 0);
+	assert_null(run.envp[0]);
+	assert_false(run.spec.set_creds);
+	wmsg_run_clear(&run);
+}
+
+static void
+test_run_malformed(void **state)
+{
+	struct pool_spec spec;
+	struct wmsg_run_head head;
+	char *p;
+	size_t len;
+
+	(void)state;
+	spec_init(&spec);
+
+	/* the last string runs off the end */
+	p = encode_payload(&spec, &len);
+	p[len - 1] = 'x';
+	assert_rejected(p, len);
+	/* a byte after the last string */
+	p = encode_payload(&spec, &len);
+	p[len] = '\0';
+	assert_rejected(p, len + 1);
+	/* cut short: a string missing */
+	p = encode_payload(&spec, &len);
+	assert_rejected(p, len - strlen(spec.stderr_path) - 1);
+	/* shorter than the head */
+	p = encode_payload(&spec, &len);
+	assert_rejected(p, sizeof head - 1);
+
+	/* counts that do not match the strings */
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.argc++;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.envc--;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	/* a lying count must not size an allocation */
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.envc = UINT32_MAX;
+	head.argc = UINT32_MAX;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	/* no argv[0] */
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.argc = 0;
+	head.envc += 3;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	/* padding and unknown flags */
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.pad = 1;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.flags |= 0x100;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+}
+
+static void
+test_run_encode_errors(void **state)
+{
+	struct pool_spec spec;
+	size_t len, big = WMSG_RUN_MAX;
+	char *huge;
+	const char *env[2] = { NULL, NULL };
+
+	(void)state;
+	spec_init(&spec);
+	spec.argv = ARGV(NULL);
+	assert_null(wmsg_run_encode(&spec, &len));
+	assert_int_equal(errno, EINVAL);
+	spec_init(&spec);
+	spec.stderr_path = NULL;
+	assert_null(wmsg_run_encode(&spec, &len));
+	assert_int_equal(errno, EINVAL);
+
+	/* over the maximum */
+	spec_init(&spec);
+	assert_non_null(huge = malloc(big));
+	memset(huge, 'x', big - 1);
+	huge[big - 1] = '\0';
+	env[0] = huge;
+	spec.envp = env;
+	assert_null(wmsg_run_encode(&spec, &len));
+	assert_int_equal(errno, E2BIG);
+	free(huge);
+}
+
+static void
+test_check_lengths(void **state)
+{
+	struct wmsg_hdr h;
+
+	(void)state;
+	h = (struct wmsg_hdr){ WMSG_SIGNAL, sizeof(struct wmsg_signal) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
+	h.len--;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	h = (struct wmsg_hdr){ WMSG_STARTED, sizeof(struct wmsg_started) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EPROTO);
+	h.len++;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	h = (struct wmsg_hdr){ WMSG_FINISHED, sizeof(struct wmsg_finished) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
+	h.len = 0;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	h = (struct wmsg_hdr){ WMSG_RUN, WMSG_RUN_MAX };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
+	h.len++;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	h.len = sizeof(struct wmsg_run_head) - 1;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	h = (struct wmsg_hdr){ 0, 0 };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EPROTO);
+	h = (struct wmsg_hdr){ 99, 16 };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EPROTO);
+	assert_true(WMSG_TO_DAEMON_MAX >= sizeof(struct wmsg_hdr) +
+	    sizeof(struct wmsg_started));
+}
+
+static void
+test_finished(void **state)
+{
+	struct pool_result res, back;
+	struct wmsg_finished msg;
+
+	(void)state;
+	memset(&res, 0, sizeof res);
+	res.started = true;
+	res.status = 3 << 8;
+	res.user_time = 1.5;
+	res.system_time = 0.25;
+	res.max_rss_kb = 2048;
+	res.stdout_bytes = 10;
+	res.stderr_bytes = 20;
+	res.stderr_truncated = true;
+	wmsg_finished_encode(&msg, 7, &res);
+	assert_int_equal(msg.job_id, 7);
+	assert_int_equal(wmsg_finished_decode(&msg, &back), 0);
+	assert_memory_equal(&res, &back, sizeof res);
+
+	/* an error of the full size still ends with a NUL */
+	memset(&res, 0, sizeof res);
+	memset(res.error, 'e', sizeof res.error - 1);
+	wmsg_finished_encode(&msg, 7, &res);
+	assert_int_equal(wmsg_finished_decode(&msg, &back), 0);
+	assert_string_equal(back.error, res.error);
+
+	memset(msg.error, 'e', sizeof msg.error);
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	assert_int_equal(errno, EPROTO);
+	wmsg_finished_encode(&msg, 7, &res);
+	msg.started = 2;
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	wmsg_finished_encode(&msg, 7, &res);
+	msg.user_time = -1;
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	msg.user_time = NAN;
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	wmsg_finished_encode(&msg, 7, &res);
+	msg.pad = 1;
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_run_roundtrip),
+		cmocka_unit_test(test_run_malformed),
+		cmocka_unit_test(test_run_encode_errors),
+		cmocka_unit_test(test_check_lengths),
+		cmocka_unit_test(test_finished),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
