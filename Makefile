@@ -42,7 +42,7 @@ DTEST_SRC := $(wildcard tests/daemon/test-*.c)
 DTEST_BIN := $(DTEST_SRC:tests/daemon/%.c=$(BUILD)/tests/%)
 TESTS := $(UNIT_BIN) $(DTEST_BIN)
 
-.PHONY: all deps test check asan clean
+.PHONY: all deps test check asan run clean
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(BINS)
@@ -116,6 +116,25 @@ asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
 		SANITIZE='-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer' \
 		CFLAGS='-O1 -g' test
+
+# The daemon in the foreground on config/dev.conf, socket and state under
+# ./run/, after the commands to try from a second terminal.
+RUN_SOCKET := $(CURDIR)/run/triage.sock
+run: all
+	@mkdir -p run
+	@printf '%s\n' \
+		'triaged is starting in the foreground (Ctrl-C stops it). In a second terminal:' \
+		'' \
+		'  export TRIAGE_SOCKET=$(RUN_SOCKET) PATH=$(CURDIR)/$(BUILD)/bin:$$PATH' \
+		'  triage submit -p low -- sh -c "sleep 5; echo done slowly"' \
+		'  id=$$(triage submit -p high -- sh -c "uname -a; echo to stderr >&2")' \
+		'  triage list' \
+		'  triage wait $$id; echo "exit code $$?"' \
+		'  triage output $$id; triage output --stderr $$id' \
+		'  triage watch' \
+		'  triage stats' \
+		''
+	@exec $(BUILD)/bin/triaged --config config/dev.conf --socket $(RUN_SOCKET)
 
 clean:
 	rm -rf $(BUILD)

@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <resolv.h>
 #include <string.h>
 
-#include "base64.h"
 #include "cmd.h"
 #include "format.h"
 #include "xmalloc.h"
@@ -39,7 +39,8 @@ cmd_output_write(const json_t *result, size_t *len)
 {
 	const json_t *data = json_object_get(result, "data");
 	const char *encoding;
-	void *bytes;
+	unsigned char *bytes;
+	int n;
 
 	*len = 0;
 	if (!json_is_string(data)) {
@@ -58,14 +59,15 @@ cmd_output_write(const json_t *result, size_t *len)
 		    encoding);
 		return CMD_EXIT_FAILURE;
 	}
-	bytes = base64_decode(json_string_value(data), json_string_length(data),
-	    len);
-	if (bytes == NULL) {
-		if (errno == ENOMEM)
-			xoom();
+	/* Three bytes for every four characters, rounded up. */
+	bytes = xmalloc(json_string_length(data) / 4 * 3 + 3);
+	if ((n = b64_pton(json_string_value(data), bytes,
+	    json_string_length(data) / 4 * 3 + 3)) < 0) {
+		free(bytes);
 		cmd_error("the daemon's output is not valid base64");
 		return CMD_EXIT_FAILURE;
 	}
+	*len = (size_t)n;
 	fwrite(bytes, 1, *len, stdout);
 	free(bytes);
 	return CMD_EXIT_OK;

@@ -75,7 +75,7 @@ cmd_status_field(const json_t *job, const char *key)
 	else if (json_is_false(v))
 		cmd_status_line(label, "no");
 	else {
-		text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 		cmd_status_line(label, text != NULL ? text : "?");
 		free(text);
 	}

@@ -153,8 +153,8 @@ cmd_client(struct cmd_ctx *ctx)
 	if (ctx->client != NULL)
 		return ctx->client;
 	if (ctx->socket_path == NULL &&
-	    (ctx->socket_path = client_socket_path(ctx->socket_flag,
-	    NULL)) == NULL)
+	    (ctx->socket_path = client_socket_path(ctx->socket_flag, NULL,
+	    false)) == NULL)
 		xoom();
 	if ((ctx->client = client_connect(ctx->socket_path, &cause)) == NULL) {
 		if (cause == NULL)

@@ -133,6 +133,6 @@ format_int(const json_t *v, char *buf, size_t len)
 void
 format_json_line(const json_t *v)
 {
-	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
+	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 	putchar('\n');
 }

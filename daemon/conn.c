@@ -259,9 +259,11 @@ conn_send(struct conn *conn, const json_t *msg)
 		conn_close(conn);
 		return;
 	}
-	/* JSON_COMPACT escapes every newline inside strings: one message,
-	 * one line. */
-	if (json_dump_callback(msg, conn_dump_cb, out, JSON_COMPACT) != 0 ||
+	/* Every newline inside strings is escaped: one message, one line.
+	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
+	 * milliseconds need. */
+	if (json_dump_callback(msg, conn_dump_cb, out,
+	    JSON_COMPACT | JSON_REAL_PRECISION(15)) != 0 ||
 	    evbuffer_add(out, "\n", 1) != 0) {
 		log_warnx("out of memory sending to client pid %d",
 		    (int)conn->pid);

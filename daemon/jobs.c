@@ -12,7 +12,7 @@
 #include "log.h"
 #include "pool.h"
 #include "psem.h"
-#include "rfc3339.h"
+#include "timefmt.h"
 #include "run.h"
 #include "shutdown.h"
 #include "store.h"
@@ -59,7 +59,7 @@ jobs_free(struct triaged *td)
 void
 jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
 {
-	int64_t now = rfc3339_now_ms();
+	int64_t now = timefmt_now();
 
 	td->counts[job->state]--;
 	td->counts[state]++;
@@ -86,7 +86,7 @@ int
 jobs_submit(struct triaged *td, struct job *job, unsigned prio)
 {
 	job->id = store_next_id(td->store);
-	job->submitted_at = rfc3339_now_ms();
+	job->submitted_at = timefmt_now();
 	job->state = JOB_QUEUED;
 	if (store_add(td->store, job) != 0)
 		return -1;

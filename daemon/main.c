@@ -194,7 +194,8 @@ main(int argc, char **argv)
 	}
 	log_set_level(td.cfg->log_level);
 	setup_state_dir(&td);
-	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket))
+	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket,
+	    true))
 	    == NULL)
 		fatalx("out of memory");
 	if ((dir = strdup(socket_path)) == NULL)

@@ -130,13 +130,18 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return -1;
-	if (evutil_make_socket_nonblocking(sv[0]) == -1 ||
-	    (bev = bufferevent_socket_new(pool->base, sv[0],
-	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
-		error = errno != 0 ? errno : ENOMEM;
+	if (fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1) {
+		error = errno;
 		close(sv[0]);
 		close(sv[1]);
 		errno = error;
+		return -1;
+	}
+	if ((bev = bufferevent_socket_new(pool->base, sv[0],
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		close(sv[0]);
+		close(sv[1]);
+		errno = ENOMEM;
 		return -1;
 	}
 	/* Reads start from the header; pool_read_cb moves the low mark to
@@ -317,12 +322,12 @@ pool_reaped(struct pool_worker *w, int status)
 		    w->number, strerror(errno), POOL_RETRY_SEC);
 		pool_retry_later(pool);
 	}
-	if (lost) {
-		if (pool->cb.lost_cb != NULL)
-			pool->cb.lost_cb(job_id, why, pool->arg);
-	} else if (w->state == POOL_UP && pool->cb.idle_cb != NULL)
-		pool->cb.idle_cb(pool->arg);	/* the daemon may have seen
-						 * EAGAIN while it was dying */
+	if (lost && pool->cb.lost_cb != NULL)
+		pool->cb.lost_cb(job_id, why, pool->arg);
+	/* The daemon may have seen EAGAIN while this one was dying; lost_cb
+	 * may have given the replacement a job already. */
+	if (w->state == POOL_UP && !w->has_job && pool->cb.idle_cb != NULL)
+		pool->cb.idle_cb(pool->arg);
 }
 
 static struct pool_worker *

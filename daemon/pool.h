@@ -47,7 +47,9 @@ struct pool_callbacks {
 	/* The worker running job_id died; why says how. A new worker is
 	 * already taking its place. */
 	void (*lost_cb)(uint64_t job_id, const char *why, void *arg);
-	/* A worker became idle after none was (a replacement that came late). */
+	/* A worker became idle after none was (a replacement that came late).
+	 * Called whenever a replacement worker is up and idle, also right
+	 * after lost_cb. */
 	void (*idle_cb)(void *arg);
 	/* Optional (may be NULL): one line for the daemon's log, as the pool
 	 * has no logger: a worker died (with or without a job), a fork

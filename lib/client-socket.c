@@ -2,6 +2,7 @@
  * by the daemon and every client so that both find the same path. */
 #include <sys/stat.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,13 +10,22 @@
 
 #include "client.h"
 
+static bool
+client_socket_is_dir(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
 char *
-client_socket_path(const char *flag, const char *config_socket)
+client_socket_path(const char *flag, const char *config_socket,
+    bool for_daemon)
 {
 	const char *env, *dir;
-	struct stat sb;
-	char *path;
+	char *path, *sub;
 	size_t len;
+	bool mine;
 
 	if (flag != NULL)
 		return strdup(flag);
@@ -26,14 +36,21 @@ client_socket_path(const char *flag, const char *config_socket)
 
 	dir = getenv("XDG_RUNTIME_DIR");
 	if (geteuid() != 0 && dir != NULL && dir[0] == '/' &&
-	    stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+	    client_socket_is_dir(dir)) {
 		/* "/run/user/1000/" must not give "...//triage". */
 		for (len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)
 			continue;
-		if (asprintf(&path, "%.*s/triage/triage.sock", (int)len,
-		    dir) == -1)
+		if (asprintf(&sub, "%.*s/triage", (int)len, dir) == -1)
 			return NULL;
-		return path;
+		/* A client goes there only if the user's own daemon made it:
+		 * every login has a runtime directory, and without a daemon
+		 * of one's own the system daemon is the one meant. */
+		mine = for_daemon || client_socket_is_dir(sub);
+		if (mine && asprintf(&path, "%s/triage.sock", sub) == -1)
+			path = NULL;
+		free(sub);
+		if (mine)
+			return path;
 	}
 	return strdup(CLIENT_SOCKET_SYSTEM);
 }

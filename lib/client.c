@@ -118,10 +118,8 @@ client_connect(const char *path, char **cause)
 
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		goto fail;
-	while (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		if (errno != EINTR)
-			goto fail;
-	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1)
+		goto fail;
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		goto fail;
 	c->fd = fd;
@@ -145,7 +143,7 @@ fail:
 	if (fd != -1)
 		close(fd);
 	if (saved == EACCES || saved == EPERM)
-		hint = "may you use it?";
+		hint = "are you in the socket's group?";
 	else
 		hint = "is triaged running?";
 	if (asprintf(cause, "cannot connect to %s: %s (%s)", path,

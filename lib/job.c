@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "job.h"
-#include "rfc3339.h"
+#include "timefmt.h"
 
 static const char *const job_state_names[JOB_NSTATES] = {
 	[JOB_QUEUED] = "queued",
@@ -110,11 +110,11 @@ job_set_reason(struct job *job, const char *fmt, ...)
 static json_t *
 job_time_json(int64_t ms)
 {
-	char buf[RFC3339_LEN];
+	char buf[TIMEFMT_RFC3339_LEN];
 
 	if (ms < 0)
 		return json_null();
-	return json_string(rfc3339_format(ms, buf));
+	return json_string(timefmt_rfc3339(ms, buf));
 }
 
 static json_t *

@@ -17,6 +17,26 @@ timefmt_now(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+char *
+timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN])
+{
+	time_t secs = (time_t)(ms / 1000);
+	int frac = (int)(ms % 1000);
+	struct tm tm;
+
+	if (frac < 0) {
+		frac += 1000;
+		secs--;
+	}
+	gmtime_r(&secs, &tm);
+	if (strftime(buf, TIMEFMT_RFC3339_LEN, "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf + 19, TIMEFMT_RFC3339_LEN - 19, ".%03dZ", frac);
+	return buf;
+}
+
 /* Reads exactly n digits at *p and moves past them; -1 if they are not. */
 static int
 timefmt_digits(const char **p, int n)

@@ -14,6 +14,12 @@
 /* Milliseconds since the epoch, by the wall clock as the daemon reads it. */
 int64_t timefmt_now(void);
 
+/* What the protocol writes: RFC 3339 UTC with milliseconds. */
+#define TIMEFMT_RFC3339_LEN sizeof("2026-11-22T10:00:00.123Z")
+/* Writes ms since the epoch into buf (TIMEFMT_RFC3339_LEN bytes; "" for a
+ * year past 9999). Returns buf. */
+char *timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN]);
+
 /*
  * Reads an RFC 3339 time: "2026-11-22T10:00:00.123Z", any number of fraction
  * digits (milliseconds are kept, the rest dropped) or none, "Z" or an offset

@@ -405,6 +405,23 @@ proc_alive(pid_t pid)
 	return state != 'Z' && state != 'X';
 }
 
+/* Whether pid ignores sig, from /proc/pid/status. */
+static bool
+sig_ignored(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	assert_non_null(f = fopen(path, "re"));
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "SigIgn: %llx", &mask) == 1)
+			break;
+	fclose(f);
+	return (mask >> (sig - 1)) & 1;
+}
+
 /* The pids of the processes whose parent is ppid (in /proc now). */
 static int
 proc_children(pid_t ppid, pid_t *out, int max, char only_state)
@@ -793,6 +810,7 @@ test_grandchild_signalled(void **state)
 	fx_start(fx, 1, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"; wait",
 	    fifo));
 	gpid = fx_fifo_pid(fx);
+	WAIT_FOR(fx, j->started);	/* the fifo may come first */
 	assert_true(proc_alive(gpid));
 	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
 	fx_wait_end(fx, 1);
@@ -811,9 +829,12 @@ test_grandchild_killed_with_group(void **state)
 	const char *fifo = fx_fifo(fx);
 	pid_t gpid;
 
-	fx_start(fx, 1, ARGV("sh", "-c",
-	    "(trap '' TERM; exec sleep 100) & echo $! >\"$0\"; wait", fifo));
+	/* the grandchild tells its pid once it ignores SIGTERM */
+	fx_start(fx, 1, ARGV("sh", "-c", "sh -c 'trap \"\" TERM; "
+	    "echo $$ >\"$1\"; exec sleep 100' x \"$0\" & wait", fifo));
 	gpid = fx_fifo_pid(fx);
+	assert_true(sig_ignored(gpid, SIGTERM));
+	WAIT_FOR(fx, j->started);
 	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
 	fx_wait_end(fx, 1);
 	assert_true(WIFSIGNALED(j->res.status));
@@ -1016,6 +1037,80 @@ test_free_kills_all(void **state)
 	assert_false(proc_alive(gpid));
 }
 
+/*
+ * The "daemon" of test_daemon_death, in a child of the test: a pool with one
+ * worker running sleep; it reports the job's and the worker's pids on up,
+ * then dies (without pool_free) when go closes. Plain code, no cmocka: this
+ * is a forked copy of the test.
+ */
+static int
+daemon_child(struct fx *fx, int up, int go)
+{
+	struct pool_spec spec;
+	pid_t pids[2];
+	char *cause = NULL, st, c;
+
+	alarm(SAFETY_SEC);	/* never outlive a failed test */
+	if ((fx->base = event_base_new()) == NULL ||
+	    (fx->pool = pool_new(fx->base, 1, &callbacks, fx, &cause)) == NULL)
+		return 1;
+	fx_spec(fx, &spec, 1, ARGV("sleep", "100"));
+	if (pool_start(fx->pool, &spec) == -1)
+		return 1;
+	while (!fx->jobs[1].started)
+		if (event_base_loop(fx->base, EVLOOP_ONCE) == -1)
+			return 1;
+	pids[0] = fx->jobs[1].pid;
+	if (proc_stat(pids[0], &st, &pids[1], NULL, NULL) == -1 ||
+	    write(up, pids, sizeof pids) != sizeof pids)
+		return 1;
+	while (read(go, &c, 1) > 0)
+		;
+	return 0;
+}
+
+/* Workers die with the daemon (their parent-death signal), and their jobs
+ * with them. */
+static void
+test_daemon_death(void **state)
+{
+	struct fx *fx;
+	struct pollfd pfd;
+	pid_t daemon, pids[2];
+	int up[2], go[2], fd[2], status;
+
+	(void)state;
+	assert_non_null(fx = calloc(1, sizeof *fx));
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-pool.XXXXXX");
+	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	/* no pool in this process now: the child is the only one to fork */
+	assert_int_not_equal(daemon = fork(), -1);
+	if (daemon == 0) {
+		close(up[0]);
+		close(go[1]);
+		_exit(daemon_child(fx, up[1], go[0]));
+	}
+	close(up[1]);
+	close(go[0]);
+	pfd = (struct pollfd){ .fd = up[0], .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
+	assert_int_equal(read(up[0], pids, sizeof pids), sizeof pids);
+	close(up[0]);
+	assert_int_not_equal(fd[0] = pidfd_open_(pids[0]), -1);
+	assert_int_not_equal(fd[1] = pidfd_open_(pids[1]), -1);
+	close(go[1]);		/* the daemon dies */
+	assert_int_equal(waitpid(daemon, &status, 0), daemon);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_exits(fd[1]);	/* the worker */
+	assert_exits(fd[0]);	/* its job */
+	assert_false(proc_alive(pids[0]));
+	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+}
+
 /* ---- credentials ---- */
 
 static void
@@ -1162,6 +1257,7 @@ main(void)
 		T(test_idle_worker_replaced),
 		T(test_many_jobs_no_zombies),
 		T(test_free_kills_all),
+		cmocka_unit_test(test_daemon_death),
 		T(test_creds),
 		T1(test_no_idle_worker),
 		T(test_signal_unknown),

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ clear_env(void)
 static void
 assert_path(const char *flag, const char *config, const char *want)
 {
-	char *path = client_socket_path(flag, config);
+	char *path = client_socket_path(flag, config, false);
 
 	assert_non_null(path);
 	assert_string_equal(path, want);
@@ -57,11 +58,12 @@ assert_path(const char *flag, const char *config, const char *want)
 }
 
 /*
- * client_socket_path(NULL, NULL) as a non-root user: directly when we are
- * not root, else in a child that gives up root first. Returns it allocated.
+ * client_socket_path(NULL, NULL, for_daemon) as a non-root user: directly
+ * when we are not root, else in a child that gives up root first. Returns
+ * it allocated.
  */
 static char *
-path_as_user(void)
+path_as_user(bool for_daemon)
 {
 	char buf[4096];
 	ssize_t n;
@@ -71,13 +73,13 @@ path_as_user(void)
 	char *path;
 
 	if (geteuid() != 0)
-		return client_socket_path(NULL, NULL);
+		return client_socket_path(NULL, NULL, for_daemon);
 	assert_int_equal(pipe(fds), 0);
 	if ((pid = fork()) == 0) {
 		close(fds[0]);
 		if (setgid(NOBODY) == -1 || setuid(NOBODY) == -1)
 			_exit(2);
-		if ((path = client_socket_path(NULL, NULL)) == NULL)
+		if ((path = client_socket_path(NULL, NULL, for_daemon)) == NULL)
 			_exit(3);
 		if (write(fds[1], path, strlen(path)) != (ssize_t)strlen(path))
 			_exit(4);
@@ -139,21 +141,32 @@ config_comes_before_runtime_dir(void **state)
 static void
 runtime_dir_for_a_user(void **state)
 {
-	char want[256], *path;
+	char want[256], sub[256], *path;
 
 	(void)state;
 	clear_env();
 	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
 	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, want);
 	free(path);
+
+	/* A client: the system daemon until the user's own made triage/. */
+	path = path_as_user(false);
+	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
+	free(path);
+	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	path = path_as_user(false);
+	assert_string_equal(path, want);
+	free(path);
+	assert_int_equal(rmdir(sub), 0);
 
 	/* A trailing slash does not double. */
 	snprintf(want, sizeof want, "%s/", runtime_dir);
 	setenv("XDG_RUNTIME_DIR", want, 1);
 	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, want);
 	free(path);
 }
@@ -167,17 +180,17 @@ runtime_dir_missing_falls_to_system(void **state)
 	clear_env();
 	snprintf(missing, sizeof missing, "%s/nonexistent", runtime_dir);
 	setenv("XDG_RUNTIME_DIR", missing, 1);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
 	free(path);
 
 	unsetenv("XDG_RUNTIME_DIR");
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
 	free(path);
 
 	setenv("XDG_RUNTIME_DIR", "", 1);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
 	free(path);
 }
@@ -190,14 +203,14 @@ runtime_dir_not_a_directory_or_relative(void **state)
 	(void)state;
 	clear_env();
 	setenv("XDG_RUNTIME_DIR", "/dev/null", 1);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
 	free(path);
 
 	/* The XDG spec: a relative path is to be ignored. */
 	assert_int_equal(chdir("/"), 0);
 	setenv("XDG_RUNTIME_DIR", "tmp", 1);
-	path = path_as_user();
+	path = path_as_user(true);
 	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
 	free(path);
 }
