@@ -74,7 +74,9 @@ void pool_free(struct pool *pool);
 /*
  * Hands the job to an idle worker. Returns 0, or -1 with errno EAGAIN when
  * no worker is idle, or another errno when the worker could not be told
- * (then the worker is replaced and nothing runs).
+ * (then the worker is replaced and nothing runs). A spec that cannot be sent
+ * (EINVAL: a NULL string or no argv[0]; E2BIG: over 64 MiB in all) and a
+ * job_id already running (EEXIST) change nothing.
  */
 int pool_start(struct pool *pool, const struct pool_spec *spec);
 

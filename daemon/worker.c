@@ -500,11 +500,11 @@ worker_fork(struct worker_child *c, int pipes[2][2], int errpipe[2],
 	error = errno;
 	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
 		/* cannot happen with a mask it just returned; stay safe */
+		error = errno;
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
 		pid = -1;
-		error = errno;
 	}
 	errno = error;
 	if (pid == -1)

@@ -587,6 +587,21 @@ test_output_captured(void **state)
 	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
+/* The run is finished when both the process and its output have ended, in
+ * either order: here the output first (the other order: the leftover
+ * tests below). */
+static void
+test_output_closed_first(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j;
+
+	j = fx_run(fx, 1, ARGV("sh", "-c",
+	    "echo bye; exec >&- 2>&-; sleep 0.3; exit 4"));
+	assert_exit(j, 4);
+	assert_file(j->out, "bye\n");
+}
+
 static void
 test_truncation(void **state)
 {
@@ -1238,6 +1253,7 @@ main(void)
 		T(test_true),
 		T(test_exit_status),
 		T(test_output_captured),
+		T(test_output_closed_first),
 		T(test_truncation),
 		T(test_exec_missing),
 		T(test_bad_cwd),

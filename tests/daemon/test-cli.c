@@ -1,0 +1,343 @@
+/* test-cli.c - the triage command against a real triaged: what it prints
+ * and the exit codes triage(1) promises. */
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+static struct tdaemon *d;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	d = tdaemon_start("slots = 2\nkill_grace = 1s\n");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	return 0;
+}
+
+static char *
+slurp(const char *path)
+{
+	char *buf = calloc(1, 1 << 20);
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(f);
+	(void)!fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Runs triage with the NULL-terminated args, stdout and stderr into files;
+ * returns its exit code and sets *out and *err (allocated).
+ */
+static int
+cli(char **out, char **err, const char *arg, ...)
+{
+	char opath[400], epath[400];
+	const char *argv[32];
+	int n = 0, status, fd;
+	va_list ap;
+	pid_t pid;
+
+	argv[n++] = "triage";
+	va_start(ap, arg);
+	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
+		argv[n++] = arg;
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(opath, sizeof opath, "%s/cli.out", d->dir);
+	snprintf(epath, sizeof epath, "%s/cli.err", d->dir);
+	if ((pid = fork()) == 0) {
+		setenv("TRIAGE_SOCKET", d->sock, 1);
+		if ((fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 1) < 0)
+			_exit(99);
+		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(99);
+		{
+			/* execv wants them writable; the child may copy. */
+			char *copy[32];
+			int k;
+
+			for (k = 0; k <= n; k++)
+				copy[k] = argv[k] ? strdup(argv[k]) : NULL;
+			execv(tbin("triage"), copy);
+		}
+		_exit(98);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	*out = slurp(opath);
+	*err = slurp(epath);
+	return WEXITSTATUS(status);
+}
+
+/* Runs triage and frees what it printed; returns the exit code. */
+static int
+cli_rc(const char *arg, ...)
+{
+	const char *argv[32];
+	char *out, *err;
+	va_list ap;
+	int n = 0, rc;
+
+	va_start(ap, arg);
+	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
+		argv[n++] = arg;
+	va_end(ap);
+	for (; n < 31; n++)
+		argv[n] = NULL;
+	rc = cli(&out, &err, argv[0], argv[1], argv[2], argv[3], argv[4],
+	    argv[5], argv[6], argv[7], argv[8], argv[9], NULL);
+	free(out);
+	free(err);
+	return rc;
+}
+
+static void
+test_submit_prints_the_id_alone(void **state)
+{
+	char *out, *err, *end;
+	long id;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "-n", "hello", "--", "echo",
+	    "hi", NULL), 0);
+	id = strtol(out, &end, 10);
+	assert_true(id > 0);
+	assert_string_equal(end, "\n");
+	assert_string_equal(err, "");
+	free(out);
+	free(err);
+}
+
+static void
+test_wait_exit_codes(void **state)
+{
+	(void)state;
+	assert_int_equal(cli_rc("submit", "--wait", "--", "true", NULL), 0);
+	assert_int_equal(cli_rc("submit", "--wait", "--", "sh", "-c", "exit 3",
+	    NULL), 3);
+	assert_int_equal(cli_rc("submit", "--wait", "--", "sh", "-c",
+	    "kill -9 $$", NULL), 128 + SIGKILL);
+	assert_int_equal(cli_rc("submit", "--wait", "--timeout", "200ms",
+	    "--", "sleep", "30", NULL), 124);
+	assert_int_equal(cli_rc("submit", "--wait", "--",
+	    "no-such-command-xyz", NULL), 127);
+}
+
+static void
+test_cancel_then_wait_is_125(void **state)
+{
+	char *out, *err, id[32];
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "--", "sleep", "30", NULL),
+	    0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("cancel", id, NULL), 0);
+	assert_int_equal(cli_rc("wait", id, NULL), 125);
+}
+
+static void
+test_status_list_and_json(void **state)
+{
+	char *out, *err, id[32], *line, *save;
+	int n = 0;
+	json_t *job;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "-p", "low", "-n", "listed",
+	    "--wait", "--", "sh", "-c", "echo out; echo err >&2", NULL), 0);
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "list", "--all", NULL), 0);
+	assert_non_null(strstr(out, "ID"));
+	assert_non_null(strstr(out, "PRIORITY"));
+	assert_non_null(strstr(out, "listed"));
+	free(out);
+	free(err);
+
+	/* --json: one job object a line, each parsing on its own. */
+	assert_int_equal(cli(&out, &err, "--json", "list", "--all", NULL), 0);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		assert_non_null(job = json_loads(line, 0, NULL));
+		assert_true(json_integer_value(json_object_get(job, "id")) > 0);
+		if (strcmp(json_string_value(json_object_get(job, "name")),
+		    "listed") == 0)
+			snprintf(id, sizeof id, "%lld", (long long)
+			    json_integer_value(json_object_get(job, "id")));
+		json_decref(job);
+		n++;
+	}
+	assert_true(n >= 1);
+	free(out);
+	free(err);
+
+	assert_int_equal(cli(&out, &err, "status", id, NULL), 0);
+	assert_non_null(strstr(out, "succeeded"));
+	assert_non_null(strstr(out, "low"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "output", id, NULL), 0);
+	assert_string_equal(out, "out\n");
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "output", "--stderr", id, NULL), 0);
+	assert_string_equal(out, "err\n");
+	free(out);
+	free(err);
+}
+
+static void
+test_output_follows_a_running_job(void **state)
+{
+	char *out, *err, id[32];
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "--", "sh", "-c",
+	    "echo one; sleep 0.5; echo two", NULL), 0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "output", "-f", id, NULL), 0);
+	assert_string_equal(out, "one\ntwo\n");
+	free(out);
+	free(err);
+}
+
+static void
+test_errors_and_their_exit_codes(void **state)
+{
+	char *out, *err;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "cancel", "99999", NULL), 1);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	assert_non_null(strstr(err, "99999"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "submit", NULL), 2);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("frobnicate", NULL), 2);
+	assert_int_equal(cli_rc("submit", "-p", "nope", "--", "true", NULL), 1);
+	assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+	    "list", NULL), 3);
+	assert_non_null(strstr(err, "/nonexistent/sock"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(out);
+	free(err);
+}
+
+static void
+test_pause_resume_and_priorities(void **state)
+{
+	char *out, *err;
+
+	(void)state;
+	assert_int_equal(cli_rc("pause", "low", NULL), 0);
+	assert_int_equal(cli(&out, &err, "priorities", NULL), 0);
+	assert_non_null(strstr(out, "low"));
+	assert_non_null(strstr(out, "yes"));
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("resume", NULL), 0);
+	assert_int_equal(cli(&out, &err, "priorities", NULL), 0);
+	assert_null(strstr(out, "yes"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "stats", NULL), 0);
+	assert_non_null(strstr(out, "slots"));
+	free(out);
+	free(err);
+}
+
+static void
+test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
+{
+	struct client *c = tconnect(d);
+	struct pollfd pfd;
+	char buf[8192] = "";
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], i;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		setenv("TRIAGE_SOCKET", d->sock, 1);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl(tbin("triage"), "triage", "watch", (char *)NULL);
+		_exit(98);
+	}
+	close(fds[1]);
+	/* It may not be watching yet when the first job goes: keep giving
+	 * it jobs until their lines come. */
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	for (i = 0; i < 300 && strstr(buf, "succeeded") == NULL; i++) {
+		buf[len] = '\0';
+		if (poll(&pfd, 1, 100) == 0) {
+			tsubmit(c, "{s[s]}", "argv", "true");
+			continue;
+		}
+		n = read(fds[0], buf + len, sizeof buf - 1 - len);
+		assert_true(n > 0);
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	assert_non_null(strstr(buf, "succeeded"));
+	assert_non_null(strstr(buf, "true"));
+	assert_int_equal(buf[len - 1], '\n');
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	close(fds[0]);
+	client_free(c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_submit_prints_the_id_alone),
+		cmocka_unit_test(test_wait_exit_codes),
+		cmocka_unit_test(test_cancel_then_wait_is_125),
+		cmocka_unit_test(test_status_list_and_json),
+		cmocka_unit_test(test_output_follows_a_running_job),
+		cmocka_unit_test(test_errors_and_their_exit_codes),
+		cmocka_unit_test(test_pause_resume_and_priorities),
+		cmocka_unit_test(test_watch_prints_a_line_per_change_when_not_a_terminal),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, setup, teardown);
+}
