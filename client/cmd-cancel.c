@@ -27,25 +27,13 @@ const struct cmd_entry cmd_cancel_entry = {
 static int
 cmd_cancel_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	json_t *job;
 	int64_t id;
-	int ch, i, rc, status = CMD_EXIT_OK;
+	int i, rc, status = CMD_EXIT_OK;
 
-	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
-		if (ch == CMD_GETOPT_EXIT)
-			return ctx->status;
-		return cmd_usage(ctx, "unknown option");
-	}
-	if (optind == argc)
-		return cmd_usage(ctx, "give at least one job id");
-	for (i = optind; i < argc; i++) {
-		if (cmd_parse_id(argv[i], &id) == -1)
-			return cmd_usage(ctx, "invalid job id '%s'", argv[i]);
-	}
+	if ((rc = cmd_plain_args(ctx, argc, argv, 1, -1, "job id")) !=
+	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
+		return rc;
 
 	for (i = optind; i < argc; i++) {
 		cmd_parse_id(argv[i], &id);

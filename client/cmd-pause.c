@@ -33,20 +33,12 @@ const struct cmd_entry cmd_resume_entry = {
 static int
 cmd_pause_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	json_t *params, *stats, *v;
-	int ch, rc;
+	int rc;
 
-	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
-		if (ch == CMD_GETOPT_EXIT)
-			return ctx->status;
-		return cmd_usage(ctx, "unknown option");
-	}
-	if (argc - optind > 1)
-		return cmd_usage(ctx, "give at most one priority");
+	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 1, "priority")) !=
+	    CMD_EXIT_OK)
+		return rc;
 
 	params = xjson(json_object());
 	if (optind < argc) {

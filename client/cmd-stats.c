@@ -60,20 +60,11 @@ cmd_stats_print(const json_t *stats)
 static int
 cmd_stats_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	json_t *stats;
-	int ch, rc;
+	int rc;
 
-	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
-		if (ch == CMD_GETOPT_EXIT)
-			return ctx->status;
-		return cmd_usage(ctx, "unknown option");
-	}
-	if (optind != argc)
-		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
+		return rc;
 
 	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
 		return rc;

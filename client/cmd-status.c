@@ -115,23 +115,14 @@ cmd_status_print(json_t *job)
 static int
 cmd_status_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	json_t *job;
 	int64_t id;
-	int ch, rc;
+	int rc;
 
-	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
-		if (ch == CMD_GETOPT_EXIT)
-			return ctx->status;
-		return cmd_usage(ctx, "unknown option");
-	}
-	if (argc - optind != 1)
-		return cmd_usage(ctx, "give one job id");
-	if (cmd_parse_id(argv[optind], &id) == -1)
-		return cmd_usage(ctx, "invalid job id '%s'", argv[optind]);
+	if ((rc = cmd_plain_args(ctx, argc, argv, 1, 1, "job id")) !=
+	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
+		return rc;
+	cmd_parse_id(argv[optind], &id);
 
 	rc = cmd_call(ctx, "get", xjson(json_pack("{s:I}", "id",
 	    (json_int_t)id)), &job);

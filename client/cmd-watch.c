@@ -186,24 +186,15 @@ cmd_watch_line(struct cmd_ctx *ctx, const json_t *msg)
 static int
 cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct client_error err;
 	json_t *result, *msg;
 	int64_t drawn = 0, now, timeout;
 	bool live, dirty = true;
 	const char *method;
-	int ch, rc;
+	int rc;
 
-	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
-		if (ch == CMD_GETOPT_EXIT)
-			return ctx->status;
-		return cmd_usage(ctx, "unknown option");
-	}
-	if (optind != argc)
-		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
+		return rc;
 	live = !ctx->json && isatty(STDOUT_FILENO);
 
 	if ((rc = cmd_call(ctx, "watch", xjson(json_object()), &result)) !=

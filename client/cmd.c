@@ -190,3 +190,43 @@ cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
 		return cmd_report(&err);
 	return CMD_EXIT_OK;
 }
+
+int
+cmd_plain_args(struct cmd_ctx *ctx, int argc, char **argv, int min, int max,
+    const char *what)
+{
+	static const struct option longopts[] = {
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch, n;
+
+	while ((ch = cmd_getopt(ctx, argc, argv, ":h", longopts)) != -1) {
+		if (ch == CMD_GETOPT_EXIT)
+			return ctx->status;
+		return cmd_usage(ctx, "unknown option");
+	}
+	n = argc - optind;
+	if (max == 0 && n > 0)
+		return cmd_usage(ctx, "unexpected argument '%s'", argv[optind]);
+	if (n < min && max == 1)
+		return cmd_usage(ctx, "give one %s", what);
+	if (n < min)
+		return cmd_usage(ctx, "give at least one %s", what);
+	if (max >= 0 && n > max)
+		return cmd_usage(ctx, "give %s one %s", min == max ? "only" :
+		    "at most", what);
+	return CMD_EXIT_OK;
+}
+
+int
+cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	int64_t id;
+	int i;
+
+	for (i = optind; i < argc; i++)
+		if (cmd_parse_id(argv[i], &id) == -1)
+			return cmd_usage(ctx, "invalid job id '%s'", argv[i]);
+	return CMD_EXIT_OK;
+}

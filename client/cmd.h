@@ -79,6 +79,18 @@ void cmd_help(const struct cmd_entry *entry);
 int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
     const char *optstring, const struct option *longopts);
 
+/*
+ * For commands with no options of their own: parses the common ones and
+ * checks that from min to max arguments are left (max -1: no limit); what
+ * names one in a usage error ("job id"). Returns CMD_EXIT_OK with optind at
+ * the first argument, else the status to exit with (after --help, or a
+ * usage error it printed).
+ */
+int cmd_plain_args(struct cmd_ctx *ctx, int argc, char **argv, int min,
+    int max, const char *what);
+/* Checks that every argument from optind is a job id; CMD_EXIT_OK, or
+ * the usage error's status. */
+int cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv);
 /* Reads a job id (a positive decimal integer); 0, or -1 when it is not. */
 int cmd_parse_id(const char *s, int64_t *id);
 /* Reads a count of at least min; 0, or -1 when it is not. */

@@ -19,6 +19,7 @@
 #include <event2/util.h>
 
 #include "pool.h"
+#include "sigdefault.h"
 #include "wmsg.h"
 #include "worker.h"
 
@@ -86,21 +87,9 @@ pool_error(struct pool *pool, const char *fmt, ...)
 static void __attribute__((noreturn))
 pool_child(pid_t daemon, int fd)
 {
-	struct sigaction sa;
-	sigset_t none;
-	int sig;
+	const char *step;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
-			continue;
-		/* EINVAL: the signals glibc keeps for itself */
-		if (sigaction(sig, &sa, NULL) == -1 && errno != EINVAL)
-			_exit(1);
-	}
-	if (sigemptyset(&none) == -1 ||
-	    sigprocmask(SIG_SETMASK, &none, NULL) == -1)
+	if (sigdefault_reset(&step) == -1)
 		_exit(1);
 	/* Die with the daemon; if it died already, the signal never comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "sigdefault.h"
 #include "worker-child.h"
 
 /* Tells the worker which step failed ("chdir /nope: No such file or
@@ -42,22 +43,10 @@ worker_child_fail(const struct worker_child *c, const char *step,
 static void
 worker_child_signals(const struct worker_child *c)
 {
-	struct sigaction sa;
-	sigset_t none;
-	int sig;
+	const char *step;
 
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < NSIG; sig++) {
-		if (sig == SIGKILL || sig == SIGSTOP)
-			continue;
-		/* EINVAL: the signals glibc keeps for itself */
-		if (sigaction(sig, &sa, NULL) == -1 && errno != EINVAL)
-			worker_child_fail(c, "sigaction", NULL);
-	}
-	if (sigemptyset(&none) == -1 ||
-	    sigprocmask(SIG_SETMASK, &none, NULL) == -1)
-		worker_child_fail(c, "sigprocmask", NULL);
+	if (sigdefault_reset(&step) == -1)
+		worker_child_fail(c, step, NULL);
 }
 
 /* Supplementary groups, then gid, then uid: each step needs the privilege

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -101,6 +102,9 @@ tdaemon_start(const char *extra)
 
 	if ((d->pid = fork()) == 0) {
 		setpgid(0, 0);
+		/* A test that dies takes its daemon along (and the daemon's
+		 * workers follow it): nothing is left running. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			dup2(fd, 1);
