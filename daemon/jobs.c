@@ -63,10 +63,13 @@ jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
 
 	td->counts[job->state]--;
 	td->counts[state]++;
-	if (job->state == JOB_RUNNING)
+	if (job->state == JOB_RUNNING) {
 		td->running--;
+		td->prio_running[job->waiter.prio]--;
+	}
 	if (state == JOB_RUNNING) {
 		td->running++;
+		td->prio_running[job->waiter.prio]++;
 		job->started_at = now;
 	}
 	job->state = state;
@@ -186,11 +189,12 @@ jobs_stats(struct triaged *td)
 		p = &cfg->priorities[i];
 		psem_prio_stats(td->sem, i, &st);
 		json_array_append_new(prios, json_pack(
-		    "{ss sI sI sI sI sI sb sI sI}",
+		    "{ss sI sI sI sI sI sI sb sI sI}",
 		    "name", p->name,
 		    "rank", (json_int_t)p->rank,
 		    "queued", (json_int_t)st.queued,
-		    "running", (json_int_t)st.held,
+		    "running", (json_int_t)td->prio_running[i],
+		    "slots_busy", (json_int_t)st.held,
 		    "max_queued", (json_int_t)p->max_queued,
 		    "max_running", (json_int_t)p->max_running,
 		    "paused", st.paused,

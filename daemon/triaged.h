@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "job.h"
 
 #define TRIAGED_VERSION_STRING "0.1.0"
@@ -30,6 +31,7 @@ struct triaged {
 	enum triaged_phase phase;
 	unsigned stopping_signals;	/* how many SIGTERM/SIGINT so far */
 	unsigned running;		/* jobs in JOB_RUNNING */
+	unsigned prio_running[CONFIG_PRIORITIES_MAX]; /* the same, by priority */
 	uint64_t counts[JOB_NSTATES];	/* jobs in each state, in the store */
 };
 

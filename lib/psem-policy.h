@@ -21,6 +21,10 @@ struct psem_class {
 	bool paused;
 	uint64_t dispatched;
 	uint64_t pass;		/* weighted: virtual time of its next grant */
+	/* The last waiter psem_position() found and its index, valid while
+	 * nobody left the FIFO: asking in FIFO order walks it once. */
+	const struct psem_waiter *memo;
+	uint64_t memo_index;
 };
 
 /* What a policy sees and keeps: every class, and a clock of its own. */

@@ -115,6 +115,7 @@ psem_grant(struct psem *sem, struct psem_waiter *w)
 	struct psem_class *c = &sem->sched.classes[w->prio];
 
 	TAILQ_REMOVE(&c->waiters, w, entry);
+	c->memo = NULL;
 	c->queued--;
 	c->held += w->permits;
 	c->dispatched++;
@@ -346,6 +347,7 @@ psem_cancel(struct psem *sem, struct psem_waiter *w)
 	case PSEM_QUEUED:
 		c = &sem->sched.classes[w->prio];
 		TAILQ_REMOVE(&c->waiters, w, entry);
+		c->memo = NULL;
 		c->queued--;
 		w->state = PSEM_IDLE;
 		/* It may have been the head everyone else waited behind. */
@@ -389,16 +391,29 @@ psem_position_at(const struct psem *sem, unsigned prio, uint64_t index)
 int64_t
 psem_position(const struct psem *sem, const struct psem_waiter *w)
 {
+	struct psem_class *c;
 	const struct psem_waiter *it;
 	uint64_t index = 0;
 
 	if (w->state != PSEM_QUEUED)
 		return -1;
-	TAILQ_FOREACH(it, &sem->sched.classes[w->prio].waiters, entry) {
-		if (it == w)
-			break;
-		index++;
+	c = &sem->sched.classes[w->prio];
+	/* From the last one found when w is behind it, else from the head:
+	 * a caller going through a queue in order walks it once. */
+	it = TAILQ_FIRST(&c->waiters);
+	if (c->memo != NULL) {
+		for (it = c->memo, index = c->memo_index; it != NULL && it != w;
+		    it = TAILQ_NEXT(it, entry))
+			index++;
+		if (it == NULL) {
+			it = TAILQ_FIRST(&c->waiters);
+			index = 0;
+		}
 	}
+	for (; it != w; it = TAILQ_NEXT(it, entry))
+		index++;
+	c->memo = w;
+	c->memo_index = index;
 	return psem_position_at(sem, w->prio, index);
 }
 

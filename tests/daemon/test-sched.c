@@ -293,6 +293,38 @@ test_pause_keeps_jobs_queued_and_resume_runs_them(void **state)
 	tdaemon_free(d);
 }
 
+/* A priority's "running" counts jobs; "slots_busy" the slots they hold. */
+static void
+test_stats_count_running_jobs_and_their_slots(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 4\n");
+	struct client *c = tconnect(d);
+	json_t *stats, *prio;
+	int64_t id;
+	size_t i;
+
+	(void)state;
+	id = tsubmit(c, "{s[ss]si}", "argv", "sleep", "300", "slots", 3);
+	stats = tcall(c, "stats", "{}");
+	assert_int_equal(json_integer_value(json_object_get(stats,
+	    "slots_busy")), 3);
+	json_array_foreach(json_object_get(stats, "priorities"), i, prio) {
+		if (strcmp(json_string_value(json_object_get(prio, "name")),
+		    "normal") != 0)
+			continue;
+		assert_int_equal(json_integer_value(json_object_get(prio,
+		    "running")), 1);
+		assert_int_equal(json_integer_value(json_object_get(prio,
+		    "slots_busy")), 3);
+	}
+	json_decref(stats);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	json_decref(twait(c, id));
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
 int
 main(void)
 {
@@ -302,6 +334,7 @@ main(void)
 		cmocka_unit_test(test_max_running_caps_one_priority_while_others_proceed),
 		cmocka_unit_test(test_weighted_policy_shares_dispatches_by_weight),
 		cmocka_unit_test(test_pause_keeps_jobs_queued_and_resume_runs_them),
+		cmocka_unit_test(test_stats_count_running_jobs_and_their_slots),
 	};
 
 	return cmocka_run_group_tests_name("sched", tests, NULL, NULL);

@@ -610,6 +610,40 @@ test_cancel_of_blocking_head_unblocks(void **state)
 	fixture_free(fx);
 }
 
+/* Positions stay exact however they are asked for: in order (which walks
+ * the queue once), backwards, and after a waiter leaves the middle. */
+static void
+test_positions_in_any_order_of_asking(void **state)
+{
+	enum { N = 500 };
+	struct fixture *fx = fixture_new(1, 1, "strict");
+	struct tw holder, *t = calloc(N, sizeof *t);
+	int i;
+
+	(void)state;
+	tw_init(fx, &holder, -1, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	for (i = 0; i < N; i++) {
+		tw_init(fx, &t[i], i, 0, 1);
+		assert_int_equal(psem_acquire(fx->sem, &t[i].w), 0);
+	}
+	for (i = 0; i < N; i++)
+		assert_int_equal(psem_position(fx->sem, &t[i].w), i);
+	for (i = N - 1; i >= 0; i--)
+		assert_int_equal(psem_position(fx->sem, &t[i].w), i);
+	assert_int_equal(psem_position(fx->sem, &t[300].w), 300);
+	assert_int_equal(psem_cancel(fx->sem, &t[100].w), 0);
+	assert_int_equal(psem_position(fx->sem, &t[300].w), 299);
+	assert_int_equal(psem_position(fx->sem, &t[50].w), 50);
+	assert_int_equal(psem_position(fx->sem, &t[101].w), 100);
+	for (i = 0; i < N; i++)
+		if (i != 100)
+			assert_int_equal(psem_cancel(fx->sem, &t[i].w), 0);
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	free(t);
+	fixture_free(fx);
+}
+
 /* Under the weighted policy the positions are the order grants come in. */
 static void
 test_weighted_positions_match_grant_order(void **state)
@@ -721,6 +755,7 @@ main(void)
 		cmocka_unit_test(test_cap_limits_one_priority_while_others_proceed),
 		cmocka_unit_test(test_cancel_anywhere_and_positions),
 		cmocka_unit_test(test_cancel_of_blocking_head_unblocks),
+		cmocka_unit_test(test_positions_in_any_order_of_asking),
 		cmocka_unit_test(test_weighted_positions_match_grant_order),
 		cmocka_unit_test(test_release_beyond_acquired_is_refused),
 		cmocka_unit_test(test_bad_arguments_are_refused),
