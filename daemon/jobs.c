@@ -17,6 +17,7 @@
 #include "shutdown.h"
 #include "store.h"
 #include "triaged.h"
+#include "version.h"
 #include "wait.h"
 #include "watch.h"
 
@@ -80,7 +81,7 @@ jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
 		    (unsigned long long)job->id);
 	watch_notify(td, job);
 	if (job_state_terminal(state)) {
-		wait_job_ended(td, job);
+		wait_job_ended(job);
 		shutdown_check(td);
 	}
 }
@@ -127,7 +128,7 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by)
 		jobs_set_state(td, job, JOB_CANCELED);
 		break;
 	case JOB_RUNNING:
-		run_stop(td, job, true, by);
+		run_stop(job, true, by);
 		break;
 	default:
 		break;
@@ -217,7 +218,7 @@ jobs_stats(struct triaged *td)
 	    "priorities", prios,
 	    "jobs", counts,
 	    "uptime", (double)(triaged_mono_ms() - td->started_mono_ms) / 1000,
-	    "version", TRIAGED_VERSION_STRING,
+	    "version", TRIAGE_VERSION,
 	    "policy", cfg->policy);
 	return o;
 }

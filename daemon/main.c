@@ -23,6 +23,7 @@
 #include "shutdown.h"
 #include "store.h"
 #include "triaged.h"
+#include "version.h"
 
 static void
 usage(FILE *f)
@@ -164,7 +165,7 @@ main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("triaged %s\n", TRIAGED_VERSION_STRING);
+			printf("triaged %s\n", TRIAGE_VERSION);
 			return 0;
 		default:
 			usage(stderr);
@@ -240,7 +241,7 @@ main(int argc, char **argv)
 	event_base_dispatch(td.base);
 
 	server_close(td.server);
-	run_free_all(&td);
+	run_free_all();
 	pool_free(td.pool);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);

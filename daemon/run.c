@@ -27,7 +27,7 @@ struct jobrun {
 	bool handed;			/* a worker has it */
 	bool started;			/* its process exists */
 	int pending_signal;		/* to send once it has started */
-	enum job_state outcome;		/* set when we stop it ourselves */
+	enum job_state outcome;		/* when we stop it ourselves; else 0 */
 	struct event *timeout_ev;
 	struct event *kill_ev;
 };
@@ -267,11 +267,10 @@ run_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-run_stop(struct triaged *td, struct job *job, bool canceled, uid_t by)
+run_stop(struct job *job, bool canceled, uid_t by)
 {
 	struct jobrun *run = job->run;
 
-	(void)td;
 	if (run == NULL || run->outcome != 0)
 		return;
 	run->outcome = canceled ? JOB_CANCELED : JOB_LOST;
@@ -404,11 +403,10 @@ const struct pool_callbacks run_pool_callbacks = {
 };
 
 void
-run_free_all(struct triaged *td)
+run_free_all(void)
 {
 	struct jobrun *run;
 
-	(void)td;
 	while ((run = TAILQ_FIRST(&run_list)) != NULL)
 		run_free(run);
 }

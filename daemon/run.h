@@ -17,9 +17,9 @@ void run_start(struct triaged *td, struct job *job);
 
 /* Ends the running job: SIGTERM now, SIGKILL after kill_grace. canceled
  * says why, for its final state: canceled, else lost (shutdown). */
-void run_stop(struct triaged *td, struct job *job, bool canceled, uid_t by);
+void run_stop(struct job *job, bool canceled, uid_t by);
 
 /* Forgets every running job's state without a word (the daemon exits). */
-void run_free_all(struct triaged *td);
+void run_free_all(void);
 
 #endif

@@ -54,7 +54,7 @@ shutdown_begin(struct triaged *td, int signo)
 		while ((job = store_next(td->store, id)) != NULL) {
 			id = job->id;
 			if (job->state == JOB_RUNNING)
-				run_stop(td, job, false, 0);
+				run_stop(job, false, 0);
 		}
 	shutdown_check(td);
 }

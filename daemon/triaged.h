@@ -10,8 +10,6 @@
 #include "config.h"
 #include "job.h"
 
-#define TRIAGED_VERSION_STRING "0.1.0"
-
 enum triaged_phase {
 	TRIAGED_RUNNING,
 	TRIAGED_STOPPING,	/* no new submissions; finishing per `shutdown` */

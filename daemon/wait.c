@@ -82,11 +82,10 @@ wait_add(struct triaged *td, struct rpc_req *req, struct job *job,
 }
 
 void
-wait_job_ended(struct triaged *td, struct job *job)
+wait_job_ended(struct job *job)
 {
 	struct jobwait *w;
 
-	(void)td;
 	while ((w = TAILQ_FIRST(&job->waits)) != NULL)
 		wait_answer(w);
 }

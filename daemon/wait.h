@@ -15,6 +15,6 @@ int wait_add(struct triaged *td, struct rpc_req *req, struct job *job,
     uint64_t timeout_ms);
 
 /* Answers every wait on job, which has just ended. */
-void wait_job_ended(struct triaged *td, struct job *job);
+void wait_job_ended(struct job *job);
 
 #endif
