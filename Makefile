@@ -141,3 +141,19 @@ clean:
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) tests/daemon/harness.c)
+
+# The submit benchmark: bench/*.c make build/bin/bench-submit, which starts
+# the triaged beside it on temp dirs. Options through BENCH_ARGS, e.g.
+# `make bench BENCH_ARGS=--quick` (see bench-submit --help).
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+BENCH_ARGS ?=
+.PHONY: bench
+bench: $(BUILD)/bin/bench-submit $(BUILD)/bin/triaged
+	$(BUILD)/bin/bench-submit $(BENCH_ARGS)
+
+$(BUILD)/bin/bench-submit: $(BENCH_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
+
+-include $(BENCH_SRC:%.c=$(BUILD)/obj/%.d)

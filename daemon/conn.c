@@ -272,16 +272,13 @@ conn_send(struct conn *conn, const json_t *msg)
 }
 
 void
-conn_flush(struct conn *conn)
+conn_finish(struct conn *conn)
 {
-	struct evbuffer *out;
-
 	if (conn->bev == NULL)
 		return;
-	out = bufferevent_get_output(conn->bev);
-	while (evbuffer_get_length(out) > 0 &&
-	    evbuffer_write(out, bufferevent_getfd(conn->bev)) > 0)
-		;
+	conn->closing = true;
+	bufferevent_disable(conn->bev, EV_READ);
+	conn_maybe_finish(conn);
 }
 
 struct triaged *

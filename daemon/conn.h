@@ -18,9 +18,9 @@ struct conn *conn_new(struct triaged *td, int fd);
 /* Closes the connection at once: pending requests are withdrawn. */
 void conn_close(struct conn *conn);
 
-/* Writes what it can of the pending output now, without waiting: for the
+/* Reads no more, and closes once its pending output is written: for the
  * last replies before the daemon exits. */
-void conn_flush(struct conn *conn);
+void conn_finish(struct conn *conn);
 /* Sends one message (a line); a connection too far behind is dropped. */
 void conn_send(struct conn *conn, const json_t *msg);
 

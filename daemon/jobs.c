@@ -8,10 +8,12 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "deps.h"
 #include "jobs.h"
 #include "log.h"
 #include "pool.h"
 #include "psem.h"
+#include "rpc.h"
 #include "timefmt.h"
 #include "run.h"
 #include "shutdown.h"
@@ -76,29 +78,18 @@ jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
 	job->state = state;
 	if (job_state_terminal(state))
 		job->finished_at = now;
-	if (store_update(td->store, job) != 0)
-		log_warn("job %llu: cannot record its state",
-		    (unsigned long long)job->id);
+	store_update(td->store, job);
 	watch_notify(td, job);
 	if (job_state_terminal(state)) {
 		wait_job_ended(job);
+		deps_job_ended(td, job);
 		shutdown_check(td);
 	}
 }
 
-int
-jobs_submit(struct triaged *td, struct job *job, unsigned prio)
+void
+jobs_enqueue(struct triaged *td, struct job *job)
 {
-	job->id = store_next_id(td->store);
-	job->submitted_at = timefmt_now();
-	job->state = JOB_QUEUED;
-	if (store_add(td->store, job) != 0)
-		return -1;
-	td->counts[JOB_QUEUED]++;
-	log_debug("job %llu queued at %s: %s", (unsigned long long)job->id,
-	    job->priority, job->name);
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
-	watch_notify(td, job);
 	switch (psem_acquire(td->sem, &job->waiter)) {
 	case 1:
 		run_start(td, job);
@@ -106,13 +97,116 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio)
 	case 0:
 		break;
 	default:
-		/* The submit method checked slots against the semaphore. */
-		log_warn("job %llu: the semaphore refused it",
-		    (unsigned long long)job->id);
-		job_set_reason(job, "internal error: cannot be queued");
-		jobs_set_state(td, job, JOB_FAILED);
+		/* Submissions are checked against the semaphore; a job loaded
+		 * from disk may need more than a changed config gives. */
+		job_set_reason(job, "it needs %u slots, and priority %s can "
+		    "never give it that many", job->slots, job->priority);
+		log_warnx("job %llu: %s", (unsigned long long)job->id,
+		    job->reason);
+		jobs_set_state(td, job, JOB_CANCELED);
 		break;
 	}
+}
+
+void
+jobs_waiter_init(struct triaged *td, struct job *job, unsigned prio)
+{
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+}
+
+void
+jobs_admit(struct triaged *td, struct job *job)
+{
+	switch (deps_check(td, job)) {
+	case 1:
+		jobs_enqueue(td, job);
+		break;
+	case 0:
+		log_debug("job %llu waits for %u others",
+		    (unsigned long long)job->id, job->waiting_for);
+		break;
+	default:
+		jobs_set_state(td, job, JOB_CANCELED);
+		break;
+	}
+}
+
+void
+jobs_requeue(struct triaged *td, struct job *job, bool at_head)
+{
+	job->attempt++;
+	job->pid = 0;
+	job->exit_code = -1;
+	job->signal = 0;
+	job->started_at = job->finished_at = -1;
+	job->user_time = job->system_time = -1;
+	job->max_rss_kb = -1;
+	job->stdout_truncated = job->stderr_truncated = false;
+	job->seq = at_head ? td->head_seq-- : td->next_seq++;
+	jobs_set_state(td, job, JOB_QUEUED);
+}
+
+/* A submission on its way to the disk, and the request to answer. */
+struct jobs_admission {
+	struct triaged *td;
+	struct rpc_req *req;	/* NULL once its client has gone */
+};
+
+static void
+jobs_admission_withdraw_cb(struct rpc_req *req, void *arg)
+{
+	struct jobs_admission *a = arg;
+
+	(void)req;
+	a->req = NULL;
+}
+
+static void
+jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
+{
+	struct jobs_admission *a = arg;
+	struct triaged *td = a->td;
+
+	td->prio_staged[job->waiter.prio]--;
+	if (!ok) {
+		log_warnx("a new job could not be stored: %s", cause);
+		if (a->req != NULL)
+			rpc_error(a->req, RPC_INTERNAL_ERROR, NULL,
+			    "the job could not be stored: %s", cause);
+		job_free(job);
+		free(a);
+		return;
+	}
+	td->counts[JOB_QUEUED]++;
+	log_debug("job %llu queued at %s: %s", (unsigned long long)job->id,
+	    job->priority, job->name);
+	watch_notify(td, job);
+	jobs_admit(td, job);
+	if (a->req != NULL)
+		rpc_reply(a->req, jobs_json(td, job));
+	free(a);
+}
+
+int
+jobs_submit(struct triaged *td, struct job *job, unsigned prio,
+    struct rpc_req *req)
+{
+	struct jobs_admission *a;
+
+	if ((a = calloc(1, sizeof *a)) == NULL)
+		return -1;
+	a->td = td;
+	a->req = req;
+	job->submitted_at = timefmt_now();
+	job->state = JOB_QUEUED;
+	job->seq = td->next_seq++;
+	jobs_waiter_init(td, job, prio);
+	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
+		free(a);
+		return -1;
+	}
+	td->prio_staged[prio]++;
+	rpc_defer(req, jobs_admission_withdraw_cb, a);
 	return 0;
 }
 
@@ -121,9 +215,10 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by)
 {
 	switch (job->state) {
 	case JOB_QUEUED:
-		if (psem_cancel(td->sem, &job->waiter) != 0)
-			log_warnx("job %llu: queued but not waiting",
-			    (unsigned long long)job->id);
+		/* Not in the semaphore when it waits for other jobs. */
+		if (psem_waiter_state(&job->waiter) != PSEM_IDLE)
+			psem_cancel(td->sem, &job->waiter);
+		job->waiting_for = 0;
 		job_set_reason(job, "canceled by uid %u", (unsigned)by);
 		jobs_set_state(td, job, JOB_CANCELED);
 		break;

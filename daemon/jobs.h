@@ -18,13 +18,36 @@ struct triaged;
 int jobs_init(struct triaged *td, char **cause);
 void jobs_free(struct triaged *td);
 
+struct rpc_req;
+
 /*
- * Admits a new job (state queued, every field set but id and times) into
- * priority prio: gives it an id, stores it, and queues it or starts it.
- * The store owns it from then on. Returns 0, or -1 with errno when it could
- * not be stored (the job is still the caller's).
+ * Admits a new job (every field set but id, seq and times) into priority
+ * prio: stages it in the store and, once this turn's commit has made it
+ * durable, queues it (or starts it, or cancels it for a failed dependency)
+ * and answers req with it; if the commit fails, answers -32603 and frees
+ * it. Returns 0, or -1 with errno when nothing could be staged (the job is
+ * still the caller's, req unanswered).
  */
-int jobs_submit(struct triaged *td, struct job *job, unsigned prio);
+int jobs_submit(struct triaged *td, struct job *job, unsigned prio,
+    struct rpc_req *req);
+
+/* Sets up job's place in the queues of priority prio. */
+void jobs_waiter_init(struct triaged *td, struct job *job, unsigned prio);
+
+/* A queued job (in the store, counted): into the semaphore, unless it waits
+ * for other jobs, or is canceled because one of those did not succeed. */
+void jobs_admit(struct triaged *td, struct job *job);
+
+/* A queued job free to go takes its place in the semaphore (and may start
+ * at once). */
+void jobs_enqueue(struct triaged *td, struct job *job);
+
+/*
+ * A new attempt of job: attempt + 1, what the last run left cleared, state
+ * queued, at the head of its priority or at its tail. It is not in the
+ * semaphore yet: jobs_enqueue() puts it there.
+ */
+void jobs_requeue(struct triaged *td, struct job *job, bool at_head);
 
 /* Cancels a queued job at once, or signals a running one (SIGTERM, SIGKILL
  * after kill_grace); a terminal job is left as it is. by is the uid asking. */

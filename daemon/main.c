@@ -15,9 +15,12 @@
 
 #include "client.h"
 #include "config.h"
+#include "deps.h"
 #include "jobs.h"
 #include "log.h"
 #include "pool.h"
+#include "prune.h"
+#include "recover.h"
 #include "run.h"
 #include "server.h"
 #include "shutdown.h"
@@ -146,7 +149,8 @@ main(int argc, char **argv)
 	struct event *sigs[4];
 	struct triaged td;
 	bool check_only = false;
-	char *cause = NULL, *socket_path, *dir;
+	char *cause = NULL, *socket_path, *dir, *db_path;
+	const char *env;
 	int ch;
 	size_t i;
 
@@ -219,10 +223,23 @@ main(int argc, char **argv)
 	    &cause);
 	if (td.pool == NULL)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
-	if ((td.store = store_open()) == NULL)
-		fatal("cannot open the job store");
+	if (asprintf(&db_path, "%s/triage.db", td.cfg->state_dir) < 0)
+		fatalx("out of memory");
+	if ((td.store = store_open(td.base, db_path, &cause)) == NULL)
+		fatalx("cannot open the job store: %s", cause ? cause :
+		    "out of memory");
+	free(db_path);
+	/* For the benchmark's comparison: a commit for every submission. */
+	if ((env = getenv("TRIAGED_GROUP_COMMIT")) != NULL &&
+	    strcmp(env, "0") == 0) {
+		store_set_grouping(td.store, false);
+		log_notice("TRIAGED_GROUP_COMMIT=0: every submission gets a "
+		    "commit of its own");
+	}
 	if (jobs_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");
+	if (recover_jobs(&td) != 0 || prune_start(&td) != 0)
+		fatalx("out of memory");
 	if ((td.server = server_open(&td, socket_path, &cause)) == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
 
@@ -241,12 +258,16 @@ main(int argc, char **argv)
 	event_base_dispatch(td.base);
 
 	server_close(td.server);
+	if (store_flush(td.store, &cause) != 0)
+		log_err("the last changes could not be stored: %s", cause);
 	run_free_all();
 	pool_free(td.pool);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
-	jobs_free(&td);
+	prune_stop();
+	deps_free_all();
 	store_close(td.store);
+	jobs_free(&td);
 	free(td.output_dir);
 	free(socket_path);
 	config_free(td.cfg);

@@ -16,9 +16,12 @@
 #include "method.h"
 #include "psem.h"
 #include "rpc.h"
+#include "store.h"
 #include "triaged.h"
 
 #define SUBMIT_NAME_MAX 256
+#define SUBMIT_RETRIES_MAX 1000
+#define SUBMIT_AFTER_MAX 1000
 /* Ten years: anything longer is a mistake, and fits a timer easily. */
 #define SUBMIT_TIMEOUT_MAX (10.0 * 365 * 86400)
 
@@ -187,11 +190,62 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 		job->timeout_ms = (uint64_t)llround(secs * 1000);
 	}
 	psem_prio_stats(td->sem, prio, &st);
-	if (st.queued >= p->max_queued) {
+	if (st.queued + td->prio_staged[prio] >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
 		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, st.queued);
+		    p->name, st.queued + td->prio_staged[prio]);
 		return -1;
+	}
+	return 0;
+}
+
+/* retries and after. 0, or -1 answered. */
+static int
+submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
+    struct job *job)
+{
+	struct triaged *td = rpc_daemon(req);
+	json_t *retries = json_object_get(params, "retries");
+	json_t *after = json_object_get(params, "after"), *id;
+	size_t i;
+
+	job->retries = td->cfg->priorities[prio].retries;
+	if (retries != NULL) {
+		if (json_integer_value(retries) < 0 ||
+		    json_integer_value(retries) > SUBMIT_RETRIES_MAX) {
+			rpc_error(req, RPC_INVALID_PARAMS, "retries",
+			    "\"retries\" must be from 0 to %d",
+			    SUBMIT_RETRIES_MAX);
+			return -1;
+		}
+		job->retries = (unsigned)json_integer_value(retries);
+	}
+	if (json_array_size(after) == 0)
+		return 0;
+	if (json_array_size(after) > SUBMIT_AFTER_MAX) {
+		rpc_error(req, RPC_INVALID_PARAMS, "after",
+		    "\"after\" may name at most %d jobs", SUBMIT_AFTER_MAX);
+		return -1;
+	}
+	if ((job->after = calloc(json_array_size(after),
+	    sizeof *job->after)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return -1;
+	}
+	json_array_foreach(after, i, id) {
+		if (!json_is_integer(id) || json_integer_value(id) <= 0) {
+			rpc_error(req, RPC_INVALID_PARAMS, "after",
+			    "\"after\" must hold job ids");
+			return -1;
+		}
+		if (store_get(td->store, (uint64_t)json_integer_value(id))
+		    == NULL) {
+			rpc_error(req, RPC_INVALID_PARAMS, "after",
+			    "\"after\" names job %lld, which does not exist",
+			    (long long)json_integer_value(id));
+			return -1;
+		}
+		job->after[job->nafter++] = (uint64_t)json_integer_value(id);
 	}
 	return 0;
 }
@@ -249,14 +303,6 @@ submit_handler(struct rpc_req *req, json_t *params)
 		    "the daemon is shutting down: no new submissions");
 		return;
 	}
-	if (json_object_get(params, "retries") != NULL ||
-	    json_object_get(params, "after") != NULL) {
-		rpc_error(req, RPC_INVALID_PARAMS,
-		    json_object_get(params, "retries") ? "retries" : "after",
-		    "\"retries\" and \"after\" are not supported yet: they "
-		    "come with the durable job store");
-		return;
-	}
 	if ((prio = method_priority(req, params)) == -2)
 		return;
 	if (prio == -1)
@@ -275,19 +321,18 @@ submit_handler(struct rpc_req *req, json_t *params)
 	job->gid = conn_gid(req->conn);
 	submit_user(uid, &user);
 	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
+	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)
 		goto fail;
 	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
-	if (jobs_submit(td, job, (unsigned)prio) != 0) {
-		log_warn("cannot store a new job");
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-		    "the job could not be stored: %s", strerror(errno));
+	/* The answer comes once the job is on disk. */
+	if (jobs_submit(td, job, (unsigned)prio, req) != 0) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
-	rpc_reply(req, jobs_json(td, job));
 	return;
 fail:
 	job_free(job);

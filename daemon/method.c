@@ -18,6 +18,7 @@ static const struct method *const method_table[] = {
 	&method_output,
 	&method_pause,
 	&method_resume,
+	&method_retry,
 	&method_stats,
 	&method_submit,
 	&method_wait,

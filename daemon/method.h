@@ -56,6 +56,7 @@ extern const struct method method_list;
 extern const struct method method_output;
 extern const struct method method_pause;
 extern const struct method method_resume;
+extern const struct method method_retry;
 extern const struct method method_stats;
 extern const struct method method_submit;
 extern const struct method method_wait;

@@ -16,6 +16,7 @@
 #include "pool.h"
 #include "psem.h"
 #include "run.h"
+#include "shutdown.h"
 #include "store.h"
 #include "triaged.h"
 #include "units.h"
@@ -51,7 +52,11 @@ run_free(struct jobrun *run)
 	free(run);
 }
 
-/* The run is over: its slots go back and the job takes its final state. */
+/*
+ * The run is over: its slots go back, and the job takes its final state,
+ * or another attempt when it failed with retries left, or (stopping under
+ * shutdown = requeue) a place at the head of its queue for the next start.
+ */
 static void
 run_end(struct jobrun *run, enum job_state state)
 {
@@ -62,6 +67,24 @@ run_end(struct jobrun *run, enum job_state state)
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
+	if ((state == JOB_FAILED || state == JOB_TIMED_OUT) &&
+	    job->retries > 0 && td->phase == TRIAGED_RUNNING) {
+		job->retries--;
+		job_set_reason(job, "attempt %u %s: %s", job->attempt,
+		    job_state_name(state), job->reason ? job->reason : "?");
+		log_info("job %llu: %s; %u retries left",
+		    (unsigned long long)job->id, job->reason, job->retries);
+		jobs_requeue(td, job, false);
+		jobs_enqueue(td, job);
+		return;
+	}
+	if (state == JOB_LOST && td->phase == TRIAGED_STOPPING &&
+	    td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE) {
+		job_set_reason(job, NULL);
+		jobs_requeue(td, job, true);
+		shutdown_check(td);
+		return;
+	}
 	jobs_set_state(td, job, state);
 }
 

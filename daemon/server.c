@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <event2/event.h>
 #include <event2/listener.h>
 
 #include "config.h"
@@ -18,11 +19,16 @@
 #include "server.h"
 #include "triaged.h"
 
+/* How long the last replies may take to leave before the daemon exits. */
+#define SERVER_DRAIN_MS 2000
+
 struct server {
 	struct triaged *td;
 	struct evconnlistener *listener;
+	struct event *drain_ev;	/* the deadline of a drain */
 	char *path;		/* NULL: not ours to unlink */
 	bool accepting;
+	bool draining;		/* exit once the last client is gone */
 	bool fd_starved;	/* paused: out of file descriptors */
 	time_t last_refusal_log;
 };
@@ -123,6 +129,10 @@ server_conn_closed_cb(void *arg)
 {
 	struct server *srv = arg;
 
+	if (srv->draining && conn_count() == 0) {
+		event_base_loopexit(srv->td->base, NULL);
+		return;
+	}
 	if (srv->fd_starved && srv->accepting) {
 		srv->fd_starved = false;
 		evconnlistener_enable(srv->listener);
@@ -213,6 +223,41 @@ server_stop_accepting(struct server *srv)
 	unlink(srv->path);
 }
 
+static void
+server_drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	log_warnx("some clients did not read their last replies in time");
+	event_base_loopexit(srv->td->base, NULL);
+}
+
+void
+server_drain(struct server *srv)
+{
+	struct timeval tv = { SERVER_DRAIN_MS / 1000,
+	    (SERVER_DRAIN_MS % 1000) * 1000 };
+	struct conn *conn, *next;
+
+	if (srv->draining)
+		return;
+	server_stop_accepting(srv);
+	srv->draining = true;
+	if (conn_count() == 0) {
+		event_base_loopexit(srv->td->base, NULL);
+		return;
+	}
+	if ((srv->drain_ev = evtimer_new(srv->td->base, server_drain_cb,
+	    srv)) == NULL || evtimer_add(srv->drain_ev, &tv) != 0)
+		event_base_loopexit(srv->td->base, &tv);
+	for (conn = conn_first(); conn != NULL; conn = next) {
+		next = conn_next(conn);
+		conn_finish(conn);
+	}
+}
+
 void
 server_close(struct server *srv)
 {
@@ -221,11 +266,11 @@ server_close(struct server *srv)
 	if (srv == NULL)
 		return;
 	server_stop_accepting(srv);
-	while ((conn = conn_first()) != NULL) {
-		conn_flush(conn);
-		conn_close(conn);
-	}
 	conn_set_closed_cb(NULL, NULL);
+	while ((conn = conn_first()) != NULL)
+		conn_close(conn);
+	if (srv->drain_ev != NULL)
+		event_free(srv->drain_ev);
 	free(srv->path);
 	free(srv);
 }

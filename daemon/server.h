@@ -18,7 +18,10 @@ int server_check(const char *path, char **cause);
 struct server *server_open(struct triaged *td, const char *path, char **cause);
 /* No new connections; existing ones go on. */
 void server_stop_accepting(struct server *srv);
-/* Flushes what it can to every client, closes them all, and the socket. */
+/* The daemon is done: every client gets its pending replies, then the loop
+ * exits (after SERVER_DRAIN_MS at most, for clients that never read). */
+void server_drain(struct server *srv);
+/* Closes every client, and the socket. */
 void server_close(struct server *srv);
 
 #endif

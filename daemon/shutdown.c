@@ -37,8 +37,8 @@ shutdown_begin(struct triaged *td, int signo)
 	unsigned i;
 
 	if (td->stopping_signals++ > 0) {
-		log_notice("%s again: stopping now", sigabbrev_np(signo));
-		event_base_loopexit(td->base, NULL);
+		log_notice("SIG%s again: stopping now", sigabbrev_np(signo));
+		server_drain(td->server);
 		return;
 	}
 	td->phase = TRIAGED_STOPPING;
@@ -72,5 +72,5 @@ shutdown_check(struct triaged *td)
 	    psem_available(td->sem) < psem_permits(td->sem)))
 		return;
 	log_notice("nothing left to wait for: exiting");
-	event_base_loopexit(td->base, NULL);
+	server_drain(td->server);
 }

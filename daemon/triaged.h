@@ -30,6 +30,9 @@ struct triaged {
 	unsigned stopping_signals;	/* how many SIGTERM/SIGINT so far */
 	unsigned running;		/* jobs in JOB_RUNNING */
 	unsigned prio_running[CONFIG_PRIORITIES_MAX]; /* the same, by priority */
+	unsigned prio_staged[CONFIG_PRIORITIES_MAX]; /* submitted, not committed */
+	int64_t next_seq;		/* queue order of the next at a tail */
+	int64_t head_seq;		/* ...and of the next at a head */
 	uint64_t counts[JOB_NSTATES];	/* jobs in each state, in the store */
 };
 

@@ -88,9 +88,9 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
 	  D(max_output), 0, NULL,
 	  "captured bytes per stream per job, 0 to 1TiB" },
-	{ "keep_finished", CONFIG_TYPE_DURATION, 60000, 3650 * DAY_MS, "7d",
+	{ "keep_finished", CONFIG_TYPE_DURATION, 1000, 3650 * DAY_MS, "7d",
 	  D(keep_finished_ms), 0, NULL,
-	  "how long finished jobs and their output are kept, 1m to 3650d" },
+	  "how long finished jobs and their output are kept, 1s to 3650d" },
 	{ "admin_group", CONFIG_TYPE_GROUP, 0, 0, NULL,
 	  D(admin_gid), D(has_admin_group), NULL,
 	  "members may act on any job and pause/resume; unset: nobody "

@@ -85,6 +85,7 @@ job_free(struct job *job)
 	free(job->cwd);
 	free(job->priority);
 	free(job->reason);
+	free(job->after);
 	free(job);
 }
 
@@ -164,6 +165,21 @@ job_signal_json(int signo)
 	return json_string(name);
 }
 
+static json_t *
+job_after_json(const struct job *job)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; arr != NULL && i < job->nafter; i++)
+		if (json_array_append_new(arr,
+		    json_integer((json_int_t)job->after[i])) != 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
 json_t *
 job_to_json(const struct job *job, int64_t position)
 {
@@ -181,6 +197,7 @@ job_to_json(const struct job *job, int64_t position)
 	rc |= job_json_set(o, "exclusive", json_boolean(job->exclusive));
 	rc |= job_json_set(o, "timeout", json_real((double)job->timeout_ms / 1000));
 	rc |= job_json_set(o, "retries", json_integer(job->retries));
+	rc |= job_json_set(o, "after", job_after_json(job));
 	rc |= job_json_set(o, "cwd", json_string(job->cwd));
 	rc |= job_json_set(o, "uid", json_integer(job->uid));
 	rc |= job_json_set(o, "gid", json_integer(job->gid));

@@ -38,7 +38,10 @@ struct job {
 	unsigned slots;
 	bool exclusive;
 	uint64_t timeout_ms;	/* 0 = none */
-	unsigned retries;	/* attempts left after a failure */
+	unsigned retries;	/* automatic retries left after a failure */
+	int64_t seq;		/* order in its queue: smaller goes first */
+	uint64_t *after;	/* ids it waits for; NULL when none */
+	size_t nafter;
 	uid_t uid;
 	gid_t gid;
 	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
@@ -55,6 +58,7 @@ struct job {
 	bool stdout_truncated;
 	bool stderr_truncated;
 
+	unsigned waiting_for;		/* jobs of after[] not ended yet */
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 	struct jobrun *run;		/* NULL unless running */
 	struct jobwaits waits;		/* answered when it ends */

@@ -1,88 +1,116 @@
-/* store.c - the in-memory job store: jobs in an array sorted by id, which is
- * the order they arrive in, so adding is O(1) and finding is a binary search. */
+/* store.c - every job in memory, sorted by id (the order they arrive in), and
+ * in the database, where the changes of one loop turn share one commit. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+
+#include "db.h"
 #include "job.h"
 #include "store.h"
 
-struct store {
-	struct job **jobs;
-	size_t njobs;
-	size_t cap;
-	uint64_t next_id;
+/* How long a failed commit (disk full, say) waits before the next try of
+ * the changes it could not write; new jobs do not wait for it. */
+#define STORE_RETRY_MS 1000
+
+struct store_staged {
+	struct job *job;
+	store_added_cb cb;
+	void *arg;
 };
 
-struct store *
-store_open(void)
-{
-	struct store *st;
+struct store_sync {
+	store_synced_cb cb;
+	void *arg;
+};
 
-	if ((st = calloc(1, sizeof *st)) == NULL)
-		return NULL;
-	st->next_id = 1;
-	return st;
-}
-
-void
-store_close(struct store *st)
-{
-	size_t i;
-
-	if (st == NULL)
-		return;
-	for (i = 0; i < st->njobs; i++)
-		job_free(st->jobs[i]);
-	free(st->jobs);
-	free(st);
-}
-
-uint64_t
-store_next_id(const struct store *st)
-{
-	return st->next_id;
-}
-
-int
-store_add(struct store *st, struct job *job)
-{
-	struct job **jobs;
+/* A growable array of elements of one size. */
+struct store_vec {
+	void *v;
+	size_t n;
 	size_t cap;
+};
 
-	if (job->id != st->next_id) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (st->njobs == st->cap) {
-		cap = st->cap ? st->cap * 2 : 64;
-		if ((jobs = reallocarray(st->jobs, cap, sizeof *jobs)) == NULL)
+struct store {
+	struct db *db;
+	struct event *commit_ev;
+	bool grouping;
+	struct store_vec jobs;		/* struct job *, by id */
+	uint64_t next_id;
+	struct store_vec staged;	/* struct store_staged */
+	struct store_vec dirty;		/* uint64_t ids, maybe repeated */
+	struct store_vec removed;	/* uint64_t ids */
+	struct store_vec syncs;		/* struct store_sync */
+};
+
+static void store_commit_cb(evutil_socket_t, short, void *);
+
+/* Appends the size bytes at elem; 0, or -1 with ENOMEM. */
+static int
+store_push(struct store_vec *vec, size_t size, const void *elem)
+{
+	size_t cap;
+	void *v;
+
+	if (vec->n == vec->cap) {
+		cap = vec->cap ? vec->cap * 2 : 16;
+		if ((v = reallocarray(vec->v, cap, size)) == NULL)
 			return -1;
-		st->jobs = jobs;
-		st->cap = cap;
+		vec->v = v;
+		vec->cap = cap;
 	}
-	st->jobs[st->njobs++] = job;
-	st->next_id++;
+	memcpy((char *)vec->v + vec->n * size, elem, size);
+	vec->n++;
 	return 0;
 }
 
-int
-store_update(struct store *st, const struct job *job)
+/* Room for n more elements; 0, or -1 with ENOMEM. */
+static int
+store_reserve(struct store_vec *vec, size_t size, size_t n)
 {
-	(void)st;
-	(void)job;
+	size_t cap = vec->cap ? vec->cap : 16;
+	void *v;
+
+	while (cap < vec->n + n)
+		cap *= 2;
+	if (cap == vec->cap)
+		return 0;
+	if ((v = reallocarray(vec->v, cap, size)) == NULL)
+		return -1;
+	vec->v = v;
+	vec->cap = cap;
 	return 0;
+}
+
+/* Takes the vector's contents away, leaving it empty: callbacks run over
+ * what was taken may fill it again. */
+static struct store_vec
+store_take(struct store_vec *vec)
+{
+	struct store_vec taken = *vec;
+
+	memset(vec, 0, sizeof *vec);
+	return taken;
+}
+
+static struct job **
+store_jobs(const struct store *st)
+{
+	return st->jobs.v;
 }
 
 /* The index of the first job whose id is >= id. */
 static size_t
 store_lower_bound(const struct store *st, uint64_t id)
 {
-	size_t lo = 0, hi = st->njobs, mid;
+	struct job **jobs = store_jobs(st);
+	size_t lo = 0, hi = st->jobs.n, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (st->jobs[mid]->id < id)
+		if (jobs[mid]->id < id)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -90,13 +118,283 @@ store_lower_bound(const struct store *st, uint64_t id)
 	return lo;
 }
 
+static int
+store_load_cb(struct job *job, void *arg)
+{
+	struct store *st = arg;
+
+	if (store_push(&st->jobs, sizeof job, &job) != 0) {
+		job_free(job);
+		return -1;
+	}
+	return 0;
+}
+
+struct store *
+store_open(struct event_base *base, const char *path, char **cause)
+{
+	struct store *st;
+	uint64_t max_id = 0;
+
+	if ((st = calloc(1, sizeof *st)) == NULL ||
+	    (st->commit_ev = evtimer_new(base, store_commit_cb, st)) == NULL) {
+		free(st);
+		*cause = strdup("out of memory");
+		return NULL;
+	}
+	st->grouping = true;
+	if ((st->db = db_open(path, cause)) == NULL ||
+	    db_load(st->db, store_load_cb, st, cause) != 0 ||
+	    db_max_id(st->db, &max_id, cause) != 0) {
+		store_close(st);
+		return NULL;
+	}
+	if (st->jobs.n > 0 && store_jobs(st)[st->jobs.n - 1]->id > max_id)
+		max_id = store_jobs(st)[st->jobs.n - 1]->id;
+	st->next_id = max_id + 1;
+	return st;
+}
+
+void
+store_close(struct store *st)
+{
+	struct store_staged *staged;
+	char *cause = NULL;
+	size_t i;
+
+	if (st == NULL)
+		return;
+	if (st->db != NULL && (st->dirty.n > 0 || st->removed.n > 0))
+		(void)store_flush(st, &cause);
+	free(cause);
+	staged = st->staged.v;
+	for (i = 0; i < st->staged.n; i++)
+		job_free(staged[i].job);
+	for (i = 0; i < st->jobs.n; i++)
+		job_free(store_jobs(st)[i]);
+	free(st->jobs.v);
+	free(st->staged.v);
+	free(st->dirty.v);
+	free(st->removed.v);
+	free(st->syncs.v);
+	if (st->commit_ev != NULL)
+		event_free(st->commit_ev);
+	db_close(st->db);
+	free(st);
+}
+
+void
+store_set_grouping(struct store *st, bool grouping)
+{
+	st->grouping = grouping;
+}
+
+/* A commit at the end of this turn of the loop. */
+static void
+store_schedule(struct store *st)
+{
+	static const struct timeval now = { 0, 0 };
+
+	evtimer_add(st->commit_ev, &now);
+}
+
+int
+store_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
+{
+	struct store_staged s = { job, cb, arg };
+
+	job->id = st->next_id;
+	if (store_push(&st->staged, sizeof s, &s) != 0)
+		return -1;
+	st->next_id++;
+	store_schedule(st);
+	return 0;
+}
+
+void
+store_update(struct store *st, struct job *job)
+{
+	/* Out of memory, the change waits for the job's next one. */
+	if (store_push(&st->dirty, sizeof job->id, &job->id) == 0 &&
+	    !evtimer_pending(st->commit_ev, NULL))
+		store_schedule(st);
+}
+
+int
+store_sync(struct store *st, store_synced_cb cb, void *arg)
+{
+	struct store_sync s = { cb, arg };
+
+	if (store_push(&st->syncs, sizeof s, &s) != 0)
+		return -1;
+	store_schedule(st);
+	return 0;
+}
+
+static int
+store_cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * One transaction: the staged jobs [first, first + count), and, when
+ * changes is set, every dirty and removed job. 0, or -1 with *cause set
+ * and nothing written.
+ */
+static int
+store_txn(struct store *st, size_t first, size_t count, bool changes,
+    char **cause)
+{
+	struct store_staged *staged = st->staged.v;
+	uint64_t *ids = st->dirty.v, *gone = st->removed.v;
+	struct job *job;
+	size_t i;
+
+	if (db_begin(st->db, cause) != 0)
+		return -1;
+	for (i = first; i < first + count; i++)
+		if (db_insert(st->db, staged[i].job, cause) != 0)
+			goto fail;
+	if (changes) {
+		if (st->dirty.n > 1)
+			qsort(ids, st->dirty.n, sizeof *ids, store_cmp_id);
+		for (i = 0; i < st->dirty.n; i++) {
+			if (i > 0 && ids[i] == ids[i - 1])
+				continue;
+			/* A job removed since its change has nothing to say. */
+			if ((job = store_get(st, ids[i])) != NULL &&
+			    db_update(st->db, job, cause) != 0)
+				goto fail;
+		}
+		for (i = 0; i < st->removed.n; i++)
+			if (db_delete(st->db, gone[i], cause) != 0)
+				goto fail;
+	}
+	if (db_commit(st->db, cause) != 0)
+		goto fail;
+	if (changes) {
+		st->dirty.n = 0;
+		st->removed.n = 0;
+	}
+	return 0;
+fail:
+	db_rollback(st->db);
+	return -1;
+}
+
+/*
+ * Writes everything pending. New jobs join the table or go back to their
+ * callers; the callbacks run last, over lists taken from the store, since
+ * they may add and change jobs themselves (for the next commit).
+ */
+static int
+store_commit(struct store *st, char **cause)
+{
+	struct store_vec staged, syncs;
+	struct store_staged *s;
+	struct store_sync *y;
+	bool *ok;
+	size_t i, n = st->staged.n;
+	int rc = 0;
+	char *err = NULL;
+
+	/* The table has room for every new job before any is written: a job
+	 * on disk is a job in memory. */
+	if ((ok = calloc(n + 1, sizeof *ok)) == NULL ||
+	    store_reserve(&st->jobs, sizeof(struct job *), n) != 0) {
+		free(ok);
+		*cause = strdup("out of memory");
+		return -1;
+	}
+	if (st->grouping || n == 0) {
+		rc = store_txn(st, 0, n, true, &err);
+		for (i = 0; i < n; i++)
+			ok[i] = rc == 0;
+	} else {
+		/* Each new job in a transaction of its own. */
+		for (i = 0; i < n; i++) {
+			free(err);
+			err = NULL;
+			ok[i] = store_txn(st, i, 1, i == 0, &err) == 0;
+			if (!ok[i])
+				rc = -1;
+		}
+	}
+	staged = store_take(&st->staged);
+	syncs = store_take(&st->syncs);
+	s = staged.v;
+	for (i = 0; i < n; i++)
+		if (ok[i])
+			(void)store_push(&st->jobs, sizeof s[i].job, &s[i].job);
+	for (i = 0; i < n; i++)
+		s[i].cb(s[i].job, ok[i], ok[i] ? NULL : err ? err :
+		    "out of memory", s[i].arg);
+	y = syncs.v;
+	for (i = 0; i < syncs.n; i++)
+		y[i].cb(rc == 0 ? NULL : err, y[i].arg);
+	free(staged.v);
+	free(syncs.v);
+	free(ok);
+	if (rc != 0)
+		*cause = err ? err : strdup("out of memory");
+	else
+		free(err);
+	return rc;
+}
+
+static void
+store_commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval retry = { STORE_RETRY_MS / 1000,
+	    (STORE_RETRY_MS % 1000) * 1000 };
+	struct store *st = arg;
+	char *cause = NULL;
+
+	(void)fd;
+	(void)what;
+	if (store_commit(st, &cause) != 0 &&
+	    (st->dirty.n > 0 || st->removed.n > 0) &&
+	    !evtimer_pending(st->commit_ev, NULL))
+		evtimer_add(st->commit_ev, &retry);
+	free(cause);
+}
+
+int
+store_flush(struct store *st, char **cause)
+{
+	evtimer_del(st->commit_ev);
+	return store_commit(st, cause);
+}
+
+int
+store_remove(struct store *st, uint64_t id)
+{
+	size_t i = store_lower_bound(st, id);
+	struct job **jobs = store_jobs(st);
+
+	if (i >= st->jobs.n || jobs[i]->id != id) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (store_push(&st->removed, sizeof id, &id) != 0)
+		return -1;
+	job_free(jobs[i]);
+	memmove(&jobs[i], &jobs[i + 1], (st->jobs.n - i - 1) * sizeof *jobs);
+	st->jobs.n--;
+	store_schedule(st);
+	return 0;
+}
+
 struct job *
 store_get(const struct store *st, uint64_t id)
 {
 	size_t i = store_lower_bound(st, id);
 
-	if (i < st->njobs && st->jobs[i]->id == id)
-		return st->jobs[i];
+	if (i < st->jobs.n && store_jobs(st)[i]->id == id)
+		return store_jobs(st)[i];
 	return NULL;
 }
 
@@ -108,27 +406,18 @@ store_next(const struct store *st, uint64_t after_id)
 	if (after_id == UINT64_MAX)
 		return NULL;
 	i = store_lower_bound(st, after_id + 1);
-	return i < st->njobs ? st->jobs[i] : NULL;
-}
-
-int
-store_remove(struct store *st, uint64_t id)
-{
-	size_t i = store_lower_bound(st, id);
-
-	if (i >= st->njobs || st->jobs[i]->id != id) {
-		errno = ENOENT;
-		return -1;
-	}
-	job_free(st->jobs[i]);
-	memmove(&st->jobs[i], &st->jobs[i + 1],
-	    (st->njobs - i - 1) * sizeof st->jobs[0]);
-	st->njobs--;
-	return 0;
+	return i < st->jobs.n ? store_jobs(st)[i] : NULL;
 }
 
 size_t
 store_count(const struct store *st)
 {
-	return st->njobs;
+	return st->jobs.n;
+}
+
+int
+store_expired(struct store *st, int64_t before_ms, uint64_t *ids, size_t max,
+    size_t *n, char **cause)
+{
+	return db_expired(st->db, before_ms, ids, max, n, cause);
 }

@@ -1,39 +1,70 @@
-/* store.h - where jobs live: every job the daemon knows, by id, and the next
- * id to give. In memory for now; SQLite goes behind the same interface. */
+/* store.h - where jobs live: every job the daemon knows, by id, in memory and
+ * in the database, written in one transaction per turn of the event loop. */
 #ifndef TRIAGE_STORE_H
 #define TRIAGE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct event_base;
 struct job;
 struct store;
 
-/* Returns an empty store, or NULL with errno set. */
-struct store *store_open(void);
-/* Frees the store and every job in it. */
-void store_close(struct store *st);
-
-/* The id the next job gets; ids only grow and are never reused. */
-uint64_t store_next_id(const struct store *st);
+/*
+ * The commit that held a new job is over. ok: the job is stored, and the
+ * store owns it. Else cause says why not, and the job is the caller's again.
+ */
+typedef void (*store_added_cb)(struct job *job, bool ok, const char *cause,
+    void *arg);
+/* A commit is over; cause is NULL when it succeeded. */
+typedef void (*store_synced_cb)(const char *cause, void *arg);
 
 /*
- * Adds job, whose id must be store_next_id(); the store owns it from then on.
- * Returns 0, or -1 with errno (ENOMEM, or EINVAL for a wrong id) and the job
- * still the caller's.
+ * Opens the database at path and loads every job into memory. Commits run
+ * on base. Returns the store, or NULL with *cause set (allocated, naming
+ * path).
  */
-int store_add(struct store *st, struct job *job);
+struct store *store_open(struct event_base *base, const char *path,
+    char **cause);
+/* Writes what is pending (its failure is only logged by the caller, who
+ * gets nothing back) and frees the store and every job. */
+void store_close(struct store *st);
 
-/* Records that job changed; 0, or -1 with errno when it could not be kept. */
-int store_update(struct store *st, const struct job *job);
+/* false: a transaction (and fsync) for each new job, for comparison. */
+void store_set_grouping(struct store *st, bool grouping);
+
+/*
+ * Stages a new job: gives it the next id and writes it with this turn's
+ * commit, after which cb(job, ok, cause, arg) runs. Until then the job is
+ * not in the store. Returns 0, or -1 with errno ENOMEM (nothing staged).
+ */
+int store_add(struct store *st, struct job *job, store_added_cb cb,
+    void *arg);
+
+/* Marks job changed: it is written with the next commit. */
+void store_update(struct store *st, struct job *job);
+
+/* Runs cb once the next commit is over (at once in spirit: this turn's). */
+int store_sync(struct store *st, store_synced_cb cb, void *arg);
+
+/* Forgets the job: from memory now (it is freed), from disk with the next
+ * commit. -1 with ENOENT when there is no such job. */
+int store_remove(struct store *st, uint64_t id);
 
 /* The job with this id, borrowed; NULL when there is none. */
 struct job *store_get(const struct store *st, uint64_t id);
 /* The job with the smallest id above after_id, borrowed; NULL at the end. */
 struct job *store_next(const struct store *st, uint64_t after_id);
-
-/* Forgets the job with this id and frees it; -1 with ENOENT if unknown. */
-int store_remove(struct store *st, uint64_t id);
 size_t store_count(const struct store *st);
+
+/* Ids of terminal jobs finished before before_ms, oldest first, at most
+ * max. 0, or -1 with *cause set. */
+int store_expired(struct store *st, int64_t before_ms, uint64_t *ids,
+    size_t max, size_t *n, char **cause);
+
+/* Writes everything pending now. 0, or -1 with *cause set (the changes
+ * stay pending). */
+int store_flush(struct store *st, char **cause);
 
 #endif

@@ -79,33 +79,21 @@ tsleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-struct tdaemon *
-tdaemon_start(const char *extra)
+/* Starts triaged on d's config and waits until its socket answers. */
+static void
+tdaemon_launch(struct tdaemon *d)
 {
-	struct tdaemon *d = calloc(1, sizeof *d);
 	struct client *c;
 	char *cause = NULL;
 	int fd, status, i;
-	FILE *f;
-
-	assert_non_null(d);
-	snprintf(d->dir, sizeof d->dir, "/tmp/triage-test-XXXXXX");
-	assert_non_null(mkdtemp(d->dir));
-	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
-	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
-	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
-	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
-	assert_non_null(f = fopen(d->conf, "w"));
-	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\nlog_level = debug\n"
-	    "%s\n", d->sock, d->state, extra ? extra : "");
-	fclose(f);
 
 	if ((d->pid = fork()) == 0) {
 		setpgid(0, 0);
 		/* A test that dies takes its daemon along (and the daemon's
 		 * workers follow it): nothing is left running. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0600);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
@@ -122,12 +110,13 @@ tdaemon_start(const char *extra)
 	/* Ready once the socket answers; polled, never a fixed sleep. */
 	for (i = 0; i < HARNESS_TIMEOUT_MS / 5; i++) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = 0;
 			tdaemon_dump_log(d);
 			fail_msg("triaged exited before it was ready");
 		}
 		if ((c = client_connect(d->sock, &cause)) != NULL) {
 			client_free(c);
-			return d;
+			return;
 		}
 		free(cause);
 		cause = NULL;
@@ -135,7 +124,43 @@ tdaemon_start(const char *extra)
 	}
 	tdaemon_dump_log(d);
 	fail_msg("triaged did not answer on %s", d->sock);
-	return NULL;
+}
+
+struct tdaemon *
+tdaemon_start(const char *extra)
+{
+	struct tdaemon *d = calloc(1, sizeof *d);
+	FILE *f;
+
+	assert_non_null(d);
+	snprintf(d->dir, sizeof d->dir, "/tmp/triage-test-XXXXXX");
+	assert_non_null(mkdtemp(d->dir));
+	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
+	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
+	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
+	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
+	assert_non_null(f = fopen(d->conf, "w"));
+	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\nlog_level = debug\n"
+	    "%s\n", d->sock, d->state, extra ? extra : "");
+	fclose(f);
+	tdaemon_launch(d);
+	return d;
+}
+
+void
+tdaemon_restart(struct tdaemon *d)
+{
+	assert_int_equal(d->pid, 0);
+	tdaemon_launch(d);
+}
+
+void
+tdaemon_crash(struct tdaemon *d)
+{
+	assert_true(d->pid > 0);
+	assert_int_equal(kill(d->pid, SIGKILL), 0);
+	assert_int_equal(waitpid(d->pid, NULL, 0), d->pid);
+	d->pid = 0;
 }
 
 int

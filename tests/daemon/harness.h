@@ -26,6 +26,10 @@ struct tdaemon {
  * until its socket answers. Fails the test if it does not come up.
  */
 struct tdaemon *tdaemon_start(const char *extra);
+/* Starts it again on the same config and state, after a stop or crash. */
+void tdaemon_restart(struct tdaemon *d);
+/* kill -9 of the daemon alone (its workers notice and follow it). */
+void tdaemon_crash(struct tdaemon *d);
 /* SIGTERM, then waits for it to exit; returns its wait status. */
 int tdaemon_stop(struct tdaemon *d);
 /* Kills the whole process group, removes the temp dir, frees. */

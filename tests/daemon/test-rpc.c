@@ -173,8 +173,12 @@ test_unknown_method_and_bad_params(void **state)
 	    "true", "timout", 5), -32602);
 	assert_string_equal(e.field, "timout");
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]si}", "argv",
-	    "true", "retries", 2), -32602);
-	assert_non_null(strstr(e.message, "not supported yet"));
+	    "true", "retries", -1), -32602);
+	assert_string_equal(e.field, "retries");
+	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]s[i]}", "argv",
+	    "true", "after", 999999), -32602);
+	assert_string_equal(e.field, "after");
+	assert_non_null(strstr(e.message, "999999"));
 	assert_int_equal(tcall_error(c, "get", &e, "{ss}", "id", "1"), -32602);
 	assert_int_equal(tcall_error(c, "output", &e, "{sisi}", "id", 1,
 	    "stream", 3), -32602);

@@ -518,7 +518,7 @@ bounds_are_inclusive_and_enforced(void **state)
 
 	(void)state;
 	cfg = load_ok("[daemon]\nmax_request = 1KiB\nmax_output = 0\n"
-	    "kill_grace = 1d\nkeep_finished = 1m\nmax_clients = 1000000\n"
+	    "kill_grace = 1d\nkeep_finished = 1s\nmax_clients = 1000000\n"
 	    "slots = 1024\nworkers = 1\nsocket_mode = 0\n"
 	    "[priority.a]\nrank = 1000000\nweight = 10000\n"
 	    "max_queued = 100000000\nmax_running = 1024\ntimeout = 365d\n"
@@ -526,6 +526,7 @@ bounds_are_inclusive_and_enforced(void **state)
 	assert_int_equal(cfg->max_request, 1024);
 	assert_int_equal(cfg->max_output, 0);
 	assert_int_equal(cfg->kill_grace_ms, 86400000);
+	assert_int_equal(cfg->keep_finished_ms, 1000);
 	assert_int_equal(cfg->slots, 1024);
 	assert_int_equal(cfg->workers, 1024);
 	assert_int_equal(cfg->priorities[0].rank, 1000000);
@@ -548,8 +549,8 @@ bounds_are_inclusive_and_enforced(void **state)
 	assert_daemon_error("kill_grace = 86400001ms",
 	    "kill_grace: expected a duration from 0 to 1d, such as 500ms, "
 	    "30s, 5m, 2h or 7d, not \"86400001ms\"");
-	assert_daemon_error("keep_finished = 59s",
-	    "keep_finished: expected a duration from 1m to 3650d*");
+	assert_daemon_error("keep_finished = 999ms",
+	    "keep_finished: expected a duration from 1s to 3650d*");
 	assert_daemon_error("max_clients = 0",
 	    "max_clients: expected a whole number from 1 to 1000000, not "
 	    "\"0\"");

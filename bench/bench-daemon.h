@@ -1,0 +1,48 @@
+/* bench-daemon.h - for the benchmark: a real triaged on a fresh temp dir, in
+ * its own process group, never left running or on disk after the run. */
+#ifndef TRIAGE_BENCH_DAEMON_H
+#define TRIAGE_BENCH_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct bench_daemon {
+	pid_t pid;		/* also the process group; 0 once reaped */
+	char dir[256];		/* everything of this daemon lives here */
+	char sock[300];
+	char conf[300];
+	char log[300];
+	char state[300];
+};
+
+/*
+ * Blocks SIGINT, SIGTERM and SIGHUP in every thread and starts a thread that
+ * takes them: it kills the running daemon's process group, so that the
+ * clients fail at once and the normal cleanup runs. Call it first in main(),
+ * before any other thread exists. Returns 0, or -1 with errno.
+ */
+int bench_daemon_guard(void);
+/* The signal that interrupted the benchmark, or 0. */
+int bench_daemon_interrupted(void);
+
+/*
+ * Starts build/bin/triaged (found beside this binary) on a new temp dir made
+ * under parent, with a config that queues up to 100000000 normal jobs, and
+ * waits until its socket answers. grouped false starts it with
+ * TRIAGED_GROUP_COMMIT=0 in its environment. Returns the daemon, or NULL
+ * with *cause set (allocated) and nothing left behind.
+ */
+struct bench_daemon *bench_daemon_start(const char *parent, bool grouped,
+    char **cause);
+/*
+ * SIGTERM, waits for the daemon to exit, then kills what is left of its
+ * process group. Returns 0 when it exited with status 0, else -1 with *cause
+ * set (allocated).
+ */
+int bench_daemon_stop(struct bench_daemon *d, char **cause);
+/* Kills the process group if still there, removes the temp dir, frees. */
+void bench_daemon_free(struct bench_daemon *d);
+/* Prints the daemon's log to stderr, for a run that failed. */
+void bench_daemon_dump_log(const struct bench_daemon *d);
+
+#endif

@@ -1,0 +1,106 @@
+/* prune.c - keep_finished: jobs that ended longer ago than that, and their
+ * captured output, are deleted a small batch at a time. */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "job.h"
+#include "log.h"
+#include "prune.h"
+#include "store.h"
+#include "timefmt.h"
+#include "triaged.h"
+
+/* A batch small enough that the loop hardly notices it; a backlog goes
+ * a batch a turn. */
+#define PRUNE_BATCH 256
+#define PRUNE_MAX_INTERVAL_MS 60000
+
+static struct event *prune_ev;
+
+static void
+prune_unlink(const struct triaged *td, uint64_t id, const char *stream)
+{
+	char path[4096];
+
+	snprintf(path, sizeof path, "%s/%llu.%s", td->output_dir,
+	    (unsigned long long)id, stream);
+	if (unlink(path) != 0 && errno != ENOENT)
+		log_warn("cannot remove %s", path);
+}
+
+static void
+prune_schedule(uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+
+	evtimer_add(prune_ev, &tv);
+}
+
+static void
+prune_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	uint64_t keep = td->cfg->keep_finished_ms, interval;
+	int64_t before = timefmt_now() - (int64_t)keep;
+	uint64_t ids[PRUNE_BATCH];
+	enum job_state state;
+	struct job *job;
+	char *cause = NULL;
+	size_t n = 0, i, gone = 0;
+
+	(void)fd;
+	(void)what;
+	interval = keep / 4;
+	if (interval < 1000)
+		interval = 1000;
+	if (interval > PRUNE_MAX_INTERVAL_MS)
+		interval = PRUNE_MAX_INTERVAL_MS;
+	if (store_expired(td->store, before, ids, PRUNE_BATCH, &n, &cause) != 0) {
+		log_warnx("cannot look for jobs to prune: %s", cause);
+		free(cause);
+		prune_schedule(interval);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		/* Memory is ahead of the disk: a job retried since is not
+		 * old any more. */
+		job = store_get(td->store, ids[i]);
+		if (job == NULL || !job_state_terminal(job->state) ||
+		    job->finished_at >= before)
+			continue;
+		state = job->state;
+		if (store_remove(td->store, ids[i]) != 0)
+			continue;
+		td->counts[state]--;
+		prune_unlink(td, ids[i], "stdout");
+		prune_unlink(td, ids[i], "stderr");
+		gone++;
+	}
+	if (gone > 0)
+		log_debug("pruned %zu jobs that ended before keep_finished",
+		    gone);
+	/* A full batch means more wait: the next one next turn. */
+	prune_schedule(n == PRUNE_BATCH && gone > 0 ? 0 : interval);
+}
+
+int
+prune_start(struct triaged *td)
+{
+	if ((prune_ev = evtimer_new(td->base, prune_cb, td)) == NULL)
+		return -1;
+	prune_schedule(0);
+	return 0;
+}
+
+void
+prune_stop(void)
+{
+	if (prune_ev != NULL)
+		event_free(prune_ev);
+	prune_ev = NULL;
+}

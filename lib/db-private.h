@@ -1,0 +1,51 @@
+/* db-private.h - what lib/db.c, db-schema.c and db-row.c share, and nothing
+ * else includes: the schema steps, a job's columns, and the error helper. */
+#ifndef TRIAGE_DB_PRIVATE_H
+#define TRIAGE_DB_PRIVATE_H
+
+#include <sqlite3.h>
+
+struct job;
+
+/*
+ * Every column of a job but id, in the order of enum db_row_column in
+ * db-row.c, and their parameters: id is always ?1, so that one binding serves
+ * INSERT (id, DB_ROW_COLUMNS) and UPDATE ... SET (DB_ROW_COLUMNS) WHERE id = ?1,
+ * and SELECT id, DB_ROW_COLUMNS reads column i from parameter i + 1.
+ * "after" is quoted because it is an SQL keyword.
+ */
+#define DB_ROW_COLUMNS							\
+	"name, argv, env, cwd, priority, state, slots, exclusive, "	\
+	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
+	"started_at, finished_at, pid, exit_code, signal, reason, "	\
+	"attempt, user_time, system_time, max_rss_kb, "			\
+	"stdout_truncated, stderr_truncated"
+#define DB_ROW_PARAMS							\
+	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
+	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28"
+
+/* Sets *cause (when cause is not NULL) to the formatted message, or to
+ * "out of memory" when that cannot be allocated; returns -1. */
+int db_fail(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * db-schema.c. db_schema_check reads the file's schema version into *version;
+ * -1 with *cause when the file is not a database or is from a newer triage.
+ * db_schema_migrate brings it to DB_SCHEMA_VERSION in one transaction; on
+ * error the file keeps its old version.
+ */
+int db_schema_check(sqlite3 *sq, const char *path, int *version,
+    char **cause);
+int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
+
+/*
+ * db-row.c. db_row_bind binds every column of job to st's parameters ?1 to
+ * ?28 (strings borrowed from job until st is reset); 0 or -1 with *cause.
+ * db_row_read makes a new job from the current row of SELECT id,
+ * DB_ROW_COLUMNS; NULL with *cause (naming the id) when the row is malformed.
+ */
+int db_row_bind(sqlite3_stmt *st, const struct job *job, char **cause);
+struct job *db_row_read(sqlite3_stmt *st, char **cause);
+
+#endif

@@ -1,0 +1,537 @@
+/* db-row.c - a job as a row of the jobs table and back: SQL NULL for what the
+ * job keeps as unknown, JSON for argv, env and after, and checks on reading. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "db-private.h"
+#include "job.h"
+
+/* Columns of SELECT id, DB_ROW_COLUMNS; parameter ?N is column N - 1. */
+enum db_row_column {
+	DB_ROW_ID,
+	DB_ROW_NAME,
+	DB_ROW_ARGV,
+	DB_ROW_ENV,
+	DB_ROW_CWD,
+	DB_ROW_PRIORITY,
+	DB_ROW_STATE,
+	DB_ROW_SLOTS,
+	DB_ROW_EXCLUSIVE,
+	DB_ROW_TIMEOUT_MS,
+	DB_ROW_RETRIES,
+	DB_ROW_SEQ,
+	DB_ROW_AFTER,
+	DB_ROW_UID,
+	DB_ROW_GID,
+	DB_ROW_SUBMITTED_AT,
+	DB_ROW_STARTED_AT,
+	DB_ROW_FINISHED_AT,
+	DB_ROW_PID,
+	DB_ROW_EXIT_CODE,
+	DB_ROW_SIGNAL,
+	DB_ROW_REASON,
+	DB_ROW_ATTEMPT,
+	DB_ROW_USER_TIME,
+	DB_ROW_SYSTEM_TIME,
+	DB_ROW_MAX_RSS_KB,
+	DB_ROW_STDOUT_TRUNCATED,
+	DB_ROW_STDERR_TRUNCATED,
+};
+
+/* Binding stops at the first failure, whose code is kept for the message
+ * (sqlite3_errmsg would be reset by later bindings). */
+struct db_row_binder {
+	sqlite3_stmt *st;
+	int rc;
+};
+
+static void
+db_row_bind_int(struct db_row_binder *b, int col, int64_t v)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_int64(b->st, col + 1, v);
+}
+
+static void
+db_row_bind_null(struct db_row_binder *b, int col)
+{
+	if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_null(b->st, col + 1);
+}
+
+static void
+db_row_bind_opt_int(struct db_row_binder *b, int col, bool known, int64_t v)
+{
+	if (known)
+		db_row_bind_int(b, col, v);
+	else
+		db_row_bind_null(b, col);
+}
+
+/* Negative is unknown. */
+static void
+db_row_bind_opt_real(struct db_row_binder *b, int col, double v)
+{
+	if (v < 0)
+		db_row_bind_null(b, col);
+	else if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_double(b->st, col + 1, v);
+}
+
+/* Borrows s, which outlives the statement's use; NULL binds NULL. */
+static void
+db_row_bind_text(struct db_row_binder *b, int col, const char *s)
+{
+	if (s == NULL)
+		db_row_bind_null(b, col);
+	else if (b->rc == SQLITE_OK)
+		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1,
+		    SQLITE_STATIC);
+}
+
+/* Takes s, which SQLite frees once done with it, even on failure. */
+static void
+db_row_bind_owned(struct db_row_binder *b, int col, char *s)
+{
+	if (b->rc != SQLITE_OK)
+		free(s);
+	else if (s == NULL)
+		db_row_bind_null(b, col);
+	else
+		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1, free);
+}
+
+/* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
+ * string is not UTF-8 or memory runs out. */
+static char *
+db_row_strv_json(char *const *v)
+{
+	json_t *arr;
+	char *s = NULL;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (; v != NULL && *v != NULL; v++)
+		if (json_array_append_new(arr, json_string(*v)) == -1)
+			goto out;
+	s = json_dumps(arr, JSON_COMPACT);
+out:
+	json_decref(arr);
+	return s;
+}
+
+/* The ids as a compact JSON array; NULL when memory runs out. */
+static char *
+db_row_ids_json(const uint64_t *ids, size_t n)
+{
+	json_t *arr;
+	char *s = NULL;
+	size_t i;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (json_array_append_new(arr,
+		    json_integer((json_int_t)ids[i])) == -1)
+			goto out;
+	s = json_dumps(arr, JSON_COMPACT);
+out:
+	json_decref(arr);
+	return s;
+}
+
+/* The JSON columns, which may fail before any binding. */
+static int
+db_row_bind_json(struct db_row_binder *b, const struct job *job,
+    char **cause)
+{
+	char *argv, *env, *after = NULL;
+	size_t i;
+
+	for (i = 0; i < job->nafter; i++)
+		if (job->after[i] == 0 || job->after[i] > INT64_MAX)
+			return db_fail(cause, "cannot store job %" PRIu64
+			    ": after holds id %" PRIu64 ", out of range",
+			    job->id, job->after[i]);
+	argv = db_row_strv_json(job->argv);
+	env = db_row_strv_json(job->env);
+	if (job->nafter > 0)
+		after = db_row_ids_json(job->after, job->nafter);
+	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL)) {
+		free(argv);
+		free(env);
+		free(after);
+		return db_fail(cause, "cannot store job %" PRIu64 ": argv or "
+		    "env is not UTF-8, or out of memory", job->id);
+	}
+	db_row_bind_owned(b, DB_ROW_ARGV, argv);
+	db_row_bind_owned(b, DB_ROW_ENV, env);
+	db_row_bind_owned(b, DB_ROW_AFTER, after);
+	return 0;
+}
+
+int
+db_row_bind(sqlite3_stmt *st, const struct job *job, char **cause)
+{
+	struct db_row_binder b = { st, SQLITE_OK };
+
+	/* SQLite integers are signed 64 bits. */
+	if (job->id == 0 || job->id > INT64_MAX ||
+	    job->timeout_ms > INT64_MAX)
+		return db_fail(cause, "cannot store job %" PRIu64 ": id or "
+		    "timeout out of range", job->id);
+	if (db_row_bind_json(&b, job, cause) == -1)
+		return -1;
+
+	db_row_bind_int(&b, DB_ROW_ID, (int64_t)job->id);
+	db_row_bind_text(&b, DB_ROW_NAME, job->name);
+	db_row_bind_text(&b, DB_ROW_CWD, job->cwd);
+	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
+	db_row_bind_text(&b, DB_ROW_STATE, job_state_name(job->state));
+	db_row_bind_int(&b, DB_ROW_SLOTS, job->slots);
+	db_row_bind_int(&b, DB_ROW_EXCLUSIVE, job->exclusive);
+	db_row_bind_int(&b, DB_ROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
+	db_row_bind_int(&b, DB_ROW_RETRIES, job->retries);
+	db_row_bind_int(&b, DB_ROW_SEQ, job->seq);
+	db_row_bind_int(&b, DB_ROW_UID, job->uid);
+	db_row_bind_int(&b, DB_ROW_GID, job->gid);
+	db_row_bind_opt_int(&b, DB_ROW_SUBMITTED_AT, job->submitted_at >= 0,
+	    job->submitted_at);
+	db_row_bind_opt_int(&b, DB_ROW_STARTED_AT, job->started_at >= 0,
+	    job->started_at);
+	db_row_bind_opt_int(&b, DB_ROW_FINISHED_AT, job->finished_at >= 0,
+	    job->finished_at);
+	db_row_bind_opt_int(&b, DB_ROW_PID, job->pid > 0, job->pid);
+	db_row_bind_opt_int(&b, DB_ROW_EXIT_CODE, job->exit_code >= 0,
+	    job->exit_code);
+	db_row_bind_opt_int(&b, DB_ROW_SIGNAL, job->signal > 0, job->signal);
+	db_row_bind_text(&b, DB_ROW_REASON, job->reason);
+	db_row_bind_int(&b, DB_ROW_ATTEMPT, job->attempt);
+	db_row_bind_opt_real(&b, DB_ROW_USER_TIME, job->user_time);
+	db_row_bind_opt_real(&b, DB_ROW_SYSTEM_TIME, job->system_time);
+	db_row_bind_opt_int(&b, DB_ROW_MAX_RSS_KB, job->max_rss_kb >= 0,
+	    job->max_rss_kb);
+	db_row_bind_int(&b, DB_ROW_STDOUT_TRUNCATED, job->stdout_truncated);
+	db_row_bind_int(&b, DB_ROW_STDERR_TRUNCATED, job->stderr_truncated);
+	if (b.rc != SQLITE_OK)
+		return db_fail(cause, "cannot store job %" PRIu64 ": %s",
+		    job->id, sqlite3_errstr(b.rc));
+	return 0;
+}
+
+/* What is wrong with the row being read, for the message. */
+struct db_row_reader {
+	sqlite3_stmt *st;
+	char why[256];
+};
+
+static int
+db_row_bad(struct db_row_reader *r, int col, const char *what)
+{
+	const char *name = sqlite3_column_name(r->st, col);
+
+	snprintf(r->why, sizeof r->why, "column %s %s",
+	    name != NULL ? name : "?", what);
+	return -1;
+}
+
+static int
+db_row_oom(struct db_row_reader *r)
+{
+	snprintf(r->why, sizeof r->why, "out of memory");
+	return -1;
+}
+
+/* A NOT NULL integer column, within [min, max], into *v. */
+static int
+db_row_int(struct db_row_reader *r, int col, int64_t min, int64_t max,
+    int64_t *v)
+{
+	char what[64];
+
+	if (sqlite3_column_type(r->st, col) != SQLITE_INTEGER)
+		return db_row_bad(r, col, "is not an integer");
+	*v = sqlite3_column_int64(r->st, col);
+	if (*v < min || *v > max) {
+		snprintf(what, sizeof what, "is out of range (%" PRId64 ")",
+		    *v);
+		return db_row_bad(r, col, what);
+	}
+	return 0;
+}
+
+/* A column where NULL means unknown, which is if_null in the job. */
+static int
+db_row_opt_int(struct db_row_reader *r, int col, int64_t min, int64_t max,
+    int64_t if_null, int64_t *v)
+{
+	if (sqlite3_column_type(r->st, col) == SQLITE_NULL) {
+		*v = if_null;
+		return 0;
+	}
+	return db_row_int(r, col, min, max, v);
+}
+
+/* A REAL column, NULL meaning unknown, -1 in the job. */
+static int
+db_row_opt_real(struct db_row_reader *r, int col, double *v)
+{
+	switch (sqlite3_column_type(r->st, col)) {
+	case SQLITE_NULL:
+		*v = -1;
+		return 0;
+	case SQLITE_INTEGER:
+	case SQLITE_FLOAT:
+		*v = sqlite3_column_double(r->st, col);
+		if (*v < 0)
+			return db_row_bad(r, col, "is negative");
+		return 0;
+	default:
+		return db_row_bad(r, col, "is not a number");
+	}
+}
+
+/* A TEXT column, borrowed until the next step; NULL for SQL NULL when
+ * nullable. */
+static int
+db_row_text_ref(struct db_row_reader *r, int col, bool nullable,
+    const char **s)
+{
+	int type = sqlite3_column_type(r->st, col);
+
+	*s = NULL;
+	if (type == SQLITE_NULL && nullable)
+		return 0;
+	if (type != SQLITE_TEXT)
+		return db_row_bad(r, col, "is not text");
+	if ((*s = (const char *)sqlite3_column_text(r->st, col)) == NULL)
+		return db_row_oom(r);
+	/* A C string ends at the first NUL; the job would lose the rest. */
+	if (strlen(*s) != (size_t)sqlite3_column_bytes(r->st, col))
+		return db_row_bad(r, col, "holds a NUL byte");
+	return 0;
+}
+
+/* A TEXT column, copied into *out (NULL for SQL NULL when nullable). */
+static int
+db_row_text(struct db_row_reader *r, int col, bool nullable, char **out)
+{
+	const char *s;
+
+	if (db_row_text_ref(r, col, nullable, &s) == -1)
+		return -1;
+	if (s != NULL && (*out = strdup(s)) == NULL)
+		return db_row_oom(r);
+	return 0;
+}
+
+/* A TEXT column of JSON whose top is an array, a new reference in *arr;
+ * NULL when the column is NULL and nullable. */
+static int
+db_row_json_array(struct db_row_reader *r, int col, bool nullable,
+    json_t **arr)
+{
+	json_error_t err;
+	const char *s;
+
+	*arr = NULL;
+	if (db_row_text_ref(r, col, nullable, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if ((*arr = json_loads(s, 0, &err)) == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			return db_row_oom(r);
+		return db_row_bad(r, col, "is not JSON");
+	}
+	if (!json_is_array(*arr)) {
+		json_decref(*arr);
+		*arr = NULL;
+		return db_row_bad(r, col, "is not a JSON array");
+	}
+	return 0;
+}
+
+/* A JSON array of strings into a new NULL-terminated vector (empty, not
+ * NULL, for []). */
+static int
+db_row_strv(struct db_row_reader *r, int col, char ***out)
+{
+	json_t *arr, *elem;
+	char **v;
+	size_t i;
+	int rc = -1;
+
+	if (db_row_json_array(r, col, false, &arr) == -1)
+		return -1;
+	if ((v = calloc(json_array_size(arr) + 1, sizeof *v)) == NULL) {
+		rc = db_row_oom(r);
+		goto out;
+	}
+	*out = v;	/* the job frees what was copied so far */
+	json_array_foreach(arr, i, elem) {
+		if (!json_is_string(elem)) {
+			rc = db_row_bad(r, col, "holds a non-string");
+			goto out;
+		}
+		if ((v[i] = strdup(json_string_value(elem))) == NULL) {
+			rc = db_row_oom(r);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/* A JSON array of job ids, or NULL, into *ids and *n (NULL and 0 for none). */
+static int
+db_row_ids(struct db_row_reader *r, int col, uint64_t **ids, size_t *n)
+{
+	json_t *arr, *elem;
+	size_t i;
+	int rc = -1;
+
+	if (db_row_json_array(r, col, true, &arr) == -1)
+		return -1;
+	if (arr == NULL || json_array_size(arr) == 0) {
+		rc = 0;
+		goto out;
+	}
+	if ((*ids = calloc(json_array_size(arr), sizeof **ids)) == NULL) {
+		rc = db_row_oom(r);
+		goto out;
+	}
+	json_array_foreach(arr, i, elem) {
+		if (!json_is_integer(elem) || json_integer_value(elem) < 1) {
+			rc = db_row_bad(r, col, "holds something not a job id");
+			goto out;
+		}
+		(*ids)[i] = (uint64_t)json_integer_value(elem);
+		*n = i + 1;
+	}
+	rc = 0;
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/* Every column but id into job; -1 with r->why. */
+static int
+db_row_fill(struct db_row_reader *r, struct job *job)
+{
+	const char *state;
+	int64_t v;
+	int s;
+
+	if (db_row_text(r, DB_ROW_NAME, false, &job->name) == -1 ||
+	    db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
+	    db_row_strv(r, DB_ROW_ENV, &job->env) == -1 ||
+	    db_row_text(r, DB_ROW_CWD, false, &job->cwd) == -1 ||
+	    db_row_text(r, DB_ROW_PRIORITY, false, &job->priority) == -1 ||
+	    db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
+		return -1;
+	if ((s = job_state_parse(state)) == -1) {
+		snprintf(r->why, sizeof r->why, "unknown state \"%.64s\"",
+		    state);
+		return -1;
+	}
+	job->state = (enum job_state)s;
+
+	if (db_row_int(r, DB_ROW_SLOTS, 0, UINT_MAX, &v) == -1)
+		return -1;
+	job->slots = (unsigned)v;
+	if (db_row_int(r, DB_ROW_EXCLUSIVE, 0, 1, &v) == -1)
+		return -1;
+	job->exclusive = v;
+	if (db_row_int(r, DB_ROW_TIMEOUT_MS, 0, INT64_MAX, &v) == -1)
+		return -1;
+	job->timeout_ms = (uint64_t)v;
+	if (db_row_int(r, DB_ROW_RETRIES, 0, UINT_MAX, &v) == -1)
+		return -1;
+	job->retries = (unsigned)v;
+	/* Version 2 gave every old row seq = id; NULL can only be a row
+	 * written by hand since, and id is its natural place. */
+	if (db_row_opt_int(r, DB_ROW_SEQ, INT64_MIN, INT64_MAX,
+	    (int64_t)job->id, &v) == -1)
+		return -1;
+	job->seq = v;
+	if (db_row_ids(r, DB_ROW_AFTER, &job->after, &job->nafter) == -1)
+		return -1;
+	if (db_row_int(r, DB_ROW_UID, 0, UINT32_MAX, &v) == -1)
+		return -1;
+	job->uid = (uid_t)v;
+	if (db_row_int(r, DB_ROW_GID, 0, UINT32_MAX, &v) == -1)
+		return -1;
+	job->gid = (gid_t)v;
+
+	if (db_row_opt_int(r, DB_ROW_SUBMITTED_AT, 0, INT64_MAX, -1,
+	    &job->submitted_at) == -1 ||
+	    db_row_opt_int(r, DB_ROW_STARTED_AT, 0, INT64_MAX, -1,
+	    &job->started_at) == -1 ||
+	    db_row_opt_int(r, DB_ROW_FINISHED_AT, 0, INT64_MAX, -1,
+	    &job->finished_at) == -1)
+		return -1;
+	if (db_row_opt_int(r, DB_ROW_PID, 0, INT_MAX, 0, &v) == -1)
+		return -1;
+	job->pid = (pid_t)v;
+	if (db_row_opt_int(r, DB_ROW_EXIT_CODE, 0, INT_MAX, -1, &v) == -1)
+		return -1;
+	job->exit_code = (int)v;
+	if (db_row_opt_int(r, DB_ROW_SIGNAL, 0, INT_MAX, 0, &v) == -1)
+		return -1;
+	job->signal = (int)v;
+	if (db_row_text(r, DB_ROW_REASON, true, &job->reason) == -1)
+		return -1;
+	if (db_row_int(r, DB_ROW_ATTEMPT, 0, UINT_MAX, &v) == -1)
+		return -1;
+	job->attempt = (unsigned)v;
+	if (db_row_opt_real(r, DB_ROW_USER_TIME, &job->user_time) == -1 ||
+	    db_row_opt_real(r, DB_ROW_SYSTEM_TIME, &job->system_time) == -1 ||
+	    db_row_opt_int(r, DB_ROW_MAX_RSS_KB, 0, INT64_MAX, -1,
+	    &job->max_rss_kb) == -1)
+		return -1;
+	if (db_row_int(r, DB_ROW_STDOUT_TRUNCATED, 0, 1, &v) == -1)
+		return -1;
+	job->stdout_truncated = v;
+	if (db_row_int(r, DB_ROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
+		return -1;
+	job->stderr_truncated = v;
+	return 0;
+}
+
+struct job *
+db_row_read(sqlite3_stmt *st, char **cause)
+{
+	struct db_row_reader r = { st, "" };
+	struct job *job;
+	int64_t id;
+
+	/* id is the INTEGER PRIMARY KEY, always an integer. */
+	id = sqlite3_column_int64(st, DB_ROW_ID);
+	if (id < 1) {
+		db_fail(cause, "cannot load job %" PRId64 ": bad id", id);
+		return NULL;
+	}
+	if ((job = job_new()) == NULL) {
+		db_fail(cause, "out of memory");
+		return NULL;
+	}
+	job->id = (uint64_t)id;
+	if (db_row_fill(&r, job) == -1) {
+		db_fail(cause, "cannot load job %" PRIu64 ": %s", job->id,
+		    r.why);
+		job_free(job);
+		return NULL;
+	}
+	return job;
+}

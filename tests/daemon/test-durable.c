@@ -1,0 +1,656 @@
+/* test-durable.c - what survives: restarts and kill -9 of a real triaged,
+ * retries, dependencies, pruning, an older database file, a full disk. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "harness.h"
+
+static json_int_t
+jint(const json_t *job, const char *key)
+{
+	return json_integer_value(json_object_get(job, key));
+}
+
+static const char *
+jstr(const json_t *job, const char *key)
+{
+	return json_string_value(json_object_get(job, key));
+}
+
+static json_t *
+get(struct client *c, int64_t id)
+{
+	return tcall(c, "get", "{sI}", "id", (json_int_t)id);
+}
+
+/* Waits until the job has a pid, i.e. its process has started. */
+static pid_t
+running_pid(struct client *c, int64_t id)
+{
+	json_t *job;
+	pid_t pid = 0;
+	int i;
+
+	for (i = 0; i < 3000 && pid == 0; i++) {
+		job = get(c, id);
+		if (strcmp(tstate(job), "running") == 0)
+			pid = (pid_t)jint(job, "pid");
+		json_decref(job);
+		if (pid == 0)
+			usleep(10000);	/* polling the job's state */
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static void
+wait_gone(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < 3000 && tpid_alive(pid); i++)
+		usleep(1000);
+	assert_false(tpid_alive(pid));
+}
+
+static void
+test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
+{
+	enum { N = 1000 };
+	struct tdaemon *d = tdaemon_start("slots = 1\nkill_grace = 1s\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	int64_t first = 0, id, got;
+	json_t *res, *job;
+	int i, queued = 0;
+	bool head;
+	size_t k;
+
+	(void)state;
+	for (i = 0; i < N; i++)
+		assert_true(client_send(c, "submit", json_pack("{s[ss]}", "argv",
+		    "sleep", "300"), &e) > 0);
+	for (i = 0; i < N; i++) {
+		res = client_recv(c, &got, 30000, &e);
+		assert_non_null(res);
+		id = jint(res, "id");
+		if (first == 0 || id < first)
+			first = id;
+		json_decref(res);
+	}
+	(void)running_pid(c, first);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	/* The first was running: it comes back first, a second attempt
+	 * (running again already, or next in line). */
+	job = get(c, first);
+	assert_int_equal(jint(job, "attempt"), 2);
+	head = strcmp(tstate(job), "queued") == 0;
+	if (head)
+		assert_int_equal(jint(job, "position"), 0);
+	else
+		assert_string_equal(tstate(job), "running");
+	json_decref(job);
+	/* The rest in their order, with their ids. */
+	res = tcall(c, "list", "{s[s]si}", "state", "queued", "limit", N);
+	json_array_foreach(json_object_get(res, "jobs"), k, job) {
+		assert_int_equal(jint(job, "id"), first + (head ? 0 : 1) +
+		    (int64_t)k);
+		assert_int_equal(jint(job, "position"), (int64_t)k);
+		queued++;
+	}
+	json_decref(res);
+	assert_int_equal(queued, head ? N : N - 1);
+	/* New ids follow the old ones. */
+	id = tsubmit(c, "{s[s]}", "argv", "true");
+	assert_int_equal(id, first + N);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+/* A client process that submits as fast as it can, pipelined, and writes
+ * each id whose reply it read to fd, until the daemon goes. */
+static void
+storm_client(const char *sock, int fd)
+{
+	struct client_error e;
+	struct client *c;
+	char *cause, line[32];
+	int64_t got;
+	json_t *res;
+	int out = 0;
+
+	if ((c = client_connect(sock, &cause)) == NULL)
+		_exit(0);
+	for (;;) {
+		while (out < 64) {
+			if (client_send(c, "submit", json_pack("{s[s]ss}",
+			    "argv", "true", "priority", "low"), &e) < 0)
+				_exit(0);
+			out++;
+		}
+		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
+			_exit(0);
+		out--;
+		snprintf(line, sizeof line, "%lld\n", (long long)jint(res, "id"));
+		if (write(fd, line, strlen(line)) < 0)
+			_exit(1);
+		json_decref(res);
+	}
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_crash_storm_loses_no_acknowledged_job(void **state)
+{
+	enum { ROUNDS = 20, CLIENTS = 4 };
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	int64_t *acked = NULL, *stored = NULL, long_job = 0, id;
+	size_t nacked = 0, capacked = 0, nstored = 0, k;
+	char path[400], line[32];
+	pid_t pids[CLIENTS], long_pid;
+	struct client *c;
+	json_t *res, *job;
+	int round, i, fd;
+	FILE *f;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/acked", d->dir);
+	srand((unsigned)time(NULL));
+	for (round = 0; round < ROUNDS; round++) {
+		if (round > 0)
+			tdaemon_restart(d);
+		c = tconnect(d);
+		/* Last round's long job was running at the kill. */
+		if (long_job != 0) {
+			job = get(c, long_job);
+			assert_int_equal(jint(job, "attempt"), 2);
+			assert_true(strcmp(tstate(job), "queued") == 0 ||
+			    strcmp(tstate(job), "running") == 0);
+			json_decref(job);
+			json_decref(tcall(c, "cancel", "{sI}", "id",
+			    (json_int_t)long_job));
+			json_decref(twait(c, long_job));
+		}
+		/* Ahead of the flood the last rounds left queued. */
+		long_job = tsubmit(c, "{s[ss]ss}", "argv", "sleep", "300",
+		    "priority", "high");
+		long_pid = running_pid(c, long_job);
+		client_free(c);
+
+		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		assert_true(fd >= 0);
+		for (i = 0; i < CLIENTS; i++)
+			if ((pids[i] = fork()) == 0)
+				storm_client(d->sock, fd);
+		close(fd);
+		usleep(50000 + (useconds_t)(rand() % 250000));	/* the moment */
+		tdaemon_crash(d);
+		for (i = 0; i < CLIENTS; i++)
+			waitpid(pids[i], NULL, 0);
+		/* Its workers, and their jobs, die with it. */
+		wait_gone(long_pid);
+	}
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (nacked == capacked) {
+			capacked = capacked ? capacked * 2 : 1024;
+			acked = realloc(acked, capacked * sizeof *acked);
+		}
+		acked[nacked++] = atoll(line);
+	}
+	fclose(f);
+	assert_true(nacked > 0);
+	stored = calloc(nacked + 100000, sizeof *stored);
+	for (id = 0;;) {
+		res = tcall(c, "list", "{sIsi}", "after_id", (json_int_t)id,
+		    "limit", 10000);
+		if (json_array_size(json_object_get(res, "jobs")) == 0) {
+			json_decref(res);
+			break;
+		}
+		json_array_foreach(json_object_get(res, "jobs"), k, job) {
+			id = jint(job, "id");
+			stored[nstored++] = id;
+		}
+		json_decref(res);
+	}
+	qsort(acked, nacked, sizeof *acked, cmp_i64);
+	for (k = 1; k < nstored; k++)
+		assert_true(stored[k] > stored[k - 1]);	/* none twice */
+	for (k = 0; k < nacked; k++) {
+		if (k > 0)
+			assert_true(acked[k] != acked[k - 1]);
+		assert_non_null(bsearch(&acked[k], stored, nstored,
+		    sizeof *stored, cmp_i64));
+	}
+	print_message("crash storm: %zu acknowledged submissions over %d "
+	    "kills, all kept (%zu jobs stored)\n", nacked, ROUNDS, nstored);
+	free(acked);
+	free(stored);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_retries_until_success_or_exhaustion(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\n"
+	    "[priority.normal]\nrank = 10\n"
+	    "[priority.flaky]\nrank = 20\nretries = 1\n");
+	struct client *c = tconnect(d);
+	char script[1024];
+	json_t *job;
+
+	(void)state;
+	job = twait(c, tsubmit(c, "{s[sss]si}", "argv", "sh", "-c", "exit 7",
+	    "retries", 2));
+	assert_string_equal(tstate(job), "failed");
+	assert_int_equal(jint(job, "attempt"), 3);
+	assert_int_equal(jint(job, "exit_code"), 7);
+	json_decref(job);
+
+	/* Fails once, then succeeds; the priority's default retries. */
+	snprintf(script, sizeof script, "[ -e %s/flag ] || { touch %s/flag; "
+	    "exit 1; }", d->dir, d->dir);
+	job = twait(c, tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c", script,
+	    "priority", "flaky"));
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(jint(job, "attempt"), 2);
+	json_decref(job);
+
+	/* A timeout is retried too. */
+	job = twait(c, tsubmit(c, "{s[ss]sfsi}", "argv", "sleep", "30",
+	    "timeout", 0.1, "retries", 1));
+	assert_string_equal(tstate(job), "timed_out");
+	assert_int_equal(jint(job, "attempt"), 2);
+	json_decref(job);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_retry_method(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	json_t *job;
+	int64_t bad, good, slow;
+
+	(void)state;
+	bad = tsubmit(c, "{s[s]}", "argv", "false");
+	json_decref(twait(c, bad));
+	job = tcall(c, "retry", "{sI}", "id", (json_int_t)bad);
+	assert_int_equal(jint(job, "attempt"), 2);
+	assert_true(strcmp(tstate(job), "queued") == 0 ||
+	    strcmp(tstate(job), "running") == 0);
+	json_decref(job);
+	job = twait(c, bad);
+	assert_string_equal(tstate(job), "failed");
+	assert_int_equal(jint(job, "attempt"), 2);
+	json_decref(job);
+
+	good = tsubmit(c, "{s[s]}", "argv", "true");
+	json_decref(twait(c, good));
+	assert_int_equal(tcall_error(c, "retry", &e, "{sI}", "id",
+	    (json_int_t)good), -32005);
+	slow = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	assert_int_equal(tcall_error(c, "retry", &e, "{sI}", "id",
+	    (json_int_t)slow), -32005);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)slow));
+	json_decref(twait(c, slow));
+	job = tcall(c, "retry", "{sI}", "id", (json_int_t)slow);
+	assert_int_equal(jint(job, "attempt"), 2);
+	json_decref(job);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)slow));
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+/* A job that runs until the file exists. */
+static int64_t
+submit_gated(struct client *c, const struct tdaemon *d, const char *gate)
+{
+	char script[512];
+
+	snprintf(script, sizeof script,
+	    "while [ ! -e %s/%s ]; do sleep 0.02; done", d->dir, gate);
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+static void
+open_gate(const struct tdaemon *d, const char *gate)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", d->dir, gate);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+}
+
+static void
+test_after_chains_success_failure_and_restart(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 4\n");
+	struct client *c = tconnect(d);
+	json_t *ja, *jb, *jc;
+	int64_t a, b, cc, f, g, h;
+
+	(void)state;
+	/* a, then b, then c: each starts after the one before ended. */
+	a = submit_gated(c, d, "gate-a");
+	b = tsubmit(c, "{s[s]s[I]}", "argv", "true", "after", (json_int_t)a);
+	cc = tsubmit(c, "{s[s]s[II]}", "argv", "true", "after", (json_int_t)a,
+	    (json_int_t)b);
+	jb = get(c, b);
+	assert_string_equal(tstate(jb), "queued");
+	assert_true(json_is_null(json_object_get(jb, "position")));
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(jb,
+	    "after"), 0)), a);
+	json_decref(jb);
+
+	/* ...and across a restart: a is requeued, b and c still wait. */
+	assert_int_equal(tdaemon_stop(d), 0);
+	client_free(c);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	jb = get(c, b);
+	assert_string_equal(tstate(jb), "queued");
+	json_decref(jb);
+	open_gate(d, "gate-a");
+	jc = twait(c, cc);
+	assert_string_equal(tstate(jc), "succeeded");
+	ja = get(c, a);
+	jb = get(c, b);
+	assert_string_equal(tstate(ja), "succeeded");
+	assert_string_equal(tstate(jb), "succeeded");
+	assert_true(strcmp(jstr(jb, "started_at"), jstr(ja, "finished_at")) >= 0);
+	assert_true(strcmp(jstr(jc, "started_at"), jstr(jb, "finished_at")) >= 0);
+	json_decref(ja);
+	json_decref(jb);
+	json_decref(jc);
+
+	/* A failure cancels what comes after it, all the way down. */
+	f = tsubmit(c, "{s[s]}", "argv", "false");
+	g = tsubmit(c, "{s[s]s[I]}", "argv", "true", "after", (json_int_t)f);
+	h = tsubmit(c, "{s[s]s[I]}", "argv", "true", "after", (json_int_t)g);
+	jc = twait(c, h);
+	assert_string_equal(tstate(jc), "canceled");
+	json_decref(jc);
+	jb = get(c, g);
+	assert_string_equal(tstate(jb), "canceled");
+	assert_non_null(strstr(jstr(jb, "reason"), "failed"));
+	json_decref(jb);
+	/* After a job that already failed: canceled at once. */
+	jb = twait(c, tsubmit(c, "{s[s]s[I]}", "argv", "true", "after",
+	    (json_int_t)f));
+	assert_string_equal(tstate(jb), "canceled");
+	json_decref(jb);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_pruning_forgets_old_jobs_and_their_output(void **state)
+{
+	struct tdaemon *d = tdaemon_start("keep_finished = 1s\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	char path[400];
+	int64_t id, next;
+	int i;
+
+	(void)state;
+	id = tsubmit(c, "{s[ss]}", "argv", "echo", "hello");
+	json_decref(twait(c, id));
+	snprintf(path, sizeof path, "%s/output/%lld.stdout", d->state,
+	    (long long)id);
+	assert_int_equal(access(path, F_OK), 0);
+	for (i = 0; i < 1000; i++) {
+		json_t *job = client_call(c, "get", json_pack("{sI}", "id",
+		    (json_int_t)id), 30000, &e);
+
+		if (job == NULL)
+			break;
+		json_decref(job);
+		usleep(10000);	/* polling the state until pruned */
+	}
+	assert_int_equal(e.code, -32001);
+	assert_int_equal(access(path, F_OK), -1);
+	/* Its id is never given again, restart or not. */
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	next = tsubmit(c, "{s[s]}", "argv", "true");
+	assert_true(next > id);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+/* A version 1 file, as an older triage wrote it, with one queued job. */
+static void
+write_v1_db(const char *dir)
+{
+	char path[400];
+	sqlite3 *db;
+
+	mkdir(dir, 0700);
+	snprintf(path, sizeof path, "%s/triage.db", dir);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+	    "CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+	    "name TEXT NOT NULL, argv TEXT NOT NULL, env TEXT NOT NULL, "
+	    "cwd TEXT NOT NULL, priority TEXT NOT NULL, state TEXT NOT NULL, "
+	    "slots INTEGER NOT NULL, exclusive INTEGER NOT NULL, "
+	    "timeout_ms INTEGER NOT NULL, uid INTEGER NOT NULL, "
+	    "gid INTEGER NOT NULL, submitted_at INTEGER, started_at INTEGER, "
+	    "finished_at INTEGER, pid INTEGER, exit_code INTEGER, "
+	    "signal INTEGER, reason TEXT, attempt INTEGER NOT NULL, "
+	    "user_time REAL, system_time REAL, max_rss_kb INTEGER, "
+	    "stdout_truncated INTEGER NOT NULL DEFAULT 0, "
+	    "stderr_truncated INTEGER NOT NULL DEFAULT 0);"
+	    "INSERT INTO jobs (id, name, argv, env, cwd, priority, state, "
+	    "slots, exclusive, timeout_ms, uid, gid, submitted_at, attempt) "
+	    "VALUES (41, 'old', '[\"sh\",\"-c\",\"echo from v1\"]', "
+	    "'[\"PATH=/usr/bin:/bin\"]', '/', 'normal', 'queued', 1, 0, 0, "
+	    "0, 0, 1700000000000, 1);"
+	    "PRAGMA user_version = 1;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+}
+
+static void
+test_older_database_is_migrated(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	struct client *c;
+	json_t *job, *page;
+	int64_t id;
+
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	{
+		char cmd[400];
+
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->state);
+		assert_int_equal(system(cmd), 0);
+	}
+	write_v1_db(d->state);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	job = twait(c, 41);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_string_equal(jstr(job, "name"), "old");
+	json_decref(job);
+	page = tcall(c, "output", "{siss}", "id", 41, "stream", "stdout");
+	assert_string_equal(jstr(page, "data"), "from v1\n");
+	json_decref(page);
+	id = tsubmit(c, "{s[s]}", "argv", "true");
+	assert_int_equal(id, 42);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+static void
+test_unusable_state_dir_is_a_clear_fatal_error(void **state)
+{
+	char dir[] = "/tmp/triage-test-XXXXXX", conf[300], log[300], cmd[400];
+	char buf[4096] = "";
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof conf, "%s/triage.conf", dir);
+	snprintf(log, sizeof log, "%s/log", dir);
+	assert_non_null(f = fopen(conf, "w"));
+	/* The state dir is a file. */
+	fprintf(f, "[daemon]\nsocket = %s/sock\nstate_dir = %s\n", dir, conf);
+	fclose(f);
+	if ((pid = fork()) == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT, 0600);
+
+		dup2(fd, 2);
+		execl(tbin("triaged"), "triaged", "--config", conf, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	assert_non_null(f = fopen(log, "r"));
+	(void)!fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	assert_non_null(strstr(buf, conf));
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+test_full_disk_fails_submissions_and_recovers(void **state)
+{
+	char dir[] = "/tmp/triage-test-XXXXXX", mnt[300], conf[1024], fill[400];
+	struct tdaemon *d;
+	struct client *c;
+	struct client_error e;
+	json_t *job;
+	char buf[65536];
+	int fd, i, code = 0;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("skipped: not root, cannot mount a small tmpfs\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	snprintf(mnt, sizeof mnt, "%s/state", dir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=4m,mode=0700") != 0) {
+		print_message("skipped: cannot mount a tmpfs (%s)\n",
+		    strerror(errno));
+		rmdir(mnt);
+		rmdir(dir);
+		skip();
+	}
+	d = tdaemon_start(NULL);
+	/* Point a daemon of our own at the tmpfs. */
+	assert_int_equal(tdaemon_stop(d), 0);
+	snprintf(conf, sizeof conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
+	    "log_level = debug\n", d->sock, mnt);
+	{
+		FILE *f = fopen(d->conf, "w");
+
+		assert_non_null(f);
+		fputs(conf, f);
+		fclose(f);
+	}
+	tdaemon_restart(d);
+	c = tconnect(d);
+	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
+
+	snprintf(fill, sizeof fill, "%s/filler", mnt);
+	fd = open(fill, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	memset(buf, 'x', sizeof buf);
+	while (write(fd, buf, sizeof buf) > 0)
+		;
+	close(fd);
+	/* Full: a submission is refused as an internal error... */
+	for (i = 0; i < 50 && code != -32603; i++) {
+		job = client_call(c, "submit", json_pack("{s[s]s{ss}}", "argv",
+		    "true", "env", "PAD", "a fairly long value to fill pages"),
+		    30000, &e);
+		if (job == NULL)
+			code = e.code;
+		json_decref(job);
+	}
+	assert_int_equal(code, -32603);
+	assert_non_null(strstr(e.message, "full"));
+	/* ...the daemon stays up... */
+	json_decref(tcall(c, "stats", "{}"));
+	/* ...and works again once there is room. */
+	assert_int_equal(unlink(fill), 0);
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	assert_int_equal(umount(mnt), 0);
+	rmdir(mnt);
+	rmdir(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_restart_keeps_queued_jobs_in_order_with_their_ids),
+		cmocka_unit_test(test_crash_storm_loses_no_acknowledged_job),
+		cmocka_unit_test(test_retries_until_success_or_exhaustion),
+		cmocka_unit_test(test_retry_method),
+		cmocka_unit_test(test_after_chains_success_failure_and_restart),
+		cmocka_unit_test(test_pruning_forgets_old_jobs_and_their_output),
+		cmocka_unit_test(test_older_database_is_migrated),
+		cmocka_unit_test(test_unusable_state_dir_is_a_clear_fatal_error),
+		cmocka_unit_test(test_full_disk_fails_submissions_and_recovers),
+	};
+
+	return cmocka_run_group_tests_name("durable", tests, NULL, NULL);
+}

@@ -1,0 +1,1000 @@
+/* test-db.c - db_*: real SQLite files in a temporary directory: a new file's
+ * settings, every field of a job there and back, transactions, pruning,
+ * migration from version 1, and the files db_open must refuse. */
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "db.h"
+#include "job.h"
+
+/* The schema of version 1, as triage wrote it: files out there look like
+ * this, whatever db-schema.c becomes. */
+#define V1_SCHEMA							\
+	"CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"	\
+	" name TEXT NOT NULL, argv TEXT NOT NULL, env TEXT NOT NULL,"	\
+	" cwd TEXT NOT NULL, priority TEXT NOT NULL, state TEXT NOT NULL,"	\
+	" slots INTEGER NOT NULL, exclusive INTEGER NOT NULL,"		\
+	" timeout_ms INTEGER NOT NULL, uid INTEGER NOT NULL,"		\
+	" gid INTEGER NOT NULL, submitted_at INTEGER, started_at INTEGER,"	\
+	" finished_at INTEGER, pid INTEGER, exit_code INTEGER,"	\
+	" signal INTEGER, reason TEXT, attempt INTEGER NOT NULL,"	\
+	" user_time REAL, system_time REAL, max_rss_kb INTEGER,"	\
+	" stdout_truncated INTEGER NOT NULL DEFAULT 0,"			\
+	" stderr_truncated INTEGER NOT NULL DEFAULT 0);"		\
+	"PRAGMA user_version = 1;"
+
+#define MAX_LOADED 32
+
+/* Each test gets a fresh directory; db is <dir>/triage.db. */
+struct fixture {
+	char dir[64];
+	char path[128];
+};
+
+static struct fixture *fx;
+
+/* What db_load handed over, in order. */
+struct loaded {
+	struct job *jobs[MAX_LOADED];
+	size_t n;
+	size_t stop_after;	/* the callback refuses job number stop_after + 1 */
+};
+
+static int
+fixture_setup(void **state)
+{
+	fx = calloc(1, sizeof *fx);
+	if (fx == NULL)
+		return -1;
+	strcpy(fx->dir, "/tmp/test-db-XXXXXX");
+	if (mkdtemp(fx->dir) == NULL)
+		return -1;
+	snprintf(fx->path, sizeof fx->path, "%s/triage.db", fx->dir);
+	*state = fx;
+	return 0;
+}
+
+static int
+fixture_remove_cb(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+fixture_teardown(void **state)
+{
+	int rc;
+
+	(void)state;
+	rc = nftw(fx->dir, fixture_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	fx = NULL;
+	return rc;
+}
+
+/* Runs sql on path through a connection of its own, as an operator would. */
+static void
+raw_exec(const char *path, const char *sql)
+{
+	sqlite3 *sq;
+	char *err = NULL;
+
+	assert_int_equal(sqlite3_open(path, &sq), SQLITE_OK);
+	if (sqlite3_exec(sq, sql, NULL, NULL, &err) != SQLITE_OK)
+		fail_msg("%s: %s", sql, err);
+	sqlite3_close(sq);
+}
+
+/* The first column of the first row of sql, as an integer. */
+static int64_t
+raw_int(const char *path, const char *sql)
+{
+	sqlite3 *sq;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open(path, &sq), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(sq, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(sq);
+	return v;
+}
+
+/* The rows of sql, each row's columns joined by '|', rows by '\n'. */
+static void
+raw_text(const char *path, const char *sql, char *buf, size_t size)
+{
+	sqlite3 *sq;
+	sqlite3_stmt *st;
+	const unsigned char *s;
+	size_t len = 0;
+	int i;
+
+	buf[0] = '\0';
+	assert_int_equal(sqlite3_open(path, &sq), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(sq, sql, -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			s = sqlite3_column_text(st, i);
+			len += (size_t)snprintf(buf + len, size - len, "%s%s",
+			    s != NULL ? (const char *)s : "NULL",
+			    i + 1 < sqlite3_column_count(st) ? "|" : "\n");
+			assert_true(len < size);
+		}
+	sqlite3_finalize(st);
+	sqlite3_close(sq);
+}
+
+static struct db *
+open_ok(void)
+{
+	struct db *db;
+	char *cause = NULL;
+
+	if ((db = db_open(fx->path, &cause)) == NULL)
+		fail_msg("db_open: %s", cause);
+	return db;
+}
+
+/* db_open must refuse the file; returns the cause, which names the path. */
+static char *
+open_bad(const char *path)
+{
+	char *cause = NULL;
+
+	assert_null(db_open(path, &cause));
+	assert_non_null(cause);
+	if (strstr(cause, path) == NULL)
+		fail_msg("cause does not name %s: %s", path, cause);
+	return cause;
+}
+
+static void
+assert_contains(const char *s, const char *part)
+{
+	if (s == NULL || strstr(s, part) == NULL)
+		fail_msg("\"%s\" does not contain \"%s\"", s ? s : "(null)",
+		    part);
+}
+
+/* A new NULL-terminated vector of copies of the arguments. */
+static char **
+strv(const char *first, ...)
+{
+	const char *s;
+	char **v;
+	va_list ap;
+	size_t n = 0;
+
+	assert_non_null(v = calloc(16, sizeof *v));
+	va_start(ap, first);
+	for (s = first; s != NULL; s = va_arg(ap, const char *)) {
+		assert_true(n < 15);
+		assert_non_null(v[n++] = strdup(s));
+	}
+	va_end(ap);
+	return v;
+}
+
+/* A job with only what the schema requires: everything else unknown. */
+static struct job *
+bare_job(uint64_t id, enum job_state state)
+{
+	struct job *job;
+
+	assert_non_null(job = job_new());
+	job->id = id;
+	job->state = state;
+	assert_non_null(job->name = strdup("bare"));
+	assert_non_null(job->cwd = strdup("/"));
+	assert_non_null(job->priority = strdup("normal"));
+	return job;
+}
+
+/* A job with every field set, none to its default. */
+static struct job *
+full_job(uint64_t id)
+{
+	struct job *job;
+
+	assert_non_null(job = job_new());
+	job->id = id;
+	assert_non_null(job->name =
+	    strdup("it's \"quoted\"\nline two, caf\xc3\xa9 \xe2\x9c\x93"));
+	job->argv = strv("/bin/sh", "-c", "echo 'hello world' \"$X\"",
+	    "\xe6\x97\xa5\xe6\x9c\xac", "", NULL);
+	job->env = strv("X=a b", "EMPTY=", "NL=one\ntwo", NULL);
+	assert_non_null(job->cwd = strdup("/home/\xc3\xbcser/dir with space"));
+	assert_non_null(job->priority = strdup("high"));
+	job->state = JOB_FAILED;
+	job->slots = 3;
+	job->exclusive = true;
+	job->timeout_ms = 90061001;
+	job->retries = 4;
+	job->seq = -42;
+	assert_non_null(job->after = calloc(3, sizeof *job->after));
+	job->after[0] = 9;
+	job->after[1] = 2;
+	job->after[2] = (uint64_t)1 << 40;
+	job->nafter = 3;
+	job->uid = 4294967294u;
+	job->gid = 1001;
+	job->submitted_at = 1795000000123;
+	job->started_at = 1795000001456;
+	job->finished_at = 1795000002789;
+	job->pid = 123456;
+	job->exit_code = 3;
+	job->signal = 9;
+	assert_non_null(job->reason =
+	    strdup("exited with 3 \"badly\"\n\xe2\x80\x94 it's over"));
+	job->attempt = 7;
+	job->user_time = 1.25;
+	job->system_time = 0.1 + 0.2;	/* not exact in decimal: exact here */
+	job->max_rss_kb = (int64_t)1 << 40;
+	job->stdout_truncated = true;
+	job->stderr_truncated = false;
+	return job;
+}
+
+static void
+assert_strv_equal(char **a, char **b)
+{
+	size_t i;
+
+	/* A job read back always has a vector, empty for none. */
+	assert_non_null(b);
+	for (i = 0; a != NULL && a[i] != NULL; i++) {
+		assert_non_null(b[i]);
+		assert_string_equal(a[i], b[i]);
+	}
+	assert_null(b[i]);
+}
+
+static void
+assert_opt_string_equal(const char *a, const char *b)
+{
+	if (a == NULL)
+		assert_null(b);
+	else {
+		assert_non_null(b);
+		assert_string_equal(a, b);
+	}
+}
+
+/* Every persisted field of want equals that of got. */
+static void
+assert_job_equal(const struct job *want, const struct job *got)
+{
+	size_t i;
+
+	assert_int_equal(want->id, got->id);
+	assert_string_equal(want->name, got->name);
+	assert_strv_equal(want->argv, got->argv);
+	assert_strv_equal(want->env, got->env);
+	assert_string_equal(want->cwd, got->cwd);
+	assert_string_equal(want->priority, got->priority);
+	assert_int_equal(want->state, got->state);
+	assert_int_equal(want->slots, got->slots);
+	assert_int_equal(want->exclusive, got->exclusive);
+	assert_int_equal(want->timeout_ms, got->timeout_ms);
+	assert_int_equal(want->retries, got->retries);
+	assert_int_equal(want->seq, got->seq);
+	assert_int_equal(want->nafter, got->nafter);
+	if (want->nafter == 0)
+		assert_null(got->after);
+	for (i = 0; i < want->nafter; i++)
+		assert_int_equal(want->after[i], got->after[i]);
+	assert_int_equal(want->uid, got->uid);
+	assert_int_equal(want->gid, got->gid);
+	assert_int_equal(want->submitted_at, got->submitted_at);
+	assert_int_equal(want->started_at, got->started_at);
+	assert_int_equal(want->finished_at, got->finished_at);
+	assert_int_equal(want->pid, got->pid);
+	assert_int_equal(want->exit_code, got->exit_code);
+	assert_int_equal(want->signal, got->signal);
+	assert_opt_string_equal(want->reason, got->reason);
+	assert_int_equal(want->attempt, got->attempt);
+	assert_true(want->user_time == got->user_time);
+	assert_true(want->system_time == got->system_time);
+	assert_int_equal(want->max_rss_kb, got->max_rss_kb);
+	assert_int_equal(want->stdout_truncated, got->stdout_truncated);
+	assert_int_equal(want->stderr_truncated, got->stderr_truncated);
+}
+
+static int
+load_cb(struct job *job, void *arg)
+{
+	struct loaded *l = arg;
+
+	if (l->n >= MAX_LOADED || (l->stop_after != 0 &&
+	    l->n == l->stop_after)) {
+		job_free(job);
+		return -1;
+	}
+	l->jobs[l->n++] = job;
+	return 0;
+}
+
+static void
+loaded_free(struct loaded *l)
+{
+	while (l->n > 0)
+		job_free(l->jobs[--l->n]);
+}
+
+/* Loads every job into l, which must be empty. */
+static void
+load_ok(struct db *db, struct loaded *l)
+{
+	char *cause = NULL;
+
+	assert_int_equal(l->n, 0);
+	if (db_load(db, load_cb, l, &cause) == -1)
+		fail_msg("db_load: %s", cause);
+}
+
+/* Inserts each job in one transaction and frees it. */
+static void
+insert_jobs(struct db *db, struct job **jobs, size_t n)
+{
+	char *cause = NULL;
+	size_t i;
+
+	assert_int_equal(db_begin(db, &cause), 0);
+	for (i = 0; i < n; i++) {
+		if (db_insert(db, jobs[i], &cause) == -1)
+			fail_msg("db_insert: %s", cause);
+		job_free(jobs[i]);
+	}
+	if (db_commit(db, &cause) == -1)
+		fail_msg("db_commit: %s", cause);
+}
+
+static void
+test_new_file(void **state)
+{
+	struct job *job = bare_job(1, JOB_QUEUED);
+	char wal[160], mode[32];
+	struct stat st;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	insert_jobs(db, &job, 1);
+
+	/* While open, writes go to the WAL, which has the database's mode. */
+	snprintf(wal, sizeof wal, "%s-wal", fx->path);
+	assert_int_equal(stat(wal, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	raw_text(fx->path, "PRAGMA journal_mode", mode, sizeof mode);
+	assert_string_equal(mode, "wal\n");
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
+	    DB_SCHEMA_VERSION);
+	db_close(db);
+
+	/* WAL mode is a property of the file: it stays after close. */
+	raw_text(fx->path, "PRAGMA journal_mode", mode, sizeof mode);
+	assert_string_equal(mode, "wal\n");
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
+	    DB_SCHEMA_VERSION);
+}
+
+/* Every field there and back, through insert, update, and delete. */
+static void
+test_round_trip(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *job = full_job(5), *want;
+	char *cause = NULL;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, &job, 1);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	want = full_job(5);
+	assert_job_equal(want, l.jobs[0]);
+	loaded_free(&l);
+
+	/* Every column changes, the immutable ones too: update writes all. */
+	job_free(want);
+	want = bare_job(5, JOB_SUCCEEDED);
+	free(want->name);
+	assert_non_null(want->name = strdup("renamed \xe2\x9c\x93"));
+	want->argv = strv("true", NULL);
+	want->env = strv(NULL);
+	want->slots = 0;
+	want->timeout_ms = 0;
+	want->seq = INT64_MAX;
+	want->uid = 0;
+	want->attempt = 2;
+	want->exit_code = 0;
+	want->user_time = 0;
+	want->system_time = 0;
+	want->max_rss_kb = 0;
+	want->stderr_truncated = true;
+	assert_non_null(want->reason = strdup(""));
+	assert_int_equal(db_begin(db, &cause), 0);
+	if (db_update(db, want, &cause) == -1)
+		fail_msg("db_update: %s", cause);
+	assert_int_equal(db_commit(db, &cause), 0);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	assert_job_equal(want, l.jobs[0]);
+	loaded_free(&l);
+	job_free(want);
+
+	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(db_delete(db, 5, &cause), 0);
+	/* Deleting what is gone is no error. */
+	assert_int_equal(db_delete(db, 5, &cause), 0);
+	assert_int_equal(db_commit(db, &cause), 0);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 0);
+	db_close(db);
+	assert_null(cause);
+}
+
+/* A job with every optional field unknown comes back unknown, not 0. */
+static void
+test_round_trip_unknown(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *job = bare_job(1, JOB_QUEUED), *want;
+	char buf[256];
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, &job, 1);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	want = bare_job(1, JOB_QUEUED);
+	assert_job_equal(want, l.jobs[0]);
+	assert_int_equal(l.jobs[0]->submitted_at, -1);
+	assert_int_equal(l.jobs[0]->pid, 0);
+	assert_int_equal(l.jobs[0]->exit_code, -1);
+	assert_true(l.jobs[0]->user_time < 0);
+	assert_int_equal(l.jobs[0]->max_rss_kb, -1);
+	job_free(want);
+	loaded_free(&l);
+	db_close(db);
+
+	/* In the file, unknown is NULL and the vectors are empty arrays. */
+	raw_text(fx->path, "SELECT argv, env, \"after\", submitted_at,"
+	    " started_at, finished_at, pid, exit_code, signal, reason,"
+	    " user_time, system_time, max_rss_kb FROM jobs", buf, sizeof buf);
+	assert_string_equal(buf, "[]|[]|NULL|NULL|NULL|NULL|NULL|NULL|NULL|"
+	    "NULL|NULL|NULL|NULL\n");
+}
+
+/* JSON columns are readable by an operator with the sqlite3 shell. */
+static void
+test_json_columns(void **state)
+{
+	struct job *job = full_job(2);
+	char buf[512];
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, &job, 1);
+	db_close(db);
+	raw_text(fx->path, "SELECT argv, \"after\" FROM jobs", buf, sizeof buf);
+	assert_string_equal(buf, "[\"/bin/sh\",\"-c\","
+	    "\"echo 'hello world' \\\"$X\\\"\",\"\xe6\x97\xa5\xe6\x9c\xac\",\"\"]"
+	    "|[9,2,1099511627776]\n");
+}
+
+static void
+test_load_order(void **state)
+{
+	struct job *jobs[] = {
+		bare_job(5, JOB_QUEUED), bare_job(2, JOB_RUNNING),
+		bare_job(9, JOB_LOST), bare_job(3, JOB_QUEUED),
+	};
+	struct loaded l = { 0 };
+	char *cause = NULL;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, jobs, 4);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 4);
+	assert_int_equal(l.jobs[0]->id, 2);
+	assert_int_equal(l.jobs[1]->id, 3);
+	assert_int_equal(l.jobs[2]->id, 5);
+	assert_int_equal(l.jobs[3]->id, 9);
+	assert_int_equal(l.jobs[3]->state, JOB_LOST);
+	loaded_free(&l);
+
+	/* A callback that says stop stops the load. */
+	l.stop_after = 2;
+	assert_int_equal(db_load(db, load_cb, &l, &cause), -1);
+	assert_string_equal(cause, "stopped");
+	free(cause);
+	assert_int_equal(l.n, 2);
+	loaded_free(&l);
+
+	/* ... and the next load starts from the beginning again. */
+	l.stop_after = 0;
+	load_ok(db, &l);
+	assert_int_equal(l.n, 4);
+	loaded_free(&l);
+	db_close(db);
+}
+
+static void
+test_max_id(void **state)
+{
+	struct job *jobs[] = {
+		bare_job(1, JOB_QUEUED), bare_job(2, JOB_QUEUED),
+		bare_job(3, JOB_QUEUED),
+	};
+	struct job *next;
+	char *cause = NULL;
+	struct db *db;
+	uint64_t id = 99;
+
+	(void)state;
+	db = open_ok();
+	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(id, 0);
+	insert_jobs(db, jobs, 3);
+	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(db_delete(db, 3, &cause), 0);
+	assert_int_equal(db_commit(db, &cause), 0);
+	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(id, 3);
+	db_close(db);
+
+	/* Across a restart too: id 3 is never given again. */
+	db = open_ok();
+	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(id, 3);
+	next = bare_job(id + 1, JOB_QUEUED);
+	insert_jobs(db, &next, 1);
+	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(id, 4);
+	db_close(db);
+	assert_null(cause);
+}
+
+static void
+test_rollback(void **state)
+{
+	struct job *jobs[] = { bare_job(1, JOB_QUEUED) };
+	struct job *job;
+	struct loaded l = { 0 };
+	char *cause = NULL;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, jobs, 1);
+
+	assert_int_equal(db_begin(db, &cause), 0);
+	job = bare_job(2, JOB_QUEUED);
+	assert_int_equal(db_insert(db, job, &cause), 0);
+	job_free(job);
+	job = bare_job(1, JOB_RUNNING);
+	assert_int_equal(db_update(db, job, &cause), 0);
+	job_free(job);
+	db_rollback(db);
+	/* Without a transaction, rollback does nothing. */
+	db_rollback(db);
+
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.jobs[0]->id, 1);
+	assert_int_equal(l.jobs[0]->state, JOB_QUEUED);
+	loaded_free(&l);
+	db_close(db);
+	assert_null(cause);
+}
+
+static void
+test_commit_persists(void **state)
+{
+	struct job *jobs[] = {
+		bare_job(1, JOB_QUEUED), full_job(2), bare_job(3, JOB_QUEUED),
+	};
+	struct loaded l = { 0 };
+	struct job *want;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, jobs, 3);
+	db_close(db);
+
+	db = open_ok();
+	load_ok(db, &l);
+	assert_int_equal(l.n, 3);
+	want = full_job(2);
+	assert_job_equal(want, l.jobs[1]);
+	job_free(want);
+	loaded_free(&l);
+	db_close(db);
+}
+
+/* A failed write names the job and leaves the transaction to roll back. */
+static void
+test_write_errors(void **state)
+{
+	struct job *jobs[] = { bare_job(1, JOB_QUEUED) };
+	struct job *job;
+	struct loaded l = { 0 };
+	char *cause = NULL;
+	struct db *db;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, jobs, 1);
+
+	assert_int_equal(db_begin(db, &cause), 0);
+	job = bare_job(2, JOB_QUEUED);
+	assert_int_equal(db_insert(db, job, &cause), 0);
+	job_free(job);
+	job = bare_job(1, JOB_QUEUED);
+	assert_int_equal(db_insert(db, job, &cause), -1);
+	assert_contains(cause, "cannot insert job 1: UNIQUE constraint");
+	free(cause);
+	cause = NULL;
+	job_free(job);
+
+	job = bare_job(77, JOB_QUEUED);
+	assert_int_equal(db_update(db, job, &cause), -1);
+	assert_contains(cause, "job 77");
+	free(cause);
+	cause = NULL;
+	job_free(job);
+
+	/* A NOT NULL column left NULL in memory. */
+	job = bare_job(3, JOB_QUEUED);
+	free(job->cwd);
+	job->cwd = NULL;
+	assert_int_equal(db_insert(db, job, &cause), -1);
+	assert_contains(cause, "NOT NULL constraint failed: jobs.cwd");
+	free(cause);
+	cause = NULL;
+	job_free(job);
+
+	/* A string jansson will not encode. */
+	job = bare_job(4, JOB_QUEUED);
+	job->argv = strv("bad \xff byte", NULL);
+	assert_int_equal(db_insert(db, job, &cause), -1);
+	assert_contains(cause, "job 4");
+	free(cause);
+	job_free(job);
+
+	db_rollback(db);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	loaded_free(&l);
+	db_close(db);
+}
+
+/* A job finished at ms, in state. */
+static struct job *
+finished_job(uint64_t id, enum job_state state, int64_t ms)
+{
+	struct job *job = bare_job(id, state);
+
+	job->finished_at = ms;
+	return job;
+}
+
+static void
+test_expired(void **state)
+{
+	struct job *jobs[] = {
+		finished_job(1, JOB_SUCCEEDED, 100),
+		finished_job(2, JOB_FAILED, 300),
+		finished_job(3, JOB_QUEUED, -1),
+		finished_job(4, JOB_RUNNING, -1),
+		finished_job(5, JOB_CANCELED, 200),
+		finished_job(6, JOB_LOST, 500),
+		finished_job(7, JOB_TIMED_OUT, 50),
+		/* Back in the queue after a retry, with its old end time. */
+		finished_job(8, JOB_QUEUED, 10),
+		finished_job(9, JOB_SUCCEEDED, 100),
+		finished_job(10, JOB_SUCCEEDED, 400),
+	};
+	uint64_t ids[8];
+	char *cause = NULL;
+	struct db *db;
+	size_t n = 99;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, jobs, sizeof jobs / sizeof jobs[0]);
+
+	assert_int_equal(db_expired(db, 400, ids, 8, &n, &cause), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(ids[0], 7);
+	assert_int_equal(ids[1], 1);	/* 1 and 9 finished together */
+	assert_int_equal(ids[2], 9);
+	assert_int_equal(ids[3], 5);
+	assert_int_equal(ids[4], 2);
+
+	assert_int_equal(db_expired(db, 400, ids, 2, &n, &cause), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], 7);
+	assert_int_equal(ids[1], 1);
+
+	assert_int_equal(db_expired(db, 400, ids, 0, &n, &cause), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(db_expired(db, 50, ids, 8, &n, &cause), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(db_expired(db, INT64_MAX, ids, 8, &n, &cause), 0);
+	assert_int_equal(n, 7);
+	db_close(db);
+	assert_null(cause);
+}
+
+/* db_expired's query (copied here) is served by the partial index, in
+ * order, without a sort. */
+static void
+test_expired_uses_index(void **state)
+{
+	char plan[512];
+
+	(void)state;
+	db_close(open_ok());
+	raw_text(fx->path, "EXPLAIN QUERY PLAN SELECT id FROM jobs"
+	    " WHERE state NOT IN ('queued','running') AND finished_at < 5"
+	    " ORDER BY finished_at, id LIMIT 10", plan, sizeof plan);
+	assert_contains(plan, "USING INDEX jobs_finished");
+	if (strstr(plan, "TEMP B-TREE") != NULL)
+		fail_msg("the query sorts: %s", plan);
+}
+
+/* Writes a version-1 file by hand with one job in it. */
+static void
+write_v1(const char *extra_sql)
+{
+	raw_exec(fx->path, V1_SCHEMA
+	    "INSERT INTO jobs (id, name, argv, env, cwd, priority, state,"
+	    " slots, exclusive, timeout_ms, uid, gid, submitted_at,"
+	    " started_at, finished_at, pid, exit_code, signal, reason,"
+	    " attempt, user_time, system_time, max_rss_kb)"
+	    " VALUES (4, 'old', '[\"make\",\"-j4\"]', '[\"HOME=/root\"]',"
+	    " '/src', 'low', 'succeeded', 2, 0, 60000, 1000, 100, 1000,"
+	    " 2000, 3000, 4242, 0, NULL, NULL, 1, 0.5, 0.25, 2048);");
+	if (extra_sql != NULL)
+		raw_exec(fx->path, extra_sql);
+}
+
+static void
+test_migrate_v1(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *job;
+	char *cause = NULL, buf[64];
+	struct db *db;
+	uint64_t id;
+
+	(void)state;
+	write_v1(NULL);
+	db = open_ok();
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	job = l.jobs[0];
+	assert_int_equal(job->id, 4);
+	assert_int_equal(job->seq, 4);
+	assert_int_equal(job->retries, 0);
+	assert_null(job->after);
+	assert_int_equal(job->nafter, 0);
+	assert_string_equal(job->name, "old");
+	assert_string_equal(job->argv[1], "-j4");
+	assert_null(job->argv[2]);
+	assert_string_equal(job->env[0], "HOME=/root");
+	assert_int_equal(job->state, JOB_SUCCEEDED);
+	assert_int_equal(job->slots, 2);
+	assert_int_equal(job->timeout_ms, 60000);
+	assert_int_equal(job->finished_at, 3000);
+	assert_int_equal(job->pid, 4242);
+	assert_int_equal(job->exit_code, 0);
+	assert_int_equal(job->signal, 0);
+	assert_null(job->reason);
+	assert_true(job->user_time == 0.5);
+	assert_int_equal(job->max_rss_kb, 2048);
+	loaded_free(&l);
+	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(id, 4);
+	db_close(db);
+
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 2);
+	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'index'",
+	    buf, sizeof buf);
+	assert_string_equal(buf, "jobs_finished\n");
+}
+
+/* A migration that fails half way leaves the file as it was. */
+static void
+test_migrate_atomic(void **state)
+{
+	char *cause;
+
+	(void)state;
+	/* Step 2 creates this index last, and fails on it. */
+	write_v1("CREATE INDEX jobs_finished ON jobs(name)");
+	cause = open_bad(fx->path);
+	assert_contains(cause, "from schema version 1 to 2");
+	assert_contains(cause, "jobs_finished already exists");
+	free(cause);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 1);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM"
+	    " pragma_table_info('jobs') WHERE name IN ('seq', 'retries')"), 0);
+	assert_int_equal(raw_int(fx->path, "SELECT count(*) FROM jobs"), 1);
+}
+
+static void
+test_newer_refused(void **state)
+{
+	char *cause;
+
+	(void)state;
+	raw_exec(fx->path, "PRAGMA user_version = 99");
+	cause = open_bad(fx->path);
+	assert_contains(cause, "newer triage");
+	assert_contains(cause, "schema version 99");
+	assert_contains(cause, "knows up to 2");
+	free(cause);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 99);
+}
+
+static void
+test_not_a_database(void **state)
+{
+	char junk[4096], *cause;
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	memset(junk, 'x', sizeof junk);
+	assert_non_null(f = fopen(fx->path, "w"));
+	assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+	assert_int_equal(fclose(f), 0);
+	cause = open_bad(fx->path);
+	assert_contains(cause, "is not a triage database (file is not a "
+	    "database)");
+	free(cause);
+	/* Untouched. */
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_size, sizeof junk);
+}
+
+/* Somebody else's SQLite file: tables, but no schema version. */
+static void
+test_foreign_database(void **state)
+{
+	char *cause;
+
+	(void)state;
+	raw_exec(fx->path, "CREATE TABLE photos (id INTEGER PRIMARY KEY)");
+	cause = open_bad(fx->path);
+	assert_contains(cause, "is not a triage database");
+	free(cause);
+}
+
+static void
+test_unopenable(void **state)
+{
+	char path[160], *cause;
+
+	(void)state;
+	/* A directory, which even root cannot open as a file. */
+	cause = open_bad(fx->dir);
+	assert_contains(cause, "cannot open");
+	free(cause);
+
+	snprintf(path, sizeof path, "%s/missing/triage.db", fx->dir);
+	cause = open_bad(path);
+	assert_contains(cause, "No such file or directory");
+	free(cause);
+}
+
+/* A row db_load cannot make sense of fails the load, naming the job. Each
+ * call has a database file of its own. */
+static void
+load_bad(const char *sql, const char *part)
+{
+	static int nfile;
+	struct job *jobs[] = {
+		bare_job(6, JOB_QUEUED), bare_job(7, JOB_QUEUED),
+	};
+	struct loaded l = { 0 };
+	char *cause = NULL;
+	struct db *db;
+
+	snprintf(fx->path, sizeof fx->path, "%s/bad%d.db", fx->dir, nfile++);
+	db = open_ok();
+	insert_jobs(db, jobs, 2);
+	raw_exec(fx->path, sql);
+	assert_int_equal(db_load(db, load_cb, &l, &cause), -1);
+	assert_contains(cause, "cannot load job 7: ");
+	assert_contains(cause, part);
+	free(cause);
+	assert_int_equal(l.n, 1);	/* job 6 was fine */
+	loaded_free(&l);
+	db_close(db);
+}
+
+static void
+test_bad_rows(void **state)
+{
+	(void)state;
+	load_bad("UPDATE jobs SET state = 'bogus' WHERE id = 7",
+	    "unknown state \"bogus\"");
+	load_bad("UPDATE jobs SET argv = '[\"a\", ' WHERE id = 7",
+	    "column argv is not JSON");
+	load_bad("UPDATE jobs SET env = '{\"A\": \"1\"}' WHERE id = 7",
+	    "column env is not a JSON array");
+	load_bad("UPDATE jobs SET argv = '[\"a\", 2]' WHERE id = 7",
+	    "column argv holds a non-string");
+	load_bad("UPDATE jobs SET \"after\" = '[1, \"x\"]' WHERE id = 7",
+	    "column after holds something not a job id");
+	load_bad("UPDATE jobs SET slots = 'many' WHERE id = 7",
+	    "column slots is not an integer");
+	load_bad("UPDATE jobs SET exclusive = 2 WHERE id = 7",
+	    "column exclusive is out of range (2)");
+	load_bad("UPDATE jobs SET name = x'00' WHERE id = 7",
+	    "column name is not text");
+	load_bad("UPDATE jobs SET user_time = -1 WHERE id = 7",
+	    "column user_time is negative");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(name) cmocka_unit_test_setup_teardown(name, fixture_setup,	\
+	fixture_teardown)
+		T(test_new_file),
+		T(test_round_trip),
+		T(test_round_trip_unknown),
+		T(test_json_columns),
+		T(test_load_order),
+		T(test_max_id),
+		T(test_rollback),
+		T(test_commit_persists),
+		T(test_write_errors),
+		T(test_expired),
+		T(test_expired_uses_index),
+		T(test_migrate_v1),
+		T(test_migrate_atomic),
+		T(test_newer_refused),
+		T(test_not_a_database),
+		T(test_foreign_database),
+		T(test_unopenable),
+		T(test_bad_rows),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
