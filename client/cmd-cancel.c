@@ -1,10 +1,6 @@
 /* cmd-cancel.c - triage cancel: cancels jobs, going on past the ones the
  * daemon refuses so that one bad id does not spare the others. */
-#include <stdio.h>
-
 #include "cmd.h"
-#include "format.h"
-#include "xmalloc.h"
 
 static int cmd_cancel_exec(struct cmd_ctx *, int, char **);
 
@@ -27,27 +23,5 @@ const struct cmd_entry cmd_cancel_entry = {
 static int
 cmd_cancel_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	json_t *job;
-	int64_t id;
-	int i, rc, status = CMD_EXIT_OK;
-
-	if ((rc = cmd_plain_args(ctx, argc, argv, 1, -1, "job id")) !=
-	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
-		return rc;
-
-	for (i = optind; i < argc; i++) {
-		cmd_parse_id(argv[i], &id);
-		rc = cmd_call(ctx, "cancel", xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), &job);
-		if (rc == CMD_EXIT_UNREACHABLE)
-			return rc;
-		if (rc != CMD_EXIT_OK) {
-			status = rc;
-			continue;
-		}
-		if (ctx->json)
-			format_json_line(job);
-		json_decref(job);
-	}
-	return status;
+	return cmd_each_id(ctx, argc, argv, "cancel");
 }

@@ -20,14 +20,16 @@ extern char **environ;
 #define CMD_SUBMIT_ENV		0x113
 #define CMD_SUBMIT_CLEAN_ENV	0x114
 #define CMD_SUBMIT_WAIT		0x115
+#define CMD_SUBMIT_RETRIES	0x116
+#define CMD_SUBMIT_AFTER	0x117
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.args = "[-p PRIO] [-n NAME] [--slots N | --exclusive]\n"
-	    "           [--timeout T] [--env K=V]... [--clean-env] [--wait]\n"
-	    "           [--] CMD [ARG...]",
+	    "           [--timeout T] [--retries N] [--after ID,...]\n"
+	    "           [--env K=V]... [--clean-env] [--wait] [--] CMD [ARG...]",
 	.summary = "queue a command and print its job id",
 	.options =
 	    "  -p, --priority PRIO  the priority (default: the daemon's "
@@ -40,6 +42,13 @@ const struct cmd_entry cmd_submit_entry = {
 	    "7d, or\n"
 	    "                       seconds (default: the priority's; 0 = "
 	    "none)\n"
+	    "      --retries N      run it again up to N times if it fails or "
+	    "times out\n"
+	    "                       (default: the priority's)\n"
+	    "      --after ID,...   start only after these jobs succeeded; if "
+	    "one ends\n"
+	    "                       otherwise, this job is canceled "
+	    "(repeatable)\n"
 	    "      --env K=V        set K in the job's environment "
 	    "(repeatable)\n"
 	    "      --clean-env      pass only the --env variables, not this "
@@ -85,6 +94,33 @@ cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
 		return CMD_EXIT_OK;
 	}
 	free(key);
+	return CMD_EXIT_OK;
+}
+
+/* Adds the ids of "3,4" to params' after array. */
+static int
+cmd_submit_after(struct cmd_ctx *ctx, json_t *params, const char *list)
+{
+	json_t *after = json_object_get(params, "after");
+	char *copy = xstrdup(list), *tok, *save = NULL;
+	int64_t id;
+
+	if (after == NULL) {
+		after = xjson(json_array());
+		json_object_set_new(params, "after", after);
+	}
+	for (tok = strtok_r(copy, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		if (cmd_parse_id(tok, &id) == -1) {
+			free(copy);
+			return cmd_usage(ctx, "invalid --after '%s' (job ids "
+			    "separated by commas)", list);
+		}
+		json_array_append_new(after, xjson(json_integer(id)));
+	}
+	free(copy);
+	if (json_array_size(after) == 0)
+		return cmd_usage(ctx, "--after needs job ids");
 	return CMD_EXIT_OK;
 }
 
@@ -137,6 +173,8 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "env", required_argument, NULL, CMD_SUBMIT_ENV },
 		{ "clean-env", no_argument, NULL, CMD_SUBMIT_CLEAN_ENV },
 		{ "wait", no_argument, NULL, CMD_SUBMIT_WAIT },
+		{ "retries", required_argument, NULL, CMD_SUBMIT_RETRIES },
+		{ "after", required_argument, NULL, CMD_SUBMIT_AFTER },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -186,6 +224,17 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case CMD_SUBMIT_WAIT:
 			wait = true;
+			break;
+		case CMD_SUBMIT_RETRIES:
+			if (cmd_parse_count(optarg, 0, &n) == -1)
+				rc = cmd_usage(ctx, "invalid --retries '%s' (a "
+				    "count, 0 or more)", optarg);
+			else
+				json_object_set_new(params, "retries",
+				    xjson(json_integer(n)));
+			break;
+		case CMD_SUBMIT_AFTER:
+			rc = cmd_submit_after(ctx, params, optarg);
 			break;
 		case CMD_GETOPT_EXIT:
 			rc = ctx->status;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "format.h"
 #include "xmalloc.h"
 
 void
@@ -229,4 +230,31 @@ cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv)
 		if (cmd_parse_id(argv[i], &id) == -1)
 			return cmd_usage(ctx, "invalid job id '%s'", argv[i]);
 	return CMD_EXIT_OK;
+}
+
+int
+cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
+{
+	json_t *job;
+	int64_t id;
+	int i, rc, status = CMD_EXIT_OK;
+
+	if ((rc = cmd_plain_args(ctx, argc, argv, 1, -1, "job id")) !=
+	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
+		return rc;
+	for (i = optind; i < argc; i++) {
+		cmd_parse_id(argv[i], &id);
+		rc = cmd_call(ctx, method, xjson(json_pack("{s:I}", "id",
+		    (json_int_t)id)), &job);
+		if (rc == CMD_EXIT_UNREACHABLE)
+			return rc;
+		if (rc != CMD_EXIT_OK) {
+			status = rc;
+			continue;
+		}
+		if (ctx->json)
+			format_json_line(job);
+		json_decref(job);
+	}
+	return status;
 }

@@ -60,6 +60,7 @@ extern const struct cmd_entry cmd_watch_entry;
 extern const struct cmd_entry cmd_stats_entry;
 extern const struct cmd_entry cmd_pause_entry;
 extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_retry_entry;
 extern const struct cmd_entry cmd_priorities_entry;
 
 /* Prints "triage: MESSAGE" on stderr. */
@@ -91,6 +92,13 @@ int cmd_plain_args(struct cmd_ctx *ctx, int argc, char **argv, int min,
 /* Checks that every argument from optind is a job id; CMD_EXIT_OK, or
  * the usage error's status. */
 int cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv);
+/*
+ * For commands that do one thing to each job id given (cancel, retry):
+ * calls method for every id, printing each job with --json, going on past
+ * the ones the daemon refuses. Returns the exit status.
+ */
+int cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv,
+    const char *method);
 /* Reads a job id (a positive decimal integer); 0, or -1 when it is not. */
 int cmd_parse_id(const char *s, int64_t *id);
 /* Reads a count of at least min; 0, or -1 when it is not. */

@@ -14,6 +14,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_list_entry,
 	&cmd_wait_entry,
 	&cmd_cancel_entry,
+	&cmd_retry_entry,
 	&cmd_output_entry,
 	&cmd_watch_entry,
 	&cmd_stats_entry,

@@ -325,6 +325,57 @@ test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 	client_free(c);
 }
 
+static void
+test_retries_after_and_retry(void **state)
+{
+	char *out, *err, first[32], second[32];
+	json_t *job;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "--json", "submit", "--retries", "2",
+	    "--wait", "--", "sh", "-c", "exit 4", NULL), 4);
+	/* The submitted job, then the finished one on the second line. */
+	assert_non_null(strchr(out, '\n'));
+	assert_non_null(job = json_loads(strchr(out, '\n') + 1, 0, NULL));
+	assert_int_equal(json_integer_value(json_object_get(job, "attempt")), 3);
+	snprintf(first, sizeof first, "%lld",
+	    (long long)json_integer_value(json_object_get(job, "id")));
+	json_decref(job);
+	free(out);
+	free(err);
+
+	/* After a failed job: canceled, so wait says 125. */
+	assert_int_equal(cli(&out, &err, "submit", "--after", first, "--",
+	    "true", NULL), 0);
+	snprintf(second, sizeof second, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("wait", second, NULL), 125);
+	assert_int_equal(cli_rc("submit", "--after", "x,1", "--", "true",
+	    NULL), 2);
+	assert_int_equal(cli_rc("submit", "--after", "999999", "--", "true",
+	    NULL), 1);
+
+	/* retry: the failed one runs again (and fails again). */
+	assert_int_equal(cli_rc("retry", first, NULL), 0);
+	assert_int_equal(cli_rc("wait", first, NULL), 4);
+	assert_int_equal(cli(&out, &err, "--json", "status", first, NULL), 0);
+	assert_non_null(strstr(out, "\"attempt\":4"));
+	free(out);
+	free(err);
+	/* A job that succeeded cannot be retried. */
+	assert_int_equal(cli(&out, &err, "submit", "--wait", "--", "true",
+	    NULL), 0);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(second, sizeof second, "%s", out);
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "retry", second, NULL), 1);
+	assert_non_null(strstr(err, "succeeded"));
+	free(out);
+	free(err);
+}
+
 int
 main(void)
 {
@@ -337,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_errors_and_their_exit_codes),
 		cmocka_unit_test(test_pause_resume_and_priorities),
 		cmocka_unit_test(test_watch_prints_a_line_per_change_when_not_a_terminal),
+		cmocka_unit_test(test_retries_after_and_retry),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, setup, teardown);
