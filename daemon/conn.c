@@ -238,16 +238,46 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 }
 
+/*
+ * Serializes msg into one line in a buffer kept for the next message too,
+ * and hands it to the output in one piece: libevent runs the buffer's
+ * callbacks on every add, which made adding token by token the daemon's
+ * largest cost.
+ */
 static int
-conn_dump_cb(const char *buf, size_t size, void *arg)
+conn_serialize(const json_t *msg, const char **line, size_t *len)
 {
-	return evbuffer_add(arg, buf, size);
+	static char *buf;
+	static size_t cap;
+	/* Every newline inside strings is escaped: one message, one line.
+	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
+	 * milliseconds need. */
+	const size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(15);
+	size_t n;
+	char *bigger;
+
+	for (;;) {
+		if ((n = json_dumpb(msg, buf, cap, flags)) == 0)
+			return -1;
+		if (n < cap)
+			break;
+		if ((bigger = realloc(buf, n + 1 + 4096)) == NULL)
+			return -1;
+		buf = bigger;
+		cap = n + 1 + 4096;
+	}
+	buf[n] = '\n';
+	*line = buf;
+	*len = n + 1;
+	return 0;
 }
 
 void
 conn_send(struct conn *conn, const json_t *msg)
 {
 	struct evbuffer *out;
+	const char *line;
+	size_t len;
 
 	if (conn->bev == NULL)
 		return;
@@ -259,12 +289,8 @@ conn_send(struct conn *conn, const json_t *msg)
 		conn_close(conn);
 		return;
 	}
-	/* Every newline inside strings is escaped: one message, one line.
-	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
-	 * milliseconds need. */
-	if (json_dump_callback(msg, conn_dump_cb, out,
-	    JSON_COMPACT | JSON_REAL_PRECISION(15)) != 0 ||
-	    evbuffer_add(out, "\n", 1) != 0) {
+	if (conn_serialize(msg, &line, &len) != 0 ||
+	    evbuffer_add(out, line, len) != 0) {
 		log_warnx("out of memory sending to client pid %d",
 		    (int)conn->pid);
 		conn_close(conn);

@@ -31,12 +31,28 @@ struct submit_user {
 	char home[4096];
 };
 
+/*
+ * The passwd entry behind a submission's defaults. The last one is kept a
+ * little while: a busy submitter would otherwise cost an NSS lookup (a read
+ * of /etc/passwd, or a trip to a directory server) per job.
+ */
+#define SUBMIT_USER_TTL_MS 10000
+
 static void
 submit_user(uid_t uid, struct submit_user *u)
 {
+	static struct submit_user cached;
+	static uid_t cached_uid;
+	static uint64_t cached_at;
 	struct passwd pw, *res = NULL;
+	uint64_t now = triaged_mono_ms();
 	char buf[16384];
 
+	if (cached_at != 0 && cached_uid == uid &&
+	    now - cached_at < SUBMIT_USER_TTL_MS) {
+		*u = cached;
+		return;
+	}
 	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res != NULL) {
 		snprintf(u->name, sizeof u->name, "%s", pw.pw_name);
 		snprintf(u->home, sizeof u->home, "%s",
@@ -45,6 +61,9 @@ submit_user(uid_t uid, struct submit_user *u)
 		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
 		snprintf(u->home, sizeof u->home, "/");
 	}
+	cached = *u;
+	cached_uid = uid;
+	cached_at = now;
 }
 
 /* A NULL-terminated copy of argv's strings, or NULL after answering. */

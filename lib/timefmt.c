@@ -28,12 +28,18 @@ timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN])
 		frac += 1000;
 		secs--;
 	}
-	gmtime_r(&secs, &tm);
-	if (strftime(buf, TIMEFMT_RFC3339_LEN, "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
+	/* One snprintf, not strftime's locale machinery: it is on the path
+	 * of every job object. */
+	if (gmtime_r(&secs, &tm) == NULL || tm.tm_year + 1900 > 9999 ||
+	    tm.tm_year + 1900 < 0) {
 		buf[0] = '\0';
 		return buf;
 	}
-	snprintf(buf + 19, TIMEFMT_RFC3339_LEN - 19, ".%03dZ", frac);
+	snprintf(buf, TIMEFMT_RFC3339_LEN, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ",
+	    (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
+	    (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u,
+	    (unsigned)tm.tm_min % 100u, (unsigned)tm.tm_sec % 100u,
+	    (unsigned)frac % 1000u);
 	return buf;
 }
 

@@ -195,10 +195,30 @@ waited_and_ran_so_far(void **state)
 	json_decref(j);
 }
 
+static void
+rfc3339_writes_utc_with_milliseconds(void **state)
+{
+	char buf[TIMEFMT_RFC3339_LEN];
+	int64_t back;
+
+	(void)state;
+	assert_string_equal(timefmt_rfc3339(0, buf), "1970-01-01T00:00:00.000Z");
+	assert_string_equal(timefmt_rfc3339(INT64_C(1795340400123), buf),
+	    "2026-11-22T09:40:00.123Z");
+	/* Before the epoch the milliseconds still count forwards. */
+	assert_string_equal(timefmt_rfc3339(-1, buf), "1969-12-31T23:59:59.999Z");
+	assert_int_equal(timefmt_parse(timefmt_rfc3339(INT64_C(1795340400123),
+	    buf), &back), 0);
+	assert_int_equal(back, INT64_C(1795340400123));
+	/* A year of five digits cannot be written: empty, not garbage. */
+	assert_string_equal(timefmt_rfc3339(INT64_C(253402300800000), buf), "");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rfc3339_writes_utc_with_milliseconds),
 		cmocka_unit_test(parse_reads_the_daemons_times),
 		cmocka_unit_test(parse_takes_fractions_and_offsets),
 		cmocka_unit_test(parse_refuses_what_is_not_rfc3339),
