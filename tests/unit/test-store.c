@@ -1,0 +1,264 @@
+/* test-store.c - the job store on a real SQLite file and a bare event_base:
+ * group commit, what a failed commit leaves, and what survives a reopen. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "job.h"
+#include "store.h"
+
+struct fixture {
+	char dir[64];
+	char path[128];
+	struct event_base *base;
+	struct store *st;
+	int added, failed, synced, sync_failed;
+	uint64_t ids[16];
+};
+
+static struct job *
+new_job(const char *name)
+{
+	struct job *job = job_new();
+
+	assert_non_null(job);
+	job->name = strdup(name);
+	job->argv = calloc(2, sizeof *job->argv);
+	job->argv[0] = strdup("true");
+	job->env = calloc(2, sizeof *job->env);
+	job->env[0] = strdup("A=1");
+	job->cwd = strdup("/");
+	job->priority = strdup("normal");
+	job->submitted_at = 1700000000000;
+	return job;
+}
+
+static void
+added_cb(struct job *job, bool ok, const char *cause, void *arg)
+{
+	struct fixture *fx = arg;
+
+	if (ok) {
+		fx->ids[fx->added++] = job->id;
+		assert_null(cause);
+	} else {
+		assert_non_null(cause);
+		fx->failed++;
+		job_free(job);
+	}
+}
+
+static void
+synced_cb(const char *cause, void *arg)
+{
+	struct fixture *fx = arg;
+
+	if (cause == NULL)
+		fx->synced++;
+	else
+		fx->sync_failed++;
+}
+
+static void
+reopen(struct fixture *fx)
+{
+	char *cause = NULL;
+
+	store_close(fx->st);
+	fx->st = store_open(fx->base, fx->path, &cause);
+	if (fx->st == NULL)
+		fail_msg("%s", cause);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof *fx);
+	char *cause = NULL;
+
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-store-XXXXXX");
+	if (mkdtemp(fx->dir) == NULL)
+		return -1;
+	snprintf(fx->path, sizeof fx->path, "%s/triage.db", fx->dir);
+	fx->base = event_base_new();
+	if ((fx->st = store_open(fx->base, fx->path, &cause)) == NULL) {
+		fprintf(stderr, "%s\n", cause);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[128];
+
+	store_close(fx->st);
+	event_base_free(fx->base);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	return 0;
+}
+
+/* One turn of the loop: the commit runs. */
+static void
+turn(struct fixture *fx)
+{
+	assert_int_equal(event_base_loop(fx->base, EVLOOP_ONCE |
+	    EVLOOP_NONBLOCK), 0);
+}
+
+static void
+new_jobs_are_stored_together_after_the_turn(void **state)
+{
+	struct fixture *fx = *state;
+	struct job *a = new_job("a"), *b = new_job("b"), *c = new_job("c");
+
+	assert_int_equal(store_add(fx->st, a, added_cb, fx), 0);
+	assert_int_equal(store_add(fx->st, b, added_cb, fx), 0);
+	assert_int_equal(store_add(fx->st, c, added_cb, fx), 0);
+	/* Ids are given at once; the jobs join only with the commit. */
+	assert_int_equal(a->id, 1);
+	assert_int_equal(c->id, 3);
+	assert_null(store_get(fx->st, 1));
+	assert_int_equal(fx->added, 0);
+	turn(fx);
+	assert_int_equal(fx->added, 3);
+	assert_int_equal(fx->ids[0], 1);
+	assert_int_equal(fx->ids[2], 3);
+	assert_ptr_equal(store_get(fx->st, 2), b);
+	assert_int_equal(store_count(fx->st), 3);
+	reopen(fx);
+	assert_int_equal(store_count(fx->st), 3);
+	assert_string_equal(store_get(fx->st, 3)->name, "c");
+}
+
+static void
+changes_and_removals_survive_a_reopen(void **state)
+{
+	struct fixture *fx = *state;
+	struct job *job;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(store_add(fx->st, new_job("x"), added_cb, fx),
+		    0);
+	turn(fx);
+	job = store_get(fx->st, 2);
+	job->state = JOB_FAILED;
+	job->exit_code = 3;
+	store_update(fx->st, job);
+	store_update(fx->st, job);	/* twice in a turn: written once */
+	assert_int_equal(store_remove(fx->st, 3), 0);
+	assert_int_equal(store_remove(fx->st, 3), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(store_sync(fx->st, synced_cb, fx), 0);
+	turn(fx);
+	assert_int_equal(fx->synced, 1);
+	reopen(fx);
+	assert_int_equal(store_count(fx->st), 2);
+	assert_int_equal(store_get(fx->st, 2)->state, JOB_FAILED);
+	assert_int_equal(store_get(fx->st, 2)->exit_code, 3);
+	assert_null(store_get(fx->st, 3));
+	/* The removed newest id is not given again. */
+	assert_int_equal(store_add(fx->st, new_job("y"), added_cb, fx), 0);
+	turn(fx);
+	assert_int_equal(fx->ids[fx->added - 1], 4);
+	assert_int_equal(store_next(fx->st, 2)->id, 4);
+}
+
+static void
+without_grouping_each_job_commits_alone(void **state)
+{
+	struct fixture *fx = *state;
+	int i;
+
+	store_set_grouping(fx->st, false);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(store_add(fx->st, new_job("z"), added_cb, fx),
+		    0);
+	turn(fx);
+	assert_int_equal(fx->added, 5);
+	reopen(fx);
+	assert_int_equal(store_count(fx->st), 5);
+}
+
+/*
+ * A commit that cannot be written (here a file size limit, a full disk in
+ * life): the new jobs go back to their callers and are nowhere; a change
+ * waits in memory and is written once writing works again.
+ */
+static void
+a_failed_commit_leaves_nothing_half_done(void **state)
+{
+	struct fixture *fx = *state;
+	struct rlimit old, small = { 0, 0 };
+	struct job *job;
+	char big[8192];
+	int i;
+
+	assert_int_equal(store_add(fx->st, new_job("kept"), added_cb, fx), 0);
+	turn(fx);
+	assert_int_equal(fx->added, 1);
+
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	small.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	for (i = 0; i < 3; i++) {
+		job = new_job(big);
+		assert_int_equal(store_add(fx->st, job, added_cb, fx), 0);
+	}
+	job = store_get(fx->st, 1);
+	job->state = JOB_SUCCEEDED;
+	store_update(fx->st, job);
+	assert_int_equal(store_sync(fx->st, synced_cb, fx), 0);
+	turn(fx);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_DFL);
+
+	assert_int_equal(fx->failed, 3);
+	assert_int_equal(fx->added, 1);
+	assert_int_equal(fx->sync_failed, 1);
+	assert_int_equal(store_count(fx->st), 1);
+	/* The change is kept, and goes with the next commit. */
+	assert_int_equal(store_add(fx->st, new_job("after"), added_cb, fx), 0);
+	turn(fx);
+	assert_int_equal(fx->added, 2);
+	reopen(fx);
+	assert_int_equal(store_count(fx->st), 2);
+	assert_int_equal(store_get(fx->st, 1)->state, JOB_SUCCEEDED);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    new_jobs_are_stored_together_after_the_turn, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    changes_and_removals_survive_a_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    without_grouping_each_job_commits_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    a_failed_commit_leaves_nothing_half_done, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
