@@ -58,6 +58,26 @@ running_pid(struct client *c, int64_t id)
 	return pid;
 }
 
+/* The pid a job wrote to its stdout. */
+static pid_t
+output_pid(struct client *c, int64_t id)
+{
+	json_t *page;
+	pid_t pid = 0;
+	int i;
+
+	for (i = 0; i < 3000 && pid == 0; i++) {
+		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
+		    "stream", "stdout");
+		pid = (pid_t)atoi(jstr(page, "data"));
+		json_decref(page);
+		if (pid == 0)
+			usleep(10000);	/* polling the job's output */
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
 static void
 wait_gone(pid_t pid)
 {
@@ -174,7 +194,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	int64_t *acked = NULL, *stored = NULL, long_job = 0, id;
 	size_t nacked = 0, capacked = 0, nstored = 0, k;
 	char path[400], line[32];
-	pid_t pids[CLIENTS], long_pid;
+	pid_t pids[CLIENTS], long_pid, grandchild;
 	struct client *c;
 	json_t *res, *job;
 	int round, i, fd;
@@ -198,10 +218,12 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 			    (json_int_t)long_job));
 			json_decref(twait(c, long_job));
 		}
-		/* Ahead of the flood the last rounds left queued. */
-		long_job = tsubmit(c, "{s[ss]ss}", "argv", "sleep", "300",
-		    "priority", "high");
+		/* Ahead of the flood the last rounds left queued; with a
+		 * child of its own in the background. */
+		long_job = tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c",
+		    "sleep 300 & echo $!; wait", "priority", "high");
 		long_pid = running_pid(c, long_job);
+		grandchild = output_pid(c, long_job);
 		client_free(c);
 
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -214,8 +236,9 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		tdaemon_crash(d);
 		for (i = 0; i < CLIENTS; i++)
 			waitpid(pids[i], NULL, 0);
-		/* Its workers, and their jobs, die with it. */
+		/* Its workers, and their jobs, die with it: all of them. */
 		wait_gone(long_pid);
+		wait_gone(grandchild);
 	}
 
 	tdaemon_restart(d);
