@@ -28,7 +28,8 @@ static const char *const cmd_status_known[] = {
 	"id", "name", "state", "priority", "argv", "cwd", "slots",
 	"exclusive", "timeout", "uid", "gid", "submitted_at", "started_at",
 	"finished_at", "position", "pid", "exit_code", "signal", "reason",
-	"attempt", "user_time", "system_time", "max_rss_kb", NULL,
+	"attempt", "retries", "after", "user_time", "system_time",
+	"max_rss_kb", NULL,
 };
 
 static void
@@ -38,6 +39,23 @@ cmd_status_line(const char *key, const char *value)
 
 	printf("%-13s %s\n", key, clean);
 	free(clean);
+}
+
+/* The jobs it runs after, as "3, 4". */
+static void
+cmd_status_after(const json_t *after)
+{
+	char buf[512];
+	size_t i, len = 0;
+	json_t *id;
+
+	buf[0] = '\0';
+	json_array_foreach(after, i, id)
+		if (len < sizeof buf)
+			len += (size_t)snprintf(buf + len, sizeof buf - len,
+			    "%s%lld", i ? ", " : "",
+			    (long long)json_integer_value(id));
+	cmd_status_line("after:", buf);
 }
 
 /* Prints one known field in its readable form; nothing when it is null. */
@@ -56,6 +74,9 @@ cmd_status_field(const json_t *job, const char *key)
 		text = format_argv(v);
 		cmd_status_line(label, text);
 		free(text);
+	} else if (strcmp(key, "after") == 0) {
+		if (json_array_size(v) > 0)
+			cmd_status_after(v);
 	} else if (strcmp(key, "timeout") == 0)
 		cmd_status_line(label, json_is_number(v) &&
 		    json_number_value(v) == 0 ? "none" :
