@@ -73,21 +73,14 @@ cmd_priorities_table(const json_t *stats, const char *const *keys, FILE *f)
 	table_free(t);
 }
 
+static void
+cmd_priorities_print(const json_t *stats)
+{
+	cmd_priorities_table(stats, cmd_priorities_columns, stdout);
+}
+
 static int
 cmd_priorities_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	json_t *stats;
-	int rc;
-
-	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
-		return rc;
-
-	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
-		return rc;
-	if (ctx->json)
-		format_json_line(stats);
-	else
-		cmd_priorities_table(stats, cmd_priorities_columns, stdout);
-	json_decref(stats);
-	return CMD_EXIT_OK;
+	return cmd_show_stats(ctx, argc, argv, cmd_priorities_print);
 }

@@ -60,18 +60,5 @@ cmd_stats_print(const json_t *stats)
 static int
 cmd_stats_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	json_t *stats;
-	int rc;
-
-	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
-		return rc;
-
-	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
-		return rc;
-	if (ctx->json)
-		format_json_line(stats);
-	else
-		cmd_stats_print(stats);
-	json_decref(stats);
-	return CMD_EXIT_OK;
+	return cmd_show_stats(ctx, argc, argv, cmd_stats_print);
 }

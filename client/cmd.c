@@ -258,3 +258,22 @@ cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
 	}
 	return status;
 }
+
+int
+cmd_show_stats(struct cmd_ctx *ctx, int argc, char **argv,
+    void (*print)(const json_t *stats))
+{
+	json_t *stats;
+	int rc;
+
+	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
+		return rc;
+	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
+		return rc;
+	if (ctx->json)
+		format_json_line(stats);
+	else
+		print(stats);
+	json_decref(stats);
+	return CMD_EXIT_OK;
+}

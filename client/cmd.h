@@ -99,6 +99,11 @@ int cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv);
  */
 int cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv,
     const char *method);
+/* For commands that show the stats result (stats, priorities): takes no
+ * arguments, fetches it, and prints it with print, or as JSON with --json.
+ * Returns the exit status. */
+int cmd_show_stats(struct cmd_ctx *ctx, int argc, char **argv,
+    void (*print)(const json_t *stats));
 /* Reads a job id (a positive decimal integer); 0, or -1 when it is not. */
 int cmd_parse_id(const char *s, int64_t *id);
 /* Reads a count of at least min; 0, or -1 when it is not. */
