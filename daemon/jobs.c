@@ -174,17 +174,18 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 			rpc_error(a->req, RPC_INTERNAL_ERROR, NULL,
 			    "the job could not be stored: %s", cause);
 		job_free(job);
-		free(a);
-		return;
+	} else {
+		td->counts[JOB_QUEUED]++;
+		log_debug("job %llu queued at %s: %s",
+		    (unsigned long long)job->id, job->priority, job->name);
+		watch_notify(td, job);
+		jobs_admit(td, job);
+		if (a->req != NULL)
+			rpc_reply(a->req, jobs_json(td, job));
 	}
-	td->counts[JOB_QUEUED]++;
-	log_debug("job %llu queued at %s: %s", (unsigned long long)job->id,
-	    job->priority, job->name);
-	watch_notify(td, job);
-	jobs_admit(td, job);
-	if (a->req != NULL)
-		rpc_reply(a->req, jobs_json(td, job));
 	free(a);
+	/* Draining waits for staged jobs too: this one is settled. */
+	shutdown_check(td);
 }
 
 int

@@ -1,6 +1,7 @@
 /* shutdown.c - stopping on SIGTERM or SIGINT as the `shutdown` key says:
  * requeue, drain or finish; a second signal stops at once. */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -28,6 +29,52 @@ shutdown_mode_name(enum config_shutdown mode)
 	}
 }
 
+/*
+ * Submissions still on their way to disk are written first, so that their
+ * clients hear how they went; then every client gets its last replies and
+ * the loop ends.
+ */
+static void
+shutdown_exit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	char *cause = NULL;
+
+	(void)fd;
+	(void)what;
+	if (store_flush(td->store, &cause) != 0) {
+		log_err("the last changes could not be stored: %s", cause);
+		free(cause);
+	}
+	server_drain(td->server);
+}
+
+/* From the loop, not from inside whatever callback decided it: that one
+ * may be answering a batch of clients that must all hear back. */
+static void
+shutdown_exit(struct triaged *td)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (td->exiting)
+		return;
+	td->exiting = true;
+	if (event_base_once(td->base, -1, EV_TIMEOUT, shutdown_exit_cb, td,
+	    &now) != 0)
+		shutdown_exit_cb(-1, 0, td);
+}
+
+/* Submissions staged in the store, not yet queued. */
+static unsigned
+shutdown_staged(const struct triaged *td)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < td->cfg->npriorities; i++)
+		n += td->prio_staged[i];
+	return n;
+}
+
 void
 shutdown_begin(struct triaged *td, int signo)
 {
@@ -38,7 +85,7 @@ shutdown_begin(struct triaged *td, int signo)
 
 	if (td->stopping_signals++ > 0) {
 		log_notice("SIG%s again: stopping now", sigabbrev_np(signo));
-		server_drain(td->server);
+		shutdown_exit(td);
 		return;
 	}
 	td->phase = TRIAGED_STOPPING;
@@ -62,15 +109,16 @@ shutdown_begin(struct triaged *td, int signo)
 void
 shutdown_check(struct triaged *td)
 {
-	if (td->phase != TRIAGED_STOPPING)
+	if (td->phase != TRIAGED_STOPPING || td->exiting)
 		return;
 	if (td->running > 0)
 		return;
 	/* Held slots count too: a job granted them whose start the loop has
 	 * not delivered yet is as good as running. */
 	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN && (jobs_queued(td) > 0 ||
+	    shutdown_staged(td) > 0 ||
 	    psem_available(td->sem) < psem_permits(td->sem)))
 		return;
 	log_notice("nothing left to wait for: exiting");
-	server_drain(td->server);
+	shutdown_exit(td);
 }

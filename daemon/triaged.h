@@ -28,6 +28,7 @@ struct triaged {
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;
 	unsigned stopping_signals;	/* how many SIGTERM/SIGINT so far */
+	bool exiting;			/* the exit is on its way */
 	unsigned running;		/* jobs in JOB_RUNNING */
 	unsigned prio_running[CONFIG_PRIORITIES_MAX]; /* the same, by priority */
 	unsigned prio_staged[CONFIG_PRIORITIES_MAX]; /* submitted, not committed */

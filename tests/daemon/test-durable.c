@@ -660,6 +660,58 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	rmdir(dir);
 }
 
+/* SIGTERM in the middle of a stream of submissions: a job exists exactly
+ * when its client was told its id. */
+static void
+test_stopping_mid_stream_answers_every_stored_job(void **state)
+{
+	enum { N = 300 };
+	struct tdaemon *d = tdaemon_start("shutdown = finish\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	int64_t told[N], got, id;
+	size_t ntold = 0, nstored = 0, k, i;
+	json_t *res, *job;
+	int status;
+
+	(void)state;
+	json_decref(tcall(c, "pause", "{}"));
+	for (i = 0; i < N; i++)
+		assert_true(client_send(c, "submit", json_pack("{s[s]}", "argv",
+		    "true"), &e) > 0);
+	kill(d->pid, SIGTERM);
+	while ((res = client_recv(c, &got, 30000, &e)) != NULL ||
+	    e.code != CLIENT_ERR_TRANSPORT) {
+		if (res != NULL)
+			told[ntold++] = jint(res, "id");
+		else
+			assert_int_equal(e.code, -32004);
+		json_decref(res);
+	}
+	client_free(c);
+	assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
+	d->pid = 0;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	res = tcall(c, "list", "{si}", "limit", 10000);
+	json_array_foreach(json_object_get(res, "jobs"), k, job) {
+		id = jint(job, "id");
+		for (i = 0; i < ntold && told[i] != id; i++)
+			;
+		assert_true(i < ntold);		/* stored, so told */
+		nstored++;
+	}
+	json_decref(res);
+	assert_int_equal(nstored, ntold);	/* told, so stored */
+	print_message("stopped mid-stream: %zu of %d submissions taken, "
+	    "each answered\n", ntold, N);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
 int
 main(void)
 {
@@ -673,6 +725,7 @@ main(void)
 		cmocka_unit_test(test_older_database_is_migrated),
 		cmocka_unit_test(test_unusable_state_dir_is_a_clear_fatal_error),
 		cmocka_unit_test(test_full_disk_fails_submissions_and_recovers),
+		cmocka_unit_test(test_stopping_mid_stream_answers_every_stored_job),
 	};
 
 	return cmocka_run_group_tests_name("durable", tests, NULL, NULL);
