@@ -594,6 +594,7 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	struct client_error e;
 	json_t *job;
 	char buf[65536];
+	int64_t failed;
 	int fd, i, code = 0;
 
 	(void)state;
@@ -626,6 +627,8 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	tdaemon_restart(d);
 	c = tconnect(d);
 	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
+	failed = tsubmit(c, "{s[s]}", "argv", "false");
+	json_decref(twait(c, failed));
 
 	snprintf(fill, sizeof fill, "%s/filler", mnt);
 	fd = open(fill, O_WRONLY | O_CREAT, 0600);
@@ -645,12 +648,24 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	}
 	assert_int_equal(code, -32603);
 	assert_non_null(strstr(e.message, "full"));
+	/* ...a retry too, and the job stays as it was... */
+	assert_int_equal(tcall_error(c, "retry", &e, "{sI}", "id",
+	    (json_int_t)failed), -32603);
+	job = tcall(c, "get", "{sI}", "id", (json_int_t)failed);
+	assert_string_equal(tstate(job), "failed");
+	assert_int_equal(jint(job, "attempt"), 1);
+	assert_int_equal(jint(job, "exit_code"), 1);
+	assert_non_null(json_object_get(job, "finished_at"));
+	json_decref(job);
 	/* ...the daemon stays up... */
 	json_decref(tcall(c, "stats", "{}"));
 	/* ...and works again once there is room. */
 	assert_int_equal(unlink(fill), 0);
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
 	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	job = tcall(c, "retry", "{sI}", "id", (json_int_t)failed);
+	assert_int_equal(jint(job, "attempt"), 2);
 	json_decref(job);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
