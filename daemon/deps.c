@@ -123,11 +123,19 @@ deps_settle(struct triaged *td, uint64_t id)
 		if (d == NULL || d->state != JOB_QUEUED || d->waiting_for == 0)
 			continue;	/* canceled meanwhile, say */
 		if (job->state == JOB_SUCCEEDED) {
-			if (--d->waiting_for == 0)
-				jobs_enqueue(td, d);
+			if (d->waiting_for > 1) {
+				d->waiting_for--;
+				continue;
+			}
+			/* Free to go: it joins the tail now, and keeps that
+			 * place across a restart. */
+			jobs_stop_waiting(td, d);
+			d->seq = td->next_seq++;
+			store_update(td->store, d);
+			jobs_enqueue(td, d);
 			continue;
 		}
-		d->waiting_for = 0;
+		jobs_stop_waiting(td, d);
 		job_set_reason(d, "job %llu, which it runs after, ended %s",
 		    (unsigned long long)id, job_state_name(job->state));
 		jobs_set_state(td, d, JOB_CANCELED);

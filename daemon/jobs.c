@@ -122,6 +122,7 @@ jobs_admit(struct triaged *td, struct job *job)
 		jobs_enqueue(td, job);
 		break;
 	case 0:
+		td->prio_waiting[job->waiter.prio]++;
 		log_debug("job %llu waits for %u others",
 		    (unsigned long long)job->id, job->waiting_for);
 		break;
@@ -132,7 +133,16 @@ jobs_admit(struct triaged *td, struct job *job)
 }
 
 void
-jobs_requeue(struct triaged *td, struct job *job, bool at_head)
+jobs_stop_waiting(struct triaged *td, struct job *job)
+{
+	if (job->waiting_for == 0)
+		return;
+	job->waiting_for = 0;
+	td->prio_waiting[job->waiter.prio]--;
+}
+
+void
+jobs_requeue(struct triaged *td, struct job *job, bool keep_place)
 {
 	job->attempt++;
 	job->pid = 0;
@@ -142,7 +152,8 @@ jobs_requeue(struct triaged *td, struct job *job, bool at_head)
 	job->user_time = job->system_time = -1;
 	job->max_rss_kb = -1;
 	job->stdout_truncated = job->stderr_truncated = false;
-	job->seq = at_head ? td->head_seq-- : td->next_seq++;
+	if (!keep_place)
+		job->seq = td->next_seq++;
 	jobs_set_state(td, job, JOB_QUEUED);
 }
 
@@ -219,7 +230,7 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by)
 		/* Not in the semaphore when it waits for other jobs. */
 		if (psem_waiter_state(&job->waiter) != PSEM_IDLE)
 			psem_cancel(td->sem, &job->waiter);
-		job->waiting_for = 0;
+		jobs_stop_waiting(td, job);
 		job_set_reason(job, "canceled by uid %u", (unsigned)by);
 		jobs_set_state(td, job, JOB_CANCELED);
 		break;

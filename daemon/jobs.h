@@ -44,10 +44,14 @@ void jobs_enqueue(struct triaged *td, struct job *job);
 
 /*
  * A new attempt of job: attempt + 1, what the last run left cleared, state
- * queued, at the head of its priority or at its tail. It is not in the
- * semaphore yet: jobs_enqueue() puts it there.
+ * queued, at the tail of its priority, or keeping its place (a job stopped
+ * with the daemon, to go again in its turn at the next start). It is not in
+ * the semaphore yet: jobs_enqueue() puts it there.
  */
-void jobs_requeue(struct triaged *td, struct job *job, bool at_head);
+void jobs_requeue(struct triaged *td, struct job *job, bool keep_place);
+
+/* job no longer waits for its after jobs (they ended, or it is canceled). */
+void jobs_stop_waiting(struct triaged *td, struct job *job);
 
 /* Cancels a queued job at once, or signals a running one (SIGTERM, SIGKILL
  * after kill_grace); a terminal job is left as it is. by is the uid asking. */

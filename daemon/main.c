@@ -213,7 +213,6 @@ main(int argc, char **argv)
 	free(dir);
 	if (server_check(socket_path, &cause) != 0)
 		fatalx("not starting: %s", cause ? cause : "out of memory");
-	raise_fd_limit();
 	signal(SIGPIPE, SIG_IGN);
 
 	if ((td.base = event_base_new()) == NULL)
@@ -223,6 +222,8 @@ main(int argc, char **argv)
 	    &cause);
 	if (td.pool == NULL)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
+	/* After the pool has noted the limit the jobs are to keep. */
+	raise_fd_limit();
 	if (asprintf(&db_path, "%s/triage.db", td.cfg->state_dir) < 0)
 		fatalx("out of memory");
 	if ((td.store = store_open(td.base, db_path, &cause)) == NULL)

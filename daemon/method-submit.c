@@ -209,10 +209,13 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 		job->timeout_ms = (uint64_t)llround(secs * 1000);
 	}
 	psem_prio_stats(td->sem, prio, &st);
-	if (st.queued + td->prio_staged[prio] >= p->max_queued) {
+	/* Queued: in the semaphore, on their way to disk, or waiting for
+	 * the jobs they run after. */
+	st.queued += td->prio_staged[prio] + td->prio_waiting[prio];
+	if (st.queued >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
 		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, st.queued + td->prio_staged[prio]);
+		    p->name, st.queued);
 		return -1;
 	}
 	return 0;
@@ -338,7 +341,10 @@ submit_handler(struct rpc_req *req, json_t *params)
 	}
 	job->uid = uid;
 	job->gid = conn_gid(req->conn);
-	submit_user(uid, &user);
+	/* The defaults are those of whoever the job will run as: the
+	 * submitter for a root daemon, else the daemon's own user. */
+	submit_user(td->uid == 0 && td->cfg->run_as_submitter ? uid : td->uid,
+	    &user);
 	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)

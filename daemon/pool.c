@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -55,6 +56,7 @@ struct pool {
 	struct pool_callbacks cb;
 	void *arg;
 	pid_t self;		/* a worker checks it still has this parent */
+	struct rlimit nofile;	/* the open files limit jobs get */
 	struct event *sigchld;
 	struct event *retry;	/* forks the DOWN workers again */
 	unsigned n;
@@ -85,11 +87,15 @@ pool_error(struct pool *pool, const char *fmt, ...)
  * ever touched (and _exit skips every atexit handler the daemon has).
  */
 static void __attribute__((noreturn))
-pool_child(pid_t daemon, int fd)
+pool_child(pid_t daemon, int fd, const struct rlimit *nofile)
 {
 	const char *step;
 
 	if (sigdefault_reset(&step) == -1)
+		_exit(1);
+	/* The daemon raises its own limit for its clients; a job gets the
+	 * one the daemon was started with, as a login shell would. */
+	if (setrlimit(RLIMIT_NOFILE, nofile) == -1)
 		_exit(1);
 	/* Die with the daemon; if it died already, the signal never comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)
@@ -148,7 +154,7 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 	/* All signals blocked: no handler of the daemon's (libevent's)
 	 * runs in the child before pool_child has reset them. */
 	if ((pid = fork()) == 0)
-		pool_child(pool->self, sv[1]);
+		pool_child(pool->self, sv[1], &pool->nofile);
 	error = errno;
 	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
 		/* cannot fail with the mask it just gave; never keep a
@@ -510,6 +516,12 @@ pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
 	pool->arg = arg;
 	pool->self = getpid();
 	pool->n = n;
+	if (getrlimit(RLIMIT_NOFILE, &pool->nofile) == -1) {
+		if (asprintf(cause, "getrlimit: %s", strerror(errno)) == -1)
+			*cause = NULL;
+		pool_free(pool);
+		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		pool->workers[i].pool = pool;
 		pool->workers[i].number = i + 1;

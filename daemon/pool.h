@@ -58,8 +58,9 @@ struct pool_callbacks {
 };
 
 /*
- * Forks n workers, each connected by a socketpair. Returns the pool, or NULL
- * with *cause set (allocated) and no worker left behind.
+ * Forks n workers, each connected by a socketpair. The open files limit at
+ * this call is the one every worker, and so every job, runs with. Returns
+ * the pool, or NULL with *cause set (allocated) and no worker left behind.
  * Callbacks run from base's loop, never inside pool_start/pool_signal; they
  * may call pool_start and pool_signal, not pool_free.
  * Assumes: SIGPIPE is ignored (a write to a dead worker's socket is then an

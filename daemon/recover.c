@@ -94,12 +94,11 @@ recover_jobs(struct triaged *td)
 	}
 	td->next_seq = max_seq + 1;
 	/* At the head, in the order they had: the last one first. */
-	td->head_seq = min_seq - 1;
 	for (i = nrun; i > 0; i--) {
 		job = ran[i - 1];
 		td->counts[JOB_RUNNING]--;
 		recover_requeue(td, job);
-		job->seq = td->head_seq--;
+		job->seq = --min_seq;
 		td->counts[JOB_QUEUED]++;
 		queued[n++] = job;
 	}

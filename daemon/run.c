@@ -81,7 +81,7 @@ run_end(struct jobrun *run, enum job_state state)
 	if (state == JOB_LOST && td->phase == TRIAGED_STOPPING &&
 	    td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE) {
 		job_set_reason(job, NULL);
-		jobs_requeue(td, job, true);
+		jobs_requeue(td, job, true);	/* it had its turn already */
 		shutdown_check(td);
 		return;
 	}
@@ -367,8 +367,11 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 			job->signal = WTERMSIG(res->status);
 		if (run->outcome != 0)
 			state = run->outcome;
-		else if (job->exit_code == 0)
+		else if (job->exit_code == 0) {
 			state = JOB_SUCCEEDED;
+			/* An earlier attempt's failure is not this one's. */
+			job_set_reason(job, NULL);
+		}
 		else {
 			state = JOB_FAILED;
 			if (job->exit_code > 0)

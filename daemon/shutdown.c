@@ -79,6 +79,7 @@ void
 shutdown_begin(struct triaged *td, int signo)
 {
 	enum config_shutdown mode = td->cfg->shutdown;
+	struct psem_prio_stats st;
 	struct job *job;
 	uint64_t id = 0;
 	unsigned i;
@@ -97,6 +98,15 @@ shutdown_begin(struct triaged *td, int signo)
 	if (mode != CONFIG_SHUTDOWN_DRAIN)
 		for (i = 0; i < psem_priorities(td->sem); i++)
 			psem_pause(td->sem, i);
+	else
+		for (i = 0; i < psem_priorities(td->sem); i++) {
+			psem_prio_stats(td->sem, i, &st);
+			if (st.paused && st.queued > 0)
+				log_notice("priority %s is paused with %u jobs "
+				    "queued: draining waits until it is resumed "
+				    "(or a second signal)",
+				    td->cfg->priorities[i].name, st.queued);
+		}
 	if (mode == CONFIG_SHUTDOWN_REQUEUE)
 		while ((job = store_next(td->store, id)) != NULL) {
 			id = job->id;

@@ -32,8 +32,8 @@ struct triaged {
 	unsigned running;		/* jobs in JOB_RUNNING */
 	unsigned prio_running[CONFIG_PRIORITIES_MAX]; /* the same, by priority */
 	unsigned prio_staged[CONFIG_PRIORITIES_MAX]; /* submitted, not committed */
+	unsigned prio_waiting[CONFIG_PRIORITIES_MAX]; /* queued for their after */
 	int64_t next_seq;		/* queue order of the next at a tail */
-	int64_t head_seq;		/* ...and of the next at a head */
 	uint64_t counts[JOB_NSTATES];	/* jobs in each state, in the store */
 };
 

@@ -201,6 +201,7 @@ static void
 config_finish(struct config_parse *ps, struct config *cfg,
     const struct config_opts *opts)
 {
+	const struct config_key *slots;
 	int i;
 
 	config_check_ranks(ps);
@@ -214,8 +215,14 @@ config_finish(struct config_parse *ps, struct config *cfg,
 	i = config_priority_find(cfg, ps->default_priority);
 	cfg->default_priority = i != -1 ? (unsigned)i : cfg->npriorities / 2;
 
-	if (cfg->slots_auto)
+	if (cfg->slots_auto) {
+		/* No more than a number given may be: the table's bound. */
+		slots = &config_table_daemon[config_table_find(
+		    config_table_daemon, CONFIG_TABLE_DAEMON_KEYS, "slots")];
 		cfg->slots = cpus_usable(opts->cpu_max);
+		if (cfg->slots > slots->max)
+			cfg->slots = (unsigned)slots->max;
+	}
 	if (cfg->workers_auto || cfg->workers < cfg->slots)
 		cfg->workers = cfg->slots;
 

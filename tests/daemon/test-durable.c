@@ -310,6 +310,8 @@ test_retries_until_success_or_exhaustion(void **state)
 	    "priority", "flaky"));
 	assert_string_equal(tstate(job), "succeeded");
 	assert_int_equal(jint(job, "attempt"), 2);
+	/* The first attempt's failure is not the job's. */
+	assert_true(json_is_null(json_object_get(job, "reason")));
 	json_decref(job);
 
 	/* A timeout is retried too. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,10 +18,20 @@
 
 static struct tdaemon *d;
 
+/* The open files limit the daemon starts with, below its hard limit so
+ * that the daemon raises its own: its jobs must still get this one. */
+#define JOBS_NOFILE 900
+
 static int
 setup(void **state)
 {
+	struct rlimit rl;
+
 	(void)state;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max > JOBS_NOFILE) {
+		rl.rlim_cur = JOBS_NOFILE;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	d = tdaemon_start("slots = 2\nkill_grace = 1s\nmax_output = 64KiB\n");
 	return 0;
 }
@@ -188,6 +199,75 @@ test_job_sees_its_environment_and_cwd(void **state)
 	    (long long)id);
 	assert_int_equal(len, strlen(expect));
 	assert_memory_equal(out, expect, len);
+	free(out);
+	client_free(c);
+}
+
+/* The daemon's children, from /proc; returns how many. */
+static int
+daemon_children(pid_t *pids, int max)
+{
+	char path[64];
+	int n = 0, pid;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)d->pid,
+	    (int)d->pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (n < max && fscanf(f, "%d", &pid) == 1)
+		pids[n++] = pid;
+	fclose(f);
+	return n;
+}
+
+/* Kills every worker and waits until as many new ones are up. */
+static void
+replace_workers(void)
+{
+	pid_t old[16], now[16];
+	int n, m, i, k, tries;
+	bool fresh;
+
+	n = daemon_children(old, 16);
+	assert_true(n > 0);
+	for (i = 0; i < n; i++)
+		kill(old[i], SIGKILL);
+	for (tries = 0; tries < 3000; tries++) {
+		m = daemon_children(now, 16);
+		fresh = m == n;
+		for (i = 0; fresh && i < m; i++)
+			for (k = 0; k < n; k++)
+				if (now[i] == old[k])
+					fresh = false;
+		if (fresh)
+			return;
+		usleep(10000);	/* polling the daemon's children */
+	}
+	fail_msg("the workers were not replaced");
+}
+
+static void
+test_job_gets_the_limits_the_daemon_started_with(void **state)
+{
+	struct client *c = tconnect(d);
+	struct rlimit rl;
+	char want[32];
+	bool trunc;
+	size_t len;
+	int64_t id;
+	char *out;
+
+	(void)state;
+	/* On workers forked after the daemon raised its own limit. */
+	replace_workers();
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	snprintf(want, sizeof want, "%llu\n", (unsigned long long)rl.rlim_cur);
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", "ulimit -n");
+	json_decref(twait(c, id));
+	out = read_output(c, id, "stdout", 65536, &len, &trunc);
+	out[len] = '\0';
+	assert_string_equal(out, want);
 	free(out);
 	client_free(c);
 }
@@ -407,6 +487,7 @@ main(void)
 		cmocka_unit_test(test_exit_codes_and_signals),
 		cmocka_unit_test(test_failed_exec_is_a_failed_job),
 		cmocka_unit_test(test_job_sees_its_environment_and_cwd),
+		cmocka_unit_test(test_job_gets_the_limits_the_daemon_started_with),
 		cmocka_unit_test(test_output_paging_base64_and_truncation),
 		cmocka_unit_test(test_timeout_kills_the_whole_process_group),
 		cmocka_unit_test(test_cancel_queued_running_and_stubborn),

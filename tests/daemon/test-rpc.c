@@ -208,18 +208,26 @@ test_queue_full(void **state)
 {
 	struct client *c = tconnect(d);
 	struct client_error e;
-	int64_t a, b;
+	int64_t a, b, gate;
 
 	(void)state;
+	/* One in the semaphore (paused), one waiting for a job to end:
+	 * both count. */
 	json_decref(tcall(c, "pause", "{ss}", "priority", "tiny"));
+	gate = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
 	a = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "tiny");
-	b = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "tiny");
+	b = tsubmit(c, "{s[s]sss[I]}", "argv", "true", "priority", "tiny",
+	    "after", (json_int_t)gate);
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]ss}", "argv",
 	    "true", "priority", "tiny"), -32003);
 	assert_non_null(strstr(e.message, "max_queued"));
 	json_decref(tcall(c, "resume", "{ss}", "priority", "tiny"));
 	json_decref(twait(c, a));
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)gate));
 	json_decref(twait(c, b));
+	/* Room again. */
+	json_decref(twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "priority",
+	    "tiny")));
 	client_free(c);
 }
 
