@@ -76,8 +76,11 @@ jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
 		job->started_at = now;
 	}
 	job->state = state;
-	if (job_state_terminal(state))
+	if (job_state_terminal(state)) {
 		job->finished_at = now;
+		/* It was written at insert; memory is for the living. */
+		job_drop_env(job);
+	}
 	store_update(td->store, job);
 	watch_notify(td, job);
 	if (job_state_terminal(state)) {

@@ -88,6 +88,7 @@ retry_handler(struct rpc_req *req, json_t *params)
 	struct triaged *td = rpc_daemon(req);
 	struct job *job;
 	struct retry *r;
+	char *cause = NULL;
 	int prio;
 
 	if ((job = method_job(req, params)) == NULL ||
@@ -109,6 +110,13 @@ retry_handler(struct rpc_req *req, json_t *params)
 		rpc_error(req, RPC_WRONG_STATE, "id", "job %llu's priority %s "
 		    "is not in the config any more",
 		    (unsigned long long)job->id, job->priority);
+		return;
+	}
+	if (store_env(td->store, job, &cause) != 0) {
+		log_warnx("job %llu: %s", (unsigned long long)job->id, cause);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "cannot read the job's "
+		    "environment back: %s", cause);
+		free(cause);
 		return;
 	}
 	if ((r = calloc(1, sizeof *r)) == NULL ||

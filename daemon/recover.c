@@ -47,6 +47,7 @@ recover_end(struct triaged *td, struct job *job, enum job_state state,
 	job->state = state;
 	job->finished_at = timefmt_now();
 	job_set_reason(job, "%s", reason);
+	job_drop_env(job);
 	store_update(td->store, job);
 }
 
@@ -74,7 +75,7 @@ recover_jobs(struct triaged *td)
 		prio = config_priority_find(td->cfg, job->priority);
 		jobs_waiter_init(td, job, prio < 0 ? 0 : (unsigned)prio);
 		if (job_state_terminal(job->state))
-			;
+			job_drop_env(job);
 		else if (prio < 0) {
 			recover_end(td, job, JOB_CANCELED, "its priority is "
 			    "not in the config any more");

@@ -3,6 +3,9 @@
 #ifndef TRIAGE_DB_PRIVATE_H
 #define TRIAGE_DB_PRIVATE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <sqlite3.h>
 
 struct job;
@@ -24,6 +27,17 @@ struct job;
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
 	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28"
 
+/*
+ * The columns a job's life changes, by the same parameters: an UPDATE
+ * writes only these, the rest (argv, env, ...) is written once, at INSERT.
+ */
+#define DB_ROW_CHANGES_SET						\
+	"state = ?7, retries = ?11, seq = ?12, started_at = ?17, "	\
+	"finished_at = ?18, pid = ?19, exit_code = ?20, signal = ?21, "	\
+	"reason = ?22, attempt = ?23, user_time = ?24, "		\
+	"system_time = ?25, max_rss_kb = ?26, stdout_truncated = ?27, "	\
+	"stderr_truncated = ?28"
+
 /* Sets *cause (when cause is not NULL) to the formatted message, or to
  * "out of memory" when that cannot be allocated; returns -1. */
 int db_fail(char **cause, const char *fmt, ...)
@@ -40,12 +54,17 @@ int db_schema_check(sqlite3 *sq, const char *path, int *version,
 int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
 
 /*
- * db-row.c. db_row_bind binds every column of job to st's parameters ?1 to
- * ?28 (strings borrowed from job until st is reset); 0 or -1 with *cause.
- * db_row_read makes a new job from the current row of SELECT id,
- * DB_ROW_COLUMNS; NULL with *cause (naming the id) when the row is malformed.
+ * db-row.c. db_row_bind binds job's columns to st's parameters ?1 to ?28:
+ * every one when all is set (INSERT), else those of DB_ROW_CHANGES_SET and
+ * the id (strings borrowed from job until st is reset); 0 or -1 with
+ * *cause. db_row_read makes a new job from the current row of SELECT id,
+ * DB_ROW_COLUMNS; NULL with *cause (naming the id) when the row is
+ * malformed. db_row_env reads column 0, a JSON array of strings, into a new
+ * NULL-terminated vector; 0 or -1 with *cause.
  */
-int db_row_bind(sqlite3_stmt *st, const struct job *job, char **cause);
+int db_row_bind(sqlite3_stmt *st, const struct job *job, bool all,
+    char **cause);
 struct job *db_row_read(sqlite3_stmt *st, char **cause);
+int db_row_env(sqlite3_stmt *st, uint64_t id, char ***env, char **cause);
 
 #endif

@@ -179,7 +179,7 @@ db_row_bind_json(struct db_row_binder *b, const struct job *job,
 }
 
 int
-db_row_bind(sqlite3_stmt *st, const struct job *job, char **cause)
+db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 {
 	struct db_row_binder b = { st, SQLITE_OK };
 
@@ -188,23 +188,25 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, char **cause)
 	    job->timeout_ms > INT64_MAX)
 		return db_fail(cause, "cannot store job %" PRIu64 ": id or "
 		    "timeout out of range", job->id);
-	if (db_row_bind_json(&b, job, cause) == -1)
-		return -1;
-
 	db_row_bind_int(&b, DB_ROW_ID, (int64_t)job->id);
-	db_row_bind_text(&b, DB_ROW_NAME, job->name);
-	db_row_bind_text(&b, DB_ROW_CWD, job->cwd);
-	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
+	if (all) {
+		if (db_row_bind_json(&b, job, cause) == -1)
+			return -1;
+		db_row_bind_text(&b, DB_ROW_NAME, job->name);
+		db_row_bind_text(&b, DB_ROW_CWD, job->cwd);
+		db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
+		db_row_bind_int(&b, DB_ROW_SLOTS, job->slots);
+		db_row_bind_int(&b, DB_ROW_EXCLUSIVE, job->exclusive);
+		db_row_bind_int(&b, DB_ROW_TIMEOUT_MS,
+		    (int64_t)job->timeout_ms);
+		db_row_bind_int(&b, DB_ROW_UID, job->uid);
+		db_row_bind_int(&b, DB_ROW_GID, job->gid);
+		db_row_bind_opt_int(&b, DB_ROW_SUBMITTED_AT,
+		    job->submitted_at >= 0, job->submitted_at);
+	}
 	db_row_bind_text(&b, DB_ROW_STATE, job_state_name(job->state));
-	db_row_bind_int(&b, DB_ROW_SLOTS, job->slots);
-	db_row_bind_int(&b, DB_ROW_EXCLUSIVE, job->exclusive);
-	db_row_bind_int(&b, DB_ROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
 	db_row_bind_int(&b, DB_ROW_RETRIES, job->retries);
 	db_row_bind_int(&b, DB_ROW_SEQ, job->seq);
-	db_row_bind_int(&b, DB_ROW_UID, job->uid);
-	db_row_bind_int(&b, DB_ROW_GID, job->gid);
-	db_row_bind_opt_int(&b, DB_ROW_SUBMITTED_AT, job->submitted_at >= 0,
-	    job->submitted_at);
 	db_row_bind_opt_int(&b, DB_ROW_STARTED_AT, job->started_at >= 0,
 	    job->started_at);
 	db_row_bind_opt_int(&b, DB_ROW_FINISHED_AT, job->finished_at >= 0,
@@ -506,6 +508,25 @@ db_row_fill(struct db_row_reader *r, struct job *job)
 	if (db_row_int(r, DB_ROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
 		return -1;
 	job->stderr_truncated = v;
+	return 0;
+}
+
+int
+db_row_env(sqlite3_stmt *st, uint64_t id, char ***env, char **cause)
+{
+	struct db_row_reader r = { st, "" };
+	char **v = NULL, **p;
+
+	if (db_row_strv(&r, 0, &v) == -1) {
+		if (v != NULL) {
+			for (p = v; *p != NULL; p++)
+				free(*p);
+			free(v);
+		}
+		return db_fail(cause, "cannot load the environment of job %"
+		    PRIu64 ": %s", id, r.why);
+	}
+	*env = v;
 	return 0;
 }
 

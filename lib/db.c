@@ -29,8 +29,9 @@ enum db_stmt {
 	DB_LOAD,
 	DB_EXPIRED,
 	DB_MAX_ID,
+	DB_ENV,
 };
-#define DB_NSTMTS (DB_MAX_ID + 1)
+#define DB_NSTMTS (DB_ENV + 1)
 
 static const char *const db_sql[DB_NSTMTS] = {
 	/* IMMEDIATE takes the write lock at once, so a busy file shows up
@@ -40,8 +41,7 @@ static const char *const db_sql[DB_NSTMTS] = {
 	[DB_ROLLBACK] = "ROLLBACK",
 	[DB_INSERT] = "INSERT INTO jobs (id, " DB_ROW_COLUMNS ")"
 	    " VALUES (?1, " DB_ROW_PARAMS ")",
-	[DB_UPDATE] = "UPDATE jobs SET (" DB_ROW_COLUMNS ")"
-	    " = (" DB_ROW_PARAMS ") WHERE id = ?1",
+	[DB_UPDATE] = "UPDATE jobs SET " DB_ROW_CHANGES_SET " WHERE id = ?1",
 	[DB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
 	[DB_LOAD] = "SELECT id, " DB_ROW_COLUMNS " FROM jobs ORDER BY id",
 	/* The state test is the WHERE of the partial index jobs_finished,
@@ -52,6 +52,7 @@ static const char *const db_sql[DB_NSTMTS] = {
 	    " ORDER BY finished_at, id LIMIT ?2",
 	/* AUTOINCREMENT keeps the largest id ever used, deleted or not. */
 	[DB_MAX_ID] = "SELECT seq FROM sqlite_sequence WHERE name = 'jobs'",
+	[DB_ENV] = "SELECT env FROM jobs WHERE id = ?1",
 };
 
 struct db {
@@ -270,6 +271,30 @@ db_max_id(struct db *db, uint64_t *id, char **cause)
 	return ret;
 }
 
+int
+db_env(struct db *db, uint64_t id, char ***env, char **cause)
+{
+	sqlite3_stmt *st = db->stmt[DB_ENV];
+	int rc, ret;
+
+	if (sqlite3_bind_int64(st, 1, (int64_t)id) != SQLITE_OK) {
+		db_reset(st);
+		return db_fail(cause, "cannot look up job %" PRIu64 ": %s", id,
+		    sqlite3_errmsg(db->sq));
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		ret = db_row_env(st, id, env, cause);
+	else if (rc == SQLITE_DONE)
+		ret = db_fail(cause, "job %" PRIu64 " is not in the database",
+		    id);
+	else
+		ret = db_fail(cause, "cannot look up job %" PRIu64 ": %s", id,
+		    sqlite3_errmsg(db->sq));
+	db_reset(st);
+	return ret;
+}
+
 /* Steps st, which returns no row, and resets it. what names the operation for
  * the message. */
 static int
@@ -315,7 +340,7 @@ db_insert(struct db *db, const struct job *job, char **cause)
 {
 	sqlite3_stmt *st = db->stmt[DB_INSERT];
 
-	if (db_row_bind(st, job, cause) == -1) {
+	if (db_row_bind(st, job, true, cause) == -1) {
 		db_reset(st);
 		return -1;
 	}
@@ -327,7 +352,7 @@ db_update(struct db *db, const struct job *job, char **cause)
 {
 	sqlite3_stmt *st = db->stmt[DB_UPDATE];
 
-	if (db_row_bind(st, job, cause) == -1) {
+	if (db_row_bind(st, job, false, cause) == -1) {
 		db_reset(st);
 		return -1;
 	}

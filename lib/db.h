@@ -30,11 +30,18 @@ void db_close(struct db *db);
 int db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
     char **cause);
 
+/* A new NULL-terminated copy of job id's stored environment into *env.
+ * 0, or -1 with *cause set. */
+int db_env(struct db *db, uint64_t id, char ***env, char **cause);
+
 /* The largest id ever stored, deleted ones included (0 when none). */
 int db_max_id(struct db *db, uint64_t *id, char **cause);
 
 /* One transaction around any number of writes. Each returns 0, or -1 with
- * *cause set (the SQLite message); after a failure, db_rollback. */
+ * *cause set (the SQLite message); after a failure, db_rollback. db_insert
+ * writes every column; db_update only what a job's life changes (state,
+ * times, pid, exit, reason, attempt, retries, seq, usage): the rest, argv
+ * and env among it, is as inserted. */
 int db_begin(struct db *db, char **cause);
 int db_insert(struct db *db, const struct job *job, char **cause);
 int db_update(struct db *db, const struct job *job, char **cause);

@@ -89,6 +89,13 @@ job_free(struct job *job)
 	free(job);
 }
 
+void
+job_drop_env(struct job *job)
+{
+	job_free_strv(job->env);
+	job->env = NULL;
+}
+
 int
 job_set_reason(struct job *job, const char *fmt, ...)
 {

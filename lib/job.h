@@ -73,6 +73,10 @@ bool job_state_terminal(enum job_state state);
 struct job *job_new(void);
 void job_free(struct job *job);
 
+/* Frees the environment (env becomes NULL): a job that has ended keeps
+ * it on disk only, where a retry reads it back. */
+void job_drop_env(struct job *job);
+
 /* Sets reason to a copy of the formatted text (NULL clears it); 0 or -1. */
 int job_set_reason(struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

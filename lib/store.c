@@ -416,6 +416,14 @@ store_count(const struct store *st)
 }
 
 int
+store_env(struct store *st, struct job *job, char **cause)
+{
+	if (job->env != NULL)
+		return 0;
+	return db_env(st->db, job->id, &job->env, cause);
+}
+
+int
 store_expired(struct store *st, int64_t before_ms, uint64_t *ids, size_t max,
     size_t *n, char **cause)
 {

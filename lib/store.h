@@ -48,6 +48,10 @@ void store_update(struct store *st, struct job *job);
 /* Runs cb once the next commit is over (at once in spirit: this turn's). */
 int store_sync(struct store *st, store_synced_cb cb, void *arg);
 
+/* Reads job's environment back from disk when it is not in memory (see
+ * job_drop_env). 0, or -1 with *cause set. */
+int store_env(struct store *st, struct job *job, char **cause);
+
 /* Forgets the job: from memory now (it is freed), from disk with the next
  * commit. -1 with ENOENT when there is no such job. */
 int store_remove(struct store *st, uint64_t id);

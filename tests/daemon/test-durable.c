@@ -331,8 +331,8 @@ test_retry_method(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
 	struct client *c = tconnect(d);
 	struct client_error e;
-	json_t *job;
-	int64_t bad, good, slow;
+	json_t *job, *page;
+	int64_t bad, good, slow, envjob;
 
 	(void)state;
 	bad = tsubmit(c, "{s[s]}", "argv", "false");
@@ -360,6 +360,30 @@ test_retry_method(void **state)
 	assert_int_equal(jint(job, "attempt"), 2);
 	json_decref(job);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)slow));
+
+	/* A retried job runs with the environment it was submitted with,
+	 * which an ended job keeps on disk only: also after a restart. */
+	envjob = tsubmit(c, "{s[sss]s{ssss}}", "argv", "sh", "-c",
+	    "echo $FOO; exit 1", "env", "FOO", "bar", "PATH", "/usr/bin:/bin");
+	json_decref(twait(c, envjob));
+	json_decref(tcall(c, "retry", "{sI}", "id", (json_int_t)envjob));
+	json_decref(twait(c, envjob));
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)envjob,
+	    "stream", "stdout");
+	assert_string_equal(jstr(page, "data"), "bar\n");
+	json_decref(page);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	json_decref(tcall(c, "retry", "{sI}", "id", (json_int_t)envjob));
+	job = twait(c, envjob);
+	assert_int_equal(jint(job, "attempt"), 3);
+	json_decref(job);
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)envjob,
+	    "stream", "stdout");
+	assert_string_equal(jstr(page, "data"), "bar\n");
+	json_decref(page);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_free(d);
