@@ -147,14 +147,7 @@ jobs_stop_waiting(struct triaged *td, struct job *job)
 void
 jobs_requeue(struct triaged *td, struct job *job, bool keep_place)
 {
-	job->attempt++;
-	job->pid = 0;
-	job->exit_code = -1;
-	job->signal = 0;
-	job->started_at = job->finished_at = -1;
-	job->user_time = job->system_time = -1;
-	job->max_rss_kb = -1;
-	job->stdout_truncated = job->stderr_truncated = false;
+	job_new_attempt(job);
 	if (!keep_place)
 		job->seq = td->next_seq++;
 	jobs_set_state(td, job, JOB_QUEUED);

@@ -119,7 +119,6 @@ static int
 pool_fork(struct pool *pool, struct pool_worker *w)
 {
 	struct bufferevent *bev;
-	sigset_t all, old;
 	int sv[2], error;
 	pid_t pid;
 
@@ -144,27 +143,17 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 	bufferevent_setcb(bev, pool_read_cb, NULL, pool_event_cb, w);
 	bufferevent_setwatermark(bev, EV_READ, sizeof(struct wmsg_hdr),
 	    POOL_READ_MAX);
-	if (bufferevent_enable(bev, EV_READ) == -1 || sigfillset(&all) == -1 ||
-	    sigprocmask(SIG_SETMASK, &all, &old) == -1) {
+	if (bufferevent_enable(bev, EV_READ) == -1) {
 		bufferevent_free(bev);
 		close(sv[1]);
 		errno = ENOMEM;
 		return -1;
 	}
-	/* All signals blocked: no handler of the daemon's (libevent's)
-	 * runs in the child before pool_child has reset them. */
-	if ((pid = fork()) == 0)
+	/* No handler of the daemon's (libevent's) runs in the child before
+	 * pool_child has reset them. */
+	if ((pid = sigdefault_fork()) == 0)
 		pool_child(pool->self, sv[1], &pool->nofile);
 	error = errno;
-	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
-		/* cannot fail with the mask it just gave; never keep a
-		 * daemon with every signal blocked */
-		error = errno;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		pid = -1;
-	}
 	close(sv[1]);
 	if (pid == -1) {
 		bufferevent_free(bev);

@@ -29,13 +29,7 @@ static void
 recover_requeue(struct triaged *td, struct job *job)
 {
 	job->state = JOB_QUEUED;
-	job->attempt++;
-	job->pid = 0;
-	job->exit_code = -1;
-	job->signal = 0;
-	job->started_at = job->finished_at = -1;
-	job->user_time = job->system_time = -1;
-	job->max_rss_kb = -1;
+	job_new_attempt(job);
 	job_set_reason(job, NULL);
 	store_update(td->store, job);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "sigdefault.h"
 
@@ -30,4 +31,30 @@ sigdefault_reset(const char **step)
 		return -1;
 	}
 	return 0;
+}
+
+pid_t
+sigdefault_fork(void)
+{
+	sigset_t all, old;
+	pid_t pid;
+	int error;
+
+	if (sigfillset(&all) == -1 ||
+	    sigprocmask(SIG_SETMASK, &all, &old) == -1)
+		return -1;
+	if ((pid = fork()) == 0)
+		return 0;
+	error = errno;
+	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
+		/* Cannot fail with the mask it just gave; but never go on
+		 * with every signal blocked, nor leave a child behind. */
+		error = errno;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		pid = -1;
+	}
+	errno = error;
+	return pid;
 }

@@ -3,11 +3,21 @@
 #ifndef TRIAGED_SIGDEFAULT_H
 #define TRIAGED_SIGDEFAULT_H
 
+#include <sys/types.h>
+
 /*
  * Sets every disposition to SIG_DFL and unblocks every signal. Returns 0, or
  * -1 with errno, naming the call that failed in *step ("sigaction",
  * "sigprocmask").
  */
 int sigdefault_reset(const char **step);
+
+/*
+ * fork() with every signal blocked across it, so that no handler of the
+ * parent's runs in the child before the child calls sigdefault_reset(); the
+ * parent's mask is put back. Returns as fork() does: the child gets 0 (with
+ * every signal still blocked), the parent the pid, or -1 with errno.
+ */
+pid_t sigdefault_fork(void);
 
 #endif

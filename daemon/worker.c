@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sigdefault.h"
 #include "wmsg.h"
 #include "worker-child.h"
 #include "worker.h"
@@ -481,35 +482,16 @@ static pid_t
 worker_fork(struct worker_child *c, int pipes[2][2], int errpipe[2],
     struct pool_result *res)
 {
-	sigset_t all, old;
 	pid_t pid;
-	int error;
 
 	c->out = pipes[0][1];
 	c->err = pipes[1][1];
 	c->errpipe = errpipe[1];
 	c->worker = getpid();
-	if (sigfillset(&all) == -1 ||
-	    sigprocmask(SIG_SETMASK, &all, &old) == -1) {
-		worker_error(res, "sigprocmask", NULL);
-		pid = -1;
-		goto out;
-	}
-	if ((pid = fork()) == 0)
+	if ((pid = sigdefault_fork()) == 0)
 		worker_child_exec(c);
-	error = errno;
-	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
-		/* cannot happen with a mask it just returned; stay safe */
-		error = errno;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		pid = -1;
-	}
-	errno = error;
 	if (pid == -1)
 		worker_error(res, "fork", NULL);
-out:
 	worker_close(&pipes[0][1]);
 	worker_close(&pipes[1][1]);
 	worker_close(&errpipe[1]);

@@ -90,6 +90,19 @@ job_free(struct job *job)
 }
 
 void
+job_new_attempt(struct job *job)
+{
+	job->attempt++;
+	job->pid = 0;
+	job->exit_code = -1;
+	job->signal = 0;
+	job->started_at = job->finished_at = -1;
+	job->user_time = job->system_time = -1;
+	job->max_rss_kb = -1;
+	job->stdout_truncated = job->stderr_truncated = false;
+}
+
+void
 job_drop_env(struct job *job)
 {
 	job_free_strv(job->env);

@@ -73,6 +73,10 @@ bool job_state_terminal(enum job_state state);
 struct job *job_new(void);
 void job_free(struct job *job);
 
+/* A new attempt: attempt + 1, and what the last run left (pid, exit code,
+ * signal, times, usage, truncation) cleared. The state is the caller's. */
+void job_new_attempt(struct job *job);
+
 /* Frees the environment (env becomes NULL): a job that has ended keeps
  * it on disk only, where a retry reads it back. */
 void job_drop_env(struct job *job);
