@@ -300,3 +300,98 @@ tnotification(struct client *c)
 	json_decref(msg);
 	return params;
 }
+
+json_t *
+tget(struct client *c, int64_t id)
+{
+	return tcall(c, "get", "{sI}", "id", (json_int_t)id);
+}
+
+json_int_t
+tjint(const json_t *job, const char *key)
+{
+	return json_integer_value(json_object_get(job, key));
+}
+
+const char *
+tjstr(const json_t *job, const char *key)
+{
+	return json_string_value(json_object_get(job, key));
+}
+
+/* These poll the daemon's state every 10 ms, for at most 30 s: waiting
+ * for a job, never a fixed sleep standing in for one. */
+pid_t
+trunning_pid(struct client *c, int64_t id)
+{
+	json_t *job;
+	pid_t pid = 0;
+	int i;
+
+	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && pid == 0; i++) {
+		job = tcall(c, "get", "{sI}", "id", (json_int_t)id);
+		if (strcmp(tstate(job), "running") == 0)
+			pid = (pid_t)tjint(job, "pid");
+		json_decref(job);
+		if (pid == 0)
+			tsleep_ms(10);
+	}
+	if (pid <= 0)
+		fail_msg("job %lld never ran", (long long)id);
+	return pid;
+}
+
+pid_t
+toutput_pid(struct client *c, int64_t id)
+{
+	json_t *page;
+	pid_t pid = 0;
+	int i;
+
+	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && pid == 0; i++) {
+		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
+		    "stream", "stdout");
+		pid = (pid_t)atoi(tjstr(page, "data"));
+		json_decref(page);
+		if (pid == 0)
+			tsleep_ms(10);
+	}
+	if (pid <= 0)
+		fail_msg("job %lld printed no pid", (long long)id);
+	return pid;
+}
+
+void
+twait_gone(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < HARNESS_TIMEOUT_MS && tpid_alive(pid); i++)
+		tsleep_ms(1);
+	if (tpid_alive(pid))
+		fail_msg("process %d is still there", (int)pid);
+}
+
+int64_t
+tsubmit_gated(struct client *c, const struct tdaemon *d, const char *gate,
+    bool deaf)
+{
+	char script[600];
+
+	snprintf(script, sizeof script,
+	    "%swhile [ ! -e %s/%s ]; do sleep 0.02; done",
+	    deaf ? "trap '' TERM; " : "", d->dir, gate);
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+void
+topen_gate(const struct tdaemon *d, const char *gate)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", d->dir, gate);
+	if ((f = fopen(path, "w")) == NULL)
+		fail_msg("cannot create %s", path);
+	fclose(f);
+}

@@ -58,6 +58,25 @@ const char *tstate(const json_t *job);
 /* Reads the next `job` notification's params, failing after 30 s. */
 json_t *tnotification(struct client *c);
 
+/* The job object with this id (get). */
+json_t *tget(struct client *c, int64_t id);
+/* A job object's integer or string member. */
+json_int_t tjint(const json_t *job, const char *key);
+const char *tjstr(const json_t *job, const char *key);
+
+/* Waits until the job runs and returns its pid. */
+pid_t trunning_pid(struct client *c, int64_t id);
+/* Waits until the job's stdout holds a number (a pid it printed). */
+pid_t toutput_pid(struct client *c, int64_t id);
+/* Waits until no process has this pid. */
+void twait_gone(pid_t pid);
+
+/* A job that runs until the file gate exists in d's dir (deaf to SIGTERM
+ * when deaf is set); topen_gate creates it. */
+int64_t tsubmit_gated(struct client *c, const struct tdaemon *d,
+    const char *gate, bool deaf);
+void topen_gate(const struct tdaemon *d, const char *gate);
+
 /* Path of a built binary beside the test's own: "triaged", "triage". */
 const char *tbin(const char *name);
 

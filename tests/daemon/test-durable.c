@@ -20,74 +20,6 @@
 
 #include "harness.h"
 
-static json_int_t
-jint(const json_t *job, const char *key)
-{
-	return json_integer_value(json_object_get(job, key));
-}
-
-static const char *
-jstr(const json_t *job, const char *key)
-{
-	return json_string_value(json_object_get(job, key));
-}
-
-static json_t *
-get(struct client *c, int64_t id)
-{
-	return tcall(c, "get", "{sI}", "id", (json_int_t)id);
-}
-
-/* Waits until the job has a pid, i.e. its process has started. */
-static pid_t
-running_pid(struct client *c, int64_t id)
-{
-	json_t *job;
-	pid_t pid = 0;
-	int i;
-
-	for (i = 0; i < 3000 && pid == 0; i++) {
-		job = get(c, id);
-		if (strcmp(tstate(job), "running") == 0)
-			pid = (pid_t)jint(job, "pid");
-		json_decref(job);
-		if (pid == 0)
-			usleep(10000);	/* polling the job's state */
-	}
-	assert_true(pid > 0);
-	return pid;
-}
-
-/* The pid a job wrote to its stdout. */
-static pid_t
-output_pid(struct client *c, int64_t id)
-{
-	json_t *page;
-	pid_t pid = 0;
-	int i;
-
-	for (i = 0; i < 3000 && pid == 0; i++) {
-		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
-		    "stream", "stdout");
-		pid = (pid_t)atoi(jstr(page, "data"));
-		json_decref(page);
-		if (pid == 0)
-			usleep(10000);	/* polling the job's output */
-	}
-	assert_true(pid > 0);
-	return pid;
-}
-
-static void
-wait_gone(pid_t pid)
-{
-	int i;
-
-	for (i = 0; i < 3000 && tpid_alive(pid); i++)
-		usleep(1000);
-	assert_false(tpid_alive(pid));
-}
-
 static void
 test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 {
@@ -108,12 +40,12 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	for (i = 0; i < N; i++) {
 		res = client_recv(c, &got, 30000, &e);
 		assert_non_null(res);
-		id = jint(res, "id");
+		id = tjint(res, "id");
 		if (first == 0 || id < first)
 			first = id;
 		json_decref(res);
 	}
-	(void)running_pid(c, first);
+	(void)trunning_pid(c, first);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 
@@ -121,20 +53,20 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	c = tconnect(d);
 	/* The first was running: it comes back first, a second attempt
 	 * (running again already, or next in line). */
-	job = get(c, first);
-	assert_int_equal(jint(job, "attempt"), 2);
+	job = tget(c, first);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	head = strcmp(tstate(job), "queued") == 0;
 	if (head)
-		assert_int_equal(jint(job, "position"), 0);
+		assert_int_equal(tjint(job, "position"), 0);
 	else
 		assert_string_equal(tstate(job), "running");
 	json_decref(job);
 	/* The rest in their order, with their ids. */
 	res = tcall(c, "list", "{s[s]si}", "state", "queued", "limit", N);
 	json_array_foreach(json_object_get(res, "jobs"), k, job) {
-		assert_int_equal(jint(job, "id"), first + (head ? 0 : 1) +
+		assert_int_equal(tjint(job, "id"), first + (head ? 0 : 1) +
 		    (int64_t)k);
-		assert_int_equal(jint(job, "position"), (int64_t)k);
+		assert_int_equal(tjint(job, "position"), (int64_t)k);
 		queued++;
 	}
 	json_decref(res);
@@ -171,7 +103,7 @@ storm_client(const char *sock, int fd)
 		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
 			_exit(0);
 		out--;
-		snprintf(line, sizeof line, "%lld\n", (long long)jint(res, "id"));
+		snprintf(line, sizeof line, "%lld\n", (long long)tjint(res, "id"));
 		if (write(fd, line, strlen(line)) < 0)
 			_exit(1);
 		json_decref(res);
@@ -209,8 +141,8 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		c = tconnect(d);
 		/* Last round's long job was running at the kill. */
 		if (long_job != 0) {
-			job = get(c, long_job);
-			assert_int_equal(jint(job, "attempt"), 2);
+			job = tget(c, long_job);
+			assert_int_equal(tjint(job, "attempt"), 2);
 			assert_true(strcmp(tstate(job), "queued") == 0 ||
 			    strcmp(tstate(job), "running") == 0);
 			json_decref(job);
@@ -222,8 +154,8 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		 * child of its own in the background. */
 		long_job = tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c",
 		    "sleep 300 & echo $!; wait", "priority", "high");
-		long_pid = running_pid(c, long_job);
-		grandchild = output_pid(c, long_job);
+		long_pid = trunning_pid(c, long_job);
+		grandchild = toutput_pid(c, long_job);
 		client_free(c);
 
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -237,8 +169,8 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		for (i = 0; i < CLIENTS; i++)
 			waitpid(pids[i], NULL, 0);
 		/* Its workers, and their jobs, die with it: all of them. */
-		wait_gone(long_pid);
-		wait_gone(grandchild);
+		twait_gone(long_pid);
+		twait_gone(grandchild);
 	}
 
 	tdaemon_restart(d);
@@ -262,7 +194,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 			break;
 		}
 		json_array_foreach(json_object_get(res, "jobs"), k, job) {
-			id = jint(job, "id");
+			id = tjint(job, "id");
 			stored[nstored++] = id;
 		}
 		json_decref(res);
@@ -299,8 +231,8 @@ test_retries_until_success_or_exhaustion(void **state)
 	job = twait(c, tsubmit(c, "{s[sss]si}", "argv", "sh", "-c", "exit 7",
 	    "retries", 2));
 	assert_string_equal(tstate(job), "failed");
-	assert_int_equal(jint(job, "attempt"), 3);
-	assert_int_equal(jint(job, "exit_code"), 7);
+	assert_int_equal(tjint(job, "attempt"), 3);
+	assert_int_equal(tjint(job, "exit_code"), 7);
 	json_decref(job);
 
 	/* Fails once, then succeeds; the priority's default retries. */
@@ -309,7 +241,7 @@ test_retries_until_success_or_exhaustion(void **state)
 	job = twait(c, tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c", script,
 	    "priority", "flaky"));
 	assert_string_equal(tstate(job), "succeeded");
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	/* The first attempt's failure is not the job's. */
 	assert_true(json_is_null(json_object_get(job, "reason")));
 	json_decref(job);
@@ -318,7 +250,7 @@ test_retries_until_success_or_exhaustion(void **state)
 	job = twait(c, tsubmit(c, "{s[ss]sfsi}", "argv", "sleep", "30",
 	    "timeout", 0.1, "retries", 1));
 	assert_string_equal(tstate(job), "timed_out");
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -338,13 +270,13 @@ test_retry_method(void **state)
 	bad = tsubmit(c, "{s[s]}", "argv", "false");
 	json_decref(twait(c, bad));
 	job = tcall(c, "retry", "{sI}", "id", (json_int_t)bad);
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	assert_true(strcmp(tstate(job), "queued") == 0 ||
 	    strcmp(tstate(job), "running") == 0);
 	json_decref(job);
 	job = twait(c, bad);
 	assert_string_equal(tstate(job), "failed");
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
 
 	good = tsubmit(c, "{s[s]}", "argv", "true");
@@ -357,7 +289,7 @@ test_retry_method(void **state)
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)slow));
 	json_decref(twait(c, slow));
 	job = tcall(c, "retry", "{sI}", "id", (json_int_t)slow);
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)slow));
 
@@ -370,7 +302,7 @@ test_retry_method(void **state)
 	json_decref(twait(c, envjob));
 	page = tcall(c, "output", "{sIss}", "id", (json_int_t)envjob,
 	    "stream", "stdout");
-	assert_string_equal(jstr(page, "data"), "bar\n");
+	assert_string_equal(tjstr(page, "data"), "bar\n");
 	json_decref(page);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -378,37 +310,15 @@ test_retry_method(void **state)
 	c = tconnect(d);
 	json_decref(tcall(c, "retry", "{sI}", "id", (json_int_t)envjob));
 	job = twait(c, envjob);
-	assert_int_equal(jint(job, "attempt"), 3);
+	assert_int_equal(tjint(job, "attempt"), 3);
 	json_decref(job);
 	page = tcall(c, "output", "{sIss}", "id", (json_int_t)envjob,
 	    "stream", "stdout");
-	assert_string_equal(jstr(page, "data"), "bar\n");
+	assert_string_equal(tjstr(page, "data"), "bar\n");
 	json_decref(page);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_free(d);
-}
-
-/* A job that runs until the file exists. */
-static int64_t
-submit_gated(struct client *c, const struct tdaemon *d, const char *gate)
-{
-	char script[512];
-
-	snprintf(script, sizeof script,
-	    "while [ ! -e %s/%s ]; do sleep 0.02; done", d->dir, gate);
-	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
-}
-
-static void
-open_gate(const struct tdaemon *d, const char *gate)
-{
-	char path[400];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", d->dir, gate);
-	assert_non_null(f = fopen(path, "w"));
-	fclose(f);
 }
 
 static void
@@ -421,11 +331,11 @@ test_after_chains_success_failure_and_restart(void **state)
 
 	(void)state;
 	/* a, then b, then c: each starts after the one before ended. */
-	a = submit_gated(c, d, "gate-a");
+	a = tsubmit_gated(c, d, "gate-a", false);
 	b = tsubmit(c, "{s[s]s[I]}", "argv", "true", "after", (json_int_t)a);
 	cc = tsubmit(c, "{s[s]s[II]}", "argv", "true", "after", (json_int_t)a,
 	    (json_int_t)b);
-	jb = get(c, b);
+	jb = tget(c, b);
 	assert_string_equal(tstate(jb), "queued");
 	assert_true(json_is_null(json_object_get(jb, "position")));
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(jb,
@@ -437,18 +347,18 @@ test_after_chains_success_failure_and_restart(void **state)
 	client_free(c);
 	tdaemon_restart(d);
 	c = tconnect(d);
-	jb = get(c, b);
+	jb = tget(c, b);
 	assert_string_equal(tstate(jb), "queued");
 	json_decref(jb);
-	open_gate(d, "gate-a");
+	topen_gate(d, "gate-a");
 	jc = twait(c, cc);
 	assert_string_equal(tstate(jc), "succeeded");
-	ja = get(c, a);
-	jb = get(c, b);
+	ja = tget(c, a);
+	jb = tget(c, b);
 	assert_string_equal(tstate(ja), "succeeded");
 	assert_string_equal(tstate(jb), "succeeded");
-	assert_true(strcmp(jstr(jb, "started_at"), jstr(ja, "finished_at")) >= 0);
-	assert_true(strcmp(jstr(jc, "started_at"), jstr(jb, "finished_at")) >= 0);
+	assert_true(strcmp(tjstr(jb, "started_at"), tjstr(ja, "finished_at")) >= 0);
+	assert_true(strcmp(tjstr(jc, "started_at"), tjstr(jb, "finished_at")) >= 0);
 	json_decref(ja);
 	json_decref(jb);
 	json_decref(jc);
@@ -460,9 +370,9 @@ test_after_chains_success_failure_and_restart(void **state)
 	jc = twait(c, h);
 	assert_string_equal(tstate(jc), "canceled");
 	json_decref(jc);
-	jb = get(c, g);
+	jb = tget(c, g);
 	assert_string_equal(tstate(jb), "canceled");
-	assert_non_null(strstr(jstr(jb, "reason"), "failed"));
+	assert_non_null(strstr(tjstr(jb, "reason"), "failed"));
 	json_decref(jb);
 	/* After a job that already failed: canceled at once. */
 	jb = twait(c, tsubmit(c, "{s[s]s[I]}", "argv", "true", "after",
@@ -565,10 +475,10 @@ test_older_database_is_migrated(void **state)
 	c = tconnect(d);
 	job = twait(c, 41);
 	assert_string_equal(tstate(job), "succeeded");
-	assert_string_equal(jstr(job, "name"), "old");
+	assert_string_equal(tjstr(job, "name"), "old");
 	json_decref(job);
 	page = tcall(c, "output", "{siss}", "id", 41, "stream", "stdout");
-	assert_string_equal(jstr(page, "data"), "from v1\n");
+	assert_string_equal(tjstr(page, "data"), "from v1\n");
 	json_decref(page);
 	id = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_int_equal(id, 42);
@@ -679,8 +589,8 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	    (json_int_t)failed), -32603);
 	job = tcall(c, "get", "{sI}", "id", (json_int_t)failed);
 	assert_string_equal(tstate(job), "failed");
-	assert_int_equal(jint(job, "attempt"), 1);
-	assert_int_equal(jint(job, "exit_code"), 1);
+	assert_int_equal(tjint(job, "attempt"), 1);
+	assert_int_equal(tjint(job, "exit_code"), 1);
 	assert_non_null(json_object_get(job, "finished_at"));
 	json_decref(job);
 	/* ...the daemon stays up... */
@@ -691,7 +601,7 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
 	job = tcall(c, "retry", "{sI}", "id", (json_int_t)failed);
-	assert_int_equal(jint(job, "attempt"), 2);
+	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -724,7 +634,7 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 	while ((res = client_recv(c, &got, 30000, &e)) != NULL ||
 	    e.code != CLIENT_ERR_TRANSPORT) {
 		if (res != NULL)
-			told[ntold++] = jint(res, "id");
+			told[ntold++] = tjint(res, "id");
 		else
 			assert_int_equal(e.code, -32004);
 		json_decref(res);
@@ -738,7 +648,7 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 	c = tconnect(d);
 	res = tcall(c, "list", "{si}", "limit", 10000);
 	json_array_foreach(json_object_get(res, "jobs"), k, job) {
-		id = jint(job, "id");
+		id = tjint(job, "id");
 		for (i = 0; i < ntold && told[i] != id; i++)
 			;
 		assert_true(i < ntold);		/* stored, so told */

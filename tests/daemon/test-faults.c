@@ -64,25 +64,6 @@ zombies_under(pid_t daemon)
 	return n;
 }
 
-static pid_t
-job_pid(struct client *c, int64_t id)
-{
-	json_t *job;
-	pid_t pid = 0;
-	int i;
-
-	/* The pid is known once the worker reports the start. */
-	for (i = 0; i < 3000 && pid == 0; i++) {
-		job = tcall(c, "get", "{sI}", "id", (json_int_t)id);
-		pid = (pid_t)json_integer_value(json_object_get(job, "pid"));
-		json_decref(job);
-		if (pid == 0)
-			usleep(10000);
-	}
-	assert_true(pid > 0);
-	return pid;
-}
-
 static void
 test_worker_killed_mid_job(void **state)
 {
@@ -94,7 +75,7 @@ test_worker_killed_mid_job(void **state)
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
-	pid = job_pid(c, id);
+	pid = trunning_pid(c, id);
 	worker = ppid_of(pid);
 	assert_true(worker > 0 && worker != d->pid);
 	assert_int_equal(ppid_of(worker), d->pid);
@@ -325,28 +306,6 @@ test_connections_beyond_max_clients_are_refused(void **state)
 	tdaemon_free(d);
 }
 
-/* A job that runs until the file exists, deaf to SIGTERM. */
-static int64_t
-submit_gated(struct client *c, const struct tdaemon *d)
-{
-	char script[512];
-
-	snprintf(script, sizeof script,
-	    "trap '' TERM; while [ ! -e %s/go ]; do sleep 0.02; done", d->dir);
-	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
-}
-
-static void
-open_gate(const struct tdaemon *d)
-{
-	char path[400];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/go", d->dir);
-	assert_non_null(f = fopen(path, "w"));
-	fclose(f);
-}
-
 /* SIGTERM with one job running and one queued; returns whether the
  * queued one ran, as the watch notifications tell it. */
 static bool
@@ -368,9 +327,9 @@ shutdown_with(const char *mode, const char *running_ends_as)
 	c = tconnect(d);
 	w = tconnect(d);
 	json_decref(tcall(w, "watch", "{}"));
-	run_id = submit_gated(c, d);
+	run_id = tsubmit_gated(c, d, "go", true);
 	queued_id = tsubmit(c, "{s[s]}", "argv", "true");
-	(void)job_pid(c, run_id);
+	(void)trunning_pid(c, run_id);
 	assert_true(client_send(c, "wait", json_pack("{sI}", "id",
 	    (json_int_t)run_id), &e) > 0);
 	json_decref(tcall(w, "stats", "{}"));
@@ -383,7 +342,7 @@ shutdown_with(const char *mode, const char *running_ends_as)
 	    "true"), 30000, &e));
 	assert_int_equal(e.code, -32004);
 	if (strcmp(mode, "requeue") != 0)
-		open_gate(d);
+		topen_gate(d, "go");
 	while ((msg = client_notification(w, 30000, &e)) != NULL) {
 		job = json_object_get(msg, "params");
 		if (json_integer_value(json_object_get(job, "id")) == queued_id &&

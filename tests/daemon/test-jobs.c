@@ -45,18 +45,6 @@ teardown(void **state)
 	return 0;
 }
 
-static json_int_t
-jint(const json_t *job, const char *key)
-{
-	return json_integer_value(json_object_get(job, key));
-}
-
-static const char *
-jstr(const json_t *job, const char *key)
-{
-	return json_string_value(json_object_get(job, key));
-}
-
 /* Submits sh -c script and waits for it to end. */
 static json_t *
 run_sh(struct client *c, const char *script)
@@ -80,22 +68,22 @@ read_output(struct client *c, int64_t id, const char *stream, int limit,
 	for (;;) {
 		page = tcall(c, "output", "{sIsssIsi}", "id", (json_int_t)id,
 		    "stream", stream, "offset", offset, "limit", limit);
-		assert_int_equal(jint(page, "offset"), offset);
-		data = jstr(page, "data");
-		if (strcmp(jstr(page, "encoding"), "base64") == 0) {
+		assert_int_equal(tjint(page, "offset"), offset);
+		data = tjstr(page, "data");
+		if (strcmp(tjstr(page, "encoding"), "base64") == 0) {
 			got = b64_pton(data, dec, sizeof dec);
 			assert_true(got >= 0);
 			memcpy(all + n, dec, (size_t)got);
 			n += (size_t)got;
 		} else {
-			assert_string_equal(jstr(page, "encoding"), "utf-8");
+			assert_string_equal(tjstr(page, "encoding"), "utf-8");
 			got = (int)json_string_length(json_object_get(page,
 			    "data"));
 			memcpy(all + n, data, (size_t)got);
 			n += (size_t)got;
 		}
-		assert_int_equal(jint(page, "next_offset"), offset + got);
-		offset = jint(page, "next_offset");
+		assert_int_equal(tjint(page, "next_offset"), offset + got);
+		offset = tjint(page, "next_offset");
 		*truncated = json_is_true(json_object_get(page, "truncated"));
 		if (json_is_true(json_object_get(page, "eof"))) {
 			json_decref(page);
@@ -117,29 +105,29 @@ test_exit_codes_and_signals(void **state)
 	(void)state;
 	job = run_sh(c, "exit 0");
 	assert_string_equal(tstate(job), "succeeded");
-	assert_int_equal(jint(job, "exit_code"), 0);
+	assert_int_equal(tjint(job, "exit_code"), 0);
 	assert_true(json_is_null(json_object_get(job, "signal")));
 	assert_true(json_is_null(json_object_get(job, "reason")));
-	assert_true(jint(job, "pid") > 0);
-	assert_int_equal(jint(job, "attempt"), 1);
-	assert_non_null(jstr(job, "submitted_at"));
-	assert_non_null(jstr(job, "started_at"));
-	assert_non_null(jstr(job, "finished_at"));
+	assert_true(tjint(job, "pid") > 0);
+	assert_int_equal(tjint(job, "attempt"), 1);
+	assert_non_null(tjstr(job, "submitted_at"));
+	assert_non_null(tjstr(job, "started_at"));
+	assert_non_null(tjstr(job, "finished_at"));
 	assert_true(json_is_number(json_object_get(job, "user_time")));
-	assert_true(jint(job, "max_rss_kb") > 0);
+	assert_true(tjint(job, "max_rss_kb") > 0);
 	json_decref(job);
 
 	job = run_sh(c, "exit 3");
 	assert_string_equal(tstate(job), "failed");
-	assert_int_equal(jint(job, "exit_code"), 3);
-	assert_non_null(strstr(jstr(job, "reason"), "status 3"));
+	assert_int_equal(tjint(job, "exit_code"), 3);
+	assert_non_null(strstr(tjstr(job, "reason"), "status 3"));
 	json_decref(job);
 
 	job = run_sh(c, "kill -USR1 $$");
 	assert_string_equal(tstate(job), "failed");
 	assert_true(json_is_null(json_object_get(job, "exit_code")));
-	assert_string_equal(jstr(job, "signal"), "SIGUSR1");
-	assert_non_null(strstr(jstr(job, "reason"), "SIGUSR1"));
+	assert_string_equal(tjstr(job, "signal"), "SIGUSR1");
+	assert_non_null(strstr(tjstr(job, "reason"), "SIGUSR1"));
 	json_decref(job);
 	client_free(c);
 }
@@ -153,13 +141,13 @@ test_failed_exec_is_a_failed_job(void **state)
 	(void)state;
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "no-such-command-xyz"));
 	assert_string_equal(tstate(job), "failed");
-	assert_non_null(strstr(jstr(job, "reason"), "No such file"));
+	assert_non_null(strstr(tjstr(job, "reason"), "No such file"));
 	assert_true(json_is_null(json_object_get(job, "exit_code")));
 	json_decref(job);
 	job = twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "cwd",
 	    "/no/such/dir"));
 	assert_string_equal(tstate(job), "failed");
-	assert_non_null(strstr(jstr(job, "reason"), "chdir"));
+	assert_non_null(strstr(tjstr(job, "reason"), "chdir"));
 	json_decref(job);
 	client_free(c);
 }
@@ -184,7 +172,7 @@ test_job_sees_its_environment_and_cwd(void **state)
 	out = read_output(c, id, "stdout", 65536, &len, &trunc);
 	snprintf(expect, sizeof expect,
 	    "/usr/local/bin:/usr/bin:/bin|root|%lld|normal|1|%s|",
-	    (long long)id, jstr(job, "cwd"));
+	    (long long)id, tjstr(job, "cwd"));
 	assert_memory_equal(out, expect, strlen(expect));
 	free(out);
 	json_decref(job);
@@ -311,9 +299,9 @@ test_output_paging_base64_and_truncation(void **state)
 	json_decref(twait(c, id));
 	page = tcall(c, "output", "{sIsssi}", "id", (json_int_t)id, "stream",
 	    "stdout", "limit", 2);
-	assert_string_equal(jstr(page, "encoding"), "utf-8");
-	assert_string_equal(jstr(page, "data"), "a");
-	assert_int_equal(jint(page, "next_offset"), 1);
+	assert_string_equal(tjstr(page, "encoding"), "utf-8");
+	assert_string_equal(tjstr(page, "data"), "a");
+	assert_int_equal(tjint(page, "next_offset"), 1);
 	json_decref(page);
 
 	/* Beyond max_output (64 KiB) the rest is dropped, and said so. */
@@ -334,30 +322,10 @@ test_output_paging_base64_and_truncation(void **state)
 	json_decref(twait(c, id));
 	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",
 	    "stderr");
-	assert_string_equal(jstr(page, "data"), "");
+	assert_string_equal(tjstr(page, "data"), "");
 	assert_true(json_is_true(json_object_get(page, "eof")));
 	json_decref(page);
 	client_free(c);
-}
-
-/* The pid a job wrote to its stdout. */
-static pid_t
-pid_from_output(struct client *c, int64_t id)
-{
-	json_t *page;
-	pid_t pid = 0;
-	int i;
-
-	for (i = 0; i < 3000 && pid == 0; i++) {
-		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
-		    "stream", "stdout");
-		pid = (pid_t)atoi(jstr(page, "data"));
-		json_decref(page);
-		if (pid == 0)
-			usleep(10000);	/* polling the job's state */
-	}
-	assert_true(pid > 0);
-	return pid;
 }
 
 static void
@@ -371,11 +339,11 @@ test_timeout_kills_the_whole_process_group(void **state)
 	(void)state;
 	id = tsubmit(c, "{s[sss]sf}", "argv", "sh", "-c",
 	    "sleep 300 & echo $!; wait", "timeout", 0.3);
-	grandchild = pid_from_output(c, id);
+	grandchild = toutput_pid(c, id);
 	job = twait(c, id);
 	assert_string_equal(tstate(job), "timed_out");
-	assert_non_null(strstr(jstr(job, "reason"), "timed out after 300ms"));
-	assert_string_equal(jstr(job, "signal"), "SIGTERM");
+	assert_non_null(strstr(tjstr(job, "reason"), "timed out after 300ms"));
+	assert_string_equal(tjstr(job, "signal"), "SIGTERM");
 	assert_false(tpid_alive(grandchild));
 	json_decref(job);
 	client_free(c);
@@ -397,36 +365,36 @@ test_cancel_queued_running_and_stubborn(void **state)
 	q = tsubmit(c, "{s[s]}", "argv", "true");
 	job = tcall(c, "get", "{sI}", "id", (json_int_t)q);
 	assert_string_equal(tstate(job), "queued");
-	assert_int_equal(jint(job, "position"), 0);
+	assert_int_equal(tjint(job, "position"), 0);
 	json_decref(job);
 
 	job = tcall(c, "cancel", "{sI}", "id", (json_int_t)q);
 	assert_string_equal(tstate(job), "canceled");
-	assert_non_null(strstr(jstr(job, "reason"), "canceled by uid 0"));
+	assert_non_null(strstr(tjstr(job, "reason"), "canceled by uid 0"));
 	assert_true(json_is_null(json_object_get(job, "started_at")));
 	json_decref(job);
 
-	pid = pid_from_output(c, a);
+	pid = toutput_pid(c, a);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)a));
 	job = twait(c, a);
 	assert_string_equal(tstate(job), "canceled");
-	assert_string_equal(jstr(job, "signal"), "SIGTERM");
+	assert_string_equal(tjstr(job, "signal"), "SIGTERM");
 	assert_false(tpid_alive(pid));
 	json_decref(job);
 
 	/* It ignores SIGTERM: SIGKILL after kill_grace (1s). */
-	pid = pid_from_output(c, b);
+	pid = toutput_pid(c, b);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)b));
 	job = twait(c, b);
 	assert_string_equal(tstate(job), "canceled");
-	assert_string_equal(jstr(job, "signal"), "SIGKILL");
+	assert_string_equal(tjstr(job, "signal"), "SIGKILL");
 	assert_false(tpid_alive(pid));
 	json_decref(job);
 
 	/* Canceling what has ended changes nothing. */
 	job = tcall(c, "cancel", "{sI}", "id", (json_int_t)b);
 	assert_string_equal(tstate(job), "canceled");
-	assert_string_equal(jstr(job, "signal"), "SIGKILL");
+	assert_string_equal(tjstr(job, "signal"), "SIGKILL");
 	json_decref(job);
 	client_free(c);
 }
