@@ -186,6 +186,14 @@ tdaemon_stop(struct tdaemon *d)
 }
 
 void
+tdaemon_end(struct tdaemon *d, struct client *c)
+{
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+}
+
+void
 tdaemon_free(struct tdaemon *d)
 {
 	char cmd[400];

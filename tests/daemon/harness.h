@@ -32,6 +32,8 @@ void tdaemon_restart(struct tdaemon *d);
 void tdaemon_crash(struct tdaemon *d);
 /* SIGTERM, then waits for it to exit; returns its wait status. */
 int tdaemon_stop(struct tdaemon *d);
+/* The end of a test: closes c, stops d (which must exit cleanly), frees. */
+void tdaemon_end(struct tdaemon *d, struct client *c);
 /* Kills the whole process group, removes the temp dir, frees. */
 void tdaemon_free(struct tdaemon *d);
 /* Prints the daemon's log to stderr (a failing test calls it). */

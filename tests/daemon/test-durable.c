@@ -74,9 +74,7 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	/* New ids follow the old ones. */
 	id = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_int_equal(id, first + N);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 /* A client process that submits as fast as it can, pipelined, and writes
@@ -212,9 +210,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	    "kills, all kept (%zu jobs stored)\n", nacked, ROUNDS, nstored);
 	free(acked);
 	free(stored);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -252,9 +248,7 @@ test_retries_until_success_or_exhaustion(void **state)
 	assert_string_equal(tstate(job), "timed_out");
 	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -316,9 +310,7 @@ test_retry_method(void **state)
 	    "stream", "stdout");
 	assert_string_equal(tjstr(page, "data"), "bar\n");
 	json_decref(page);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -379,9 +371,7 @@ test_after_chains_success_failure_and_restart(void **state)
 	    (json_int_t)f));
 	assert_string_equal(tstate(jb), "canceled");
 	json_decref(jb);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -418,9 +408,7 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	c = tconnect(d);
 	next = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_true(next > id);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 /* A version 1 file, as an older triage wrote it, with one queued job. */
@@ -482,9 +470,7 @@ test_older_database_is_migrated(void **state)
 	json_decref(page);
 	id = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_int_equal(id, 42);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -603,9 +589,7 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	job = tcall(c, "retry", "{sI}", "id", (json_int_t)failed);
 	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 	assert_int_equal(umount(mnt), 0);
 	rmdir(mnt);
 	rmdir(dir);
@@ -658,9 +642,7 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 	assert_int_equal(nstored, ntold);	/* told, so stored */
 	print_message("stopped mid-stream: %zu of %d submissions taken, "
 	    "each answered\n", ntold, N);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 int

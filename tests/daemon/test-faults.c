@@ -99,9 +99,7 @@ test_worker_killed_mid_job(void **state)
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -137,9 +135,7 @@ test_no_zombies_after_a_thousand_jobs(void **state)
 	    "jobs"), "failed")), N / 10);
 	json_decref(res);
 	assert_int_equal(zombies_under(d->pid), 0);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 struct submitter {
@@ -227,9 +223,7 @@ test_300_clients_submitting_at_once_get_unique_ids(void **state)
 	pthread_attr_destroy(&attr);
 	free(subs);
 	free(all);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static int

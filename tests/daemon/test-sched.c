@@ -145,9 +145,7 @@ test_priorities_dispatch_in_order_with_slots_saturated(void **state)
 		assert_int_equal(s.jobs[expect[i]].start, 2 * i);
 	assert_int_equal(s.max_busy, 1);
 	client_free(w);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -184,9 +182,7 @@ test_exclusive_and_multislot_without_barging_or_overlap(void **state)
 	assert_true(s.max_busy <= 4);
 	assert_int_equal(s.max_busy, 4);	/* 3 + 1 did share */
 	client_free(w);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -217,9 +213,7 @@ test_max_running_caps_one_priority_while_others_proceed(void **state)
 	for (i = 5; i < 8; i++)
 		assert_true(s.jobs[i].start < s.jobs[0].end);
 	client_free(w);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -248,9 +242,7 @@ test_weighted_policy_shares_dispatches_by_weight(void **state)
 				big++;
 	assert_int_equal(big, 30);
 	client_free(w);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 static void
@@ -288,9 +280,7 @@ test_pause_keeps_jobs_queued_and_resume_runs_them(void **state)
 	job = twait(c, a);
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 /* A priority's "running" counts jobs; "slots_busy" the slots they hold. */
@@ -320,9 +310,7 @@ test_stats_count_running_jobs_and_their_slots(void **state)
 	json_decref(stats);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	json_decref(twait(c, id));
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	tdaemon_end(d, c);
 }
 
 int
