@@ -11,66 +11,125 @@
 #include "store.h"
 #include "triaged.h"
 
-/* The jobs waiting for one job, by id: ids, not pointers, since a waiting
- * job may be canceled and pruned long before the one it waits for ends. */
-struct deps_node {
+/*
+ * By ids and attempts, not pointers: a waiting job may be canceled, retried
+ * and even pruned long before the one it waits for ends, and a registration
+ * of an earlier attempt must not count for a later one.
+ */
+struct deps_dependent {
 	uint64_t id;
-	uint64_t *dependents;
+	unsigned attempt;
+};
+
+/* The jobs waiting for one job. */
+struct deps_target {
+	uint64_t id;
+	struct deps_dependent *v;
 	size_t n;
 	size_t cap;
 };
 
-static void *deps_root;		/* tsearch tree of struct deps_node */
-static uint64_t *deps_work;	/* ended jobs whose dependents are next */
-static size_t deps_nwork, deps_capwork;
-static bool deps_draining;
+/* How many jobs one waiting job still waits for. */
+struct deps_waiting {
+	uint64_t id;
+	unsigned attempt;
+	unsigned remaining;
+};
 
+struct deps {
+	void *targets;		/* tsearch tree of struct deps_target */
+	void *waiting;		/* tsearch tree of struct deps_waiting */
+};
+
+/* Both kinds of node start with their id. */
 static int
 deps_cmp(const void *a, const void *b)
 {
-	uint64_t x = ((const struct deps_node *)a)->id;
-	uint64_t y = ((const struct deps_node *)b)->id;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return x < y ? -1 : x > y;
 }
 
-/* Registers that dependent waits for id. 0, or -1 with ENOMEM. */
-static int
-deps_register(uint64_t id, uint64_t dependent)
+struct deps *
+deps_new(void)
 {
-	struct deps_node key = { .id = id }, *node, **found;
-	uint64_t *v;
+	return calloc(1, sizeof(struct deps));
+}
+
+static void
+deps_target_free(void *p)
+{
+	struct deps_target *t = p;
+
+	free(t->v);
+	free(t);
+}
+
+void
+deps_free(struct deps *deps)
+{
+	if (deps == NULL)
+		return;
+	tdestroy(deps->targets, deps_target_free);
+	tdestroy(deps->waiting, free);
+	free(deps);
+}
+
+/* Registers that job waits for target. 0, or -1 with ENOMEM. */
+static int
+deps_register(struct deps *deps, uint64_t target, const struct job *job)
+{
+	struct deps_target key = { .id = target }, *t, **found;
+	struct deps_dependent *v;
 	size_t cap;
 
-	if ((found = tfind(&key, &deps_root, deps_cmp)) != NULL)
-		node = *found;
+	if ((found = tfind(&key, &deps->targets, deps_cmp)) != NULL)
+		t = *found;
 	else {
-		if ((node = calloc(1, sizeof *node)) == NULL)
+		if ((t = calloc(1, sizeof *t)) == NULL)
 			return -1;
-		node->id = id;
-		if (tsearch(node, &deps_root, deps_cmp) == NULL) {
-			free(node);
+		t->id = target;
+		if (tsearch(t, &deps->targets, deps_cmp) == NULL) {
+			free(t);
 			return -1;
 		}
 	}
-	if (node->n == node->cap) {
-		cap = node->cap ? node->cap * 2 : 4;
-		if ((v = reallocarray(node->dependents, cap, sizeof *v)) == NULL)
+	if (t->n == t->cap) {
+		cap = t->cap ? t->cap * 2 : 4;
+		if ((v = reallocarray(t->v, cap, sizeof *v)) == NULL)
 			return -1;
-		node->dependents = v;
-		node->cap = cap;
+		t->v = v;
+		t->cap = cap;
 	}
-	node->dependents[node->n++] = dependent;
+	t->v[t->n++] = (struct deps_dependent){ job->id, job->attempt };
 	return 0;
 }
 
-int
-deps_check(struct triaged *td, struct job *job)
+static struct deps_waiting *
+deps_waiting_find(struct deps *deps, uint64_t id)
 {
+	struct deps_waiting key = { .id = id }, **found;
+
+	found = tfind(&key, &deps->waiting, deps_cmp);
+	return found != NULL ? *found : NULL;
+}
+
+static void
+deps_waiting_remove(struct deps *deps, struct deps_waiting *w)
+{
+	tdelete(w, &deps->waiting, deps_cmp);
+	free(w);
+}
+
+int
+deps_gate_cb(struct triaged *td, struct job *job, void *arg)
+{
+	struct deps *deps = arg;
+	struct deps_waiting *w, *old;
+	unsigned remaining = 0;
 	struct job *dep;
 	size_t i;
 
-	job->waiting_for = 0;
 	for (i = 0; i < job->nafter; i++) {
 		dep = store_get(td->store, job->after[i]);
 		/* Gone: pruned, so it ended long ago; how is not known. */
@@ -87,99 +146,78 @@ deps_check(struct triaged *td, struct job *job)
 			    job_state_name(dep->state));
 			return -1;
 		}
-		if (deps_register(dep->id, job->id) != 0) {
-			job_set_reason(job, "out of memory in the daemon");
-			return -1;
-		}
-		job->waiting_for++;
+		if (deps_register(deps, dep->id, job) != 0)
+			goto nomem;
+		remaining++;
 	}
-	return job->waiting_for == 0;
+	if (remaining == 0)
+		return 1;
+	if ((old = deps_waiting_find(deps, job->id)) != NULL)
+		deps_waiting_remove(deps, old);	/* an earlier attempt's */
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		goto nomem;
+	*w = (struct deps_waiting){ job->id, job->attempt, remaining };
+	if (tsearch(w, &deps->waiting, deps_cmp) == NULL) {
+		free(w);
+		goto nomem;
+	}
+	log_debug("job %llu waits for %u others", (unsigned long long)job->id,
+	    remaining);
+	return 0;
+nomem:
+	job_set_reason(job, "out of memory in the daemon");
+	return -1;
 }
 
+/* One job that waited for ended, which ended as state. */
 static void
-deps_node_free(void *p)
+deps_settle(struct triaged *td, struct deps *deps,
+    const struct deps_dependent *d, uint64_t ended, enum job_state state)
 {
-	struct deps_node *node = p;
+	struct job *job = store_get(td->store, d->id);
+	struct deps_waiting *w = deps_waiting_find(deps, d->id);
 
-	free(node->dependents);
-	free(node);
-}
-
-/* The dependents of the job with this id, which has ended. */
-static void
-deps_settle(struct triaged *td, uint64_t id)
-{
-	struct deps_node key = { .id = id }, *node, **found;
-	struct job *job = store_get(td->store, id), *d;
-	size_t i;
-
-	if (job == NULL ||
-	    (found = tfind(&key, &deps_root, deps_cmp)) == NULL)
+	/* Canceled or retried since it registered: not this wait's. */
+	if (job == NULL || job->state != JOB_QUEUED || w == NULL ||
+	    job->attempt != d->attempt || w->attempt != d->attempt)
 		return;
-	node = *found;
-	tdelete(&key, &deps_root, deps_cmp);
-	for (i = 0; i < node->n; i++) {
-		d = store_get(td->store, node->dependents[i]);
-		if (d == NULL || d->state != JOB_QUEUED || d->waiting_for == 0)
-			continue;	/* canceled meanwhile, say */
-		if (job->state == JOB_SUCCEEDED) {
-			if (d->waiting_for > 1) {
-				d->waiting_for--;
-				continue;
-			}
-			/* Free to go: it joins the tail now, and keeps that
-			 * place across a restart. */
-			jobs_stop_waiting(td, d);
-			d->seq = td->next_seq++;
-			store_update(td->store, d);
-			jobs_enqueue(td, d);
-			continue;
-		}
-		jobs_stop_waiting(td, d);
-		job_set_reason(d, "job %llu, which it runs after, ended %s",
-		    (unsigned long long)id, job_state_name(job->state));
-		jobs_set_state(td, d, JOB_CANCELED);
+	if (state == JOB_SUCCEEDED && --w->remaining > 0)
+		return;
+	deps_waiting_remove(deps, w);
+	if (state == JOB_SUCCEEDED) {
+		jobs_enqueue(td, job);
+		return;
 	}
-	deps_node_free(node);
+	job_set_reason(job, "job %llu, which it runs after, ended %s",
+	    (unsigned long long)ended, job_state_name(state));
+	jobs_end(td, job, JOB_CANCELED);
 }
 
 /*
- * Canceling a dependent ends it too, which settles its own dependents: a
- * work list instead of recursion, so a chain of any length keeps the stack
- * flat.
+ * Canceling a dependent ends it too; its own dependents hear of that when
+ * its change is published in turn, so a chain of any length keeps the
+ * stack flat.
  */
 void
-deps_job_ended(struct triaged *td, struct job *job)
+deps_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 {
-	uint64_t *v;
-	size_t cap, i;
+	struct deps *deps = arg;
+	const struct job *job = ev->view;
+	struct deps_target key = { .id = job->id }, *t, **found;
+	struct deps_waiting *w;
+	size_t i;
 
-	if (deps_nwork == deps_capwork) {
-		cap = deps_capwork ? deps_capwork * 2 : 64;
-		if ((v = reallocarray(deps_work, cap, sizeof *v)) == NULL) {
-			log_warnx("out of memory: the jobs after job %llu "
-			    "stay waiting", (unsigned long long)job->id);
-			return;
-		}
-		deps_work = v;
-		deps_capwork = cap;
-	}
-	deps_work[deps_nwork++] = job->id;
-	if (deps_draining)
+	if (!job_state_terminal(job->state))
 		return;
-	deps_draining = true;
-	for (i = 0; i < deps_nwork; i++)
-		deps_settle(td, deps_work[i]);
-	deps_nwork = 0;
-	deps_draining = false;
-}
-
-void
-deps_free_all(void)
-{
-	tdestroy(deps_root, deps_node_free);
-	deps_root = NULL;
-	free(deps_work);
-	deps_work = NULL;
-	deps_nwork = deps_capwork = 0;
+	/* It waited itself, and ended otherwise (canceled, say). */
+	if ((w = deps_waiting_find(deps, job->id)) != NULL &&
+	    w->attempt == job->attempt)
+		deps_waiting_remove(deps, w);
+	if ((found = tfind(&key, &deps->targets, deps_cmp)) == NULL)
+		return;
+	t = *found;
+	tdelete(&key, &deps->targets, deps_cmp);
+	for (i = 0; i < t->n; i++)
+		deps_settle(td, deps, &t->v[i], job->id, job->state);
+	deps_target_free(t);
 }

@@ -3,21 +3,25 @@
 #ifndef TRIAGED_DEPS_H
 #define TRIAGED_DEPS_H
 
+struct deps;
 struct job;
+struct jobs_event;
 struct triaged;
 
+/* The registrations of waiting jobs; NULL out of memory. */
+struct deps *deps_new(void);
+void deps_free(struct deps *deps);
+
 /*
- * Looks at job's after[]: returns 1 when all of them succeeded (it may go),
- * 0 when it must wait (it is registered, waiting_for counts them), or -1
- * when it cannot go, job's reason saying why (one ended otherwise, or out
- * of memory): the caller cancels it.
+ * The gate of jobs.h (arg: the deps): 1 when every job of job's after[]
+ * has succeeded, 0 when it must wait (it is registered), -1 when it never
+ * can go (one ended otherwise, is unknown, or memory ran out), with job's
+ * reason saying why.
  */
-int deps_check(struct triaged *td, struct job *job);
+int deps_gate_cb(struct triaged *td, struct job *job, void *arg);
 
-/* job has just ended: its dependents go, or are canceled. */
-void deps_job_ended(struct triaged *td, struct job *job);
-
-/* Forgets every registration (the daemon exits). */
-void deps_free_all(void);
+/* The listener of jobs.h (arg: the deps): when a job ends, the jobs that
+ * wait for it go (all theirs succeeded) or are canceled. */
+void deps_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg);
 
 #endif

@@ -1,101 +1,403 @@
-/* jobs.c - the job state machine: admit a submission to its queue, move jobs
- * through their states, and tell waiters and watchers of every change. */
+/* jobs.c - the job state machine: admit submissions to their queues, move
+ * jobs through their states, and publish each change once it is on disk. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/wait.h>
 
 #include <event2/event.h>
 
 #include "config.h"
-#include "deps.h"
 #include "jobs.h"
 #include "log.h"
 #include "pool.h"
 #include "psem.h"
-#include "rpc.h"
-#include "timefmt.h"
 #include "run.h"
-#include "shutdown.h"
 #include "store.h"
+#include "timefmt.h"
 #include "triaged.h"
 #include "version.h"
-#include "wait.h"
-#include "watch.h"
 
-/* The semaphore granted the job its slots: it leaves its queue. */
+/*
+ * What waits for a commit: a state change to publish, a barrier to call
+ * back, or a granted job to hand to a worker once its start is recorded.
+ * Items leave the queue in order, each once the commit of its generation
+ * has succeeded; nothing a client hears can then be undone by a crash.
+ */
+enum jobs_item_kind {
+	JOBS_EVENT,
+	JOBS_BARRIER,
+	JOBS_LAUNCH,
+};
+
+struct jobs_item {
+	TAILQ_ENTRY(jobs_item) entry;
+	enum jobs_item_kind kind;
+	uint64_t gen;			/* the commit that makes it true */
+	uint64_t id;			/* EVENT, LAUNCH: the job */
+	enum job_state from;		/* EVENT */
+	struct job_status status;	/* EVENT: the job after the change; */
+	char *reason;			/* LAUNCH: status.attempt only */
+	jobs_done_cb cb;		/* BARRIER */
+	void *arg;
+};
+TAILQ_HEAD(jobs_items, jobs_item);
+
+struct jobs_listener {
+	jobs_listener_cb cb;
+	void *arg;
+};
+
+struct jobs {
+	struct jobs_items items;
+	uint64_t durable;		/* the last commit that succeeded */
+	struct event *publish_ev;	/* drains items already durable */
+	bool draining;
+	bool commits_failing;
+	struct jobs_listener *listeners;
+	size_t nlisteners;
+	jobs_gate_cb gate;
+	void *gate_arg;
+	int64_t next_seq;		/* queue order of the next at a tail */
+	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES];
+	unsigned staged[CONFIG_PRIORITIES_MAX];	/* not committed yet */
+};
+
+static void jobs_drain(struct triaged *);
+static void jobs_begin(struct triaged *, struct job *);
+
+static struct job *
+jobs_of_waiter(struct psem_waiter *w)
+{
+	return (struct job *)((char *)w - offsetof(struct job, waiter));
+}
+
+/* The semaphore granted the job its slots. */
 static void
 jobs_grant_cb(struct psem_waiter *w, void *arg)
 {
-	struct job *job = (struct job *)((char *)w - offsetof(struct job, waiter));
+	jobs_begin(arg, jobs_of_waiter(w));
+}
 
-	run_start(arg, job);
+static void
+jobs_publish_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	jobs_drain(arg);
+}
+
+static void
+jobs_committed_cb(uint64_t generation, const char *cause, void *arg)
+{
+	struct triaged *td = arg;
+	struct jobs *js = td->jobs;
+
+	if (cause != NULL) {
+		if (!js->commits_failing)
+			log_warnx("cannot write the job store: %s; no job "
+			    "starts, and no outcome is reported, until a "
+			    "commit succeeds", cause);
+		js->commits_failing = true;
+		return;
+	}
+	if (js->commits_failing)
+		log_notice("the job store is writable again: dispatch "
+		    "resumes");
+	js->commits_failing = false;
+	js->durable = generation;
+	jobs_drain(td);
 }
 
 int
 jobs_init(struct triaged *td, char **cause)
 {
 	const struct config *cfg = td->cfg;
+	struct jobs *js;
 	unsigned i;
 
+	if ((js = calloc(1, sizeof *js)) == NULL ||
+	    (js->publish_ev = evtimer_new(td->base, jobs_publish_cb, td))
+	    == NULL) {
+		free(js);
+		*cause = strdup("out of memory");
+		return -1;
+	}
+	TAILQ_INIT(&js->items);
+	js->durable = store_generation(td->store) - 1;
+	td->jobs = js;
 	td->sem = psem_new(td->base, cfg->slots, cfg->npriorities,
 	    psem_policy_find(cfg->policy));
 	if (td->sem == NULL) {
 		if (asprintf(cause, "cannot make the semaphore: %m") < 0)
 			*cause = NULL;
+		jobs_free(td);
 		return -1;
 	}
 	for (i = 0; i < cfg->npriorities; i++) {
 		psem_set_weight(td->sem, i, cfg->priorities[i].weight);
 		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);
 	}
+	store_set_committed_cb(td->store, jobs_committed_cb, td);
 	return 0;
+}
+
+static void
+jobs_item_free(struct jobs_item *it)
+{
+	free(it->reason);
+	free(it);
 }
 
 void
 jobs_free(struct triaged *td)
 {
+	struct jobs *js = td->jobs;
+	struct jobs_item *it;
+
+	if (js == NULL)
+		return;
+	store_set_committed_cb(td->store, NULL, NULL);
+	while ((it = TAILQ_FIRST(&js->items)) != NULL) {
+		TAILQ_REMOVE(&js->items, it, entry);
+		jobs_item_free(it);
+	}
+	event_free(js->publish_ev);
+	free(js->listeners);
+	free(js);
+	td->jobs = NULL;
 	psem_free(td->sem);
 	td->sem = NULL;
 }
 
-void
-jobs_set_state(struct triaged *td, struct job *job, enum job_state state)
+int
+jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
 {
+	struct jobs *js = td->jobs;
+	struct jobs_listener *v;
+
+	v = reallocarray(js->listeners, js->nlisteners + 1, sizeof *v);
+	if (v == NULL)
+		return -1;
+	v[js->nlisteners++] = (struct jobs_listener){ cb, arg };
+	js->listeners = v;
+	return 0;
+}
+
+void
+jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg)
+{
+	td->jobs->gate = cb;
+	td->jobs->gate_arg = arg;
+}
+
+/* Queues it to be handled once commit gen has succeeded; durable now when
+ * gen is already. */
+static void
+jobs_item_add(struct triaged *td, struct jobs_item *it, uint64_t gen)
+{
+	static const struct timeval now = { 0, 0 };
+	struct jobs *js = td->jobs;
+
+	it->gen = gen;
+	TAILQ_INSERT_TAIL(&js->items, it, entry);
+	if (gen <= js->durable && !js->draining)
+		evtimer_add(js->publish_ev, &now);
+}
+
+/* The generation a change made now is durable with. */
+static uint64_t
+jobs_gen(const struct triaged *td)
+{
+	return store_pending(td->store) ? store_generation(td->store) :
+	    td->jobs->durable;
+}
+
+/* Records the change job has just made from state from, to publish once
+ * gen is on disk. Out of memory, the change goes unheard (and is logged). */
+static void
+jobs_record(struct triaged *td, struct job *job, enum job_state from,
+    uint64_t gen)
+{
+	struct jobs_item *it;
+
+	if ((it = calloc(1, sizeof *it)) == NULL ||
+	    (job->reason != NULL && (it->reason = strdup(job->reason))
+	    == NULL)) {
+		free(it);
+		log_warnx("job %llu: out of memory: its change to %s is not "
+		    "published", (unsigned long long)job->id,
+		    job_state_name(job->state));
+		return;
+	}
+	it->kind = JOBS_EVENT;
+	it->id = job->id;
+	it->from = from;
+	job_status_get(job, &it->status);
+	jobs_item_add(td, it, gen);
+}
+
+/*
+ * Moves job to state to: counts, times, store, and an event. A change to
+ * running need only survive a crash of the daemon (a power loss then
+ * brings the job back as a new attempt); every other one waits for the
+ * disk.
+ */
+static void
+jobs_change(struct triaged *td, struct job *job, enum job_state to)
+{
+	struct jobs *js = td->jobs;
+	enum job_state from = job->state;
+	unsigned prio = job->waiter.prio;
 	int64_t now = timefmt_now();
 
-	td->counts[job->state]--;
-	td->counts[state]++;
-	if (job->state == JOB_RUNNING) {
-		td->running--;
-		td->prio_running[job->waiter.prio]--;
-	}
-	if (state == JOB_RUNNING) {
-		td->running++;
-		td->prio_running[job->waiter.prio]++;
+	js->counts[prio][from]--;
+	js->counts[prio][to]++;
+	if (to == JOB_RUNNING)
 		job->started_at = now;
-	}
-	job->state = state;
-	if (job_state_terminal(state)) {
+	job->state = to;
+	if (job_state_terminal(to)) {
 		job->finished_at = now;
 		/* It was written at insert; memory is for the living. */
 		job_drop_env(job);
 	}
-	store_update(td->store, job);
-	watch_notify(td, job);
-	if (job_state_terminal(state)) {
-		wait_job_ended(job);
-		deps_job_ended(td, job);
-		shutdown_check(td);
+	if (to == JOB_RUNNING)
+		store_update_nosync(td->store, job);
+	else
+		store_update(td->store, job);
+	jobs_record(td, job, from, jobs_gen(td));
+}
+
+static void
+jobs_publish(struct triaged *td, struct jobs_item *it)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_event ev;
+	struct job view, *job;
+	size_t i;
+
+	/* Gone (pruned, removed): nobody can ask about it any more. */
+	if ((job = store_get(td->store, it->id)) == NULL)
+		return;
+	view = *job;
+	job_status_set(&view, &it->status);
+	view.reason = it->reason;
+	ev.job = job;
+	ev.view = &view;
+	ev.from = it->from;
+	for (i = 0; i < js->nlisteners; i++)
+		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
+}
+
+static void
+jobs_launch(struct triaged *td, struct jobs_item *it)
+{
+	struct job *job = store_get(td->store, it->id);
+
+	/* Canceled, or stopped with the daemon, meanwhile. */
+	if (job == NULL || job->state != JOB_QUEUED || !job->begun ||
+	    job->attempt != it->status.attempt ||
+	    run_has(td->run, job))
+		return;
+	if (td->phase == TRIAGED_STOPPING &&
+	    td->cfg->shutdown != CONFIG_SHUTDOWN_DRAIN) {
+		/* Stopping runs nothing new: it never began after all. */
+		psem_release(td->sem, &job->waiter);
+		job->begun = false;
+		store_update(td->store, job);
+		return;
+	}
+	if (run_start(td->run, job) != 0) {
+		log_warnx("job %llu: out of memory starting it",
+		    (unsigned long long)job->id);
+		psem_release(td->sem, &job->waiter);
+		job_set_reason(job, "out of memory in the daemon");
+		jobs_change(td, job, JOB_FAILED);
 	}
 }
 
-void
-jobs_enqueue(struct triaged *td, struct job *job)
+/* Handles every item whose commit has succeeded, in order. Whatever the
+ * handlers add goes to the tail and waits for its own commit: never a
+ * nested drain. */
+static void
+jobs_drain(struct triaged *td)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_item *it;
+
+	if (js->draining)
+		return;
+	js->draining = true;
+	while ((it = TAILQ_FIRST(&js->items)) != NULL &&
+	    it->gen <= js->durable) {
+		TAILQ_REMOVE(&js->items, it, entry);
+		switch (it->kind) {
+		case JOBS_EVENT:
+			jobs_publish(td, it);
+			break;
+		case JOBS_BARRIER:
+			it->cb(td, NULL, NULL, it->arg);
+			break;
+		case JOBS_LAUNCH:
+			jobs_launch(td, it);
+			break;
+		}
+		jobs_item_free(it);
+	}
+	js->draining = false;
+}
+
+int
+jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct jobs_item *it;
+
+	if ((it = calloc(1, sizeof *it)) == NULL)
+		return -1;
+	it->kind = JOBS_BARRIER;
+	it->cb = done_cb;
+	it->arg = arg;
+	jobs_item_add(td, it, jobs_gen(td));
+	/* Never inside this call, even when nothing waits. */
+	if (it->gen <= td->jobs->durable)
+		evtimer_add(td->jobs->publish_ev, &now);
+	return 0;
+}
+
+/* The job holds its slots: that its attempt begins is written first, and
+ * once that is on disk it is handed to a worker. */
+static void
+jobs_begin(struct triaged *td, struct job *job)
+{
+	struct jobs_item *it;
+
+	if ((it = calloc(1, sizeof *it)) == NULL) {
+		log_warnx("job %llu: out of memory starting it",
+		    (unsigned long long)job->id);
+		psem_release(td->sem, &job->waiter);
+		job_set_reason(job, "out of memory in the daemon");
+		jobs_change(td, job, JOB_FAILED);
+		return;
+	}
+	job->begun = true;
+	store_update_nosync(td->store, job);
+	it->kind = JOBS_LAUNCH;
+	it->id = job->id;
+	it->status.attempt = job->attempt;
+	jobs_item_add(td, it, store_generation(td->store));
+}
+
+/* Into the semaphore, in the place its seq gives it. */
+static void
+jobs_acquire(struct triaged *td, struct job *job)
 {
 	switch (psem_acquire(td->sem, &job->waiter)) {
 	case 1:
-		run_start(td, job);
+		jobs_begin(td, job);
 		break;
 	case 0:
 		break;
@@ -106,145 +408,359 @@ jobs_enqueue(struct triaged *td, struct job *job)
 		    "never give it that many", job->slots, job->priority);
 		log_warnx("job %llu: %s", (unsigned long long)job->id,
 		    job->reason);
-		jobs_set_state(td, job, JOB_CANCELED);
+		jobs_change(td, job, JOB_CANCELED);
 		break;
 	}
 }
 
 void
-jobs_waiter_init(struct triaged *td, struct job *job, unsigned prio)
+jobs_enqueue(struct triaged *td, struct job *job)
 {
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	/* Free to go now: it joins the tail, and keeps that place across a
+	 * restart. */
+	job->seq = td->jobs->next_seq++;
+	store_update(td->store, job);
+	jobs_acquire(td, job);
 }
 
 void
 jobs_admit(struct triaged *td, struct job *job)
 {
-	switch (deps_check(td, job)) {
+	struct jobs *js = td->jobs;
+
+	switch (js->gate != NULL ? js->gate(td, job, js->gate_arg) : 1) {
 	case 1:
-		jobs_enqueue(td, job);
+		jobs_acquire(td, job);
 		break;
 	case 0:
-		td->prio_waiting[job->waiter.prio]++;
-		log_debug("job %llu waits for %u others",
-		    (unsigned long long)job->id, job->waiting_for);
 		break;
 	default:
-		jobs_set_state(td, job, JOB_CANCELED);
+		jobs_change(td, job, JOB_CANCELED);
 		break;
 	}
 }
 
 void
-jobs_stop_waiting(struct triaged *td, struct job *job)
+jobs_end(struct triaged *td, struct job *job, enum job_state state)
 {
-	if (job->waiting_for == 0)
-		return;
-	job->waiting_for = 0;
-	td->prio_waiting[job->waiter.prio]--;
+	jobs_change(td, job, state);
 }
 
-void
-jobs_requeue(struct triaged *td, struct job *job, bool keep_place)
-{
-	job_new_attempt(job);
-	if (!keep_place)
-		job->seq = td->next_seq++;
-	jobs_set_state(td, job, JOB_QUEUED);
-}
-
-/* A submission on its way to the disk, and the request to answer. */
+/* A submission on its way to the disk. */
 struct jobs_admission {
 	struct triaged *td;
-	struct rpc_req *req;	/* NULL once its client has gone */
+	jobs_done_cb done_cb;
+	void *arg;
 };
-
-static void
-jobs_admission_withdraw_cb(struct rpc_req *req, void *arg)
-{
-	struct jobs_admission *a = arg;
-
-	(void)req;
-	a->req = NULL;
-}
 
 static void
 jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 {
 	struct jobs_admission *a = arg;
 	struct triaged *td = a->td;
+	struct jobs *js = td->jobs;
+	unsigned prio = job->waiter.prio;
 
-	td->prio_staged[job->waiter.prio]--;
+	js->staged[prio]--;
 	if (!ok) {
 		log_warnx("a new job could not be stored: %s", cause);
-		if (a->req != NULL)
-			rpc_error(a->req, RPC_INTERNAL_ERROR, NULL,
-			    "the job could not be stored: %s", cause);
 		job_free(job);
+		a->done_cb(td, NULL, cause, a->arg);
 	} else {
-		td->counts[JOB_QUEUED]++;
-		log_debug("job %llu queued at %s: %s",
-		    (unsigned long long)job->id, job->priority, job->name);
-		watch_notify(td, job);
+		js->counts[prio][JOB_QUEUED]++;
+		/* The commit that is ending wrote it. */
+		jobs_record(td, job, JOB_QUEUED,
+		    store_generation(td->store) - 1);
 		jobs_admit(td, job);
-		if (a->req != NULL)
-			rpc_reply(a->req, jobs_json(td, job));
+		a->done_cb(td, job, NULL, a->arg);
 	}
 	free(a);
-	/* Draining waits for staged jobs too: this one is settled. */
-	shutdown_check(td);
 }
 
 int
 jobs_submit(struct triaged *td, struct job *job, unsigned prio,
-    struct rpc_req *req)
+    jobs_done_cb done_cb, void *arg)
 {
 	struct jobs_admission *a;
 
 	if ((a = calloc(1, sizeof *a)) == NULL)
 		return -1;
 	a->td = td;
-	a->req = req;
+	a->done_cb = done_cb;
+	a->arg = arg;
 	job->submitted_at = timefmt_now();
 	job->state = JOB_QUEUED;
-	job->seq = td->next_seq++;
-	jobs_waiter_init(td, job, prio);
+	job->seq = td->jobs->next_seq++;
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
 		free(a);
 		return -1;
 	}
-	td->prio_staged[prio]++;
-	rpc_defer(req, jobs_admission_withdraw_cb, a);
+	td->jobs->staged[prio]++;
+	return 0;
+}
+
+/* A retry on its way to the disk, and the job as it was before. */
+struct jobs_retrial {
+	struct triaged *td;
+	uint64_t id;
+	unsigned prio;			/* before */
+	enum job_state state;
+	struct job_status before;
+	char *reason;
+	jobs_done_cb done_cb;
+	void *arg;
+};
+
+static void
+jobs_retry_synced_cb(const char *cause, void *arg)
+{
+	struct jobs_retrial *r = arg;
+	struct triaged *td = r->td;
+	struct jobs *js = td->jobs;
+	struct job *job = store_get(td->store, r->id);
+
+	/* Canceled again meanwhile, say: nothing to queue or put back. */
+	if (job != NULL && job->state == JOB_QUEUED &&
+	    psem_waiter_state(&job->waiter) == PSEM_IDLE) {
+		if (cause == NULL) {
+			jobs_record(td, job, r->state,
+			    store_generation(td->store) - 1);
+			jobs_admit(td, job);
+		} else {
+			log_warnx("job %llu: its retry could not be stored: "
+			    "%s", (unsigned long long)r->id, cause);
+			js->counts[job->waiter.prio][JOB_QUEUED]--;
+			js->counts[r->prio][r->state]++;
+			job->waiter.prio = r->prio;
+			job_status_set(job, &r->before);
+			free(job->reason);
+			job->reason = r->reason;
+			r->reason = NULL;
+			job_drop_env(job);
+		}
+	}
+	r->done_cb(td, job, cause, r->arg);
+	free(r->reason);
+	free(r);
+}
+
+int
+jobs_retry(struct triaged *td, struct job *job, unsigned prio,
+    jobs_done_cb done_cb, void *arg)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_retrial *r;
+
+	if ((r = calloc(1, sizeof *r)) == NULL ||
+	    (job->reason != NULL && (r->reason = strdup(job->reason))
+	    == NULL) ||
+	    store_sync(td->store, jobs_retry_synced_cb, r) != 0) {
+		if (r != NULL)
+			free(r->reason);
+		free(r);
+		return -1;
+	}
+	r->td = td;
+	r->id = job->id;
+	r->prio = job->waiter.prio;
+	r->state = job->state;
+	job_status_get(job, &r->before);
+	r->done_cb = done_cb;
+	r->arg = arg;
+	js->counts[job->waiter.prio][job->state]--;
+	js->counts[prio][JOB_QUEUED]++;
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	job_new_attempt(job);
+	job_set_reason(job, NULL);
+	job->state = JOB_QUEUED;
+	job->seq = js->next_seq++;
+	store_update(td->store, job);
 	return 0;
 }
 
 void
-jobs_cancel(struct triaged *td, struct job *job, uid_t by)
+jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig)
 {
-	switch (job->state) {
-	case JOB_QUEUED:
-		/* Not in the semaphore when it waits for other jobs. */
-		if (psem_waiter_state(&job->waiter) != PSEM_IDLE)
-			psem_cancel(td->sem, &job->waiter);
-		jobs_stop_waiting(td, job);
-		job_set_reason(job, "canceled by uid %u", (unsigned)by);
-		jobs_set_state(td, job, JOB_CANCELED);
+	char reason[64];
+
+	snprintf(reason, sizeof reason, "canceled by uid %u", (unsigned)by);
+	if (job->state == JOB_RUNNING || run_has(td->run, job)) {
+		run_stop(td->run, job, JOB_CANCELED, sig, reason);
+		return;
+	}
+	if (job->state != JOB_QUEUED)
+		return;
+	switch (psem_waiter_state(&job->waiter)) {
+	case PSEM_QUEUED:
+	case PSEM_GRANTED:
+		psem_cancel(td->sem, &job->waiter);
 		break;
-	case JOB_RUNNING:
-		run_stop(job, true, by);
+	case PSEM_HELD:		/* its start is on its way to the disk */
+		psem_release(td->sem, &job->waiter);
 		break;
-	default:
+	case PSEM_IDLE:		/* waiting for the jobs it runs after */
 		break;
 	}
+	job_set_reason(job, "%s", reason);
+	jobs_change(td, job, JOB_CANCELED);
+}
+
+void
+jobs_stop_running(struct triaged *td)
+{
+	struct job *job;
+	uint64_t id = 0;
+
+	while ((job = store_next(td->store, id)) != NULL) {
+		id = job->id;
+		if (run_has(td->run, job))
+			run_stop(td->run, job, JOB_LOST, SIGTERM,
+			    "the daemon stopped while it ran");
+	}
+}
+
+/* The worker reports the job's process. */
+static void
+jobs_started_cb(struct job *job, pid_t pid, uint64_t start_ticks, void *arg)
+{
+	struct triaged *td = arg;
+
+	job->pid = pid;
+	job->start_ticks = start_ticks;
+	jobs_change(td, job, JOB_RUNNING);
+}
+
+/* Another attempt at the tail of its queue, or (keep_place) where it was,
+ * for the next start of the daemon. */
+static void
+jobs_requeue(struct triaged *td, struct job *job, bool keep_place)
+{
+	job_new_attempt(job);
+	if (!keep_place)
+		job->seq = td->jobs->next_seq++;
+	jobs_change(td, job, JOB_QUEUED);
+}
+
+/*
+ * The run is over: the job takes its final state, or another attempt when
+ * it failed with retries left, or (stopping under shutdown = requeue) its
+ * place at the head of its queue for the next start. This is the one place
+ * that decides.
+ */
+static void
+jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
+{
+	struct triaged *td = arg;
+	enum job_state state = out->state;
+
+	if (psem_release(td->sem, &job->waiter) != 0)
+		log_warnx("job %llu: ended holding no slots",
+		    (unsigned long long)job->id);
+	job->stdout_truncated = out->stdout_truncated;
+	job->stderr_truncated = out->stderr_truncated;
+	job->user_time = out->user_time;
+	job->system_time = out->system_time;
+	job->max_rss_kb = out->max_rss_kb;
+	if (out->reaped && WIFEXITED(out->status))
+		job->exit_code = WEXITSTATUS(out->status);
+	else if (out->reaped && WIFSIGNALED(out->status))
+		job->signal = WTERMSIG(out->status);
+	job_set_reason(job, out->reason[0] != '\0' ? "%s" : NULL,
+	    out->reason);
+
+	if (state == JOB_LOST && td->phase == TRIAGED_STOPPING &&
+	    td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE) {
+		log_info("job %llu: stopped with the daemon; attempt %u goes "
+		    "first at the next start", (unsigned long long)job->id,
+		    job->attempt + 1);
+		job_set_reason(job, NULL);
+		jobs_requeue(td, job, true);	/* it had its turn already */
+		return;
+	}
+	if ((state == JOB_FAILED || state == JOB_TIMED_OUT) &&
+	    job->retries > 0 && td->phase == TRIAGED_RUNNING) {
+		job->retries--;
+		job_set_reason(job, "attempt %u %s: %s", job->attempt,
+		    job_state_name(state), out->reason);
+		log_info("job %llu: %s; %u retries left",
+		    (unsigned long long)job->id, job->reason, job->retries);
+		jobs_requeue(td, job, false);
+		jobs_acquire(td, job);
+		return;
+	}
+	log_debug("job %llu: %s%s%s", (unsigned long long)job->id,
+	    job_state_name(state), job->reason ? ": " : "",
+	    job->reason ? job->reason : "");
+	jobs_change(td, job, state);
+}
+
+const struct run_callbacks jobs_run_callbacks = {
+	.started_cb = jobs_started_cb,
+	.ended_cb = jobs_ended_cb,
+};
+
+void
+jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
+{
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	td->jobs->counts[prio][job->state]++;
+	if (job_state_terminal(job->state))
+		job_drop_env(job);
+}
+
+void
+jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
+    int64_t seq)
+{
+	if (requeue) {
+		job_set_reason(job, NULL);
+		job_new_attempt(job);
+		job->seq = seq;
+		jobs_change(td, job, JOB_QUEUED);
+		return;
+	}
+	job_set_reason(job, "the daemon stopped while it ran");
+	jobs_change(td, job, JOB_LOST);
+}
+
+void
+jobs_set_next_seq(struct triaged *td, int64_t seq)
+{
+	td->jobs->next_seq = seq;
+}
+
+int
+jobs_forget(struct triaged *td, uint64_t id)
+{
+	struct job *job = store_get(td->store, id);
+	unsigned prio;
+	enum job_state state;
+
+	if (job == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	prio = job->waiter.prio;
+	state = job->state;
+	if (store_remove(td->store, id) != 0)
+		return -1;
+	td->jobs->counts[prio][state]--;
+	return 0;
 }
 
 json_t *
 jobs_json(struct triaged *td, const struct job *job)
 {
+	const struct job *now;
 	int64_t position = -1;
 
-	if (job->state == JOB_QUEUED)
-		position = psem_position(td->sem, &job->waiter);
+	/* Only the job itself knows its place: job may be a copy. */
+	if (job->state == JOB_QUEUED &&
+	    (now = store_get(td->store, job->id)) != NULL &&
+	    now->state == JOB_QUEUED && now->attempt == job->attempt &&
+	    psem_waiter_state(&now->waiter) == PSEM_QUEUED)
+		position = psem_position(td->sem, &now->waiter);
 	return job_to_json(job, position);
 }
 
@@ -267,14 +783,26 @@ jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by)
 }
 
 unsigned
-jobs_queued(const struct triaged *td)
+jobs_count(const struct triaged *td, int prio, enum job_state state)
 {
-	struct psem_prio_stats st;
 	unsigned i, n = 0;
 
-	for (i = 0; i < psem_priorities(td->sem); i++)
-		if (psem_prio_stats(td->sem, i, &st) == 0)
-			n += st.queued;
+	if (prio >= 0)
+		return td->jobs->counts[prio][state];
+	for (i = 0; i < CONFIG_PRIORITIES_MAX; i++)
+		n += td->jobs->counts[i][state];
+	return n;
+}
+
+unsigned
+jobs_staged(const struct triaged *td, int prio)
+{
+	unsigned i, n = 0;
+
+	if (prio >= 0)
+		return td->jobs->staged[prio];
+	for (i = 0; i < CONFIG_PRIORITIES_MAX; i++)
+		n += td->jobs->staged[i];
 	return n;
 }
 
@@ -284,7 +812,7 @@ jobs_stats(struct triaged *td)
 	const struct config *cfg = td->cfg;
 	const struct config_priority *p;
 	struct psem_prio_stats st;
-	json_t *prios, *counts, *o;
+	json_t *prios, *counts;
 	unsigned i;
 
 	if ((prios = json_array()) == NULL)
@@ -296,8 +824,8 @@ jobs_stats(struct triaged *td)
 		    "{ss sI sI sI sI sI sI sb sI sI}",
 		    "name", p->name,
 		    "rank", (json_int_t)p->rank,
-		    "queued", (json_int_t)st.queued,
-		    "running", (json_int_t)td->prio_running[i],
+		    "queued", (json_int_t)jobs_count(td, (int)i, JOB_QUEUED),
+		    "running", (json_int_t)jobs_count(td, (int)i, JOB_RUNNING),
 		    "slots_busy", (json_int_t)st.held,
 		    "max_queued", (json_int_t)p->max_queued,
 		    "max_running", (json_int_t)p->max_running,
@@ -311,8 +839,8 @@ jobs_stats(struct triaged *td)
 	}
 	for (i = 0; i < JOB_NSTATES; i++)
 		json_object_set_new(counts, job_state_name(i),
-		    json_integer((json_int_t)td->counts[i]));
-	o = json_pack("{sI sI sI sI so so sf ss ss}",
+		    json_integer((json_int_t)jobs_count(td, -1, i)));
+	return json_pack("{sI sI sI sI so so sf ss ss}",
 	    "slots", (json_int_t)psem_permits(td->sem),
 	    "slots_busy",
 	    (json_int_t)(psem_permits(td->sem) - psem_available(td->sem)),
@@ -320,8 +848,7 @@ jobs_stats(struct triaged *td)
 	    "workers_busy", (json_int_t)pool_busy(td->pool),
 	    "priorities", prios,
 	    "jobs", counts,
-	    "uptime", (double)(triaged_mono_ms() - td->started_mono_ms) / 1000,
+	    "uptime", (double)(timefmt_mono_ms() - td->started_mono_ms) / 1000,
 	    "version", TRIAGE_VERSION,
 	    "policy", cfg->policy);
-	return o;
 }

@@ -1,5 +1,5 @@
-/* jobs.h - the job state machine: admit a submission to its queue, move jobs
- * through their states, and tell waiters and watchers of every change. */
+/* jobs.h - the job state machine: admit submissions to their queues, move
+ * jobs through their states, and publish each change once it is on disk. */
 #ifndef TRIAGED_JOBS_H
 #define TRIAGED_JOBS_H
 
@@ -11,65 +11,121 @@
 
 #include "job.h"
 
-struct job;
+struct run_callbacks;
 struct triaged;
 
-/* The semaphore from the config. 0, or -1 with *cause set. */
+/* What the executor reports to the state machine (run_new's callbacks). */
+extern const struct run_callbacks jobs_run_callbacks;
+
+/*
+ * A state change, published to every listener once the commit that wrote
+ * it has succeeded, in the order the changes happened. view is the job as
+ * the change left it (its state is the new one); job is the job now, which
+ * may have moved on since (both borrowed for the call).
+ */
+struct jobs_event {
+	struct job *job;
+	const struct job *view;
+	enum job_state from;
+};
+typedef void (*jobs_listener_cb)(struct triaged *td,
+    const struct jobs_event *ev, void *arg);
+
+/*
+ * Decides whether a queued job may take its place in the semaphore: 1 it
+ * may, 0 it must wait (the gate lets it go later with jobs_enqueue), -1
+ * it never may (its reason says why; it is canceled).
+ */
+typedef int (*jobs_gate_cb)(struct triaged *td, struct job *job, void *arg);
+
+/* A submission, a retry or a barrier is settled: cause is NULL when it is
+ * on disk (job is then the stored job), else why not (job NULL for a
+ * submission that was dropped). */
+typedef void (*jobs_done_cb)(struct triaged *td, struct job *job,
+    const char *cause, void *arg);
+
+/* The semaphore from the config, and the store's commit hook. 0, or -1
+ * with *cause set. */
 int jobs_init(struct triaged *td, char **cause);
 void jobs_free(struct triaged *td);
 
-struct rpc_req;
+/* Listeners run in the order they were added; 0, or -1 out of memory. */
+int jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg);
+void jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg);
 
 /*
  * Admits a new job (every field set but id, seq and times) into priority
- * prio: stages it in the store and, once this turn's commit has made it
- * durable, queues it (or starts it, or cancels it for a failed dependency)
- * and answers req with it; if the commit fails, answers -32603 and frees
- * it. Returns 0, or -1 with errno when nothing could be staged (the job is
- * still the caller's, req unanswered).
+ * prio: it is staged in the store and, once this turn's commit has made it
+ * durable, queued (or canceled by the gate) and done_cb(td, job, NULL,
+ * arg) runs; if the commit fails, done_cb(td, NULL, cause, arg) runs and
+ * the job is freed. Returns 0, or -1 with errno when nothing could be
+ * staged (the job is still the caller's, done_cb is never called).
  */
 int jobs_submit(struct triaged *td, struct job *job, unsigned prio,
-    struct rpc_req *req);
-
-/* Sets up job's place in the queues of priority prio. */
-void jobs_waiter_init(struct triaged *td, struct job *job, unsigned prio);
-
-/* A queued job (in the store, counted): into the semaphore, unless it waits
- * for other jobs, or is canceled because one of those did not succeed. */
-void jobs_admit(struct triaged *td, struct job *job);
-
-/* A queued job free to go takes its place in the semaphore (and may start
- * at once). */
-void jobs_enqueue(struct triaged *td, struct job *job);
+    jobs_done_cb done_cb, void *arg);
 
 /*
- * A new attempt of job: attempt + 1, what the last run left cleared, state
- * queued, at the tail of its priority, or keeping its place (a job stopped
- * with the daemon, to go again in its turn at the next start). It is not in
- * the semaphore yet: jobs_enqueue() puts it there.
+ * A terminal job (but succeeded) goes back to the queue of priority prio as
+ * a new attempt. Nobody hears of it until it is on disk; then done_cb(td,
+ * job, NULL, arg). If it cannot be written the job is put back as it was,
+ * nobody is told, and done_cb gets the cause. Assumes: its environment is
+ * in memory (store_env). 0, or -1 out of memory (nothing changed).
  */
-void jobs_requeue(struct triaged *td, struct job *job, bool keep_place);
+int jobs_retry(struct triaged *td, struct job *job, unsigned prio,
+    jobs_done_cb done_cb, void *arg);
 
-/* job no longer waits for its after jobs (they ended, or it is canceled). */
-void jobs_stop_waiting(struct triaged *td, struct job *job);
+/*
+ * Cancels: a queued job ends at once; a running one gets sig for its
+ * process group, then SIGKILL after kill_grace, and ends when it has
+ * exited; a terminal one is left as it is. by is the uid asking.
+ */
+void jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig);
 
-/* Cancels a queued job at once, or signals a running one (SIGTERM, SIGKILL
- * after kill_grace); a terminal job is left as it is. by is the uid asking. */
-void jobs_cancel(struct triaged *td, struct job *job, uid_t by);
+/*
+ * done_cb(td, NULL, NULL, arg) runs once every change made so far is on
+ * disk and published: from the loop, never inside this call. 0, or -1 out
+ * of memory.
+ */
+int jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg);
 
-/* Moves job to state (counts, times, store) and tells everyone. */
-void jobs_set_state(struct triaged *td, struct job *job, enum job_state state);
+/* A queued job free to go takes its place in the semaphore, at the tail of
+ * its priority (the gate's way to let a waiting job go). */
+void jobs_enqueue(struct triaged *td, struct job *job);
 
-/* The job object with its current queue position; a new reference. */
+/* Ends a queued job (the gate's way to cancel a waiting one); reason set
+ * by the caller. */
+void jobs_end(struct triaged *td, struct job *job, enum job_state state);
+
+/* Stops every running job as the daemon stops: requeued for the next
+ * start, or lost (shutdown = requeue decides). */
+void jobs_stop_running(struct triaged *td);
+
+/* For recovery: counts a job read from the store as it is, and sets up its
+ * place in its queue (prio). */
+void jobs_loaded(struct triaged *td, struct job *job, unsigned prio);
+/* For recovery: a job whose attempt began before the daemon stopped goes
+ * back to the head of its queue as a new attempt at seq, or is lost. */
+void jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
+    int64_t seq);
+/* For recovery: a queued job into the gate and the semaphore, in order. */
+void jobs_admit(struct triaged *td, struct job *job);
+/* For recovery: the queue order of the next job at a tail. */
+void jobs_set_next_seq(struct triaged *td, int64_t seq);
+/* For pruning: forgets a terminal job. 0, or -1 with errno. */
+int jobs_forget(struct triaged *td, uint64_t id);
+
+/* The job object with its current queue position; a new reference. job may
+ * be an event's view. */
 json_t *jobs_json(struct triaged *td, const struct job *job);
-
 /* The `stats` result object; a new reference. */
 json_t *jobs_stats(struct triaged *td);
 
 /* Pauses or resumes priority prio, or every one for -1; logs who did. */
 void jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by);
 
-/* Jobs queued, in every priority. */
-unsigned jobs_queued(const struct triaged *td);
+/* Jobs in state, in priority prio (-1: every priority). */
+unsigned jobs_count(const struct triaged *td, int prio, enum job_state state);
+/* Submissions staged, not yet committed, in prio (-1: every priority). */
+unsigned jobs_staged(const struct triaged *td, int prio);
 
 #endif

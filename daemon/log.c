@@ -43,15 +43,67 @@ log_set_level(int level)
 	log_level = level;
 }
 
+/*
+ * Names, argv, paths and reasons come from clients and jobs: a control
+ * byte in them must not reach a terminal, nor a newline forge a second log
+ * line. Every control byte (C0, DEL, and the C1 range as UTF-8 encodes it)
+ * and the backslash are written as C escapes, so the line says exactly
+ * what it was given.
+ */
+static void
+log_escape(const char *in, char *out, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)in;
+	size_t n = 0;
+	unsigned c;
+
+	for (; *p != '\0' && n + 8 < size; p++) {
+		c = *p;
+		if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			c = *++p;	/* U+0080..U+009F: show the code */
+		else if (c >= 0x20 && c != 0x7f && c != '\\') {
+			out[n++] = (char)c;
+			continue;
+		}
+		out[n++] = '\\';
+		switch (c) {
+		case '\n':
+			out[n++] = 'n';
+			break;
+		case '\t':
+			out[n++] = 't';
+			break;
+		case '\r':
+			out[n++] = 'r';
+			break;
+		case '\\':
+			out[n++] = '\\';
+			break;
+		default:
+			out[n++] = c >= 0x80 ? 'u' : 'x';
+			if (c >= 0x80) {
+				out[n++] = '0';
+				out[n++] = '0';
+			}
+			out[n++] = hex[c >> 4];
+			out[n++] = hex[c & 0xf];
+			break;
+		}
+	}
+	out[n] = '\0';
+}
+
 /* One write per message, so lines never interleave. */
 static void
 log_vwrite(int prio, int errnum, const char *fmt, va_list ap)
 {
-	char msg[4096], line[4200];
+	char raw[4096], msg[4096], line[4200];
 
 	if (prio > log_level)
 		return;
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
+	log_escape(raw, msg, sizeof msg);
 	if (log_journal)
 		snprintf(line, sizeof line, "<%d>%s%s%s\n", prio, msg,
 		    errnum ? ": " : "", errnum ? strerror(errnum) : "");

@@ -1,11 +1,13 @@
 /* main.c - triaged's start and end: options, config, the worker pool forked
  * first, then the store, the semaphore, the socket, and the event loop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -25,8 +27,11 @@
 #include "server.h"
 #include "shutdown.h"
 #include "store.h"
+#include "timefmt.h"
 #include "triaged.h"
 #include "version.h"
+#include "wait.h"
+#include "watch.h"
 
 static void
 usage(FILE *f)
@@ -104,6 +109,38 @@ setup_state_dir(struct triaged *td)
 		fatal("%s: cannot create it", td->output_dir);
 }
 
+/*
+ * One daemon per state_dir, for its whole life: a second one would run the
+ * same queued jobs again. The lock is taken before the database is opened
+ * and dies with the process (the workers close their copy at once); the
+ * file says who holds it. Returns the descriptor, kept open.
+ */
+static int
+lock_state_dir(const char *dir)
+{
+	char path[4096], pid[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/lock", dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		fatal("%s: cannot open it", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK)
+			fatal("%s: cannot lock it", path);
+		n = pread(fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		fatalx("not starting: state_dir %s is in use by another triaged "
+		    "(pid %s, holding %s)", dir, pid[0] ? pid : "unknown",
+		    path);
+	}
+	n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("%s: cannot write our pid into it", path);
+	return fd;
+}
+
 /* Enough descriptors for max_clients, as far as the hard limit allows. */
 static void
 raise_fd_limit(void)
@@ -114,6 +151,41 @@ raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+/* Every change of a job's state, once on disk. */
+static void
+log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
+{
+	const struct job *job = ev->view;
+
+	(void)td;
+	(void)arg;
+	log_debug("job %llu (%s, attempt %u): %s -> %s%s%s",
+	    (unsigned long long)job->id, job->name, job->attempt,
+	    job_state_name(ev->from), job_state_name(job->state),
+	    job->reason ? ": " : "", job->reason ? job->reason : "");
+}
+
+static void
+watch_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
+{
+	(void)arg;
+	watch_notify(td, ev->view);
+}
+
+/* Who hears of every change, in this order: shutdown last, so that the
+ * answers it waits for have gone out. */
+static void
+listen_jobs(struct triaged *td, struct deps *deps)
+{
+	jobs_set_gate(td, deps_gate_cb, deps);
+	if (jobs_listen(td, log_job_cb, NULL) != 0 ||
+	    jobs_listen(td, wait_job_cb, NULL) != 0 ||
+	    jobs_listen(td, watch_job_cb, NULL) != 0 ||
+	    jobs_listen(td, deps_job_cb, deps) != 0 ||
+	    jobs_listen(td, shutdown_job_cb, NULL) != 0)
+		fatalx("out of memory");
 }
 
 static void
@@ -146,12 +218,15 @@ main(int argc, char **argv)
 	};
 	const char *config_flag = NULL, *socket_flag = NULL;
 	struct config_opts opts = { 0 };
+	static const struct pool_callbacks no_callbacks;
+	struct run_params params;
 	struct event *sigs[4];
+	struct deps *deps;
 	struct triaged td;
 	bool check_only = false;
 	char *cause = NULL, *socket_path, *dir, *db_path;
 	const char *env;
-	int ch;
+	int ch, lock_fd;
 	size_t i;
 
 	while ((ch = getopt_long(argc, argv, "c:s:thV", longopts, NULL)) != -1)
@@ -185,7 +260,7 @@ main(int argc, char **argv)
 	log_init(LOG_INFO);
 	memset(&td, 0, sizeof td);
 	td.uid = geteuid();
-	td.started_mono_ms = triaged_mono_ms();
+	td.started_mono_ms = timefmt_mono_ms();
 	opts.path = config_path(config_flag, &opts.optional);
 	if ((td.cfg = config_load(&opts, &cause)) == NULL) {
 		log_cause(cause ? cause : "cannot read the config: out of memory");
@@ -199,6 +274,7 @@ main(int argc, char **argv)
 	}
 	log_set_level(td.cfg->log_level);
 	setup_state_dir(&td);
+	lock_fd = lock_state_dir(td.cfg->state_dir);
 	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket,
 	    true))
 	    == NULL)
@@ -218,7 +294,7 @@ main(int argc, char **argv)
 	if ((td.base = event_base_new()) == NULL)
 		fatalx("cannot make the event loop");
 	/* Workers first: they are forks, and must inherit nothing else. */
-	td.pool = pool_new(td.base, td.cfg->workers, &run_pool_callbacks, &td,
+	td.pool = pool_new(td.base, td.cfg->workers, &no_callbacks, NULL,
 	    &cause);
 	if (td.pool == NULL)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
@@ -239,7 +315,22 @@ main(int argc, char **argv)
 	}
 	if (jobs_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");
-	if (recover_jobs(&td) != 0 || prune_start(&td) != 0)
+	params = (struct run_params){
+		.output_dir = td.output_dir,
+		.kill_grace_ms = td.cfg->kill_grace_ms,
+		.max_output = td.cfg->max_output,
+		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
+	};
+	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
+	    &td)) == NULL || (deps = deps_new()) == NULL)
+		fatalx("out of memory");
+	listen_jobs(&td, deps);
+	if (recover_jobs(&td, &cause) != 0) {
+		log_cause(cause ? cause : "out of memory");
+		fatalx("not starting: the jobs in %s do not fit the config",
+		    td.cfg->state_dir);
+	}
+	if (prune_start(&td) != 0)
 		fatalx("out of memory");
 	if ((td.server = server_open(&td, socket_path, &cause)) == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
@@ -261,14 +352,15 @@ main(int argc, char **argv)
 	server_close(td.server);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
-	run_free_all();
+	run_free(td.run);
 	pool_free(td.pool);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop();
-	deps_free_all();
-	store_close(td.store);
 	jobs_free(&td);
+	deps_free(deps);
+	store_close(td.store);
+	close(lock_fd);
 	free(td.output_dir);
 	free(socket_path);
 	config_free(td.cfg);

@@ -1,26 +1,19 @@
 /* method-retry.c - `retry`: a job that failed, timed out, was canceled or
  * lost goes back to its queue as a new attempt, once that is on disk. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "config.h"
-#include "conn.h"
 #include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
-#include "psem.h"
 #include "rpc.h"
 #include "store.h"
 #include "triaged.h"
 
-/* The job as it was, to put back if the retry cannot be written. */
+/* A retry on its way to the disk. */
 struct retry {
-	struct triaged *td;
 	struct rpc_req *req;	/* NULL once its client has gone */
-	uint64_t id;
-	struct job before;
-	char *reason;
 };
 
 static void
@@ -33,52 +26,19 @@ retry_withdraw_cb(struct rpc_req *req, void *arg)
 }
 
 static void
-retry_restore(struct triaged *td, struct job *job, struct retry *r)
-{
-	job->attempt = r->before.attempt;
-	job->pid = r->before.pid;
-	job->exit_code = r->before.exit_code;
-	job->signal = r->before.signal;
-	job->started_at = r->before.started_at;
-	job->user_time = r->before.user_time;
-	job->system_time = r->before.system_time;
-	job->max_rss_kb = r->before.max_rss_kb;
-	job->stdout_truncated = r->before.stdout_truncated;
-	job->stderr_truncated = r->before.stderr_truncated;
-	job->seq = r->before.seq;
-	free(job->reason);
-	job->reason = r->reason;
-	r->reason = NULL;
-	jobs_set_state(td, job, r->before.state);
-	job->finished_at = r->before.finished_at;
-}
-
-static void
-retry_synced_cb(const char *cause, void *arg)
+retry_done_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
 {
 	struct retry *r = arg;
-	struct job *job = store_get(r->td->store, r->id);
 
-	/* Canceled again meanwhile: nothing to put in the queue. */
-	if (job != NULL && job->state == JOB_QUEUED &&
-	    psem_waiter_state(&job->waiter) == PSEM_IDLE) {
-		if (cause == NULL)
-			jobs_admit(r->td, job);
-		else {
-			log_warnx("job %llu: its retry could not be stored: "
-			    "%s", (unsigned long long)r->id, cause);
-			retry_restore(r->td, job, r);
-		}
-	}
 	if (r->req != NULL) {
 		if (cause != NULL)
 			rpc_error(r->req, RPC_INTERNAL_ERROR, NULL,
 			    "the retry could not be stored: %s", cause);
 		else
-			rpc_reply(r->req, job != NULL ?
-			    jobs_json(r->td, job) : NULL);
+			rpc_reply(r->req, job != NULL ? jobs_json(td, job) :
+			    NULL);
 	}
-	free(r->reason);
 	free(r);
 }
 
@@ -120,21 +80,12 @@ retry_handler(struct rpc_req *req, json_t *params)
 		return;
 	}
 	if ((r = calloc(1, sizeof *r)) == NULL ||
-	    (job->reason != NULL && (r->reason = strdup(job->reason)) == NULL) ||
-	    store_sync(td->store, retry_synced_cb, r) != 0) {
-		if (r != NULL)
-			free(r->reason);
+	    jobs_retry(td, job, (unsigned)prio, retry_done_cb, r) != 0) {
 		free(r);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	r->td = td;
 	r->req = req;
-	r->id = job->id;
-	r->before = *job;
-	jobs_waiter_init(td, job, (unsigned)prio);
-	job_set_reason(job, NULL);
-	jobs_requeue(td, job, false);
 	rpc_defer(req, retry_withdraw_cb, r);
 }
 

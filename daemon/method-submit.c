@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -17,6 +18,7 @@
 #include "psem.h"
 #include "rpc.h"
 #include "store.h"
+#include "timefmt.h"
 #include "triaged.h"
 
 #define SUBMIT_NAME_MAX 256
@@ -29,6 +31,7 @@
 struct submit_user {
 	char name[64];
 	char home[4096];
+	const char *cwd;	/* the default: home when it is a directory */
 };
 
 /*
@@ -45,12 +48,14 @@ submit_user(uid_t uid, struct submit_user *u)
 	static uid_t cached_uid;
 	static uint64_t cached_at;
 	struct passwd pw, *res = NULL;
-	uint64_t now = triaged_mono_ms();
+	uint64_t now = timefmt_mono_ms();
+	struct stat st;
 	char buf[16384];
 
 	if (cached_at != 0 && cached_uid == uid &&
 	    now - cached_at < SUBMIT_USER_TTL_MS) {
 		*u = cached;
+		u->cwd = cached.cwd == cached.home ? u->home : "/";
 		return;
 	}
 	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res != NULL) {
@@ -61,7 +66,11 @@ submit_user(uid_t uid, struct submit_user *u)
 		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
 		snprintf(u->home, sizeof u->home, "/");
 	}
+	/* protocol.md: the home directory, else / (a user whose home was
+	 * never made still gets to run). */
+	u->cwd = stat(u->home, &st) == 0 && S_ISDIR(st.st_mode) ? u->home : "/";
 	cached = *u;
+	cached.cwd = u->cwd == u->home ? cached.home : "/";
 	cached_uid = uid;
 	cached_at = now;
 }
@@ -169,7 +178,7 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 	json_t *slots = json_object_get(params, "slots");
 	json_t *timeout = json_object_get(params, "timeout");
 	unsigned total = psem_permits(td->sem);
-	struct psem_prio_stats st;
+	unsigned queued;
 	double secs;
 
 	job->exclusive = json_is_true(json_object_get(params, "exclusive"));
@@ -208,14 +217,13 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 		}
 		job->timeout_ms = (uint64_t)llround(secs * 1000);
 	}
-	psem_prio_stats(td->sem, prio, &st);
-	/* Queued: in the semaphore, on their way to disk, or waiting for
-	 * the jobs they run after. */
-	st.queued += td->prio_staged[prio] + td->prio_waiting[prio];
-	if (st.queued >= p->max_queued) {
+	/* Queued, or on their way to disk. */
+	queued = jobs_count(td, (int)prio, JOB_QUEUED) +
+	    jobs_staged(td, (int)prio);
+	if (queued >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
 		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, st.queued);
+		    p->name, queued);
 		return -1;
 	}
 	return 0;
@@ -300,7 +308,7 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	else
 		base = job->argv[0];
 	job->name = strdup(name ? json_string_value(name) : base);
-	job->cwd = strdup(cwd ? json_string_value(cwd) : u->home);
+	job->cwd = strdup(cwd ? json_string_value(cwd) : u->cwd);
 	if (job->name == NULL || job->cwd == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return -1;
@@ -311,12 +319,43 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	return 0;
 }
 
+/* A submission on its way to the disk. */
+struct submission {
+	struct rpc_req *req;	/* NULL once its client has gone */
+};
+
+static void
+submit_withdraw_cb(struct rpc_req *req, void *arg)
+{
+	struct submission *s = arg;
+
+	(void)req;
+	s->req = NULL;
+}
+
+static void
+submit_done_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	struct submission *s = arg;
+
+	if (s->req != NULL) {
+		if (job == NULL)
+			rpc_error(s->req, RPC_INTERNAL_ERROR, NULL,
+			    "the job could not be stored: %s", cause);
+		else
+			rpc_reply(s->req, jobs_json(td, job));
+	}
+	free(s);
+}
+
 static void
 submit_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
 	uid_t uid = conn_uid(req->conn);
 	struct submit_user user;
+	struct submission *s;
 	struct job *job;
 	int prio;
 
@@ -354,10 +393,14 @@ submit_handler(struct rpc_req *req, json_t *params)
 		goto fail;
 	}
 	/* The answer comes once the job is on disk. */
-	if (jobs_submit(td, job, (unsigned)prio, req) != 0) {
+	if ((s = calloc(1, sizeof *s)) == NULL ||
+	    jobs_submit(td, job, (unsigned)prio, submit_done_cb, s) != 0) {
+		free(s);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
+	s->req = req;
+	rpc_defer(req, submit_withdraw_cb, s);
 	return;
 fail:
 	job_free(job);

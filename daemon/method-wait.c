@@ -28,7 +28,7 @@ wait_handler(struct rpc_req *req, json_t *params)
 	if ((job = method_job(req, params)) == NULL)
 		return;
 	if (job_state_terminal(job->state) || (timeout != NULL && secs == 0)) {
-		rpc_reply(req, jobs_json(rpc_daemon(req), job));
+		method_reply_durable(req, jobs_json(rpc_daemon(req), job));
 		return;
 	}
 	if (conn_npending(req->conn) >= WAIT_MAX_PER_CONN) {

@@ -1,11 +1,13 @@
 /* method.c - the table of JSON-RPC methods, and what several of them need:
  * the job an "id" names, the priority a "priority" names, who may act. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "conn.h"
 #include "job.h"
+#include "jobs.h"
 #include "method.h"
 #include "rpc.h"
 #include "store.h"
@@ -88,4 +90,57 @@ method_priority(struct rpc_req *req, json_t *params)
 	    "unknown priority \"%s\" (configured: %s)",
 	    json_string_value(name), known);
 	return -2;
+}
+
+/* A reply that waits for the commit of what it reports. */
+struct method_durable {
+	struct rpc_req *req;	/* NULL once its client has gone */
+	json_t *result;
+};
+
+static void
+method_durable_withdraw_cb(struct rpc_req *req, void *arg)
+{
+	struct method_durable *d = arg;
+
+	(void)req;
+	d->req = NULL;
+}
+
+static void
+method_durable_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	struct method_durable *d = arg;
+
+	(void)td;
+	(void)job;
+	(void)cause;
+	if (d->req != NULL)
+		rpc_reply(d->req, d->result);
+	else
+		json_decref(d->result);
+	free(d);
+}
+
+void
+method_reply_durable(struct rpc_req *req, json_t *result)
+{
+	struct triaged *td = rpc_daemon(req);
+	struct method_durable *d;
+
+	if (!store_pending(td->store) || result == NULL) {
+		rpc_reply(req, result);
+		return;
+	}
+	if ((d = calloc(1, sizeof *d)) == NULL ||
+	    jobs_after_commit(td, method_durable_cb, d) != 0) {
+		free(d);
+		json_decref(result);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	d->req = req;
+	d->result = result;
+	rpc_defer(req, method_durable_withdraw_cb, d);
 }

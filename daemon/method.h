@@ -50,6 +50,13 @@ bool method_may_act(struct rpc_req *req, const struct job *job,
  * -2 after answering req with -32602 for an unknown name. */
 int method_priority(struct rpc_req *req, json_t *params);
 
+/*
+ * Answers req with result (stolen) once every change made so far is on
+ * disk: what it reports can then never be undone by a crash. At once when
+ * nothing waits to be written.
+ */
+void method_reply_durable(struct rpc_req *req, json_t *result);
+
 extern const struct method method_cancel;
 extern const struct method method_get;
 extern const struct method method_list;

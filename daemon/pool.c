@@ -21,6 +21,7 @@
 
 #include "pool.h"
 #include "sigdefault.h"
+#include "waitstatus.h"
 #include "wmsg.h"
 #include "worker.h"
 
@@ -96,6 +97,10 @@ pool_child(pid_t daemon, int fd, const struct rlimit *nofile)
 	/* The daemon raises its own limit for its clients; a job gets the
 	 * one the daemon was started with, as a login shell would. */
 	if (setrlimit(RLIMIT_NOFILE, nofile) == -1)
+		_exit(1);
+	/* Out of the daemon's process group: Ctrl-C on a terminal is for
+	 * the daemon, which stops its jobs gracefully. */
+	if (setpgid(0, 0) == -1)
 		_exit(1);
 	/* Die with the daemon; if it died already, the signal never comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)
@@ -221,31 +226,6 @@ pool_kill(struct pool_worker *w, const char *fmt, ...)
 	pool_cut(w);
 }
 
-/* "killed by SIGKILL", "exited with status 3" */
-static void
-pool_describe(char *buf, size_t size, int status)
-{
-	const char *name;
-	int sig;
-
-	if (WIFEXITED(status)) {
-		snprintf(buf, size, "exited with status %d",
-		    WEXITSTATUS(status));
-		return;
-	}
-	if (!WIFSIGNALED(status)) {
-		snprintf(buf, size, "ended with wait status %#x", status);
-		return;
-	}
-	sig = WTERMSIG(status);
-	if ((name = sigabbrev_np(sig)) != NULL)
-		snprintf(buf, size, "killed by SIG%s%s", name,
-		    WCOREDUMP(status) ? " (core dumped)" : "");
-	else
-		snprintf(buf, size, "killed by signal %d%s", sig,
-		    WCOREDUMP(status) ? " (core dumped)" : "");
-}
-
 /* A worker that dies this soon after its fork, before any job, is taken
  * to be one that cannot start: its replacement waits for the timer. */
 static bool
@@ -283,7 +263,7 @@ pool_reaped(struct pool_worker *w, int status)
 	uint64_t job_id = w->job_id;
 
 	pool_detach(w);		/* done already when the pool killed it */
-	pool_describe(how, sizeof how, status);
+	waitstatus_describe(status, how, sizeof how);
 	if (w->cause[0] != '\0')
 		snprintf(why, sizeof why, "worker %u (pid %ld) died: %s "
 		    "after it %s", w->number, (long)w->pid, how, w->cause);
@@ -401,7 +381,8 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 		}
 		w->job_pid = started.pid;
 		if (pool->cb.started_cb != NULL)
-			pool->cb.started_cb(w->job_id, w->job_pid, pool->arg);
+			pool->cb.started_cb(w->job_id, w->job_pid,
+			    started.start_ticks, pool->arg);
 		return;
 	}
 
@@ -658,6 +639,31 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 	msg.body.job_id = job_id;
 	msg.body.sig = sig;
 	return pool_send(w, &msg, sizeof msg);
+}
+
+int
+pool_abandon(struct pool *pool, uint64_t job_id, const char *why)
+{
+	struct pool_worker *w;
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++) {
+		w = &pool->workers[i];
+		if (w->state == POOL_UP && w->has_job && w->job_id == job_id) {
+			pool_kill(w, "%s", why);
+			return 0;
+		}
+	}
+	errno = ESRCH;
+	return -1;
+}
+
+void
+pool_set_callbacks(struct pool *pool, const struct pool_callbacks *cb,
+    void *arg)
+{
+	pool->cb = *cb;
+	pool->arg = arg;
 }
 
 unsigned

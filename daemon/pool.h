@@ -39,8 +39,11 @@ struct pool_result {
 };
 
 struct pool_callbacks {
-	/* The job's process exists: pid is also its process group and session. */
-	void (*started_cb)(uint64_t job_id, pid_t pid, void *arg);
+	/* The job's process exists: pid is also its process group and
+	 * session; start_ticks tells it apart from a later process with the
+	 * same pid (procstat.h; 0 when unknown). */
+	void (*started_cb)(uint64_t job_id, pid_t pid, uint64_t start_ticks,
+	    void *arg);
 	/* The run ended (or never began); the worker is idle again. */
 	void (*finished_cb)(uint64_t job_id, const struct pool_result *res,
 	    void *arg);
@@ -58,7 +61,9 @@ struct pool_callbacks {
 };
 
 /*
- * Forks n workers, each connected by a socketpair. The open files limit at
+ * Forks n workers, each connected by a socketpair and in a process group
+ * of its own (what a terminal sends the daemon's group never reaches
+ * them). The open files limit at
  * this call is the one every worker, and so every job, runs with. Returns
  * the pool, or NULL with *cause set (allocated) and no worker left behind.
  * Callbacks run from base's loop, never inside pool_start/pool_signal; they
@@ -84,6 +89,18 @@ int pool_start(struct pool *pool, const struct pool_spec *spec);
 /* Sends sig to the running job's process group. -1 with ESRCH when job_id
  * is not running (not started yet, or already reaped). */
 int pool_signal(struct pool *pool, uint64_t job_id, int sig);
+
+/*
+ * For a worker that does not act: kills the job's process group (when it
+ * has started) and the worker running job_id, which is replaced; lost_cb
+ * follows with why in its description. -1 with ESRCH when no worker has
+ * job_id.
+ */
+int pool_abandon(struct pool *pool, uint64_t job_id, const char *why);
+
+/* Replaces the callbacks and their arg given to pool_new(). */
+void pool_set_callbacks(struct pool *pool, const struct pool_callbacks *cb,
+    void *arg);
 
 unsigned pool_size(const struct pool *pool);
 unsigned pool_busy(const struct pool *pool);

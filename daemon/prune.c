@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "job.h"
+#include "jobs.h"
 #include "log.h"
 #include "prune.h"
 #include "store.h"
@@ -35,8 +36,7 @@ prune_unlink(const struct triaged *td, uint64_t id, const char *stream)
 static void
 prune_schedule(uint64_t ms)
 {
-	struct timeval tv = { (time_t)(ms / 1000),
-	    (suseconds_t)(ms % 1000) * 1000 };
+	struct timeval tv = timefmt_tv(ms);
 
 	evtimer_add(prune_ev, &tv);
 }
@@ -48,7 +48,6 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t keep = td->cfg->keep_finished_ms, interval;
 	int64_t before = timefmt_now() - (int64_t)keep;
 	uint64_t ids[PRUNE_BATCH];
-	enum job_state state;
 	struct job *job;
 	char *cause = NULL;
 	size_t n = 0, i, gone = 0;
@@ -73,10 +72,8 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 		if (job == NULL || !job_state_terminal(job->state) ||
 		    job->finished_at >= before)
 			continue;
-		state = job->state;
-		if (store_remove(td->store, ids[i]) != 0)
+		if (jobs_forget(td, ids[i]) != 0)
 			continue;
-		td->counts[state]--;
 		prune_unlink(td, ids[i], "stdout");
 		prune_unlink(td, ids[i], "stderr");
 		gone++;

@@ -1,17 +1,27 @@
-/* recover.c - the daemon's start from what the store kept: the jobs that
- * were running when it stopped, and every queue in its order. */
+/* recover.c - the daemon's start from what the store kept: the jobs whose
+ * attempt had begun when it stopped, and every queue in its order. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "job.h"
 #include "jobs.h"
 #include "log.h"
+#include "procstat.h"
 #include "psem.h"
 #include "recover.h"
 #include "store.h"
-#include "timefmt.h"
 #include "triaged.h"
+
+/* How long a killed process of the last run may take to be gone. */
+#define RECOVER_KILL_WAIT_MS 2000
 
 static int
 recover_cmp(const void *a, const void *b)
@@ -24,40 +34,106 @@ recover_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* A job that was running: another attempt, before everything queued. */
-static void
-recover_requeue(struct triaged *td, struct job *job)
+/* Names the priorities gone from the config that still have jobs to run
+ * (the first few), with what to do about it. -1 with *cause when any. */
+static int
+recover_check_priorities(struct triaged *td, char **cause)
 {
-	job->state = JOB_QUEUED;
-	job_new_attempt(job);
-	job_set_reason(job, NULL);
-	store_update(td->store, job);
+	struct {
+		const char *name;
+		unsigned n;
+	} gone[8];
+	size_t ngone = 0, i;
+	char *text = NULL, *more;
+	struct job *job;
+
+	for (job = store_next(td->store, 0); job != NULL;
+	    job = store_next(td->store, job->id)) {
+		if (job_state_terminal(job->state) ||
+		    config_priority_find(td->cfg, job->priority) >= 0)
+			continue;
+		for (i = 0; i < ngone; i++)
+			if (strcmp(gone[i].name, job->priority) == 0)
+				break;
+		if (i < ngone)
+			gone[i].n++;
+		else if (ngone < sizeof gone / sizeof gone[0]) {
+			gone[ngone].name = job->priority;
+			gone[ngone++].n = 1;
+		}
+	}
+	for (i = 0; i < ngone; i++) {
+		if (asprintf(&more, "%s%spriority %s is not in the config, "
+		    "but %u of its jobs are queued or running: put its "
+		    "section back, let them finish (or cancel them), then "
+		    "remove it", text ? text : "", text ? "\n" : "",
+		    gone[i].name, gone[i].n) < 0) {
+			free(text);
+			*cause = strdup("out of memory");
+			return -1;
+		}
+		free(text);
+		text = more;
+	}
+	if (text == NULL)
+		return 0;
+	*cause = text;
+	return -1;
 }
 
+/*
+ * The process of an attempt that began before the restart may still run
+ * (its worker was stopped or stuck and could not act on the daemon's
+ * death): it is killed, with its process group, before the job runs again.
+ * Only the very process recorded: the pidfd holds it while its start time
+ * is compared, so a later process with the same pid is never touched.
+ */
 static void
-recover_end(struct triaged *td, struct job *job, enum job_state state,
-    const char *reason)
+recover_kill(const struct job *job)
 {
-	job->state = state;
-	job->finished_at = timefmt_now();
-	job_set_reason(job, "%s", reason);
-	job_drop_env(job);
-	store_update(td->store, job);
+	struct pollfd pfd;
+	uint64_t ticks;
+	int fd;
+
+	if (job->pid <= 0 || job->start_ticks == 0)
+		return;
+	if ((fd = (int)pidfd_open(job->pid, 0)) == -1)
+		return;		/* gone */
+	if (procstat_start_ticks(job->pid, &ticks) == 0 &&
+	    ticks == job->start_ticks) {
+		log_notice("job %llu: process %d of attempt %u still runs from "
+		    "before the restart: killing its process group",
+		    (unsigned long long)job->id, (int)job->pid, job->attempt);
+		if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
+			log_warn("job %llu: kill process group %d",
+			    (unsigned long long)job->id, (int)job->pid);
+		if (pidfd_send_signal(fd, SIGKILL, NULL, 0) == -1 &&
+		    errno != ESRCH)
+			log_warn("job %llu: kill process %d",
+			    (unsigned long long)job->id, (int)job->pid);
+		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, RECOVER_KILL_WAIT_MS) != 1)
+			log_warnx("job %llu: process %d is not gone yet",
+			    (unsigned long long)job->id, (int)job->pid);
+	}
+	close(fd);
 }
 
 int
-recover_jobs(struct triaged *td)
+recover_jobs(struct triaged *td, char **cause)
 {
-	const enum config_shutdown mode = td->cfg->shutdown;
+	const bool requeue = td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE;
 	size_t n = 0, nrun = 0, i, total = store_count(td->store);
 	struct job **queued, **ran, *job;
 	int64_t max_seq = 0, min_seq = 0;
-	unsigned lost = 0;
 	int prio;
 
+	if (recover_check_priorities(td, cause) != 0)
+		return -1;
 	if ((queued = calloc(total + 1, sizeof *queued)) == NULL ||
 	    (ran = calloc(total + 1, sizeof *ran)) == NULL) {
 		free(queued);
+		*cause = strdup("out of memory");
 		return -1;
 	}
 	for (job = store_next(td->store, 0); job != NULL;
@@ -66,36 +142,23 @@ recover_jobs(struct triaged *td)
 			max_seq = job->seq;
 		if (job->seq < min_seq)
 			min_seq = job->seq;
+		/* Only terminal jobs can have a priority that is gone. */
 		prio = config_priority_find(td->cfg, job->priority);
-		jobs_waiter_init(td, job, prio < 0 ? 0 : (unsigned)prio);
-		if (job_state_terminal(job->state))
-			job_drop_env(job);
-		else if (prio < 0) {
-			recover_end(td, job, JOB_CANCELED, "its priority is "
-			    "not in the config any more");
-			log_warnx("job %llu: canceled, its priority %s is not "
-			    "in the config any more", (unsigned long long)job->id,
-			    job->priority);
-		} else if (job->state == JOB_RUNNING &&
-		    mode != CONFIG_SHUTDOWN_REQUEUE) {
-			recover_end(td, job, JOB_LOST,
-			    "the daemon stopped while it ran");
-			lost++;
-		} else if (job->state == JOB_RUNNING)
+		jobs_loaded(td, job, prio < 0 ? 0 : (unsigned)prio);
+		if (job->state == JOB_RUNNING ||
+		    (job->state == JOB_QUEUED && job->begun))
 			ran[nrun++] = job;
-		else
+		else if (job->state == JOB_QUEUED)
 			queued[n++] = job;
-		td->counts[job->state]++;
 	}
-	td->next_seq = max_seq + 1;
+	jobs_set_next_seq(td, max_seq + 1);
 	/* At the head, in the order they had: the last one first. */
 	for (i = nrun; i > 0; i--) {
 		job = ran[i - 1];
-		td->counts[JOB_RUNNING]--;
-		recover_requeue(td, job);
-		job->seq = --min_seq;
-		td->counts[JOB_QUEUED]++;
-		queued[n++] = job;
+		recover_kill(job);
+		jobs_recover_begun(td, job, requeue, --min_seq);
+		if (requeue)
+			queued[n++] = job;
 	}
 	qsort(queued, n, sizeof *queued, recover_cmp);
 
@@ -109,7 +172,8 @@ recover_jobs(struct triaged *td)
 		psem_resume(td->sem, (unsigned)i);
 	if (total > 0)
 		log_notice("recovered %zu jobs: %zu queued, %zu of them back "
-		    "from running, %u lost", total, n, nrun, lost);
+		    "from running, %zu lost", total, n, requeue ? nrun : 0,
+		    requeue ? 0 : nrun);
 	free(queued);
 	free(ran);
 	return 0;

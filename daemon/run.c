@@ -1,5 +1,5 @@
 /* run.c - a job between its grant and its end: handed to a worker, watched
- * for its timeout, signalled on cancel, and finished from the worker's report. */
+ * for its timeout, signalled on cancel, and its outcome reported back. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,89 +11,110 @@
 #include <event2/event.h>
 
 #include "config.h"
-#include "jobs.h"
 #include "log.h"
 #include "pool.h"
-#include "psem.h"
 #include "run.h"
-#include "shutdown.h"
-#include "store.h"
-#include "triaged.h"
+#include "timefmt.h"
 #include "units.h"
+#include "waitstatus.h"
+
+/* A worker that has acted on nothing this long after SIGKILL was asked of
+ * it is stuck (stopped, say): the daemon kills the job itself. */
+#define RUN_STUCK_MARGIN_MS 2000
+/* A worker that has not started its job this long after it got it. */
+#define RUN_START_DEADLINE_MS 60000
 
 struct jobrun {
-	struct triaged *td;
+	struct run *run;
 	struct job *job;
-	TAILQ_ENTRY(jobrun) entry;	/* in run_list */
+	TAILQ_ENTRY(jobrun) entry;	/* in run->list */
 	bool handed;			/* a worker has it */
 	bool started;			/* its process exists */
+	bool killed;			/* SIGKILL was asked for */
 	int pending_signal;		/* to send once it has started */
-	enum job_state outcome;		/* when we stop it ourselves; else 0 */
+	enum job_state stop_as;		/* JOB_QUEUED: not being stopped */
+	char stop_reason[256];
+	char abandoned[160];		/* why the daemon killed it itself */
 	struct event *timeout_ev;
-	struct event *kill_ev;
+	struct event *kill_ev;		/* SIGKILL, then giving up on the worker */
+	struct event *start_ev;		/* the worker's deadline to start it */
 };
 
-/* Every run, in the order they were granted: those not yet handed to a
- * worker (none was idle) are handed in that order. */
-static TAILQ_HEAD(, jobrun) run_list = TAILQ_HEAD_INITIALIZER(run_list);
+struct run {
+	struct event_base *base;
+	struct pool *pool;
+	struct run_params params;
+	char *output_dir;
+	struct run_callbacks cb;
+	void *arg;
+	struct event *service_ev;	/* hands out, and ends unhanded stops */
+	TAILQ_HEAD(, jobrun) list;	/* in the order they were granted */
+	unsigned n;
+};
 
 static void run_timeout_cb(evutil_socket_t, short, void *);
 static void run_kill_cb(evutil_socket_t, short, void *);
+static void run_start_deadline_cb(evutil_socket_t, short, void *);
+static const struct pool_callbacks run_pool_callbacks;
 
-static void
-run_free(struct jobrun *run)
+static struct jobrun *
+run_find_id(const struct run *run, uint64_t id)
 {
-	TAILQ_REMOVE(&run_list, run, entry);
-	if (run->timeout_ev != NULL)
-		event_free(run->timeout_ev);
-	if (run->kill_ev != NULL)
-		event_free(run->kill_ev);
-	run->job->run = NULL;
-	free(run);
+	struct jobrun *jr;
+
+	TAILQ_FOREACH(jr, &run->list, entry)
+		if (jr->job->id == id)
+			return jr;
+	return NULL;
 }
 
-/*
- * The run is over: its slots go back, and the job takes its final state,
- * or another attempt when it failed with retries left, or (stopping under
- * shutdown = requeue) a place at the head of its queue for the next start.
- */
 static void
-run_end(struct jobrun *run, enum job_state state)
+run_jobrun_free(struct jobrun *jr)
 {
-	struct triaged *td = run->td;
-	struct job *job = run->job;
+	struct run *run = jr->run;
 
-	run_free(run);
-	if (psem_release(td->sem, &job->waiter) != 0)
-		log_warnx("job %llu: ended holding no slots",
-		    (unsigned long long)job->id);
-	if ((state == JOB_FAILED || state == JOB_TIMED_OUT) &&
-	    job->retries > 0 && td->phase == TRIAGED_RUNNING) {
-		job->retries--;
-		job_set_reason(job, "attempt %u %s: %s", job->attempt,
-		    job_state_name(state), job->reason ? job->reason : "?");
-		log_info("job %llu: %s; %u retries left",
-		    (unsigned long long)job->id, job->reason, job->retries);
-		jobs_requeue(td, job, false);
-		jobs_enqueue(td, job);
-		return;
-	}
-	if (state == JOB_LOST && td->phase == TRIAGED_STOPPING &&
-	    td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE) {
-		job_set_reason(job, NULL);
-		jobs_requeue(td, job, true);	/* it had its turn already */
-		shutdown_check(td);
-		return;
-	}
-	jobs_set_state(td, job, state);
+	TAILQ_REMOVE(&run->list, jr, entry);
+	run->n--;
+	if (jr->timeout_ev != NULL)
+		event_free(jr->timeout_ev);
+	if (jr->kill_ev != NULL)
+		event_free(jr->kill_ev);
+	if (jr->start_ev != NULL)
+		event_free(jr->start_ev);
+	free(jr);
 }
 
-static struct timeval
-run_tv(uint64_t ms)
+/* The run is over: it lets go of the job, and the owner decides. */
+static void
+run_end(struct jobrun *jr, struct run_outcome *out)
 {
-	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	struct run *run = jr->run;
+	struct job *job = jr->job;
 
-	return tv;
+	run_jobrun_free(jr);
+	run->cb.ended_cb(job, out, run->arg);
+}
+
+static void
+run_outcome_init(struct run_outcome *out)
+{
+	memset(out, 0, sizeof *out);
+	out->user_time = out->system_time = -1;
+	out->max_rss_kb = -1;
+}
+
+/* How a run that ended without a process of its own is told: as it was
+ * stopped, else failed for why. */
+static void
+run_end_unstarted(struct jobrun *jr, const char *why)
+{
+	struct run_outcome out;
+
+	run_outcome_init(&out);
+	out.state = jr->stop_as != JOB_QUEUED ? jr->stop_as : JOB_FAILED;
+	snprintf(out.reason, sizeof out.reason, "%s",
+	    jr->stop_as != JOB_QUEUED ? jr->stop_reason : why);
+	run_end(jr, &out);
 }
 
 /* The TRIAGE_* variables every job gets, in buffers of their own. */
@@ -141,10 +162,11 @@ run_envp(const struct job *job, struct run_vars *vars)
 /* Hands the run to an idle worker. Returns 0, or -1 with errno EAGAIN when
  * none is idle (it stays waiting) or another errno (it cannot run). */
 static int
-run_hand(struct jobrun *run)
+run_hand(struct jobrun *jr)
 {
-	struct triaged *td = run->td;
-	struct job *job = run->job;
+	struct run *run = jr->run;
+	struct job *job = jr->job;
+	struct timeval tv = timefmt_tv(RUN_START_DEADLINE_MS);
 	struct pool_spec spec;
 	char out[4096], err[4096];
 	struct run_vars vars;
@@ -153,264 +175,370 @@ run_hand(struct jobrun *run)
 
 	if ((envp = run_envp(job, &vars)) == NULL)
 		return -1;
-	snprintf(out, sizeof out, "%s/%llu.stdout", td->output_dir,
+	snprintf(out, sizeof out, "%s/%llu.stdout", run->output_dir,
 	    (unsigned long long)job->id);
-	snprintf(err, sizeof err, "%s/%llu.stderr", td->output_dir,
+	snprintf(err, sizeof err, "%s/%llu.stderr", run->output_dir,
 	    (unsigned long long)job->id);
 	memset(&spec, 0, sizeof spec);
 	spec.job_id = job->id;
 	spec.argv = (const char *const *)job->argv;
 	spec.envp = (const char *const *)envp;
 	spec.cwd = job->cwd;
-	spec.set_creds = td->uid == 0 && td->cfg->run_as_submitter;
+	spec.set_creds = run->params.set_creds;
 	spec.uid = job->uid;
 	spec.gid = job->gid;
 	spec.stdout_path = out;
 	spec.stderr_path = err;
-	spec.max_output = td->cfg->max_output;
-	rc = pool_start(td->pool, &spec);
+	spec.max_output = run->params.max_output;
+	rc = pool_start(run->pool, &spec);
 	free(envp);
-	if (rc == 0)
-		run->handed = true;
-	return rc;
+	if (rc != 0)
+		return rc;
+	jr->handed = true;
+	jr->start_ev = evtimer_new(run->base, run_start_deadline_cb, jr);
+	if (jr->start_ev == NULL || evtimer_add(jr->start_ev, &tv) != 0)
+		log_warnx("job %llu: cannot arm its start deadline",
+		    (unsigned long long)job->id);
+	return 0;
 }
 
-/* Hands waiting runs to idle workers, oldest first. */
+/* Ends the stopped runs no worker has, and hands the others to idle
+ * workers, oldest first. */
 static void
-run_hand_waiting(void)
+run_service(struct run *run)
 {
-	struct jobrun *run, *next;
+	struct jobrun *jr, *next;
+	char why[320];
 
-	for (run = TAILQ_FIRST(&run_list); run != NULL; run = next) {
-		next = TAILQ_NEXT(run, entry);
-		if (run->handed)
+	for (jr = TAILQ_FIRST(&run->list); jr != NULL; jr = next) {
+		next = TAILQ_NEXT(jr, entry);
+		if (jr->handed)
 			continue;
-		if (run_hand(run) == 0)
+		if (jr->stop_as != JOB_QUEUED) {
+			run_end_unstarted(jr, "");
+			continue;
+		}
+		if (run_hand(jr) == 0)
 			continue;
 		if (errno == EAGAIN)
-			return;
-		log_warn("job %llu: cannot hand it to a worker",
-		    (unsigned long long)run->job->id);
-		job_set_reason(run->job, "cannot hand it to a worker: %s",
+			continue;	/* a later one may be ending */
+		snprintf(why, sizeof why, "cannot hand it to a worker: %s",
 		    strerror(errno));
-		run_end(run, JOB_FAILED);
+		log_warnx("job %llu: %s", (unsigned long long)jr->job->id,
+		    why);
+		run_end_unstarted(jr, why);
 	}
+}
+
+static void
+run_service_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	run_service(arg);
+}
+
+static void
+run_service_later(struct run *run)
+{
+	static const struct timeval now = { 0, 0 };
+
+	evtimer_add(run->service_ev, &now);
+}
+
+struct run *
+run_new(struct event_base *base, struct pool *pool,
+    const struct run_params *params, const struct run_callbacks *cb,
+    void *arg)
+{
+	struct run *run;
+
+	if ((run = calloc(1, sizeof *run)) == NULL)
+		return NULL;
+	run->base = base;
+	run->pool = pool;
+	run->cb = *cb;
+	run->arg = arg;
+	TAILQ_INIT(&run->list);
+	if ((run->service_ev = evtimer_new(base, run_service_cb, run)) == NULL) {
+		free(run);
+		return NULL;
+	}
+	run_set_params(run, params);
+	if (run->output_dir == NULL) {
+		run_free(run);
+		return NULL;
+	}
+	pool_set_callbacks(pool, &run_pool_callbacks, run);
+	return run;
 }
 
 void
-run_start(struct triaged *td, struct job *job)
+run_set_params(struct run *run, const struct run_params *params)
 {
-	struct jobrun *run;
+	char *dir = strdup(params->output_dir);
 
-	if ((run = calloc(1, sizeof *run)) == NULL) {
-		log_warnx("job %llu: out of memory starting it",
-		    (unsigned long long)job->id);
-		psem_release(td->sem, &job->waiter);
-		job_set_reason(job, "out of memory in the daemon");
-		jobs_set_state(td, job, JOB_FAILED);
+	if (dir == NULL)
+		return;		/* the old ones stay */
+	free(run->output_dir);
+	run->output_dir = dir;
+	run->params = *params;
+	run->params.output_dir = run->output_dir;
+}
+
+void
+run_free(struct run *run)
+{
+	struct jobrun *jr;
+
+	if (run == NULL)
 		return;
-	}
-	run->td = td;
-	run->job = job;
-	job->run = run;
-	TAILQ_INSERT_TAIL(&run_list, run, entry);
-	jobs_set_state(td, job, JOB_RUNNING);
-	if (job->timeout_ms > 0) {
-		struct timeval tv = run_tv(job->timeout_ms);
+	while ((jr = TAILQ_FIRST(&run->list)) != NULL)
+		run_jobrun_free(jr);
+	event_free(run->service_ev);
+	free(run->output_dir);
+	free(run);
+}
 
-		run->timeout_ev = evtimer_new(td->base, run_timeout_cb, run);
-		if (run->timeout_ev == NULL || evtimer_add(run->timeout_ev, &tv))
-			log_warnx("job %llu: cannot arm its timeout",
-			    (unsigned long long)job->id);
+int
+run_start(struct run *run, struct job *job)
+{
+	struct jobrun *jr;
+	struct timeval tv;
+
+	if ((jr = calloc(1, sizeof *jr)) == NULL)
+		return -1;
+	jr->run = run;
+	jr->job = job;
+	jr->stop_as = JOB_QUEUED;
+	if (job->timeout_ms > 0) {
+		tv = timefmt_tv(job->timeout_ms);
+		jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr);
+		if (jr->timeout_ev == NULL ||
+		    evtimer_add(jr->timeout_ev, &tv) != 0) {
+			if (jr->timeout_ev != NULL)
+				event_free(jr->timeout_ev);
+			free(jr);
+			return -1;
+		}
 	}
-	run_hand_waiting();
+	TAILQ_INSERT_TAIL(&run->list, jr, entry);
+	run->n++;
+	run_service_later(run);
+	return 0;
 }
 
 static void
-run_signal(struct jobrun *run, int sig)
+run_signal(struct jobrun *jr, int sig)
 {
-	if (!run->started) {
-		if (run->pending_signal != SIGKILL)
-			run->pending_signal = sig;
+	if (sig == SIGKILL)
+		jr->killed = true;
+	if (!jr->started) {
+		if (jr->pending_signal != SIGKILL)
+			jr->pending_signal = sig;
 		return;
 	}
 	/* ESRCH: it has just ended, and the report is on its way. */
-	if (pool_signal(run->td->pool, run->job->id, sig) != 0 &&
+	if (pool_signal(jr->run->pool, jr->job->id, sig) != 0 &&
 	    errno != ESRCH)
 		log_warn("job %llu: cannot signal it",
-		    (unsigned long long)run->job->id);
+		    (unsigned long long)jr->job->id);
 }
 
-/* SIGTERM now, SIGKILL after kill_grace. */
-static void
-run_terminate(struct jobrun *run)
+bool
+run_stop(struct run *run, struct job *job, enum job_state as, int sig,
+    const char *reason)
 {
-	struct timeval tv = run_tv(run->td->cfg->kill_grace_ms);
+	struct jobrun *jr = run_find_id(run, job->id);
+	struct timeval tv = timefmt_tv(run->params.kill_grace_ms);
 
-	if (run->kill_ev != NULL)
-		return;		/* already on its way out */
-	run_signal(run, SIGTERM);
-	run->kill_ev = evtimer_new(run->td->base, run_kill_cb, run);
-	if (run->kill_ev == NULL || evtimer_add(run->kill_ev, &tv) != 0)
-		run_signal(run, SIGKILL);
+	if (jr == NULL)
+		return false;
+	if (jr->stop_as != JOB_QUEUED)
+		return true;	/* on its way out already */
+	jr->stop_as = as;
+	snprintf(jr->stop_reason, sizeof jr->stop_reason, "%s", reason);
+	if (!jr->handed) {
+		run_service_later(run);
+		return true;
+	}
+	run_signal(jr, sig);
+	if (sig == SIGKILL)
+		tv = timefmt_tv(RUN_STUCK_MARGIN_MS);
+	jr->kill_ev = evtimer_new(run->base, run_kill_cb, jr);
+	if (jr->kill_ev == NULL || evtimer_add(jr->kill_ev, &tv) != 0)
+		run_signal(jr, SIGKILL);
+	return true;
+}
+
+/* The worker cannot be trusted with the job any more: the pool kills the
+ * job's process group and the worker, and lost_cb ends the run. */
+static void
+run_abandon(struct jobrun *jr, const char *what, const char *span)
+{
+	snprintf(jr->abandoned, sizeof jr->abandoned, "its worker did not %s "
+	    "it within %s", what, span);
+	log_warnx("job %llu: %s; the daemon kills its process group and "
+	    "replaces the worker", (unsigned long long)jr->job->id,
+	    jr->abandoned);
+	if (pool_abandon(jr->run->pool, jr->job->id, jr->abandoned) != 0)
+		log_warnx("job %llu: no worker has it",
+		    (unsigned long long)jr->job->id);
 }
 
 static void
 run_kill_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct jobrun *run = arg;
+	struct jobrun *jr = arg;
+	struct timeval tv = timefmt_tv(RUN_STUCK_MARGIN_MS);
+	char span[UNITS_FORMAT_MAX];
 
 	(void)fd;
 	(void)what;
-	log_info("job %llu: still there after kill_grace, sending SIGKILL",
-	    (unsigned long long)run->job->id);
-	run_signal(run, SIGKILL);
+	if (!jr->killed) {
+		log_info("job %llu: still there after kill_grace, sending "
+		    "SIGKILL", (unsigned long long)jr->job->id);
+		run_signal(jr, SIGKILL);
+		if (evtimer_add(jr->kill_ev, &tv) == 0)
+			return;
+	}
+	units_format_duration(jr->run->params.kill_grace_ms +
+	    RUN_STUCK_MARGIN_MS, span, sizeof span);
+	run_abandon(jr, "stop", span);
+}
+
+static void
+run_start_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct jobrun *jr = arg;
+	char span[UNITS_FORMAT_MAX];
+
+	(void)fd;
+	(void)what;
+	if (jr->started)
+		return;
+	units_format_duration(RUN_START_DEADLINE_MS, span, sizeof span);
+	run_abandon(jr, "start", span);
 }
 
 static void
 run_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct jobrun *run = arg;
-	char span[UNITS_FORMAT_MAX];
+	struct jobrun *jr = arg;
+	char span[UNITS_FORMAT_MAX], reason[64];
 
 	(void)fd;
 	(void)what;
-	if (run->outcome != 0)
-		return;
-	run->outcome = JOB_TIMED_OUT;
-	job_set_reason(run->job, "timed out after %s",
-	    units_format_duration(run->job->timeout_ms, span, sizeof span));
-	log_info("job %llu: %s", (unsigned long long)run->job->id,
-	    run->job->reason);
-	if (!run->handed) {
-		run_end(run, JOB_TIMED_OUT);
-		return;
-	}
-	run_terminate(run);
+	units_format_duration(jr->job->timeout_ms, span, sizeof span);
+	snprintf(reason, sizeof reason, "timed out after %s", span);
+	log_info("job %llu: %s", (unsigned long long)jr->job->id, reason);
+	run_stop(jr->run, jr->job, JOB_TIMED_OUT, SIGTERM, reason);
 }
 
-void
-run_stop(struct job *job, bool canceled, uid_t by)
+bool
+run_has(const struct run *run, const struct job *job)
 {
-	struct jobrun *run = job->run;
+	return run_find_id(run, job->id) != NULL;
+}
 
-	if (run == NULL || run->outcome != 0)
-		return;
-	run->outcome = canceled ? JOB_CANCELED : JOB_LOST;
-	if (canceled)
-		job_set_reason(job, "canceled by uid %u", (unsigned)by);
-	else
-		job_set_reason(job, "the daemon stopped while it ran");
-	if (!run->handed) {
-		run_end(run, run->outcome);
-		return;
-	}
-	run_terminate(run);
+unsigned
+run_count(const struct run *run)
+{
+	return run->n;
 }
 
 static struct jobrun *
-run_find(struct triaged *td, uint64_t job_id, const char *what)
+run_reported(struct run *run, uint64_t job_id, const char *what)
 {
-	struct job *job = store_get(td->store, job_id);
+	struct jobrun *jr = run_find_id(run, job_id);
 
-	if (job == NULL || job->run == NULL) {
-		log_warnx("a worker reported %s of job %llu, which is not "
-		    "running", what, (unsigned long long)job_id);
-		return NULL;
-	}
-	return job->run;
+	if (jr == NULL || !jr->handed)
+		log_warnx("a worker reported %s of job %llu, which it does "
+		    "not run", what, (unsigned long long)job_id);
+	return jr != NULL && jr->handed ? jr : NULL;
 }
 
 static void
-run_started_cb(uint64_t job_id, pid_t pid, void *arg)
+run_started_cb(uint64_t job_id, pid_t pid, uint64_t start_ticks, void *arg)
 {
-	struct jobrun *run = run_find(arg, job_id, "the start");
+	struct run *run = arg;
+	struct jobrun *jr = run_reported(run, job_id, "the start");
 
-	if (run == NULL)
+	if (jr == NULL)
 		return;
-	run->started = true;
-	run->job->pid = pid;
-	store_update(run->td->store, run->job);
-	log_debug("job %llu: started as pid %d", (unsigned long long)job_id,
-	    (int)pid);
-	if (run->pending_signal != 0)
-		run_signal(run, run->pending_signal);
+	jr->started = true;
+	if (jr->start_ev != NULL)
+		evtimer_del(jr->start_ev);
+	run->cb.started_cb(jr->job, pid, start_ticks, run->arg);
+	if (jr->pending_signal != 0)
+		run_signal(jr, jr->pending_signal);
 }
 
 static void
 run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 {
-	struct triaged *td = arg;
-	struct jobrun *run = run_find(td, job_id, "the end");
-	enum job_state state;
-	struct job *job;
-	const char *sig;
+	struct run *run = arg;
+	struct jobrun *jr = run_reported(run, job_id, "the end");
+	struct run_outcome out;
 
-	if (run == NULL) {
-		run_hand_waiting();
+	if (jr == NULL) {
+		run_service(run);
 		return;
 	}
-	job = run->job;
-	job->stdout_truncated = res->stdout_truncated;
-	job->stderr_truncated = res->stderr_truncated;
 	if (!res->started) {
-		state = run->outcome ? run->outcome : JOB_FAILED;
-		if (run->outcome == 0)
-			job_set_reason(job, "%s", res->error);
-	} else {
-		job->user_time = res->user_time;
-		job->system_time = res->system_time;
-		job->max_rss_kb = res->max_rss_kb;
-		if (WIFEXITED(res->status))
-			job->exit_code = WEXITSTATUS(res->status);
-		else if (WIFSIGNALED(res->status))
-			job->signal = WTERMSIG(res->status);
-		if (run->outcome != 0)
-			state = run->outcome;
-		else if (job->exit_code == 0) {
-			state = JOB_SUCCEEDED;
-			/* An earlier attempt's failure is not this one's. */
-			job_set_reason(job, NULL);
-		}
-		else {
-			state = JOB_FAILED;
-			if (job->exit_code > 0)
-				job_set_reason(job, "exited with status %d",
-				    job->exit_code);
-			else if ((sig = sigabbrev_np(job->signal)) != NULL)
-				job_set_reason(job, "killed by SIG%s", sig);
-			else
-				job_set_reason(job, "killed by signal %d",
-				    job->signal);
-		}
+		run_end_unstarted(jr, res->error);
+		run_service(run);
+		return;
 	}
-	log_debug("job %llu: %s", (unsigned long long)job_id,
-	    job_state_name(state));
-	run_end(run, state);
-	run_hand_waiting();
+	run_outcome_init(&out);
+	out.started = out.reaped = true;
+	out.status = res->status;
+	out.user_time = res->user_time;
+	out.system_time = res->system_time;
+	out.max_rss_kb = res->max_rss_kb;
+	out.stdout_truncated = res->stdout_truncated;
+	out.stderr_truncated = res->stderr_truncated;
+	if (jr->stop_as != JOB_QUEUED) {
+		out.state = jr->stop_as;
+		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);
+	} else if (WIFEXITED(res->status) && WEXITSTATUS(res->status) == 0)
+		out.state = JOB_SUCCEEDED;
+	else {
+		out.state = JOB_FAILED;
+		waitstatus_describe(res->status, out.reason, sizeof out.reason);
+	}
+	run_end(jr, &out);
+	run_service(run);
 }
 
 static void
 run_lost_cb(uint64_t job_id, const char *why, void *arg)
 {
-	struct jobrun *run = run_find(arg, job_id, "the loss");
-	enum job_state state;
+	struct run *run = arg;
+	struct jobrun *jr = run_reported(run, job_id, "the loss");
+	struct run_outcome out;
 
-	if (run == NULL)
+	if (jr == NULL)
 		return;
+	run_outcome_init(&out);
+	out.started = jr->started;
+	if (jr->stop_as != JOB_QUEUED) {
+		out.state = jr->stop_as;
+		snprintf(out.reason, sizeof out.reason, "%s; %s", jr->stop_reason,
+		    jr->abandoned[0] != '\0' ? "its worker did not stop it, so "
+		    "the daemon killed it and replaced the worker" : why);
+	} else {
+		out.state = JOB_FAILED;
+		snprintf(out.reason, sizeof out.reason, "%s", why);
+	}
 	log_warnx("job %llu: %s", (unsigned long long)job_id, why);
-	state = run->outcome == JOB_LOST || run->outcome == JOB_CANCELED ?
-	    run->outcome : JOB_FAILED;
-	if (state == JOB_FAILED)
-		job_set_reason(run->job, "%s", why);
-	run_end(run, state);
+	run_end(jr, &out);
 }
 
 static void
 run_idle_cb(void *arg)
 {
-	(void)arg;
-	run_hand_waiting();
+	run_service(arg);
 }
 
 static void
@@ -420,19 +548,10 @@ run_error_cb(const char *msg, void *arg)
 	log_warnx("worker pool: %s", msg);
 }
 
-const struct pool_callbacks run_pool_callbacks = {
+static const struct pool_callbacks run_pool_callbacks = {
 	.started_cb = run_started_cb,
 	.finished_cb = run_finished_cb,
 	.lost_cb = run_lost_cb,
 	.idle_cb = run_idle_cb,
 	.error_cb = run_error_cb,
 };
-
-void
-run_free_all(void)
-{
-	struct jobrun *run;
-
-	while ((run = TAILQ_FIRST(&run_list)) != NULL)
-		run_free(run);
-}

@@ -1,25 +1,79 @@
 /* run.h - a job between its grant and its end: handed to a worker, watched
- * for its timeout, signalled on cancel, and finished from the worker's report. */
+ * for its timeout, signalled on cancel, and its outcome reported back. */
 #ifndef TRIAGED_RUN_H
 #define TRIAGED_RUN_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-struct job;
-struct pool_callbacks;
-struct triaged;
+#include "job.h"
 
-/* The pool's callbacks, for pool_new(). */
-extern const struct pool_callbacks run_pool_callbacks;
+struct event_base;
+struct pool;
+struct run;
 
-/* The job holds its slots: mark it running and hand it to a worker. */
-void run_start(struct triaged *td, struct job *job);
+/* How a run ended. state is what the run itself says: JOB_SUCCEEDED or
+ * JOB_FAILED by the process's own end (or a failure to start it, or the
+ * loss of its worker), else how it was stopped (JOB_CANCELED,
+ * JOB_TIMED_OUT, JOB_LOST); reason says it in words (empty for success). */
+struct run_outcome {
+	enum job_state state;
+	char reason[512];
+	bool started;		/* its process existed */
+	int status;		/* its wait status, when started and reaped */
+	bool reaped;
+	double user_time;	/* < 0: unknown */
+	double system_time;
+	int64_t max_rss_kb;
+	bool stdout_truncated;
+	bool stderr_truncated;
+};
 
-/* Ends the running job: SIGTERM now, SIGKILL after kill_grace. canceled
- * says why, for its final state: canceled, else lost (shutdown). */
-void run_stop(struct job *job, bool canceled, uid_t by);
+struct run_callbacks {
+	/* The job's process exists: pid is also its process group. */
+	void (*started_cb)(struct job *job, pid_t pid, uint64_t start_ticks,
+	    void *arg);
+	/* The run is over (the run has let go of job). */
+	void (*ended_cb)(struct job *job, const struct run_outcome *out,
+	    void *arg);
+};
 
-/* Forgets every running job's state without a word (the daemon exits). */
-void run_free_all(void);
+struct run_params {
+	const char *output_dir;	/* capture files: ID.stdout, ID.stderr */
+	uint64_t kill_grace_ms;
+	uint64_t max_output;
+	bool set_creds;		/* root daemon: jobs run as their submitters */
+};
+
+/*
+ * The executor over pool, whose callbacks it takes. Callbacks run from
+ * base's loop, never inside run_start or run_stop. NULL out of memory.
+ */
+struct run *run_new(struct event_base *base, struct pool *pool,
+    const struct run_params *params, const struct run_callbacks *cb,
+    void *arg);
+/* Forgets every run without a word (the daemon exits). */
+void run_free(struct run *run);
+void run_set_params(struct run *run, const struct run_params *params);
+
+/* Hands job to a worker, at once or when one is idle, in the order of
+ * the calls. 0, or -1 out of memory (nothing changed). */
+int run_start(struct run *run, struct job *job);
+
+/*
+ * Ends job's run: its process group gets sig now (when it has not
+ * started, as soon as it does), SIGKILL after kill_grace; a worker that
+ * does not act even then loses the job and is replaced. as (JOB_CANCELED,
+ * JOB_TIMED_OUT, JOB_LOST) and reason are the outcome's. A run being
+ * stopped already keeps its first outcome. Returns false when job has no
+ * run.
+ */
+bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
+    const char *reason);
+
+/* True while job has a run. */
+bool run_has(const struct run *run, const struct job *job);
+unsigned run_count(const struct run *run);
 
 #endif

@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/event.h>
-
 #include "config.h"
+#include "job.h"
 #include "jobs.h"
 #include "log.h"
 #include "psem.h"
@@ -15,6 +14,8 @@
 #include "shutdown.h"
 #include "store.h"
 #include "triaged.h"
+
+static void shutdown_check(struct triaged *td);
 
 static const char *
 shutdown_mode_name(enum config_shutdown mode)
@@ -30,49 +31,45 @@ shutdown_mode_name(enum config_shutdown mode)
 }
 
 /*
- * Submissions still on their way to disk are written first, so that their
- * clients hear how they went; then every client gets its last replies and
- * the loop ends.
+ * Every change so far is on disk and published: what is left to write is
+ * written, then every client gets its last replies and the loop ends.
  */
 static void
-shutdown_exit_cb(evutil_socket_t fd, short what, void *arg)
+shutdown_exit_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
 {
-	struct triaged *td = arg;
-	char *cause = NULL;
+	char *why = NULL;
 
-	(void)fd;
-	(void)what;
-	if (store_flush(td->store, &cause) != 0) {
-		log_err("the last changes could not be stored: %s", cause);
-		free(cause);
+	(void)job;
+	(void)cause;
+	(void)arg;
+	if (store_flush(td->store, &why) != 0) {
+		log_err("the last changes could not be stored: %s", why);
+		free(why);
 	}
 	server_drain(td->server);
 }
 
-/* From the loop, not from inside whatever callback decided it: that one
- * may be answering a batch of clients that must all hear back. */
+/* After the changes on their way have been published: answers owed for
+ * them go out before the connections close. */
 static void
 shutdown_exit(struct triaged *td)
 {
-	static const struct timeval now = { 0, 0 };
-
 	if (td->exiting)
 		return;
 	td->exiting = true;
-	if (event_base_once(td->base, -1, EV_TIMEOUT, shutdown_exit_cb, td,
-	    &now) != 0)
-		shutdown_exit_cb(-1, 0, td);
+	if (jobs_after_commit(td, shutdown_exit_cb, NULL) != 0)
+		shutdown_exit_cb(td, NULL, NULL, NULL);
 }
 
-/* Submissions staged in the store, not yet queued. */
-static unsigned
-shutdown_staged(const struct triaged *td)
+static void
+shutdown_recheck_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
 {
-	unsigned i, n = 0;
-
-	for (i = 0; i < td->cfg->npriorities; i++)
-		n += td->prio_staged[i];
-	return n;
+	(void)job;
+	(void)cause;
+	(void)arg;
+	shutdown_check(td);
 }
 
 void
@@ -80,8 +77,6 @@ shutdown_begin(struct triaged *td, int signo)
 {
 	enum config_shutdown mode = td->cfg->shutdown;
 	struct psem_prio_stats st;
-	struct job *job;
-	uint64_t id = 0;
 	unsigned i;
 
 	if (td->stopping_signals++ > 0) {
@@ -108,27 +103,40 @@ shutdown_begin(struct triaged *td, int signo)
 				    td->cfg->priorities[i].name, st.queued);
 		}
 	if (mode == CONFIG_SHUTDOWN_REQUEUE)
-		while ((job = store_next(td->store, id)) != NULL) {
-			id = job->id;
-			if (job->state == JOB_RUNNING)
-				run_stop(job, false, 0);
-		}
+		jobs_stop_running(td);
 	shutdown_check(td);
 }
 
-void
+static void
 shutdown_check(struct triaged *td)
 {
 	if (td->phase != TRIAGED_STOPPING || td->exiting)
 		return;
-	if (td->running > 0)
+	if (run_count(td->run) > 0)
 		return;
-	/* Held slots count too: a job granted them whose start the loop has
-	 * not delivered yet is as good as running. */
-	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN && (jobs_queued(td) > 0 ||
-	    shutdown_staged(td) > 0 ||
-	    psem_available(td->sem) < psem_permits(td->sem)))
-		return;
+	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN) {
+		/* Submissions on their way to disk are queued jobs soon. */
+		if (jobs_staged(td, -1) > 0) {
+			if (jobs_after_commit(td, shutdown_recheck_cb, NULL)
+			    != 0)
+				log_warnx("out of memory: draining waits for "
+				    "the next change");
+			return;
+		}
+		/* Held slots count too: a granted job whose start is on its
+		 * way to the disk is as good as running. */
+		if (jobs_count(td, -1, JOB_QUEUED) > 0 ||
+		    psem_available(td->sem) < psem_permits(td->sem))
+			return;
+	}
 	log_notice("nothing left to wait for: exiting");
 	shutdown_exit(td);
+}
+
+void
+shutdown_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
+{
+	(void)ev;
+	(void)arg;
+	shutdown_check(td);
 }

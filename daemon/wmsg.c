@@ -13,7 +13,7 @@ _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 _Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
 _Static_assert(sizeof(struct wmsg_run_head) == 40, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
-_Static_assert(sizeof(struct wmsg_started) == 16, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_started) == 24, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_finished) == 312, "no hidden padding");
 _Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
     sizeof(((struct pool_result *)0)->error), "same error buffer");

@@ -61,6 +61,7 @@ struct wmsg_started {
 	uint64_t job_id;
 	int32_t pid;
 	uint32_t pad;		/* 0 */
+	uint64_t start_ticks;	/* the process's start (procstat.h); 0 unknown */
 };
 
 /* The fields of struct pool_result, laid out for the wire. */

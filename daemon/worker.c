@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "procstat.h"
 #include "sigdefault.h"
 #include "wmsg.h"
 #include "worker-child.h"
@@ -553,6 +554,10 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	memset(&sm, 0, sizeof sm);
 	sm.job_id = spec->job_id;
 	sm.pid = job.pid;
+	/* Unreaped, the pid is still the job's. Unknown, it is 0: the daemon
+	 * then never takes a later process for this one. */
+	if (procstat_start_ticks(job.pid, &sm.start_ticks) == -1)
+		sm.start_ticks = 0;
 	if (worker_send(w, WMSG_STARTED, &sm, sizeof sm) == -1) {
 		kill(-job.pid, SIGKILL);
 		while (waitpid(job.pid, NULL, 0) == -1 && errno == EINTR)

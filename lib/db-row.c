@@ -44,6 +44,8 @@ enum db_row_column {
 	DB_ROW_MAX_RSS_KB,
 	DB_ROW_STDOUT_TRUNCATED,
 	DB_ROW_STDERR_TRUNCATED,
+	DB_ROW_BEGUN,
+	DB_ROW_START_TICKS,
 };
 
 /* Binding stops at the first failure, whose code is kept for the message
@@ -223,6 +225,9 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 	    job->max_rss_kb);
 	db_row_bind_int(&b, DB_ROW_STDOUT_TRUNCATED, job->stdout_truncated);
 	db_row_bind_int(&b, DB_ROW_STDERR_TRUNCATED, job->stderr_truncated);
+	db_row_bind_int(&b, DB_ROW_BEGUN, job->begun);
+	db_row_bind_opt_int(&b, DB_ROW_START_TICKS, job->start_ticks > 0,
+	    (int64_t)job->start_ticks);
 	if (b.rc != SQLITE_OK)
 		return db_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sqlite3_errstr(b.rc));
@@ -508,6 +513,12 @@ db_row_fill(struct db_row_reader *r, struct job *job)
 	if (db_row_int(r, DB_ROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
 		return -1;
 	job->stderr_truncated = v;
+	if (db_row_int(r, DB_ROW_BEGUN, 0, 1, &v) == -1)
+		return -1;
+	job->begun = v;
+	if (db_row_opt_int(r, DB_ROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
+		return -1;
+	job->start_ticks = (uint64_t)v;
 	return 0;
 }
 

@@ -51,6 +51,13 @@ static const char *const db_schema_steps[] = {
 	"ALTER TABLE jobs ADD COLUMN \"after\" TEXT;"
 	"CREATE INDEX jobs_finished ON jobs(finished_at)"
 	" WHERE state NOT IN ('queued','running')",
+
+	/* 2 -> 3: whether the attempt was handed to a worker (recorded before
+	 * its process starts, so that a crash always makes a new attempt), and
+	 * the start time of its process, which tells that process apart from
+	 * a later one with the same pid. */
+	"ALTER TABLE jobs ADD COLUMN begun INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN start_ticks INTEGER",
 };
 
 _Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==

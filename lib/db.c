@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ static const char *const db_sql[DB_NSTMTS] = {
 struct db {
 	sqlite3 *sq;
 	sqlite3_stmt *stmt[DB_NSTMTS];
+	bool full_sync;		/* synchronous is FULL now, else NORMAL */
 };
 
 int
@@ -187,6 +189,7 @@ db_open(const char *path, char **cause)
 		    sqlite3_errmsg(db->sq));
 		goto fail;
 	}
+	db->full_sync = true;
 	if (db_schema_migrate(db->sq, path, cause) == -1 ||
 	    db_prepare(db, path, cause) == -1)
 		goto fail;
@@ -313,6 +316,19 @@ db_run(struct db *db, sqlite3_stmt *st, char **cause, const char *what,
 	}
 	db_reset(st);
 	return ret;
+}
+
+int
+db_set_sync(struct db *db, bool full, char **cause)
+{
+	if (db->full_sync == full)
+		return 0;
+	if (sqlite3_exec(db->sq, full ? "PRAGMA synchronous = FULL" :
+	    "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(cause, "cannot set synchronous: %s",
+		    sqlite3_errmsg(db->sq));
+	db->full_sync = full;
+	return 0;
 }
 
 int

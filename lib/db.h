@@ -3,6 +3,7 @@
 #ifndef TRIAGE_DB_H
 #define TRIAGE_DB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,7 +11,7 @@ struct db;
 struct job;
 
 /* The schema this code writes; older files are migrated on open. */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /*
  * Opens the database at path, creating it if missing (mode 0600), in WAL
@@ -43,6 +44,13 @@ int db_max_id(struct db *db, uint64_t *id, char **cause);
  * times, pid, exit, reason, attempt, retries, seq, usage): the rest, argv
  * and env among it, is as inserted. */
 int db_begin(struct db *db, char **cause);
+/*
+ * Outside a transaction: full (the default) makes the next commits wait
+ * for the disk, so they survive a power loss; otherwise they survive a
+ * crash of the process but a power loss may undo the last ones (WAL with
+ * synchronous=NORMAL). 0, or -1 with *cause set.
+ */
+int db_set_sync(struct db *db, bool full, char **cause);
 int db_insert(struct db *db, const struct job *job, char **cause);
 int db_update(struct db *db, const struct job *job, char **cause);
 int db_delete(struct db *db, uint64_t id, char **cause);

@@ -1,7 +1,6 @@
 /* job.c - the job: its states, its lifetime, and the job object that every
  * method returns (protocol.md, "The job object"). */
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +8,7 @@
 
 #include "job.h"
 #include "timefmt.h"
+#include "waitstatus.h"
 
 static const char *const job_state_names[JOB_NSTATES] = {
 	[JOB_QUEUED] = "queued",
@@ -58,7 +58,6 @@ job_new(void)
 	job->exit_code = -1;
 	job->user_time = job->system_time = -1;
 	job->max_rss_kb = -1;
-	TAILQ_INIT(&job->waits);
 	return job;
 }
 
@@ -100,6 +99,50 @@ job_new_attempt(struct job *job)
 	job->user_time = job->system_time = -1;
 	job->max_rss_kb = -1;
 	job->stdout_truncated = job->stderr_truncated = false;
+	job->begun = false;
+	job->start_ticks = 0;
+}
+
+void
+job_status_get(const struct job *job, struct job_status *st)
+{
+	st->state = job->state;
+	st->attempt = job->attempt;
+	st->retries = job->retries;
+	st->seq = job->seq;
+	st->started_at = job->started_at;
+	st->finished_at = job->finished_at;
+	st->pid = job->pid;
+	st->exit_code = job->exit_code;
+	st->signal = job->signal;
+	st->user_time = job->user_time;
+	st->system_time = job->system_time;
+	st->max_rss_kb = job->max_rss_kb;
+	st->stdout_truncated = job->stdout_truncated;
+	st->stderr_truncated = job->stderr_truncated;
+	st->begun = job->begun;
+	st->start_ticks = job->start_ticks;
+}
+
+void
+job_status_set(struct job *job, const struct job_status *st)
+{
+	job->state = st->state;
+	job->attempt = st->attempt;
+	job->retries = st->retries;
+	job->seq = st->seq;
+	job->started_at = st->started_at;
+	job->finished_at = st->finished_at;
+	job->pid = st->pid;
+	job->exit_code = st->exit_code;
+	job->signal = st->signal;
+	job->user_time = st->user_time;
+	job->system_time = st->system_time;
+	job->max_rss_kb = st->max_rss_kb;
+	job->stdout_truncated = st->stdout_truncated;
+	job->stderr_truncated = st->stderr_truncated;
+	job->begun = st->begun;
+	job->start_ticks = st->start_ticks;
 }
 
 void
@@ -173,16 +216,11 @@ job_opt_real(double v)
 static json_t *
 job_signal_json(int signo)
 {
-	const char *abbrev;
-	char name[32];
+	char name[WAITSTATUS_SIGNAME_MAX];
 
 	if (signo <= 0)
 		return json_null();
-	if ((abbrev = sigabbrev_np(signo)) != NULL)
-		snprintf(name, sizeof name, "SIG%s", abbrev);
-	else
-		snprintf(name, sizeof name, "SIG%d", signo);
-	return json_string(name);
+	return json_string(waitstatus_signame(signo, name));
 }
 
 static json_t *

@@ -5,7 +5,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/queue.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -22,10 +21,6 @@ enum job_state {
 	JOB_LOST,
 };
 #define JOB_NSTATES (JOB_LOST + 1)
-
-struct jobrun;		/* the daemon's state of a running job */
-struct jobwait;		/* a client waiting for the job to end */
-TAILQ_HEAD(jobwaits, jobwait);
 
 struct job {
 	uint64_t id;
@@ -57,12 +52,38 @@ struct job {
 	int64_t max_rss_kb;	/* < 0 = unknown */
 	bool stdout_truncated;
 	bool stderr_truncated;
+	bool begun;		/* this attempt was handed to a worker */
+	uint64_t start_ticks;	/* its process's start, in clock ticks since
+				 * boot (/proc/PID/stat); 0 = unknown */
 
-	unsigned waiting_for;		/* jobs of after[] not ended yet */
 	struct psem_waiter waiter;	/* its place in its priority's queue */
-	struct jobrun *run;		/* NULL unless running */
-	struct jobwaits waits;		/* answered when it ends */
 };
+
+/*
+ * What a job's life changes, apart from reason: a copy taken at a state
+ * change shows the job as it was then, whatever came after.
+ */
+struct job_status {
+	enum job_state state;
+	unsigned attempt;
+	unsigned retries;
+	int64_t seq;
+	int64_t started_at;
+	int64_t finished_at;
+	pid_t pid;
+	int exit_code;
+	int signal;
+	double user_time;
+	double system_time;
+	int64_t max_rss_kb;
+	bool stdout_truncated;
+	bool stderr_truncated;
+	bool begun;
+	uint64_t start_ticks;
+};
+
+void job_status_get(const struct job *job, struct job_status *st);
+void job_status_set(struct job *job, const struct job_status *st);
 
 const char *job_state_name(enum job_state state);
 /* Returns the state called name, or -1. */
@@ -74,7 +95,8 @@ struct job *job_new(void);
 void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
- * signal, times, usage, truncation) cleared. The state is the caller's. */
+ * signal, times, usage, truncation, begun) cleared. The state is the
+ * caller's. */
 void job_new_attempt(struct job *job);
 
 /* Frees the environment (env becomes NULL): a job that has ended keeps

@@ -37,6 +37,10 @@ struct store {
 	struct db *db;
 	struct event *commit_ev;
 	bool grouping;
+	bool need_fsync;		/* a pending change must survive power loss */
+	uint64_t commits;		/* commits begun so far */
+	store_committed_cb committed_cb;
+	void *committed_arg;
 	struct store_vec jobs;		/* struct job *, by id */
 	uint64_t next_id;
 	struct store_vec staged;	/* struct store_staged */
@@ -207,17 +211,52 @@ store_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
 	if (store_push(&st->staged, sizeof s, &s) != 0)
 		return -1;
 	st->next_id++;
+	st->need_fsync = true;
 	store_schedule(st);
 	return 0;
+}
+
+static void
+store_mark(struct store *st, struct job *job, bool fsync)
+{
+	/* Out of memory, the change waits for the job's next one. */
+	if (store_push(&st->dirty, sizeof job->id, &job->id) != 0)
+		return;
+	if (fsync)
+		st->need_fsync = true;
+	if (!evtimer_pending(st->commit_ev, NULL))
+		store_schedule(st);
 }
 
 void
 store_update(struct store *st, struct job *job)
 {
-	/* Out of memory, the change waits for the job's next one. */
-	if (store_push(&st->dirty, sizeof job->id, &job->id) == 0 &&
-	    !evtimer_pending(st->commit_ev, NULL))
-		store_schedule(st);
+	store_mark(st, job, true);
+}
+
+void
+store_update_nosync(struct store *st, struct job *job)
+{
+	store_mark(st, job, false);
+}
+
+bool
+store_pending(const struct store *st)
+{
+	return st->staged.n > 0 || st->dirty.n > 0 || st->removed.n > 0;
+}
+
+uint64_t
+store_generation(const struct store *st)
+{
+	return st->commits + 1;
+}
+
+void
+store_set_committed_cb(struct store *st, store_committed_cb cb, void *arg)
+{
+	st->committed_cb = cb;
+	st->committed_arg = arg;
 }
 
 int
@@ -253,7 +292,9 @@ store_txn(struct store *st, size_t first, size_t count, bool changes,
 	struct job *job;
 	size_t i;
 
-	if (db_begin(st->db, cause) != 0)
+	/* Only what must survive a power loss waits for the disk. */
+	if (db_set_sync(st->db, st->need_fsync || count > 0, cause) != 0 ||
+	    db_begin(st->db, cause) != 0)
 		return -1;
 	for (i = first; i < first + count; i++)
 		if (db_insert(st->db, staged[i].job, cause) != 0)
@@ -278,6 +319,7 @@ store_txn(struct store *st, size_t first, size_t count, bool changes,
 	if (changes) {
 		st->dirty.n = 0;
 		st->removed.n = 0;
+		st->need_fsync = false;
 	}
 	return 0;
 fail:
@@ -298,6 +340,7 @@ store_commit(struct store *st, char **cause)
 	struct store_sync *y;
 	bool *ok;
 	size_t i, n = st->staged.n;
+	uint64_t generation = ++st->commits;
 	int rc = 0;
 	char *err = NULL;
 
@@ -335,6 +378,9 @@ store_commit(struct store *st, char **cause)
 	y = syncs.v;
 	for (i = 0; i < syncs.n; i++)
 		y[i].cb(rc == 0 ? NULL : err, y[i].arg);
+	if (st->committed_cb != NULL)
+		st->committed_cb(generation, rc == 0 ? NULL : err,
+		    st->committed_arg);
 	free(staged.v);
 	free(syncs.v);
 	free(ok);
@@ -381,6 +427,7 @@ store_remove(struct store *st, uint64_t id)
 	}
 	if (store_push(&st->removed, sizeof id, &id) != 0)
 		return -1;
+	st->need_fsync = true;
 	job_free(jobs[i]);
 	memmove(&jobs[i], &jobs[i + 1], (st->jobs.n - i - 1) * sizeof *jobs);
 	st->jobs.n--;

@@ -19,6 +19,10 @@ typedef void (*store_added_cb)(struct job *job, bool ok, const char *cause,
     void *arg);
 /* A commit is over; cause is NULL when it succeeded. */
 typedef void (*store_synced_cb)(const char *cause, void *arg);
+/* Commit number generation is over (cause NULL: it succeeded, and with it
+ * every change made while store_generation() was at most generation). */
+typedef void (*store_committed_cb)(uint64_t generation, const char *cause,
+    void *arg);
 
 /*
  * Opens the database at path and loads every job into memory. Commits run
@@ -42,8 +46,20 @@ void store_set_grouping(struct store *st, bool grouping);
 int store_add(struct store *st, struct job *job, store_added_cb cb,
     void *arg);
 
-/* Marks job changed: it is written with the next commit. */
+/* Marks job changed: it is written with the next commit, which then
+ * waits for the disk (it survives a power loss). */
 void store_update(struct store *st, struct job *job);
+/* The same for a change that need only survive a crash of the process: a
+ * commit holding nothing else does not wait for the disk. */
+void store_update_nosync(struct store *st, struct job *job);
+
+/* True when changes wait for a commit. */
+bool store_pending(const struct store *st);
+/* The number of the commit that will write a change made now. */
+uint64_t store_generation(const struct store *st);
+/* cb runs after every commit, once its own callbacks have run. */
+void store_set_committed_cb(struct store *st, store_committed_cb cb,
+    void *arg);
 
 /* Runs cb once the next commit is over (at once in spirit: this turn's). */
 int store_sync(struct store *st, store_synced_cb cb, void *arg);

@@ -17,6 +17,24 @@ timefmt_now(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+uint64_t
+timefmt_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+struct timeval
+timefmt_tv(uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+
+	return tv;
+}
+
 char *
 timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN])
 {

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 
 #include <jansson.h>
 
@@ -13,6 +14,10 @@
 
 /* Milliseconds since the epoch, by the wall clock as the daemon reads it. */
 int64_t timefmt_now(void);
+/* Milliseconds of CLOCK_MONOTONIC: for spans, timeouts and uptime. */
+uint64_t timefmt_mono_ms(void);
+/* ms as a struct timeval, for libevent's timers. */
+struct timeval timefmt_tv(uint64_t ms);
 
 /* What the protocol writes: RFC 3339 UTC with milliseconds. */
 #define TIMEFMT_RFC3339_LEN sizeof("2026-11-22T10:00:00.123Z")

@@ -97,7 +97,7 @@ fx_job(struct fx *fx, uint64_t id)
 }
 
 static void
-started_cb(uint64_t id, pid_t pid, void *arg)
+started_cb(uint64_t id, pid_t pid, uint64_t start_ticks, void *arg)
 {
 	struct fx *fx = arg;
 	struct tjob *j = fx_job(fx, id);
@@ -106,6 +106,10 @@ started_cb(uint64_t id, pid_t pid, void *arg)
 		return;
 	if (j->started || j->finished || j->lost)
 		fx_bad(fx, "job %llu: started out of turn",
+		    (unsigned long long)id);
+	/* The very process: its start time, read while it is unreaped. */
+	if (start_ticks == 0)
+		fx_bad(fx, "job %llu: no start time",
 		    (unsigned long long)id);
 	j->started++;
 	j->started_seq = ++fx->seq;

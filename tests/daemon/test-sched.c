@@ -295,6 +295,7 @@ test_stats_count_running_jobs_and_their_slots(void **state)
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]si}", "argv", "sleep", "300", "slots", 3);
+	trunning_pid(c, id);
 	stats = tcall(c, "stats", "{}");
 	assert_int_equal(json_integer_value(json_object_get(stats,
 	    "slots_busy")), 3);

@@ -869,7 +869,8 @@ test_migrate_v1(void **state)
 	assert_int_equal(id, 4);
 	db_close(db);
 
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 2);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
+	    DB_SCHEMA_VERSION);
 	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'index'",
 	    buf, sizeof buf);
 	assert_string_equal(buf, "jobs_finished\n");
@@ -904,7 +905,7 @@ test_newer_refused(void **state)
 	cause = open_bad(fx->path);
 	assert_contains(cause, "newer triage");
 	assert_contains(cause, "schema version 99");
-	assert_contains(cause, "knows up to 2");
+	assert_contains(cause, "knows up to 3");
 	free(cause);
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 99);
 }
