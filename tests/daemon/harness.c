@@ -403,3 +403,54 @@ topen_gate(const struct tdaemon *d, const char *gate)
 		fail_msg("cannot create %s", path);
 	fclose(f);
 }
+
+pid_t
+tppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL)
+		sscanf(p + 2, "%*c %d", &ppid);
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+bool
+tlog_has(const struct tdaemon *d, const char *text)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	bool found;
+	FILE *f;
+
+	if ((f = fopen(d->log, "r")) == NULL)
+		return false;
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	found = strstr(buf, text) != NULL;
+	free(buf);
+	return found;
+}
+
+void
+twait_log(const struct tdaemon *d, const char *text)
+{
+	int i;
+
+	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && !tlog_has(d, text); i++)
+		tsleep_ms(10);
+	if (!tlog_has(d, text)) {
+		tdaemon_dump_log(d);
+		fail_msg("the log never said \"%s\"", text);
+	}
+}

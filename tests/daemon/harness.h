@@ -84,5 +84,11 @@ const char *tbin(const char *name);
 
 /* True while a process with this pid exists (and is not a zombie). */
 bool tpid_alive(pid_t pid);
+/* The parent of pid (0 when it is gone): a job's worker, say. */
+pid_t tppid(pid_t pid);
+/* Waits until the daemon's log holds text (fails after 30 s). */
+void twait_log(const struct tdaemon *d, const char *text);
+/* True when the daemon's log holds text. */
+bool tlog_has(const struct tdaemon *d, const char *text);
 
 #endif

@@ -20,22 +20,6 @@
 
 #include "harness.h"
 
-static pid_t
-ppid_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL && (p = strrchr(buf, ')')) != NULL)
-		sscanf(p + 2, "%*c %d", &ppid);
-	fclose(f);
-	return (pid_t)ppid;
-}
-
 /* Zombies whose parent is the daemon or one of its children. */
 static int
 zombies_under(pid_t daemon)
@@ -56,7 +40,7 @@ zombies_under(pid_t daemon)
 		if (fgets(buf, sizeof buf, f) != NULL &&
 		    (p = strrchr(buf, ')')) != NULL &&
 		    sscanf(p + 2, "%c %d", &st, &ppid) == 2 && st == 'Z' &&
-		    (ppid == daemon || ppid_of(ppid) == daemon))
+		    (ppid == daemon || tppid(ppid) == daemon))
 			n++;
 		fclose(f);
 	}
@@ -76,9 +60,9 @@ test_worker_killed_mid_job(void **state)
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
 	pid = trunning_pid(c, id);
-	worker = ppid_of(pid);
+	worker = tppid(pid);
 	assert_true(worker > 0 && worker != d->pid);
-	assert_int_equal(ppid_of(worker), d->pid);
+	assert_int_equal(tppid(worker), d->pid);
 	assert_int_equal(kill(worker, SIGKILL), 0);
 	job = twait(c, id);
 	assert_string_equal(tstate(job), "failed");
@@ -96,6 +80,43 @@ test_worker_killed_mid_job(void **state)
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	tdaemon_end(d, c);
+}
+
+/*
+ * A worker that does not act (stopped here) cannot hold its job: once a
+ * cancel has gone unheeded for kill_grace and a margin, the daemon kills
+ * the job's process group itself, replaces the worker, and says so.
+ */
+static void
+test_stuck_worker_loses_its_job_to_the_daemon(void **state)
+{
+	struct tdaemon *d = tdaemon_start("kill_grace = 300ms\n");
+	struct client *c = tconnect(d);
+	pid_t pid, worker;
+	int64_t id;
+	json_t *job;
+
+	(void)state;
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "echo $$; exec sleep 300");
+	pid = toutput_pid(c, id);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+	assert_int_equal(kill(worker, SIGSTOP), 0);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "canceled");
+	assert_non_null(strstr(tjstr(job, "reason"), "canceled by uid"));
+	assert_non_null(strstr(tjstr(job, "reason"), "replaced the worker"));
+	json_decref(job);
+	twait_gone(pid);
+	twait_gone(worker);
+	twait_log(d, "its worker did not stop it within");
+	/* Its replacement runs the next job. */
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
@@ -390,6 +411,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worker_killed_mid_job),
+		cmocka_unit_test(test_stuck_worker_loses_its_job_to_the_daemon),
 		cmocka_unit_test(test_no_zombies_after_a_thousand_jobs),
 		cmocka_unit_test(test_300_clients_submitting_at_once_get_unique_ids),
 		cmocka_unit_test(test_silent_connections_do_not_hold_up_others),

@@ -1,0 +1,345 @@
+/* test-crash.c - kill -9 of the daemon at random moments under load, then
+ * what clients were told is checked against what the daemon comes back with. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+enum { ROUNDS = 12, BATCH = 24, FLOODERS = 3 };
+
+/* What one job's clients were told, and what its processes did. */
+struct told {
+	bool acked;		/* its submit was answered */
+	char *state;		/* the terminal state a client was told */
+	json_int_t attempt;	/* of that report */
+};
+
+/* By id; the flood's jobs take most ids, so it grows. */
+static struct told *told;
+static size_t ntold;
+
+static struct told *
+told_of(json_int_t id)
+{
+	size_t n = ntold;
+
+	assert_true(id > 0);
+	if ((size_t)id >= ntold) {
+		while ((size_t)id >= n)
+			n = n ? n * 2 : 4096;
+		assert_non_null(told = realloc(told, n * sizeof *told));
+		memset(told + ntold, 0, (n - ntold) * sizeof *told);
+		ntold = n;
+	}
+	return &told[id];
+}
+
+/* A terminal report: the first is kept; any later one for the same job
+ * must say the same (terminal states never change). */
+static void
+note_terminal(const json_t *job)
+{
+	json_int_t id = tjint(job, "id");
+	const char *state = tstate(job);
+	struct told *t = told_of(id);
+
+	if (strcmp(state, "queued") == 0 || strcmp(state, "running") == 0)
+		return;
+	if (t->state == NULL) {
+		t->state = strdup(state);
+		t->attempt = tjint(job, "attempt");
+		return;
+	}
+	if (strcmp(t->state, state) != 0 ||
+	    t->attempt != tjint(job, "attempt"))
+		fail_msg("job %lld was reported %s (attempt %lld), then %s "
+		    "(attempt %lld)", (long long)id, t->state,
+		    (long long)t->attempt, state,
+		    (long long)tjint(job, "attempt"));
+}
+
+/* Reads the watcher's notifications for at most ms, or until the daemon
+ * is gone (ms < 0). */
+static void
+read_watch(struct client *w, int ms)
+{
+	struct client_error e;
+	json_t *msg;
+	struct timespec start, now;
+	int left = ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if ((msg = client_notification(w, ms < 0 ? 30000 : left, &e))
+		    == NULL) {
+			if (ms >= 0 && errno == ETIMEDOUT)
+				return;
+			/* The daemon is gone: everything it sent is read. */
+			assert_true(ms < 0);
+			return;
+		}
+		note_terminal(json_object_get(msg, "params"));
+		json_decref(msg);
+		if (ms < 0)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = ms - (int)((now.tv_sec - start.tv_sec) * 1000 +
+		    (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0)
+			return;
+	}
+}
+
+/*
+ * Jobs of four kinds, each writing its attempt number into runs/ID first:
+ * quick successes, failures, flaky ones that fail their first attempt and
+ * have a retry, and slower ones that are often running at the kill.
+ */
+static void
+send_batch(struct client *c, const struct tdaemon *d, int round)
+{
+	static const char *const kinds[] = { "exit 0", "exit 3",
+	    "[ \"$TRIAGE_ATTEMPT\" -ge 2 ]", "sleep 0.2" };
+	struct client_error e;
+	char script[600];
+	int i;
+
+	for (i = 0; i < BATCH; i++) {
+		snprintf(script, sizeof script, "echo \"$TRIAGE_ATTEMPT\" >> "
+		    "%s/runs/$TRIAGE_JOB_ID; %s", d->dir,
+		    kinds[(i + round) % 4]);
+		assert_true(client_send(c, "submit", json_pack("{s[sss]sssi}",
+		    "argv", "sh", "-c", script, "priority", "normal", "retries",
+		    (i + round) % 4 == 2 ? 1 : 0), &e) > 0);
+	}
+}
+
+/* Reads the answers to the submits sent, as many as come before the
+ * connection breaks (the daemon killed mid-stream). */
+static void
+read_acks(struct client *c, int n)
+{
+	struct client_error e;
+	int64_t got;
+	json_t *res;
+	json_int_t id;
+
+	for (; n > 0; n--) {
+		if ((res = client_recv(c, &got, 30000, &e)) == NULL) {
+			assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
+			return;
+		}
+		id = tjint(res, "id");
+		told_of(id)->acked = true;
+		note_terminal(res);
+		json_decref(res);
+	}
+}
+
+/*
+ * Load: a process that submits `true` to priority low (one slot at most)
+ * as fast as it can, pipelined, until the daemon goes. Long loop turns
+ * are where a report sent before its commit shows.
+ */
+static pid_t
+flood(const struct tdaemon *d)
+{
+	struct client_error e;
+	struct client *c;
+	char *cause;
+	int64_t got;
+	json_t *res;
+	int out = 0;
+	pid_t pid;
+
+	if ((pid = fork()) != 0) {
+		assert_true(pid > 0);
+		return pid;
+	}
+	if ((c = client_connect(d->sock, &cause)) == NULL)
+		_exit(0);
+	for (;;) {
+		while (out < 64) {
+			if (client_send(c, "submit", json_pack("{s[s]ss}",
+			    "argv", "true", "priority", "low"), &e) < 0)
+				_exit(0);
+			out++;
+		}
+		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
+			_exit(0);
+		out--;
+		json_decref(res);
+	}
+}
+
+/* The attempts job id's processes wrote, in order; returns how many. */
+static int
+read_runs(const struct tdaemon *d, json_int_t id, int *v, int max)
+{
+	char path[400];
+	int n = 0, a;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/runs/%lld", d->dir, (long long)id);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (n < max && fscanf(f, "%d", &a) == 1)
+		v[n++] = a;
+	fclose(f);
+	return n;
+}
+
+static void
+test_crashes_never_undo_what_clients_were_told(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\n"
+	    "[priority.high]\nrank = 0\n[priority.normal]\nrank = 10\n"
+	    "[priority.low]\nrank = 20\nmax_running = 1\n");
+	struct client *c, *w;
+	pid_t flooders[FLOODERS];
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	int round, runs[64], n, i, j, acked = 0, reported = 0, rerun = 0;
+	char path[400];
+	json_int_t id;
+	json_t *job;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/runs", d->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	print_message("seed %u\n", seed);
+	srand(seed);
+	for (round = 0; round < ROUNDS; round++) {
+		if (round > 0)
+			tdaemon_restart(d);
+		w = tconnect(d);
+		json_decref(tcall(w, "watch", "{ss}", "priority", "normal"));
+		c = tconnect(d);
+		for (i = 0; i < FLOODERS; i++)
+			flooders[i] = flood(d);
+		send_batch(c, d, round);
+		read_acks(c, BATCH);
+		/* Jobs start and end, commits come and go: a random moment
+		 * of that, with more submissions on their way, is the kill. */
+		read_watch(w, rand() % 250);
+		send_batch(c, d, round + 1);
+		read_watch(w, rand() % 40);
+		tdaemon_crash(d);
+		read_acks(c, BATCH);
+		read_watch(w, -1);
+		client_free(c);
+		client_free(w);
+		for (i = 0; i < FLOODERS; i++)
+			assert_int_equal(waitpid(flooders[i], NULL, 0),
+			    flooders[i]);
+	}
+
+	/* The last start: everything runs to its end. */
+	tdaemon_restart(d);
+	c = tconnect(d);
+	for (id = 1; (size_t)id < ntold; id++) {
+		if (!told[id].acked)
+			continue;
+		acked++;
+		job = twait(c, id);
+		note_terminal(job);
+		/* 0 reported outcomes changed. */
+		assert_string_equal(tstate(job), told[id].state);
+		assert_int_equal(tjint(job, "attempt"), told[id].attempt);
+		json_decref(job);
+		n = read_runs(d, id, runs, 64);
+		for (i = 0; i < n; i++) {
+			/* 0 attempts repeated: each attempt runs once. */
+			for (j = 0; j < i; j++)
+				if (runs[j] == runs[i])
+					fail_msg("job %lld ran attempt %d twice",
+					    (long long)id, runs[i]);
+			/* 0 completed attempts rerun: nothing after the
+			 * attempt whose end a client was told. */
+			if (runs[i] > told[id].attempt)
+				fail_msg("job %lld ran attempt %d after its "
+				    "attempt %lld was reported %s",
+				    (long long)id, runs[i],
+				    (long long)told[id].attempt,
+				    told[id].state);
+		}
+		if (n > 0 && runs[n - 1] < told[id].attempt)
+			rerun++;	/* a later attempt never got to write */
+	}
+	for (id = 1; (size_t)id < ntold; id++)
+		if (told[id].state != NULL)
+			reported++;
+	print_message("%d rounds: %d jobs acknowledged, %d outcomes reported, "
+	    "%d attempts ended before they wrote\n", ROUNDS, acked, reported,
+	    rerun);
+	assert_true(acked > ROUNDS * BATCH / 2);
+	for (id = 1; (size_t)id < ntold; id++)
+		free(told[id].state);
+	free(told);
+	told = NULL;
+	ntold = 0;
+	tdaemon_end(d, c);
+}
+
+/*
+ * A worker that cannot act on the daemon's death (stopped here) leaves its
+ * job running. The next start kills that very process group before the job
+ * runs again, so two attempts never run at once.
+ */
+static void
+test_restart_kills_what_a_stuck_worker_left_running(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	struct client *c = tconnect(d);
+	pid_t pid, worker, again;
+	int64_t id;
+	json_t *job;
+
+	(void)state;
+	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "echo $$; exec sleep 300");
+	pid = toutput_pid(c, id);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+	assert_int_equal(kill(worker, SIGSTOP), 0);
+	client_free(c);
+	tdaemon_crash(d);
+	assert_true(tpid_alive(pid));
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	twait_gone(pid);
+	twait_log(d, "still runs from before the restart");
+	again = trunning_pid(c, id);
+	assert_int_not_equal(again, pid);
+	job = tget(c, id);
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	kill(worker, SIGKILL);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	json_decref(twait(c, id));
+	tdaemon_end(d, c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crashes_never_undo_what_clients_were_told),
+		cmocka_unit_test(test_restart_kills_what_a_stuck_worker_left_running),
+	};
+
+	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
+}
