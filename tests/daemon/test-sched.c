@@ -300,7 +300,7 @@ test_max_running_caps_one_priority_while_others_proceed(void **state)
 	    "[priority.batch]\nrank = 20\nmax_running = 1\n");
 	struct client *c = tconnect(d);
 	struct story s;
-	char gate[8];
+	char gate[16];
 	int64_t ids[8];
 	int i;
 
