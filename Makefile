@@ -111,6 +111,13 @@ test: $(TESTS)
 
 check: test
 
+# Fails on a circle of includes between the modules of daemon/ and lib/, or on
+# a lib/ file including a daemon/ header. Not part of `make test` until the
+# daemon's circles are gone.
+.PHONY: check-includes
+check-includes:
+	@sh tests/check-includes.sh
+
 # The same tests, built apart under build/asan with ASan and UBSan.
 asan:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \

@@ -6,23 +6,64 @@
 # counted) or a script printing the same summary lines. A program that dies or
 # exits non-zero without reporting a failure counts as one failed test, so a
 # crash can never pass silently.
+#
+# Each program has TEST_TIMEOUT seconds (default 300; 0 for no limit). A hung
+# one is killed with its whole process group by coreutils timeout (SIGTERM,
+# SIGKILL 10 s later) and counts as one failed test: the daemons it started
+# sit in process groups of their own, but die with it (PR_SET_PDEATHSIG).
+
+limit=${TEST_TIMEOUT:-300}
+case $limit in
+'' | *[!0-9]*)
+	echo "run-tests: TEST_TIMEOUT must be a whole number of seconds, not '$limit'"
+	exit 2
+	;;
+esac
 
 passed=0
 failed=0
 skipped=0
 broken=
+pid=
+out=
+
+# Ctrl-C or a kill of make reaches this shell, not the test: timeout runs it
+# in a process group of its own. So pass the signal on, which timeout
+# forwards to the test's group, and stop.
+stop() {
+	[ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null
+	[ -z "$out" ] || rm -f "$out"
+	exit "$1"
+}
+trap 'stop 130' INT
+trap 'stop 143' TERM
+trap 'stop 129' HUP
 
 for prog in "$@"; do
 	out=$(mktemp)
-	"$prog" >"$out" 2>&1
+	start=$(date +%s)
+	# In the background and waited for, so that the traps above run at
+	# once rather than when the test ends.
+	timeout -k 10 "$limit" "$prog" >"$out" 2>&1 &
+	pid=$!
+	wait "$pid"
 	rc=$?
+	pid=
+	elapsed=$(($(date +%s) - start))
 	cat "$out"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out" | tail -n 1)
 	rm -f "$out"
+	out=
 	p=${p:-0} f=${f:-0} s=${s:-0}
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+	# timeout says 124 after its SIGTERM, 137 when SIGKILL was needed; the
+	# clock tells these from a test that exits so itself.
+	if [ "$limit" -gt 0 ] && [ "$elapsed" -ge "$limit" ] &&
+	    { [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then
+		echo "run-tests: $prog timed out after $limit s"
+		[ "$f" -gt 0 ] || f=1
+	elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		echo "run-tests: $prog exited with status $rc without reporting a failure"
 		f=1
 	fi

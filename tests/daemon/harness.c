@@ -1,5 +1,6 @@
 /* harness.c - for the daemon tests: a real triaged on a temp socket and state
  * dir, in its own process group, and helpers to talk to it over the socket. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,30 @@
 #include "harness.h"
 
 #define HARNESS_TIMEOUT_MS 30000
+/* Daemons alive at once in one test binary. */
+#define TLIVE_MAX 64
+/* A gated job gives up after this many 20 ms naps, over 5 min (run-tests.sh's
+ * default limit), so that no lost test leaves a job polling for ever. */
+#define GATE_NAPS 15000
+
+/*
+ * Every daemon between tdaemon_start and tdaemon_free. A failing assertion
+ * longjmps out of the test, past its tdaemon_end, so the harness itself must
+ * find what the test left: it prints those daemons' logs, kills their process
+ * groups and removes their temp dirs (treap). A fixed array, as the handler
+ * of SIGTERM (run-tests.sh's timeout) reads it too.
+ */
+struct tlive {
+	struct tdaemon	*d;
+	off_t		 from;		/* the log's size when this test began */
+	bool		 of_test;	/* started by the running test */
+	bool		 dumped;	/* its log is out for this test */
+};
+static struct tlive tlive[TLIVE_MAX];
+/* The test process: its forks must not clean up after it. */
+static pid_t towner;
+/* Inside a test (between our setup and teardown around it). */
+static bool tin_test;
 
 const char *
 tbin(const char *name)
@@ -56,19 +81,13 @@ tpid_alive(pid_t pid)
 	return p[2] != 'Z' && p[2] != 'X';
 }
 
-void
-tdaemon_dump_log(const struct tdaemon *d)
+static int64_t
+tnow_ms(void)
 {
-	char line[1024];
-	FILE *f;
+	struct timespec ts;
 
-	if ((f = fopen(d->log, "r")) == NULL)
-		return;
-	fprintf(stderr, "---- triaged log (%s) ----\n", d->log);
-	while (fgets(line, sizeof line, f) != NULL)
-		fputs(line, stderr);
-	fprintf(stderr, "---- end of log ----\n");
-	fclose(f);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void
@@ -79,19 +98,402 @@ tsleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Starts triaged on d's config and waits until its socket answers. */
+/* write(2) to stderr, async-signal-safe like the rest of the clean-up path:
+ * it also runs from the handler of SIGTERM. */
+static void
+twrite_err(const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(STDERR_FILENO, buf, len)) > 0) {
+			buf += n;
+			len -= (size_t)n;
+		} else if (n == 0 || errno != EINTR)
+			return;
+	}
+}
+
+static void
+tputs_err(const char *s)
+{
+	twrite_err(s, strlen(s));
+}
+
+/* Copies d's log from byte from to stderr between banners naming why. */
+static void
+tlog_copy(const struct tdaemon *d, off_t from, const char *why)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd;
+
+	if (d->log[0] == '\0' ||
+	    (fd = open(d->log, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	if (from > 0 && lseek(fd, from, SEEK_SET) == -1)
+		from = 0;
+	while ((n = read(fd, buf, sizeof buf)) == -1 && errno == EINTR)
+		continue;
+	tputs_err("---- triaged log (");
+	tputs_err(d->log);
+	tputs_err(")");
+	if (why != NULL) {
+		tputs_err(" ");
+		tputs_err(why);
+	}
+	if (n <= 0) {
+		tputs_err(": empty ----\n");
+		close(fd);
+		return;
+	}
+	tputs_err(" ----\n");
+	do {
+		if (n > 0)
+			twrite_err(buf, (size_t)n);
+	} while ((n = read(fd, buf, sizeof buf)) > 0 ||
+	    (n == -1 && errno == EINTR));
+	tputs_err("---- end of log ----\n");
+	close(fd);
+}
+
+void
+tdaemon_dump_log(const struct tdaemon *d)
+{
+	tlog_copy(d, 0, NULL);
+}
+
+/* Kills d's process group and reaps d. SIGKILL cannot be refused, so the
+ * blocking wait ends. */
+static void
+tkill(struct tdaemon *d)
+{
+	if (d->pid <= 0)
+		return;
+	kill(-d->pid, SIGKILL);
+	while (waitpid(d->pid, NULL, 0) == -1 && errno == EINTR)
+		continue;
+	d->pid = 0;
+}
+
+/* rm -rf of d's dir. Returns 0, or -1 if rm did not succeed. */
+static int
+trm_dir(const struct tdaemon *d)
+{
+	pid_t pid;
+	int status;
+
+	if (d->dir[0] == '\0')
+		return 0;
+	if ((pid = fork()) == 0) {
+		/* run-tests.sh's timeout signals our whole group: rm finishes
+		 * its job all the same. */
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		execl("/bin/rm", "rm", "-rf", "--", d->dir, (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1)
+		return -1;
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Ends the registered daemon in slot i for a test that went wrong: its log
+ * unless out already, then kill, rm, free. */
+static void
+treap(int i, const char *why)
+{
+	struct tdaemon *d = tlive[i].d;
+
+	tlive[i].d = NULL;
+	if (!tlive[i].dumped)
+		tlog_copy(d, tlive[i].from, why);
+	tkill(d);
+	if (trm_dir(d) == -1)
+		fprintf(stderr, "harness: could not remove %s\n", d->dir);
+	free(d);
+}
+
+/* Prints the logs of every daemon alive, since the test began. */
+static void
+tdump_all(const char *why)
+{
+	int i;
+
+	for (i = 0; i < TLIVE_MAX; i++)
+		if (tlive[i].d != NULL && !tlive[i].dumped) {
+			tlog_copy(tlive[i].d, tlive[i].from, why);
+			tlive[i].dumped = true;
+		}
+}
+
+/* Reaps the daemons the current test started (all when all is set). */
+static void
+treap_left(bool all, const char *why)
+{
+	int i;
+
+	for (i = 0; i < TLIVE_MAX; i++)
+		if (tlive[i].d != NULL && (all || tlive[i].of_test))
+			treap(i, why);
+}
+
+static void
+tatexit(void)
+{
+	if (getpid() == towner)
+		treap_left(true, "was still running at exit");
+}
+
+/*
+ * SIGTERM (run-tests.sh's timeout), SIGINT, SIGHUP: a hung test ends here.
+ * Shows what its daemons logged, kills them and removes their dirs, with
+ * async-signal-safe calls only, then dies of the signal.
+ */
+static void
+tsignal_cb(int sig)
+{
+	int i;
+
+	if (getpid() == towner) {
+		tputs_err(sig == SIGTERM ? "harness: SIGTERM (a hung test?)" :
+		    sig == SIGINT ? "harness: SIGINT" : "harness: SIGHUP");
+		tputs_err(": killing the daemons\n");
+		for (i = 0; i < TLIVE_MAX; i++) {
+			if (tlive[i].d == NULL)
+				continue;
+			tkill(tlive[i].d);
+			if (!tlive[i].dumped)
+				tlog_copy(tlive[i].d, tlive[i].from,
+				    "when the test was killed");
+			(void)trm_dir(tlive[i].d);
+			tlive[i].d = NULL;
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);		/* delivered as this handler returns */
+}
+
+/* Registers d, from the first one on with the clean-up at exit and on
+ * signals. Fails the test, freeing d, when the table is full. */
+static void
+tlive_add(struct tdaemon *d)
+{
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa;
+	size_t k;
+	int i;
+
+	if (towner == 0) {
+		towner = getpid();
+		atexit(tatexit);
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = tsignal_cb;
+		sigemptyset(&sa.sa_mask);
+		for (k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
+			sigaddset(&sa.sa_mask, sigs[k]);
+		for (k = 0; k < sizeof sigs / sizeof sigs[0]; k++)
+			sigaction(sigs[k], &sa, NULL);
+	}
+	for (i = 0; i < TLIVE_MAX && tlive[i].d != NULL; i++)
+		continue;
+	if (i == TLIVE_MAX) {
+		free(d);
+		fail_msg("more than %d daemons at once", TLIVE_MAX);
+	}
+	tlive[i].from = 0;
+	tlive[i].of_test = tin_test;
+	tlive[i].dumped = false;
+	tlive[i].d = d;
+}
+
+static void
+tlive_remove(const struct tdaemon *d)
+{
+	int i;
+
+	for (i = 0; i < TLIVE_MAX; i++)
+		if (tlive[i].d == d)
+			tlive[i].d = NULL;
+}
+
+/*
+ * cmocka gives no hook around each test, nor says in a teardown whether the
+ * test passed. So the harness stands in for cmocka's runner (the exported
+ * function the cmocka_run_group_tests macros call, found again with
+ * dlsym(RTLD_NEXT)) and puts its own setup, test and teardown around each
+ * test. Its teardown, which cmocka runs after a failed test too, knows the
+ * test failed when the test function did not return.
+ */
+struct ttest {
+	const char		*name;
+	CMUnitTestFunction	 test;
+	CMFixtureFunction	 setup;
+	CMFixtureFunction	 teardown;
+	bool			 returned;
+};
+static struct ttest *ttests;
+static size_t nttests;
+static size_t tnext;		/* cmocka runs the tests in array order */
+static struct ttest *tcurrent;
+/* A test filter skips tests, so the order no longer tells which test
+ * runs: then the tests run as they are, cleaned up at exit only. */
+static bool tfiltered;
+
+typedef int (*trunner_fn)(const char *, const struct CMUnitTest *const,
+    const size_t, CMFixtureFunction, CMFixtureFunction);
+typedef void (*tfilter_fn)(const char *);
+
+static void
+tfilter(const char *symbol, const char *pattern)
+{
+	tfilter_fn real = (tfilter_fn)dlsym(RTLD_NEXT, symbol);
+
+	tfiltered = true;
+	if (real != NULL)
+		real(pattern);
+}
+
+void
+cmocka_set_test_filter(const char *pattern)
+{
+	tfilter("cmocka_set_test_filter", pattern);
+}
+
+void
+cmocka_set_skip_filter(const char *pattern)
+{
+	tfilter("cmocka_set_skip_filter", pattern);
+}
+
+static int
+tsetup_cb(void **state)
+{
+	struct stat st;
+	char why[300];
+	int i;
+
+	/* A setup that failed left what it started, with no teardown. */
+	if (tcurrent != NULL) {
+		snprintf(why, sizeof why, "was left by %s, whose setup failed",
+		    tcurrent->name);
+		treap_left(false, why);
+	}
+	if (tnext >= nttests)
+		fail_msg("harness: more tests run than were given");
+	tcurrent = &ttests[tnext++];
+	tcurrent->returned = false;
+	for (i = 0; i < TLIVE_MAX; i++) {
+		if (tlive[i].d == NULL)
+			continue;
+		tlive[i].from = stat(tlive[i].d->log, &st) == 0 ? st.st_size : 0;
+		tlive[i].of_test = false;
+		tlive[i].dumped = false;
+	}
+	tin_test = true;
+	return tcurrent->setup != NULL ? tcurrent->setup(state) : 0;
+}
+
+static void
+ttest_cb(void **state)
+{
+	struct ttest *t = tcurrent;
+
+	t->test(state);
+	t->returned = true;	/* not reached when an assertion fails */
+}
+
+static int
+tteardown_cb(void **state)
+{
+	struct ttest *t = tcurrent;
+	char why[300];
+	int rc = 0;
+
+	if (!t->returned) {
+		snprintf(why, sizeof why, "since %s began, which failed",
+		    t->name);
+		tdump_all(why);
+	}
+	/* The test's own teardown may still free what its setup started. */
+	if (t->teardown != NULL)
+		rc = t->teardown(state);
+	snprintf(why, sizeof why, "was left running by %s", t->name);
+	treap_left(false, why);
+	tin_test = false;
+	tcurrent = NULL;
+	return rc;
+}
+
+int
+_cmocka_run_group_tests(const char *group_name,
+    const struct CMUnitTest *const tests, const size_t num_tests,
+    CMFixtureFunction group_setup, CMFixtureFunction group_teardown)
+{
+	trunner_fn real;
+	struct CMUnitTest *wrapped;
+	size_t i;
+	int rc;
+
+	real = (trunner_fn)dlsym(RTLD_NEXT, "_cmocka_run_group_tests");
+	if (real == NULL) {
+		fprintf(stderr, "harness: no cmocka runner: %s\n", dlerror());
+		return -1;
+	}
+	if (tfiltered || ttests != NULL)
+		return real(group_name, tests, num_tests, group_setup,
+		    group_teardown);
+	if ((wrapped = calloc(num_tests, sizeof *wrapped)) == NULL ||
+	    (ttests = calloc(num_tests, sizeof *ttests)) == NULL) {
+		fprintf(stderr, "harness: out of memory\n");
+		return -1;
+	}
+	nttests = num_tests;
+	for (i = 0; i < num_tests; i++) {
+		wrapped[i] = tests[i];
+		if (tests[i].name == NULL || tests[i].test_func == NULL)
+			continue;
+		ttests[i] = (struct ttest){ tests[i].name, tests[i].test_func,
+		    tests[i].setup_func, tests[i].teardown_func, false };
+		wrapped[i].test_func = ttest_cb;
+		wrapped[i].setup_func = tsetup_cb;
+		wrapped[i].teardown_func = tteardown_cb;
+	}
+	rc = real(group_name, wrapped, num_tests, group_setup, group_teardown);
+	/* A passing run has ended all its daemons, the shared ones in the
+	 * group teardown. */
+	treap_left(true, "outlived the tests (a group fixture failed?)");
+	free(wrapped);
+	free(ttests);
+	ttests = NULL;
+	tnext = nttests = 0;
+	tcurrent = NULL;
+	return rc;
+}
+
+/* Starts triaged on d's config and waits until its socket answers. On
+ * failure d is left registered, for the test's clean-up. */
 static void
 tdaemon_launch(struct tdaemon *d)
 {
 	struct client *c;
 	char *cause = NULL;
-	int fd, status, i;
+	pid_t parent = getpid(), pid;
+	int64_t deadline;
+	int fd, status;
 
-	if ((d->pid = fork()) == 0) {
+	if ((pid = fork()) == 0) {
 		setpgid(0, 0);
 		/* A test that dies takes its daemon along (and the daemon's
-		 * workers follow it): nothing is left running. */
+		 * workers follow it): nothing is left running. Unless the
+		 * test died before the prctl. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
 		    0600);
 		if (fd >= 0) {
@@ -104,15 +506,21 @@ tdaemon_launch(struct tdaemon *d)
 		    (char *)NULL);
 		_exit(127);
 	}
-	assert_true(d->pid > 0);
+	if (pid == -1)
+		fail_msg("fork: %s", strerror(errno));
+	d->pid = pid;
 	setpgid(d->pid, d->pid);
 
 	/* Ready once the socket answers; polled, never a fixed sleep. */
-	for (i = 0; i < HARNESS_TIMEOUT_MS / 5; i++) {
+	deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
+	for (;;) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
-			tdaemon_dump_log(d);
-			fail_msg("triaged exited before it was ready");
+			if (WIFEXITED(status))
+				fail_msg("triaged exited with status %d before "
+				    "it was ready", WEXITSTATUS(status));
+			fail_msg("triaged was killed by signal %d before it "
+			    "was ready", WTERMSIG(status));
 		}
 		if ((c = client_connect(d->sock, &cause)) != NULL) {
 			client_free(c);
@@ -120,26 +528,32 @@ tdaemon_launch(struct tdaemon *d)
 		}
 		free(cause);
 		cause = NULL;
+		if (tnow_ms() > deadline)
+			fail_msg("triaged did not answer on %s", d->sock);
 		tsleep_ms(5);
 	}
-	tdaemon_dump_log(d);
-	fail_msg("triaged did not answer on %s", d->sock);
 }
 
 struct tdaemon *
 tdaemon_start(const char *extra)
 {
 	struct tdaemon *d = calloc(1, sizeof *d);
+	char dir[sizeof d->dir] = "/tmp/triage-test-XXXXXX";
 	FILE *f;
 
 	assert_non_null(d);
-	snprintf(d->dir, sizeof d->dir, "/tmp/triage-test-XXXXXX");
-	assert_non_null(mkdtemp(d->dir));
+	/* From here on a failure leaves d to the clean-up (treap), which
+	 * skips what is not there yet. */
+	tlive_add(d);
+	if (mkdtemp(dir) == NULL)
+		fail_msg("mkdtemp: %s", strerror(errno));
+	memcpy(d->dir, dir, sizeof d->dir);
 	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
 	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
 	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
 	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
-	assert_non_null(f = fopen(d->conf, "w"));
+	if ((f = fopen(d->conf, "w")) == NULL)
+		fail_msg("cannot create %s: %s", d->conf, strerror(errno));
 	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\nlog_level = debug\n"
 	    "%s\n", d->sock, d->state, extra ? extra : "");
 	fclose(f);
@@ -157,32 +571,35 @@ tdaemon_restart(struct tdaemon *d)
 void
 tdaemon_crash(struct tdaemon *d)
 {
-	assert_true(d->pid > 0);
-	assert_int_equal(kill(d->pid, SIGKILL), 0);
-	assert_int_equal(waitpid(d->pid, NULL, 0), d->pid);
+	pid_t pid = d->pid;
+
+	assert_true(pid > 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
 	d->pid = 0;
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
 int
 tdaemon_stop(struct tdaemon *d)
 {
-	int status = 0, i;
+	int64_t deadline;
+	int status = 0;
 
 	if (d->pid <= 0)
 		return 0;
 	kill(d->pid, SIGTERM);
-	for (i = 0; i < HARNESS_TIMEOUT_MS / 5; i++) {
+	deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
+	for (;;) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
-			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-				tdaemon_dump_log(d);
+			/* A test that did not expect this status fails,
+			 * and the log comes out then. */
 			return status;
 		}
+		if (tnow_ms() > deadline)
+			fail_msg("triaged did not stop after SIGTERM");
 		tsleep_ms(5);
 	}
-	tdaemon_dump_log(d);
-	fail_msg("triaged did not stop after SIGTERM");
-	return -1;
 }
 
 void
@@ -196,16 +613,11 @@ tdaemon_end(struct tdaemon *d, struct client *c)
 void
 tdaemon_free(struct tdaemon *d)
 {
-	char cmd[400];
-
 	if (d == NULL)
 		return;
-	if (d->pid > 0) {
-		kill(-d->pid, SIGKILL);
-		waitpid(d->pid, NULL, 0);
-	}
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
-	if (system(cmd) != 0)
+	tlive_remove(d);
+	tkill(d);
+	if (trm_dir(d) == -1)
 		fprintf(stderr, "harness: could not remove %s\n", d->dir);
 	free(d);
 }
@@ -265,23 +677,32 @@ tcall_error(struct client *c, const char *method, struct client_error *e,
 	return e->code;
 }
 
+/* submit with params (stolen): the new job's id. */
+static int64_t
+tsubmit_params(struct client *c, json_t *params)
+{
+	struct client_error e;
+	json_t *res;
+	int64_t id;
+
+	if ((res = client_call(c, "submit", params, HARNESS_TIMEOUT_MS, &e)) == NULL)
+		fail_msg("submit failed: %d %s", e.code, e.message);
+	id = json_integer_value(json_object_get(res, "id"));
+	json_decref(res);
+	assert_true(id > 0);
+	return id;
+}
+
 int64_t
 tsubmit(struct client *c, const char *fmt, ...)
 {
-	struct client_error e;
-	json_t *params, *res;
-	int64_t id;
+	json_t *params;
 	va_list ap;
 
 	va_start(ap, fmt);
 	params = tparams(fmt, ap);
 	va_end(ap);
-	if ((res = client_call(c, "submit", params, HARNESS_TIMEOUT_MS, &e)) == NULL)
-		fail_msg("submit failed: %d %s", e.code, e.message);
-	id = json_integer_value(json_object_get(res, "id"));
-	assert_true(id > 0);
-	json_decref(res);
-	return id;
+	return tsubmit_params(c, params);
 }
 
 json_t *
@@ -327,69 +748,102 @@ tjstr(const json_t *job, const char *key)
 	return json_string_value(json_object_get(job, key));
 }
 
-/* These poll the daemon's state every 10 ms, for at most 30 s: waiting
- * for a job, never a fixed sleep standing in for one. */
+/* These poll the daemon's state every 10 ms until a deadline 30 s on:
+ * waiting for a job, never a fixed sleep standing in for one. */
 pid_t
 trunning_pid(struct client *c, int64_t id)
 {
+	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
 	json_t *job;
 	pid_t pid = 0;
-	int i;
 
-	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && pid == 0; i++) {
+	for (;;) {
 		job = tcall(c, "get", "{sI}", "id", (json_int_t)id);
 		if (strcmp(tstate(job), "running") == 0)
 			pid = (pid_t)tjint(job, "pid");
 		json_decref(job);
-		if (pid == 0)
-			tsleep_ms(10);
+		if (pid > 0)
+			return pid;
+		if (tnow_ms() > deadline)
+			fail_msg("job %lld never ran", (long long)id);
+		tsleep_ms(10);
 	}
-	if (pid <= 0)
-		fail_msg("job %lld never ran", (long long)id);
-	return pid;
 }
 
 pid_t
 toutput_pid(struct client *c, int64_t id)
 {
+	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
 	json_t *page;
-	pid_t pid = 0;
-	int i;
+	pid_t pid;
 
-	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && pid == 0; i++) {
+	for (;;) {
 		page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
 		    "stream", "stdout");
 		pid = (pid_t)atoi(tjstr(page, "data"));
 		json_decref(page);
-		if (pid == 0)
-			tsleep_ms(10);
+		if (pid > 0)
+			return pid;
+		if (tnow_ms() > deadline)
+			fail_msg("job %lld printed no pid", (long long)id);
+		tsleep_ms(10);
 	}
-	if (pid <= 0)
-		fail_msg("job %lld printed no pid", (long long)id);
-	return pid;
 }
 
 void
 twait_gone(pid_t pid)
 {
-	int i;
+	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
 
-	for (i = 0; i < HARNESS_TIMEOUT_MS && tpid_alive(pid); i++)
+	while (tpid_alive(pid)) {
+		if (tnow_ms() > deadline)
+			fail_msg("process %d is still there", (int)pid);
 		tsleep_ms(1);
-	if (tpid_alive(pid))
-		fail_msg("process %d is still there", (int)pid);
+	}
+}
+
+/* The job that waits for the gate: sh polling for the file, for at most
+ * GATE_NAPS naps, after which it fails (status 99) saying so. */
+static void
+tgate_argv(json_t *params, const struct tdaemon *d, const char *gate,
+    bool deaf)
+{
+	char script[800];
+
+	snprintf(script, sizeof script,
+	    "%sn=0; while [ ! -e %s/%s ]; do "
+	    "n=$((n + 1)); if [ $n -gt %d ]; then "
+	    "echo 'gate %s never opened' >&2; exit 99; fi; "
+	    "sleep 0.02; done",
+	    deaf ? "trap '' TERM; " : "", d->dir, gate, GATE_NAPS, gate);
+	json_object_set_new(params, "argv", json_pack("[sss]", "sh", "-c",
+	    script));
 }
 
 int64_t
 tsubmit_gated(struct client *c, const struct tdaemon *d, const char *gate,
     bool deaf)
 {
-	char script[600];
+	json_t *params = json_object();
 
-	snprintf(script, sizeof script,
-	    "%swhile [ ! -e %s/%s ]; do sleep 0.02; done",
-	    deaf ? "trap '' TERM; " : "", d->dir, gate);
-	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	tgate_argv(params, d, gate, deaf);
+	return tsubmit_params(c, params);
+}
+
+int64_t
+tsubmit_gated_with(struct client *c, const struct tdaemon *d,
+    const char *gate, const char *fmt, ...)
+{
+	json_t *params;
+	va_list ap;
+
+	va_start(ap, fmt);
+	params = tparams(fmt, ap);
+	va_end(ap);
+	if (!json_is_object(params))
+		fail_msg("gated job params %s: not an object", fmt);
+	tgate_argv(params, d, gate, false);
+	return tsubmit_params(c, params);
 }
 
 void

@@ -36,8 +36,17 @@ int tdaemon_stop(struct tdaemon *d);
 void tdaemon_end(struct tdaemon *d, struct client *c);
 /* Kills the whole process group, removes the temp dir, frees. */
 void tdaemon_free(struct tdaemon *d);
-/* Prints the daemon's log to stderr (a failing test calls it). */
+/* Prints the daemon's whole log to stderr. */
 void tdaemon_dump_log(const struct tdaemon *d);
+
+/*
+ * A test need not clean up when it fails: a daemon it leaves (an assertion
+ * longjmps past tdaemon_end) has its log printed, since the test began, and
+ * is killed and its dir removed, after the test's teardown. A failing test
+ * also prints the logs of the daemons it shares (started in group setup).
+ * The same at exit, and when run-tests.sh's timeout kills a hung test. A
+ * passing test prints nothing.
+ */
 
 /* A new connection; fails the test if there is none. */
 struct client *tconnect(const struct tdaemon *d);
@@ -74,9 +83,14 @@ pid_t toutput_pid(struct client *c, int64_t id);
 void twait_gone(pid_t pid);
 
 /* A job that runs until the file gate exists in d's dir (deaf to SIGTERM
- * when deaf is set); topen_gate creates it. */
+ * when deaf is set); topen_gate creates it. A gate not opened within 5 min
+ * fails the job (status 99). */
 int64_t tsubmit_gated(struct client *c, const struct tdaemon *d,
     const char *gate, bool deaf);
+/* The same with more submit params from a json_pack format making an
+ * object ("{si}", "slots", 2), argv aside. */
+int64_t tsubmit_gated_with(struct client *c, const struct tdaemon *d,
+    const char *gate, const char *fmt, ...);
 void topen_gate(const struct tdaemon *d, const char *gate);
 
 /* Path of a built binary beside the test's own: "triaged", "triage". */

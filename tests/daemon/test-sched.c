@@ -1,19 +1,24 @@
 /* test-sched.c - dispatch order through a real triaged: priorities with
  * saturated slots, exclusive and multi-slot jobs, max_running, the weighted
- * policy, pause and resume. The order is read from `watch` notifications,
- * which the daemon sends at each state change as it makes it. */
+ * policy, pause and resume. Order and overlap are read from `watch`
+ * notifications, which the daemon sends at each state change as it makes
+ * it; jobs are held running by gate files, never by sleeps. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
 
 #define MAXJOBS 256
+/* The most a story may take to reach what a test waits for: each
+ * notification has 30 s, but a stream of others must not go on for ever. */
+#define STORY_TIMEOUT_MS 60000
 
 /* One job's part in a run, as the notifications tell it. */
 struct seen {
@@ -21,18 +26,65 @@ struct seen {
 	char priority[33];
 	int slots;
 	int start;		/* index of its running event, -1 none */
-	int end;		/* index of its terminal event */
+	int end;		/* index of its terminal event, -1 none */
 };
 
+/* A run told by a watching connection, read as far as a test needs. */
 struct story {
+	struct client *w;
 	struct seen jobs[MAXJOBS];
 	int njobs;
 	int events;
+	int ended;
+	int total_slots;
+	const char *const *prios;
+	int busy, nrunning, excl_running, running[4];
 	int max_busy;		/* most slots held at once */
 	int max_running[4];	/* per priority index in prios */
-	const char *const *prios;
 	bool exclusive_overlap;	/* an exclusive job ran beside another */
 };
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Watches d, whose slots are total_slots, counting running jobs per
+ * priority of prios (NULL-ended; NULL for none). */
+static void
+story_begin(struct story *s, struct tdaemon *d, int total_slots,
+    const char *const *prios)
+{
+	memset(s, 0, sizeof *s);
+	s->total_slots = total_slots;
+	s->prios = prios;
+	s->w = tconnect(d);
+	json_decref(tcall(s->w, "watch", "{}"));
+}
+
+static void
+story_end(struct story *s)
+{
+	client_free(s->w);
+}
+
+/* From now on the story follows these jobs (others' events are skipped). */
+static void
+story_follow(struct story *s, const int64_t *ids, int n)
+{
+	int i;
+
+	assert_true(s->njobs + n <= MAXJOBS);
+	for (i = 0; i < n; i++) {
+		s->jobs[s->njobs].id = ids[i];
+		s->jobs[s->njobs].start = s->jobs[s->njobs].end = -1;
+		s->njobs++;
+	}
+}
 
 static struct seen *
 story_job(struct story *s, int64_t id)
@@ -45,73 +97,101 @@ story_job(struct story *s, int64_t id)
 	return NULL;
 }
 
-/* Reads notifications until every one of the n ids has ended. */
+/* Reads the next notification and adds it to the story. */
 static void
-story_read(struct story *s, struct client *w, const int64_t *ids, int n,
-    int total_slots)
+story_step(struct story *s)
 {
-	int busy = 0, running[4] = { 0 }, excl_running = 0, nrunning = 0;
-	int ended = 0, i, p;
 	struct seen *j;
 	json_t *job;
 	const char *state;
+	int p;
 
-	for (i = 0; i < n; i++) {
-		s->jobs[s->njobs].id = ids[i];
-		s->jobs[s->njobs].start = s->jobs[s->njobs].end = -1;
-		s->njobs++;
-	}
-	while (ended < n) {
-		job = tnotification(w);
-		j = story_job(s, json_integer_value(json_object_get(job, "id")));
-		state = tstate(job);
-		if (j == NULL || strcmp(state, "queued") == 0) {
-			json_decref(job);
-			continue;
-		}
-		snprintf(j->priority, sizeof j->priority, "%s",
-		    json_string_value(json_object_get(job, "priority")));
-		j->slots = (int)json_integer_value(json_object_get(job, "slots"));
-		for (p = 0; s->prios != NULL && s->prios[p] != NULL; p++)
-			if (strcmp(s->prios[p], j->priority) == 0)
-				break;
-		if (strcmp(state, "running") == 0) {
-			j->start = s->events++;
-			busy += j->slots;
-			nrunning++;
-			if (j->slots == total_slots)
-				excl_running++;
-			if (s->prios != NULL && s->prios[p] != NULL &&
-			    ++running[p] > s->max_running[p])
-				s->max_running[p] = running[p];
-			if (busy > s->max_busy)
-				s->max_busy = busy;
-			if (excl_running > 0 && nrunning > 1)
-				s->exclusive_overlap = true;
-		} else {
-			j->end = s->events++;
-			if (j->start >= 0) {
-				busy -= j->slots;
-				nrunning--;
-				if (j->slots == total_slots)
-					excl_running--;
-				if (s->prios != NULL && s->prios[p] != NULL)
-					running[p]--;
-			}
-			assert_string_equal(state, "succeeded");
-			ended++;
-		}
+	job = tnotification(s->w);
+	j = story_job(s, json_integer_value(json_object_get(job, "id")));
+	state = tstate(job);
+	if (j == NULL || strcmp(state, "queued") == 0) {
 		json_decref(job);
+		return;
+	}
+	snprintf(j->priority, sizeof j->priority, "%s",
+	    json_string_value(json_object_get(job, "priority")));
+	j->slots = (int)json_integer_value(json_object_get(job, "slots"));
+	for (p = 0; s->prios != NULL && s->prios[p] != NULL; p++)
+		if (strcmp(s->prios[p], j->priority) == 0)
+			break;
+	if (strcmp(state, "running") == 0) {
+		j->start = s->events++;
+		s->busy += j->slots;
+		s->nrunning++;
+		if (j->slots == s->total_slots)
+			s->excl_running++;
+		if (s->prios != NULL && s->prios[p] != NULL &&
+		    ++s->running[p] > s->max_running[p])
+			s->max_running[p] = s->running[p];
+		if (s->busy > s->max_busy)
+			s->max_busy = s->busy;
+		if (s->excl_running > 0 && s->nrunning > 1)
+			s->exclusive_overlap = true;
+	} else {
+		j->end = s->events++;
+		if (j->start >= 0) {
+			s->busy -= j->slots;
+			s->nrunning--;
+			if (j->slots == s->total_slots)
+				s->excl_running--;
+			if (s->prios != NULL && s->prios[p] != NULL)
+				s->running[p]--;
+		}
+		assert_string_equal(state, "succeeded");
+		s->ended++;
+	}
+	json_decref(job);
+}
+
+/* Reads on until job id has started running (ended, if ended is set);
+ * at once if it already has. */
+static void
+story_until(struct story *s, int64_t id, bool ended)
+{
+	int64_t deadline = now_ms() + STORY_TIMEOUT_MS;
+	struct seen *j = story_job(s, id);
+
+	assert_non_null(j);
+	while (ended ? j->end < 0 : j->start < 0) {
+		if (now_ms() > deadline)
+			fail_msg("job %lld never %s", (long long)id,
+			    ended ? "ended" : "ran");
+		story_step(s);
 	}
 }
 
-static struct client *
-watcher(struct tdaemon *d)
+/* Reads on until every job followed has ended. */
+static void
+story_until_all_ended(struct story *s)
 {
-	struct client *w = tconnect(d);
+	int64_t deadline = now_ms() + STORY_TIMEOUT_MS;
 
-	json_decref(tcall(w, "watch", "{}"));
-	return w;
+	while (s->ended < s->njobs) {
+		if (now_ms() > deadline)
+			fail_msg("%d of %d jobs never ended",
+			    s->njobs - s->ended, s->njobs);
+		story_step(s);
+	}
+}
+
+/*
+ * The job is still queued, asked once the events it must wait behind were
+ * read: an early, plain failure for a job that jumped the queue. One the
+ * daemon dispatched only after answering still shows in the story, which
+ * each test checks at its end.
+ */
+static void
+assert_queued(struct client *c, int64_t id)
+{
+	json_t *job = tget(c, id);
+
+	assert_string_equal(tstate(job), "queued");
+	json_decref(job);
 }
 
 static void
@@ -121,13 +201,14 @@ test_priorities_dispatch_in_order_with_slots_saturated(void **state)
 	    "high", "normal", "high", "low" };
 	static const int expect[] = { 2, 4, 6, 1, 5, 0, 3, 7 };
 	struct tdaemon *d = tdaemon_start("slots = 1\n");
-	struct client *c = tconnect(d), *w = watcher(d);
-	struct story s = { .njobs = 0 };
+	struct client *c = tconnect(d);
+	struct story s;
 	int64_t ids[8];
 	json_t *job;
 	int i;
 
 	(void)state;
+	story_begin(&s, d, 1, NULL);
 	json_decref(tcall(c, "pause", "{}"));
 	for (i = 0; i < 8; i++)
 		ids[i] = tsubmit(c, "{s[s]ss}", "argv", "true", "priority",
@@ -139,12 +220,14 @@ test_priorities_dispatch_in_order_with_slots_saturated(void **state)
 		    "position")), i);
 		json_decref(job);
 	}
+	story_follow(&s, ids, 8);
 	json_decref(tcall(c, "resume", "{}"));
-	story_read(&s, w, ids, 8, 1);
+	story_until_all_ended(&s);
+	/* One slot: each job starts and ends before the next starts. */
 	for (i = 0; i < 8; i++)
 		assert_int_equal(s.jobs[expect[i]].start, 2 * i);
 	assert_int_equal(s.max_busy, 1);
-	client_free(w);
+	story_end(&s);
 	tdaemon_end(d, c);
 }
 
@@ -152,27 +235,48 @@ static void
 test_exclusive_and_multislot_without_barging_or_overlap(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n");
-	struct client *c = tconnect(d), *w = watcher(d);
-	struct story s = { .njobs = 0 };
+	struct client *c = tconnect(d);
+	struct story s;
 	int64_t ids[9];
 	int i;
 
 	(void)state;
+	story_begin(&s, d, 4, NULL);
 	json_decref(tcall(c, "pause", "{}"));
-	ids[0] = tsubmit(c, "{s[ss]}", "argv", "sleep", "0.3");
-	ids[1] = tsubmit(c, "{s[ss]si}", "argv", "sleep", "0.3", "slots", 2);
-	ids[2] = tsubmit(c, "{s[ss]sb}", "argv", "sleep", "0.2",
-	    "exclusive", 1);
+	ids[0] = tsubmit_gated(c, d, "g0", false);
+	ids[1] = tsubmit_gated_with(c, d, "g1", "{si}", "slots", 2);
+	ids[2] = tsubmit_gated_with(c, d, "g2", "{sb}", "exclusive", 1);
 	/* Behind the exclusive one: they fit beside the first two, but
 	 * must not barge ahead of it. */
 	ids[3] = tsubmit(c, "{s[s]}", "argv", "true");
 	ids[4] = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "low");
-	ids[5] = tsubmit(c, "{s[ss]si}", "argv", "sleep", "0.1", "slots", 3);
-	ids[6] = tsubmit(c, "{s[ss]}", "argv", "sleep", "0.1");
+	ids[5] = tsubmit_gated_with(c, d, "g5", "{si}", "slots", 3);
+	ids[6] = tsubmit_gated(c, d, "g6", false);
 	ids[7] = tsubmit(c, "{s[s]sb}", "argv", "true", "exclusive", 1);
-	ids[8] = tsubmit(c, "{s[ss]si}", "argv", "sleep", "0.1", "slots", 4);
+	ids[8] = tsubmit(c, "{s[s]si}", "argv", "true", "slots", 4);
+	story_follow(&s, ids, 9);
 	json_decref(tcall(c, "resume", "{}"));
-	story_read(&s, w, ids, 9, 4);
+
+	/* 0 and 1 hold 3 slots: one is free, but 2 needs all four. */
+	story_until(&s, ids[0], false);
+	story_until(&s, ids[1], false);
+	assert_queued(c, ids[2]);
+	assert_queued(c, ids[3]);
+	topen_gate(d, "g0");
+	story_until(&s, ids[0], true);
+	assert_queued(c, ids[3]);
+	topen_gate(d, "g1");
+	story_until(&s, ids[2], false);
+	/* 2 holds the daemon alone until its gate opens. */
+	assert_queued(c, ids[3]);
+	topen_gate(d, "g2");
+	/* Then 3 (1 slot) and 5 (3 slots) go, and 6 takes the slot 3
+	 * leaves: 5 and 6 run side by side until their gates open. */
+	story_until(&s, ids[5], false);
+	story_until(&s, ids[6], false);
+	topen_gate(d, "g5");
+	topen_gate(d, "g6");
+	story_until_all_ended(&s);
 
 	assert_true(s.jobs[2].start > s.jobs[0].end);
 	assert_true(s.jobs[2].start > s.jobs[1].end);
@@ -180,8 +284,10 @@ test_exclusive_and_multislot_without_barging_or_overlap(void **state)
 		assert_true(s.jobs[i].start > s.jobs[2].end);
 	assert_false(s.exclusive_overlap);
 	assert_true(s.max_busy <= 4);
-	assert_int_equal(s.max_busy, 4);	/* 3 + 1 did share */
-	client_free(w);
+	/* 3 + 1 did share. */
+	assert_true(s.jobs[6].start < s.jobs[5].end);
+	assert_true(s.jobs[5].start < s.jobs[6].end);
+	story_end(&s);
 	tdaemon_end(d, c);
 }
 
@@ -192,27 +298,50 @@ test_max_running_caps_one_priority_while_others_proceed(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 4\n"
 	    "[priority.normal]\nrank = 10\n"
 	    "[priority.batch]\nrank = 20\nmax_running = 1\n");
-	struct client *c = tconnect(d), *w = watcher(d);
-	struct story s = { .prios = prios };
+	struct client *c = tconnect(d);
+	struct story s;
+	char gate[16];
 	int64_t ids[8];
 	int i;
 
 	(void)state;
+	story_begin(&s, d, 4, prios);
 	json_decref(tcall(c, "pause", "{}"));
-	for (i = 0; i < 5; i++)
-		ids[i] = tsubmit(c, "{s[ss]ss}", "argv", "sleep", "0.1",
-		    "priority", "batch");
-	for (; i < 8; i++)
-		ids[i] = tsubmit(c, "{s[ss]ss}", "argv", "sleep", "0.2",
-		    "priority", "normal");
+	for (i = 0; i < 5; i++) {
+		snprintf(gate, sizeof gate, "g%d", i);
+		ids[i] = tsubmit_gated_with(c, d, gate, "{ss}", "priority",
+		    "batch");
+	}
+	for (; i < 8; i++) {
+		snprintf(gate, sizeof gate, "g%d", i);
+		ids[i] = tsubmit_gated_with(c, d, gate, "{ss}", "priority",
+		    "normal");
+	}
+	story_follow(&s, ids, 8);
 	json_decref(tcall(c, "resume", "{}"));
-	story_read(&s, w, ids, 8, 4);
+	/* One batch job and the three normal ones fill the four slots. */
+	story_until(&s, ids[0], false);
+	for (i = 5; i < 8; i++)
+		story_until(&s, ids[i], false);
+	/* With the normal ones done three slots are free, yet batch has
+	 * its one job running already. */
+	for (i = 5; i < 8; i++) {
+		snprintf(gate, sizeof gate, "g%d", i);
+		topen_gate(d, gate);
+		story_until(&s, ids[i], true);
+	}
+	assert_queued(c, ids[1]);
+	for (i = 0; i < 5; i++) {
+		snprintf(gate, sizeof gate, "g%d", i);
+		topen_gate(d, gate);
+	}
+	story_until_all_ended(&s);
 	assert_int_equal(s.max_running[0], 1);
 	assert_int_equal(s.max_running[1], 3);
 	/* The normal ones did not wait behind the capped batch queue. */
 	for (i = 5; i < 8; i++)
 		assert_true(s.jobs[i].start < s.jobs[0].end);
-	client_free(w);
+	story_end(&s);
 	tdaemon_end(d, c);
 }
 
@@ -222,18 +351,20 @@ test_weighted_policy_shares_dispatches_by_weight(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 1\npolicy = weighted\n"
 	    "[priority.big]\nrank = 0\nweight = 3\n"
 	    "[priority.small]\nrank = 10\nweight = 1\n");
-	struct client *c = tconnect(d), *w = watcher(d);
-	struct story s = { .njobs = 0 };
+	struct client *c = tconnect(d);
+	struct story s;
 	int64_t ids[80];
 	int i, k, big = 0;
 
 	(void)state;
+	story_begin(&s, d, 1, NULL);
 	json_decref(tcall(c, "pause", "{}"));
 	for (i = 0; i < 80; i++)
 		ids[i] = tsubmit(c, "{s[s]ss}", "argv", "true", "priority",
 		    i % 2 ? "small" : "big");
+	story_follow(&s, ids, 80);
 	json_decref(tcall(c, "resume", "{}"));
-	story_read(&s, w, ids, 80, 1);
+	story_until_all_ended(&s);
 	/* While both are backlogged (the first 40 dispatches: big has 40),
 	 * big gets 3 of every 4. */
 	for (k = 0; k < 40; k++)
@@ -241,7 +372,7 @@ test_weighted_policy_shares_dispatches_by_weight(void **state)
 			if (s.jobs[i].start == 2 * k && i % 2 == 0)
 				big++;
 	assert_int_equal(big, 30);
-	client_free(w);
+	story_end(&s);
 	tdaemon_end(d, c);
 }
 
@@ -266,7 +397,9 @@ test_pause_keeps_jobs_queued_and_resume_runs_them(void **state)
 	job = twait(c, b);	/* normal is not paused */
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	job = tcall(c, "wait", "{sIsf}", "id", (json_int_t)a, "timeout", 0.3);
+	/* There were two free slots and a came first: had low not been
+	 * paused, a would have been dispatched no later than b. */
+	job = tget(c, a);
 	assert_string_equal(tstate(job), "queued");
 	assert_int_equal(json_integer_value(json_object_get(job, "position")), 0);
 	json_decref(job);
@@ -289,13 +422,16 @@ test_stats_count_running_jobs_and_their_slots(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n");
 	struct client *c = tconnect(d);
+	struct story s;
 	json_t *stats, *prio;
 	int64_t id;
 	size_t i;
 
 	(void)state;
-	id = tsubmit(c, "{s[ss]si}", "argv", "sleep", "300", "slots", 3);
-	trunning_pid(c, id);
+	story_begin(&s, d, 4, NULL);
+	id = tsubmit_gated_with(c, d, "go", "{si}", "slots", 3);
+	story_follow(&s, &id, 1);
+	story_until(&s, id, false);
 	stats = tcall(c, "stats", "{}");
 	assert_int_equal(json_integer_value(json_object_get(stats,
 	    "slots_busy")), 3);
@@ -309,8 +445,9 @@ test_stats_count_running_jobs_and_their_slots(void **state)
 		    "slots_busy")), 3);
 	}
 	json_decref(stats);
-	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
-	json_decref(twait(c, id));
+	topen_gate(d, "go");
+	story_until_all_ended(&s);
+	story_end(&s);
 	tdaemon_end(d, c);
 }
 
