@@ -74,6 +74,33 @@ cmd_option_name(char **argv, char *buf, size_t len)
 		snprintf(buf, len, "%s", arg);
 }
 
+/*
+ * Whether -h or --help is among the options, wherever it stands: a pass of
+ * getopt over a copy of argv (getopt reorders the one it reads) that minds
+ * nothing else. It reads options exactly as the real pass will, so the
+ * value of an option ("-p --help") and what follows "--" or, with "+", the
+ * first word that is not an option (submit's command) are not asked for
+ * help. Leaves optind at 0 for the real pass.
+ */
+static bool
+cmd_wants_help(int argc, char **argv, const char *optstring,
+    const struct option *longopts)
+{
+	char **copy;
+	bool help = false;
+	int ch;
+
+	copy = xcalloc((size_t)argc + 1, sizeof *copy);
+	memcpy(copy, argv, (size_t)argc * sizeof *copy);
+	optind = 0;
+	while (!help &&
+	    (ch = getopt_long(argc, copy, optstring, longopts, NULL)) != -1)
+		help = ch == 'h';
+	free(copy);
+	optind = 0;
+	return help;
+}
+
 int
 cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
     const struct option *longopts)
@@ -82,13 +109,18 @@ cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
 	int ch;
 
 	opterr = 0;
-	ch = getopt_long(argc, argv, optstring, longopts, NULL);
+	/* The first call: --help anywhere wins over everything, errors in
+	 * the options before it included, and nothing else is done. */
+	if (optind == 0 && cmd_wants_help(argc, argv, optstring, longopts))
+		ch = 'h';
+	else
+		ch = getopt_long(argc, argv, optstring, longopts, NULL);
 	switch (ch) {
 	case 'h':
 		if (ctx->entry == NULL)
 			return ch;	/* triage --help: main's own */
 		cmd_help(ctx->entry);
-		ctx->status = CMD_EXIT_OK;
+		ctx->status = CMD_EXIT_HELP;
 		return CMD_GETOPT_EXIT;
 	case CMD_OPT_JSON:
 		ctx->json = true;

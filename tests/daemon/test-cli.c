@@ -376,6 +376,126 @@ test_retries_after_and_retry(void **state)
 	free(err);
 }
 
+/* Every command of triage(1), for the checks that concern them all. */
+static const char *const cli_commands[] = {
+	"submit", "status", "list", "wait", "cancel", "retry", "output",
+	"watch", "stats", "priorities", "pause", "resume", NULL,
+};
+
+/* Asserts that out is cmd's help (and err empty), then frees both. */
+static void
+assert_help(char *out, char *err, const char *cmd)
+{
+	char want[64];
+
+	snprintf(want, sizeof want, "usage: triage %s", cmd);
+	if (strncmp(out, want, strlen(want)) != 0 || err[0] != '\0')
+		fail_msg("%s: not its help: stdout \"%s\" stderr \"%s\"", cmd,
+		    out, err);
+	assert_non_null(strstr(out, "--help"));
+	free(out);
+	free(err);
+}
+
+/* With no daemon to reach, --help of every command still prints its help
+ * and exits 0: nothing is run, so nothing fails to connect. */
+static void
+test_help_of_every_command_needs_no_daemon(void **state)
+{
+	const char *const *cmd;
+	char *out, *err;
+
+	(void)state;
+	for (cmd = cli_commands; *cmd != NULL; cmd++) {
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--help", NULL), 0);
+		assert_help(out, err, *cmd);
+		assert_int_equal(cli(&out, &err, *cmd, "--socket",
+		    "/nonexistent/sock", "-h", NULL), 0);
+		assert_help(out, err, *cmd);
+		/* After an option in error, and before or (but for submit,
+		 * whose command starts at its first argument) after one. */
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--no-such-option", "--help", "1", NULL), 0);
+		assert_help(out, err, *cmd);
+		if (strcmp(*cmd, "submit") == 0)
+			continue;
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--json", "1", "-h", NULL), 0);
+		assert_help(out, err, *cmd);
+	}
+}
+
+/* The commands that act do not, when asked for their help. */
+static void
+test_help_does_nothing_else(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *stats, *prio, *job, *jobs;
+	char *out, *err, id[32];
+	int64_t gated;
+	size_t i, before;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "pause", "--help", NULL), 0);
+	assert_help(out, err, "pause");
+	assert_int_equal(cli(&out, &err, "pause", "low", "-h", NULL), 0);
+	assert_help(out, err, "pause");
+	stats = tcall(c, "stats", "{}");
+	json_array_foreach(json_object_get(stats, "priorities"), i, prio)
+		assert_false(json_is_true(json_object_get(prio, "paused")));
+	json_decref(stats);
+
+	gated = tsubmit_gated(c, d, "help-gate", false);
+	trunning_pid(c, gated);
+	snprintf(id, sizeof id, "%lld", (long long)gated);
+	assert_int_equal(cli(&out, &err, "cancel", "-h", id, NULL), 0);
+	assert_help(out, err, "cancel");
+	assert_int_equal(cli(&out, &err, "retry", id, "--help", NULL), 0);
+	assert_help(out, err, "retry");
+	job = tget(c, gated);
+	assert_string_equal(tstate(job), "running");
+	json_decref(job);
+
+	/* It used to read a job id that was not there, and crash. */
+	assert_int_equal(cli(&out, &err, "status", "--help", NULL), 0);
+	assert_help(out, err, "status");
+	assert_int_equal(cli(&out, &err, "stats", "--help", NULL), 0);
+	assert_null(strstr(out, "slots:"));
+	assert_help(out, err, "stats");
+	assert_int_equal(cli(&out, &err, "--json", "list", "--help", NULL), 0);
+	assert_help(out, err, "list");
+	assert_int_equal(cli(&out, &err, "output", "-f", id, "--help", NULL),
+	    0);
+	assert_help(out, err, "output");
+	assert_int_equal(cli(&out, &err, "wait", id, "-h", NULL), 0);
+	assert_help(out, err, "wait");
+
+	/* submit's --help submits nothing; after the command it is the
+	 * command's own argument. */
+	jobs = tcall(c, "list", "{}");
+	before = json_array_size(json_object_get(jobs, "jobs"));
+	json_decref(jobs);
+	assert_int_equal(cli(&out, &err, "submit", "-p", "high", "--help",
+	    "--", "true", NULL), 0);
+	assert_help(out, err, "submit");
+	jobs = tcall(c, "list", "{}");
+	assert_int_equal(json_array_size(json_object_get(jobs, "jobs")),
+	    before);
+	json_decref(jobs);
+	assert_int_equal(cli(&out, &err, "submit", "--wait", "sh", "-c",
+	    "exit 5", "--help", NULL), 5);
+	assert_null(strstr(out, "usage"));
+	free(out);
+	free(err);
+
+	topen_gate(d, "help-gate");
+	job = twait(c, gated);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+}
+
 int
 main(void)
 {
@@ -389,6 +509,8 @@ main(void)
 		cmocka_unit_test(test_pause_resume_and_priorities),
 		cmocka_unit_test(test_watch_prints_a_line_per_change_when_not_a_terminal),
 		cmocka_unit_test(test_retries_after_and_retry),
+		cmocka_unit_test(test_help_of_every_command_needs_no_daemon),
+		cmocka_unit_test(test_help_does_nothing_else),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, setup, teardown);
