@@ -126,6 +126,13 @@ cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
 		ctx->json = true;
 		return cmd_getopt(ctx, argc, argv, optstring, longopts);
 	case CMD_OPT_SOCKET:
+		/* "" names no socket: most likely a variable that is unset,
+		 * which is the user's mistake, not a daemon that is away. */
+		if (optarg[0] == '\0') {
+			ctx->status = cmd_usage(ctx,
+			    "option --socket needs a path, not \"\"");
+			return CMD_GETOPT_EXIT;
+		}
 		ctx->socket_flag = optarg;
 		return cmd_getopt(ctx, argc, argv, optstring, longopts);
 	case ':':

@@ -257,6 +257,30 @@ test_errors_and_their_exit_codes(void **state)
 	free(err);
 }
 
+/* An empty socket path is a mistake in the command line (an unset
+ * variable, most likely), not a daemon that cannot be reached. */
+static void
+test_empty_socket_is_a_usage_error(void **state)
+{
+	char *out, *err;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "--socket", "", "list", NULL), 2);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	assert_non_null(strstr(err, "--socket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "stats", "--socket=", NULL), 2);
+	assert_non_null(strstr(err, "--socket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("submit", "--socket", "", "--", "true", NULL),
+	    2);
+}
+
 static void
 test_pause_resume_and_priorities(void **state)
 {
@@ -506,6 +530,7 @@ main(void)
 		cmocka_unit_test(test_status_list_and_json),
 		cmocka_unit_test(test_output_follows_a_running_job),
 		cmocka_unit_test(test_errors_and_their_exit_codes),
+		cmocka_unit_test(test_empty_socket_is_a_usage_error),
 		cmocka_unit_test(test_pause_resume_and_priorities),
 		cmocka_unit_test(test_watch_prints_a_line_per_change_when_not_a_terminal),
 		cmocka_unit_test(test_retries_after_and_retry),
