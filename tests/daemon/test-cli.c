@@ -232,6 +232,93 @@ test_output_follows_a_running_job(void **state)
 	free(err);
 }
 
+/*
+ * Reads the pipe fd into buf (len so far, kept NUL-terminated) until it
+ * holds want, failing after 30 s; want NULL: until end of file.
+ */
+static void
+read_until(int fd, char *buf, size_t size, size_t *len, const char *want)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+	int waited = 0;
+
+	while (want == NULL || strstr(buf, want) == NULL) {
+		if (waited >= 30000)
+			fail_msg("no \"%s\" after 30 s; got \"%s\"",
+			    want ? want : "end of file", buf);
+		if (poll(&pfd, 1, 100) == 0) {
+			waited += 100;
+			continue;
+		}
+		n = read(fd, buf + *len, size - 1 - *len);
+		assert_true(n >= 0);
+		if (n == 0 && want == NULL)
+			return;
+		if (n == 0)
+			fail_msg("end of file before \"%s\"; got \"%s\"", want,
+			    buf);
+		*len += (size_t)n;
+		buf[*len] = '\0';
+	}
+}
+
+/* output -f through a job's retries: each attempt's output in turn, with a
+ * line on stderr where a new one starts. Each attempt waits at a gate until
+ * the follower has shown its output, since a later attempt overwrites it. */
+static void
+test_output_follows_every_attempt(void **state)
+{
+	char script[600], epath[400], buf[4096] = "", want[32], gate[32];
+	char *out, *err, id[32];
+	size_t len = 0;
+	int fds[2], status, fd, i;
+	pid_t pid;
+
+	(void)state;
+	snprintf(script, sizeof script, "echo \"out $TRIAGE_ATTEMPT\"; "
+	    "while [ ! -e %s/attempt-gate.$TRIAGE_ATTEMPT ]; do sleep 0.02; "
+	    "done; exit 1", d->dir);
+	assert_int_equal(cli(&out, &err, "submit", "--retries", "2", "--",
+	    "sh", "-c", script, NULL), 0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+
+	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		setenv("TRIAGE_SOCKET", d->sock, 1);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(99);
+		execl(tbin("triage"), "triage", "output", "-f", id,
+		    (char *)NULL);
+		_exit(98);
+	}
+	assert_true(pid > 0);
+	close(fds[1]);
+	for (i = 1; i <= 3; i++) {
+		snprintf(want, sizeof want, "out %d\n", i);
+		read_until(fds[0], buf, sizeof buf, &len, want);
+		snprintf(gate, sizeof gate, "attempt-gate.%d", i);
+		topen_gate(d, gate);
+	}
+	read_until(fds[0], buf, sizeof buf, &len, NULL);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(buf, "out 1\nout 2\nout 3\n");
+	err = slurp(epath);
+	assert_string_equal(err, "--- attempt 2 ---\n--- attempt 3 ---\n");
+	free(err);
+	assert_int_equal(cli_rc("wait", id, NULL), 1);
+}
+
 static void
 test_errors_and_their_exit_codes(void **state)
 {
@@ -529,6 +616,7 @@ main(void)
 		cmocka_unit_test(test_cancel_then_wait_is_125),
 		cmocka_unit_test(test_status_list_and_json),
 		cmocka_unit_test(test_output_follows_a_running_job),
+		cmocka_unit_test(test_output_follows_every_attempt),
 		cmocka_unit_test(test_errors_and_their_exit_codes),
 		cmocka_unit_test(test_empty_socket_is_a_usage_error),
 		cmocka_unit_test(test_pause_resume_and_priorities),
