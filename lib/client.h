@@ -37,7 +37,6 @@ struct client_error {
  */
 struct client *client_connect(const char *path, char **cause);
 void client_free(struct client *c);
-int client_fd(const struct client *c);
 
 /*
  * Calls method with params (the reference is stolen; NULL sends none) and
