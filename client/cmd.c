@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "caller-env.h"
 #include "cmd.h"
 #include "format.h"
 #include "xmalloc.h"
@@ -188,13 +190,20 @@ cmd_parse_count(const char *s, long min, long *n)
 struct client *
 cmd_client(struct cmd_ctx *ctx)
 {
+	/* What the socket's path depends on besides --socket: lib/ reads
+	 * neither our ids nor our environment. */
+	const struct caller_env env = {
+		.euid = geteuid(),
+		.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR"),
+		.triage_socket = getenv("TRIAGE_SOCKET"),
+	};
 	char *cause;
 
 	if (ctx->client != NULL)
 		return ctx->client;
 	if (ctx->socket_path == NULL &&
 	    (ctx->socket_path = client_socket_path(ctx->socket_flag, NULL,
-	    false)) == NULL)
+	    &env, false)) == NULL)
 		xoom();
 	if ((ctx->client = client_connect(ctx->socket_path, &cause)) == NULL) {
 		if (cause == NULL)

@@ -13,11 +13,13 @@
 
 #include <event2/event.h>
 
+#include "caller-env.h"
 #include "client.h"
 #include "config.h"
 #include "deps.h"
 #include "jobs.h"
 #include "log.h"
+#include "passwd.h"
 #include "pool.h"
 #include "prune.h"
 #include "recover.h"
@@ -146,6 +148,8 @@ main(int argc, char **argv)
 	};
 	const char *config_flag = NULL, *socket_flag = NULL;
 	struct config_opts opts = { 0 };
+	struct caller_env caller = { 0 };
+	char *pw_home = NULL;
 	struct event *sigs[4];
 	struct triaged td;
 	bool check_only = false;
@@ -186,8 +190,26 @@ main(int argc, char **argv)
 	memset(&td, 0, sizeof td);
 	td.uid = geteuid();
 	td.started_mono_ms = triaged_mono_ms();
-	opts.path = config_path(config_flag, &opts.optional);
-	if ((td.cfg = config_load(&opts, &cause)) == NULL) {
+	/* What the config's and the socket's paths and defaults depend on:
+	 * lib/ reads neither our ids nor our environment. The home, for a
+	 * non-root default state_dir, is the password database's when $HOME
+	 * is not an absolute path. */
+	caller.euid = td.uid;
+	caller.home = getenv("HOME");
+	caller.xdg_state_home = getenv("XDG_STATE_HOME");
+	caller.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR");
+	caller.triage_socket = getenv("TRIAGE_SOCKET");
+	caller.triage_config = getenv("TRIAGE_CONFIG");
+	if (caller.euid != 0 &&
+	    (caller.home == NULL || caller.home[0] != '/') &&
+	    passwd_lookup(caller.euid, NULL, &pw_home) == 0)
+		caller.home = pw_home;
+	opts.path = config_path(config_flag, &caller, &opts.optional);
+	opts.env = &caller;
+	td.cfg = config_load(&opts, &cause);
+	caller.home = NULL;	/* the config has what it needed of it */
+	free(pw_home);
+	if (td.cfg == NULL) {
 		log_cause(cause ? cause : "cannot read the config: out of memory");
 		fatalx("not starting: the config has errors");
 	}
@@ -200,8 +222,7 @@ main(int argc, char **argv)
 	log_set_level(td.cfg->log_level);
 	setup_state_dir(&td);
 	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket,
-	    true))
-	    == NULL)
+	    &caller, true)) == NULL)
 		fatalx("out of memory");
 	if ((dir = strdup(socket_path)) == NULL)
 		fatalx("out of memory");
