@@ -138,6 +138,7 @@ run: all
 		'  triage list' \
 		'  triage wait $$id; echo "exit code $$?"' \
 		'  triage output $$id; triage output --stderr $$id' \
+		'  triage priorities' \
 		'  triage watch' \
 		'  triage stats' \
 		''

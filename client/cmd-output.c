@@ -24,11 +24,16 @@ const struct cmd_entry cmd_output_entry = {
 	.options =
 	    "      --stderr         the job's stderr instead of its stdout\n"
 	    "  -f, --follow         keep printing while the job runs, until "
-	    "it ends\n",
+	    "it ends,\n"
+	    "                       through every attempt it retries\n",
 	.notes =
-	    "The bytes are written as the job wrote them. With --json, prints "
-	    "the\n"
-	    "daemon's output replies instead, one per line.\n",
+	    "The bytes are written as the job wrote them, those of its latest "
+	    "attempt\n"
+	    "(each attempt starts its output afresh). When a new attempt "
+	    "starts, a line\n"
+	    "\"--- attempt N ---\" goes to stderr and its output follows. "
+	    "With --json,\n"
+	    "prints the daemon's output replies instead, one per line.\n",
 	.exec = cmd_output_exec,
 };
 
@@ -105,7 +110,7 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	const char *stream = "stdout";
 	bool follow = false, eof = false, truncated = false, progress;
 	json_t *result, *next;
-	json_int_t offset = 0;
+	json_int_t offset = 0, attempt, following = 0;
 	int64_t id;
 	size_t len;
 	int ch, rc;
@@ -144,6 +149,21 @@ cmd_output_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		    &result);
 		if (rc != CMD_EXIT_OK)
 			return rc;
+		/* Another attempt's capture starts afresh: what was read at
+		 * the old offset is not its beginning. (0: a daemon that does
+		 * not say.) */
+		attempt = json_integer_value(json_object_get(result,
+		    "attempt"));
+		if (following != 0 && attempt != 0 && attempt != following) {
+			fflush(stdout);
+			fprintf(stderr, "--- attempt %lld ---\n",
+			    (long long)attempt);
+			following = attempt;
+			offset = 0;
+			json_decref(result);
+			continue;
+		}
+		following = attempt;
 		if (ctx->json) {
 			format_json_line(result);
 			len = 0;

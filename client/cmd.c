@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "caller-env.h"
 #include "cmd.h"
 #include "format.h"
 #include "xmalloc.h"
@@ -74,6 +76,33 @@ cmd_option_name(char **argv, char *buf, size_t len)
 		snprintf(buf, len, "%s", arg);
 }
 
+/*
+ * Whether -h or --help is among the options, wherever it stands: a pass of
+ * getopt over a copy of argv (getopt reorders the one it reads) that minds
+ * nothing else. It reads options exactly as the real pass will, so the
+ * value of an option ("-p --help") and what follows "--" or, with "+", the
+ * first word that is not an option (submit's command) are not asked for
+ * help. Leaves optind at 0 for the real pass.
+ */
+static bool
+cmd_wants_help(int argc, char **argv, const char *optstring,
+    const struct option *longopts)
+{
+	char **copy;
+	bool help = false;
+	int ch;
+
+	copy = xcalloc((size_t)argc + 1, sizeof *copy);
+	memcpy(copy, argv, (size_t)argc * sizeof *copy);
+	optind = 0;
+	while (!help &&
+	    (ch = getopt_long(argc, copy, optstring, longopts, NULL)) != -1)
+		help = ch == 'h';
+	free(copy);
+	optind = 0;
+	return help;
+}
+
 int
 cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
     const struct option *longopts)
@@ -82,18 +111,30 @@ cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
 	int ch;
 
 	opterr = 0;
-	ch = getopt_long(argc, argv, optstring, longopts, NULL);
+	/* The first call: --help anywhere wins over everything, errors in
+	 * the options before it included, and nothing else is done. */
+	if (optind == 0 && cmd_wants_help(argc, argv, optstring, longopts))
+		ch = 'h';
+	else
+		ch = getopt_long(argc, argv, optstring, longopts, NULL);
 	switch (ch) {
 	case 'h':
 		if (ctx->entry == NULL)
 			return ch;	/* triage --help: main's own */
 		cmd_help(ctx->entry);
-		ctx->status = CMD_EXIT_OK;
+		ctx->status = CMD_EXIT_HELP;
 		return CMD_GETOPT_EXIT;
 	case CMD_OPT_JSON:
 		ctx->json = true;
 		return cmd_getopt(ctx, argc, argv, optstring, longopts);
 	case CMD_OPT_SOCKET:
+		/* "" names no socket: most likely a variable that is unset,
+		 * which is the user's mistake, not a daemon that is away. */
+		if (optarg[0] == '\0') {
+			ctx->status = cmd_usage(ctx,
+			    "option --socket needs a path, not \"\"");
+			return CMD_GETOPT_EXIT;
+		}
 		ctx->socket_flag = optarg;
 		return cmd_getopt(ctx, argc, argv, optstring, longopts);
 	case ':':
@@ -149,13 +190,20 @@ cmd_parse_count(const char *s, long min, long *n)
 struct client *
 cmd_client(struct cmd_ctx *ctx)
 {
+	/* What the socket's path depends on besides --socket: lib/ reads
+	 * neither our ids nor our environment. */
+	const struct caller_env env = {
+		.euid = geteuid(),
+		.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR"),
+		.triage_socket = getenv("TRIAGE_SOCKET"),
+	};
 	char *cause;
 
 	if (ctx->client != NULL)
 		return ctx->client;
 	if (ctx->socket_path == NULL &&
 	    (ctx->socket_path = client_socket_path(ctx->socket_flag, NULL,
-	    false)) == NULL)
+	    &env, false)) == NULL)
 		xoom();
 	if ((ctx->client = client_connect(ctx->socket_path, &cause)) == NULL) {
 		if (cause == NULL)

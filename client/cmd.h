@@ -17,6 +17,10 @@
 #define CMD_EXIT_FAILURE	1	/* the daemon refused, or we failed */
 #define CMD_EXIT_USAGE		2
 #define CMD_EXIT_UNREACHABLE	3	/* no daemon, or the connection broke */
+/* Not an exit status: what a command returns once it has shown its --help
+ * and done nothing else; main exits 0. Distinct from CMD_EXIT_OK so that no
+ * caller of the parsing helpers mistakes it for "go on". */
+#define CMD_EXIT_HELP		(-1)
 
 /* The options every subcommand takes too; their getopt values. */
 #define CMD_OPT_JSON	0x100
@@ -43,7 +47,8 @@ struct cmd_ctx {
 	const struct cmd_entry *entry;	/* the command running */
 	const char *socket_flag;	/* --socket, or NULL */
 	bool json;			/* --json */
-	int status;			/* the exit status at CMD_GETOPT_EXIT */
+	int status;			/* the exit status at CMD_GETOPT_EXIT,
+					 * CMD_EXIT_HELP after --help */
 	char *socket_path;		/* once resolved */
 	struct client *client;		/* once connected */
 };
@@ -74,8 +79,12 @@ void cmd_help(const struct cmd_entry *entry);
 /*
  * getopt_long for a subcommand (optind must be 0 on the first call): handles
  * --help, --json and --socket itself, and returns CMD_GETOPT_EXIT with
- * ctx->status set after --help (0) or a usage error (printed; 2). optstring
- * must start with ":" (after "+" if wanted) and hold "h".
+ * ctx->status set after --help (CMD_EXIT_HELP) or a usage error (printed;
+ * 2). optstring must start with ":" (after "+" if wanted) and hold "h".
+ * The first call looks for -h or --help among all the options first: when
+ * there is one, it wins over every other option, valid or not, and the
+ * command is to do nothing but return ctx->status. For main (no entry),
+ * it returns 'h' instead.
  */
 int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
     const char *optstring, const struct option *longopts);
@@ -84,8 +93,8 @@ int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
  * For commands with no options of their own: parses the common ones and
  * checks that from min to max arguments are left (max -1: no limit); what
  * names one in a usage error ("job id"). Returns CMD_EXIT_OK with optind at
- * the first argument, else the status to exit with (after --help, or a
- * usage error it printed).
+ * the first argument, else the status to return at once (CMD_EXIT_HELP
+ * after --help, or that of a usage error it printed).
  */
 int cmd_plain_args(struct cmd_ctx *ctx, int argc, char **argv, int min,
     int max, const char *what);
@@ -95,13 +104,13 @@ int cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv);
 /*
  * For commands that do one thing to each job id given (cancel, retry):
  * calls method for every id, printing each job with --json, going on past
- * the ones the daemon refuses. Returns the exit status.
+ * the ones the daemon refuses. Returns the exit status, or CMD_EXIT_HELP.
  */
 int cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv,
     const char *method);
 /* For commands that show the stats result (stats, priorities): takes no
  * arguments, fetches it, and prints it with print, or as JSON with --json.
- * Returns the exit status. */
+ * Returns the exit status, or CMD_EXIT_HELP. */
 int cmd_show_stats(struct cmd_ctx *ctx, int argc, char **argv,
     void (*print)(const json_t *stats));
 /* Reads a job id (a positive decimal integer); 0, or -1 when it is not. */

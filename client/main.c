@@ -90,7 +90,9 @@ main(int argc, char **argv)
 	int ch, status;
 
 	memset(&ctx, 0, sizeof ctx);
-	/* "+": the subcommand and everything after it are its own. */
+	/* "+": the subcommand and everything after it are its own. optind 0:
+	 * cmd_getopt's first call, which looks for --help first. */
+	optind = 0;
 	while ((ch = cmd_getopt(&ctx, argc, argv, "+:hV", longopts)) != -1) {
 		switch (ch) {
 		case 'h':
@@ -126,6 +128,8 @@ main(int argc, char **argv)
 	ctx.entry = entry;
 	optind = 0;		/* getopt starts afresh on the subcommand */
 	status = entry->exec(&ctx, argc, argv);
+	if (status == CMD_EXIT_HELP)
+		status = CMD_EXIT_OK;
 
 	client_free(ctx.client);
 	free(ctx.socket_path);

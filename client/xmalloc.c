@@ -1,6 +1,5 @@
 /* xmalloc.c - allocation for the triage CLI that exits on failure, so that
  * commands are not buried under checks they could do nothing about. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,20 +50,6 @@ xstrdup(const char *s)
 	if ((p = strdup(s)) == NULL)
 		xoom();
 	return p;
-}
-
-int
-xasprintf(char **ret, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(ret, fmt, ap);
-	va_end(ap);
-	if (n == -1)
-		xoom();
-	return n;
 }
 
 json_t *

@@ -11,8 +11,6 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xreallocarray(void *p, size_t n, size_t size);
 char *xstrdup(const char *s);
-int xasprintf(char **ret, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 /* Exits when v is NULL (jansson's answer to out of memory); returns v. */
 json_t *xjson(json_t *v);
 /* Says "triage: out of memory" and exits 1. */

@@ -15,11 +15,13 @@
 
 #include <event2/event.h>
 
+#include "caller-env.h"
 #include "client.h"
 #include "config.h"
 #include "deps.h"
 #include "jobs.h"
 #include "log.h"
+#include "passwd.h"
 #include "pool.h"
 #include "prune.h"
 #include "recover.h"
@@ -45,9 +47,12 @@ usage(FILE *f)
 	    "\n"
 	    "  -c, --config FILE   config file (default: $TRIAGE_CONFIG, else\n"
 	    "                      " CONFIG_DEFAULT_PATH ", if it exists)\n"
-	    "  -s, --socket PATH   listening socket (default: $TRIAGE_SOCKET,\n"
-	    "                      the config's socket key, else the runtime\n"
-	    "                      directory's triage/triage.sock)\n"
+	    "  -s, --socket PATH   listening socket (default: $TRIAGE_SOCKET if\n"
+	    "                      not empty, else the config's socket key;\n"
+	    "                      else, when not root and $XDG_RUNTIME_DIR is\n"
+	    "                      an absolute path to an existing directory,\n"
+	    "                      $XDG_RUNTIME_DIR/triage/triage.sock; else,\n"
+	    "                      and always for root, " CLIENT_SOCKET_SYSTEM ")\n"
 	    "  -t, --check-config  read the config, report, and exit\n"
 	    "  -h, --help          this help\n"
 	    "  -V, --version       the version\n");
@@ -219,7 +224,9 @@ main(int argc, char **argv)
 	const char *config_flag = NULL, *socket_flag = NULL;
 	struct config_opts opts = { 0 };
 	static const struct pool_callbacks no_callbacks;
+	struct caller_env caller = { 0 };
 	struct run_params params;
+	char *pw_home = NULL;
 	struct event *sigs[4];
 	struct deps *deps;
 	struct triaged td;
@@ -261,8 +268,26 @@ main(int argc, char **argv)
 	memset(&td, 0, sizeof td);
 	td.uid = geteuid();
 	td.started_mono_ms = timefmt_mono_ms();
-	opts.path = config_path(config_flag, &opts.optional);
-	if ((td.cfg = config_load(&opts, &cause)) == NULL) {
+	/* What the config's and the socket's paths and defaults depend on:
+	 * lib/ reads neither our ids nor our environment. The home, for a
+	 * non-root default state_dir, is the password database's when $HOME
+	 * is not an absolute path. */
+	caller.euid = td.uid;
+	caller.home = getenv("HOME");
+	caller.xdg_state_home = getenv("XDG_STATE_HOME");
+	caller.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR");
+	caller.triage_socket = getenv("TRIAGE_SOCKET");
+	caller.triage_config = getenv("TRIAGE_CONFIG");
+	if (caller.euid != 0 &&
+	    (caller.home == NULL || caller.home[0] != '/') &&
+	    passwd_lookup(caller.euid, NULL, &pw_home) == 0)
+		caller.home = pw_home;
+	opts.path = config_path(config_flag, &caller, &opts.optional);
+	opts.env = &caller;
+	td.cfg = config_load(&opts, &cause);
+	caller.home = NULL;	/* the config has what it needed of it */
+	free(pw_home);
+	if (td.cfg == NULL) {
 		log_cause(cause ? cause : "cannot read the config: out of memory");
 		fatalx("not starting: the config has errors");
 	}
@@ -276,8 +301,7 @@ main(int argc, char **argv)
 	setup_state_dir(&td);
 	lock_fd = lock_state_dir(td.cfg->state_dir);
 	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket,
-	    true))
-	    == NULL)
+	    &caller, true)) == NULL)
 		fatalx("out of memory");
 	if ((dir = strdup(socket_path)) == NULL)
 		fatalx("out of memory");

@@ -74,6 +74,21 @@ output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
 	return s;
 }
 
+/*
+ * Which attempt the capture files hold. The worker makes them afresh just
+ * before an attempt's process starts; until that attempt is running (a
+ * job queued again after a failure or a retry, or handed out but not
+ * started yet), or when it ended without being handed out (canceled while
+ * queued), they still hold the previous attempt's output.
+ */
+static unsigned
+output_attempt(const struct job *job)
+{
+	bool begun = job->begun && job->state != JOB_QUEUED;
+
+	return job->attempt > 1 && !begun ? job->attempt - 1 : job->attempt;
+}
+
 static void
 output_handler(struct rpc_req *req, json_t *params)
 {
@@ -145,13 +160,14 @@ output_handler(struct rpc_req *req, json_t *params)
 	else
 		truncated = td->cfg->max_output > 0 &&
 		    (uint64_t)st.st_size >= td->cfg->max_output;
-	rpc_reply(req, json_pack("{so ss sI sI sb sb}",
+	rpc_reply(req, json_pack("{so ss sI sI sb sb sI}",
 	    "data", data,
 	    "encoding", encoding,
 	    "offset", offset,
 	    "next_offset", offset + (json_int_t)used,
 	    "eof", terminal && offset + (json_int_t)used >= st.st_size,
-	    "truncated", truncated));
+	    "truncated", truncated,
+	    "attempt", (json_int_t)output_attempt(job)));
 }
 
 static const struct method_param output_params[] = {

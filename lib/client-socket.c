@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "caller-env.h"
 #include "client.h"
 
 static bool
@@ -20,22 +20,21 @@ client_socket_is_dir(const char *path)
 
 char *
 client_socket_path(const char *flag, const char *config_socket,
-    bool for_daemon)
+    const struct caller_env *env, bool for_daemon)
 {
-	const char *env, *dir;
+	const char *dir = env->xdg_runtime_dir;
 	char *path, *sub;
 	size_t len;
 	bool mine;
 
 	if (flag != NULL)
 		return strdup(flag);
-	if ((env = getenv("TRIAGE_SOCKET")) != NULL && *env != '\0')
-		return strdup(env);
+	if (env->triage_socket != NULL && env->triage_socket[0] != '\0')
+		return strdup(env->triage_socket);
 	if (config_socket != NULL)
 		return strdup(config_socket);
 
-	dir = getenv("XDG_RUNTIME_DIR");
-	if (geteuid() != 0 && dir != NULL && dir[0] == '/' &&
+	if (env->euid != 0 && dir != NULL && dir[0] == '/' &&
 	    client_socket_is_dir(dir)) {
 		/* "/run/user/1000/" must not give "...//triage". */
 		for (len = strlen(dir); len > 1 && dir[len - 1] == '/'; len--)

@@ -167,12 +167,6 @@ client_free(struct client *c)
 	free(c);
 }
 
-int
-client_fd(const struct client *c)
-{
-	return c->fd;
-}
-
 /* Sets *deadline timeout_ms from now; returns it, or NULL for no timeout. */
 static const struct timespec *
 client_deadline(int timeout_ms, struct timespec *deadline)

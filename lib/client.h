@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+struct caller_env;
 struct client;
 
 /*
@@ -37,7 +38,6 @@ struct client_error {
  */
 struct client *client_connect(const char *path, char **cause);
 void client_free(struct client *c);
-int client_fd(const struct client *c);
 
 /*
  * Calls method with params (the reference is stolen; NULL sends none) and
@@ -75,16 +75,17 @@ json_t *client_read_message(struct client *c, int timeout_ms,
 
 /*
  * The socket path, as protocol.md orders it: flag if not NULL, then
- * $TRIAGE_SOCKET, then config_socket if not NULL (the daemon's config key),
- * then $XDG_RUNTIME_DIR/triage/triage.sock for a non-root user (effective
- * uid not 0), then CLIENT_SOCKET_SYSTEM. That user's daemon takes the
- * runtime path when the runtime directory exists (and makes triage/ in it);
- * a client takes it only when triage/ exists there, that is when the user
- * runs a daemon of their own, and otherwise reaches the system daemon.
- * An empty variable counts as unset, and a relative $XDG_RUNTIME_DIR is
- * ignored, as the XDG spec says. Allocated; NULL when out of memory.
+ * env->triage_socket ($TRIAGE_SOCKET), then config_socket if not NULL (the
+ * daemon's config key), then $XDG_RUNTIME_DIR/triage/triage.sock
+ * (env->xdg_runtime_dir) for a non-root user (env->euid not 0), then
+ * CLIENT_SOCKET_SYSTEM. That user's daemon takes the runtime path when the
+ * runtime directory exists (and makes triage/ in it); a client takes it
+ * only when triage/ exists there, that is when the user runs a daemon of
+ * their own, and otherwise reaches the system daemon. An empty variable
+ * counts as unset, and a relative $XDG_RUNTIME_DIR is ignored, as the XDG
+ * spec says. Allocated; NULL when out of memory.
  */
 char *client_socket_path(const char *flag, const char *config_socket,
-    bool for_daemon);
+    const struct caller_env *env, bool for_daemon);
 
 #endif

@@ -1,13 +1,12 @@
 /* config.c - loads triage.conf into a struct config: defaults from the table,
  * the file through config-parse.c, then the checks that need the whole file. */
 #include <errno.h>
-#include <pwd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "caller-env.h"
 #include "config.h"
 #include "config-parse.h"
 #include "config-table.h"
@@ -34,73 +33,29 @@ config_priority_cmp(const void *a, const void *b)
 	return pa->line < pb->line ? -1 : pa->line > pb->line;
 }
 
-/* The user's home: $HOME if absolute, else the password database. Returns
- * an allocated path, or NULL, with *oom telling whether memory ran out. */
-static char *
-config_home(bool *oom)
-{
-	struct passwd pw, *result;
-	const char *home = getenv("HOME");
-	size_t size = 1024;
-	char *buf, *copy = NULL;
-	int error;
-
-	*oom = false;
-	if (home != NULL && home[0] == '/') {
-		copy = strdup(home);
-		*oom = copy == NULL;
-		return copy;
-	}
-	for (;;) {
-		buf = malloc(size);
-		if (buf == NULL) {
-			*oom = true;
-			return NULL;
-		}
-		error = getpwuid_r(geteuid(), &pw, buf, size, &result);
-		if (error != ERANGE || size >= 1024 * 1024)
-			break;
-		free(buf);
-		size *= 2;
-	}
-	if (error == 0 && result != NULL && result->pw_dir[0] == '/') {
-		copy = strdup(result->pw_dir);
-		*oom = copy == NULL;
-	}
-	free(buf);
-	return copy;
-}
-
 /* The computed default of state_dir (config.md): root keeps its state in
  * /var/lib, anyone else under the XDG state directory. */
 static void
-config_default_state_dir(struct config_parse *ps, struct config *cfg)
+config_default_state_dir(struct config_parse *ps, struct config *cfg,
+    const struct caller_env *env)
 {
-	const char *xdg = getenv("XDG_STATE_HOME");
-	bool oom;
-	char *home;
+	const char *xdg = env->xdg_state_home, *home = env->home;
 
-	if (geteuid() == 0)
+	if (env->euid == 0)
 		cfg->state_dir = strdup("/var/lib/triage");
 	else if (xdg != NULL && xdg[0] == '/') {
 		/* The XDG spec ignores relative paths, and so do we. */
 		if (asprintf(&cfg->state_dir, "%s/triage", xdg) == -1)
 			cfg->state_dir = NULL;
 	} else {
-		home = config_home(&oom);
-		if (home == NULL) {
-			if (oom)
-				ps->oom = true;
-			else
-				config_parse_error(ps, 0, "state_dir: not set, "
-				    "and there is no home directory to put it "
-				    "in");
+		if (home == NULL || home[0] != '/') {
+			config_parse_error(ps, 0, "state_dir: not set, and "
+			    "there is no home directory to put it in");
 			return;
 		}
 		if (asprintf(&cfg->state_dir, "%s/.local/state/triage",
 		    home) == -1)
 			cfg->state_dir = NULL;
-		free(home);
 	}
 	if (cfg->state_dir == NULL)
 		ps->oom = true;
@@ -227,10 +182,10 @@ config_finish(struct config_parse *ps, struct config *cfg,
 		cfg->workers = cfg->slots;
 
 	if (cfg->state_dir == NULL)
-		config_default_state_dir(ps, cfg);
+		config_default_state_dir(ps, cfg, opts->env);
 
 	/* Only root can run a job as someone else. */
-	if (geteuid() != 0)
+	if (opts->env->euid != 0)
 		cfg->run_as_submitter = false;
 	else if (config_daemon_line(ps, "run_as_submitter") == 0)
 		cfg->run_as_submitter = true;
@@ -324,15 +279,13 @@ config_free(struct config *cfg)
 }
 
 const char *
-config_path(const char *flag, bool *optional)
+config_path(const char *flag, const struct caller_env *env, bool *optional)
 {
-	const char *env;
 	bool opt = false;
 
 	if (flag == NULL) {
-		env = getenv("TRIAGE_CONFIG");
-		if (env != NULL && *env != '\0')
-			flag = env;
+		if (env->triage_config != NULL && env->triage_config[0] != '\0')
+			flag = env->triage_config;
 		else {
 			flag = CONFIG_DEFAULT_PATH;
 			opt = true;

@@ -58,10 +58,16 @@ struct config {
 	unsigned npriorities;
 };
 
+struct caller_env;
+
 struct config_opts {
 	const char *path;	/* the file; NULL: built-in defaults only */
 	bool optional;		/* a missing file means the built-in defaults */
 	const char *cpu_max;	/* cgroup v2 cpu.max for slots = auto; NULL: our own */
+	/* Who loads it, never NULL: euid decides run_as_submitter's default
+	 * and whether it may be on, and with xdg_state_home and home, the
+	 * default state_dir. */
+	const struct caller_env *env;
 };
 
 /*
@@ -80,9 +86,12 @@ struct config_opts {
 struct config *config_load(const struct config_opts *opts, char **cause);
 void config_free(struct config *cfg);
 
-/* The config file to read: flag if not NULL, else $TRIAGE_CONFIG, else the
- * default path. Sets *optional to true only for the default path. */
-const char *config_path(const char *flag, bool *optional);
+/* The config file to read: flag if not NULL, else env->triage_config
+ * ($TRIAGE_CONFIG) if not empty, else the default path. Sets *optional to
+ * true only for the default path. The result is borrowed from flag, env or
+ * a constant. */
+const char *config_path(const char *flag, const struct caller_env *env,
+    bool *optional);
 
 /* Returns the index of the priority called name, or -1. */
 int config_priority_find(const struct config *cfg, const char *name);

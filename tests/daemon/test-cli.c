@@ -232,6 +232,93 @@ test_output_follows_a_running_job(void **state)
 	free(err);
 }
 
+/*
+ * Reads the pipe fd into buf (len so far, kept NUL-terminated) until it
+ * holds want, failing after 30 s; want NULL: until end of file.
+ */
+static void
+read_until(int fd, char *buf, size_t size, size_t *len, const char *want)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+	int waited = 0;
+
+	while (want == NULL || strstr(buf, want) == NULL) {
+		if (waited >= 30000)
+			fail_msg("no \"%s\" after 30 s; got \"%s\"",
+			    want ? want : "end of file", buf);
+		if (poll(&pfd, 1, 100) == 0) {
+			waited += 100;
+			continue;
+		}
+		n = read(fd, buf + *len, size - 1 - *len);
+		assert_true(n >= 0);
+		if (n == 0 && want == NULL)
+			return;
+		if (n == 0)
+			fail_msg("end of file before \"%s\"; got \"%s\"", want,
+			    buf);
+		*len += (size_t)n;
+		buf[*len] = '\0';
+	}
+}
+
+/* output -f through a job's retries: each attempt's output in turn, with a
+ * line on stderr where a new one starts. Each attempt waits at a gate until
+ * the follower has shown its output, since a later attempt overwrites it. */
+static void
+test_output_follows_every_attempt(void **state)
+{
+	char script[600], epath[400], buf[4096] = "", want[32], gate[32];
+	char *out, *err, id[32];
+	size_t len = 0;
+	int fds[2], status, fd, i;
+	pid_t pid;
+
+	(void)state;
+	snprintf(script, sizeof script, "echo \"out $TRIAGE_ATTEMPT\"; "
+	    "while [ ! -e %s/attempt-gate.$TRIAGE_ATTEMPT ]; do sleep 0.02; "
+	    "done; exit 1", d->dir);
+	assert_int_equal(cli(&out, &err, "submit", "--retries", "2", "--",
+	    "sh", "-c", script, NULL), 0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+
+	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		setenv("TRIAGE_SOCKET", d->sock, 1);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(99);
+		execl(tbin("triage"), "triage", "output", "-f", id,
+		    (char *)NULL);
+		_exit(98);
+	}
+	assert_true(pid > 0);
+	close(fds[1]);
+	for (i = 1; i <= 3; i++) {
+		snprintf(want, sizeof want, "out %d\n", i);
+		read_until(fds[0], buf, sizeof buf, &len, want);
+		snprintf(gate, sizeof gate, "attempt-gate.%d", i);
+		topen_gate(d, gate);
+	}
+	read_until(fds[0], buf, sizeof buf, &len, NULL);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(buf, "out 1\nout 2\nout 3\n");
+	err = slurp(epath);
+	assert_string_equal(err, "--- attempt 2 ---\n--- attempt 3 ---\n");
+	free(err);
+	assert_int_equal(cli_rc("wait", id, NULL), 1);
+}
+
 static void
 test_errors_and_their_exit_codes(void **state)
 {
@@ -255,6 +342,30 @@ test_errors_and_their_exit_codes(void **state)
 	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
 	free(out);
 	free(err);
+}
+
+/* An empty socket path is a mistake in the command line (an unset
+ * variable, most likely), not a daemon that cannot be reached. */
+static void
+test_empty_socket_is_a_usage_error(void **state)
+{
+	char *out, *err;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "--socket", "", "list", NULL), 2);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	assert_non_null(strstr(err, "--socket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "stats", "--socket=", NULL), 2);
+	assert_non_null(strstr(err, "--socket"));
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("submit", "--socket", "", "--", "true", NULL),
+	    2);
 }
 
 static void
@@ -376,6 +487,126 @@ test_retries_after_and_retry(void **state)
 	free(err);
 }
 
+/* Every command of triage(1), for the checks that concern them all. */
+static const char *const cli_commands[] = {
+	"submit", "status", "list", "wait", "cancel", "retry", "output",
+	"watch", "stats", "priorities", "pause", "resume", NULL,
+};
+
+/* Asserts that out is cmd's help (and err empty), then frees both. */
+static void
+assert_help(char *out, char *err, const char *cmd)
+{
+	char want[64];
+
+	snprintf(want, sizeof want, "usage: triage %s", cmd);
+	if (strncmp(out, want, strlen(want)) != 0 || err[0] != '\0')
+		fail_msg("%s: not its help: stdout \"%s\" stderr \"%s\"", cmd,
+		    out, err);
+	assert_non_null(strstr(out, "--help"));
+	free(out);
+	free(err);
+}
+
+/* With no daemon to reach, --help of every command still prints its help
+ * and exits 0: nothing is run, so nothing fails to connect. */
+static void
+test_help_of_every_command_needs_no_daemon(void **state)
+{
+	const char *const *cmd;
+	char *out, *err;
+
+	(void)state;
+	for (cmd = cli_commands; *cmd != NULL; cmd++) {
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--help", NULL), 0);
+		assert_help(out, err, *cmd);
+		assert_int_equal(cli(&out, &err, *cmd, "--socket",
+		    "/nonexistent/sock", "-h", NULL), 0);
+		assert_help(out, err, *cmd);
+		/* After an option in error, and before or (but for submit,
+		 * whose command starts at its first argument) after one. */
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--no-such-option", "--help", "1", NULL), 0);
+		assert_help(out, err, *cmd);
+		if (strcmp(*cmd, "submit") == 0)
+			continue;
+		assert_int_equal(cli(&out, &err, "--socket", "/nonexistent/sock",
+		    *cmd, "--json", "1", "-h", NULL), 0);
+		assert_help(out, err, *cmd);
+	}
+}
+
+/* The commands that act do not, when asked for their help. */
+static void
+test_help_does_nothing_else(void **state)
+{
+	struct client *c = tconnect(d);
+	json_t *stats, *prio, *job, *jobs;
+	char *out, *err, id[32];
+	int64_t gated;
+	size_t i, before;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "pause", "--help", NULL), 0);
+	assert_help(out, err, "pause");
+	assert_int_equal(cli(&out, &err, "pause", "low", "-h", NULL), 0);
+	assert_help(out, err, "pause");
+	stats = tcall(c, "stats", "{}");
+	json_array_foreach(json_object_get(stats, "priorities"), i, prio)
+		assert_false(json_is_true(json_object_get(prio, "paused")));
+	json_decref(stats);
+
+	gated = tsubmit_gated(c, d, "help-gate", false);
+	trunning_pid(c, gated);
+	snprintf(id, sizeof id, "%lld", (long long)gated);
+	assert_int_equal(cli(&out, &err, "cancel", "-h", id, NULL), 0);
+	assert_help(out, err, "cancel");
+	assert_int_equal(cli(&out, &err, "retry", id, "--help", NULL), 0);
+	assert_help(out, err, "retry");
+	job = tget(c, gated);
+	assert_string_equal(tstate(job), "running");
+	json_decref(job);
+
+	/* It used to read a job id that was not there, and crash. */
+	assert_int_equal(cli(&out, &err, "status", "--help", NULL), 0);
+	assert_help(out, err, "status");
+	assert_int_equal(cli(&out, &err, "stats", "--help", NULL), 0);
+	assert_null(strstr(out, "slots:"));
+	assert_help(out, err, "stats");
+	assert_int_equal(cli(&out, &err, "--json", "list", "--help", NULL), 0);
+	assert_help(out, err, "list");
+	assert_int_equal(cli(&out, &err, "output", "-f", id, "--help", NULL),
+	    0);
+	assert_help(out, err, "output");
+	assert_int_equal(cli(&out, &err, "wait", id, "-h", NULL), 0);
+	assert_help(out, err, "wait");
+
+	/* submit's --help submits nothing; after the command it is the
+	 * command's own argument. */
+	jobs = tcall(c, "list", "{}");
+	before = json_array_size(json_object_get(jobs, "jobs"));
+	json_decref(jobs);
+	assert_int_equal(cli(&out, &err, "submit", "-p", "high", "--help",
+	    "--", "true", NULL), 0);
+	assert_help(out, err, "submit");
+	jobs = tcall(c, "list", "{}");
+	assert_int_equal(json_array_size(json_object_get(jobs, "jobs")),
+	    before);
+	json_decref(jobs);
+	assert_int_equal(cli(&out, &err, "submit", "--wait", "sh", "-c",
+	    "exit 5", "--help", NULL), 5);
+	assert_null(strstr(out, "usage"));
+	free(out);
+	free(err);
+
+	topen_gate(d, "help-gate");
+	job = twait(c, gated);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+}
+
 int
 main(void)
 {
@@ -385,10 +616,14 @@ main(void)
 		cmocka_unit_test(test_cancel_then_wait_is_125),
 		cmocka_unit_test(test_status_list_and_json),
 		cmocka_unit_test(test_output_follows_a_running_job),
+		cmocka_unit_test(test_output_follows_every_attempt),
 		cmocka_unit_test(test_errors_and_their_exit_codes),
+		cmocka_unit_test(test_empty_socket_is_a_usage_error),
 		cmocka_unit_test(test_pause_resume_and_priorities),
 		cmocka_unit_test(test_watch_prints_a_line_per_change_when_not_a_terminal),
 		cmocka_unit_test(test_retries_after_and_retry),
+		cmocka_unit_test(test_help_of_every_command_needs_no_daemon),
+		cmocka_unit_test(test_help_does_nothing_else),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, setup, teardown);

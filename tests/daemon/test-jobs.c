@@ -448,6 +448,62 @@ test_wait_of_a_closed_connection_is_withdrawn(void **state)
 	client_free(c);
 }
 
+/* output says which attempt's capture it read: while a failed job is
+ * queued again, the files still hold the attempt that failed. */
+static void
+test_output_names_its_attempt(void **state)
+{
+	struct client *c = tconnect(d), *w = tconnect(d);
+	char script[400];
+	json_t *page, *job;
+	int64_t id;
+
+	(void)state;
+	snprintf(script, sizeof script, "echo \"a$TRIAGE_ATTEMPT\"; "
+	    "while [ ! -e %s/output-attempt-gate ]; do sleep 0.02; done; "
+	    "exit 1", d->dir);
+	id = tsubmit(c, "{s[sss] ss si}", "argv", "sh", "-c", script,
+	    "priority", "low", "retries", 1);
+	json_decref(tcall(w, "watch", "{s[I]}", "ids", (json_int_t)id));
+	trunning_pid(c, id);
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",
+	    "stdout");
+	assert_int_equal(tjint(page, "attempt"), 1);
+	json_decref(page);
+
+	/* Its second attempt stays queued while low is paused. */
+	json_decref(tcall(c, "pause", "{ss}", "priority", "low"));
+	topen_gate(d, "output-attempt-gate");
+	for (;;) {
+		job = tnotification(w);
+		if (strcmp(tstate(job), "queued") == 0 &&
+		    tjint(job, "attempt") == 2)
+			break;
+		json_decref(job);
+	}
+	json_decref(job);
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",
+	    "stdout");
+	assert_int_equal(tjint(page, "attempt"), 1);
+	assert_string_equal(tjstr(page, "data"), "a1\n");
+	assert_false(json_is_true(json_object_get(page, "eof")));
+	json_decref(page);
+
+	json_decref(tcall(c, "resume", "{ss}", "priority", "low"));
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "failed");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",
+	    "stdout");
+	assert_int_equal(tjint(page, "attempt"), 2);
+	assert_string_equal(tjstr(page, "data"), "a2\n");
+	assert_true(json_is_true(json_object_get(page, "eof")));
+	json_decref(page);
+	client_free(w);
+	client_free(c);
+}
+
 int
 main(void)
 {
@@ -461,6 +517,7 @@ main(void)
 		cmocka_unit_test(test_cancel_queued_running_and_stubborn),
 		cmocka_unit_test(test_wait_times_out_while_connection_serves_others),
 		cmocka_unit_test(test_wait_of_a_closed_connection_is_withdrawn),
+		cmocka_unit_test(test_output_names_its_attempt),
 	};
 
 	return cmocka_run_group_tests_name("jobs", tests, setup, teardown);

@@ -1,9 +1,7 @@
 /* test-client-path.c - client_socket_path(): every step of protocol.md's
- * resolution order, with the environment set and unset around each. */
+ * resolution order, from the caller's environment as the caller gives it. */
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,10 +14,11 @@
 
 #include <cmocka.h>
 
+#include "caller-env.h"
 #include "client.h"
 
-/* An unprivileged uid for the non-root cases when the tests run as root. */
-#define NOBODY 65534
+/* A uid that is not root's, whoever runs the tests. */
+#define USER_UID 1000
 
 static char runtime_dir[] = "/tmp/test-client-path.XXXXXX";
 
@@ -29,8 +28,7 @@ setup(void **state)
 	(void)state;
 	if (mkdtemp(runtime_dir) == NULL)
 		return -1;
-	/* The unprivileged child must be able to reach it. */
-	return chmod(runtime_dir, 0755);
+	return 0;
 }
 
 static int
@@ -40,190 +38,158 @@ teardown(void **state)
 	return rmdir(runtime_dir);
 }
 
-static void
-clear_env(void)
+/* A user's environment: the runtime directory, and TRIAGE_SOCKET if not
+ * NULL; nothing else set. */
+static struct caller_env
+user_env(const char *triage_socket)
 {
-	unsetenv("TRIAGE_SOCKET");
-	unsetenv("XDG_RUNTIME_DIR");
+	struct caller_env env = {
+		.euid = USER_UID,
+		.xdg_runtime_dir = runtime_dir,
+		.triage_socket = triage_socket,
+	};
+
+	return env;
 }
 
 static void
-assert_path(const char *flag, const char *config, const char *want)
+assert_path(const char *flag, const char *config,
+    const struct caller_env *env, bool for_daemon, const char *want)
 {
-	char *path = client_socket_path(flag, config, false);
+	char *path = client_socket_path(flag, config, env, for_daemon);
 
 	assert_non_null(path);
 	assert_string_equal(path, want);
 	free(path);
 }
 
-/*
- * client_socket_path(NULL, NULL, for_daemon) as a non-root user: directly
- * when we are not root, else in a child that gives up root first. Returns
- * it allocated.
- */
-static char *
-path_as_user(bool for_daemon)
-{
-	char buf[4096];
-	ssize_t n;
-	size_t len = 0;
-	int fds[2], status;
-	pid_t pid;
-	char *path;
-
-	if (geteuid() != 0)
-		return client_socket_path(NULL, NULL, for_daemon);
-	assert_int_equal(pipe(fds), 0);
-	if ((pid = fork()) == 0) {
-		close(fds[0]);
-		if (setgid(NOBODY) == -1 || setuid(NOBODY) == -1)
-			_exit(2);
-		if ((path = client_socket_path(NULL, NULL, for_daemon)) == NULL)
-			_exit(3);
-		if (write(fds[1], path, strlen(path)) != (ssize_t)strlen(path))
-			_exit(4);
-		_exit(0);
-	}
-	assert_true(pid > 0);
-	close(fds[1]);
-	while ((n = read(fds[0], buf + len, sizeof buf - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	buf[len] = '\0';
-	return strdup(buf);
-}
-
 static void
 flag_comes_first(void **state)
 {
+	struct caller_env env = user_env("/env/sock");
+
 	(void)state;
-	clear_env();
-	setenv("TRIAGE_SOCKET", "/env/sock", 1);
-	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-	assert_path("/flag/sock", "/config/sock", "/flag/sock");
-	assert_path("relative.sock", NULL, "relative.sock");
+	assert_path("/flag/sock", "/config/sock", &env, false, "/flag/sock");
+	assert_path("relative.sock", NULL, &env, true, "relative.sock");
 }
 
 static void
 env_comes_before_config(void **state)
 {
+	struct caller_env env = user_env("/env/sock");
+
 	(void)state;
-	clear_env();
-	setenv("TRIAGE_SOCKET", "/env/sock", 1);
-	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-	assert_path(NULL, "/config/sock", "/env/sock");
-	assert_path(NULL, NULL, "/env/sock");
+	assert_path(NULL, "/config/sock", &env, true, "/env/sock");
+	assert_path(NULL, NULL, &env, false, "/env/sock");
 }
 
 static void
 empty_env_counts_as_unset(void **state)
 {
+	struct caller_env env = user_env("");
+
 	(void)state;
-	clear_env();
-	setenv("TRIAGE_SOCKET", "", 1);
-	assert_path(NULL, "/config/sock", "/config/sock");
-	assert_path(NULL, NULL, CLIENT_SOCKET_SYSTEM);
+	env.xdg_runtime_dir = NULL;
+	assert_path(NULL, "/config/sock", &env, true, "/config/sock");
+	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
 }
 
 static void
 config_comes_before_runtime_dir(void **state)
 {
+	struct caller_env env = user_env(NULL);
+
 	(void)state;
-	clear_env();
-	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-	assert_path(NULL, "/config/sock", "/config/sock");
+	assert_path(NULL, "/config/sock", &env, true, "/config/sock");
 }
 
 static void
 runtime_dir_for_a_user(void **state)
 {
-	char want[256], sub[256], *path;
+	struct caller_env env = user_env(NULL);
+	char want[256], sub[256], slash[256];
 
 	(void)state;
-	clear_env();
-	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
 	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
-	path = path_as_user(true);
-	assert_string_equal(path, want);
-	free(path);
+	assert_path(NULL, NULL, &env, true, want);
 
 	/* A client: the system daemon until the user's own made triage/. */
-	path = path_as_user(false);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
+	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
 	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
 	assert_int_equal(mkdir(sub, 0755), 0);
-	path = path_as_user(false);
-	assert_string_equal(path, want);
-	free(path);
+	assert_path(NULL, NULL, &env, false, want);
 	assert_int_equal(rmdir(sub), 0);
 
 	/* A trailing slash does not double. */
-	snprintf(want, sizeof want, "%s/", runtime_dir);
-	setenv("XDG_RUNTIME_DIR", want, 1);
-	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
-	path = path_as_user(true);
-	assert_string_equal(path, want);
-	free(path);
+	snprintf(slash, sizeof slash, "%s/", runtime_dir);
+	env.xdg_runtime_dir = slash;
+	assert_path(NULL, NULL, &env, true, want);
 }
 
 static void
 runtime_dir_missing_falls_to_system(void **state)
 {
-	char missing[256], *path;
+	struct caller_env env = user_env(NULL);
+	char missing[256];
 
 	(void)state;
-	clear_env();
 	snprintf(missing, sizeof missing, "%s/nonexistent", runtime_dir);
-	setenv("XDG_RUNTIME_DIR", missing, 1);
-	path = path_as_user(true);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
-
-	unsetenv("XDG_RUNTIME_DIR");
-	path = path_as_user(true);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
-
-	setenv("XDG_RUNTIME_DIR", "", 1);
-	path = path_as_user(true);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
+	env.xdg_runtime_dir = missing;
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	env.xdg_runtime_dir = NULL;
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	env.xdg_runtime_dir = "";
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
 }
 
 static void
 runtime_dir_not_a_directory_or_relative(void **state)
 {
-	char *path;
+	struct caller_env env = user_env(NULL);
 
 	(void)state;
-	clear_env();
-	setenv("XDG_RUNTIME_DIR", "/dev/null", 1);
-	path = path_as_user(true);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
+	env.xdg_runtime_dir = "/dev/null";
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
 
 	/* The XDG spec: a relative path is to be ignored. */
 	assert_int_equal(chdir("/"), 0);
-	setenv("XDG_RUNTIME_DIR", "tmp", 1);
-	path = path_as_user(true);
-	assert_string_equal(path, CLIENT_SOCKET_SYSTEM);
-	free(path);
+	env.xdg_runtime_dir = "tmp";
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
 }
 
 static void
 root_uses_the_system_socket(void **state)
 {
+	struct caller_env env = user_env(NULL);
+	char sub[256];
+
 	(void)state;
-	if (geteuid() != 0)
-		skip();
-	clear_env();
+	env.euid = 0;
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
+	assert_int_equal(rmdir(sub), 0);
+}
+
+/* Only what the caller passes counts: not our own uid or environment. */
+static void
+the_process_environment_is_not_read(void **state)
+{
+	struct caller_env env = { .euid = 0 };
+	char want[256];
+
+	(void)state;
+	setenv("TRIAGE_SOCKET", "/from/the/process", 1);
 	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-	assert_path(NULL, NULL, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	env.euid = geteuid() == 0 ? USER_UID : 0;
+	env.xdg_runtime_dir = runtime_dir;
+	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
+	assert_path(NULL, NULL, &env, true,
+	    env.euid == 0 ? CLIENT_SOCKET_SYSTEM : want);
+	unsetenv("TRIAGE_SOCKET");
+	unsetenv("XDG_RUNTIME_DIR");
 }
 
 int
@@ -238,6 +204,7 @@ main(void)
 		cmocka_unit_test(runtime_dir_missing_falls_to_system),
 		cmocka_unit_test(runtime_dir_not_a_directory_or_relative),
 		cmocka_unit_test(root_uses_the_system_socket),
+		cmocka_unit_test(the_process_environment_is_not_read),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "caller-env.h"
 #include "config.h"
 
 /* Each test gets a fresh directory for its config files. */
@@ -28,6 +29,17 @@ struct fixture {
 };
 
 static struct fixture *fx;
+
+/* Who loads the config in most tests: a user, not root, with a home and no
+ * XDG variables, whoever runs the tests and whatever their environment. */
+static const struct caller_env user_env = {
+	.euid = 1000,
+	.home = "/home/tester",
+};
+static const struct caller_env root_env = {
+	.euid = 0,
+	.home = "/root",
+};
 
 static int
 fixture_setup(void **state)
@@ -94,11 +106,11 @@ write_file(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
-/* Loads text as <dir>/triage.conf, which must be good. */
+/* Loads text as <dir>/triage.conf for env, which must be good. */
 static struct config *
-load_ok(const char *text)
+load_ok_as(const char *text, const struct caller_env *env)
 {
-	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config_opts opts = { fx->conf, false, fx->no_limit, env };
 	struct config *cfg;
 	char *cause = NULL;
 
@@ -110,12 +122,19 @@ load_ok(const char *text)
 	return cfg;
 }
 
+/* Loads text as <dir>/triage.conf for a user, which must be good. */
+static struct config *
+load_ok(const char *text)
+{
+	return load_ok_as(text, &user_env);
+}
+
 /* Loads text as <dir>/triage.conf, which must be refused; returns the
  * cause, which the caller frees. */
 static char *
 load_bad(const char *text)
 {
-	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config_opts opts = { fx->conf, false, fx->no_limit, &user_env };
 	struct config *cfg;
 	char *cause = NULL;
 
@@ -235,7 +254,7 @@ assert_builtin_priorities(const struct config *cfg)
 static void
 builtin_defaults_without_a_file(void **state)
 {
-	struct config_opts opts = { NULL, false, fx->no_limit };
+	struct config_opts opts = { NULL, false, fx->no_limit, &user_env };
 	struct config *cfg;
 	char *cause = NULL;
 
@@ -260,59 +279,119 @@ builtin_defaults_without_a_file(void **state)
 	assert_int_equal(cfg->max_output, 16 * 1024 * 1024);
 	assert_int_equal(cfg->keep_finished_ms, UINT64_C(7) * 86400000);
 	assert_false(cfg->has_admin_group);
-	assert_int_equal(cfg->run_as_submitter, geteuid() == 0);
+	assert_false(cfg->run_as_submitter);	/* not root */
 	assert_int_equal(cfg->log_level, LOG_INFO);
 	assert_builtin_priorities(cfg);
 	config_free(cfg);
 }
 
+/* Loads the built-in defaults for env; returns the config (NULL when
+ * refused, with *cause set). */
+static struct config *
+load_defaults_as(const struct caller_env *env, char **cause)
+{
+	struct config_opts opts = { NULL, false, fx->no_limit, env };
+
+	*cause = NULL;
+	return config_load(&opts, cause);
+}
+
 static void
 state_dir_default_follows_euid_and_xdg(void **state)
 {
-	struct config_opts opts = { NULL, false, fx->no_limit };
-	char *old_xdg = getenv("XDG_STATE_HOME"), *saved = NULL, *want;
+	struct caller_env env = user_env;
 	struct config *cfg;
-	char *cause = NULL;
+	char *cause, *want;
 
 	(void)state;
-	if (old_xdg != NULL)
-		saved = strdup(old_xdg);
+	cfg = load_defaults_as(&root_env, &cause);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->state_dir, "/var/lib/triage");
+	config_free(cfg);
+
+	env.xdg_state_home = fx->dir;
+	cfg = load_defaults_as(&env, &cause);
+	assert_non_null(cfg);
+	assert_true(asprintf(&want, "%s/triage", fx->dir) != -1);
+	assert_string_equal(cfg->state_dir, want);
+	free(want);
+	config_free(cfg);
+
+	/* Root's stays in /var/lib whatever its XDG_STATE_HOME says. */
+	env.euid = 0;
+	cfg = load_defaults_as(&env, &cause);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->state_dir, "/var/lib/triage");
+	config_free(cfg);
+	env.euid = user_env.euid;
+
+	/* A relative XDG_STATE_HOME is ignored, as the XDG spec says, and so
+	 * is an empty one: the home's then. */
+	env.xdg_state_home = "relative";
+	cfg = load_defaults_as(&env, &cause);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->state_dir, "/home/tester/.local/state/triage");
+	config_free(cfg);
+	env.xdg_state_home = "";
+	cfg = load_defaults_as(&env, &cause);
+	assert_non_null(cfg);
+	assert_string_equal(cfg->state_dir, "/home/tester/.local/state/triage");
+	config_free(cfg);
+
+	/* No home to put it in (none, or not an absolute path). */
+	env.xdg_state_home = NULL;
+	env.home = NULL;
+	assert_null(load_defaults_as(&env, &cause));
+	assert_string_equal(cause, "state_dir: not set, and there is no home "
+	    "directory to put it in");
+	free(cause);
+	env.home = "relative/home";
+	assert_null(load_defaults_as(&env, &cause));
+	assert_non_null(strstr(cause, "no home directory"));
+	free(cause);
+}
+
+/* Only what the caller passes counts: not our own uid or environment. */
+static void
+the_process_environment_is_not_read(void **state)
+{
+	struct caller_env env = user_env;
+	const char *old_home = getenv("HOME");
+	char *home = old_home != NULL ? strdup(old_home) : NULL;
+	struct config *cfg;
+	char *cause;
+	bool optional;
+
+	(void)state;
 	setenv("XDG_STATE_HOME", fx->dir, 1);
-	cfg = config_load(&opts, &cause);
+	setenv("HOME", "/home/from-the-process", 1);
+	setenv("TRIAGE_CONFIG", "/from/the/process.conf", 1);
+	cfg = load_defaults_as(&env, &cause);
 	assert_non_null(cfg);
-	if (geteuid() == 0)
-		assert_string_equal(cfg->state_dir, "/var/lib/triage");
-	else {
-		assert_true(asprintf(&want, "%s/triage", fx->dir) != -1);
-		assert_string_equal(cfg->state_dir, want);
-		free(want);
-	}
+	assert_string_equal(cfg->state_dir, "/home/tester/.local/state/triage");
+	assert_false(cfg->run_as_submitter);
 	config_free(cfg);
-
-	/* A relative XDG_STATE_HOME is ignored, as the XDG spec says. */
-	setenv("XDG_STATE_HOME", "relative", 1);
-	cfg = config_load(&opts, &cause);
+	/* Whoever runs the tests, root's defaults are root's. */
+	cfg = load_defaults_as(&root_env, &cause);
 	assert_non_null(cfg);
-	if (geteuid() == 0)
-		assert_string_equal(cfg->state_dir, "/var/lib/triage");
-	else {
-		assert_true(strstr(cfg->state_dir, "/.local/state/triage") !=
-		    NULL);
-		assert_true(cfg->state_dir[0] == '/');
-	}
+	assert_string_equal(cfg->state_dir, "/var/lib/triage");
+	assert_true(cfg->run_as_submitter);
 	config_free(cfg);
-
-	if (saved != NULL) {
-		setenv("XDG_STATE_HOME", saved, 1);
-		free(saved);
+	assert_string_equal(config_path(NULL, &env, &optional),
+	    CONFIG_DEFAULT_PATH);
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("TRIAGE_CONFIG");
+	if (home != NULL) {
+		setenv("HOME", home, 1);
+		free(home);
 	} else
-		unsetenv("XDG_STATE_HOME");
+		unsetenv("HOME");
 }
 
 static void
 missing_optional_file_gives_builtin_defaults(void **state)
 {
-	struct config_opts opts = { fx->conf, true, fx->no_limit };
+	struct config_opts opts = { fx->conf, true, fx->no_limit, &user_env };
 	struct config *cfg;
 	char *cause = NULL;
 
@@ -328,7 +407,7 @@ missing_optional_file_gives_builtin_defaults(void **state)
 static void
 missing_required_file_is_an_error_naming_it(void **state)
 {
-	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config_opts opts = { fx->conf, false, fx->no_limit, &user_env };
 	char *cause = NULL, *want;
 
 	(void)state;
@@ -345,7 +424,7 @@ missing_required_file_is_an_error_naming_it(void **state)
 static void
 unreadable_file_is_an_error_even_if_optional(void **state)
 {
-	struct config_opts opts = { fx->conf, true, fx->no_limit };
+	struct config_opts opts = { fx->conf, true, fx->no_limit, &user_env };
 	char *cause = NULL, *want;
 
 	(void)state;
@@ -494,9 +573,12 @@ every_boolean_word_is_accepted(void **state)
 	for (i = 0; i < 4; i++) {
 		assert_true(asprintf(&conf, "[daemon]\nrun_as_submitter = %s\n",
 		    yes[i]) != -1);
-		cfg = load_ok(conf);
+		cfg = load_ok_as(conf, &root_env);
+		assert_true(cfg->run_as_submitter);
+		config_free(cfg);
 		/* Only root can run jobs as someone else. */
-		assert_int_equal(cfg->run_as_submitter, geteuid() == 0);
+		cfg = load_ok(conf);
+		assert_false(cfg->run_as_submitter);
 		config_free(cfg);
 		free(conf);
 		assert_true(asprintf(&conf, "[daemon]\nrun_as_submitter = %s\n",
@@ -785,7 +867,7 @@ workers_are_raised_to_slots(void **state)
 static void
 slots_auto_follows_the_cgroup_quota(void **state)
 {
-	struct config_opts opts = { fx->conf, false, NULL };
+	struct config_opts opts = { fx->conf, false, NULL, &user_env };
 	struct config *cfg;
 	char *cause = NULL, quota[160];
 	unsigned want = affinity() < 2 ? affinity() : 2;
@@ -875,7 +957,7 @@ byte_order_mark_and_trailing_space_are_ignored(void **state)
 static void
 nul_byte_in_a_line_is_an_error(void **state)
 {
-	struct config_opts opts = { fx->conf, false, fx->no_limit };
+	struct config_opts opts = { fx->conf, false, fx->no_limit, &user_env };
 	static const char text[] = "[daemon]\nslots = 2\0junk\nworkers = 3\n";
 	char *cause = NULL;
 	FILE *f;
@@ -1187,25 +1269,27 @@ all_errors_are_reported_together_in_line_order(void **state)
 static void
 config_path_prefers_flag_then_environment(void **state)
 {
-	const char *old = getenv("TRIAGE_CONFIG");
-	char *saved = old != NULL ? strdup(old) : NULL;
+	struct caller_env env = user_env;
 	bool optional = true;
 
 	(void)state;
-	setenv("TRIAGE_CONFIG", "/from/env.conf", 1);
-	assert_string_equal(config_path("/from/flag.conf", &optional),
+	env.triage_config = "/from/env.conf";
+	assert_string_equal(config_path("/from/flag.conf", &env, &optional),
 	    "/from/flag.conf");
 	assert_false(optional);
 	optional = true;
-	assert_string_equal(config_path(NULL, &optional), "/from/env.conf");
+	assert_string_equal(config_path(NULL, &env, &optional),
+	    "/from/env.conf");
 	assert_false(optional);
-	unsetenv("TRIAGE_CONFIG");
-	assert_string_equal(config_path(NULL, &optional), CONFIG_DEFAULT_PATH);
+	env.triage_config = "";		/* counts as unset */
+	assert_string_equal(config_path(NULL, &env, &optional),
+	    CONFIG_DEFAULT_PATH);
 	assert_true(optional);
-	if (saved != NULL) {
-		setenv("TRIAGE_CONFIG", saved, 1);
-		free(saved);
-	}
+	env.triage_config = NULL;
+	optional = false;
+	assert_string_equal(config_path(NULL, &env, &optional),
+	    CONFIG_DEFAULT_PATH);
+	assert_true(optional);
 }
 
 static void
@@ -1271,6 +1355,7 @@ main(void)
 		T(line_too_long_is_an_error_not_a_misparse),
 		T(all_errors_are_reported_together_in_line_order),
 		T(config_path_prefers_flag_then_environment),
+		T(the_process_environment_is_not_read),
 		T(priority_find_returns_the_sorted_index),
 	};
 

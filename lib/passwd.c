@@ -1,0 +1,49 @@
+/* passwd.c - a uid's name and home from the password database, with
+ * getpwuid_r and a buffer grown until the entry fits. */
+#include <errno.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passwd.h"
+
+/* getpwuid_r's buffer starts here and doubles up to the cap on ERANGE. */
+#define PASSWD_BUF_MIN 1024
+#define PASSWD_BUF_MAX (1024 * 1024)
+
+int
+passwd_lookup(uid_t uid, char **name, char **home)
+{
+	struct passwd pw, *result = NULL;
+	size_t size = PASSWD_BUF_MIN;
+	char *buf, *n = NULL, *h = NULL;
+	int error;
+
+	for (;;) {
+		if ((buf = malloc(size)) == NULL)
+			return -1;
+		error = getpwuid_r(uid, &pw, buf, size, &result);
+		if (error != ERANGE || size >= PASSWD_BUF_MAX)
+			break;
+		free(buf);
+		size *= 2;
+	}
+	if (error != 0 || result == NULL) {
+		free(buf);
+		errno = error != 0 ? error : ENOENT;
+		return -1;
+	}
+	if ((name != NULL && (n = strdup(pw.pw_name)) == NULL) ||
+	    (home != NULL && (h = strdup(pw.pw_dir)) == NULL)) {
+		free(n);
+		free(buf);
+		errno = ENOMEM;
+		return -1;
+	}
+	free(buf);
+	if (name != NULL)
+		*name = n;
+	if (home != NULL)
+		*home = h;
+	return 0;
+}

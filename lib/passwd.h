@@ -1,0 +1,16 @@
+/* passwd.h - one uid's entry in the password database, for the callers of
+ * lib/ that need a home directory or a user name it does not look up. */
+#ifndef TRIAGE_PASSWD_H
+#define TRIAGE_PASSWD_H
+
+#include <sys/types.h>
+
+/*
+ * Looks uid up with getpwuid_r and sets *name to its user name and *home to
+ * its home directory, allocated copies the caller frees (pass NULL for one
+ * that is not wanted). Returns 0, or -1 with errno ENOENT (no such uid),
+ * ENOMEM, or getpwuid_r's error, and then sets nothing.
+ */
+int passwd_lookup(uid_t uid, char **name, char **home);
+
+#endif
