@@ -314,6 +314,9 @@ main(int argc, char **argv)
 	if (server_check(socket_path, &cause) != 0)
 		fatalx("not starting: %s", cause ? cause : "out of memory");
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit fails the write (EFBIG), as a full disk does;
+	 * the store copes with that, and must not die of it. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	if ((td.base = event_base_new()) == NULL)
 		fatalx("cannot make the event loop");

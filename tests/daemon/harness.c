@@ -875,6 +875,36 @@ tppid(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z'...), 0 if gone. */
+static char
+tproc_state(pid_t pid)
+{
+	char path[64], buf[512], *p, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	if (fgets(buf, sizeof buf, f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL)
+		st = p[2];
+	fclose(f);
+	return st;
+}
+
+void
+tstop(pid_t pid)
+{
+	int i;
+
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	/* The signal takes effect when the process next runs. */
+	for (i = 0; i < HARNESS_TIMEOUT_MS && tproc_state(pid) != 'T'; i++)
+		tsleep_ms(1);
+	if (tproc_state(pid) != 'T')
+		fail_msg("process %d did not stop", (int)pid);
+}
+
 bool
 tlog_has(const struct tdaemon *d, const char *text)
 {

@@ -100,6 +100,8 @@ const char *tbin(const char *name);
 bool tpid_alive(pid_t pid);
 /* The parent of pid (0 when it is gone): a job's worker, say. */
 pid_t tppid(pid_t pid);
+/* SIGSTOP to pid, and waits until it is stopped. */
+void tstop(pid_t pid);
 /* Waits until the daemon's log holds text (fails after 30 s). */
 void twait_log(const struct tdaemon *d, const char *text);
 /* True when the daemon's log holds text. */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -71,10 +73,17 @@ note_terminal(const json_t *job)
 		    (long long)tjint(job, "attempt"));
 }
 
+static bool
+job_running_or_queued(const json_t *job)
+{
+	return strcmp(tstate(job), "queued") == 0 ||
+	    strcmp(tstate(job), "running") == 0;
+}
+
 /* Reads the watcher's notifications for at most ms, or until the daemon
- * is gone (ms < 0). */
+ * is gone (ms < 0), or (until_end) until one reports an end. */
 static void
-read_watch(struct client *w, int ms)
+read_watch(struct client *w, int ms, bool until_end)
 {
 	struct client_error e;
 	json_t *msg;
@@ -92,6 +101,11 @@ read_watch(struct client *w, int ms)
 			return;
 		}
 		note_terminal(json_object_get(msg, "params"));
+		if (until_end && !job_running_or_queued(
+		    json_object_get(msg, "params"))) {
+			json_decref(msg);
+			return;
+		}
 		json_decref(msg);
 		if (ms < 0)
 			continue;
@@ -232,13 +246,15 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 		send_batch(c, d, round);
 		read_acks(c, BATCH);
 		/* Jobs start and end, commits come and go: a random moment
-		 * of that, with more submissions on their way, is the kill. */
-		read_watch(w, rand() % 250);
+		 * of that, with more submissions on their way, is the kill;
+		 * often right after an end was reported, where a report sent
+		 * ahead of its commit would show. */
+		read_watch(w, rand() % 250, false);
 		send_batch(c, d, round + 1);
-		read_watch(w, rand() % 40);
+		read_watch(w, rand() % 100, rand() % 2 == 0);
 		tdaemon_crash(d);
 		read_acks(c, BATCH);
-		read_watch(w, -1);
+		read_watch(w, -1, false);
 		client_free(c);
 		client_free(w);
 		for (i = 0; i < FLOODERS; i++)
@@ -293,27 +309,155 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 	tdaemon_end(d, c);
 }
 
+/* Waits until job id's processes wrote n attempts; returns them in v. */
+static void
+wait_runs(const struct tdaemon *d, json_int_t id, int *v, int n)
+{
+	int i;
+
+	for (i = 0; i < 3000 && read_runs(d, id, v, 8) < n; i++)
+		usleep(10000);
+	assert_int_equal(read_runs(d, id, v, 8), n);
+}
+
+/* Commits of the daemon fail (EFBIG) from now on, or work again. */
+static void
+break_store(const struct tdaemon *d, bool broken)
+{
+	struct rlimit rl = { broken ? 1 : RLIM_INFINITY, RLIM_INFINITY };
+
+	assert_int_equal(prlimit(d->pid, RLIMIT_FSIZE, &rl, NULL), 0);
+}
+
+/* A job that writes its attempt into runs/ID, then waits for gate. */
+static int64_t
+submit_recorded(struct client *c, const struct tdaemon *d, const char *gate,
+    const char *prio)
+{
+	char script[800];
+
+	snprintf(script, sizeof script, "echo \"$TRIAGE_ATTEMPT\" >> "
+	    "%s/runs/$TRIAGE_JOB_ID; while [ ! -e %s/%s ]; do sleep 0.02; "
+	    "done", d->dir, d->dir, gate);
+	return tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c", script,
+	    "priority", prio);
+}
+
 /*
- * A worker that cannot act on the daemon's death (stopped here) leaves its
- * job running. The next start kills that very process group before the job
- * runs again, so two attempts never run at once.
+ * While nothing can be written, nothing is told and nothing starts: a job
+ * that ends is not reported, a cancel is not answered, a resumed queue
+ * starts nothing. A crash then undoes nothing anyone heard of, and no
+ * attempt runs twice.
+ */
+static void
+test_nothing_is_told_or_started_while_commits_fail(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	struct client *c = tconnect(d), *w = tconnect(d), *k = tconnect(d);
+	struct client_error e;
+	int64_t ended, resumed, canceled, got;
+	int runs[8], i;
+	char path[400];
+	json_t *msg, *job;
+
+	(void)state;
+	snprintf(path, sizeof path, "%s/runs", d->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	json_decref(tcall(w, "watch", "{}"));
+	ended = submit_recorded(c, d, "end", "high");
+	(void)trunning_pid(c, ended);
+	json_decref(tcall(c, "pause", "{ss}", "priority", "low"));
+	resumed = submit_recorded(c, d, "never", "low");
+	canceled = submit_recorded(c, d, "never", "low");
+	for (i = 0; i < 4; i++)	/* queued x3, running */
+		json_decref(tnotification(w));
+
+	/* (Its log is a file too: it says nothing until the end.) */
+	break_store(d, true);
+	topen_gate(d, "end");
+	/* get shows the daemon's view, ahead of the disk. */
+	do {
+		job = tget(c, ended);
+		i = strcmp(tstate(job), "succeeded");
+		json_decref(job);
+	} while (i != 0 && usleep(10000) == 0);
+	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]}", "argv",
+	    "true"), -32603);
+	/* The end of the job is not on disk: nobody hears of it. */
+	msg = client_notification(w, 300, &e);
+	if (msg != NULL)
+		fail_msg("told %s", json_dumps(msg, 0));
+	/* Nor of a cancel, which would not be on disk either. */
+	assert_true(client_send(k, "cancel", json_pack("{sI}", "id",
+	    (json_int_t)canceled), &e) > 0);
+	assert_null(client_recv(k, &got, 300, &e));
+	assert_int_equal(errno, ETIMEDOUT);
+	/* A job granted its slot does not start: its start cannot be
+	 * recorded (commits are retried each second: this spans two). */
+	json_decref(tcall(c, "resume", "{ss}", "priority", "low"));
+	for (i = 0; i < 150; i++) {
+		assert_int_equal(read_runs(d, resumed, runs, 8), 0);
+		usleep(10000);
+	}
+
+	tdaemon_crash(d);
+	client_free(k);
+	client_free(w);
+	client_free(c);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	/* The ended job's success was never written: it runs again as a
+	 * new attempt, which nobody mistook for a repeat. */
+	job = twait(c, ended);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	wait_runs(d, ended, runs, 2);
+	assert_int_equal(runs[0], 1);
+	assert_int_equal(runs[1], 2);
+	/* The cancel nobody was told of did not happen. */
+	job = tget(c, canceled);
+	assert_string_equal(tstate(job), "queued");
+	json_decref(job);
+	/* The resumed job never began before the crash: now it does, once,
+	 * as its first attempt. */
+	(void)trunning_pid(c, resumed);
+	wait_runs(d, resumed, runs, 1);
+	assert_int_equal(runs[0], 1);
+	topen_gate(d, "never");
+	json_decref(twait(c, canceled));
+	tdaemon_end(d, c);
+}
+
+/*
+ * A worker that cannot act on the daemon's death (stopped here; frozen by
+ * a cgroup, or stuck in the kernel, in real life) leaves its job running.
+ * The next start kills that very process group before the job runs again,
+ * so two attempts never run at once.
+ *
+ * The test adopts the daemon's orphans: a stopped worker adopted by init
+ * would be in an orphaned process group, which the kernel wakes with
+ * SIGHUP and SIGCONT, and that would end it before the restart.
  */
 static void
 test_restart_kills_what_a_stuck_worker_left_running(void **state)
 {
-	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
+	struct tdaemon *d;
+	struct client *c;
 	pid_t pid, worker, again;
 	int64_t id;
 	json_t *job;
 
 	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	d = tdaemon_start(NULL);
+	c = tconnect(d);
 	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
 	    "echo $$; exec sleep 300");
 	pid = toutput_pid(c, id);
 	worker = tppid(pid);
 	assert_true(worker > 0);
-	assert_int_equal(kill(worker, SIGSTOP), 0);
+	tstop(worker);
 	client_free(c);
 	tdaemon_crash(d);
 	assert_true(tpid_alive(pid));
@@ -328,9 +472,13 @@ test_restart_kills_what_a_stuck_worker_left_running(void **state)
 	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
 	kill(worker, SIGKILL);
+	assert_int_equal(waitpid(worker, NULL, 0), worker);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	json_decref(twait(c, id));
 	tdaemon_end(d, c);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;	/* what else of the first daemon came to us */
 }
 
 int
@@ -338,6 +486,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crashes_never_undo_what_clients_were_told),
+		cmocka_unit_test(test_nothing_is_told_or_started_while_commits_fail),
 		cmocka_unit_test(test_restart_kills_what_a_stuck_worker_left_running),
 	};
 

@@ -106,7 +106,7 @@ test_stuck_worker_loses_its_job_to_the_daemon(void **state)
 	pid = toutput_pid(c, id);
 	worker = tppid(pid);
 	assert_true(worker > 0);
-	assert_int_equal(kill(worker, SIGSTOP), 0);
+	tstop(worker);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	job = twait(c, id);
 	assert_string_equal(tstate(job), "canceled");
