@@ -194,8 +194,11 @@ server_open(struct triaged *td, const char *path, char **cause)
 		free(srv);
 		return NULL;
 	}
+	/* Backlog 0: the socket already listens with SOMAXCONN, and any
+	 * other value makes libevent call listen() again with it (-1 means
+	 * 128), which refuses bursts of non-blocking connects. */
 	srv->listener = evconnlistener_new(td->base, server_accept_cb, srv,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (srv->listener == NULL) {
 		close(fd);
 		unlink(path);
