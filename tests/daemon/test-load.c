@@ -21,8 +21,11 @@
 
 #include "harness.h"
 
-/* What the issue asks of other clients' calls while one client misbehaves. */
+/* What the issue asks of other clients' calls while one client misbehaves;
+ * and no call held up for long at all (the daemon used to stall the others
+ * for seconds at once: 7.8 s for a batch, 1.6 s for a large list). */
 #define LOAD_P99_MS 50.0
+#define LOAD_MAX_MS 1000.0
 /*
  * The daemon's peak resident size while a client sends batches of 300
  * `list` requests over 1,000 jobs and reads nothing. Those replies would be
@@ -207,6 +210,7 @@ flood_and_measure(struct tdaemon *d, struct client *c, const char *params)
 	if (p99 >= LOAD_P99_MS || hwm >= LOAD_RSS_MAX_KB)
 		tdaemon_dump_log(d);
 	assert_true(p99 < LOAD_P99_MS);
+	assert_true(max < LOAD_MAX_MS);
 	assert_true(hwm < LOAD_RSS_MAX_KB);
 }
 
@@ -228,9 +232,10 @@ test_client_not_reading_its_batches_does_not_hold_up_others(void **state)
 }
 
 /*
- * The reader of a list of n jobs: exit 0 when all came, in order, with the
- * time (ms) until the whole reply was in written to out. Reads the raw line
- * itself, so that the time is the daemon's, not the JSON parser's.
+ * The reader of a list of n jobs: writes the time (ms) until the whole reply
+ * was in to out as soon as it is, then exits 0 if all the jobs came, in
+ * order. Reads the raw line itself, so that the time is the daemon's, not
+ * the JSON parser's.
  */
 static void
 list_reader(const struct tdaemon *d, int n, int out)
@@ -267,6 +272,8 @@ list_reader(const struct tdaemon *d, int n, int out)
 			break;
 	}
 	t = now_ms() - t;
+	if (write(out, &t, sizeof t) != sizeof t)
+		_exit(7);
 	if ((res = json_loadb(buf, len, 0, &jerr)) == NULL)
 		_exit(4);
 	jobs = json_object_get(json_object_get(res, "result"), "jobs");
@@ -278,8 +285,6 @@ list_reader(const struct tdaemon *d, int n, int out)
 			_exit(6);
 		last = tjint(job, "id");
 	}
-	if (write(out, &t, sizeof t) != sizeof t)
-		_exit(7);
 	_exit(0);
 }
 
@@ -327,11 +332,12 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 		lat[n++] = timed_stats(c);
 		nanosleep(&pace, NULL);
 	}
+	if (read(result[0], &took, sizeof took) != sizeof took)
+		took = -1;
+	close(result[0]);
 	assert_int_equal(waitpid(reader, &status, 0), reader);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the list reader failed (status %#x)", status);
-	assert_int_equal(read(result[0], &took, sizeof took), sizeof took);
-	close(result[0]);
 	hwm = daemon_kb(d, "VmHWM");
 
 	p50 = percentile(lat, (size_t)n, 50);
@@ -340,6 +346,7 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 	    "meanwhile: p50 %.2f ms, p99 %.2f ms, max %.2f ms; daemon peak RSS %ld KiB\n",
 	    N, took, n, p50, p99, lat[n - 1], hwm);
 	assert_true(p99 < LOAD_P99_MS);
+	assert_true(lat[n - 1] < LOAD_MAX_MS);
 	free(lat);
 	tdaemon_end(d, c);
 }
