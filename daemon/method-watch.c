@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "config.h"
-#include "conn.h"
 #include "method.h"
 #include "rpc.h"
 #include "triaged.h"
