@@ -1,10 +1,12 @@
 /* conn.c - one client connection: line framing with the max_request limit,
- * the peer's credentials, its pending requests, and its outgoing messages. */
+ * the peer's credentials, and its outgoing bytes, with backpressure. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -14,18 +16,42 @@
 #include "config.h"
 #include "conn.h"
 #include "log.h"
-#include "rpc.h"
 #include "triaged.h"
-#include "watch.h"
 
 /* How far behind in reading a client may fall (a watcher that never reads,
  * say) before it loses its connection, on top of one largest request. */
 #define CONN_MAX_BACKLOG (64u << 20)
+/* Unsent bytes of every client together: past it, the client that would
+ * add more is dropped, so slow readers cannot take the daemon's memory. */
+#define CONN_BUDGET ((size_t)256 << 20)
+/* Over this much unsent output a connection is congested: nothing more is
+ * read from it or produced for it until the output is under CONN_LOW. A
+ * reading client empties it faster than it fills; one that does not read
+ * costs no more than this. */
+#define CONN_HIGH (1u << 20)
+#define CONN_LOW (256u << 10)
+/* Lines handled for one connection in a turn of the loop before the others
+ * get theirs. */
+#define CONN_TURN_US 2000
+/* Once unsent output of this size or more has gone (written out, or its
+ * client gone), the heap pages it used go back to the system
+ * (malloc_trim), at most once per CONN_TRIM_MS: trimming walks the whole
+ * heap, and is pointless while replies stream in small pieces. */
+#define CONN_TRIM_BYTES ((size_t)16 << 20)
+#define CONN_TRIM_MS 1000
+
+struct conn_hook {
+	TAILQ_ENTRY(conn_hook) entry;
+	conn_hook_cb cb;
+	void *arg;
+};
+TAILQ_HEAD(conn_hooks, conn_hook);
 
 struct conn {
 	TAILQ_ENTRY(conn) entry;
 	struct triaged *td;
 	struct bufferevent *bev;	/* NULL once closed */
+	struct event *turn_ev;		/* the next turn: more lines, a drop */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -34,19 +60,37 @@ struct conn {
 	unsigned refs;
 	bool read_eof;			/* the client will send no more */
 	bool closing;			/* close once the output is flushed */
-	struct rpc_reqs pending;
-	unsigned npending;
-	struct watch *watch;
+	bool dropping;			/* close at the next turn */
+	bool hold;			/* the reader holds the lines */
+	bool want_room;			/* someone waits for the output to drain */
+	bool streaming;			/* a message is open on the output */
+	struct evbuffer *waiting;	/* whole messages behind the stream */
+	size_t counted;			/* unsent bytes in conn_total */
+	size_t held;			/* the reader's, through conn_hold */
+	unsigned work;			/* owed to the client: conn_work_begin */
+	conn_line_cb line_cb;
+	conn_hook_cb room_cb;
+	void *reader_arg;
+	struct conn_hooks close_hooks;
 };
 
 static TAILQ_HEAD(, conn) conn_list = TAILQ_HEAD_INITIALIZER(conn_list);
 static unsigned conn_nlist;
 static void (*conn_closed_cb)(void *);
 static void *conn_closed_arg;
+/* Unsent bytes of every connection (output, waiting, held). */
+static size_t conn_total;
+/* The most conn_total was since the last malloc_trim. */
+static size_t conn_peak;
+static bool conn_trim_scheduled;
+static uint64_t conn_last_trim_ms;
 
 static void conn_read_cb(struct bufferevent *, void *);
 static void conn_write_cb(struct bufferevent *, void *);
 static void conn_event_cb(struct bufferevent *, short, void *);
+static void conn_turn_cb(evutil_socket_t, short, void *);
+static void conn_count_cb(struct evbuffer *, const struct evbuffer_cb_info *,
+    void *);
 
 /* SO_PEERGROUPS answers ERANGE with the size it needs when ours is short. */
 static void
@@ -71,6 +115,15 @@ conn_read_groups(struct conn *conn, int fd)
 	free(groups);
 }
 
+static uint64_t
+conn_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 struct conn *
 conn_new(struct triaged *td, int fd)
 {
@@ -89,26 +142,56 @@ conn_new(struct triaged *td, int fd)
 	conn->gid = cred.gid;
 	conn->pid = cred.pid;
 	conn->refs = 1;
-	TAILQ_INIT(&conn->pending);
+	TAILQ_INIT(&conn->close_hooks);
 	conn_read_groups(conn, fd);
-	conn->bev = bufferevent_socket_new(td->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (conn->bev == NULL) {
-		free(conn->groups);
-		free(conn);
-		return NULL;
+	conn->turn_ev = evtimer_new(td->base, conn_turn_cb, conn);
+	if (conn->turn_ev == NULL || (conn->waiting = evbuffer_new()) == NULL ||
+	    evbuffer_add_cb(conn->waiting, conn_count_cb, conn) == NULL ||
+	    (conn->bev = bufferevent_socket_new(td->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
+		goto fail;
+	if (evbuffer_add_cb(bufferevent_get_output(conn->bev), conn_count_cb,
+	    conn) == NULL) {
+		/* The caller closes fd. */
+		bufferevent_setfd(conn->bev, -1);
+		bufferevent_free(conn->bev);
+		goto fail;
 	}
 	/* Reading stops when a line reaches max_request without its end:
 	 * that is the moment to refuse it, with nothing more buffered. */
 	bufferevent_setwatermark(conn->bev, EV_READ, 0,
 	    (size_t)td->cfg->max_request + 1);
+	/* The write callback says when a congested output has room again
+	 * (and, at 0, that everything is out). */
+	bufferevent_setwatermark(conn->bev, EV_WRITE, CONN_LOW, 0);
 	bufferevent_setcb(conn->bev, conn_read_cb, conn_write_cb,
 	    conn_event_cb, conn);
-	bufferevent_enable(conn->bev, EV_READ | EV_WRITE);
+	bufferevent_enable(conn->bev, EV_WRITE);
 	TAILQ_INSERT_TAIL(&conn_list, conn, entry);
 	conn_nlist++;
 	log_debug("client connected: uid %u gid %u pid %d", (unsigned)conn->uid,
 	    (unsigned)conn->gid, (int)conn->pid);
 	return conn;
+fail:
+	if (conn->turn_ev != NULL)
+		event_free(conn->turn_ev);
+	if (conn->waiting != NULL)
+		evbuffer_free(conn->waiting);
+	free(conn->groups);
+	free(conn);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+conn_set_reader(struct conn *conn, conn_line_cb line_cb, conn_hook_cb room_cb,
+    void *arg)
+{
+	conn->line_cb = line_cb;
+	conn->room_cb = room_cb;
+	conn->reader_arg = arg;
+	if (conn->bev != NULL && !conn->dropping)
+		bufferevent_enable(conn->bev, EV_READ);
 }
 
 void
@@ -126,51 +209,148 @@ conn_unref(struct conn *conn)
 	free(conn);
 }
 
+/* Every add to and drain from the output (and the messages waiting behind
+ * a stream), so that the budget knows what all clients hold. */
+static void
+conn_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct conn *conn = arg;
+
+	(void)buf;
+	conn->counted += info->n_added;
+	conn->counted -= info->n_deleted;
+	conn_total += info->n_added;
+	conn_total -= info->n_deleted;
+	if (conn_total > conn_peak)
+		conn_peak = conn_total;
+}
+
+static void
+conn_trim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	conn_trim_scheduled = false;
+	conn_last_trim_ms = triaged_mono_ms();
+	conn_peak = conn_total;
+	malloc_trim(0);
+}
+
+/*
+ * The memory of large replies, once written, goes back to the system: glibc
+ * keeps freed heap pages otherwise, and the daemon's size would stay at its
+ * peak.
+ */
+static void
+conn_maybe_trim(struct conn *conn)
+{
+	uint64_t now = triaged_mono_ms(), next;
+	struct timeval tv = { 0, 0 };
+
+	if (conn_trim_scheduled || conn_peak < CONN_TRIM_BYTES ||
+	    conn_total > conn_peak / 4)
+		return;
+	next = conn_last_trim_ms + CONN_TRIM_MS;
+	if (conn_last_trim_ms != 0 && next > now) {
+		tv.tv_sec = (time_t)((next - now) / 1000);
+		tv.tv_usec = (suseconds_t)((next - now) % 1000 * 1000);
+	}
+	if (event_base_once(conn->td->base, -1, EV_TIMEOUT, conn_trim_cb, NULL,
+	    &tv) == 0)
+		conn_trim_scheduled = true;
+}
+
 void
 conn_close(struct conn *conn)
 {
-	struct rpc_req *req;
+	struct conn_hook *hook;
+	struct evbuffer *out;
 
 	if (conn->bev == NULL)
 		return;
 	conn_ref(conn);
+	out = bufferevent_get_output(conn->bev);
+	evbuffer_remove_cb(out, conn_count_cb, conn);
+	evbuffer_remove_cb(conn->waiting, conn_count_cb, conn);
+	conn_total -= conn->counted + conn->held;
+	conn->counted = 0;
+	conn->held = 0;
 	bufferevent_free(conn->bev);
 	conn->bev = NULL;
+	evbuffer_free(conn->waiting);
+	conn->waiting = NULL;
+	event_free(conn->turn_ev);
+	conn->turn_ev = NULL;
 	TAILQ_REMOVE(&conn_list, conn, entry);
 	conn_nlist--;
-	while ((req = TAILQ_FIRST(&conn->pending)) != NULL)
-		rpc_withdraw(req);
-	if (conn->watch != NULL) {
-		watch_free(conn->watch);
-		conn->watch = NULL;
+	/* A hook may remove others: take them one at a time. */
+	while ((hook = TAILQ_FIRST(&conn->close_hooks)) != NULL) {
+		TAILQ_REMOVE(&conn->close_hooks, hook, entry);
+		hook->cb(conn, hook->arg);
+		free(hook);
 	}
 	log_debug("client gone: uid %u pid %d", (unsigned)conn->uid,
 	    (int)conn->pid);
 	if (conn_closed_cb != NULL)
 		conn_closed_cb(conn_closed_arg);
+	conn_maybe_trim(conn);
 	conn->refs--;		/* the list's; ours keeps it alive */
 	conn_unref(conn);
+}
+
+static void
+conn_schedule(struct conn *conn)
+{
+	static const struct timeval now = { 0, 0 };
+
+	/* A timer, not event_active(): an active event runs in this same
+	 * turn, before the loop looks at other clients' sockets again. */
+	if (conn->turn_ev != NULL)
+		evtimer_add(conn->turn_ev, &now);
+}
+
+void
+conn_drop(struct conn *conn, const char *why)
+{
+	if (conn->bev == NULL || conn->dropping)
+		return;
+	log_warnx("client uid %u pid %d %s; connection closed",
+	    (unsigned)conn->uid, (int)conn->pid, why);
+	conn->dropping = true;
+	bufferevent_disable(conn->bev, EV_READ);
+	conn_schedule(conn);
 }
 
 /* A client that sent EOF still gets the answers it is owed; then it goes. */
 static void
 conn_maybe_finish(struct conn *conn)
 {
-	if (conn->bev == NULL)
+	if (conn->bev == NULL || conn->dropping)
 		return;
 	if (evbuffer_get_length(bufferevent_get_output(conn->bev)) != 0)
 		return;
-	if (conn->closing || (conn->read_eof && conn->npending == 0))
+	/* A reply half-written goes out whole first (a drain's deadline
+	 * bounds the wait). */
+	if (conn->closing && !conn->streaming) {
+		conn_close(conn);
+		return;
+	}
+	if (conn->read_eof && conn->work == 0 && !conn->streaming &&
+	    evbuffer_get_length(conn->waiting) == 0 &&
+	    evbuffer_get_length(bufferevent_get_input(conn->bev)) == 0)
 		conn_close(conn);
 }
 
-/* Sends the error and closes once it is out: nothing more is read. */
+/* Tells the reader, and closes once the error is out: nothing more is read. */
 static void
 conn_refuse_line(struct conn *conn)
 {
-	rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
-	    "request longer than max_request (%llu bytes)",
-	    (unsigned long long)conn->td->cfg->max_request);
+	if (conn->line_cb != NULL)
+		conn->line_cb(conn, NULL, 0, conn->reader_arg);
+	if (conn->bev == NULL)
+		return;
 	conn->closing = true;
 	bufferevent_disable(conn->bev, EV_READ);
 	log_warnx("client uid %u pid %d sent a request over max_request; "
@@ -178,17 +358,34 @@ conn_refuse_line(struct conn *conn)
 	conn_maybe_finish(conn);
 }
 
+/*
+ * Hands the complete lines read to the reader, as long as it takes them, the
+ * output is not congested, and this turn's share of time lasts; then reads
+ * more only if it will be able to handle it.
+ */
 static void
-conn_read_cb(struct bufferevent *bev, void *arg)
+conn_process(struct conn *conn)
 {
-	struct conn *conn = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *in;
 	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len;
+	uint64_t start = conn_now_us();
 	struct evbuffer_ptr eol;
 	unsigned char *line;
+	bool stalled = false;
 
+	if (conn->bev == NULL || conn->line_cb == NULL)
+		return;
 	conn_ref(conn);
-	while (conn->bev != NULL && !conn->closing) {
+	in = bufferevent_get_input(conn->bev);
+	while (conn->bev != NULL && !conn->closing && !conn->dropping) {
+		if (conn->hold || conn_congested(conn)) {
+			stalled = true;
+			break;
+		}
+		if (conn_now_us() - start > CONN_TURN_US) {
+			conn_schedule(conn);
+			break;
+		}
 		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
 		if (eol.pos < 0) {
 			len = evbuffer_get_length(in);
@@ -197,8 +394,10 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 			else if (conn->read_eof && len > 0) {
 				/* The last line may lack its newline. */
 				line = evbuffer_pullup(in, -1);
-				rpc_handle_line(conn, (char *)line, len);
-				evbuffer_drain(in, len);
+				conn->line_cb(conn, (char *)line, len,
+				    conn->reader_arg);
+				if (conn->bev != NULL)
+					evbuffer_drain(in, len);
 			}
 			break;
 		}
@@ -207,18 +406,64 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 			break;
 		}
 		line = evbuffer_pullup(in, eol.pos + 1);
-		rpc_handle_line(conn, (char *)line, (size_t)eol.pos);
+		conn->line_cb(conn, (char *)line, (size_t)eol.pos,
+		    conn->reader_arg);
 		if (conn->bev != NULL)
 			evbuffer_drain(in, (size_t)eol.pos + 1);
 	}
+	if (conn->bev != NULL && !conn->closing && !conn->dropping &&
+	    !conn->read_eof) {
+		/* Stalled, the lines wait in the input buffer; the client's
+		 * further ones wait in the socket, where they cost us
+		 * nothing. */
+		if (stalled)
+			bufferevent_disable(conn->bev, EV_READ);
+		else
+			bufferevent_enable(conn->bev, EV_READ);
+	}
+	conn_maybe_finish(conn);
 	conn_unref(conn);
+}
+
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	conn_process(arg);
+}
+
+static void
+conn_turn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *conn = arg;
+
+	(void)fd;
+	(void)what;
+	if (conn->dropping)
+		conn_close(conn);
+	else
+		conn_process(conn);
 }
 
 static void
 conn_write_cb(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
-	conn_maybe_finish(arg);
+	struct conn *conn = arg;
+	size_t len = evbuffer_get_length(bufferevent_get_output(bev));
+
+	if (len == 0)
+		conn_maybe_trim(conn);
+	if (conn->want_room && len <= CONN_LOW) {
+		conn->want_room = false;
+		conn_ref(conn);
+		conn_schedule(conn);	/* the lines that waited */
+		if (conn->room_cb != NULL && !conn->dropping)
+			conn->room_cb(conn, conn->reader_arg);
+		conn_unref(conn);
+		if (conn->bev == NULL)
+			return;
+	}
+	conn_maybe_finish(conn);
 }
 
 static void
@@ -233,68 +478,241 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_EOF) {
 		conn->read_eof = true;
 		bufferevent_disable(bev, EV_READ);
-		conn_read_cb(bev, conn);
-		conn_maybe_finish(conn);
+		conn_process(conn);
 	}
 }
 
+struct conn_hook *
+conn_on_close(struct conn *conn, conn_hook_cb cb, void *arg)
+{
+	struct conn_hook *hook;
+
+	if ((hook = calloc(1, sizeof *hook)) == NULL)
+		return NULL;
+	hook->cb = cb;
+	hook->arg = arg;
+	TAILQ_INSERT_TAIL(&conn->close_hooks, hook, entry);
+	return hook;
+}
+
+void
+conn_hook_remove(struct conn *conn, struct conn_hook *hook)
+{
+	TAILQ_REMOVE(&conn->close_hooks, hook, entry);
+	free(hook);
+}
+
+void
+conn_hold_lines(struct conn *conn, bool hold)
+{
+	if (conn->hold == hold)
+		return;
+	conn->hold = hold;
+	if (!hold)
+		conn_schedule(conn);
+}
+
+void
+conn_work_begin(struct conn *conn)
+{
+	conn->work++;
+}
+
+void
+conn_work_end(struct conn *conn)
+{
+	conn->work--;
+	conn_maybe_finish(conn);
+}
+
+unsigned
+conn_npending(const struct conn *conn)
+{
+	return conn->work;
+}
+
+/* What would adding n more bytes for conn break, if anything. */
+static const char *
+conn_over(const struct conn *conn, size_t n)
+{
+	static char why[128];
+
+	if (conn->counted + conn->held + n >
+	    CONN_MAX_BACKLOG + conn->td->cfg->max_request)
+		return "is not reading its replies";
+	if (conn_total + n > CONN_BUDGET) {
+		snprintf(why, sizeof why, "would take the unsent output of "
+		    "all clients over %zu MiB", CONN_BUDGET >> 20);
+		return why;
+	}
+	return NULL;
+}
+
+int
+conn_hold(struct conn *conn, size_t *held, size_t now)
+{
+	size_t before = *held;
+	const char *why;
+
+	*held = now;
+	if (conn->bev == NULL)
+		return -1;	/* counted no more since it closed */
+	conn->held -= before;
+	conn_total -= before;
+	if (now > before && (why = conn_over(conn, now)) != NULL) {
+		conn_drop(conn, why);
+		*held = 0;
+		return -1;
+	}
+	conn->held += now;
+	conn_total += now;
+	if (conn_total > conn_peak)
+		conn_peak = conn_total;
+	return conn->dropping ? -1 : 0;
+}
+
 /*
- * Serializes msg into one line in a buffer kept for the next message too,
- * and hands it to the output in one piece: libevent runs the buffer's
- * callbacks on every add, which made adding token by token the daemon's
- * largest cost.
+ * Serializes value into one line in a buffer kept for the next value too,
+ * with room for a newline after it: the caller hands it on in one piece,
+ * since libevent runs a buffer's callbacks on every add, which made adding
+ * token by token the daemon's largest cost.
  */
 static int
-conn_serialize(const json_t *msg, const char **line, size_t *len)
+conn_dump(const json_t *value, char **line, size_t *len)
 {
-	static char *buf;
+	static char *scratch;
 	static size_t cap;
 	/* Every newline inside strings is escaped: one message, one line.
 	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
 	 * milliseconds need. */
-	const size_t flags = JSON_COMPACT | JSON_REAL_PRECISION(15);
+	const size_t flags = JSON_COMPACT | JSON_ENCODE_ANY |
+	    JSON_REAL_PRECISION(15);
 	size_t n;
 	char *bigger;
 
 	for (;;) {
-		if ((n = json_dumpb(msg, buf, cap, flags)) == 0)
+		if ((n = json_dumpb(value, scratch, cap, flags)) == 0)
 			return -1;
 		if (n < cap)
 			break;
-		if ((bigger = realloc(buf, n + 1 + 4096)) == NULL)
+		if ((bigger = realloc(scratch, n + 4096)) == NULL)
 			return -1;
-		buf = bigger;
-		cap = n + 1 + 4096;
+		scratch = bigger;
+		cap = n + 4096;
 	}
-	buf[n] = '\n';
-	*line = buf;
-	*len = n + 1;
+	*line = scratch;
+	*len = n;
 	return 0;
+}
+
+int
+conn_add_json(struct evbuffer *buf, const json_t *value)
+{
+	char *line;
+	size_t len;
+
+	if (conn_dump(value, &line, &len) != 0)
+		return -1;
+	return evbuffer_add(buf, line, len);
+}
+
+/* Where a whole message goes: behind the open stream, or out. */
+static struct evbuffer *
+conn_queue(struct conn *conn, size_t n)
+{
+	const char *why;
+
+	if (conn->bev == NULL || conn->dropping)
+		return NULL;
+	if ((why = conn_over(conn, n)) != NULL) {
+		conn_drop(conn, why);
+		return NULL;
+	}
+	return conn->streaming ? conn->waiting :
+	    bufferevent_get_output(conn->bev);
 }
 
 void
 conn_send(struct conn *conn, const json_t *msg)
 {
 	struct evbuffer *out;
-	const char *line;
+	char *line;
 	size_t len;
 
+	if (conn->bev == NULL || conn->dropping)
+		return;
+	if (conn_dump(msg, &line, &len) != 0) {
+		conn_drop(conn, "could not be sent a reply (out of memory)");
+		return;
+	}
+	line[len++] = '\n';
+	if ((out = conn_queue(conn, len)) != NULL && evbuffer_add(out, line,
+	    len) != 0)
+		conn_drop(conn, "could not be sent a reply (out of memory)");
+}
+
+void
+conn_send_buffer(struct conn *conn, struct evbuffer *msg)
+{
+	struct evbuffer *out;
+
+	if ((out = conn_queue(conn, evbuffer_get_length(msg))) != NULL)
+		evbuffer_add_buffer(out, msg);
+	else
+		evbuffer_drain(msg, evbuffer_get_length(msg));
+}
+
+int
+conn_stream_begin(struct conn *conn)
+{
+	if (conn->streaming)
+		return -1;
+	conn->streaming = true;
+	return 0;
+}
+
+void
+conn_stream_write(struct conn *conn, struct evbuffer *buf)
+{
+	const char *why;
+
+	if (conn->bev == NULL || conn->dropping) {
+		evbuffer_drain(buf, evbuffer_get_length(buf));
+		return;
+	}
+	if ((why = conn_over(conn, evbuffer_get_length(buf))) != NULL) {
+		conn_drop(conn, why);
+		evbuffer_drain(buf, evbuffer_get_length(buf));
+		return;
+	}
+	evbuffer_add_buffer(bufferevent_get_output(conn->bev), buf);
+}
+
+void
+conn_stream_end(struct conn *conn)
+{
+	conn->streaming = false;
 	if (conn->bev == NULL)
 		return;
-	out = bufferevent_get_output(conn->bev);
-	if (evbuffer_get_length(out) >
-	    CONN_MAX_BACKLOG + conn->td->cfg->max_request) {
-		log_warnx("client uid %u pid %d is not reading its replies; "
-		    "connection closed", (unsigned)conn->uid, (int)conn->pid);
-		conn_close(conn);
-		return;
-	}
-	if (conn_serialize(msg, &line, &len) != 0 ||
-	    evbuffer_add(out, line, len) != 0) {
-		log_warnx("out of memory sending to client pid %d",
-		    (int)conn->pid);
-		conn_close(conn);
-	}
+	if (!conn->dropping)
+		evbuffer_add_buffer(bufferevent_get_output(conn->bev),
+		    conn->waiting);
+	else
+		evbuffer_drain(conn->waiting,
+		    evbuffer_get_length(conn->waiting));
+	conn_maybe_finish(conn);
+}
+
+bool
+conn_congested(struct conn *conn)
+{
+	if (conn->bev == NULL || conn->dropping)
+		return true;
+	if (evbuffer_get_length(bufferevent_get_output(conn->bev)) <=
+	    CONN_HIGH)
+		return false;
+	conn->want_room = true;
+	return true;
 }
 
 void
@@ -325,6 +743,12 @@ conn_gid(const struct conn *conn)
 	return conn->gid;
 }
 
+pid_t
+conn_pid(const struct conn *conn)
+{
+	return conn->pid;
+}
+
 bool
 conn_is_admin(const struct conn *conn)
 {
@@ -346,28 +770,7 @@ conn_is_admin(const struct conn *conn)
 bool
 conn_alive(const struct conn *conn)
 {
-	return conn->bev != NULL;
-}
-
-void
-conn_add_pending(struct conn *conn, struct rpc_req *req)
-{
-	TAILQ_INSERT_TAIL(&conn->pending, req, entry);
-	conn->npending++;
-}
-
-void
-conn_remove_pending(struct conn *conn, struct rpc_req *req)
-{
-	TAILQ_REMOVE(&conn->pending, req, entry);
-	conn->npending--;
-	conn_maybe_finish(conn);
-}
-
-unsigned
-conn_npending(const struct conn *conn)
-{
-	return conn->npending;
+	return conn->bev != NULL && !conn->dropping;
 }
 
 struct conn *
@@ -386,20 +789,6 @@ unsigned
 conn_count(void)
 {
 	return conn_nlist;
-}
-
-struct watch *
-conn_watch(const struct conn *conn)
-{
-	return conn->watch;
-}
-
-void
-conn_set_watch(struct conn *conn, struct watch *w)
-{
-	if (conn->watch != NULL)
-		watch_free(conn->watch);
-	conn->watch = w;
 }
 
 void

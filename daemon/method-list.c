@@ -1,7 +1,12 @@
 /* method-list.c - `list`: jobs by id, filtered by state and priority,
- * a page at a time (limit, after_id). */
+ * a page at a time (limit, after_id), written a slice per turn of the loop. */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
 
 #include "config.h"
 #include "job.h"
@@ -13,6 +18,155 @@
 
 #define LIST_DEFAULT_LIMIT 1000
 #define LIST_MAX_LIMIT 100000
+/* Jobs written, jobs looked at, and time spent in one turn of the loop: a
+ * list of 100,000 jobs must not keep other clients waiting for its whole
+ * length. The clock is read every LIST_SLICE_CHECK jobs. */
+#define LIST_SLICE_JOBS 500
+#define LIST_SLICE_SCAN 5000
+#define LIST_SLICE_US 2000
+#define LIST_SLICE_CHECK 32
+
+/* A list under way. */
+struct list {
+	struct rpc_req *req;
+	struct triaged *td;
+	struct event *ev;		/* the next slice */
+	struct evbuffer *out;		/* the result's text */
+	bool want[JOB_NSTATES];
+	int prio;			/* -1: any */
+	uint64_t id;			/* the last job looked at */
+	json_int_t left;		/* jobs still to write */
+	bool first;			/* no job written yet */
+};
+
+static void
+list_free(struct list *l)
+{
+	if (l->ev != NULL)
+		event_free(l->ev);
+	free(l);
+}
+
+static uint64_t
+list_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static bool
+list_matches(const struct list *l, const struct job *job)
+{
+	return l->want[job->state] && (l->prio < 0 || strcmp(job->priority,
+	    l->td->cfg->priorities[l->prio].name) == 0);
+}
+
+/* Writes the next slice; true when the list is complete. -1 on error. */
+static int
+list_slice(struct list *l)
+{
+	uint64_t start = list_now_us();
+	unsigned written = 0, scanned = 0;
+	struct job *job;
+	bool failed;
+	json_t *o;
+
+	while (l->left > 0 && written < LIST_SLICE_JOBS &&
+	    scanned < LIST_SLICE_SCAN) {
+		if (scanned % LIST_SLICE_CHECK == LIST_SLICE_CHECK - 1 &&
+		    list_now_us() - start > LIST_SLICE_US)
+			break;
+		if ((job = store_next(l->td->store, l->id)) == NULL) {
+			l->left = 0;
+			break;
+		}
+		l->id = job->id;
+		scanned++;
+		if (!list_matches(l, job))
+			continue;
+		/* Each job's tree lives only as long as it takes to write it:
+		 * a list never holds more than one. */
+		if ((o = jobs_json(l->td, job)) == NULL)
+			return -1;
+		failed = (!l->first && evbuffer_add(l->out, ",", 1) != 0) ||
+		    rpc_result_add_json(l->out, o) != 0;
+		json_decref(o);
+		if (failed)
+			return -1;
+		l->first = false;
+		written++;
+		l->left--;
+	}
+	return l->left == 0;
+}
+
+static void list_step(struct list *l);
+
+static void
+list_next_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	list_step(arg);
+}
+
+static void
+list_room_cb(struct rpc_req *req, void *arg)
+{
+	struct list *l = arg;
+	static const struct timeval now = { 0, 0 };
+
+	(void)req;
+	evtimer_add(l->ev, &now);
+}
+
+static void
+list_withdraw_cb(struct rpc_req *req, void *arg)
+{
+	(void)req;
+	list_free(arg);
+}
+
+/*
+ * One slice, then the next one at the next turn of the loop (a zero timer,
+ * after the loop has looked at every other client), or once the client has
+ * read enough of what was written.
+ */
+static void
+list_step(struct list *l)
+{
+	static const struct timeval now = { 0, 0 };
+	struct rpc_req *req = l->req;
+	int done;
+
+	if ((done = list_slice(l)) < 0) {
+		list_free(l);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	if (done) {
+		if (evbuffer_add(l->out, "]}", 2) != 0) {
+			list_free(l);
+			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "out of memory");
+			return;
+		}
+		list_free(l);
+		rpc_result_end(req);
+		return;
+	}
+	if (l->ev == NULL && (l->ev = evtimer_new(l->td->base, list_next_cb,
+	    l)) == NULL) {
+		list_free(l);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	rpc_defer(req, list_withdraw_cb, l);
+	if (!rpc_result_flush(req, list_room_cb, l))
+		evtimer_add(l->ev, &now);
+}
 
 static void
 list_handler(struct rpc_req *req, json_t *params)
@@ -21,31 +175,39 @@ list_handler(struct rpc_req *req, json_t *params)
 	json_t *states = json_object_get(params, "state");
 	json_t *limit = json_object_get(params, "limit");
 	json_t *after = json_object_get(params, "after_id");
-	bool want[JOB_NSTATES];
-	json_int_t n = LIST_DEFAULT_LIMIT;
-	uint64_t id = 0;
-	json_t *jobs, *s;
-	struct job *job;
+	struct list *l;
+	json_t *s;
 	int prio, st;
 	size_t i;
 
 	if ((prio = method_priority(req, params)) == -2)
 		return;
+	if ((l = calloc(1, sizeof *l)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	l->req = req;
+	l->td = td;
+	l->prio = prio;
+	l->left = LIST_DEFAULT_LIMIT;
+	l->first = true;
 	for (i = 0; i < JOB_NSTATES; i++)
-		want[i] = states == NULL;
+		l->want[i] = states == NULL;
 	json_array_foreach(states, i, s) {
 		if (!json_is_string(s) ||
 		    (st = job_state_parse(json_string_value(s))) < 0) {
+			list_free(l);
 			rpc_error(req, RPC_INVALID_PARAMS, "state",
 			    "\"state\" must hold state names (queued, running, "
 			    "succeeded, failed, timed_out, canceled, lost)");
 			return;
 		}
-		want[st] = true;
+		l->want[st] = true;
 	}
 	if (limit != NULL) {
-		n = json_integer_value(limit);
-		if (n < 1 || n > LIST_MAX_LIMIT) {
+		l->left = json_integer_value(limit);
+		if (l->left < 1 || l->left > LIST_MAX_LIMIT) {
+			list_free(l);
 			rpc_error(req, RPC_INVALID_PARAMS, "limit",
 			    "\"limit\" must be from 1 to %d", LIST_MAX_LIMIT);
 			return;
@@ -53,30 +215,20 @@ list_handler(struct rpc_req *req, json_t *params)
 	}
 	if (after != NULL) {
 		if (json_integer_value(after) < 0) {
+			list_free(l);
 			rpc_error(req, RPC_INVALID_PARAMS, "after_id",
 			    "\"after_id\" must be 0 or more");
 			return;
 		}
-		id = (uint64_t)json_integer_value(after);
+		l->id = (uint64_t)json_integer_value(after);
 	}
-	if ((jobs = json_array()) == NULL) {
+	if ((l->out = rpc_result_begin(req)) == NULL ||
+	    evbuffer_add(l->out, "{\"jobs\":[", 9) != 0) {
+		list_free(l);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	while (n > 0 && (job = store_next(td->store, id)) != NULL) {
-		id = job->id;
-		if (!want[job->state] || (prio >= 0 && strcmp(job->priority,
-		    td->cfg->priorities[prio].name) != 0))
-			continue;
-		if (json_array_append_new(jobs, jobs_json(td, job)) != 0) {
-			json_decref(jobs);
-			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-			    "out of memory");
-			return;
-		}
-		n--;
-	}
-	rpc_reply(req, json_pack("{so}", "jobs", jobs));
+	list_step(l);
 }
 
 static const struct method_param list_params[] = {

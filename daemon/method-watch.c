@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include "config.h"
-#include "conn.h"
 #include "method.h"
 #include "rpc.h"
 #include "triaged.h"
@@ -41,7 +40,11 @@ watch_handler(struct rpc_req *req, json_t *params)
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	conn_set_watch(req->conn, w);
+	if (watch_set(req->conn, w) != 0) {
+		watch_free(w);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
 	rpc_reply(req, json_object());
 }
 

@@ -4,26 +4,91 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "config.h"
 #include "conn.h"
 #include "log.h"
 #include "method.h"
 #include "rpc.h"
+#include "triaged.h"
 
 /* protocol.md: nesting deeper than this is a parse error. */
 #define RPC_MAX_DEPTH 64
+/* Batch members started in one go before other clients get their turn. */
+#define RPC_TURN_US 2000
+/* A batch's replies wait in memory up to this size; past it they go out as
+ * they come, the batch's line open on the output, so that a client that
+ * does not read holds back the batch instead of the daemon's memory. */
+#define RPC_STREAM_MIN (64u << 10)
 
-/* The replies of one batch, sent together once the last is in. */
-struct rpc_batch {
+/* rpc's side of one connection. */
+struct rpc_conn {
 	struct conn *conn;
-	json_t *replies;
-	size_t outstanding;
+	unsigned refs;		/* the connection's until it closes, each
+				   request's, each batch's */
+	bool closed;
+	struct rpc_reqs pending;	/* deferred: withdrawn on close */
+	struct rpc_batch *running;	/* still starting its members */
+	struct event *run_ev;		/* starts more of them, next turn */
+	bool run_wants_room;		/* ...once the output drains */
+	unsigned nworking;		/* requests writing a result in pieces */
+	struct rpc_req *room_waiter;	/* one waiting for the output to drain */
 };
+
+/* One batch: its replies make one array on one line, member by member. */
+struct rpc_batch {
+	struct rpc_conn *rc;
+	json_t *members;	/* the requests, until all are started */
+	size_t next;		/* the next member to start */
+	size_t outstanding;	/* started and unanswered, +1 while starting */
+	struct evbuffer *out;	/* replies not on the output yet */
+	size_t held;		/* of them, counted with conn_hold() */
+	size_t nreplies;	/* so far: the first one opens the array */
+	bool streaming;		/* the batch's line is open on the output */
+	struct rpc_req *open;	/* the member whose reply is open in it */
+};
+
+static void rpc_batch_run(struct rpc_batch *);
+
+static const struct timeval rpc_now_tv = { 0, 0 };
+
+static uint64_t
+rpc_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 struct triaged *
 rpc_daemon(const struct rpc_req *req)
 {
 	return conn_daemon(req->conn);
+}
+
+static void
+rpc_conn_unref(struct rpc_conn *rc)
+{
+	if (--rc->refs > 0)
+		return;
+	event_free(rc->run_ev);
+	conn_unref(rc->conn);
+	free(rc);
+}
+
+/* While a batch is still being started, or a request writes its result in
+ * pieces, the connection's further lines wait. */
+static void
+rpc_update_intake(struct rpc_conn *rc)
+{
+	if (!rc->closed)
+		conn_hold_lines(rc->conn, rc->running != NULL ||
+		    rc->nworking > 0);
 }
 
 /* The message is one line for people, whatever a client's input held. */
@@ -46,6 +111,17 @@ rpc_envelope(json_t *id, const char *key, json_t *value)
 	    "id", id != NULL ? id : json_null(), key, value);
 }
 
+/* What comes before a result written as text: the envelope, opened. */
+static int
+rpc_result_prefix(struct evbuffer *buf, const json_t *id)
+{
+	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") < 0 ||
+	    conn_add_json(buf, id) != 0 ||
+	    evbuffer_add_printf(buf, ",\"result\":") < 0)
+		return -1;
+	return 0;
+}
+
 void
 rpc_send_error(struct conn *conn, json_t *id, int code, const char *fmt, ...)
 {
@@ -61,38 +137,121 @@ rpc_send_error(struct conn *conn, json_t *id, int code, const char *fmt, ...)
 	json_decref(msg);
 }
 
+/* Counts the replies a batch keeps in memory against the client's limits. */
 static void
-rpc_batch_done(struct rpc_batch *batch)
+rpc_batch_hold(struct rpc_batch *b)
 {
-	if (--batch->outstanding > 0)
+	conn_hold(b->rc->conn, &b->held, evbuffer_get_length(b->out));
+}
+
+/* The separator before the next reply of the batch. */
+static int
+rpc_batch_separator(struct rpc_batch *b, struct evbuffer *buf)
+{
+	return evbuffer_add(buf, b->nreplies++ == 0 ? "[" : ",", 1);
+}
+
+/* Replies kept go out when they can: the batch's line is open, or can be
+ * opened now that they are many, and no member's reply is half-written. */
+static void
+rpc_batch_emit(struct rpc_batch *b)
+{
+	struct conn *conn = b->rc->conn;
+
+	if (b->open == NULL && !b->streaming &&
+	    evbuffer_get_length(b->out) >= RPC_STREAM_MIN &&
+	    conn_stream_begin(conn) == 0)
+		b->streaming = true;
+	if (b->open == NULL && b->streaming)
+		conn_stream_write(conn, b->out);
+	rpc_batch_hold(b);
+}
+
+static void
+rpc_batch_add_json(struct rpc_batch *b, const json_t *msg)
+{
+	if (rpc_batch_separator(b, b->out) != 0 ||
+	    conn_add_json(b->out, msg) != 0) {
+		conn_drop(b->rc->conn, "could not be sent a reply (out of "
+		    "memory)");
+		return;
+	}
+	rpc_batch_emit(b);
+}
+
+/* One member fewer to wait for; the last one closes the array. */
+static void
+rpc_batch_done(struct rpc_batch *b)
+{
+	struct rpc_conn *rc = b->rc;
+
+	if (--b->outstanding > 0)
 		return;
 	/* A batch of notifications only gets no reply at all. */
-	if (json_array_size(batch->replies) > 0 && conn_alive(batch->conn))
-		conn_send(batch->conn, batch->replies);
-	json_decref(batch->replies);
-	conn_unref(batch->conn);
-	free(batch);
+	if (b->nreplies > 0) {
+		if (evbuffer_add(b->out, "]\n", 2) != 0)
+			conn_drop(rc->conn, "could not be sent a reply (out "
+			    "of memory)");
+		else if (b->streaming)
+			conn_stream_write(rc->conn, b->out);
+		else
+			conn_send_buffer(rc->conn, b->out);
+	}
+	if (b->streaming)
+		conn_stream_end(rc->conn);
+	conn_hold(rc->conn, &b->held, 0);
+	evbuffer_free(b->out);
+	json_decref(b->members);
+	conn_work_end(rc->conn);
+	free(b);
+	rpc_conn_unref(rc);
 }
 
 static void
 rpc_req_free(struct rpc_req *req)
 {
-	if (req->withdraw_cb != NULL)
-		conn_remove_pending(req->conn, req);
-	if (req->batch != NULL)
-		rpc_batch_done(req->batch);
-	conn_unref(req->conn);
+	struct rpc_conn *rc = req->rc;
+	struct rpc_batch *batch = req->batch;
+	bool worked = false;
+
+	if (req->deferred) {
+		TAILQ_REMOVE(&rc->pending, req, entry);
+		conn_work_end(rc->conn);
+	}
+	if (req->result != NULL) {
+		conn_hold(rc->conn, &req->held, 0);
+		evbuffer_free(req->result);
+		rc->nworking--;
+		worked = true;
+		if (rc->room_waiter == req)
+			rc->room_waiter = NULL;
+		if (batch != NULL && batch->open == req)
+			batch->open = NULL;	/* withdrawn half-way */
+	}
 	json_decref(req->id);
 	free(req);
+	if (batch != NULL)
+		rpc_batch_done(batch);
+	if (worked && !rc->closed) {
+		/* The batch waiting for it goes on, next turn. */
+		if (rc->running != NULL && rc->nworking == 0)
+			evtimer_add(rc->run_ev, &rpc_now_tv);
+		rpc_update_intake(rc);
+	}
+	rpc_conn_unref(rc);
 }
 
-/* Sends (or, in a batch, keeps) the reply msg, stolen; frees req. */
+/* Sends (or, in a batch, adds) the reply msg, stolen; frees req. */
 static void
 rpc_finish(struct rpc_req *req, json_t *msg)
 {
 	if (msg != NULL && req->id != NULL) {
-		if (req->batch != NULL)
-			json_array_append(req->batch->replies, msg);
+		if (req->streaming)
+			/* Part of a result is out: no way to take it back. */
+			conn_drop(req->conn, "got an error half-way through "
+			    "a reply");
+		else if (req->batch != NULL)
+			rpc_batch_add_json(req->batch, msg);
 		else
 			conn_send(req->conn, msg);
 	}
@@ -132,27 +291,150 @@ rpc_defer(struct rpc_req *req, rpc_withdraw_cb cb, void *arg)
 {
 	req->withdraw_cb = cb;
 	req->withdraw_arg = arg;
-	conn_add_pending(req->conn, req);
+	if (req->deferred)
+		return;
+	req->deferred = true;
+	TAILQ_INSERT_TAIL(&req->rc->pending, req, entry);
+	conn_work_begin(req->conn);
 }
 
-void
+/* The connection closed under a deferred request. */
+static void
 rpc_withdraw(struct rpc_req *req)
 {
 	req->withdraw_cb(req, req->withdraw_arg);
 	rpc_finish(req, NULL);
 }
 
+struct evbuffer *
+rpc_result_begin(struct rpc_req *req)
+{
+	if (req->result == NULL) {
+		if ((req->result = evbuffer_new()) == NULL)
+			return NULL;
+		req->rc->nworking++;
+	}
+	return req->result;
+}
+
+int
+rpc_result_add_json(struct evbuffer *buf, const json_t *value)
+{
+	return conn_add_json(buf, value);
+}
+
+/* Opens req's reply on the output: alone, or as the batch's next member. */
+static void
+rpc_result_open(struct rpc_req *req)
+{
+	struct rpc_batch *b = req->batch;
+	struct evbuffer *pre;
+
+	if (b == NULL) {
+		if (conn_stream_begin(req->conn) != 0)
+			return;
+	} else {
+		if (b->open != NULL || (!b->streaming &&
+		    conn_stream_begin(req->conn) != 0))
+			return;
+		b->streaming = true;
+		/* The replies before it first. */
+		conn_stream_write(req->conn, b->out);
+		rpc_batch_hold(b);
+		b->open = req;
+	}
+	req->streaming = true;
+	if ((pre = evbuffer_new()) == NULL ||
+	    (b != NULL && rpc_batch_separator(b, pre) != 0) ||
+	    rpc_result_prefix(pre, req->id) != 0)
+		conn_drop(req->conn, "could not be sent a reply (out of "
+		    "memory)");
+	else
+		conn_stream_write(req->conn, pre);
+	if (pre != NULL)
+		evbuffer_free(pre);
+}
+
+bool
+rpc_result_flush(struct rpc_req *req, rpc_room_cb cb, void *arg)
+{
+	struct rpc_conn *rc = req->rc;
+
+	if (!conn_alive(req->conn))
+		return true;	/* it will be withdrawn */
+	if (req->id == NULL) {
+		/* A notification: nobody reads the result. */
+		evbuffer_drain(req->result, evbuffer_get_length(req->result));
+		return false;
+	}
+	if (!req->streaming)
+		rpc_result_open(req);
+	if (!req->streaming)
+		return conn_hold(req->conn, &req->held,
+		    evbuffer_get_length(req->result)) != 0;
+	conn_stream_write(req->conn, req->result);
+	if (!conn_congested(req->conn))
+		return false;
+	req->room_cb = cb;
+	req->room_arg = arg;
+	rc->room_waiter = req;
+	return true;
+}
+
+void
+rpc_result_end(struct rpc_req *req)
+{
+	struct rpc_batch *b = req->batch;
+	struct evbuffer *msg = NULL;
+
+	if (req->id == NULL || !conn_alive(req->conn))
+		goto done;
+	if (req->streaming) {
+		if (evbuffer_add(req->result, b == NULL ? "}\n" : "}",
+		    b == NULL ? 2 : 1) != 0)
+			goto fail;
+		conn_stream_write(req->conn, req->result);
+		if (b == NULL)
+			conn_stream_end(req->conn);
+		else {
+			b->open = NULL;
+			rpc_batch_emit(b);	/* the replies that waited */
+		}
+		goto done;
+	}
+	if ((msg = evbuffer_new()) == NULL ||
+	    (b != NULL && rpc_batch_separator(b, msg) != 0) ||
+	    rpc_result_prefix(msg, req->id) != 0 ||
+	    evbuffer_add_buffer(msg, req->result) != 0 ||
+	    evbuffer_add(msg, b == NULL ? "}\n" : "}", b == NULL ? 2 : 1) != 0)
+		goto fail;
+	if (b == NULL)
+		conn_send_buffer(req->conn, msg);
+	else {
+		evbuffer_add_buffer(b->out, msg);
+		rpc_batch_emit(b);
+	}
+	goto done;
+fail:
+	conn_drop(req->conn, "could not be sent a reply (out of memory)");
+done:
+	if (msg != NULL)
+		evbuffer_free(msg);
+	rpc_req_free(req);
+}
+
 /*
- * jansson nests as deep as it is asked to; the protocol stops at 64. Counts
- * brackets outside strings; only the depth is judged here, jansson judges
- * the rest.
+ * Before jansson builds anything: false when nesting goes deeper than the
+ * protocol's 64; *members is how many elements a top-level array holds
+ * (0 when the line is no array). Counts brackets and commas outside
+ * strings only; jansson judges the rest.
  */
 static bool
-rpc_too_deep(const char *s, size_t len)
+rpc_scan(const char *s, size_t len, size_t *members)
 {
-	bool in_string = false;
+	bool in_string = false, array = false;
+	size_t i, commas = 0;
 	int depth = 0;
-	size_t i;
 
 	for (i = 0; i < len; i++) {
 		if (in_string) {
@@ -163,12 +445,17 @@ rpc_too_deep(const char *s, size_t len)
 		} else if (s[i] == '"')
 			in_string = true;
 		else if (s[i] == '[' || s[i] == '{') {
+			if (depth == 0 && s[i] == '[')
+				array = true;
 			if (++depth > RPC_MAX_DEPTH)
-				return true;
+				return false;
 		} else if (s[i] == ']' || s[i] == '}')
 			depth--;
+		else if (s[i] == ',' && depth == 1)
+			commas++;
 	}
-	return false;
+	*members = array ? commas + 1 : 0;
+	return true;
 }
 
 static const char *
@@ -232,8 +519,10 @@ rpc_valid_id(const json_t *id)
 }
 
 static void
-rpc_handle_one(struct conn *conn, json_t *msg, struct rpc_batch *batch)
+rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
+    size_t index)
 {
+	struct conn *conn = rc->conn;
 	const struct method *m;
 	struct rpc_req *req;
 	json_t *id, *method, *params, *version;
@@ -241,13 +530,15 @@ rpc_handle_one(struct conn *conn, json_t *msg, struct rpc_batch *batch)
 
 	if ((req = calloc(1, sizeof *req)) == NULL) {
 		rpc_send_error(conn, NULL, RPC_INTERNAL_ERROR, "out of memory");
-		if (batch != NULL)
-			rpc_batch_done(batch);
 		return;
 	}
 	req->conn = conn;
-	conn_ref(conn);
+	req->rc = rc;
+	rc->refs++;
 	req->batch = batch;
+	req->index = index;
+	if (batch != NULL)
+		batch->outstanding++;
 
 	if (!json_is_object(msg)) {
 		req->id = json_null();
@@ -306,21 +597,107 @@ rpc_handle_one(struct conn *conn, json_t *msg, struct rpc_batch *batch)
 	json_decref(empty);
 }
 
-void
-rpc_handle_line(struct conn *conn, const char *line, size_t len)
+/*
+ * Starts the batch's members in order, as long as this turn's share of
+ * time lasts, no member is writing a large result, and the client keeps
+ * up with reading; then goes on at the next turn, when that member is
+ * done, or when the output has drained.
+ */
+static void
+rpc_batch_run(struct rpc_batch *b)
 {
-	struct rpc_batch *batch;
+	struct rpc_conn *rc = b->rc;
+	uint64_t start = rpc_now_us();
+	size_t i;
+
+	rc->refs++;
+	while (rc->running == b && b->next < json_array_size(b->members)) {
+		if (rc->nworking > 0)
+			goto out;
+		if (conn_congested(rc->conn)) {
+			rc->run_wants_room = true;
+			goto out;
+		}
+		if (rpc_now_us() - start > RPC_TURN_US) {
+			evtimer_add(rc->run_ev, &rpc_now_tv);
+			goto out;
+		}
+		i = b->next++;
+		rpc_handle_one(rc, json_array_get(b->members, i), b, i);
+	}
+	if (rc->running == b) {
+		/* Every member started: the batch's own count goes. */
+		rc->running = NULL;
+		rpc_batch_done(b);
+	}
+out:
+	rpc_update_intake(rc);
+	rpc_conn_unref(rc);
+}
+
+static void
+rpc_run_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rpc_conn *rc = arg;
+
+	(void)fd;
+	(void)what;
+	if (rc->running != NULL)
+		rpc_batch_run(rc->running);
+}
+
+static void
+rpc_handle_batch(struct rpc_conn *rc, json_t *msg)
+{
+	struct rpc_batch *b;
+
+	if ((b = calloc(1, sizeof *b)) == NULL ||
+	    (b->out = evbuffer_new()) == NULL) {
+		free(b);
+		rpc_send_error(rc->conn, NULL, RPC_INTERNAL_ERROR,
+		    "out of memory");
+		json_decref(msg);
+		return;
+	}
+	b->rc = rc;
+	rc->refs++;
+	b->members = msg;
+	/* One extra count, so the batch is not closed before every member
+	 * has at least started. */
+	b->outstanding = 1;
+	conn_work_begin(rc->conn);
+	rc->running = b;
+	rpc_batch_run(b);
+}
+
+static void
+rpc_line_cb(struct conn *conn, const char *line, size_t len, void *arg)
+{
+	struct rpc_conn *rc = arg;
+	unsigned max_batch = conn_daemon(conn)->cfg->max_batch;
 	json_error_t jerr;
 	json_t *msg;
 	size_t i, n;
 
+	if (line == NULL) {
+		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
+		    "request longer than max_request (%llu bytes)",
+		    (unsigned long long)conn_daemon(conn)->cfg->max_request);
+		return;
+	}
 	for (i = 0; i < len && strchr(" \t\r", line[i]) != NULL; i++)
 		;
 	if (i == len)
 		return;		/* blank lines are ignored */
-	if (rpc_too_deep(line, len)) {
+	if (!rpc_scan(line, len, &n)) {
 		rpc_send_error(conn, NULL, RPC_PARSE_ERROR,
 		    "parse error: nested deeper than %d", RPC_MAX_DEPTH);
+		return;
+	}
+	if (n > max_batch) {
+		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
+		    "a batch of %zu requests is over max_batch (%u)", n,
+		    max_batch);
 		return;
 	}
 	if ((msg = json_loadb(line, len, JSON_DECODE_ANY, &jerr)) == NULL) {
@@ -329,30 +706,82 @@ rpc_handle_line(struct conn *conn, const char *line, size_t len)
 		return;
 	}
 	if (!json_is_array(msg)) {
-		rpc_handle_one(conn, msg, NULL);
+		rpc_handle_one(rc, msg, NULL, 0);
 		json_decref(msg);
+		rpc_update_intake(rc);
 		return;
 	}
-	if ((n = json_array_size(msg)) == 0) {
+	if (json_array_size(msg) == 0) {
 		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
 		    "an empty batch is not a request");
 		json_decref(msg);
 		return;
 	}
-	if ((batch = calloc(1, sizeof *batch)) == NULL ||
-	    (batch->replies = json_array()) == NULL) {
-		free(batch);
-		rpc_send_error(conn, NULL, RPC_INTERNAL_ERROR, "out of memory");
-		json_decref(msg);
-		return;
+	rpc_handle_batch(rc, msg);
+}
+
+/* The output drained: whoever waited for room goes on. */
+static void
+rpc_conn_room_cb(struct conn *conn, void *arg)
+{
+	struct rpc_conn *rc = arg;
+	struct rpc_req *req;
+	rpc_room_cb cb;
+
+	(void)conn;
+	if (rc->run_wants_room) {
+		rc->run_wants_room = false;
+		evtimer_add(rc->run_ev, &rpc_now_tv);
 	}
-	batch->conn = conn;
+	if ((req = rc->room_waiter) != NULL) {
+		rc->room_waiter = NULL;
+		cb = req->room_cb;
+		req->room_cb = NULL;
+		cb(req, req->room_arg);
+	}
+}
+
+static void
+rpc_closed_cb(struct conn *conn, void *arg)
+{
+	struct rpc_conn *rc = arg;
+	struct rpc_batch *b;
+	struct rpc_req *req;
+
+	(void)conn;
+	rc->closed = true;
+	evtimer_del(rc->run_ev);
+	if ((b = rc->running) != NULL) {
+		/* The members not started never will be. */
+		rc->running = NULL;
+		rpc_batch_done(b);
+	}
+	while ((req = TAILQ_FIRST(&rc->pending)) != NULL)
+		rpc_withdraw(req);
+	rpc_conn_unref(rc);
+}
+
+int
+rpc_attach(struct conn *conn)
+{
+	struct rpc_conn *rc;
+
+	if ((rc = calloc(1, sizeof *rc)) == NULL)
+		return -1;
+	rc->conn = conn;
+	rc->refs = 1;
+	TAILQ_INIT(&rc->pending);
+	if ((rc->run_ev = evtimer_new(conn_daemon(conn)->base, rpc_run_cb,
+	    rc)) == NULL) {
+		free(rc);
+		return -1;
+	}
+	if (conn_on_close(conn, rpc_closed_cb, rc) == NULL) {
+		event_free(rc->run_ev);
+		free(rc);
+		return -1;
+	}
 	conn_ref(conn);
-	/* One extra count, so the batch is not sent before every member
-	 * has at least started. */
-	batch->outstanding = n + 1;
-	for (i = 0; i < n; i++)
-		rpc_handle_one(conn, json_array_get(msg, i), batch);
-	rpc_batch_done(batch);
-	json_decref(msg);
+	conn_set_reader(conn, rpc_line_cb, rpc_conn_room_cb, rc);
+	return 0;
 }

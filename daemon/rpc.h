@@ -10,6 +10,8 @@
 #include <jansson.h>
 
 struct conn;
+struct evbuffer;
+struct rpc_conn;
 struct triaged;
 
 #define RPC_PARSE_ERROR		-32700
@@ -28,6 +30,7 @@ struct rpc_req;
 TAILQ_HEAD(rpc_reqs, rpc_req);
 
 typedef void (*rpc_withdraw_cb)(struct rpc_req *req, void *arg);
+typedef void (*rpc_room_cb)(struct rpc_req *req, void *arg);
 
 struct rpc_req {
 	TAILQ_ENTRY(rpc_req) entry;	/* in its connection's pending list */
@@ -37,10 +40,20 @@ struct rpc_req {
 	size_t index;			/* its place in the batch */
 	rpc_withdraw_cb withdraw_cb;	/* undoes a pending reply's waiting */
 	void *withdraw_arg;
+
+	/* The rest is rpc.c's. */
+	struct rpc_conn *rc;
+	bool deferred;
+	struct evbuffer *result;	/* rpc_result_begin(): written so far */
+	size_t held;			/* of it, counted with conn_hold() */
+	bool streaming;			/* its reply is open on the output */
+	rpc_room_cb room_cb;		/* waits for room (rpc_result_flush) */
+	void *room_arg;
 };
 
-/* Handles one line read from conn: a request, a batch, or garbage. */
-void rpc_handle_line(struct conn *conn, const char *line, size_t len);
+/* Reads conn's lines as JSON-RPC from now on: the server calls it for each
+ * connection it accepts. 0, or -1 when out of memory. */
+int rpc_attach(struct conn *conn);
 
 /* Answers req (stealing result) and frees it. */
 void rpc_reply(struct rpc_req *req, json_t *result);
@@ -54,8 +67,26 @@ void rpc_error(struct rpc_req *req, int code, const char *field,
  * wait (it must not answer) and req is freed.
  */
 void rpc_defer(struct rpc_req *req, rpc_withdraw_cb cb, void *arg);
-/* For conn.c: the connection closed under a deferred request. */
-void rpc_withdraw(struct rpc_req *req);
+
+/*
+ * A result too large to build as one jansson tree, written as JSON text in
+ * pieces (rpc_result_add_json helps) over several turns of the loop. The
+ * handler defers req as usual. While it writes, its connection starts no
+ * other request, so one client's large results come one after the other.
+ *
+ * rpc_result_begin() returns the buffer to write the result's text to
+ * (NULL when out of memory: answer with an error). rpc_result_flush()
+ * hands on what was written so far: it returns true when the client is
+ * behind in reading, and then cb(req, arg) is called once it has room
+ * (or the connection closes first and req is withdrawn); write nothing
+ * more before. rpc_result_end() answers with the result written and frees
+ * req. After a flush, answering with rpc_error() instead drops the
+ * connection, since part of the result may be out.
+ */
+struct evbuffer *rpc_result_begin(struct rpc_req *req);
+int rpc_result_add_json(struct evbuffer *buf, const json_t *value);
+bool rpc_result_flush(struct rpc_req *req, rpc_room_cb cb, void *arg);
+void rpc_result_end(struct rpc_req *req);
 
 /* An error outside any request (id null). */
 void rpc_send_error(struct conn *conn, json_t *id, int code,

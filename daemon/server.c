@@ -16,6 +16,7 @@
 #include "config.h"
 #include "conn.h"
 #include "log.h"
+#include "rpc.h"
 #include "server.h"
 #include "triaged.h"
 
@@ -85,6 +86,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct server *srv = arg;
+	struct conn *conn;
 	time_t now;
 
 	(void)l;
@@ -100,9 +102,15 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
-	if (conn_new(srv->td, fd) == NULL) {
+	if ((conn = conn_new(srv->td, fd)) == NULL) {
 		log_warn("cannot take a connection");
 		close(fd);
+		return;
+	}
+	/* Its lines are JSON-RPC requests. */
+	if (rpc_attach(conn) != 0) {
+		log_warnx("cannot take a connection: out of memory");
+		conn_close(conn);
 	}
 }
 
@@ -194,8 +202,11 @@ server_open(struct triaged *td, const char *path, char **cause)
 		free(srv);
 		return NULL;
 	}
+	/* Backlog 0: the socket already listens with SOMAXCONN, and any
+	 * other value makes libevent call listen() again with it (-1 means
+	 * 128), which refuses bursts of non-blocking connects. */
 	srv->listener = evconnlistener_new(td->base, server_accept_cb, srv,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (srv->listener == NULL) {
 		close(fd);
 		unlink(path);

@@ -3,17 +3,30 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <jansson.h>
 
+#include "compat.h"
 #include "conn.h"
 #include "jobs.h"
+#include "triaged.h"
 #include "watch.h"
 
 struct watch {
+	TAILQ_ENTRY(watch) entry;	/* in td->watchers, once set */
+	struct triaged *td;		/* NULL until set on a connection */
+	struct conn *conn;
+	struct conn_hook *hook;		/* frees it when conn closes */
 	uint64_t *ids;		/* sorted */
 	size_t nids;
 	char *priority;
+};
+
+/* The connections that watch: notifications go through these only, not
+ * through every client. Allocated while there is one. */
+struct watchers {
+	TAILQ_HEAD(, watch) list;
 };
 
 static int
@@ -49,11 +62,61 @@ fail:
 void
 watch_free(struct watch *w)
 {
+	struct triaged *td;
+
 	if (w == NULL)
 		return;
+	if ((td = w->td) != NULL) {
+		TAILQ_REMOVE(&td->watchers->list, w, entry);
+		if (TAILQ_EMPTY(&td->watchers->list)) {
+			free(td->watchers);
+			td->watchers = NULL;
+		}
+		if (w->hook != NULL)
+			conn_hook_remove(w->conn, w->hook);
+	}
 	free(w->ids);
 	free(w->priority);
 	free(w);
+}
+
+static void
+watch_closed_cb(struct conn *conn, void *arg)
+{
+	struct watch *w = arg;
+
+	(void)conn;
+	w->hook = NULL;		/* the connection frees it */
+	watch_free(w);
+}
+
+int
+watch_set(struct conn *conn, struct watch *w)
+{
+	struct triaged *td = conn_daemon(conn);
+	struct watch *old = NULL;
+
+	if (td->watchers == NULL) {
+		if ((td->watchers = calloc(1, sizeof *td->watchers)) == NULL)
+			return -1;
+		TAILQ_INIT(&td->watchers->list);
+	}
+	if ((w->hook = conn_on_close(conn, watch_closed_cb, w)) == NULL) {
+		if (TAILQ_EMPTY(&td->watchers->list)) {
+			free(td->watchers);
+			td->watchers = NULL;
+		}
+		return -1;
+	}
+	w->td = td;
+	w->conn = conn;
+	TAILQ_FOREACH(old, &td->watchers->list, entry)
+		if (old->conn == conn)
+			break;
+	TAILQ_INSERT_TAIL(&td->watchers->list, w, entry);
+	if (old != NULL)
+		watch_free(old);
+	return 0;
 }
 
 static bool
@@ -68,20 +131,21 @@ watch_matches(const struct watch *w, const struct job *job)
 void
 watch_notify(struct triaged *td, const struct job *job)
 {
-	struct conn *conn, *next;
+	struct watch *w, *next;
 	json_t *msg = NULL;
 
-	for (conn = conn_first(); conn != NULL; conn = next) {
-		/* Sending may drop a connection that stopped reading. */
-		next = conn_next(conn);
-		if (conn_watch(conn) == NULL ||
-		    !watch_matches(conn_watch(conn), job))
+	if (td->watchers == NULL)
+		return;
+	/* A connection too far behind is dropped later, not under us; the
+	 * safe walk is for whatever else sending may do. */
+	TAILQ_FOREACH_SAFE(w, &td->watchers->list, entry, next) {
+		if (!watch_matches(w, job))
 			continue;
 		if (msg == NULL && (msg = json_pack("{ss ss so}",
 		    "jsonrpc", "2.0", "method", "job",
 		    "params", jobs_json(td, job))) == NULL)
 			return;
-		conn_send(conn, msg);
+		conn_send(w->conn, msg);
 	}
 	json_decref(msg);
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct conn;
 struct job;
 struct triaged;
 struct watch;
@@ -13,7 +14,13 @@ struct watch;
 /* A filter: ids (n of them; none = any job) and priority (NULL = any).
  * NULL when out of memory. */
 struct watch *watch_new(const uint64_t *ids, size_t n, const char *priority);
+/* Frees w; a connection that followed it follows nothing any more. */
 void watch_free(struct watch *w);
+
+/* From now on conn follows w, instead of the filter it had: w is conn's,
+ * freed when it closes. 0, or -1 when out of memory (w is still the
+ * caller's, and conn keeps its old filter). */
+int watch_set(struct conn *conn, struct watch *w);
 
 /* Sends {"method":"job","params":job} to every connection whose filter
  * matches job. */

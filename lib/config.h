@@ -47,6 +47,7 @@ struct config {
 	enum config_shutdown shutdown;
 	uint64_t max_request;
 	unsigned max_clients;
+	unsigned max_batch;	/* requests in one JSON-RPC batch */
 	uint64_t max_output;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;

@@ -24,6 +24,7 @@ setup(void **state)
 {
 	(void)state;
 	d = tdaemon_start("max_request = 4KiB\nsocket_mode = 0666\n"
+	    "max_batch = 8\n"
 	    "[priority.high]\nrank = 0\n"
 	    "[priority.normal]\nrank = 10\n"
 	    "[priority.tiny]\nrank = 20\nmax_queued = 2\n");
@@ -345,6 +346,153 @@ test_batches_and_notifications(void **state)
 }
 
 static void
+test_batch_over_max_batch_is_refused(void **state)
+{
+	static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+	    "\"method\":\"stats\"}";
+	struct client *c = tconnect(d);
+	char line[1024];
+	size_t len;
+	json_t *msg;
+	int i;
+
+	(void)state;
+	/* max_batch is 8 here: 9 are refused with one error, none run. */
+	line[0] = '[';
+	len = 1;
+	for (i = 1; i <= 9; i++) {
+		if (i > 1)
+			line[len++] = ',';
+		len += (size_t)snprintf(line + len, sizeof line - len, req, i);
+	}
+	snprintf(line + len, sizeof line - len, "]\n");
+	msg = raw(c, line);
+	assert_true(json_is_object(msg));
+	assert_int_equal(error_code(msg), -32600);
+	assert_true(json_is_null(json_object_get(msg, "id")));
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_object_get(msg, "error"), "message")), "max_batch (8)"));
+	json_decref(msg);
+	/* The connection stays open, and 8 are fine. */
+	len = 1;
+	for (i = 1; i <= 8; i++) {
+		if (i > 1)
+			line[len++] = ',';
+		len += (size_t)snprintf(line + len, sizeof line - len, req, i);
+	}
+	snprintf(line + len, sizeof line - len, "]\n");
+	msg = raw(c, line);
+	assert_true(json_is_array(msg));
+	assert_int_equal(json_array_size(msg), 8);
+	json_decref(msg);
+	client_free(c);
+}
+
+/* The jobs of a list result, checked to be in ascending id order. */
+static const json_t *
+list_jobs(const json_t *reply)
+{
+	const json_t *jobs = json_object_get(json_object_get(reply, "result"),
+	    "jobs"), *job;
+	json_int_t last = 0;
+	size_t i;
+
+	assert_true(json_is_array(jobs));
+	json_array_foreach(jobs, i, job) {
+		assert_true(tjint(job, "id") > last);
+		last = tjint(job, "id");
+	}
+	return jobs;
+}
+
+/*
+ * A batch whose replies are large goes out as they come, on one line, and
+ * a member waiting for a job does not hold back the client's next request;
+ * its reply comes once the batch's line is complete.
+ */
+static void
+test_large_batch_reply_is_one_array_beside_other_replies(void **state)
+{
+	enum { N = 600 };
+	static const char fmt[] = "["
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"list\"},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"stats\"},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"list\","
+	    "\"params\":{\"limit\":100000}},"
+	    "{\"jsonrpc\":\"2.0\",\"method\":\"list\"},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"nope\"},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"wait\","
+	    "\"params\":{\"id\":%lld,\"timeout\":0.5}},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"list\","
+	    "\"params\":{\"state\":[\"queued\"]}}]\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"stats\"}\n";
+	struct client *c = tconnect(d);
+	struct client_error e;
+	const json_t *jobs1 = NULL, *jobs3 = NULL, *r;
+	json_t *msgs[2], *res;
+	bool seen[7] = { false };
+	int64_t id, ids[N];
+	char line[2048];
+	size_t i;
+	int k;
+
+	(void)state;
+	/* Enough jobs for the lists' replies to be written out in pieces,
+	 * queued in a paused priority so that they stay as they are. */
+	json_decref(tcall(c, "pause", "{ss}", "priority", "high"));
+	for (k = 0; k < N; k++)
+		assert_true(client_send(c, "submit", json_pack("{s[s]ss}",
+		    "argv", "true", "priority", "high"), &e) > 0);
+	for (k = 0; k < N; k++) {
+		if ((res = client_recv(c, &id, 30000, &e)) == NULL)
+			fail_msg("submit failed: %s", e.message);
+		ids[k] = tjint(res, "id");
+		json_decref(res);
+	}
+	snprintf(line, sizeof line, fmt, (long long)ids[0]);
+	assert_int_equal(client_send_raw(c, line, strlen(line)), 0);
+	for (k = 0; k < 2; k++)
+		if ((msgs[k] = client_read_message(c, 30000, &e)) == NULL)
+			fail_msg("no reply: %s", e.message);
+	/* The batch's line, then the reply that waited behind it. */
+	assert_true(json_is_array(msgs[0]));
+	assert_string_equal(json_string_value(json_object_get(msgs[1], "id")),
+	    "after");
+	assert_int_equal(json_array_size(msgs[0]), 6);
+	json_array_foreach(msgs[0], i, r) {
+		id = json_integer_value(json_object_get(r, "id"));
+		assert_true(id >= 1 && id <= 6 && !seen[id]);
+		seen[id] = true;
+		if (id == 1)
+			jobs1 = list_jobs(r);
+		else if (id == 3)
+			jobs3 = list_jobs(r);
+		else if (id == 5)
+			list_jobs(r);
+		else if (id == 4)
+			assert_int_equal(error_code(r), -32601);
+		else if (id == 6)
+			assert_string_equal(tstate(json_object_get(r,
+			    "result")), "queued");
+	}
+	/* Fewer than 1000 jobs: the two lists name the same ones. */
+	assert_true(json_array_size(jobs1) >= N);
+	assert_int_equal(json_array_size(jobs1), json_array_size(jobs3));
+	for (i = 0; i < json_array_size(jobs1); i++)
+		assert_int_equal(tjint(json_array_get(jobs1, i), "id"),
+		    tjint(json_array_get(jobs3, i), "id"));
+	json_decref(msgs[0]);
+	json_decref(msgs[1]);
+	for (k = 0; k < N; k++)
+		assert_true(client_send(c, "cancel", json_pack("{sI}", "id",
+		    (json_int_t)ids[k]), &e) > 0);
+	for (k = 0; k < N; k++)
+		json_decref(client_recv(c, &id, 30000, &e));
+	json_decref(tcall(c, "resume", "{ss}", "priority", "high"));
+	client_free(c);
+}
+
+static void
 test_pipelined_requests_all_answered(void **state)
 {
 	enum { N = 200 };
@@ -454,6 +602,8 @@ main(void)
 		cmocka_unit_test(test_queue_full),
 		cmocka_unit_test(test_permission_denied_for_others_jobs_and_pause),
 		cmocka_unit_test(test_batches_and_notifications),
+		cmocka_unit_test(test_batch_over_max_batch_is_refused),
+		cmocka_unit_test(test_large_batch_reply_is_one_array_beside_other_replies),
 		cmocka_unit_test(test_pipelined_requests_all_answered),
 		cmocka_unit_test(test_line_over_max_request_closes_connection),
 		cmocka_unit_test(test_replies_are_one_line_whatever_the_strings),
