@@ -16,6 +16,7 @@
 #include "config.h"
 #include "conn.h"
 #include "log.h"
+#include "timefmt.h"
 #include "triaged.h"
 
 /* How far behind in reading a client may fall (a watcher that never reads,
@@ -233,7 +234,7 @@ conn_trim_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 	conn_trim_scheduled = false;
-	conn_last_trim_ms = triaged_mono_ms();
+	conn_last_trim_ms = timefmt_mono_ms();
 	conn_peak = conn_total;
 	malloc_trim(0);
 }
@@ -246,7 +247,7 @@ conn_trim_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_maybe_trim(struct conn *conn)
 {
-	uint64_t now = triaged_mono_ms(), next;
+	uint64_t now = timefmt_mono_ms(), next;
 	struct timeval tv = { 0, 0 };
 
 	if (conn_trim_scheduled || conn_peak < CONN_TRIM_BYTES ||

@@ -23,6 +23,7 @@ struct triaged {
 	struct jobs *jobs;		/* the state machine's own state */
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;
+	struct watchers *watchers;	/* the connections that `watch` */
 	char *output_dir;		/* state_dir/output */
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
