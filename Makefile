@@ -107,13 +107,12 @@ $(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(HARNES
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
 test: $(TESTS)
-	@sh tests/run-tests.sh $(TESTS)
+	@sh tests/run-tests.sh $(TESTS) tests/check-includes.sh
 
 check: test
 
 # Fails on a circle of includes between the modules of daemon/ and lib/, or on
-# a lib/ file including a daemon/ header. Not part of `make test` until the
-# daemon's circles are gone.
+# a lib/ file including a daemon/ header; `make test` runs it too.
 .PHONY: check-includes
 check-includes:
 	@sh tests/check-includes.sh

@@ -21,10 +21,12 @@
 #include "deps.h"
 #include "jobs.h"
 #include "log.h"
+#include "method.h"
 #include "passwd.h"
 #include "pool.h"
 #include "prune.h"
 #include "recover.h"
+#include "rpc.h"
 #include "run.h"
 #include "server.h"
 #include "shutdown.h"
@@ -352,6 +354,7 @@ main(int argc, char **argv)
 	    &td)) == NULL || (deps = deps_new()) == NULL)
 		fatalx("out of memory");
 	listen_jobs(&td, deps);
+	rpc_set_dispatch(method_call);
 	if (recover_jobs(&td, &cause) != 0) {
 		log_cause(cause ? cause : "out of memory");
 		fatalx("not starting: the jobs in %s do not fit the config",

@@ -38,6 +38,91 @@ method_find(const char *name)
 	return NULL;
 }
 
+static const char *
+method_type_name(unsigned types)
+{
+	switch (types) {
+	case PARAM_STRING:
+		return "a string";
+	case PARAM_INTEGER:
+		return "an integer";
+	case PARAM_NUMBER:
+		return "a number";
+	case PARAM_BOOLEAN:
+		return "a boolean";
+	case PARAM_ARRAY:
+		return "an array";
+	case PARAM_OBJECT:
+		return "an object";
+	default:
+		return "of another type";
+	}
+}
+
+/* Every key known, every type right, every required param there. */
+static bool
+method_check_params(struct rpc_req *req, const struct method *m, json_t *params)
+{
+	const struct method_param *p;
+	const char *key;
+	json_t *value;
+
+	json_object_foreach(params, key, value) {
+		for (p = m->params; p->name != NULL; p++)
+			if (strcmp(p->name, key) == 0)
+				break;
+		if (p->name == NULL) {
+			rpc_error(req, RPC_INVALID_PARAMS, key,
+			    "%s has no param \"%s\"", m->name, key);
+			return false;
+		}
+		if (!((1u << json_typeof(value)) & p->types)) {
+			rpc_error(req, RPC_INVALID_PARAMS, key,
+			    "%s: \"%s\" must be %s", m->name, key,
+			    p->type_name ? p->type_name : method_type_name(p->types));
+			return false;
+		}
+	}
+	for (p = m->params; p->name != NULL; p++)
+		if (p->required && json_object_get(params, p->name) == NULL) {
+			rpc_error(req, RPC_INVALID_PARAMS, p->name,
+			    "%s needs \"%s\"", m->name, p->name);
+			return false;
+		}
+	return true;
+}
+
+void
+method_call(struct rpc_req *req, const char *name, json_t *params)
+{
+	const struct method *m;
+	json_t *empty = NULL;
+
+	if ((m = method_find(name)) == NULL) {
+		rpc_error(req, RPC_METHOD_NOT_FOUND, NULL,
+		    "unknown method \"%s\"", name);
+		return;
+	}
+	if (params != NULL && !json_is_object(params)) {
+		rpc_error(req, RPC_INVALID_PARAMS, "params",
+		    "params must be an object of named params");
+		return;
+	}
+	if ((m->flags & METHOD_ADMIN) && !conn_is_admin(req->conn)) {
+		rpc_error(req, RPC_PERMISSION_DENIED, NULL,
+		    "%s is for admins only (root, the daemon's user, or "
+		    "admin_group)", m->name);
+		return;
+	}
+	if (params == NULL && (params = empty = json_object()) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	if (method_check_params(req, m, params))
+		m->handler(req, params);
+	json_decref(empty);
+}
+
 struct job *
 method_job(struct rpc_req *req, json_t *params)
 {

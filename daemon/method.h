@@ -38,6 +38,10 @@ struct method {
 /* The method called name, or NULL. */
 const struct method *method_find(const char *name);
 
+/* rpc's dispatcher: finds the method, checks who calls it and its params
+ * against its descriptor, and runs its handler, which answers req. */
+void method_call(struct rpc_req *req, const char *name, json_t *params);
+
 struct job;
 
 /* The job named by params' "id", or NULL after answering req with the

@@ -12,7 +12,6 @@
 #include "config.h"
 #include "conn.h"
 #include "log.h"
-#include "method.h"
 #include "rpc.h"
 #include "triaged.h"
 
@@ -51,6 +50,9 @@ struct rpc_batch {
 	bool streaming;		/* the batch's line is open on the output */
 	struct rpc_req *open;	/* the member whose reply is open in it */
 };
+
+/* Who answers requests: the method table, wired in by main(). */
+static rpc_dispatch_cb rpc_dispatch;
 
 static void rpc_batch_run(struct rpc_batch *);
 
@@ -458,60 +460,6 @@ rpc_scan(const char *s, size_t len, size_t *members)
 	return true;
 }
 
-static const char *
-rpc_type_name(unsigned types)
-{
-	switch (types) {
-	case PARAM_STRING:
-		return "a string";
-	case PARAM_INTEGER:
-		return "an integer";
-	case PARAM_NUMBER:
-		return "a number";
-	case PARAM_BOOLEAN:
-		return "a boolean";
-	case PARAM_ARRAY:
-		return "an array";
-	case PARAM_OBJECT:
-		return "an object";
-	default:
-		return "of another type";
-	}
-}
-
-/* Every key known, every type right, every required param there. */
-static bool
-rpc_check_params(struct rpc_req *req, const struct method *m, json_t *params)
-{
-	const struct method_param *p;
-	const char *key;
-	json_t *value;
-
-	json_object_foreach(params, key, value) {
-		for (p = m->params; p->name != NULL; p++)
-			if (strcmp(p->name, key) == 0)
-				break;
-		if (p->name == NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, key,
-			    "%s has no param \"%s\"", m->name, key);
-			return false;
-		}
-		if (!((1u << json_typeof(value)) & p->types)) {
-			rpc_error(req, RPC_INVALID_PARAMS, key,
-			    "%s: \"%s\" must be %s", m->name, key,
-			    p->type_name ? p->type_name : rpc_type_name(p->types));
-			return false;
-		}
-	}
-	for (p = m->params; p->name != NULL; p++)
-		if (p->required && json_object_get(params, p->name) == NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, p->name,
-			    "%s needs \"%s\"", m->name, p->name);
-			return false;
-		}
-	return true;
-}
-
 static bool
 rpc_valid_id(const json_t *id)
 {
@@ -523,10 +471,8 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
     size_t index)
 {
 	struct conn *conn = rc->conn;
-	const struct method *m;
 	struct rpc_req *req;
-	json_t *id, *method, *params, *version;
-	json_t *empty = NULL;
+	json_t *id, *method, *version;
 
 	if ((req = calloc(1, sizeof *req)) == NULL) {
 		rpc_send_error(conn, NULL, RPC_INTERNAL_ERROR, "out of memory");
@@ -551,7 +497,6 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
 		req->id = rpc_valid_id(id) ? json_incref(id) : json_null();
 	version = json_object_get(msg, "jsonrpc");
 	method = json_object_get(msg, "method");
-	params = json_object_get(msg, "params");
 	if (id != NULL && !rpc_valid_id(id)) {
 		rpc_error(req, RPC_INVALID_REQUEST, "id",
 		    "\"id\" must be a string, a number or null");
@@ -572,29 +517,14 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
 		    "\"method\" must be a string");
 		return;
 	}
-	if ((m = method_find(json_string_value(method))) == NULL) {
-		rpc_error(req, RPC_METHOD_NOT_FOUND, NULL,
-		    "unknown method \"%s\"", json_string_value(method));
-		return;
-	}
-	if (params != NULL && !json_is_object(params)) {
-		rpc_error(req, RPC_INVALID_PARAMS, "params",
-		    "params must be an object of named params");
-		return;
-	}
-	if ((m->flags & METHOD_ADMIN) && !conn_is_admin(conn)) {
-		rpc_error(req, RPC_PERMISSION_DENIED, NULL,
-		    "%s is for admins only (root, the daemon's user, or "
-		    "admin_group)", m->name);
-		return;
-	}
-	if (params == NULL && (params = empty = json_object()) == NULL) {
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
-		return;
-	}
-	if (rpc_check_params(req, m, params))
-		m->handler(req, params);
-	json_decref(empty);
+	rpc_dispatch(req, json_string_value(method),
+	    json_object_get(msg, "params"));
+}
+
+void
+rpc_set_dispatch(rpc_dispatch_cb cb)
+{
+	rpc_dispatch = cb;
 }
 
 /*

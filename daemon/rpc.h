@@ -30,6 +30,10 @@ struct rpc_req;
 TAILQ_HEAD(rpc_reqs, rpc_req);
 
 typedef void (*rpc_withdraw_cb)(struct rpc_req *req, void *arg);
+/* Answers a well-formed request (now or later): method is its name,
+ * params its "params" as sent (NULL when absent, maybe not an object). */
+typedef void (*rpc_dispatch_cb)(struct rpc_req *req, const char *method,
+    json_t *params);
 typedef void (*rpc_room_cb)(struct rpc_req *req, void *arg);
 
 struct rpc_req {
@@ -57,6 +61,9 @@ int rpc_attach(struct conn *conn);
 
 /* Answers req (stealing result) and frees it. */
 void rpc_reply(struct rpc_req *req, json_t *result);
+
+/* Sets who answers requests (the method table, method_call). */
+void rpc_set_dispatch(rpc_dispatch_cb cb);
 /* Answers req with an error and frees it; field names the param at fault
  * (NULL: none). */
 void rpc_error(struct rpc_req *req, int code, const char *field,

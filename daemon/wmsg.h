@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pool.h"
+#include "pool-spec.h"
 
 /*
  * Both ends are the same binary (a worker is a fork without exec), so the

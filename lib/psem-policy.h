@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
-#include "psem.h"
+/* Only pointers to waiters here: their struct is psem.h's. */
+struct psem_waiter;
 
 TAILQ_HEAD(psem_waitq, psem_waiter);
 

@@ -7,6 +7,7 @@
 
 #include <event2/event.h>
 
+#include "psem.h"
 #include "psem-policy.h"
 
 struct psem {
@@ -185,19 +186,6 @@ psem_deliver_cb(evutil_socket_t fd, short what, void *arg)
 		w->state = PSEM_HELD;
 		w->cb(w, w->arg);
 	}
-	psem_schedule(sem);
-}
-
-void
-psem_set_policy(struct psem *sem, const struct psem_policy *policy)
-{
-	unsigned i;
-
-	sem->policy = policy;
-	for (i = 0; i < sem->sched.nclasses; i++)
-		if (sem->sched.classes[i].queued != 0)
-			policy->wake(&sem->sched, i);
-	psem_pump(sem);
 	psem_schedule(sem);
 }
 

@@ -51,7 +51,6 @@ struct psem *psem_new(struct event_base *base, unsigned permits,
 /* Assumes: no waiter is queued or granted, and no grant callback is running. */
 void psem_free(struct psem *sem);
 
-void psem_set_policy(struct psem *sem, const struct psem_policy *policy);
 /* weight >= 1 shares grants under the weighted policy. */
 int psem_set_weight(struct psem *sem, unsigned prio, unsigned weight);
 /* At most cap permits held at once by prio; 0 lifts the cap. Waiters queued

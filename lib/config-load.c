@@ -1,5 +1,5 @@
-/* config.c - loads triage.conf into a struct config: defaults from the table,
- * the file through config-parse.c, then the checks that need the whole file. */
+/* config-load.c - triage.conf read into a struct config: the file through
+ * config-parse.c, then the checks and defaults that need the whole file. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>

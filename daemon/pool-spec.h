@@ -1,0 +1,38 @@
+/* pool-spec.h - a job as the pool hands it to a worker, and how its run
+ * ended: what the daemon, the wire and the worker process all speak of. */
+#ifndef TRIAGED_POOL_SPEC_H
+#define TRIAGED_POOL_SPEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Everything a worker needs to run one job; borrowed for the call only. */
+struct pool_spec {
+	uint64_t job_id;
+	const char *const *argv;	/* NULL-terminated, argv[0] looked up in envp's PATH */
+	const char *const *envp;	/* NULL-terminated, complete (TRIAGE_* included) */
+	const char *cwd;
+	bool set_creds;		/* become uid/gid/user's groups (root daemon) */
+	uid_t uid;
+	gid_t gid;
+	const char *stdout_path;	/* created or truncated, mode 0600 */
+	const char *stderr_path;
+	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */
+};
+
+/* How a job's run ended: its process exited and both streams closed. */
+struct pool_result {
+	bool started;		/* false: it never ran; see error */
+	int status;		/* wait status, valid when started */
+	char error[256];	/* why it never ran ("exec ls: No such file or directory") */
+	double user_time;	/* seconds, the job's process tree */
+	double system_time;
+	int64_t max_rss_kb;
+	uint64_t stdout_bytes;	/* kept */
+	uint64_t stderr_bytes;
+	bool stdout_truncated;
+	bool stderr_truncated;
+};
+
+#endif
