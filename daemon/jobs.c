@@ -689,9 +689,6 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		jobs_acquire(td, job);
 		return;
 	}
-	log_debug("job %llu: %s%s%s", (unsigned long long)job->id,
-	    job_state_name(state), job->reason ? ": " : "",
-	    job->reason ? job->reason : "");
 	jobs_change(td, job, state);
 }
 

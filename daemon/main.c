@@ -168,10 +168,15 @@ log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 
 	(void)td;
 	(void)arg;
-	log_debug("job %llu (%s, attempt %u): %s -> %s%s%s",
-	    (unsigned long long)job->id, job->name, job->attempt,
-	    job_state_name(ev->from), job_state_name(job->state),
-	    job->reason ? ": " : "", job->reason ? job->reason : "");
+	if (ev->from == job->state)
+		log_debug("job %llu (%s, attempt %u): queued at %s",
+		    (unsigned long long)job->id, job->name, job->attempt,
+		    job->priority);
+	else
+		log_debug("job %llu (%s, attempt %u): %s -> %s%s%s",
+		    (unsigned long long)job->id, job->name, job->attempt,
+		    job_state_name(ev->from), job_state_name(job->state),
+		    job->reason ? ": " : "", job->reason ? job->reason : "");
 }
 
 static void

@@ -264,9 +264,15 @@ pool_reaped(struct pool_worker *w, int status)
 
 	pool_detach(w);		/* done already when the pool killed it */
 	waitstatus_describe(status, how, sizeof how);
+	/* Say what happened: the pool killed it, it stopped as it does when
+	 * the daemon goes (or someone sent it SIGTERM), or it died. */
 	if (w->cause[0] != '\0')
-		snprintf(why, sizeof why, "worker %u (pid %ld) died: %s "
-		    "after it %s", w->number, (long)w->pid, how, w->cause);
+		snprintf(why, sizeof why, "worker %u (pid %ld) was killed: it "
+		    "%s", w->number, (long)w->pid, w->cause);
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		snprintf(why, sizeof why, "worker %u (pid %ld) stopped: it was "
+		    "sent SIGTERM, or its socket closed", w->number,
+		    (long)w->pid);
 	else
 		snprintf(why, sizeof why, "worker %u (pid %ld) died: %s",
 		    w->number, (long)w->pid, how);

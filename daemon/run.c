@@ -376,12 +376,16 @@ run_stop(struct run *run, struct job *job, enum job_state as, int sig,
 static void
 run_abandon(struct jobrun *jr, const char *what, const char *span)
 {
+	char cause[160];
+
 	snprintf(jr->abandoned, sizeof jr->abandoned, "its worker did not %s "
 	    "it within %s", what, span);
+	snprintf(cause, sizeof cause, "did not %s job %llu within %s", what,
+	    (unsigned long long)jr->job->id, span);
 	log_warnx("job %llu: %s; the daemon kills its process group and "
 	    "replaces the worker", (unsigned long long)jr->job->id,
 	    jr->abandoned);
-	if (pool_abandon(jr->run->pool, jr->job->id, jr->abandoned) != 0)
+	if (pool_abandon(jr->run->pool, jr->job->id, cause) != 0)
 		log_warnx("job %llu: no worker has it",
 		    (unsigned long long)jr->job->id);
 }

@@ -1,6 +1,7 @@
 /* test-jobs.c - running jobs through a real triaged: how they end, what they
  * see, their output, timeouts, cancel and wait. */
 #include <errno.h>
+#include <pwd.h>
 #include <resolv.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -504,6 +507,114 @@ test_output_names_its_attempt(void **state)
 	client_free(c);
 }
 
+/* A job is running when its process exists: every job object that says
+ * running, in a notification or a reply, carries its pid. */
+static void
+test_running_always_carries_its_pid(void **state)
+{
+	enum { N = 20 };
+	struct client *c = tconnect(d), *w = tconnect(d);
+	json_t *job, *now, *list, *item;
+	int ended = 0, running = 0, i;
+	size_t k;
+
+	(void)state;
+	json_decref(tcall(w, "watch", "{}"));
+	for (i = 0; i < N; i++)
+		(void)tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+		    i % 2 ? "true" : "sleep 0.01");
+	while (ended < N) {
+		job = tnotification(w);
+		if (strcmp(tstate(job), "running") == 0) {
+			running++;
+			assert_true(tjint(job, "pid") > 0);
+			now = tget(c, tjint(job, "id"));
+			assert_true(tjint(now, "pid") > 0);
+			json_decref(now);
+			list = tcall(c, "list", "{s[s]}", "state", "running");
+			json_array_foreach(json_object_get(list, "jobs"), k,
+			    item)
+				assert_true(tjint(item, "pid") > 0);
+			json_decref(list);
+		} else if (strcmp(tstate(job), "queued") != 0)
+			ended++;
+		json_decref(job);
+	}
+	assert_int_equal(running, N);
+	client_free(w);
+	client_free(c);
+}
+
+/* Names, argv and reasons come from clients: their control bytes and
+ * newlines reach the log escaped, never raw. */
+static void
+test_log_escapes_what_clients_send(void **state)
+{
+	struct client *c = tconnect(d);
+
+	(void)state;
+	json_decref(twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "name",
+	    "x\x1b[31mRED\nsecond line")));
+	assert_true(tlog_has(d, "x\\x1b[31mRED\\nsecond line"));
+	assert_false(tlog_has(d, "\x1b"));
+	assert_false(tlog_has(d, "\nsecond line"));
+	client_free(c);
+}
+
+/*
+ * protocol.md: cwd defaults to the job user's home, else /. A user whose
+ * home does not exist (Debian's nobody: /nonexistent) runs in /, as a
+ * login would, instead of failing in chdir.
+ */
+static void
+test_missing_home_means_root_dir(void **state)
+{
+	struct passwd *pw = getpwnam("nobody");
+	struct tdaemon *own;
+	struct client *c;
+	struct stat st;
+	int status;
+	json_t *page;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0 || pw == NULL || stat(pw->pw_dir, &st) == 0) {
+		print_message("skipped: needs root and a user without a home\n");
+		skip();
+	}
+	own = tdaemon_start("socket_mode = 0666\n");
+	assert_int_equal(chmod(own->dir, 0711), 0);
+	if ((pid = fork()) == 0) {
+		struct client_error e;
+		json_t *job;
+		char *cause;
+
+		if (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
+		    (c = client_connect(own->sock, &cause)) == NULL)
+			_exit(2);
+		job = client_call(c, "submit", json_pack("{s[sss]}", "argv",
+		    "sh", "-c", "pwd"), 30000, &e);
+		if (job == NULL)
+			_exit(3);
+		job = client_call(c, "wait", json_pack("{sI}", "id",
+		    tjint(job, "id")), 30000, &e);
+		_exit(job != NULL && strcmp(tstate(job), "succeeded") == 0 &&
+		    strcmp(tjstr(job, "cwd"), "/") == 0 ? 0 : 4);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	c = tconnect(own);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		page = tget(c, 1);
+		fail_msg("the job as nobody: %s (status %#x)",
+		    json_dumps(page, 0), status);
+	}
+	page = tcall(c, "output", "{siss}", "id", 1, "stream", "stdout");
+	assert_string_equal(tjstr(page, "data"), "/\n");
+	json_decref(page);
+	tdaemon_end(own, c);
+}
+
 int
 main(void)
 {
@@ -518,6 +629,9 @@ main(void)
 		cmocka_unit_test(test_wait_times_out_while_connection_serves_others),
 		cmocka_unit_test(test_wait_of_a_closed_connection_is_withdrawn),
 		cmocka_unit_test(test_output_names_its_attempt),
+		cmocka_unit_test(test_running_always_carries_its_pid),
+		cmocka_unit_test(test_log_escapes_what_clients_send),
+		cmocka_unit_test(test_missing_home_means_root_dir),
 	};
 
 	return cmocka_run_group_tests_name("jobs", tests, setup, teardown);
