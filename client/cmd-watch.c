@@ -42,15 +42,6 @@ static const char *const cmd_watch_columns[] = {
 	"name", "rank", "queued", "running", "paused", NULL,
 };
 
-static int64_t
-cmd_watch_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Prints the running jobs, at most max of them (0: all). */
 static void
 cmd_watch_running(const json_t *jobs, size_t max, FILE *f)
@@ -203,7 +194,7 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	json_decref(result);
 
 	for (;;) {
-		now = cmd_watch_mono();
+		now = (int64_t)timefmt_mono_ms();
 		if (live && ((dirty && now - drawn >= CMD_WATCH_MIN_MS) ||
 		    now - drawn >= CMD_WATCH_MAX_MS)) {
 			if ((rc = cmd_watch_draw(ctx)) != CMD_EXIT_OK)

@@ -116,15 +116,6 @@ conn_read_groups(struct conn *conn, int fd)
 	free(groups);
 }
 
-static uint64_t
-conn_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 struct conn *
 conn_new(struct triaged *td, int fd)
 {
@@ -248,16 +239,14 @@ static void
 conn_maybe_trim(struct conn *conn)
 {
 	uint64_t now = timefmt_mono_ms(), next;
-	struct timeval tv = { 0, 0 };
+	struct timeval tv = timefmt_tv(0);
 
 	if (conn_trim_scheduled || conn_peak < CONN_TRIM_BYTES ||
 	    conn_total > conn_peak / 4)
 		return;
 	next = conn_last_trim_ms + CONN_TRIM_MS;
-	if (conn_last_trim_ms != 0 && next > now) {
-		tv.tv_sec = (time_t)((next - now) / 1000);
-		tv.tv_usec = (suseconds_t)((next - now) % 1000 * 1000);
-	}
+	if (conn_last_trim_ms != 0 && next > now)
+		tv = timefmt_tv(next - now);
 	if (event_base_once(conn->td->base, -1, EV_TIMEOUT, conn_trim_cb, NULL,
 	    &tv) == 0)
 		conn_trim_scheduled = true;
@@ -369,7 +358,7 @@ conn_process(struct conn *conn)
 {
 	struct evbuffer *in;
 	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len;
-	uint64_t start = conn_now_us();
+	uint64_t start = timefmt_mono_us();
 	struct evbuffer_ptr eol;
 	unsigned char *line;
 	bool stalled = false;
@@ -383,7 +372,7 @@ conn_process(struct conn *conn)
 			stalled = true;
 			break;
 		}
-		if (conn_now_us() - start > CONN_TURN_US) {
+		if (timefmt_mono_us() - start > CONN_TURN_US) {
 			conn_schedule(conn);
 			break;
 		}

@@ -15,6 +15,7 @@
 #include "rpc.h"
 #include "store.h"
 #include "triaged.h"
+#include "timefmt.h"
 
 #define LIST_DEFAULT_LIMIT 1000
 #define LIST_MAX_LIMIT 100000
@@ -47,15 +48,6 @@ list_free(struct list *l)
 	free(l);
 }
 
-static uint64_t
-list_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static bool
 list_matches(const struct list *l, const struct job *job)
 {
@@ -67,7 +59,7 @@ list_matches(const struct list *l, const struct job *job)
 static int
 list_slice(struct list *l)
 {
-	uint64_t start = list_now_us();
+	uint64_t start = timefmt_mono_us();
 	unsigned written = 0, scanned = 0;
 	struct job *job;
 	bool failed;
@@ -76,7 +68,7 @@ list_slice(struct list *l)
 	while (l->left > 0 && written < LIST_SLICE_JOBS &&
 	    scanned < LIST_SLICE_SCAN) {
 		if (scanned % LIST_SLICE_CHECK == LIST_SLICE_CHECK - 1 &&
-		    list_now_us() - start > LIST_SLICE_US)
+		    timefmt_mono_us() - start > LIST_SLICE_US)
 			break;
 		if ((job = store_next(l->td->store, l->id)) == NULL) {
 			l->left = 0;

@@ -2,7 +2,6 @@
  * defaults from the config and the submitter, and queue the new job. */
 #include <errno.h>
 #include <math.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
+#include "passwd.h"
 #include "psem.h"
 #include "rpc.h"
 #include "store.h"
@@ -47,10 +47,9 @@ submit_user(uid_t uid, struct submit_user *u)
 	static struct submit_user cached;
 	static uid_t cached_uid;
 	static uint64_t cached_at;
-	struct passwd pw, *res = NULL;
 	uint64_t now = timefmt_mono_ms();
+	char *name = NULL, *home = NULL;
 	struct stat st;
-	char buf[16384];
 
 	if (cached_at != 0 && cached_uid == uid &&
 	    now - cached_at < SUBMIT_USER_TTL_MS) {
@@ -58,10 +57,12 @@ submit_user(uid_t uid, struct submit_user *u)
 		u->cwd = cached.cwd == cached.home ? u->home : "/";
 		return;
 	}
-	if (getpwuid_r(uid, &pw, buf, sizeof buf, &res) == 0 && res != NULL) {
-		snprintf(u->name, sizeof u->name, "%s", pw.pw_name);
+	if (passwd_lookup(uid, &name, &home) == 0) {
+		snprintf(u->name, sizeof u->name, "%s", name);
 		snprintf(u->home, sizeof u->home, "%s",
-		    pw.pw_dir && pw.pw_dir[0] == '/' ? pw.pw_dir : "/");
+		    home[0] == '/' ? home : "/");
+		free(name);
+		free(home);
 	} else {
 		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
 		snprintf(u->home, sizeof u->home, "/");

@@ -21,6 +21,7 @@
 
 #include "pool.h"
 #include "sigdefault.h"
+#include "timefmt.h"
 #include "waitstatus.h"
 #include "wmsg.h"
 #include "worker.h"
@@ -44,7 +45,7 @@ struct pool_worker {
 	enum pool_state state;
 	pid_t pid;		/* UP, DYING */
 	struct bufferevent *bev;	/* UP */
-	struct timespec forked;	/* when, to tell a worker that cannot start */
+	uint64_t forked_ms;	/* when, to tell a worker that cannot start */
 	bool ran;		/* it has been given a job */
 	bool has_job;		/* job_id was sent and has not finished */
 	uint64_t job_id;
@@ -165,8 +166,7 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 		errno = error;
 		return -1;
 	}
-	if (clock_gettime(CLOCK_MONOTONIC, &w->forked) == -1)
-		memset(&w->forked, 0, sizeof w->forked);
+	w->forked_ms = timefmt_mono_ms();
 	w->state = POOL_UP;
 	w->pid = pid;
 	w->bev = bev;
@@ -231,20 +231,14 @@ pool_kill(struct pool_worker *w, const char *fmt, ...)
 static bool
 pool_died_young(const struct pool_worker *w)
 {
-	struct timespec now;
-	long long ms;
-
-	if (w->ran || clock_gettime(CLOCK_MONOTONIC, &now) == -1)
-		return false;
-	ms = (long long)(now.tv_sec - w->forked.tv_sec) * 1000 +
-	    (now.tv_nsec - w->forked.tv_nsec) / 1000000;
-	return ms < POOL_RETRY_SEC * 1000;
+	return !w->ran &&
+	    timefmt_mono_ms() - w->forked_ms < POOL_RETRY_SEC * 1000;
 }
 
 static void
 pool_retry_later(struct pool *pool)
 {
-	struct timeval tv = { POOL_RETRY_SEC, 0 };
+	struct timeval tv = timefmt_tv(POOL_RETRY_SEC * 1000);
 
 	if (evtimer_add(pool->retry, &tv) == -1)
 		pool_error(pool, "workers: cannot arm the retry timer");

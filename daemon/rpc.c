@@ -14,6 +14,7 @@
 #include "log.h"
 #include "rpc.h"
 #include "triaged.h"
+#include "timefmt.h"
 
 /* protocol.md: nesting deeper than this is a parse error. */
 #define RPC_MAX_DEPTH 64
@@ -57,15 +58,6 @@ static rpc_dispatch_cb rpc_dispatch;
 static void rpc_batch_run(struct rpc_batch *);
 
 static const struct timeval rpc_now_tv = { 0, 0 };
-
-static uint64_t
-rpc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 struct triaged *
 rpc_daemon(const struct rpc_req *req)
@@ -537,7 +529,7 @@ static void
 rpc_batch_run(struct rpc_batch *b)
 {
 	struct rpc_conn *rc = b->rc;
-	uint64_t start = rpc_now_us();
+	uint64_t start = timefmt_mono_us();
 	size_t i;
 
 	rc->refs++;
@@ -548,7 +540,7 @@ rpc_batch_run(struct rpc_batch *b)
 			rc->run_wants_room = true;
 			goto out;
 		}
-		if (rpc_now_us() - start > RPC_TURN_US) {
+		if (timefmt_mono_us() - start > RPC_TURN_US) {
 			evtimer_add(rc->run_ev, &rpc_now_tv);
 			goto out;
 		}

@@ -1,6 +1,5 @@
 /* shutdown.c - stopping on SIGTERM or SIGINT as the `shutdown` key says:
  * requeue, drain or finish; a second signal stops at once. */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +13,7 @@
 #include "shutdown.h"
 #include "store.h"
 #include "triaged.h"
+#include "waitstatus.h"
 
 static void shutdown_check(struct triaged *td);
 
@@ -76,17 +76,19 @@ void
 shutdown_begin(struct triaged *td, int signo)
 {
 	enum config_shutdown mode = td->cfg->shutdown;
+	char name[WAITSTATUS_SIGNAME_MAX];
 	struct psem_prio_stats st;
 	unsigned i;
 
+	waitstatus_signame(signo, name);
 	if (td->stopping_signals++ > 0) {
-		log_notice("SIG%s again: stopping now", sigabbrev_np(signo));
+		log_notice("%s again: stopping now", name);
 		shutdown_exit(td);
 		return;
 	}
 	td->phase = TRIAGED_STOPPING;
-	log_notice("SIG%s: stopping (shutdown = %s); submissions are refused",
-	    sigabbrev_np(signo), shutdown_mode_name(mode));
+	log_notice("%s: stopping (shutdown = %s); submissions are refused",
+	    name, shutdown_mode_name(mode));
 	/* Clients keep their connections to hear how their jobs end; only
 	 * new ones are refused from now on. */
 	server_stop_accepting(td->server);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "passwd.h"
 #include "procstat.h"
 #include "sigdefault.h"
+#include "timefmt.h"
 #include "wmsg.h"
 #include "worker-child.h"
 #include "worker.h"
@@ -56,7 +57,7 @@ struct worker_job {
 #define WORKER_JOB_DONE		0x7
 	int status;
 	struct rusage ru;
-	struct timespec deadline;	/* EXITED: close the streams then */
+	uint64_t deadline_ms;	/* EXITED: close the streams then (monotonic) */
 	struct worker_stream out[2];	/* stdout, stderr */
 };
 
@@ -182,20 +183,16 @@ worker_signals(struct worker *w)
 	}
 }
 
-/* Milliseconds until ts, 0 if past; for poll. */
+/* Milliseconds until deadline_ms, 0 if past, at most the drain; for poll. */
 static int
-worker_ms_until(const struct timespec *ts)
+worker_ms_until(uint64_t deadline_ms)
 {
-	struct timespec now;
-	long long ms;
+	uint64_t now = timefmt_mono_ms();
 
-	if (clock_gettime(CLOCK_MONOTONIC, &now) == -1)
-		return 0;	/* cannot tell: stop waiting */
-	ms = (long long)(ts->tv_sec - now.tv_sec) * 1000 +
-	    (ts->tv_nsec - now.tv_nsec) / 1000000;
-	if (ms <= 0)
+	if (now >= deadline_ms)
 		return 0;
-	return ms > WORKER_DRAIN_MS ? WORKER_DRAIN_MS : (int)ms;
+	return deadline_ms - now > WORKER_DRAIN_MS ? WORKER_DRAIN_MS :
+	    (int)(deadline_ms - now);
 }
 
 static void
@@ -269,14 +266,7 @@ worker_reap(struct worker_job *job)
 		if (errno != EINTR)
 			return -1;
 	job->flags |= WORKER_JOB_EXITED;
-	if (clock_gettime(CLOCK_MONOTONIC, &job->deadline) == -1)
-		return -1;
-	job->deadline.tv_sec += WORKER_DRAIN_MS / 1000;
-	job->deadline.tv_nsec += (long)(WORKER_DRAIN_MS % 1000) * 1000000;
-	if (job->deadline.tv_nsec >= 1000000000) {
-		job->deadline.tv_sec++;
-		job->deadline.tv_nsec -= 1000000000;
-	}
+	job->deadline_ms = timefmt_mono_ms() + WORKER_DRAIN_MS;
 	return 0;
 }
 
@@ -322,7 +312,7 @@ worker_wait(struct worker *w, struct worker_job *job)
 	while ((job->flags & WORKER_JOB_DONE) != WORKER_JOB_DONE) {
 		timeout = -1;
 		if (job->flags & WORKER_JOB_EXITED) {
-			if ((timeout = worker_ms_until(&job->deadline)) == 0) {
+			if ((timeout = worker_ms_until(job->deadline_ms)) == 0) {
 				/* some process that left the group holds them */
 				worker_stream_close(job, 0);
 				worker_stream_close(job, 1);
@@ -419,22 +409,13 @@ worker_error(struct pool_result *res, const char *step, const char *arg)
 static char *
 worker_user(const struct pool_spec *spec, struct pool_result *res)
 {
-	struct passwd *pw;
-	char *name, arg[32];
+	char *name = NULL, arg[32];
 
-	errno = 0;
-	if ((pw = getpwuid(spec->uid)) == NULL) {
-		/* the "not found" errnos getpwuid(3) lists */
-		if (errno == 0 || errno == ENOENT || errno == ESRCH ||
-		    errno == EBADF || errno == EPERM)
-			return NULL;
-		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
-		worker_error(res, "getpwuid", arg);
-		return NULL;
-	}
-	if ((name = strdup(pw->pw_name)) == NULL)
-		worker_error(res, "strdup", NULL);
-	return name;
+	if (passwd_lookup(spec->uid, &name, NULL) == 0 || errno == ENOENT)
+		return name;
+	snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
+	worker_error(res, "getpwuid", arg);
+	return NULL;
 }
 
 /* Opens the capture files and creates the pipes, all CLOEXEC. */

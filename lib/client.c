@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "timefmt.h"
 
 #define CLIENT_BUF_MIN 8192
 
@@ -167,34 +168,24 @@ client_free(struct client *c)
 	free(c);
 }
 
-/* Sets *deadline timeout_ms from now; returns it, or NULL for no timeout. */
-static const struct timespec *
-client_deadline(int timeout_ms, struct timespec *deadline)
+/* The monotonic ms timeout_ms from now, or -1 for no timeout. */
+static int64_t
+client_deadline(int timeout_ms)
 {
 	if (timeout_ms < 0)
-		return NULL;
-	clock_gettime(CLOCK_MONOTONIC, deadline);
-	deadline->tv_sec += timeout_ms / 1000;
-	deadline->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (deadline->tv_nsec >= 1000000000) {
-		deadline->tv_sec++;
-		deadline->tv_nsec -= 1000000000;
-	}
-	return deadline;
+		return -1;
+	return (int64_t)timefmt_mono_ms() + timeout_ms;
 }
 
-/* Milliseconds left until deadline, rounded up; -1 for none. */
+/* Milliseconds left until deadline; -1 for none. */
 static int
-client_remaining(const struct timespec *deadline)
+client_remaining(int64_t deadline)
 {
-	struct timespec now;
 	int64_t ms;
 
-	if (deadline == NULL)
+	if (deadline < 0)
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000 +
-	    (deadline->tv_nsec - now.tv_nsec + 999999) / 1000000;
+	ms = deadline - (int64_t)timefmt_mono_ms();
 	if (ms < 0)
 		return 0;
 	return ms > 86400000 ? 86400000 : (int)ms;
@@ -202,7 +193,7 @@ client_remaining(const struct timespec *deadline)
 
 /* Reads more bytes into the buffer, waiting until deadline. 0 or -1. */
 static int
-client_fill(struct client *c, const struct timespec *deadline,
+client_fill(struct client *c, int64_t deadline,
     struct client_error *err)
 {
 	struct pollfd pfd;
@@ -278,7 +269,7 @@ client_blank(const char *line, size_t len)
  * line not yet complete stay buffered, so a timeout loses nothing.
  */
 static char *
-client_read_line(struct client *c, const struct timespec *deadline,
+client_read_line(struct client *c, int64_t deadline,
     size_t *len, struct client_error *err)
 {
 	char *line, *nl;
@@ -302,7 +293,7 @@ client_read_line(struct client *c, const struct timespec *deadline,
 }
 
 static json_t *
-client_read_until(struct client *c, const struct timespec *deadline,
+client_read_until(struct client *c, int64_t deadline,
     struct client_error *err)
 {
 	json_error_t jerr;
@@ -326,9 +317,8 @@ json_t *
 client_read_message(struct client *c, int timeout_ms,
     struct client_error *err)
 {
-	struct timespec ts;
 
-	return client_read_until(c, client_deadline(timeout_ms, &ts), err);
+	return client_read_until(c, client_deadline(timeout_ms), err);
 }
 
 static bool
@@ -343,7 +333,7 @@ client_is_response(const json_t *msg)
 /* Reads one message and files it with the responses or the notifications.
  * 0, or -1 with err set. */
 static int
-client_pump(struct client *c, const struct timespec *deadline,
+client_pump(struct client *c, int64_t deadline,
     struct client_error *err)
 {
 	json_t *msg, *elem;
@@ -528,12 +518,11 @@ static void
 client_salvage(struct client *c, int64_t id, struct client_error *err)
 {
 	struct client_error ignored;
-	struct timespec ts;
 	json_t *resp;
 	ssize_t i;
 	int saved = errno;
 
-	while (client_pump(c, client_deadline(0, &ts), &ignored) == 0)
+	while (client_pump(c, client_deadline(0), &ignored) == 0)
 		continue;
 	if ((i = client_find(c, id)) != -1) {
 		resp = client_take(c->responses, (size_t)i);
@@ -547,8 +536,7 @@ json_t *
 client_call(struct client *c, const char *method, json_t *params,
     int timeout_ms, struct client_error *err)
 {
-	const struct timespec *deadline;
-	struct timespec ts;
+	int64_t deadline;
 	json_t *resp, *result;
 	int64_t id;
 	ssize_t i;
@@ -558,7 +546,7 @@ client_call(struct client *c, const char *method, json_t *params,
 			client_salvage(c, c->next_id, err);
 		return NULL;
 	}
-	deadline = client_deadline(timeout_ms, &ts);
+	deadline = client_deadline(timeout_ms);
 	for (;;) {
 		if ((i = client_find(c, id)) != -1) {
 			resp = client_take(c->responses, (size_t)i);
@@ -575,12 +563,11 @@ json_t *
 client_recv(struct client *c, int64_t *id, int timeout_ms,
     struct client_error *err)
 {
-	const struct timespec *deadline;
-	struct timespec ts;
+	int64_t deadline;
 	json_t *resp, *result;
 
 	*id = -1;
-	deadline = client_deadline(timeout_ms, &ts);
+	deadline = client_deadline(timeout_ms);
 	while (json_array_size(c->responses) == 0) {
 		if (client_pump(c, deadline, err) == -1)
 			return NULL;
@@ -596,10 +583,9 @@ json_t *
 client_notification(struct client *c, int timeout_ms,
     struct client_error *err)
 {
-	const struct timespec *deadline;
-	struct timespec ts;
+	int64_t deadline;
 
-	deadline = client_deadline(timeout_ms, &ts);
+	deadline = client_deadline(timeout_ms);
 	while (json_array_size(c->notifications) == 0) {
 		if (client_pump(c, deadline, err) == -1)
 			return NULL;

@@ -30,7 +30,9 @@ passwd_lookup(uid_t uid, char **name, char **home)
 	}
 	if (error != 0 || result == NULL) {
 		free(buf);
-		errno = error != 0 ? error : ENOENT;
+		/* getpwuid_r(3) lists these for a uid that is not there. */
+		errno = error == 0 || error == ENOENT || error == ESRCH ||
+		    error == EBADF || error == EPERM ? ENOENT : error;
 		return -1;
 	}
 	if ((name != NULL && (n = strdup(pw.pw_name)) == NULL) ||

@@ -18,12 +18,18 @@ timefmt_now(void)
 }
 
 uint64_t
-timefmt_mono_ms(void)
+timefmt_mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
+timefmt_mono_ms(void)
+{
+	return timefmt_mono_us() / 1000;
 }
 
 struct timeval

@@ -16,6 +16,8 @@
 int64_t timefmt_now(void);
 /* Milliseconds of CLOCK_MONOTONIC: for spans, timeouts and uptime. */
 uint64_t timefmt_mono_ms(void);
+/* The same in microseconds, for what is measured in fractions of a ms. */
+uint64_t timefmt_mono_us(void);
 /* ms as a struct timeval, for libevent's timers. */
 struct timeval timefmt_tv(uint64_t ms);
 
