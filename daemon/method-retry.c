@@ -11,43 +11,12 @@
 #include "store.h"
 #include "triaged.h"
 
-/* A retry on its way to the disk. */
-struct retry {
-	struct rpc_req *req;	/* NULL once its client has gone */
-};
-
-static void
-retry_withdraw_cb(struct rpc_req *req, void *arg)
-{
-	struct retry *r = arg;
-
-	(void)req;
-	r->req = NULL;
-}
-
-static void
-retry_done_cb(struct triaged *td, struct job *job, const char *cause,
-    void *arg)
-{
-	struct retry *r = arg;
-
-	if (r->req != NULL) {
-		if (cause != NULL)
-			rpc_error(r->req, RPC_INTERNAL_ERROR, NULL,
-			    "the retry could not be stored: %s", cause);
-		else
-			rpc_reply(r->req, job != NULL ? jobs_json(td, job) :
-			    NULL);
-	}
-	free(r);
-}
-
 static void
 retry_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
+	struct method_later *later;
 	struct job *job;
-	struct retry *r;
 	char *cause = NULL;
 	int prio;
 
@@ -79,14 +48,10 @@ retry_handler(struct rpc_req *req, json_t *params)
 		free(cause);
 		return;
 	}
-	if ((r = calloc(1, sizeof *r)) == NULL ||
-	    jobs_retry(td, job, (unsigned)prio, retry_done_cb, r) != 0) {
-		free(r);
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
-		return;
-	}
-	r->req = req;
-	rpc_defer(req, retry_withdraw_cb, r);
+	if ((later = method_later(req, "the retry")) != NULL &&
+	    jobs_retry(td, job, (unsigned)prio, method_later_done_cb,
+	    later) != 0)
+		method_later_done_cb(td, NULL, "out of memory", later);
 }
 
 static const struct method_param retry_params[] = {

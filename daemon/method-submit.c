@@ -320,43 +320,13 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	return 0;
 }
 
-/* A submission on its way to the disk. */
-struct submission {
-	struct rpc_req *req;	/* NULL once its client has gone */
-};
-
-static void
-submit_withdraw_cb(struct rpc_req *req, void *arg)
-{
-	struct submission *s = arg;
-
-	(void)req;
-	s->req = NULL;
-}
-
-static void
-submit_done_cb(struct triaged *td, struct job *job, const char *cause,
-    void *arg)
-{
-	struct submission *s = arg;
-
-	if (s->req != NULL) {
-		if (job == NULL)
-			rpc_error(s->req, RPC_INTERNAL_ERROR, NULL,
-			    "the job could not be stored: %s", cause);
-		else
-			rpc_reply(s->req, jobs_json(td, job));
-	}
-	free(s);
-}
-
 static void
 submit_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
 	uid_t uid = conn_uid(req->conn);
 	struct submit_user user;
-	struct submission *s;
+	struct method_later *later;
 	struct job *job;
 	int prio;
 
@@ -394,14 +364,13 @@ submit_handler(struct rpc_req *req, json_t *params)
 		goto fail;
 	}
 	/* The answer comes once the job is on disk. */
-	if ((s = calloc(1, sizeof *s)) == NULL ||
-	    jobs_submit(td, job, (unsigned)prio, submit_done_cb, s) != 0) {
-		free(s);
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	if ((later = method_later(req, "the job")) == NULL)
+		goto fail;
+	if (jobs_submit(td, job, (unsigned)prio, method_later_done_cb,
+	    later) != 0) {
+		method_later_done_cb(td, NULL, "out of memory", later);
 		goto fail;
 	}
-	s->req = req;
-	rpc_defer(req, submit_withdraw_cb, s);
 	return;
 fail:
 	job_free(job);

@@ -177,55 +177,73 @@ method_priority(struct rpc_req *req, json_t *params)
 	return -2;
 }
 
-/* A reply that waits for the commit of what it reports. */
-struct method_durable {
+/* A request answered once jobs says how what it asked for went. */
+struct method_later {
 	struct rpc_req *req;	/* NULL once its client has gone */
-	json_t *result;
+	const char *what;	/* for the error: "the job", "the retry" */
+	json_t *result;		/* the answer, when it is known already */
 };
 
 static void
-method_durable_withdraw_cb(struct rpc_req *req, void *arg)
+method_later_withdraw_cb(struct rpc_req *req, void *arg)
 {
-	struct method_durable *d = arg;
+	struct method_later *l = arg;
 
 	(void)req;
-	d->req = NULL;
+	l->req = NULL;
 }
 
-static void
-method_durable_cb(struct triaged *td, struct job *job, const char *cause,
+struct method_later *
+method_later(struct rpc_req *req, const char *what)
+{
+	struct method_later *l;
+
+	if ((l = calloc(1, sizeof *l)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return NULL;
+	}
+	l->req = req;
+	l->what = what;
+	rpc_defer(req, method_later_withdraw_cb, l);
+	return l;
+}
+
+void
+method_later_done_cb(struct triaged *td, struct job *job, const char *cause,
     void *arg)
 {
-	struct method_durable *d = arg;
+	struct method_later *l = arg;
 
-	(void)td;
-	(void)job;
-	(void)cause;
-	if (d->req != NULL)
-		rpc_reply(d->req, d->result);
-	else
-		json_decref(d->result);
-	free(d);
+	if (l->req != NULL) {
+		if (cause != NULL)
+			rpc_error(l->req, RPC_INTERNAL_ERROR, NULL,
+			    "%s could not be stored: %s", l->what, cause);
+		else if (l->result != NULL) {
+			rpc_reply(l->req, l->result);
+			l->result = NULL;
+		} else
+			rpc_reply(l->req, job != NULL ? jobs_json(td, job) :
+			    NULL);
+	}
+	json_decref(l->result);
+	free(l);
 }
 
 void
 method_reply_durable(struct rpc_req *req, json_t *result)
 {
 	struct triaged *td = rpc_daemon(req);
-	struct method_durable *d;
+	struct method_later *l;
 
 	if (!store_pending(td->store) || result == NULL) {
 		rpc_reply(req, result);
 		return;
 	}
-	if ((d = calloc(1, sizeof *d)) == NULL ||
-	    jobs_after_commit(td, method_durable_cb, d) != 0) {
-		free(d);
+	if ((l = method_later(req, "the reply")) == NULL) {
 		json_decref(result);
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	d->req = req;
-	d->result = result;
-	rpc_defer(req, method_durable_withdraw_cb, d);
+	l->result = result;
+	if (jobs_after_commit(td, method_later_done_cb, l) != 0)
+		method_later_done_cb(td, NULL, "out of memory", l);
 }

@@ -61,6 +61,17 @@ int method_priority(struct rpc_req *req, json_t *params);
  */
 void method_reply_durable(struct rpc_req *req, json_t *result);
 
+/*
+ * A request answered later by method_later_done_cb, a jobs_done_cb: with
+ * the job object, or -32603 "WHAT could not be stored: CAUSE". Returns it
+ * (req is deferred), or NULL after answering req with an error.
+ */
+struct method_later;
+struct triaged;
+struct method_later *method_later(struct rpc_req *req, const char *what);
+void method_later_done_cb(struct triaged *td, struct job *job,
+    const char *cause, void *arg);
+
 extern const struct method method_cancel;
 extern const struct method method_get;
 extern const struct method method_list;
