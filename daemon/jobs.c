@@ -27,6 +27,9 @@
  * Items leave the queue in order, each once the commit of its generation
  * has succeeded; nothing a client hears can then be undone by a crash.
  */
+/* How long one turn of the loop may spend publishing. */
+#define JOBS_DRAIN_SLICE_US 2000
+
 enum jobs_item_kind {
 	JOBS_EVENT,
 	JOBS_BARRIER,
@@ -319,20 +322,31 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 	}
 }
 
-/* Handles every item whose commit has succeeded, in order. Whatever the
+/*
+ * Handles every item whose commit has succeeded, in order. Whatever the
  * handlers add goes to the tail and waits for its own commit: never a
- * nested drain. */
+ * nested drain. A long backlog (a commit of thousands of submissions) goes
+ * a slice per turn of the loop, so that other clients are served between.
+ */
 static void
 jobs_drain(struct triaged *td)
 {
+	static const struct timeval now = { 0, 0 };
 	struct jobs *js = td->jobs;
+	uint64_t start = timefmt_mono_us();
 	struct jobs_item *it;
+	unsigned n = 0;
 
 	if (js->draining)
 		return;
 	js->draining = true;
 	while ((it = TAILQ_FIRST(&js->items)) != NULL &&
 	    it->gen <= js->durable) {
+		if (++n % 64 == 0 &&
+		    timefmt_mono_us() - start > JOBS_DRAIN_SLICE_US) {
+			evtimer_add(js->publish_ev, &now);
+			break;
+		}
 		TAILQ_REMOVE(&js->items, it, entry);
 		switch (it->kind) {
 		case JOBS_EVENT:
