@@ -22,7 +22,6 @@
 
 #include "harness.h"
 
-#define HARNESS_TIMEOUT_MS 30000
 /* Daemons alive at once in one test binary. */
 #define TLIVE_MAX 64
 /* A gated job gives up after this many 20 ms naps, over 5 min (run-tests.sh's
@@ -88,6 +87,34 @@ tnow_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+tdeadline(int ms)
+{
+	return tnow_ms() + ms;
+}
+
+int
+tleft_ms(int64_t deadline)
+{
+	int64_t left = deadline - tnow_ms();
+
+	return left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
+}
+
+void
+tcheck_deadline(int64_t deadline, const char *fmt, ...)
+{
+	char what[512];
+	va_list ap;
+
+	if (tnow_ms() <= deadline)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	fail_msg("timed out waiting for %s", what);
 }
 
 static void
@@ -802,20 +829,31 @@ twait_gone(pid_t pid)
 	}
 }
 
-/* The job that waits for the gate: sh polling for the file, for at most
- * GATE_NAPS naps, after which it fails (status 99) saying so. */
+/* sh polling for the gate's file, for at most GATE_NAPS naps, after which
+ * it fails (status 99) saying so. */
+const char *
+tgate_sh(const struct tdaemon *d, const char *gate)
+{
+	static char sh[800];
+
+	snprintf(sh, sizeof sh,
+	    "n=0; while [ ! -e %s/%s ]; do "
+	    "n=$((n + 1)); if [ $n -gt %d ]; then "
+	    "echo 'gate %s never opened' >&2; exit 99; fi; "
+	    "sleep 0.02; done",
+	    d->dir, gate, GATE_NAPS, gate);
+	return sh;
+}
+
+/* The job that waits for the gate. */
 static void
 tgate_argv(json_t *params, const struct tdaemon *d, const char *gate,
     bool deaf)
 {
-	char script[800];
+	char script[900];
 
-	snprintf(script, sizeof script,
-	    "%sn=0; while [ ! -e %s/%s ]; do "
-	    "n=$((n + 1)); if [ $n -gt %d ]; then "
-	    "echo 'gate %s never opened' >&2; exit 99; fi; "
-	    "sleep 0.02; done",
-	    deaf ? "trap '' TERM; " : "", d->dir, gate, GATE_NAPS, gate);
+	snprintf(script, sizeof script, "%s%s", deaf ? "trap '' TERM; " : "",
+	    tgate_sh(d, gate));
 	json_object_set_new(params, "argv", json_pack("[sss]", "sh", "-c",
 	    script));
 }
@@ -895,14 +933,14 @@ tproc_state(pid_t pid)
 void
 tstop(pid_t pid)
 {
-	int i;
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 
 	assert_int_equal(kill(pid, SIGSTOP), 0);
 	/* The signal takes effect when the process next runs. */
-	for (i = 0; i < HARNESS_TIMEOUT_MS && tproc_state(pid) != 'T'; i++)
+	while (tproc_state(pid) != 'T') {
+		tcheck_deadline(deadline, "process %d to stop", (int)pid);
 		tsleep_ms(1);
-	if (tproc_state(pid) != 'T')
-		fail_msg("process %d did not stop", (int)pid);
+	}
 }
 
 bool
@@ -929,12 +967,13 @@ tlog_has(const struct tdaemon *d, const char *text)
 void
 twait_log(const struct tdaemon *d, const char *text)
 {
-	int i;
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 
-	for (i = 0; i < HARNESS_TIMEOUT_MS / 10 && !tlog_has(d, text); i++)
+	while (!tlog_has(d, text)) {
+		if (tleft_ms(deadline) == 0) {
+			tdaemon_dump_log(d);
+			fail_msg("the log never said \"%s\"", text);
+		}
 		tsleep_ms(10);
-	if (!tlog_has(d, text)) {
-		tdaemon_dump_log(d);
-		fail_msg("the log never said \"%s\"", text);
 	}
 }

@@ -11,6 +11,10 @@
 
 #include "client.h"
 
+/* Every wait of the harness fails the test after this long; so do the
+ * tests' own waits, with a deadline of their own (tdeadline). */
+#define HARNESS_TIMEOUT_MS 30000
+
 struct tdaemon {
 	pid_t pid;
 	char dir[256];		/* everything of this daemon lives here */
@@ -92,9 +96,24 @@ int64_t tsubmit_gated(struct client *c, const struct tdaemon *d,
 int64_t tsubmit_gated_with(struct client *c, const struct tdaemon *d,
     const char *gate, const char *fmt, ...);
 void topen_gate(const struct tdaemon *d, const char *gate);
+/* The same wait as sh code, for a job's own sh -c script: gate may use
+ * the job's variables ("gate.$TRIAGE_ATTEMPT"). In a static buffer. */
+const char *tgate_sh(const struct tdaemon *d, const char *gate);
 
 /* Path of a built binary beside the test's own: "triaged", "triage". */
 const char *tbin(const char *name);
+
+/*
+ * For a test's own loops, on the monotonic clock: tdeadline is a deadline
+ * ms from now; tleft_ms what is left of it, the timeout of one wait (0
+ * once it has passed, never the -1 of "for ever"); tcheck_deadline fails
+ * the test once it has passed, with "timed out waiting for " and what the
+ * loop waited for (a printf format).
+ */
+int64_t tdeadline(int ms);
+int tleft_ms(int64_t deadline);
+void tcheck_deadline(int64_t deadline, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* True while a process with this pid exists (and is not a zombie). */
 bool tpid_alive(pid_t pid);

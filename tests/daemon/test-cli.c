@@ -215,42 +215,25 @@ test_status_list_and_json(void **state)
 	free(err);
 }
 
-static void
-test_output_follows_a_running_job(void **state)
-{
-	char *out, *err, id[32];
-
-	(void)state;
-	assert_int_equal(cli(&out, &err, "submit", "--", "sh", "-c",
-	    "echo one; sleep 0.5; echo two", NULL), 0);
-	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
-	free(out);
-	free(err);
-	assert_int_equal(cli(&out, &err, "output", "-f", id, NULL), 0);
-	assert_string_equal(out, "one\ntwo\n");
-	free(out);
-	free(err);
-}
-
 /*
  * Reads the pipe fd into buf (len so far, kept NUL-terminated) until it
- * holds want, failing after 30 s; want NULL: until end of file.
+ * holds want, failing after HARNESS_TIMEOUT_MS; want NULL: until end of
+ * file.
  */
 static void
 read_until(int fd, char *buf, size_t size, size_t *len, const char *want)
 {
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	ssize_t n;
-	int waited = 0;
+	int ready;
 
 	while (want == NULL || strstr(buf, want) == NULL) {
-		if (waited >= 30000)
-			fail_msg("no \"%s\" after 30 s; got \"%s\"",
-			    want ? want : "end of file", buf);
-		if (poll(&pfd, 1, 100) == 0) {
-			waited += 100;
-			continue;
-		}
+		if ((ready = poll(&pfd, 1, tleft_ms(deadline))) == 0)
+			fail_msg("no \"%s\" after %d ms; got \"%s\"",
+			    want ? want : "end of file", HARNESS_TIMEOUT_MS,
+			    buf);
+		assert_int_equal(ready, 1);
 		n = read(fd, buf + *len, size - 1 - *len);
 		assert_true(n >= 0);
 		if (n == 0 && want == NULL)
@@ -263,37 +246,22 @@ read_until(int fd, char *buf, size_t size, size_t *len, const char *want)
 	}
 }
 
-/* output -f through a job's retries: each attempt's output in turn, with a
- * line on stderr where a new one starts. Each attempt waits at a gate until
- * the follower has shown its output, since a later attempt overwrites it. */
-static void
-test_output_follows_every_attempt(void **state)
+/* Starts triage output -f id, its stdout into a pipe (*fd reads it), its
+ * stderr into the file epath; returns its pid. */
+static pid_t
+follow(const char *id, const char *epath, int *fd)
 {
-	char script[600], epath[400], buf[4096] = "", want[32], gate[32];
-	char *out, *err, id[32];
-	size_t len = 0;
-	int fds[2], status, fd, i;
+	int fds[2], efd;
 	pid_t pid;
 
-	(void)state;
-	snprintf(script, sizeof script, "echo \"out $TRIAGE_ATTEMPT\"; "
-	    "while [ ! -e %s/attempt-gate.$TRIAGE_ATTEMPT ]; do sleep 0.02; "
-	    "done; exit 1", d->dir);
-	assert_int_equal(cli(&out, &err, "submit", "--retries", "2", "--",
-	    "sh", "-c", script, NULL), 0);
-	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
-	free(out);
-	free(err);
-
-	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
 	assert_int_equal(pipe(fds), 0);
 	if ((pid = fork()) == 0) {
 		setenv("TRIAGE_SOCKET", d->sock, 1);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
-		    dup2(fd, 2) < 0)
+		if ((efd = open(epath, O_WRONLY | O_CREAT | O_TRUNC,
+		    0600)) < 0 || dup2(efd, 2) < 0)
 			_exit(99);
 		execl(tbin("triage"), "triage", "output", "-f", id,
 		    (char *)NULL);
@@ -301,14 +269,73 @@ test_output_follows_every_attempt(void **state)
 	}
 	assert_true(pid > 0);
 	close(fds[1]);
+	*fd = fds[0];
+	return pid;
+}
+
+/* output -f of a running job: what it printed so far, then the rest as it
+ * comes. The job waits at a gate until the follower has shown its first
+ * line, so the follower is there while it runs. */
+static void
+test_output_follows_a_running_job(void **state)
+{
+	char script[1000], epath[400], buf[4096] = "";
+	char *out, *err, id[32];
+	size_t len = 0;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	snprintf(script, sizeof script, "echo one; %s; echo two",
+	    tgate_sh(d, "follow-gate"));
+	assert_int_equal(cli(&out, &err, "submit", "--", "sh", "-c", script,
+	    NULL), 0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	pid = follow(id, epath, &fd);
+	read_until(fd, buf, sizeof buf, &len, "one\n");
+	topen_gate(d, "follow-gate");
+	read_until(fd, buf, sizeof buf, &len, NULL);
+	close(fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_string_equal(buf, "one\ntwo\n");
+}
+
+/* output -f through a job's retries: each attempt's output in turn, with a
+ * line on stderr where a new one starts. Each attempt waits at a gate until
+ * the follower has shown its output, since a later attempt overwrites it. */
+static void
+test_output_follows_every_attempt(void **state)
+{
+	char script[1000], epath[400], buf[4096] = "", want[32], gate[32];
+	char *out, *err, id[32];
+	size_t len = 0;
+	int status, fd, i;
+	pid_t pid;
+
+	(void)state;
+	snprintf(script, sizeof script, "echo \"out $TRIAGE_ATTEMPT\"; %s; "
+	    "exit 1", tgate_sh(d, "attempt-gate.$TRIAGE_ATTEMPT"));
+	assert_int_equal(cli(&out, &err, "submit", "--retries", "2", "--",
+	    "sh", "-c", script, NULL), 0);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	free(out);
+	free(err);
+
+	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	pid = follow(id, epath, &fd);
 	for (i = 1; i <= 3; i++) {
 		snprintf(want, sizeof want, "out %d\n", i);
-		read_until(fds[0], buf, sizeof buf, &len, want);
+		read_until(fd, buf, sizeof buf, &len, want);
 		snprintf(gate, sizeof gate, "attempt-gate.%d", i);
 		topen_gate(d, gate);
 	}
-	read_until(fds[0], buf, sizeof buf, &len, NULL);
-	close(fds[0]);
+	read_until(fd, buf, sizeof buf, &len, NULL);
+	close(fd);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -394,12 +421,13 @@ test_pause_resume_and_priorities(void **state)
 static void
 test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 {
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	struct client *c = tconnect(d);
 	struct pollfd pfd;
 	char buf[8192] = "";
 	size_t len = 0;
 	ssize_t n;
-	int fds[2], i;
+	int fds[2];
 	pid_t pid;
 
 	(void)state;
@@ -416,8 +444,9 @@ test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 	 * it jobs until their lines come. */
 	pfd.fd = fds[0];
 	pfd.events = POLLIN;
-	for (i = 0; i < 300 && strstr(buf, "succeeded") == NULL; i++) {
-		buf[len] = '\0';
+	while (strstr(buf, "succeeded") == NULL) {
+		tcheck_deadline(deadline, "a line of triage watch saying "
+		    "succeeded; got \"%s\"", buf);
 		if (poll(&pfd, 1, 100) == 0) {
 			tsubmit(c, "{s[s]}", "argv", "true");
 			continue;
@@ -427,7 +456,6 @@ test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 		len += (size_t)n;
 		buf[len] = '\0';
 	}
-	assert_non_null(strstr(buf, "succeeded"));
 	assert_non_null(strstr(buf, "true"));
 	assert_int_equal(buf[len - 1], '\n');
 	kill(pid, SIGTERM);

@@ -81,24 +81,30 @@ job_running_or_queued(const json_t *job)
 }
 
 /* Reads the watcher's notifications for at most ms, or until the daemon
- * is gone (ms < 0), or (until_end) until one reports an end. */
+ * is gone (ms < 0; failing the test if that takes HARNESS_TIMEOUT_MS), or
+ * (until_end) until one reports an end. */
 static void
 read_watch(struct client *w, int ms, bool until_end)
 {
+	int64_t deadline = tdeadline(ms < 0 ? HARNESS_TIMEOUT_MS : ms);
 	struct client_error e;
 	json_t *msg;
-	struct timespec start, now;
-	int left = ms;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if ((msg = client_notification(w, ms < 0 ? 30000 : left, &e))
-		    == NULL) {
-			if (ms >= 0 && errno == ETIMEDOUT)
+		if ((msg = client_notification(w, tleft_ms(deadline), &e)) ==
+		    NULL) {
+			if (errno != ETIMEDOUT) {
+				/* The daemon is gone: everything it sent is
+				 * read. */
+				if (ms >= 0)
+					fail_msg("the watch ended: %s",
+					    e.message);
 				return;
-			/* The daemon is gone: everything it sent is read. */
-			assert_true(ms < 0);
-			return;
+			}
+			if (ms >= 0)
+				return;
+			fail_msg("timed out waiting for the killed daemon's "
+			    "watch connection to close");
 		}
 		note_terminal(json_object_get(msg, "params"));
 		if (until_end && !job_running_or_queued(
@@ -107,13 +113,11 @@ read_watch(struct client *w, int ms, bool until_end)
 			return;
 		}
 		json_decref(msg);
-		if (ms < 0)
-			continue;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		left = ms - (int)((now.tv_sec - start.tv_sec) * 1000 +
-		    (now.tv_nsec - start.tv_nsec) / 1000000);
-		if (left <= 0)
+		if (ms >= 0 && tleft_ms(deadline) == 0)
 			return;
+		if (ms < 0)
+			tcheck_deadline(deadline, "the killed daemon's watch "
+			    "connection to close");
 	}
 }
 
@@ -165,8 +169,9 @@ read_acks(struct client *c, int n)
 
 /*
  * Load: a process that submits `true` to priority low (one slot at most)
- * as fast as it can, pipelined, until the daemon goes. Long loop turns
- * are where a report sent before its commit shows.
+ * as fast as it can, pipelined, until the daemon goes (exit 0), or until a
+ * deadline long after the test would have killed it (exit 2). Long loop
+ * turns are where a report sent before its commit shows.
  */
 static pid_t
 flood(const struct tdaemon *d)
@@ -174,7 +179,7 @@ flood(const struct tdaemon *d)
 	struct client_error e;
 	struct client *c;
 	char *cause;
-	int64_t got;
+	int64_t got, deadline;
 	json_t *res;
 	int out = 0;
 	pid_t pid;
@@ -183,9 +188,10 @@ flood(const struct tdaemon *d)
 		assert_true(pid > 0);
 		return pid;
 	}
+	deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
 	if ((c = client_connect(d->sock, &cause)) == NULL)
 		_exit(0);
-	for (;;) {
+	while (tleft_ms(deadline) > 0) {
 		while (out < 64) {
 			if (client_send(c, "submit", json_pack("{s[s]ss}",
 			    "argv", "true", "priority", "low"), &e) < 0)
@@ -197,6 +203,7 @@ flood(const struct tdaemon *d)
 		out--;
 		json_decref(res);
 	}
+	_exit(2);
 }
 
 /* The attempts job id's processes wrote, in order; returns how many. */
@@ -229,6 +236,7 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 	char path[400];
 	json_int_t id;
 	json_t *job;
+	int status;
 
 	(void)state;
 	snprintf(path, sizeof path, "%s/runs", d->dir);
@@ -257,9 +265,12 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 		read_watch(w, -1, false);
 		client_free(c);
 		client_free(w);
-		for (i = 0; i < FLOODERS; i++)
-			assert_int_equal(waitpid(flooders[i], NULL, 0),
+		for (i = 0; i < FLOODERS; i++) {
+			assert_int_equal(waitpid(flooders[i], &status, 0),
 			    flooders[i]);
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				fail_msg("flooder %d: status %#x", i, status);
+		}
 	}
 
 	/* The last start: everything runs to its end. */
@@ -313,10 +324,13 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 static void
 wait_runs(const struct tdaemon *d, json_int_t id, int *v, int n)
 {
-	int i;
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 
-	for (i = 0; i < 3000 && read_runs(d, id, v, 8) < n; i++)
+	while (read_runs(d, id, v, 8) < n) {
+		tcheck_deadline(deadline, "job %lld to run %d attempts",
+		    (long long)id, n);
 		usleep(10000);
+	}
 	assert_int_equal(read_runs(d, id, v, 8), n);
 }
 
@@ -334,11 +348,10 @@ static int64_t
 submit_recorded(struct client *c, const struct tdaemon *d, const char *gate,
     const char *prio)
 {
-	char script[800];
+	char script[1200];
 
 	snprintf(script, sizeof script, "echo \"$TRIAGE_ATTEMPT\" >> "
-	    "%s/runs/$TRIAGE_JOB_ID; while [ ! -e %s/%s ]; do sleep 0.02; "
-	    "done", d->dir, d->dir, gate);
+	    "%s/runs/$TRIAGE_JOB_ID; %s", d->dir, tgate_sh(d, gate));
 	return tsubmit(c, "{s[sss]ss}", "argv", "sh", "-c", script,
 	    "priority", prio);
 }
@@ -355,7 +368,7 @@ test_nothing_is_told_or_started_while_commits_fail(void **state)
 	struct tdaemon *d = tdaemon_start(NULL);
 	struct client *c = tconnect(d), *w = tconnect(d), *k = tconnect(d);
 	struct client_error e;
-	int64_t ended, resumed, canceled, got;
+	int64_t ended, resumed, canceled, got, deadline;
 	int runs[8], i;
 	char path[400];
 	json_t *msg, *job;
@@ -376,11 +389,17 @@ test_nothing_is_told_or_started_while_commits_fail(void **state)
 	break_store(d, true);
 	topen_gate(d, "end");
 	/* get shows the daemon's view, ahead of the disk. */
-	do {
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
 		job = tget(c, ended);
 		i = strcmp(tstate(job), "succeeded");
 		json_decref(job);
-	} while (i != 0 && usleep(10000) == 0);
+		if (i == 0)
+			break;
+		tcheck_deadline(deadline, "job %lld to succeed",
+		    (long long)ended);
+		usleep(10000);
+	}
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]}", "argv",
 	    "true"), -32603);
 	/* The end of the job is not on disk: nobody hears of it. */

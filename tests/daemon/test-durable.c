@@ -71,11 +71,19 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	tdaemon_end(d, c);
 }
 
+/* Submissions a storm client may have sent and not seen answered. */
+#define STORM_OUT 64
+/* The kill comes after 1 to this many acknowledgements in a round. */
+#define STORM_ACKS 3000
+
 /* A client process that submits as fast as it can, pipelined, and writes
- * each id whose reply it read to fd, until the daemon goes. */
+ * each id whose reply it read to fd, until the daemon goes (exit 0); or
+ * until a deadline long after the test would have killed the daemon
+ * (exit 2: it never did). */
 static void
 storm_client(const char *sock, int fd)
 {
+	int64_t deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
 	struct client_error e;
 	struct client *c;
 	char *cause, line[32];
@@ -85,8 +93,8 @@ storm_client(const char *sock, int fd)
 
 	if ((c = client_connect(sock, &cause)) == NULL)
 		_exit(0);
-	for (;;) {
-		while (out < 64) {
+	while (tleft_ms(deadline) > 0) {
+		while (out < STORM_OUT) {
 			if (client_send(c, "submit", json_pack("{s[s]ss}",
 			    "argv", "true", "priority", "low"), &e) < 0)
 				_exit(0);
@@ -99,6 +107,29 @@ storm_client(const char *sock, int fd)
 		if (write(fd, line, strlen(line)) < 0)
 			_exit(1);
 		json_decref(res);
+	}
+	_exit(2);
+}
+
+/* Waits until n more lines (ids the storm clients were told) are in the
+ * file that fd reads, from where it is. */
+static void
+wait_acked(int fd, int n)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	char buf[4096];
+	ssize_t got, i;
+	int seen = 0;
+
+	while (seen < n) {
+		if ((got = read(fd, buf, sizeof buf)) > 0) {
+			for (i = 0; i < got; i++)
+				seen += buf[i] == '\n';
+			continue;
+		}
+		tcheck_deadline(deadline, "%d acknowledged submissions (%d "
+		    "came)", n, seen);
+		usleep(1000);
 	}
 }
 
@@ -116,12 +147,12 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	enum { ROUNDS = 20, CLIENTS = 4 };
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
 	int64_t *acked = NULL, *stored = NULL, long_job = 0, id;
-	size_t nacked = 0, capacked = 0, nstored = 0, k;
+	size_t nacked = 0, capacked = 0, nstored = 0, capstored, k;
 	char path[400], line[32];
 	pid_t pids[CLIENTS], long_pid, grandchild;
 	struct client *c;
 	json_t *res, *job;
-	int round, i, fd;
+	int round, i, fd, rfd, status;
 	FILE *f;
 
 	(void)state;
@@ -152,14 +183,23 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		assert_true(fd >= 0);
+		assert_true((rfd = open(path, O_RDONLY)) >= 0);
+		assert_true(lseek(rfd, 0, SEEK_END) != -1);
 		for (i = 0; i < CLIENTS; i++)
 			if ((pids[i] = fork()) == 0)
 				storm_client(d->sock, fd);
 		close(fd);
-		usleep(50000 + (useconds_t)(rand() % 250000));	/* the moment */
+		/* The moment: after a random number of acknowledgements,
+		 * with more submissions on their way. */
+		wait_acked(rfd, 1 + rand() % STORM_ACKS);
+		close(rfd);
 		tdaemon_crash(d);
-		for (i = 0; i < CLIENTS; i++)
-			waitpid(pids[i], NULL, 0);
+		for (i = 0; i < CLIENTS; i++) {
+			assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				fail_msg("storm client %d: status %#x", i,
+				    status);
+		}
 		/* Its workers, and their jobs, die with it: all of them. */
 		twait_gone(long_pid);
 		twait_gone(grandchild);
@@ -177,7 +217,11 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	}
 	fclose(f);
 	assert_true(nacked > 0);
-	stored = calloc(nacked + 100000, sizeof *stored);
+	/* Every job stored, a page at a time, each after the one before:
+	 * no more than were ever submitted (the acknowledged ones, those a
+	 * client had on their way at a kill, a long job a round). */
+	capstored = nacked + ROUNDS * (CLIENTS * STORM_OUT + 1);
+	assert_non_null(stored = calloc(capstored, sizeof *stored));
 	for (id = 0;;) {
 		res = tcall(c, "list", "{sIsi}", "after_id", (json_int_t)id,
 		    "limit", 10000);
@@ -186,6 +230,12 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 			break;
 		}
 		json_array_foreach(json_object_get(res, "jobs"), k, job) {
+			if (nstored == capstored)
+				fail_msg("more than %zu jobs stored, of %zu "
+				    "acknowledged", capstored, nacked);
+			if (tjint(job, "id") <= id)
+				fail_msg("list after id %lld gave job %lld",
+				    (long long)id, (long long)tjint(job, "id"));
 			id = tjint(job, "id");
 			stored[nstored++] = id;
 		}
@@ -375,8 +425,8 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	struct client *c = tconnect(d);
 	struct client_error e;
 	char path[400];
-	int64_t id, next;
-	int i;
+	int64_t id, next, deadline;
+	json_t *job;
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "echo", "hello");
@@ -384,14 +434,14 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	snprintf(path, sizeof path, "%s/output/%lld.stdout", d->state,
 	    (long long)id);
 	assert_int_equal(access(path, F_OK), 0);
-	for (i = 0; i < 1000; i++) {
-		json_t *job = client_call(c, "get", json_pack("{sI}", "id",
-		    (json_int_t)id), 30000, &e);
-
-		if (job == NULL)
-			break;
+	/* Polling the state until pruned. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while ((job = client_call(c, "get", json_pack("{sI}", "id",
+	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e)) != NULL) {
 		json_decref(job);
-		usleep(10000);	/* polling the state until pruned */
+		tcheck_deadline(deadline, "job %lld to be pruned",
+		    (long long)id);
+		usleep(10000);
 	}
 	assert_int_equal(e.code, -32001);
 	assert_int_equal(access(path, F_OK), -1);
@@ -598,7 +648,7 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 	struct tdaemon *d = tdaemon_start("shutdown = finish\n");
 	struct client *c = tconnect(d);
 	struct client_error e;
-	int64_t told[N], got, id;
+	int64_t told[N], got, id, deadline;
 	size_t ntold = 0, nstored = 0, k, i;
 	json_t *res, *job;
 	int status;
@@ -609,8 +659,19 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 		assert_true(client_send(c, "submit", json_pack("{s[s]}", "argv",
 		    "true"), &e) > 0);
 	kill(d->pid, SIGTERM);
-	while ((res = client_recv(c, &got, 30000, &e)) != NULL ||
-	    e.code != CLIENT_ERR_TRANSPORT) {
+	/* An answer to each submit, until the daemon closes the connection
+	 * at its exit. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (i = 0;; i++) {
+		res = client_recv(c, &got, tleft_ms(deadline), &e);
+		if (res == NULL && e.code == CLIENT_ERR_TRANSPORT) {
+			if (errno == ETIMEDOUT)
+				fail_msg("timed out waiting for the daemon to "
+				    "exit (%zu answers came)", i);
+			break;
+		}
+		if (i == N)
+			fail_msg("more than %d answers to %d submits", N, N);
 		if (res != NULL)
 			told[ntold++] = tjint(res, "id");
 		else

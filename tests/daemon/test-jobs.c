@@ -55,7 +55,9 @@ run_sh(struct client *c, const char *script)
 	return twait(c, tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script));
 }
 
-/* The whole of a stream, paged by limit; *encoding of the last page. */
+/* The whole of a stream, paged by limit; *encoding of the last page.
+ * Each page but the last must move on, and all must fit in 1 MiB (the
+ * daemon keeps max_output): so the paging ends. */
 static char *
 read_output(struct client *c, int64_t id, const char *stream, int limit,
     size_t *len, bool *truncated)
@@ -76,15 +78,17 @@ read_output(struct client *c, int64_t id, const char *stream, int limit,
 		if (strcmp(tjstr(page, "encoding"), "base64") == 0) {
 			got = b64_pton(data, dec, sizeof dec);
 			assert_true(got >= 0);
-			memcpy(all + n, dec, (size_t)got);
-			n += (size_t)got;
+			data = (const char *)dec;
 		} else {
 			assert_string_equal(tjstr(page, "encoding"), "utf-8");
 			got = (int)json_string_length(json_object_get(page,
 			    "data"));
-			memcpy(all + n, data, (size_t)got);
-			n += (size_t)got;
 		}
+		if ((size_t)got > cap - n)
+			fail_msg("job %lld's %s: more than %zu bytes",
+			    (long long)id, stream, cap);
+		memcpy(all + n, data, (size_t)got);
+		n += (size_t)got;
 		assert_int_equal(tjint(page, "next_offset"), offset + got);
 		offset = tjint(page, "next_offset");
 		*truncated = json_is_true(json_object_get(page, "truncated"));
@@ -216,15 +220,16 @@ daemon_children(pid_t *pids, int max)
 static void
 replace_workers(void)
 {
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	pid_t old[16], now[16];
-	int n, m, i, k, tries;
+	int n, m, i, k;
 	bool fresh;
 
 	n = daemon_children(old, 16);
 	assert_true(n > 0);
 	for (i = 0; i < n; i++)
 		kill(old[i], SIGKILL);
-	for (tries = 0; tries < 3000; tries++) {
+	for (;;) {
 		m = daemon_children(now, 16);
 		fresh = m == n;
 		for (i = 0; fresh && i < m; i++)
@@ -233,9 +238,9 @@ replace_workers(void)
 					fresh = false;
 		if (fresh)
 			return;
+		tcheck_deadline(deadline, "%d new workers", n);
 		usleep(10000);	/* polling the daemon's children */
 	}
-	fail_msg("the workers were not replaced");
 }
 
 static void
@@ -457,14 +462,13 @@ static void
 test_output_names_its_attempt(void **state)
 {
 	struct client *c = tconnect(d), *w = tconnect(d);
-	char script[400];
+	char script[1000];
 	json_t *page, *job;
-	int64_t id;
+	int64_t id, deadline;
 
 	(void)state;
-	snprintf(script, sizeof script, "echo \"a$TRIAGE_ATTEMPT\"; "
-	    "while [ ! -e %s/output-attempt-gate ]; do sleep 0.02; done; "
-	    "exit 1", d->dir);
+	snprintf(script, sizeof script, "echo \"a$TRIAGE_ATTEMPT\"; %s; "
+	    "exit 1", tgate_sh(d, "output-attempt-gate"));
 	id = tsubmit(c, "{s[sss] ss si}", "argv", "sh", "-c", script,
 	    "priority", "low", "retries", 1);
 	json_decref(tcall(w, "watch", "{s[I]}", "ids", (json_int_t)id));
@@ -477,12 +481,15 @@ test_output_names_its_attempt(void **state)
 	/* Its second attempt stays queued while low is paused. */
 	json_decref(tcall(c, "pause", "{ss}", "priority", "low"));
 	topen_gate(d, "output-attempt-gate");
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (;;) {
 		job = tnotification(w);
 		if (strcmp(tstate(job), "queued") == 0 &&
 		    tjint(job, "attempt") == 2)
 			break;
 		json_decref(job);
+		tcheck_deadline(deadline, "job %lld's attempt 2 to be queued",
+		    (long long)id);
 	}
 	json_decref(job);
 	page = tcall(c, "output", "{sIss}", "id", (json_int_t)id, "stream",

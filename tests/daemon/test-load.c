@@ -154,6 +154,7 @@ submit_queued(struct client *c, int n)
 /*
  * The misbehaving client: sends line over and over on its own connection
  * and never reads. Writes one byte to ready once the first line is out.
+ * The test kills it; an alarm does if the test never does.
  */
 static pid_t
 start_flooder(const struct tdaemon *d, const char *line, int ready)
@@ -167,6 +168,7 @@ start_flooder(const struct tdaemon *d, const char *line, int ready)
 		return pid;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	alarm(2 * HARNESS_TIMEOUT_MS / 1000);
 	if ((c = client_connect(d->sock, &cause)) == NULL)
 		_exit(2);
 	if (client_send_raw(c, line, strlen(line)) != 0)
@@ -266,6 +268,11 @@ connect_nonblocking(const char *path, int *fdp)
 	return err;
 }
 
+/* The list reader's exit status when the reply is not all in after
+ * LIST_TIMEOUT_MS. */
+#define LIST_TIMEOUT_MS (2 * HARNESS_TIMEOUT_MS)
+#define LIST_TIMED_OUT 8
+
 /*
  * The reader of a list of n jobs: writes the time (ms) until the whole reply
  * was in to out as soon as it is, then exits 0 if all the jobs came, in
@@ -275,11 +282,13 @@ connect_nonblocking(const char *path, int *fdp)
 static void
 list_reader(const struct tdaemon *d, int n, int out)
 {
+	int64_t deadline = tdeadline(LIST_TIMEOUT_MS);
 	char req[128];
 	json_t *res, *jobs, *job;
 	json_int_t last = 0;
 	json_error_t jerr;
 	size_t len = 0, cap = 64 << 20, i;
+	struct pollfd pfd;
 	char *buf, *bigger;
 	ssize_t got;
 	double t;
@@ -294,7 +303,11 @@ list_reader(const struct tdaemon *d, int n, int out)
 	t = now_ms();
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
 		_exit(3);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
 	for (;;) {
+		if (poll(&pfd, 1, tleft_ms(deadline)) != 1)
+			_exit(LIST_TIMED_OUT);
 		if (len == cap) {
 			if ((bigger = realloc(buf, cap * 2)) == NULL)
 				_exit(2);
@@ -331,6 +344,7 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 	struct tdaemon *d = tdaemon_start(
 	    "[priority.bulk]\nrank = 10\nmax_queued = 200000\n");
 	struct client *c = tconnect(d);
+	int64_t deadline;
 	struct timespec pace = { 0, 2000000 };
 	struct pollfd pfd;
 	double *lat = calloc(MAX_CALLS, sizeof *lat), took = 0, p50, p99;
@@ -363,8 +377,11 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 	pfd.events = POLLIN;
 	/* Stats all the while the list is being written and read, a call
 	 * every 2 ms: a client of its own, not one more core's worth of load
-	 * on a small machine. */
+	 * on a small machine. Until the reader is done: it writes, or exits
+	 * after LIST_TIMEOUT_MS. */
+	deadline = tdeadline(LIST_TIMEOUT_MS + HARNESS_TIMEOUT_MS);
 	while (n < MAX_CALLS && (n < 100 || poll(&pfd, 1, 0) == 0)) {
+		tcheck_deadline(deadline, "the list reader");
 		lat[n++] = timed_stats(c);
 		nanosleep(&pace, NULL);
 	}
@@ -372,6 +389,9 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 		took = -1;
 	close(result[0]);
 	assert_int_equal(waitpid(reader, &status, 0), reader);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == LIST_TIMED_OUT)
+		fail_msg("the list of %d jobs was not all in after %d ms", N,
+		    LIST_TIMEOUT_MS);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the list reader failed (status %#x)", status);
 	hwm = daemon_kb(d, "VmHWM");
@@ -388,10 +408,10 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 }
 
 
-/* Reads one line from fd (blocking, at most 30 s): true when it is a
- * successful reply. */
+/* Reads one line from fd (blocking, until deadline at most): true when it
+ * is a successful reply. */
 static bool
-read_reply(int fd)
+read_reply(int fd, int64_t deadline)
 {
 	char buf[4096];
 	size_t len = 0;
@@ -399,7 +419,7 @@ read_reply(int fd)
 	ssize_t n;
 
 	while (len < sizeof buf - 1) {
-		if (poll(&pfd, 1, 30000) != 1)
+		if (poll(&pfd, 1, tleft_ms(deadline)) != 1)
 			return false;
 		if ((n = read(fd, buf + len, sizeof buf - 1 - len)) <= 0)
 			return false;
@@ -420,6 +440,7 @@ test_burst_of_1000_connections_is_accepted(void **state)
 	struct tdaemon *d = tdaemon_start(NULL);
 	struct rlimit rl;
 	int fds[N], refused = 0, first_err = 0, answered = 0, i, err;
+	int64_t deadline;
 
 	(void)state;
 	/* Room for our end of every connection. */
@@ -444,12 +465,13 @@ test_burst_of_1000_connections_is_accepted(void **state)
 	if (refused > 0)
 		fail_msg("%d of %d connects failed, the first with %s",
 		    refused, N, strerror(first_err));
-	/* Each is a working connection. */
+	/* Each is a working connection: all answer, within one deadline. */
 	for (i = 0; i < N; i++)
 		assert_int_equal(write(fds[i], req, sizeof req - 1),
 		    (ssize_t)(sizeof req - 1));
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (i = 0; i < N; i++) {
-		answered += read_reply(fds[i]);
+		answered += read_reply(fds[i], deadline);
 		close(fds[i]);
 	}
 	print_message("%d connections in a burst: all connected, %d "

@@ -1060,25 +1060,36 @@ test_free_kills_all(void **state)
  * The "daemon" of test_daemon_death, in a child of the test: a pool with one
  * worker running sleep; it reports the job's and the worker's pids on up,
  * then dies (without pool_free) when go closes. Plain code, no cmocka: this
- * is a forked copy of the test.
+ * is a forked copy of the test. Its wait for the start has the safety timer
+ * of WAIT_FOR; an alarm later still ends it if the test never closes go.
  */
 static int
 daemon_child(struct fx *fx, int up, int go)
 {
+	struct timeval tv = { SAFETY_SEC, 0 };
 	struct pool_spec spec;
 	pid_t pids[2];
 	char *cause = NULL, st, c;
 
-	alarm(SAFETY_SEC);	/* never outlive a failed test */
+	alarm(2 * SAFETY_SEC);	/* never outlive a failed test */
 	if ((fx->base = event_base_new()) == NULL ||
+	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL ||
 	    (fx->pool = pool_new(fx->base, 1, &callbacks, fx, &cause)) == NULL)
 		return 1;
 	fx_spec(fx, &spec, 1, ARGV("sleep", "100"));
-	if (pool_start(fx->pool, &spec) == -1)
+	if (pool_start(fx->pool, &spec) == -1 ||
+	    evtimer_add(fx->safety, &tv) == -1)
 		return 1;
-	while (!fx->jobs[1].started)
+	while (!fx->jobs[1].started) {
 		if (event_base_loop(fx->base, EVLOOP_ONCE) == -1)
 			return 1;
+		if (fx->timed_out) {
+			fprintf(stderr, "daemon_child: timed out waiting for "
+			    "job 1 to start\n");
+			return 1;
+		}
+	}
+	evtimer_del(fx->safety);
 	pids[0] = fx->jobs[1].pid;
 	if (proc_stat(pids[0], &st, &pids[1], NULL, NULL) == -1 ||
 	    write(up, pids, sizeof pids) != sizeof pids)
@@ -1113,9 +1124,12 @@ test_daemon_death(void **state)
 	}
 	close(up[1]);
 	close(go[0]);
+	/* The child gives up after SAFETY_SEC itself, closing up. */
 	pfd = (struct pollfd){ .fd = up[0], .events = POLLIN };
-	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
-	assert_int_equal(read(up[0], pids, sizeof pids), sizeof pids);
+	if (poll(&pfd, 1, (SAFETY_SEC + 10) * 1000) != 1)
+		fail_msg("timed out waiting for the child's pids");
+	if (read(up[0], pids, sizeof pids) != sizeof pids)
+		fail_msg("the child sent no pids (its job never started?)");
 	close(up[0]);
 	assert_int_not_equal(fd[0] = pidfd_open_(pids[0]), -1);
 	assert_int_not_equal(fd[1] = pidfd_open_(pids[1]), -1);

@@ -5,18 +5,24 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "client.h"
+
+/* The test's own waits for the client give up after this. */
+#define PEER_TIMEOUT_MS 10000
 
 struct fixture {
 	char dir[64];
@@ -83,14 +89,36 @@ peer_write(struct fixture *fx, const char *s)
 	assert_int_equal(write(fx->peer, s, len), (ssize_t)len);
 }
 
-/* Reads one line the client sent; returns it allocated, without '\n'. */
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads one line the client sent; returns it allocated, without '\n'.
+ * Fails the test if the line is not all there within PEER_TIMEOUT_MS. */
 static char *
 peer_read_line(struct fixture *fx)
 {
+	struct pollfd pfd = { .fd = fx->peer, .events = POLLIN };
+	int64_t deadline = now_ms() + PEER_TIMEOUT_MS, left;
 	char buf[4096], ch;
 	size_t len = 0;
+	int ready;
 
 	while (len < sizeof buf - 1) {
+		left = deadline - now_ms();
+		ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (ready == -1 && errno == EINTR)
+			continue;
+		if (ready != 1) {
+			buf[len] = '\0';
+			fail_msg("timed out waiting for a line from the "
+			    "client; got \"%s\"", buf);
+		}
 		assert_int_equal(read(fx->peer, &ch, 1), 1);
 		if (ch == '\n')
 			break;
@@ -302,6 +330,12 @@ long_lines_are_read_whole(void **state)
 		_exit(off == len ? 0 : 1);
 	}
 	msg = client_read_message(fx->c, 10000, &err);
+	if (msg == NULL) {
+		/* The writer may be blocked on a full socket: end it. */
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		fail_msg("no message: %s", err.message);
+	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(status, 0);
 	assert_non_null(msg);
