@@ -460,11 +460,13 @@ jobs_end(struct triaged *td, struct job *job, enum job_state state)
 	jobs_change(td, job, state);
 }
 
-/* A submission on its way to the disk. */
+/* A submission on its way to the disk, and its place among the changes
+ * to publish, taken when it was made: its event goes out in that order. */
 struct jobs_admission {
 	struct triaged *td;
 	jobs_done_cb done_cb;
 	void *arg;
+	struct jobs_item *queued;
 };
 
 static void
@@ -477,14 +479,13 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 
 	js->staged[prio]--;
 	if (!ok) {
+		/* Its place is published as nothing: no job has its id. */
 		log_warnx("a new job could not be stored: %s", cause);
 		job_free(job);
 		a->done_cb(td, NULL, cause, a->arg);
 	} else {
 		js->counts[prio][JOB_QUEUED]++;
-		/* The commit that is ending wrote it. */
-		jobs_record(td, job, JOB_QUEUED,
-		    store_generation(td->store) - 1);
+		job_status_get(job, &a->queued->status);
 		jobs_admit(td, job);
 		a->done_cb(td, job, NULL, a->arg);
 	}
@@ -497,8 +498,11 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 {
 	struct jobs_admission *a;
 
-	if ((a = calloc(1, sizeof *a)) == NULL)
+	if ((a = calloc(1, sizeof *a)) == NULL ||
+	    (a->queued = calloc(1, sizeof *a->queued)) == NULL) {
+		free(a);
 		return -1;
+	}
 	a->td = td;
 	a->done_cb = done_cb;
 	a->arg = arg;
@@ -507,10 +511,16 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	job->seq = td->jobs->next_seq++;
 	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
+		free(a->queued);
 		free(a);
 		return -1;
 	}
 	td->jobs->staged[prio]++;
+	/* Its id is known now; its status once the commit is over. */
+	a->queued->kind = JOBS_EVENT;
+	a->queued->id = job->id;
+	a->queued->from = JOB_QUEUED;
+	jobs_item_add(td, a->queued, store_generation(td->store));
 	return 0;
 }
 
