@@ -1,5 +1,5 @@
 /* test-run.c - the executor alone on a bare event_base with a real pool of
- * workers: outcomes, stops, kill_grace, timeouts, a stuck worker, no reentry. */
+ * workers: outcomes, stops, kill_grace, timeouts, a stuck worker, reentry. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -127,7 +127,8 @@ ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		fx_bad(fx, "job %llu: ended_cb inside run_start or run_stop",
 		    (unsigned long long)job->id);
 	if (r->ended)
-		fx_bad(fx, "job %llu: ended twice", (unsigned long long)job->id);
+		fx_bad(fx, "job %llu: ended twice",
+		    (unsigned long long)job->id);
 	/* The run has let go of the job before telling. */
 	if (run_has(fx->run, job))
 		fx_bad(fx, "job %llu: ended while it still has a run",
