@@ -994,6 +994,44 @@ test_cancel_queued(void **state)
 	assert_int_equal(fx->nstarted, 2);	/* a and c */
 }
 
+/*
+ * Granted its slots, its start on its way to the disk (held, not handed to
+ * a worker yet): a cancel gives the slots back and it never runs.
+ */
+static void
+test_cancel_while_start_is_written(void **state)
+{
+	struct fx *fx = *state;
+	struct job *job = fx_job(fx, ARGV("true"));
+	struct donerec *d, *barrier;
+	uint64_t id;
+
+	id = fx_submit(fx, job);
+	d = fx_sub(fx, id);
+	/* the turn that ran done_cb granted it; its start commits in the
+	 * next one */
+	WAIT_FOR(fx, d->called);
+	assert_int_equal(psem_waiter_state(&job->waiter), PSEM_HELD);
+	assert_true(job->begun);
+	assert_false(run_has(fx->td.run, job));
+	assert_int_equal(psem_available(fx->td.sem), 1);
+
+	fx->in_call = true;
+	jobs_cancel(&fx->td, job, 9, SIGTERM);
+	fx->in_call = false;
+	assert_int_equal(psem_available(fx->td.sem), 2);
+	WAIT_FOR(fx, fx_is(fx, id, JOB_CANCELED));
+	barrier = fx_after_commit(fx);
+	WAIT_FOR(fx, barrier->called);
+	assert_int_equal(fx_nevents(fx, id), 2);
+	assert_string_equal(fx_last(fx, id)->reason, "canceled by uid 9");
+	assert_false(run_has(fx->td.run, job));
+	assert_int_equal(pool_busy(fx->td.pool), 0);
+	assert_int_equal(fx->nstarted, 0);
+	assert_int_equal(fx->nout, 0);
+	assert_counts(fx, 0, 0, 0, 0, 1);
+}
+
 /* A running job is stopped (SIGTERM to its group) and ends canceled. */
 static void
 test_cancel_running(void **state)
@@ -1161,6 +1199,60 @@ test_commit_failure_holds_everything(void **state)
 	assert_counts(fx, 0, 0, 2, 0, 0);
 }
 
+/*
+ * A retry whose commit fails: done_cb has the cause, the job is put back
+ * as it was (failed, attempt 1, its reason), and nobody is told; once
+ * commits work again, that is what the disk has.
+ */
+static void
+test_commit_failure_undoes_retry(void **state)
+{
+	struct fx *fx = *state;
+	struct job *job = fx_job(fx, ARGV("sh", "-c", "exit 2"));
+	struct donerec *d = NULL, *barrier;
+	enum job_state disk_state;
+	unsigned disk_attempt;
+	char *cause = NULL;
+	uint64_t id;
+	int rc, nev, called = 0, ok = 1;
+
+	id = fx_submit(fx, job);
+	WAIT_FOR(fx, fx_is(fx, id, JOB_FAILED));
+	assert_int_equal(store_env(fx->td.store, job, &cause), 0);
+	d = &fx->retry[id];
+	nev = fx->nev;
+
+	fx_limit_fsize(fx);
+	fx->in_call = true;
+	rc = jobs_retry(&fx->td, job, PRIO_NORMAL, done_cb, d);
+	fx->in_call = false;
+	if (rc == 0)
+		WAIT_FOR(fx, d->called);
+	called = d->called;
+	ok = d->ok;
+	fx_unlimit_fsize(fx);
+	assert_int_equal(rc, 0);
+	assert_int_equal(called, 1);
+	assert_false(ok);
+	assert_string_not_equal(d->cause, "");
+
+	assert_int_equal(job->state, JOB_FAILED);
+	assert_int_equal(job->attempt, 1);
+	assert_string_equal(job->reason, "exited with status 2");
+	assert_null(job->env);
+	assert_int_equal(psem_waiter_state(&job->waiter), PSEM_IDLE);
+	assert_counts(fx, 0, 0, 0, 1, 0);
+	/* the put-back job is what the next commit writes */
+	barrier = fx_after_commit(fx);
+	WAIT_FOR(fx, barrier->called);
+	assert_int_equal(fx_commit(fx), 2);
+	assert_int_equal(fx->nev, nev);
+	assert_int_equal(disk_row(fx, id, &disk_state, &disk_attempt), 0);
+	assert_int_equal(disk_state, JOB_FAILED);
+	assert_int_equal(disk_attempt, 1);
+	assert_int_equal(fx->nstarted, 1);
+}
+
 /* A submission whose commit fails is dropped: done_cb has the cause and no
  * job, nothing is told, and nothing counted. */
 static void
@@ -1205,9 +1297,11 @@ main(void)
 		T(test_automatic_retry),
 		T(test_timeout_retried),
 		T(test_cancel_queued),
+		T(test_cancel_while_start_is_written),
 		T(test_cancel_running),
 		T(test_manual_retry),
 		T(test_commit_failure_holds_everything),
+		T(test_commit_failure_undoes_retry),
 		T(test_commit_failure_drops_submission),
 	};
 
