@@ -1,0 +1,821 @@
+/* test-run.c - the executor alone on a bare event_base with a real pool of
+ * workers: outcomes, stops, kill_grace, timeouts, a stuck worker, reentry. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "job.h"
+#include "pool.h"
+#include "run.h"
+
+/* Every wait for a callback gives up, failing the test, after this. */
+#define SAFETY_SEC	30
+#define NJOBS		16	/* job ids the fixture records: 1 .. NJOBS-1 */
+/* Small, so that the SIGKILL that follows SIGTERM comes quickly. */
+#define KILL_GRACE_MS	200
+/* run.c's RUN_STUCK_MARGIN_MS: how long after SIGKILL a worker that has
+ * not acted is given up on. */
+#define STUCK_MARGIN_MS	2000
+
+#define ARGV(...)	((const char *const []){ __VA_ARGS__, NULL })
+
+/* What the callbacks saw of one job. */
+struct rjob {
+	struct job *job;
+	int started;		/* calls of each callback */
+	int ended;
+	int started_seq;	/* when, in the order of all callbacks */
+	int ended_seq;
+	pid_t pid;
+	uint64_t start_ticks;
+	struct run_outcome out;
+};
+
+struct fx {
+	struct event_base *base;
+	struct pool *pool;
+	struct run *run;
+	struct event *safety;
+	bool timed_out;
+	bool in_call;		/* inside run_start or run_stop */
+	char dir[64];		/* mkdtemp: cwd, output, fifo */
+	struct rjob jobs[NJOBS];
+	int seq;
+	char bad[256];		/* a callback saw something impossible */
+	/* a fifo a job writes a line to once it is ready */
+	int fifo_fd;
+	struct event *fifo_ev;
+	char fifo_buf[64];
+	size_t fifo_len;
+};
+
+static void
+fx_bad(struct fx *fx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fx->bad[0] != '\0')
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fx->bad, sizeof fx->bad, fmt, ap);
+	va_end(ap);
+}
+
+static struct rjob *
+fx_rjob(struct fx *fx, const struct job *job)
+{
+	if (job->id == 0 || job->id >= NJOBS || fx->jobs[job->id].job != job) {
+		fx_bad(fx, "a callback for job %llu, which the test did not "
+		    "start", (unsigned long long)job->id);
+		return NULL;
+	}
+	return &fx->jobs[job->id];
+}
+
+static void
+started_cb(struct job *job, pid_t pid, uint64_t start_ticks, void *arg)
+{
+	struct fx *fx = arg;
+	struct rjob *r = fx_rjob(fx, job);
+
+	if (r == NULL)
+		return;
+	/* run.h: callbacks run from the loop, never inside the calls. */
+	if (fx->in_call)
+		fx_bad(fx, "job %llu: started_cb inside run_start or run_stop",
+		    (unsigned long long)job->id);
+	if (r->started || r->ended)
+		fx_bad(fx, "job %llu: started out of turn",
+		    (unsigned long long)job->id);
+	if (pid <= 0)
+		fx_bad(fx, "job %llu: started with pid %ld",
+		    (unsigned long long)job->id, (long)pid);
+	r->started++;
+	r->started_seq = ++fx->seq;
+	r->pid = pid;
+	r->start_ticks = start_ticks;
+}
+
+static void
+ended_cb(struct job *job, const struct run_outcome *out, void *arg)
+{
+	struct fx *fx = arg;
+	struct rjob *r = fx_rjob(fx, job);
+
+	if (r == NULL)
+		return;
+	if (fx->in_call)
+		fx_bad(fx, "job %llu: ended_cb inside run_start or run_stop",
+		    (unsigned long long)job->id);
+	if (r->ended)
+		fx_bad(fx, "job %llu: ended twice",
+		    (unsigned long long)job->id);
+	/* The run has let go of the job before telling. */
+	if (run_has(fx->run, job))
+		fx_bad(fx, "job %llu: ended while it still has a run",
+		    (unsigned long long)job->id);
+	if (out->started != (r->started == 1))
+		fx_bad(fx, "job %llu: the outcome says started %d, the "
+		    "callbacks %d", (unsigned long long)job->id, out->started,
+		    r->started);
+	r->ended++;
+	r->ended_seq = ++fx->seq;
+	r->out = *out;
+}
+
+static const struct run_callbacks callbacks = {
+	.started_cb = started_cb,
+	.ended_cb = ended_cb,
+};
+
+static void
+safety_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fx *fx = arg;
+
+	(void)fd;
+	(void)what;
+	fx->timed_out = true;
+	event_base_loopbreak(fx->base);
+}
+
+static int
+setup(void **state)
+{
+	static const struct pool_callbacks none;
+	struct run_params params;
+	struct fx *fx;
+	char *cause = NULL;
+
+	if ((fx = calloc(1, sizeof *fx)) == NULL)
+		return -1;
+	fx->fifo_fd = -1;
+	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-run.XXXXXX");
+	if (mkdtemp(fx->dir) == NULL ||
+	    (fx->base = event_base_new()) == NULL ||
+	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL) {
+		free(fx);
+		return -1;
+	}
+	/* As the daemon does: the pool first, run_new then takes its
+	 * callbacks. */
+	if ((fx->pool = pool_new(fx->base, 2, &none, NULL, &cause)) == NULL) {
+		print_error("pool_new: %s\n", cause ? cause : "?");
+		free(cause);
+		return -1;
+	}
+	params = (struct run_params){
+		.output_dir = fx->dir,
+		.kill_grace_ms = KILL_GRACE_MS,
+		.max_output = 1 << 20,
+		.set_creds = false,
+	};
+	if ((fx->run = run_new(fx->base, fx->pool, &params, &callbacks, fx))
+	    == NULL)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int
+rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *fx = *state;
+	size_t i;
+
+	run_free(fx->run);
+	pool_free(fx->pool);
+	for (i = 0; i < NJOBS; i++)
+		job_free(fx->jobs[i].job);
+	if (fx->fifo_ev != NULL)
+		event_free(fx->fifo_ev);
+	if (fx->fifo_fd != -1)
+		close(fx->fifo_fd);
+	event_free(fx->safety);
+	event_base_free(fx->base);
+	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* Runs the loop until cond holds; SAFETY_SEC without it fails the test. */
+#define WAIT_FOR(fx, cond) do {						\
+	struct timeval tv_ = { SAFETY_SEC, 0 };				\
+	(fx)->timed_out = false;					\
+	assert_int_equal(evtimer_add((fx)->safety, &tv_), 0);		\
+	while (!(cond)) {						\
+		assert_int_not_equal(event_base_loop((fx)->base,	\
+		    EVLOOP_ONCE), -1);					\
+		if ((fx)->bad[0] != '\0')				\
+			fail_msg("%s", (fx)->bad);			\
+		if ((fx)->timed_out)					\
+			fail_msg("timed out waiting for %s", #cond);	\
+	}								\
+	evtimer_del((fx)->safety);					\
+	if ((fx)->bad[0] != '\0')					\
+		fail_msg("%s", (fx)->bad);				\
+} while (0)
+
+static char **
+strv(const char *const *v)
+{
+	size_t n = 0, i;
+	char **copy;
+
+	while (v[n] != NULL)
+		n++;
+	assert_non_null(copy = calloc(n + 1, sizeof *copy));
+	for (i = 0; i < n; i++)
+		assert_non_null(copy[i] = strdup(v[i]));
+	return copy;
+}
+
+static void
+strv_free(char **v)
+{
+	char **p;
+
+	for (p = v; *p != NULL; p++)
+		free(*p);
+	free(v);
+}
+
+/* A job as a submission makes it, with the given id: the environment has
+ * PATH, cwd is the temp dir. */
+static struct job *
+fx_job(struct fx *fx, uint64_t id, const char *const *argv)
+{
+	struct job *job;
+
+	assert_true(id > 0 && id < NJOBS);
+	assert_null(fx->jobs[id].job);
+	assert_non_null(job = job_new());
+	job->id = id;
+	job->argv = strv(argv);
+	job->env = strv(ARGV("PATH=/usr/bin:/bin", "LC_ALL=C"));
+	assert_non_null(job->cwd = strdup(fx->dir));
+	assert_non_null(job->name = strdup("test"));
+	assert_non_null(job->priority = strdup("normal"));
+	job->slots = 1;
+	job->uid = getuid();
+	job->gid = getgid();
+	fx->jobs[id].job = job;
+	return job;
+}
+
+/* run_start, checking that no callback runs inside it. */
+static void
+fx_start_job(struct fx *fx, struct job *job)
+{
+	fx->in_call = true;
+	assert_int_equal(run_start(fx->run, job), 0);
+	fx->in_call = false;
+	assert_true(run_has(fx->run, job));
+}
+
+static struct job *
+fx_start(struct fx *fx, uint64_t id, const char *const *argv)
+{
+	struct job *job = fx_job(fx, id, argv);
+
+	fx_start_job(fx, job);
+	return job;
+}
+
+static bool
+fx_stop(struct fx *fx, struct job *job, enum job_state as, int sig,
+    const char *reason)
+{
+	bool had;
+
+	fx->in_call = true;
+	had = run_stop(fx->run, job, as, sig, reason);
+	fx->in_call = false;
+	return had;
+}
+
+static struct rjob *
+fx_wait_end(struct fx *fx, uint64_t id)
+{
+	struct rjob *r = &fx->jobs[id];
+
+	WAIT_FOR(fx, r->ended);
+	return r;
+}
+
+static void
+fifo_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fx *fx = arg;
+	ssize_t n;
+
+	(void)what;
+	n = read(fd, fx->fifo_buf + fx->fifo_len,
+	    sizeof fx->fifo_buf - 1 - fx->fifo_len);
+	if (n > 0) {
+		fx->fifo_len += (size_t)n;
+		fx->fifo_buf[fx->fifo_len] = '\0';
+	} else if (n == 0)
+		event_del(fx->fifo_ev);	/* the writer is done */
+}
+
+/* A fifo in the temp dir, read by the loop: a job says through it that it
+ * is ready (its trap is set), so that the test waits for an event, never
+ * for a time. */
+static const char *
+fx_fifo(struct fx *fx)
+{
+	static char path[128];
+
+	snprintf(path, sizeof path, "%s/fifo", fx->dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	/* O_NONBLOCK: opening needs no writer; none yet is no event */
+	assert_int_not_equal(fx->fifo_fd = open(path,
+	    O_RDONLY | O_NONBLOCK | O_CLOEXEC), -1);
+	assert_non_null(fx->fifo_ev = event_new(fx->base, fx->fifo_fd,
+	    EV_READ | EV_PERSIST, fifo_cb, fx));
+	assert_int_equal(event_add(fx->fifo_ev, NULL), 0);
+	return path;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
+}
+
+/* /proc/pid/stat: state, ppid, pgrp. -1 when there is no such pid. */
+static int
+proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, a, b;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold anything, ')' included: the last one ends it */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d", state, &a, &b) != 3)
+		return -1;
+	if (ppid != NULL)
+		*ppid = a;
+	if (pgrp != NULL)
+		*pgrp = b;
+	return 0;
+}
+
+/* The live (not zombie) processes of process group pgrp, up to max. */
+static int
+pgrp_members(pid_t pgrp, pid_t *out, int max)
+{
+	struct dirent *de;
+	pid_t pid, g;
+	char state;
+	DIR *d;
+	int n = 0;
+
+	assert_non_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)atol(de->d_name)) <= 0)
+			continue;
+		if (proc_stat(pid, &state, NULL, &g) == -1 || g != pgrp ||
+		    state == 'Z' || state == 'X')
+			continue;
+		if (n < max)
+			out[n] = pid;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int
+pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Waits (in poll, with a deadline) for the process behind pidfd to end. */
+static void
+assert_exits(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
+	assert_true(pfd.revents & POLLIN);
+	close(pidfd);
+}
+
+static void
+assert_exit_outcome(const struct rjob *r, int code)
+{
+	assert_int_equal(r->ended, 1);
+	assert_true(r->out.started);
+	assert_true(r->out.reaped);
+	assert_true(WIFEXITED(r->out.status));
+	assert_int_equal(WEXITSTATUS(r->out.status), code);
+}
+
+/* ---- how a run ends on its own ---- */
+
+static void
+test_success(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+
+	fx_start(fx, 1, ARGV("sh", "-c", "echo hello"));
+	r = fx_wait_end(fx, 1);
+	assert_int_equal(r->started, 1);
+	assert_true(r->started_seq < r->ended_seq);
+	assert_true(r->pid > 0);
+	assert_exit_outcome(r, 0);
+	assert_int_equal(r->out.state, JOB_SUCCEEDED);
+	assert_string_equal(r->out.reason, "");
+	assert_true(r->out.user_time >= 0);
+	assert_true(r->out.max_rss_kb > 0);
+	assert_false(r->out.stdout_truncated);
+	assert_false(run_has(fx->run, r->job));
+	assert_int_equal(run_count(fx->run), 0);
+	/* nothing left to stop */
+	assert_false(fx_stop(fx, r->job, JOB_CANCELED, SIGTERM, "late"));
+}
+
+static void
+test_exit_status(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+
+	fx_start(fx, 1, ARGV("sh", "-c", "exit 3"));
+	r = fx_wait_end(fx, 1);
+	assert_exit_outcome(r, 3);
+	assert_int_equal(r->started, 1);
+	assert_int_equal(r->out.state, JOB_FAILED);
+	assert_string_equal(r->out.reason, "exited with status 3");
+}
+
+static void
+test_killed_by_signal(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+
+	fx_start(fx, 1, ARGV("sh", "-c", "kill -KILL $$"));
+	r = fx_wait_end(fx, 1);
+	assert_true(r->out.started);
+	assert_true(r->out.reaped);
+	assert_true(WIFSIGNALED(r->out.status));
+	assert_int_equal(WTERMSIG(r->out.status), SIGKILL);
+	assert_int_equal(r->out.state, JOB_FAILED);
+	assert_string_equal(r->out.reason, "killed by SIGKILL");
+}
+
+static void
+test_cannot_exec(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+
+	fx_start(fx, 1, ARGV("triage-no-such-command", "x"));
+	r = fx_wait_end(fx, 1);
+	assert_int_equal(r->started, 0);
+	assert_false(r->out.started);
+	assert_false(r->out.reaped);
+	assert_int_equal(r->out.state, JOB_FAILED);
+	assert_non_null(strstr(r->out.reason,
+	    "exec triage-no-such-command"));
+	/* the worker is idle again and takes the next one */
+	fx_start(fx, 2, ARGV("true"));
+	assert_int_equal(fx_wait_end(fx, 2)->out.state, JOB_SUCCEEDED);
+}
+
+/* TRIAGE_* are given by the run, and win over the job's own. */
+static void
+test_environment(void **state)
+{
+	struct fx *fx = *state;
+	char path[128], buf[256];
+	struct job *job;
+	ssize_t n;
+	int fd;
+
+	job = fx_job(fx, 7, ARGV("sh", "-c",
+	    "echo $TRIAGE_JOB_ID $TRIAGE_PRIORITY $TRIAGE_ATTEMPT $A"));
+	strv_free(job->env);
+	job->env = strv(ARGV("PATH=/usr/bin:/bin", "A=mine",
+	    "TRIAGE_JOB_ID=99"));
+	job->attempt = 2;
+	fx_start_job(fx, job);
+	assert_exit_outcome(fx_wait_end(fx, 7), 0);
+	snprintf(path, sizeof path, "%s/7.stdout", fx->dir);
+	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
+	assert_true((n = read(fd, buf, sizeof buf - 1)) > 0);
+	close(fd);
+	buf[n] = '\0';
+	assert_string_equal(buf, "7 normal 2 mine\n");
+}
+
+/* ---- stops ---- */
+
+static void
+test_stop_running(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r = &fx->jobs[1];
+	struct job *job;
+
+	job = fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, r->started);
+	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "canceled by "
+	    "the test"));
+	/* A second stop keeps the first outcome. */
+	assert_true(fx_stop(fx, job, JOB_TIMED_OUT, SIGKILL, "second"));
+	fx_wait_end(fx, 1);
+	assert_int_equal(r->out.state, JOB_CANCELED);
+	assert_string_equal(r->out.reason, "canceled by the test");
+	assert_true(r->out.reaped);
+	assert_true(WIFSIGNALED(r->out.status));
+	assert_int_equal(WTERMSIG(r->out.status), SIGTERM);
+	assert_int_equal(run_count(fx->run), 0);
+}
+
+/* A job deaf to SIGTERM gets SIGKILL once kill_grace is over. */
+static void
+test_stop_deaf_gets_sigkill(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r = &fx->jobs[1];
+	const char *fifo = fx_fifo(fx);
+	struct job *job;
+	double t0, t;
+
+	/* it says it is ready once its trap is set: a SIGTERM before that
+	 * would end it at once */
+	job = fx_start(fx, 1, ARGV("sh", "-c",
+	    "trap '' TERM; echo ready >\"$0\"; sleep 100", fifo));
+	WAIT_FOR(fx, r->started && strchr(fx->fifo_buf, '\n') != NULL);
+	t0 = now_ms();
+	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "stop it"));
+	fx_wait_end(fx, 1);
+	t = now_ms() - t0;
+	assert_int_equal(r->out.state, JOB_CANCELED);
+	assert_string_equal(r->out.reason, "stop it");
+	assert_true(r->out.reaped);
+	assert_true(WIFSIGNALED(r->out.status));
+	assert_int_equal(WTERMSIG(r->out.status), SIGKILL);
+	/* not before kill_grace, and well before the stuck margin */
+	assert_true(t >= KILL_GRACE_MS - 5);
+	assert_true(t < KILL_GRACE_MS + STUCK_MARGIN_MS);
+}
+
+static void
+test_timeout(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+	struct job *job;
+	double t0, t;
+
+	job = fx_job(fx, 1, ARGV("sleep", "100"));
+	job->timeout_ms = 300;
+	t0 = now_ms();
+	fx_start_job(fx, job);
+	r = fx_wait_end(fx, 1);
+	t = now_ms() - t0;
+	assert_int_equal(r->started, 1);
+	assert_int_equal(r->out.state, JOB_TIMED_OUT);
+	assert_string_equal(r->out.reason, "timed out after 300ms");
+	assert_true(r->out.reaped);
+	assert_true(WIFSIGNALED(r->out.status));
+	assert_int_equal(WTERMSIG(r->out.status), SIGTERM);
+	assert_true(t >= 300 - 5);
+}
+
+/* Three runs on two workers: the third waits for one, and a stop ends it
+ * without a process; the others go on, and a new one takes its turn. */
+static void
+test_stop_before_handed(void **state)
+{
+	struct fx *fx = *state;
+	struct job *a, *b, *c;
+	struct rjob *rc = &fx->jobs[3];
+
+	a = fx_start(fx, 1, ARGV("sleep", "100"));
+	b = fx_start(fx, 2, ARGV("sleep", "100"));
+	c = fx_start(fx, 3, ARGV("true"));
+	assert_int_equal(run_count(fx->run), 3);
+	WAIT_FOR(fx, fx->jobs[1].started && fx->jobs[2].started);
+	assert_int_equal(pool_busy(fx->pool), 2);
+	assert_int_equal(rc->started, 0);
+	assert_int_equal(rc->ended, 0);
+
+	assert_true(fx_stop(fx, c, JOB_CANCELED, SIGTERM, "never mind"));
+	fx_wait_end(fx, 3);
+	assert_int_equal(rc->started, 0);
+	assert_false(rc->out.started);
+	assert_false(rc->out.reaped);
+	assert_int_equal(rc->out.state, JOB_CANCELED);
+	assert_string_equal(rc->out.reason, "never mind");
+	assert_int_equal(run_count(fx->run), 2);
+	/* the two running ones are untouched */
+	assert_int_equal(fx->jobs[1].ended + fx->jobs[2].ended, 0);
+
+	assert_true(fx_stop(fx, a, JOB_CANCELED, SIGKILL, "a"));
+	assert_true(fx_stop(fx, b, JOB_CANCELED, SIGKILL, "b"));
+	fx_wait_end(fx, 1);
+	fx_wait_end(fx, 2);
+	fx_start(fx, 4, ARGV("true"));
+	assert_int_equal(fx_wait_end(fx, 4)->out.state, JOB_SUCCEEDED);
+}
+
+/* Handed to a worker in the order of the calls. */
+static void
+test_fifo_order(void **state)
+{
+	struct fx *fx = *state;
+	struct job *a, *b;
+	uint64_t id;
+
+	a = fx_start(fx, 1, ARGV("sleep", "100"));
+	b = fx_start(fx, 2, ARGV("sleep", "100"));
+	for (id = 3; id <= 6; id++)
+		fx_start(fx, id, ARGV("true"));
+	WAIT_FOR(fx, fx->jobs[1].started && fx->jobs[2].started);
+	assert_true(fx_stop(fx, a, JOB_CANCELED, SIGKILL, "a"));
+	WAIT_FOR(fx, fx->jobs[6].ended);
+	for (id = 3; id <= 6; id++) {
+		assert_int_equal(fx->jobs[id].out.state, JOB_SUCCEEDED);
+		if (id > 3)
+			assert_true(fx->jobs[id - 1].started_seq <
+			    fx->jobs[id].started_seq);
+	}
+	assert_true(fx_stop(fx, b, JOB_CANCELED, SIGKILL, "b"));
+	fx_wait_end(fx, 2);
+}
+
+/*
+ * A worker stopped (SIGSTOP) while its job runs cannot pass SIGTERM on, nor
+ * SIGKILL: after kill_grace and the stuck margin the daemon kills the job's
+ * process group itself and replaces the worker.
+ */
+static void
+test_stuck_worker(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r = &fx->jobs[1];
+	const char *fifo = fx_fifo(fx);
+	pid_t worker, members[8];
+	int nmembers, fds[8], wfd, i;
+	siginfo_t si;
+	struct job *job;
+	double t0, t;
+	char st;
+
+	/* a group of two: the shell and its sleep, once it says so */
+	job = fx_start(fx, 1, ARGV("sh", "-c",
+	    "sleep 100 & echo $! >\"$0\"; wait", fifo));
+	WAIT_FOR(fx, r->started && strchr(fx->fifo_buf, '\n') != NULL);
+	assert_int_equal(proc_stat(r->pid, &st, &worker, NULL), 0);
+	assert_int_not_equal(worker, getpid());
+	nmembers = pgrp_members(r->pid, members, 8);
+	assert_int_equal(nmembers, 2);
+	for (i = 0; i < nmembers; i++)
+		assert_int_not_equal(fds[i] = pidfd_open_(members[i]), -1);
+	assert_int_not_equal(wfd = pidfd_open_(worker), -1);
+
+	/* The worker is our child: waitid sees it stop, leaving the state. */
+	assert_int_equal(kill(worker, SIGSTOP), 0);
+	memset(&si, 0, sizeof si);
+	assert_int_equal(waitid(P_PID, (id_t)worker, &si,
+	    WSTOPPED | WNOWAIT), 0);
+	assert_int_equal(si.si_code, CLD_STOPPED);
+
+	t0 = now_ms();
+	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "canceled by "
+	    "the test"));
+	fx_wait_end(fx, 1);
+	t = now_ms() - t0;
+	print_message("# outcome: %s\n", r->out.reason);
+	assert_int_equal(r->out.state, JOB_CANCELED);
+	assert_true(r->out.started);
+	assert_false(r->out.reaped);
+	assert_string_equal(r->out.reason, "canceled by the test; its worker "
+	    "did not stop it, so the daemon killed it and replaced the worker");
+	assert_true(t >= KILL_GRACE_MS + STUCK_MARGIN_MS - 5);
+	/* the job's whole group is gone */
+	for (i = 0; i < nmembers; i++)
+		assert_exits(fds[i]);
+	assert_int_equal(pgrp_members(r->pid, members, 8), 0);
+	/* the stopped worker was killed (SIGKILL ends a stopped process) */
+	assert_exits(wfd);
+	/* and replaced: both workers take a job again */
+	fx_start(fx, 2, ARGV("true"));
+	fx_start(fx, 3, ARGV("true"));
+	assert_int_equal(fx_wait_end(fx, 2)->out.state, JOB_SUCCEEDED);
+	assert_int_equal(fx_wait_end(fx, 3)->out.state, JOB_SUCCEEDED);
+	assert_int_equal(pool_size(fx->pool), 2);
+}
+
+/* Callbacks run from the loop, never inside run_start or run_stop (the
+ * fixture's flag), whether the stop finds the run waiting for a worker,
+ * handed to one but maybe not started yet, or running. */
+static void
+test_no_callback_inside_calls(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r;
+	struct job *job;
+	uint64_t id;
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	fx_start(fx, 2, ARGV("sleep", "100"));
+	/* no worker idle: these wait, and are stopped before any is */
+	for (id = 3; id <= 5; id++) {
+		job = fx_start(fx, id, ARGV("true"));
+		assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "x"));
+		assert_int_equal(fx->jobs[id].ended, 0);
+	}
+	/* handed; their starts may not be reported yet (then the signal
+	 * waits for them) */
+	WAIT_FOR(fx, pool_busy(fx->pool) == 2);
+	assert_true(fx_stop(fx, fx->jobs[1].job, JOB_CANCELED, SIGTERM, "x"));
+	assert_true(fx_stop(fx, fx->jobs[2].job, JOB_CANCELED, SIGTERM, "x"));
+	assert_int_equal(fx->jobs[1].ended + fx->jobs[2].ended, 0);
+	for (id = 1; id <= 5; id++)
+		fx_wait_end(fx, id);
+	for (id = 1; id <= 5; id++) {
+		r = &fx->jobs[id];
+		assert_int_equal(r->out.state, JOB_CANCELED);
+		assert_string_equal(r->out.reason, "x");
+		if (id >= 3)
+			assert_false(r->out.started);
+		else if (r->out.started)
+			assert_int_equal(WTERMSIG(r->out.status), SIGTERM);
+	}
+	assert_int_equal(run_count(fx->run), 0);
+}
+
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_success),
+		T(test_exit_status),
+		T(test_killed_by_signal),
+		T(test_cannot_exec),
+		T(test_environment),
+		T(test_stop_running),
+		T(test_stop_deaf_gets_sigkill),
+		T(test_timeout),
+		T(test_stop_before_handed),
+		T(test_fifo_order),
+		T(test_stuck_worker),
+		T(test_no_callback_inside_calls),
+	};
+
+	/* the pool's contract: a dead worker's socket is an error, not a
+	 * signal */
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
