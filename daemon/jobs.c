@@ -472,6 +472,7 @@ struct jobs_admission {
 static void
 jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 {
+	static const struct timeval now = { 0, 0 };
 	struct jobs_admission *a = arg;
 	struct triaged *td = a->td;
 	struct jobs *js = td->jobs;
@@ -479,8 +480,11 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 
 	js->staged[prio]--;
 	if (!ok) {
-		/* Its place is published as nothing: no job has its id. */
+		/* Its place is published as nothing (no job has its id), and
+		 * keeps nothing behind it waiting. */
 		log_warnx("a new job could not be stored: %s", cause);
+		a->queued->gen = 0;
+		evtimer_add(js->publish_ev, &now);
 		job_free(job);
 		a->done_cb(td, NULL, cause, a->arg);
 	} else {

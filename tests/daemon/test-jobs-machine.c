@@ -847,15 +847,9 @@ test_after_commit_order(void **state)
 
 /*
  * A barrier asked for while a submission is staged: the submission's
- * done_cb runs first, both with that commit.
- *
- * REPORTED, not asserted: the submission's queued event is published after
- * the barrier's callback (jobs_after_commit adds the barrier to the items
- * at once; jobs_added_cb records the queued event only when the commit is
- * over, behind it). jobs.h says the callback runs "once every change made
- * so far is on disk and published"; a staged submission is on disk by
- * then, but not published. Once jobs.c orders them, assert
- * fx_last(fx, id)->seq < b->seq here.
+ * done_cb runs first, both with that commit, and the submission's queued
+ * event is published before the barrier's callback (the submission kept
+ * its place among the changes).
  */
 static void
 test_after_commit_staged_submission(void **state)
@@ -871,6 +865,7 @@ test_after_commit_staged_submission(void **state)
 	WAIT_FOR(fx, b->called && fx_is(fx, id, JOB_QUEUED));
 	assert_true(d->ok);
 	assert_true(d->seq < b->seq);
+	assert_true(fx_last(fx, id)->seq < b->seq);
 	jobs_set_paused(&fx->td, PRIO_NORMAL, false, 0);
 }
 
