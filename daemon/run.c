@@ -246,6 +246,19 @@ run_service_later(struct run *run)
 	evtimer_add(run->service_ev, &now);
 }
 
+static void
+run_set_params(struct run *run, const struct run_params *params)
+{
+	char *dir = strdup(params->output_dir);
+
+	if (dir == NULL)
+		return;		/* the old ones stay */
+	free(run->output_dir);
+	run->output_dir = dir;
+	run->params = *params;
+	run->params.output_dir = run->output_dir;
+}
+
 struct run *
 run_new(struct event_base *base, struct pool *pool,
     const struct run_params *params, const struct run_callbacks *cb,
@@ -273,18 +286,6 @@ run_new(struct event_base *base, struct pool *pool,
 	return run;
 }
 
-void
-run_set_params(struct run *run, const struct run_params *params)
-{
-	char *dir = strdup(params->output_dir);
-
-	if (dir == NULL)
-		return;		/* the old ones stay */
-	free(run->output_dir);
-	run->output_dir = dir;
-	run->params = *params;
-	run->params.output_dir = run->output_dir;
-}
 
 void
 run_free(struct run *run)

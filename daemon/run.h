@@ -55,7 +55,6 @@ struct run *run_new(struct event_base *base, struct pool *pool,
     void *arg);
 /* Forgets every run without a word (the daemon exits). */
 void run_free(struct run *run);
-void run_set_params(struct run *run, const struct run_params *params);
 
 /* Hands job to a worker, at once or when one is idle, in the order of
  * the calls. 0, or -1 out of memory (nothing changed). */
