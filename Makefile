@@ -98,11 +98,13 @@ $(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
-# Daemon tests run the real binaries, so they are built first.
-HARNESS_OBJ := $(BUILD)/obj/tests/daemon/harness.o
-$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(HARNESS_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
+# Daemon tests run the real binaries, so they are built first. Every other
+# file of tests/daemon/ (the harness, the fixtures) goes into each of them.
+DTEST_COMMON_SRC := $(filter-out $(DTEST_SRC),$(wildcard tests/daemon/*.c))
+DTEST_COMMON_OBJ := $(DTEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(HARNESS_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
@@ -147,7 +149,7 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
-	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) tests/daemon/harness.c)
+	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC))
 
 # The submit benchmark: bench/*.c make build/bin/bench-submit, which starts
 # the triaged beside it on temp dirs. Options through BENCH_ARGS, e.g.

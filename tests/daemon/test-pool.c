@@ -1,9 +1,7 @@
 /* test-pool.c - the worker pool with real workers and real jobs, driven by a
  * bare event_base: capture, errors, environment, signals, deaths, cleanup. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -23,14 +21,15 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "loop.h"
 #include "pool.h"
+#include "proc.h"
 #include "wmsg.h"
 
-/* Every wait for a callback gives up, failing the test, after this. */
-#define SAFETY_SEC	30
 #define NJOBS		512	/* job ids the fixture records */
 
 #define ARGV(...)	((const char *const []){ __VA_ARGS__, NULL })
+#define WAIT_FOR(fx, cond)	LOOP_WAIT_FOR(&(fx)->loop, cond)
 
 /* What the callbacks saw of one job. */
 struct tjob {
@@ -47,24 +46,15 @@ struct tjob {
 };
 
 struct fx {
-	struct event_base *base;
+	struct loop loop;	/* first (loop_new); dir: captures, scripts */
 	struct pool *pool;
-	struct event *safety;
-	bool timed_out;
-	char dir[64];		/* mkdtemp: capture files, scripts, fifo */
 	struct tjob jobs[NJOBS];
 	int seq;
 	int nfinished;		/* finished_cb calls, all jobs */
 	int idle;		/* idle_cb calls */
 	int errors;		/* error_cb calls */
-	char bad[256];		/* a callback saw something impossible */
 	/* chained runs: finished_cb starts the next job */
 	uint64_t chain_next, chain_last;
-	/* a fifo a job writes a pid to */
-	int fifo_fd;
-	struct event *fifo_ev;
-	char fifo_buf[64];
-	size_t fifo_len;
 };
 
 static const char *const default_env[] = {
@@ -74,23 +64,12 @@ static const char *const default_env[] = {
 static void fx_spec(struct fx *, struct pool_spec *, uint64_t,
     const char *const *);
 
-static void
-fx_bad(struct fx *fx, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fx->bad[0] != '\0')
-		return;
-	va_start(ap, fmt);
-	vsnprintf(fx->bad, sizeof fx->bad, fmt, ap);
-	va_end(ap);
-}
-
 static struct tjob *
 fx_job(struct fx *fx, uint64_t id)
 {
 	if (id >= NJOBS) {
-		fx_bad(fx, "job id %llu out of range", (unsigned long long)id);
+		loop_bad(&fx->loop, "job id %llu out of range",
+		    (unsigned long long)id);
 		return NULL;
 	}
 	return &fx->jobs[id];
@@ -105,11 +84,11 @@ started_cb(uint64_t id, pid_t pid, uint64_t start_ticks, void *arg)
 	if (j == NULL)
 		return;
 	if (j->started || j->finished || j->lost)
-		fx_bad(fx, "job %llu: started out of turn",
+		loop_bad(&fx->loop, "job %llu: started out of turn",
 		    (unsigned long long)id);
 	/* The very process: its start time, read while it is unreaped. */
 	if (start_ticks == 0)
-		fx_bad(fx, "job %llu: no start time",
+		loop_bad(&fx->loop, "job %llu: no start time",
 		    (unsigned long long)id);
 	j->started++;
 	j->started_seq = ++fx->seq;
@@ -126,7 +105,7 @@ finished_cb(uint64_t id, const struct pool_result *res, void *arg)
 	if (j == NULL)
 		return;
 	if (j->finished || j->lost || res->started != (j->started == 1))
-		fx_bad(fx, "job %llu: finished out of turn",
+		loop_bad(&fx->loop, "job %llu: finished out of turn",
 		    (unsigned long long)id);
 	j->finished++;
 	fx->nfinished++;
@@ -136,7 +115,8 @@ finished_cb(uint64_t id, const struct pool_result *res, void *arg)
 		/* straight from the callback: the worker is idle again */
 		fx_spec(fx, &spec, fx->chain_next, ARGV("true"));
 		if (pool_start(fx->pool, &spec) == -1)
-			fx_bad(fx, "chain: pool_start: %s", strerror(errno));
+			loop_bad(&fx->loop, "chain: pool_start: %s",
+			    strerror(errno));
 		fx->chain_next++;
 	}
 }
@@ -150,7 +130,7 @@ lost_cb(uint64_t id, const char *why, void *arg)
 	if (j == NULL)
 		return;
 	if (j->finished || j->lost)
-		fx_bad(fx, "job %llu: lost out of turn",
+		loop_bad(&fx->loop, "job %llu: lost out of turn",
 		    (unsigned long long)id);
 	j->lost++;
 	snprintf(j->why, sizeof j->why, "%s", why);
@@ -181,34 +161,15 @@ static const struct pool_callbacks callbacks = {
 	.error_cb = error_cb,
 };
 
-static void
-safety_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct fx *fx = arg;
-
-	(void)fd;
-	(void)what;
-	fx->timed_out = true;
-	event_base_loopbreak(fx->base);
-}
-
 static int
 fx_setup_n(void **state, unsigned n)
 {
 	struct fx *fx;
 	char *cause = NULL;
 
-	if ((fx = calloc(1, sizeof *fx)) == NULL)
+	if ((fx = loop_new(sizeof *fx, "test-pool")) == NULL)
 		return -1;
-	fx->fifo_fd = -1;
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-pool.XXXXXX");
-	if (mkdtemp(fx->dir) == NULL ||
-	    (fx->base = event_base_new()) == NULL ||
-	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL) {
-		free(fx);
-		return -1;
-	}
-	if ((fx->pool = pool_new(fx->base, n, &callbacks, fx, &cause)) ==
+	if ((fx->pool = pool_new(fx->loop.base, n, &callbacks, fx, &cause)) ==
 	    NULL) {
 		print_error("pool_new: %s\n", cause ? cause : "?");
 		free(cause);
@@ -231,46 +192,14 @@ setup1(void **state)
 }
 
 static int
-rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 teardown(void **state)
 {
 	struct fx *fx = *state;
 
 	pool_free(fx->pool);
-	if (fx->fifo_ev != NULL)
-		event_free(fx->fifo_ev);
-	if (fx->fifo_fd != -1)
-		close(fx->fifo_fd);
-	event_free(fx->safety);
-	event_base_free(fx->base);
-	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
+	loop_free(fx);
 	return 0;
 }
-
-/* Runs the loop until cond holds; SAFETY_SEC without it fails the test. */
-#define WAIT_FOR(fx, cond) do {						\
-	struct timeval tv_ = { SAFETY_SEC, 0 };				\
-	(fx)->timed_out = false;					\
-	assert_int_equal(evtimer_add((fx)->safety, &tv_), 0);		\
-	while (!(cond)) {						\
-		assert_int_not_equal(event_base_loop((fx)->base,	\
-		    EVLOOP_ONCE), -1);					\
-		if ((fx)->bad[0] != '\0')				\
-			fail_msg("%s", (fx)->bad);			\
-		if ((fx)->timed_out)					\
-			fail_msg("timed out waiting for %s", #cond);	\
-	}								\
-	evtimer_del((fx)->safety);					\
-} while (0)
 
 /* A spec with the defaults: fixed environment, cwd the temp dir, capture
  * files named after the job, 1 MiB kept per stream. */
@@ -280,15 +209,15 @@ fx_spec(struct fx *fx, struct pool_spec *spec, uint64_t id,
 {
 	struct tjob *j = &fx->jobs[id];
 
-	snprintf(j->out, sizeof j->out, "%s/%llu.out", fx->dir,
+	snprintf(j->out, sizeof j->out, "%s/%llu.out", fx->loop.dir,
 	    (unsigned long long)id);
-	snprintf(j->err, sizeof j->err, "%s/%llu.err", fx->dir,
+	snprintf(j->err, sizeof j->err, "%s/%llu.err", fx->loop.dir,
 	    (unsigned long long)id);
 	memset(spec, 0, sizeof *spec);
 	spec->job_id = id;
 	spec->argv = argv;
 	spec->envp = default_env;
-	spec->cwd = fx->dir;
+	spec->cwd = fx->loop.dir;
 	spec->stdout_path = j->out;
 	spec->stderr_path = j->err;
 	spec->max_output = 1 << 20;
@@ -369,46 +298,6 @@ assert_file(const char *path, const char *want)
 	free(got);
 }
 
-/* /proc/pid/stat: state, ppid, pgrp, session. -1 when there is no pid. */
-static int
-proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp, pid_t *sid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, a, b, c;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold anything, ')' included: the last one ends it */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %d %d %d", state, &a, &b, &c) != 4)
-		return -1;
-	if (ppid != NULL)
-		*ppid = a;
-	if (pgrp != NULL)
-		*pgrp = b;
-	if (sid != NULL)
-		*sid = c;
-	return 0;
-}
-
-/* Running (not gone, not a zombie waiting for its reaper). */
-static bool
-proc_alive(pid_t pid)
-{
-	char state;
-
-	if (proc_stat(pid, &state, NULL, NULL, NULL) == -1)
-		return false;
-	return state != 'Z' && state != 'X';
-}
-
 /* Whether pid ignores sig, from /proc/pid/status. */
 static bool
 sig_ignored(pid_t pid, int sig)
@@ -426,50 +315,6 @@ sig_ignored(pid_t pid, int sig)
 	return (mask >> (sig - 1)) & 1;
 }
 
-/* The pids of the processes whose parent is ppid (in /proc now). */
-static int
-proc_children(pid_t ppid, pid_t *out, int max, char only_state)
-{
-	DIR *d;
-	struct dirent *de;
-	pid_t pid, parent;
-	char state;
-	int n = 0;
-
-	assert_non_null(d = opendir("/proc"));
-	while ((de = readdir(d)) != NULL) {
-		if ((pid = (pid_t)atol(de->d_name)) <= 0)
-			continue;
-		if (proc_stat(pid, &state, &parent, NULL, NULL) == -1 ||
-		    parent != ppid)
-			continue;
-		if (only_state != 0 && state != only_state)
-			continue;
-		if (n < max)
-			out[n] = pid;
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
-static int
-pidfd_open_(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Waits (in poll, no sleep) for the process behind pidfd to end. */
-static void
-assert_exits(int pidfd)
-{
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
-	assert_true(pfd.revents & POLLIN);
-	close(pidfd);
-}
-
 /* The process ends (it may still be closing down when the pool reports
  * the run: its pipes close before it turns zombie), or is gone already. */
 static void
@@ -477,55 +322,22 @@ assert_gone(pid_t pid)
 {
 	int pidfd;
 
-	if ((pidfd = pidfd_open_(pid)) == -1) {
+	if ((pidfd = proc_pidfd(pid)) == -1) {
 		assert_int_equal(errno, ESRCH);
 		return;
 	}
-	assert_exits(pidfd);
+	proc_assert_exits(pidfd);
 	assert_false(proc_alive(pid));
 }
 
-static void
-fifo_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct fx *fx = arg;
-	ssize_t n;
-
-	(void)what;
-	n = read(fd, fx->fifo_buf + fx->fifo_len,
-	    sizeof fx->fifo_buf - 1 - fx->fifo_len);
-	if (n > 0) {
-		fx->fifo_len += (size_t)n;
-		fx->fifo_buf[fx->fifo_len] = '\0';
-	} else if (n == 0)
-		event_del(fx->fifo_ev);	/* the writer is done */
-}
-
-/* A fifo in the temp dir, read by the loop: jobs tell the test a pid
- * through it, so that the test waits for an event, never for a time. */
-static const char *
-fx_fifo(struct fx *fx)
-{
-	static char path[128];
-
-	snprintf(path, sizeof path, "%s/fifo", fx->dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	/* O_NONBLOCK: opening needs no writer; none yet is no event */
-	assert_int_not_equal(fx->fifo_fd = open(path,
-	    O_RDONLY | O_NONBLOCK | O_CLOEXEC), -1);
-	assert_non_null(fx->fifo_ev = event_new(fx->base, fx->fifo_fd,
-	    EV_READ | EV_PERSIST, fifo_cb, fx));
-	assert_int_equal(event_add(fx->fifo_ev, NULL), 0);
-	return path;
-}
-
+/* The pid a job wrote to the fifo (loop_fifo). */
 static pid_t
 fx_fifo_pid(struct fx *fx)
 {
 	pid_t pid;
 
-	WAIT_FOR(fx, strchr(fx->fifo_buf, '\n') != NULL);
-	pid = (pid_t)atol(fx->fifo_buf);
+	WAIT_FOR(fx, strchr(fx->loop.fifo_buf, '\n') != NULL);
+	pid = (pid_t)atol(fx->loop.fifo_buf);
 	assert_true(pid > 0);
 	return pid;
 }
@@ -699,7 +511,7 @@ test_path_from_envp(void **state)
 	const char *env[] = { path, NULL };
 	int fd;
 
-	snprintf(bin, sizeof bin, "%s/bin", fx->dir);
+	snprintf(bin, sizeof bin, "%s/bin", fx->loop.dir);
 	snprintf(script, sizeof script, "%s/triage-test-hello", bin);
 	snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", bin);
 	assert_int_equal(mkdir(bin, 0700), 0);
@@ -823,7 +635,7 @@ test_grandchild_signalled(void **state)
 {
 	struct fx *fx = *state;
 	struct tjob *j = &fx->jobs[1];
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	pid_t gpid;
 
 	fx_start(fx, 1, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"; wait",
@@ -845,7 +657,7 @@ test_grandchild_killed_with_group(void **state)
 {
 	struct fx *fx = *state;
 	struct tjob *j = &fx->jobs[1];
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	pid_t gpid;
 
 	/* the grandchild tells its pid once it ignores SIGTERM */
@@ -867,7 +679,7 @@ test_leftover_killed(void **state)
 {
 	struct fx *fx = *state;
 	struct tjob *j;
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	pid_t gpid;
 
 	j = fx_run(fx, 1, ARGV("sh", "-c", "sleep 100 & echo $! >\"$0\"",
@@ -884,7 +696,7 @@ test_escaped_output_holder(void **state)
 {
 	struct fx *fx = *state;
 	struct tjob *j;
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	double t0, t;
 	pid_t gpid;
 
@@ -917,7 +729,7 @@ test_worker_killed(void **state)
 	fx_start(fx, 1, ARGV("sleep", "100"));
 	WAIT_FOR(fx, j->started);
 	assert_int_equal(proc_stat(j->pid, &st, &worker, NULL, NULL), 0);
-	assert_int_not_equal(pidfd = pidfd_open_(j->pid), -1);
+	assert_int_not_equal(pidfd = proc_pidfd(j->pid), -1);
 	assert_int_equal(kill(worker, SIGKILL), 0);
 	fx_wait_end(fx, 1);
 	assert_int_equal(j->lost, 1);
@@ -926,7 +738,7 @@ test_worker_killed(void **state)
 	    (long)worker);
 	print_message("# lost: %s\n", j->why);
 	assert_non_null(strstr(j->why, want));
-	assert_exits(pidfd);	/* the job went with its worker */
+	proc_assert_exits(pidfd);	/* the job went with its worker */
 	assert_false(proc_alive(j->pid));
 	assert_int_equal(pool_size(fx->pool), 2);
 	assert_int_equal(pool_busy(fx->pool), 0);
@@ -954,8 +766,8 @@ test_worker_malformed(void **state)
 	fx_start(fx, 1, ARGV("sleep", "100"));
 	WAIT_FOR(fx, j->started);
 	assert_int_equal(proc_stat(j->pid, &st, &worker, NULL, NULL), 0);
-	assert_int_not_equal(jobfd = pidfd_open_(j->pid), -1);
-	assert_int_not_equal(pidfd = pidfd_open_(worker), -1);
+	assert_int_not_equal(jobfd = proc_pidfd(j->pid), -1);
+	assert_int_not_equal(pidfd = proc_pidfd(worker), -1);
 	sock = (int)syscall(SYS_pidfd_getfd, pidfd, 3, 0);
 	if (sock == -1) {
 		print_message("# pidfd_getfd: %s: skipped\n", strerror(errno));
@@ -971,7 +783,7 @@ test_worker_malformed(void **state)
 	print_message("# lost: %s\n", j->why);
 	assert_non_null(strstr(j->why, "was killed: it sent a malformed "
 	    "message (type 99, 4 bytes)"));
-	assert_exits(jobfd);
+	proc_assert_exits(jobfd);
 	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
 }
 
@@ -983,12 +795,12 @@ test_idle_worker_replaced(void **state)
 	struct fx *fx = *state;
 	pid_t kids[8];
 
-	assert_int_equal(proc_children(getpid(), kids, 8, 0), 2);
+	assert_int_equal(proc_find(getpid(), 0, PROC_ANY, kids, 8), 2);
 	assert_int_equal(kill(kids[0], SIGKILL), 0);
 	WAIT_FOR(fx, fx->idle == 1);
 	assert_true(fx->errors >= 1);
 	assert_int_equal(pool_busy(fx->pool), 0);
-	assert_int_equal(proc_children(getpid(), kids, 8, 0), 2);
+	assert_int_equal(proc_find(getpid(), 0, PROC_ANY, kids, 8), 2);
 	fx_start(fx, 1, ARGV("sleep", "0.1"));
 	fx_start(fx, 2, ARGV("true"));
 	assert_exit(fx_wait_end(fx, 1), 0);
@@ -1016,18 +828,19 @@ test_many_jobs_no_zombies(void **state)
 		assert_exit(&fx->jobs[id], 0);
 	}
 	assert_int_equal(pool_busy(fx->pool), 0);
-	assert_int_equal(proc_children(getpid(), zombies, 8, 'Z'), 0);
-	nw = proc_children(getpid(), workers, 8, 0);
+	assert_int_equal(proc_find(getpid(), 0, PROC_ZOMBIE, zombies, 8), 0);
+	nw = proc_find(getpid(), 0, PROC_ANY, workers, 8);
 	assert_int_equal(nw, 2);
 	for (i = 0; i < nw; i++)
-		assert_int_equal(proc_children(workers[i], zombies, 8, 'Z'), 0);
+		assert_int_equal(proc_find(workers[i], 0, PROC_ZOMBIE,
+		    zombies, 8), 0);
 }
 
 static void
 test_free_kills_all(void **state)
 {
 	struct fx *fx = *state;
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	pid_t workers[8], gpid;
 	int i, nw, fd[3];
 
@@ -1036,11 +849,11 @@ test_free_kills_all(void **state)
 	    fifo));
 	WAIT_FOR(fx, fx->jobs[1].started && fx->jobs[2].started);
 	gpid = fx_fifo_pid(fx);
-	nw = proc_children(getpid(), workers, 8, 0);
+	nw = proc_find(getpid(), 0, PROC_ANY, workers, 8);
 	assert_int_equal(nw, 2);
-	assert_int_not_equal(fd[0] = pidfd_open_(fx->jobs[1].pid), -1);
-	assert_int_not_equal(fd[1] = pidfd_open_(fx->jobs[2].pid), -1);
-	assert_int_not_equal(fd[2] = pidfd_open_(gpid), -1);
+	assert_int_not_equal(fd[0] = proc_pidfd(fx->jobs[1].pid), -1);
+	assert_int_not_equal(fd[1] = proc_pidfd(fx->jobs[2].pid), -1);
+	assert_int_not_equal(fd[2] = proc_pidfd(gpid), -1);
 
 	pool_free(fx->pool);
 	fx->pool = NULL;
@@ -1048,9 +861,9 @@ test_free_kills_all(void **state)
 	for (i = 0; i < nw; i++)
 		assert_int_equal(proc_stat(workers[i], &(char){0}, NULL, NULL,
 		    NULL), -1);
-	assert_int_equal(proc_children(getpid(), workers, 8, 0), 0);
+	assert_int_equal(proc_find(getpid(), 0, PROC_ANY, workers, 8), 0);
 	for (i = 0; i < 3; i++)
-		assert_exits(fd[i]);
+		proc_assert_exits(fd[i]);
 	assert_false(proc_alive(fx->jobs[1].pid));
 	assert_false(proc_alive(fx->jobs[2].pid));
 	assert_false(proc_alive(gpid));
@@ -1066,30 +879,29 @@ test_free_kills_all(void **state)
 static int
 daemon_child(struct fx *fx, int up, int go)
 {
-	struct timeval tv = { SAFETY_SEC, 0 };
+	struct timeval tv = { LOOP_SAFETY_SEC, 0 };
 	struct pool_spec spec;
 	pid_t pids[2];
 	char *cause = NULL, st, c;
 
-	alarm(2 * SAFETY_SEC);	/* never outlive a failed test */
-	if ((fx->base = event_base_new()) == NULL ||
-	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL ||
-	    (fx->pool = pool_new(fx->base, 1, &callbacks, fx, &cause)) == NULL)
+	alarm(2 * LOOP_SAFETY_SEC);	/* never outlive a failed test */
+	if (loop_open(&fx->loop) != 0 || (fx->pool = pool_new(fx->loop.base,
+	    1, &callbacks, fx, &cause)) == NULL)
 		return 1;
 	fx_spec(fx, &spec, 1, ARGV("sleep", "100"));
 	if (pool_start(fx->pool, &spec) == -1 ||
-	    evtimer_add(fx->safety, &tv) == -1)
+	    evtimer_add(fx->loop.safety, &tv) == -1)
 		return 1;
 	while (!fx->jobs[1].started) {
-		if (event_base_loop(fx->base, EVLOOP_ONCE) == -1)
+		if (event_base_loop(fx->loop.base, EVLOOP_ONCE) == -1)
 			return 1;
-		if (fx->timed_out) {
+		if (fx->loop.timed_out) {
 			fprintf(stderr, "daemon_child: timed out waiting for "
 			    "job 1 to start\n");
 			return 1;
 		}
 	}
-	evtimer_del(fx->safety);
+	evtimer_del(fx->loop.safety);
 	pids[0] = fx->jobs[1].pid;
 	if (proc_stat(pids[0], &st, &pids[1], NULL, NULL) == -1 ||
 	    write(up, pids, sizeof pids) != sizeof pids)
@@ -1111,8 +923,7 @@ test_daemon_death(void **state)
 
 	(void)state;
 	assert_non_null(fx = calloc(1, sizeof *fx));
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-pool.XXXXXX");
-	assert_non_null(mkdtemp(fx->dir));
+	assert_int_equal(loop_mkdtemp(&fx->loop, "test-pool"), 0);
 	assert_int_equal(pipe2(up, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
 	/* no pool in this process now: the child is the only one to fork */
@@ -1124,24 +935,23 @@ test_daemon_death(void **state)
 	}
 	close(up[1]);
 	close(go[0]);
-	/* The child gives up after SAFETY_SEC itself, closing up. */
+	/* The child gives up after LOOP_SAFETY_SEC itself, closing up. */
 	pfd = (struct pollfd){ .fd = up[0], .events = POLLIN };
-	if (poll(&pfd, 1, (SAFETY_SEC + 10) * 1000) != 1)
+	if (poll(&pfd, 1, (LOOP_SAFETY_SEC + 10) * 1000) != 1)
 		fail_msg("timed out waiting for the child's pids");
 	if (read(up[0], pids, sizeof pids) != sizeof pids)
 		fail_msg("the child sent no pids (its job never started?)");
 	close(up[0]);
-	assert_int_not_equal(fd[0] = pidfd_open_(pids[0]), -1);
-	assert_int_not_equal(fd[1] = pidfd_open_(pids[1]), -1);
+	assert_int_not_equal(fd[0] = proc_pidfd(pids[0]), -1);
+	assert_int_not_equal(fd[1] = proc_pidfd(pids[1]), -1);
 	close(go[1]);		/* the daemon dies */
 	assert_int_equal(waitpid(daemon, &status, 0), daemon);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_exits(fd[1]);	/* the worker */
-	assert_exits(fd[0]);	/* its job */
+	proc_assert_exits(fd[1]);	/* the worker */
+	proc_assert_exits(fd[0]);	/* its job */
 	assert_false(proc_alive(pids[0]));
-	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
+	loop_free(fx);
 }
 
 /* ---- credentials ---- */
@@ -1194,7 +1004,7 @@ test_creds(void **state)
 		char want[160];
 
 		snprintf(want, sizeof want, "chdir %s: Permission denied",
-		    fx->dir);
+		    fx->loop.dir);
 		assert_string_equal(j->res.error, want);
 	}
 }

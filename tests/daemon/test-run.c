@@ -1,10 +1,7 @@
 /* test-run.c - the executor alone on a bare event_base with a real pool of
  * workers: outcomes, stops, kill_grace, timeouts, a stuck worker, reentry. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -14,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,11 +19,11 @@
 #include <event2/event.h>
 
 #include "job.h"
+#include "loop.h"
 #include "pool.h"
+#include "proc.h"
 #include "run.h"
 
-/* Every wait for a callback gives up, failing the test, after this. */
-#define SAFETY_SEC	30
 #define NJOBS		16	/* job ids the fixture records: 1 .. NJOBS-1 */
 /* Small, so that the SIGKILL that follows SIGTERM comes quickly. */
 #define KILL_GRACE_MS	200
@@ -37,6 +32,7 @@
 #define STUCK_MARGIN_MS	2000
 
 #define ARGV(...)	((const char *const []){ __VA_ARGS__, NULL })
+#define WAIT_FOR(fx, cond)	LOOP_WAIT_FOR(&(fx)->loop, cond)
 
 /* What the callbacks saw of one job. */
 struct rjob {
@@ -51,41 +47,20 @@ struct rjob {
 };
 
 struct fx {
-	struct event_base *base;
+	struct loop loop;	/* first (loop_new); dir: cwd, output, fifo */
 	struct pool *pool;
 	struct run *run;
-	struct event *safety;
-	bool timed_out;
 	bool in_call;		/* inside run_start or run_stop */
-	char dir[64];		/* mkdtemp: cwd, output, fifo */
 	struct rjob jobs[NJOBS];
 	int seq;
-	char bad[256];		/* a callback saw something impossible */
-	/* a fifo a job writes a line to once it is ready */
-	int fifo_fd;
-	struct event *fifo_ev;
-	char fifo_buf[64];
-	size_t fifo_len;
 };
-
-static void
-fx_bad(struct fx *fx, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fx->bad[0] != '\0')
-		return;
-	va_start(ap, fmt);
-	vsnprintf(fx->bad, sizeof fx->bad, fmt, ap);
-	va_end(ap);
-}
 
 static struct rjob *
 fx_rjob(struct fx *fx, const struct job *job)
 {
 	if (job->id == 0 || job->id >= NJOBS || fx->jobs[job->id].job != job) {
-		fx_bad(fx, "a callback for job %llu, which the test did not "
-		    "start", (unsigned long long)job->id);
+		loop_bad(&fx->loop, "a callback for job %llu, which the test "
+		    "did not start", (unsigned long long)job->id);
 		return NULL;
 	}
 	return &fx->jobs[job->id];
@@ -101,13 +76,13 @@ started_cb(struct job *job, pid_t pid, uint64_t start_ticks, void *arg)
 		return;
 	/* run.h: callbacks run from the loop, never inside the calls. */
 	if (fx->in_call)
-		fx_bad(fx, "job %llu: started_cb inside run_start or run_stop",
-		    (unsigned long long)job->id);
+		loop_bad(&fx->loop, "job %llu: started_cb inside run_start or "
+		    "run_stop", (unsigned long long)job->id);
 	if (r->started || r->ended)
-		fx_bad(fx, "job %llu: started out of turn",
+		loop_bad(&fx->loop, "job %llu: started out of turn",
 		    (unsigned long long)job->id);
 	if (pid <= 0)
-		fx_bad(fx, "job %llu: started with pid %ld",
+		loop_bad(&fx->loop, "job %llu: started with pid %ld",
 		    (unsigned long long)job->id, (long)pid);
 	r->started++;
 	r->started_seq = ++fx->seq;
@@ -124,19 +99,19 @@ ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	if (r == NULL)
 		return;
 	if (fx->in_call)
-		fx_bad(fx, "job %llu: ended_cb inside run_start or run_stop",
-		    (unsigned long long)job->id);
+		loop_bad(&fx->loop, "job %llu: ended_cb inside run_start or "
+		    "run_stop", (unsigned long long)job->id);
 	if (r->ended)
-		fx_bad(fx, "job %llu: ended twice",
+		loop_bad(&fx->loop, "job %llu: ended twice",
 		    (unsigned long long)job->id);
 	/* The run has let go of the job before telling. */
 	if (run_has(fx->run, job))
-		fx_bad(fx, "job %llu: ended while it still has a run",
+		loop_bad(&fx->loop, "job %llu: ended while it still has a run",
 		    (unsigned long long)job->id);
 	if (out->started != (r->started == 1))
-		fx_bad(fx, "job %llu: the outcome says started %d, the "
-		    "callbacks %d", (unsigned long long)job->id, out->started,
-		    r->started);
+		loop_bad(&fx->loop, "job %llu: the outcome says started %d, "
+		    "the callbacks %d", (unsigned long long)job->id,
+		    out->started, r->started);
 	r->ended++;
 	r->ended_seq = ++fx->seq;
 	r->out = *out;
@@ -147,17 +122,6 @@ static const struct run_callbacks callbacks = {
 	.ended_cb = ended_cb,
 };
 
-static void
-safety_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct fx *fx = arg;
-
-	(void)fd;
-	(void)what;
-	fx->timed_out = true;
-	event_base_loopbreak(fx->base);
-}
-
 static int
 setup(void **state)
 {
@@ -166,43 +130,27 @@ setup(void **state)
 	struct fx *fx;
 	char *cause = NULL;
 
-	if ((fx = calloc(1, sizeof *fx)) == NULL)
+	if ((fx = loop_new(sizeof *fx, "test-run")) == NULL)
 		return -1;
-	fx->fifo_fd = -1;
-	snprintf(fx->dir, sizeof fx->dir, "/tmp/test-run.XXXXXX");
-	if (mkdtemp(fx->dir) == NULL ||
-	    (fx->base = event_base_new()) == NULL ||
-	    (fx->safety = evtimer_new(fx->base, safety_cb, fx)) == NULL) {
-		free(fx);
-		return -1;
-	}
 	/* As the daemon does: the pool first, run_new then takes its
 	 * callbacks. */
-	if ((fx->pool = pool_new(fx->base, 2, &none, NULL, &cause)) == NULL) {
+	if ((fx->pool = pool_new(fx->loop.base, 2, &none, NULL, &cause)) ==
+	    NULL) {
 		print_error("pool_new: %s\n", cause ? cause : "?");
 		free(cause);
 		return -1;
 	}
 	params = (struct run_params){
-		.output_dir = fx->dir,
+		.output_dir = fx->loop.dir,
 		.kill_grace_ms = KILL_GRACE_MS,
 		.max_output = 1 << 20,
 		.set_creds = false,
 	};
-	if ((fx->run = run_new(fx->base, fx->pool, &params, &callbacks, fx))
-	    == NULL)
+	if ((fx->run = run_new(fx->loop.base, fx->pool, &params, &callbacks,
+	    fx)) == NULL)
 		return -1;
 	*state = fx;
 	return 0;
-}
-
-static int
-rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
 }
 
 static int
@@ -215,47 +163,8 @@ teardown(void **state)
 	pool_free(fx->pool);
 	for (i = 0; i < NJOBS; i++)
 		job_free(fx->jobs[i].job);
-	if (fx->fifo_ev != NULL)
-		event_free(fx->fifo_ev);
-	if (fx->fifo_fd != -1)
-		close(fx->fifo_fd);
-	event_free(fx->safety);
-	event_base_free(fx->base);
-	nftw(fx->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	free(fx);
+	loop_free(fx);
 	return 0;
-}
-
-/* Runs the loop until cond holds; SAFETY_SEC without it fails the test. */
-#define WAIT_FOR(fx, cond) do {						\
-	struct timeval tv_ = { SAFETY_SEC, 0 };				\
-	(fx)->timed_out = false;					\
-	assert_int_equal(evtimer_add((fx)->safety, &tv_), 0);		\
-	while (!(cond)) {						\
-		assert_int_not_equal(event_base_loop((fx)->base,	\
-		    EVLOOP_ONCE), -1);					\
-		if ((fx)->bad[0] != '\0')				\
-			fail_msg("%s", (fx)->bad);			\
-		if ((fx)->timed_out)					\
-			fail_msg("timed out waiting for %s", #cond);	\
-	}								\
-	evtimer_del((fx)->safety);					\
-	if ((fx)->bad[0] != '\0')					\
-		fail_msg("%s", (fx)->bad);				\
-} while (0)
-
-static char **
-strv(const char *const *v)
-{
-	size_t n = 0, i;
-	char **copy;
-
-	while (v[n] != NULL)
-		n++;
-	assert_non_null(copy = calloc(n + 1, sizeof *copy));
-	for (i = 0; i < n; i++)
-		assert_non_null(copy[i] = strdup(v[i]));
-	return copy;
 }
 
 static void
@@ -277,16 +186,9 @@ fx_job(struct fx *fx, uint64_t id, const char *const *argv)
 
 	assert_true(id > 0 && id < NJOBS);
 	assert_null(fx->jobs[id].job);
-	assert_non_null(job = job_new());
+	job = loop_job(&fx->loop, argv, "normal");
 	job->id = id;
-	job->argv = strv(argv);
-	job->env = strv(ARGV("PATH=/usr/bin:/bin", "LC_ALL=C"));
-	assert_non_null(job->cwd = strdup(fx->dir));
-	assert_non_null(job->name = strdup("test"));
-	assert_non_null(job->priority = strdup("normal"));
 	job->slots = 1;
-	job->uid = getuid();
-	job->gid = getgid();
 	fx->jobs[id].job = job;
 	return job;
 }
@@ -331,41 +233,6 @@ fx_wait_end(struct fx *fx, uint64_t id)
 	return r;
 }
 
-static void
-fifo_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct fx *fx = arg;
-	ssize_t n;
-
-	(void)what;
-	n = read(fd, fx->fifo_buf + fx->fifo_len,
-	    sizeof fx->fifo_buf - 1 - fx->fifo_len);
-	if (n > 0) {
-		fx->fifo_len += (size_t)n;
-		fx->fifo_buf[fx->fifo_len] = '\0';
-	} else if (n == 0)
-		event_del(fx->fifo_ev);	/* the writer is done */
-}
-
-/* A fifo in the temp dir, read by the loop: a job says through it that it
- * is ready (its trap is set), so that the test waits for an event, never
- * for a time. */
-static const char *
-fx_fifo(struct fx *fx)
-{
-	static char path[128];
-
-	snprintf(path, sizeof path, "%s/fifo", fx->dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	/* O_NONBLOCK: opening needs no writer; none yet is no event */
-	assert_int_not_equal(fx->fifo_fd = open(path,
-	    O_RDONLY | O_NONBLOCK | O_CLOEXEC), -1);
-	assert_non_null(fx->fifo_ev = event_new(fx->base, fx->fifo_fd,
-	    EV_READ | EV_PERSIST, fifo_cb, fx));
-	assert_int_equal(event_add(fx->fifo_ev, NULL), 0);
-	return path;
-}
-
 static double
 now_ms(void)
 {
@@ -373,75 +240,6 @@ now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
-}
-
-/* /proc/pid/stat: state, ppid, pgrp. -1 when there is no such pid. */
-static int
-proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, a, b;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold anything, ')' included: the last one ends it */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %d %d", state, &a, &b) != 3)
-		return -1;
-	if (ppid != NULL)
-		*ppid = a;
-	if (pgrp != NULL)
-		*pgrp = b;
-	return 0;
-}
-
-/* The live (not zombie) processes of process group pgrp, up to max. */
-static int
-pgrp_members(pid_t pgrp, pid_t *out, int max)
-{
-	struct dirent *de;
-	pid_t pid, g;
-	char state;
-	DIR *d;
-	int n = 0;
-
-	assert_non_null(d = opendir("/proc"));
-	while ((de = readdir(d)) != NULL) {
-		if ((pid = (pid_t)atol(de->d_name)) <= 0)
-			continue;
-		if (proc_stat(pid, &state, NULL, &g) == -1 || g != pgrp ||
-		    state == 'Z' || state == 'X')
-			continue;
-		if (n < max)
-			out[n] = pid;
-		n++;
-	}
-	closedir(d);
-	return n;
-}
-
-static int
-pidfd_open_(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-/* Waits (in poll, with a deadline) for the process behind pidfd to end. */
-static void
-assert_exits(int pidfd)
-{
-	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-
-	assert_int_equal(poll(&pfd, 1, SAFETY_SEC * 1000), 1);
-	assert_true(pfd.revents & POLLIN);
-	close(pidfd);
 }
 
 static void
@@ -541,12 +339,12 @@ test_environment(void **state)
 	job = fx_job(fx, 7, ARGV("sh", "-c",
 	    "echo $TRIAGE_JOB_ID $TRIAGE_PRIORITY $TRIAGE_ATTEMPT $A"));
 	strv_free(job->env);
-	job->env = strv(ARGV("PATH=/usr/bin:/bin", "A=mine",
+	job->env = loop_strv(ARGV("PATH=/usr/bin:/bin", "A=mine",
 	    "TRIAGE_JOB_ID=99"));
 	job->attempt = 2;
 	fx_start_job(fx, job);
 	assert_exit_outcome(fx_wait_end(fx, 7), 0);
-	snprintf(path, sizeof path, "%s/7.stdout", fx->dir);
+	snprintf(path, sizeof path, "%s/7.stdout", fx->loop.dir);
 	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
 	assert_true((n = read(fd, buf, sizeof buf - 1)) > 0);
 	close(fd);
@@ -584,7 +382,7 @@ test_stop_deaf_gets_sigkill(void **state)
 {
 	struct fx *fx = *state;
 	struct rjob *r = &fx->jobs[1];
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	struct job *job;
 	double t0, t;
 
@@ -592,7 +390,7 @@ test_stop_deaf_gets_sigkill(void **state)
 	 * would end it at once */
 	job = fx_start(fx, 1, ARGV("sh", "-c",
 	    "trap '' TERM; echo ready >\"$0\"; sleep 100", fifo));
-	WAIT_FOR(fx, r->started && strchr(fx->fifo_buf, '\n') != NULL);
+	WAIT_FOR(fx, r->started && strchr(fx->loop.fifo_buf, '\n') != NULL);
 	t0 = now_ms();
 	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "stop it"));
 	fx_wait_end(fx, 1);
@@ -702,7 +500,7 @@ test_stuck_worker(void **state)
 {
 	struct fx *fx = *state;
 	struct rjob *r = &fx->jobs[1];
-	const char *fifo = fx_fifo(fx);
+	const char *fifo = loop_fifo(&fx->loop);
 	pid_t worker, members[8];
 	int nmembers, fds[8], wfd, i;
 	siginfo_t si;
@@ -713,14 +511,14 @@ test_stuck_worker(void **state)
 	/* a group of two: the shell and its sleep, once it says so */
 	job = fx_start(fx, 1, ARGV("sh", "-c",
 	    "sleep 100 & echo $! >\"$0\"; wait", fifo));
-	WAIT_FOR(fx, r->started && strchr(fx->fifo_buf, '\n') != NULL);
-	assert_int_equal(proc_stat(r->pid, &st, &worker, NULL), 0);
+	WAIT_FOR(fx, r->started && strchr(fx->loop.fifo_buf, '\n') != NULL);
+	assert_int_equal(proc_stat(r->pid, &st, &worker, NULL, NULL), 0);
 	assert_int_not_equal(worker, getpid());
-	nmembers = pgrp_members(r->pid, members, 8);
+	nmembers = proc_find(0, r->pid, PROC_LIVE, members, 8);
 	assert_int_equal(nmembers, 2);
 	for (i = 0; i < nmembers; i++)
-		assert_int_not_equal(fds[i] = pidfd_open_(members[i]), -1);
-	assert_int_not_equal(wfd = pidfd_open_(worker), -1);
+		assert_int_not_equal(fds[i] = proc_pidfd(members[i]), -1);
+	assert_int_not_equal(wfd = proc_pidfd(worker), -1);
 
 	/* The worker is our child: waitid sees it stop, leaving the state. */
 	assert_int_equal(kill(worker, SIGSTOP), 0);
@@ -743,10 +541,10 @@ test_stuck_worker(void **state)
 	assert_true(t >= KILL_GRACE_MS + STUCK_MARGIN_MS - 5);
 	/* the job's whole group is gone */
 	for (i = 0; i < nmembers; i++)
-		assert_exits(fds[i]);
-	assert_int_equal(pgrp_members(r->pid, members, 8), 0);
+		proc_assert_exits(fds[i]);
+	assert_int_equal(proc_find(0, r->pid, PROC_LIVE, members, 8), 0);
 	/* the stopped worker was killed (SIGKILL ends a stopped process) */
-	assert_exits(wfd);
+	proc_assert_exits(wfd);
 	/* and replaced: both workers take a job again */
 	fx_start(fx, 2, ARGV("true"));
 	fx_start(fx, 3, ARGV("true"));

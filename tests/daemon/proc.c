@@ -1,0 +1,112 @@
+/* proc.c - for the daemon tests that run real jobs: what /proc says of a
+ * process, and pidfds to wait for one to end. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "loop.h"
+#include "proc.h"
+
+int
+proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp, pid_t *sid)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, a, b, c;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold anything, ')' included: the last one ends it */
+	if ((p = strrchr(buf, ')')) == NULL ||
+	    sscanf(p + 1, " %c %d %d %d", state, &a, &b, &c) != 4)
+		return -1;
+	if (ppid != NULL)
+		*ppid = a;
+	if (pgrp != NULL)
+		*pgrp = b;
+	if (sid != NULL)
+		*sid = c;
+	return 0;
+}
+
+static bool
+proc_is(enum proc_which which, char state)
+{
+	switch (which) {
+	case PROC_LIVE:
+		return state != 'Z' && state != 'X';
+	case PROC_ZOMBIE:
+		return state == 'Z';
+	default:
+		return true;
+	}
+}
+
+bool
+proc_alive(pid_t pid)
+{
+	char state;
+
+	return proc_stat(pid, &state, NULL, NULL, NULL) == 0 &&
+	    proc_is(PROC_LIVE, state);
+}
+
+int
+proc_find(pid_t ppid, pid_t pgrp, enum proc_which which, pid_t *out,
+    int max)
+{
+	struct dirent *de;
+	pid_t pid, parent, group;
+	char state;
+	DIR *d;
+	int n = 0;
+
+	assert_non_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)atol(de->d_name)) <= 0)
+			continue;
+		if (proc_stat(pid, &state, &parent, &group, NULL) == -1 ||
+		    (ppid != 0 && parent != ppid) ||
+		    (pgrp != 0 && group != pgrp) || !proc_is(which, state))
+			continue;
+		if (n < max)
+			out[n] = pid;
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int
+proc_pidfd(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+void
+proc_assert_exits(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	assert_int_equal(poll(&pfd, 1, LOOP_SAFETY_SEC * 1000), 1);
+	assert_true(pfd.revents & POLLIN);
+	close(pidfd);
+}
