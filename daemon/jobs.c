@@ -801,6 +801,12 @@ jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by)
 			psem_pause(td->sem, i);
 		else
 			psem_resume(td->sem, i);
+		/* Kept for the next start; out of memory, for this run only. */
+		if (store_set_paused(td->store, td->cfg->priorities[i].name,
+		    paused) != 0)
+			log_warnx("out of memory: priority %s is %s until the "
+			    "daemon restarts only", td->cfg->priorities[i].name,
+			    paused ? "paused" : "resumed");
 	}
 	log_notice("%s %s by uid %u", paused ? "paused" : "resumed",
 	    prio >= 0 ? td->cfg->priorities[prio].name : "every priority",

@@ -13,7 +13,8 @@ pause_handler(struct rpc_req *req, json_t *params)
 	if ((prio = method_priority(req, params)) == -2)
 		return;
 	jobs_set_paused(rpc_daemon(req), prio, true, conn_uid(req->conn));
-	rpc_reply(req, jobs_stats(rpc_daemon(req)));
+	/* Answered once the pause state is on disk, kept across restarts. */
+	method_reply_durable(req, jobs_stats(rpc_daemon(req)));
 }
 
 static const struct method_param pause_params[] = {

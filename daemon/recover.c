@@ -168,8 +168,15 @@ recover_jobs(struct triaged *td, char **cause)
 		psem_pause(td->sem, (unsigned)i);
 	for (i = 0; i < n; i++)
 		jobs_admit(td, queued[i]);
-	for (i = 0; i < psem_priorities(td->sem); i++)
-		psem_resume(td->sem, (unsigned)i);
+	/* Paused priorities stay paused, as they were before the stop. */
+	for (i = 0; i < psem_priorities(td->sem); i++) {
+		if (!store_paused(td->store, td->cfg->priorities[i].name))
+			psem_resume(td->sem, (unsigned)i);
+		else
+			log_notice("priority %s stays paused (triage resume "
+			    "%s dispatches it)", td->cfg->priorities[i].name,
+			    td->cfg->priorities[i].name);
+	}
 	if (total > 0)
 		log_notice("recovered %zu jobs: %zu queued, %zu of them back "
 		    "from running, %zu lost", total, n, requeue ? nrun : 0,

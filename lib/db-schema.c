@@ -58,6 +58,10 @@ static const char *const db_schema_steps[] = {
 	 * a later one with the same pid. */
 	"ALTER TABLE jobs ADD COLUMN begun INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN start_ticks INTEGER",
+
+	/* 3 -> 4: the paused priorities, by name, so that a restart keeps
+	 * them paused. */
+	"CREATE TABLE paused (priority TEXT PRIMARY KEY)",
 };
 
 _Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==

@@ -31,8 +31,11 @@ enum db_stmt {
 	DB_EXPIRED,
 	DB_MAX_ID,
 	DB_ENV,
+	DB_PAUSED,
+	DB_PAUSED_CLEAR,
+	DB_PAUSED_ADD,
 };
-#define DB_NSTMTS (DB_ENV + 1)
+#define DB_NSTMTS (DB_PAUSED_ADD + 1)
 
 static const char *const db_sql[DB_NSTMTS] = {
 	/* IMMEDIATE takes the write lock at once, so a busy file shows up
@@ -54,6 +57,9 @@ static const char *const db_sql[DB_NSTMTS] = {
 	/* AUTOINCREMENT keeps the largest id ever used, deleted or not. */
 	[DB_MAX_ID] = "SELECT seq FROM sqlite_sequence WHERE name = 'jobs'",
 	[DB_ENV] = "SELECT env FROM jobs WHERE id = ?1",
+	[DB_PAUSED] = "SELECT priority FROM paused ORDER BY priority",
+	[DB_PAUSED_CLEAR] = "DELETE FROM paused",
+	[DB_PAUSED_ADD] = "INSERT INTO paused (priority) VALUES (?1)",
 };
 
 struct db {
@@ -316,6 +322,46 @@ db_run(struct db *db, sqlite3_stmt *st, char **cause, const char *what,
 	}
 	db_reset(st);
 	return ret;
+}
+
+int
+db_paused(struct db *db, void (*cb)(const char *name, void *arg), void *arg,
+    char **cause)
+{
+	sqlite3_stmt *st = db->stmt[DB_PAUSED];
+	const unsigned char *name;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if ((name = sqlite3_column_text(st, 0)) != NULL)
+			cb((const char *)name, arg);
+	db_reset(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(cause, "cannot read the paused priorities: %s",
+		    sqlite3_errmsg(db->sq));
+	return 0;
+}
+
+int
+db_set_paused(struct db *db, char *const *names, size_t n, char **cause)
+{
+	sqlite3_stmt *st = db->stmt[DB_PAUSED_ADD];
+	size_t i;
+
+	if (db_run(db, db->stmt[DB_PAUSED_CLEAR], cause, "clear the paused "
+	    "priorities", 0) != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC) !=
+		    SQLITE_OK) {
+			db_reset(st);
+			return db_fail(cause, "cannot store a paused priority: "
+			    "%s", sqlite3_errmsg(db->sq));
+		}
+		if (db_run(db, st, cause, "store a paused priority", 0) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 int

@@ -11,7 +11,7 @@ struct db;
 struct job;
 
 /* The schema this code writes; older files are migrated on open. */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 /*
  * Opens the database at path, creating it if missing (mode 0600), in WAL
@@ -34,6 +34,13 @@ int db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
 /* A new NULL-terminated copy of job id's stored environment into *env.
  * 0, or -1 with *cause set. */
 int db_env(struct db *db, uint64_t id, char ***env, char **cause);
+
+/* The paused priorities' names, each handed to cb (borrowed for the call).
+ * 0, or -1 with *cause set. */
+int db_paused(struct db *db, void (*cb)(const char *name, void *arg),
+    void *arg, char **cause);
+/* Inside a transaction: the paused priorities become exactly names[0..n). */
+int db_set_paused(struct db *db, char *const *names, size_t n, char **cause);
 
 /* The largest id ever stored, deleted ones included (0 when none). */
 int db_max_id(struct db *db, uint64_t *id, char **cause);

@@ -47,6 +47,8 @@ struct store {
 	struct store_vec dirty;		/* uint64_t ids, maybe repeated */
 	struct store_vec removed;	/* uint64_t ids */
 	struct store_vec syncs;		/* struct store_sync */
+	struct store_vec paused;	/* char *, the paused priorities */
+	bool paused_dirty;		/* paused changed since the commit */
 };
 
 static void store_commit_cb(evutil_socket_t, short, void *);
@@ -122,6 +124,17 @@ store_lower_bound(const struct store *st, uint64_t id)
 	return lo;
 }
 
+static void
+store_load_paused_cb(const char *name, void *arg)
+{
+	struct store *st = arg;
+	char *copy = strdup(name);
+
+	/* Out of memory, it starts unpaused: a warning's worth, not more. */
+	if (copy != NULL && store_push(&st->paused, sizeof copy, &copy) != 0)
+		free(copy);
+}
+
 static int
 store_load_cb(struct job *job, void *arg)
 {
@@ -149,6 +162,7 @@ store_open(struct event_base *base, const char *path, char **cause)
 	st->grouping = true;
 	if ((st->db = db_open(path, cause)) == NULL ||
 	    db_load(st->db, store_load_cb, st, cause) != 0 ||
+	    db_paused(st->db, store_load_paused_cb, st, cause) != 0 ||
 	    db_max_id(st->db, &max_id, cause) != 0) {
 		store_close(st);
 		return NULL;
@@ -168,7 +182,8 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
-	if (st->db != NULL && (st->dirty.n > 0 || st->removed.n > 0))
+	if (st->db != NULL && (st->dirty.n > 0 || st->removed.n > 0 ||
+	    st->paused_dirty))
 		(void)store_flush(st, &cause);
 	free(cause);
 	staged = st->staged.v;
@@ -176,6 +191,9 @@ store_close(struct store *st)
 		job_free(staged[i].job);
 	for (i = 0; i < st->jobs.n; i++)
 		job_free(store_jobs(st)[i]);
+	for (i = 0; i < st->paused.n; i++)
+		free(((char **)st->paused.v)[i]);
+	free(st->paused.v);
 	free(st->jobs.v);
 	free(st->staged.v);
 	free(st->dirty.v);
@@ -243,7 +261,52 @@ store_update_nosync(struct store *st, struct job *job)
 bool
 store_pending(const struct store *st)
 {
-	return st->staged.n > 0 || st->dirty.n > 0 || st->removed.n > 0;
+	return st->staged.n > 0 || st->dirty.n > 0 || st->removed.n > 0 ||
+	    st->paused_dirty;
+}
+
+static ssize_t
+store_paused_index(const struct store *st, const char *name)
+{
+	char **names = st->paused.v;
+	size_t i;
+
+	for (i = 0; i < st->paused.n; i++)
+		if (strcmp(names[i], name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+bool
+store_paused(const struct store *st, const char *name)
+{
+	return store_paused_index(st, name) >= 0;
+}
+
+int
+store_set_paused(struct store *st, const char *name, bool paused)
+{
+	ssize_t i = store_paused_index(st, name);
+	char **names, *copy;
+
+	if (paused == (i >= 0))
+		return 0;
+	if (paused) {
+		if ((copy = strdup(name)) == NULL)
+			return -1;
+		if (store_push(&st->paused, sizeof copy, &copy) != 0) {
+			free(copy);
+			return -1;
+		}
+	} else {
+		names = st->paused.v;
+		free(names[i]);
+		names[i] = names[--st->paused.n];
+	}
+	st->paused_dirty = true;
+	st->need_fsync = true;
+	store_schedule(st);
+	return 0;
 }
 
 uint64_t
@@ -313,12 +376,16 @@ store_txn(struct store *st, size_t first, size_t count, bool changes,
 		for (i = 0; i < st->removed.n; i++)
 			if (db_delete(st->db, gone[i], cause) != 0)
 				goto fail;
+		if (st->paused_dirty && db_set_paused(st->db, st->paused.v,
+		    st->paused.n, cause) != 0)
+			goto fail;
 	}
 	if (db_commit(st->db, cause) != 0)
 		goto fail;
 	if (changes) {
 		st->dirty.n = 0;
 		st->removed.n = 0;
+		st->paused_dirty = false;
 		st->need_fsync = false;
 	}
 	return 0;
@@ -402,7 +469,7 @@ store_commit_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (store_commit(st, &cause) != 0 &&
-	    (st->dirty.n > 0 || st->removed.n > 0) &&
+	    (st->dirty.n > 0 || st->removed.n > 0 || st->paused_dirty) &&
 	    !evtimer_pending(st->commit_ev, NULL))
 		evtimer_add(st->commit_ev, &retry);
 	free(cause);

@@ -53,6 +53,12 @@ void store_update(struct store *st, struct job *job);
  * commit holding nothing else does not wait for the disk. */
 void store_update_nosync(struct store *st, struct job *job);
 
+/* Whether the priority called name is paused, as the store keeps it
+ * across restarts. */
+bool store_paused(const struct store *st, const char *name);
+/* Records it, written with the next commit. 0, or -1 out of memory. */
+int store_set_paused(struct store *st, const char *name, bool paused);
+
 /* True when changes wait for a commit. */
 bool store_pending(const struct store *st);
 /* The number of the commit that will write a change made now. */

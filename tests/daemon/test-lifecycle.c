@@ -204,11 +204,74 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 	    d->sock, d->state);
 	tdaemon_restart(d);
 	c = tconnect(d);
+	/* Still paused, as before the stop. */
+	json_decref(tcall(c, "resume", "{ss}", "priority", "extra"));
 	for (i = 0; i < 2; i++) {
 		job = twait(c, i == 0 ? a : b);
 		assert_string_equal(tstate(job), "succeeded");
 		json_decref(job);
 	}
+	tdaemon_end(d, c);
+}
+
+/* Whether priority name is paused, by stats. */
+static bool
+paused(struct client *c, const char *name)
+{
+	json_t *stats = tcall(c, "stats", "{}"), *p;
+	bool found = false, is = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(stats, "priorities"), i, p)
+		if (strcmp(tjstr(p, "name"), name) == 0) {
+			found = true;
+			is = json_is_true(json_object_get(p, "paused"));
+		}
+	json_decref(stats);
+	assert_true(found);
+	return is;
+}
+
+/*
+ * A paused priority stays paused across a restart, with its jobs queued;
+ * a crash too; resumed, it stays resumed. The stop's own pausing (shutdown
+ * pauses every priority) is not remembered.
+ */
+static void
+test_pause_survives_restarts(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	struct client *c = tconnect(d);
+	json_t *job;
+	int64_t id;
+
+	(void)state;
+	json_decref(tcall(c, "pause", "{ss}", "priority", "low"));
+	id = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "low");
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_true(paused(c, "low"));
+	assert_false(paused(c, "normal"));
+	assert_false(paused(c, "high"));
+	job = tget(c, id);
+	assert_string_equal(tstate(job), "queued");
+	json_decref(job);
+	client_free(c);
+	tdaemon_crash(d);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_true(paused(c, "low"));
+	json_decref(tcall(c, "resume", "{ss}", "priority", "low"));
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_false(paused(c, "low"));
 	tdaemon_end(d, c);
 }
 
@@ -220,6 +283,7 @@ main(void)
 		cmocka_unit_test(test_sigint_to_the_process_group_is_a_graceful_stop),
 		cmocka_unit_test(test_stop_log_says_what_happens),
 		cmocka_unit_test(test_removed_priority_with_jobs_refuses_to_start),
+		cmocka_unit_test(test_pause_survives_restarts),
 	};
 
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);

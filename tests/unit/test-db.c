@@ -871,9 +871,12 @@ test_migrate_v1(void **state)
 
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
 	    DB_SCHEMA_VERSION);
-	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'index'",
-	    buf, sizeof buf);
+	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'index'"
+	    " AND tbl_name = 'jobs'", buf, sizeof buf);
 	assert_string_equal(buf, "jobs_finished\n");
+	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'table'"
+	    " AND name = 'paused'", buf, sizeof buf);
+	assert_string_equal(buf, "paused\n");
 }
 
 /* A migration that fails half way leaves the file as it was. */
@@ -905,7 +908,7 @@ test_newer_refused(void **state)
 	cause = open_bad(fx->path);
 	assert_contains(cause, "newer triage");
 	assert_contains(cause, "schema version 99");
-	assert_contains(cause, "knows up to 3");
+	assert_contains(cause, "knows up to 4");
 	free(cause);
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 99);
 }
