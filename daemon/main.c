@@ -22,6 +22,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
+#include "notify.h"
 #include "passwd.h"
 #include "pool.h"
 #include "prune.h"
@@ -148,6 +149,31 @@ lock_state_dir(const char *dir)
 	return fd;
 }
 
+/*
+ * The socket the daemon makes itself (no socket activation): its path as
+ * protocol.md resolves it, its directory made, and nobody answering there
+ * (a socket left by a daemon that died is removed). Allocated.
+ */
+static char *
+own_socket(const char *flag, const struct config *cfg,
+    const struct caller_env *caller)
+{
+	char *path, *dir, *cause = NULL;
+
+	if ((path = client_socket_path(flag, cfg->socket, caller, true))
+	    == NULL || (dir = strdup(path)) == NULL)
+		fatalx("out of memory");
+	if (strrchr(dir, '/') != NULL && strrchr(dir, '/') != dir) {
+		*strrchr(dir, '/') = '\0';
+		if (mkdirs(dir, 0755) != 0)
+			fatal("socket directory %s", dir);
+	}
+	free(dir);
+	if (server_check(path, &cause) != 0)
+		fatalx("not starting: %s", cause ? cause : "out of memory");
+	return path;
+}
+
 /* Enough descriptors for max_clients, as far as the hard limit allows. */
 static void
 raise_fd_limit(void)
@@ -196,6 +222,7 @@ listen_jobs(struct triaged *td, struct deps *deps)
 	    jobs_listen(td, wait_job_cb, NULL) != 0 ||
 	    jobs_listen(td, watch_job_cb, NULL) != 0 ||
 	    jobs_listen(td, deps_job_cb, deps) != 0 ||
+	    jobs_listen(td, notify_job_cb, NULL) != 0 ||
 	    jobs_listen(td, shutdown_job_cb, NULL) != 0)
 		fatalx("out of memory");
 }
@@ -204,6 +231,7 @@ static void
 stop_cb(evutil_socket_t signo, short what, void *arg)
 {
 	(void)what;
+	notify_stopping();
 	shutdown_begin(arg, (int)signo);
 }
 
@@ -238,9 +266,9 @@ main(int argc, char **argv)
 	struct deps *deps;
 	struct triaged td;
 	bool check_only = false;
-	char *cause = NULL, *socket_path, *dir, *db_path;
+	char *cause = NULL, *socket_path, *db_path;
 	const char *env;
-	int ch, lock_fd;
+	int ch, lock_fd, listen_fd = -1;
 	size_t i;
 
 	while ((ch = getopt_long(argc, argv, "c:s:thV", longopts, NULL)) != -1)
@@ -307,19 +335,18 @@ main(int argc, char **argv)
 	log_set_level(td.cfg->log_level);
 	setup_state_dir(&td);
 	lock_fd = lock_state_dir(td.cfg->state_dir);
-	if ((socket_path = client_socket_path(socket_flag, td.cfg->socket,
-	    &caller, true)) == NULL)
-		fatalx("out of memory");
-	if ((dir = strdup(socket_path)) == NULL)
-		fatalx("out of memory");
-	if (strrchr(dir, '/') != NULL && strrchr(dir, '/') != dir) {
-		*strrchr(dir, '/') = '\0';
-		if (mkdirs(dir, 0755) != 0)
-			fatal("socket directory %s", dir);
-	}
-	free(dir);
-	if (server_check(socket_path, &cause) != 0)
+	/* Before anything forks: the socket systemd hands over is ours. */
+	switch (server_activated(&listen_fd, &socket_path, &cause)) {
+	case -1:
 		fatalx("not starting: %s", cause ? cause : "out of memory");
+	case 1:
+		log_info("socket activation: systemd handed over %s",
+		    socket_path);
+		break;
+	default:
+		socket_path = own_socket(socket_flag, td.cfg, &caller);
+		break;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	/* A file size limit fails the write (EFBIG), as a full disk does;
 	 * the store copes with that, and must not die of it. */
@@ -327,6 +354,8 @@ main(int argc, char **argv)
 
 	if ((td.base = event_base_new()) == NULL)
 		fatalx("cannot make the event loop");
+	if (notify_start(&td) != 0)
+		fatalx("out of memory");
 	/* Workers first: they are forks, and must inherit nothing else. */
 	td.pool = pool_new(td.base, td.cfg->workers, &no_callbacks, NULL,
 	    &cause);
@@ -367,7 +396,8 @@ main(int argc, char **argv)
 	}
 	if (prune_start(&td) != 0)
 		fatalx("out of memory");
-	if ((td.server = server_open(&td, socket_path, &cause)) == NULL)
+	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
+	    == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
 
 	sigs[0] = evsignal_new(td.base, SIGTERM, stop_cb, &td);
@@ -382,6 +412,7 @@ main(int argc, char **argv)
 	    "priorities, state in %s", socket_path, td.cfg->slots,
 	    td.cfg->policy, td.cfg->workers, td.cfg->npriorities,
 	    td.cfg->state_dir);
+	notify_ready(&td);
 	event_base_dispatch(td.base);
 
 	server_close(td.server);
@@ -392,6 +423,7 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop();
+	notify_stop();
 	jobs_free(&td);
 	deps_free(deps);
 	store_close(td.store);

@@ -3,6 +3,7 @@
 #include "conn.h"
 #include "jobs.h"
 #include "method.h"
+#include "notify.h"
 #include "rpc.h"
 
 static void
@@ -13,6 +14,7 @@ pause_handler(struct rpc_req *req, json_t *params)
 	if ((prio = method_priority(req, params)) == -2)
 		return;
 	jobs_set_paused(rpc_daemon(req), prio, true, conn_uid(req->conn));
+	notify_changed(rpc_daemon(req));
 	/* Answered once the pause state is on disk, kept across restarts. */
 	method_reply_durable(req, jobs_stats(rpc_daemon(req)));
 }

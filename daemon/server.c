@@ -1,6 +1,7 @@
 /* server.c - the listening socket: refuse to start beside a live daemon,
  * bind under a tight umask, accept up to max_clients connections. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <systemd/sd-daemon.h>
 
 #include "config.h"
 #include "conn.h"
@@ -184,20 +186,66 @@ fail:
 	return -1;
 }
 
+int
+server_activated(int *fd, char **path, char **cause)
+{
+	struct sockaddr_un sun;
+	socklen_t len = sizeof sun;
+	int n;
+
+	/* Unset: the workers and the jobs must not take them for theirs. */
+	if ((n = sd_listen_fds(1)) <= 0) {
+		if (n < 0 && asprintf(cause, "socket activation: %s",
+		    strerror(-n)) < 0)
+			*cause = NULL;
+		return n < 0 ? -1 : 0;
+	}
+	if (n != 1) {
+		if (asprintf(cause, "socket activation handed %d sockets; "
+		    "triage.socket must pass exactly one (ListenStream= once)",
+		    n) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	*fd = SD_LISTEN_FDS_START;
+	if (sd_is_socket_unix(*fd, SOCK_STREAM, 1, NULL, 0) <= 0) {
+		if (asprintf(cause, "socket activation handed fd %d, which is "
+		    "not a listening Unix stream socket (ListenStream= with a "
+		    "path, Accept=no)", *fd) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	memset(&sun, 0, sizeof sun);
+	if (getsockname(*fd, (struct sockaddr *)&sun, &len) != 0 ||
+	    len <= offsetof(struct sockaddr_un, sun_path) ||
+	    sun.sun_path[0] == '\0')
+		*path = strdup("(socket from systemd)");
+	else
+		*path = strndup(sun.sun_path, len -
+		    offsetof(struct sockaddr_un, sun_path));
+	if (*path == NULL || evutil_make_socket_nonblocking(*fd) != 0 ||
+	    evutil_make_socket_closeonexec(*fd) != 0) {
+		if (asprintf(cause, "socket activation: cannot take fd %d",
+		    *fd) < 0)
+			*cause = NULL;
+		return -1;
+	}
+	return 1;
+}
+
 struct server *
-server_open(struct triaged *td, const char *path, char **cause)
+server_open(struct triaged *td, const char *path, int fd, char **cause)
 {
 	struct server *srv;
-	int fd;
 
 	if ((srv = calloc(1, sizeof *srv)) == NULL ||
-	    (srv->path = strdup(path)) == NULL) {
+	    (fd < 0 && (srv->path = strdup(path)) == NULL)) {
 		free(srv);
 		*cause = strdup("out of memory");
 		return NULL;
 	}
 	srv->td = td;
-	if ((fd = server_bind(td->cfg, path, cause)) < 0) {
+	if (fd < 0 && (fd = server_bind(td->cfg, path, cause)) < 0) {
 		free(srv->path);
 		free(srv);
 		return NULL;
@@ -209,7 +257,8 @@ server_open(struct triaged *td, const char *path, char **cause)
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (srv->listener == NULL) {
 		close(fd);
-		unlink(path);
+		if (srv->path != NULL)
+			unlink(srv->path);
 		free(srv->path);
 		free(srv);
 		*cause = strdup("cannot listen: out of memory");
@@ -230,8 +279,10 @@ server_stop_accepting(struct server *srv)
 	evconnlistener_free(srv->listener);
 	srv->listener = NULL;
 	/* The path goes now, so a new daemon can start beside our last
-	 * clients; nobody can connect to it any more anyway. */
-	unlink(srv->path);
+	 * clients; nobody can connect to it any more anyway. A socket from
+	 * systemd stays: it starts the next daemon on the next connection. */
+	if (srv->path != NULL)
+		unlink(srv->path);
 }
 
 static void

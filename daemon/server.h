@@ -13,9 +13,19 @@ struct triaged;
  */
 int server_check(const char *path, char **cause);
 
-/* Binds path with the config's socket_mode and socket_group and listens.
- * NULL with *cause set (allocated) on failure. */
-struct server *server_open(struct triaged *td, const char *path, char **cause);
+/*
+ * Socket activation: 1 when systemd handed the daemon its listening socket
+ * (*fd, and *path its address, allocated), 0 when it did not, -1 with
+ * *cause set when what it handed is not one listening Unix stream socket.
+ * Call it once, before anything forks.
+ */
+int server_activated(int *fd, char **path, char **cause);
+
+/* Listens on fd, from server_activated(), or (fd < 0) binds path with the
+ * config's socket_mode and socket_group and listens. NULL with *cause set
+ * (allocated) on failure. */
+struct server *server_open(struct triaged *td, const char *path, int fd,
+    char **cause);
 /* No new connections; existing ones go on. */
 void server_stop_accepting(struct server *srv);
 /* The daemon is done: every client gets its pending replies, then the loop
