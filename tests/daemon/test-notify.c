@@ -250,12 +250,76 @@ test_socket_activation(void **state)
 	}
 }
 
+/*
+ * Under journald (JOURNAL_STREAM names the very stream stderr is), each
+ * line starts with its syslog priority, <5> for notice, <6> for info, so
+ * that the journal records levels; log_level still drops what is below.
+ */
+static void
+test_journal_priority_prefixes(void **state)
+{
+	char dir[] = "/tmp/triage-journal-XXXXXX", conf[300], sock[300];
+	char log[300], env[64], text[8192], *cause = NULL;
+	struct client *c;
+	int64_t deadline;
+	struct stat st;
+	FILE *f;
+	size_t n;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(conf, sizeof conf, "%s/triage.conf", dir);
+	snprintf(sock, sizeof sock, "%s/sock", dir);
+	snprintf(log, sizeof log, "%s/log", dir);
+	assert_non_null(f = fopen(conf, "w"));
+	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s/state\n"
+	    "log_level = info\n", sock, dir);
+	fclose(f);
+	assert_true((fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600)) >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	snprintf(env, sizeof env, "%llu:%llu", (unsigned long long)st.st_dev,
+	    (unsigned long long)st.st_ino);
+	if ((pid = fork()) == 0) {
+		if (dup2(fd, 2) < 0)
+			_exit(126);
+		setenv("JOURNAL_STREAM", env, 1);
+		execl(tbin("triaged"), "triaged", "--config", conf,
+		    (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	close(fd);
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while ((c = client_connect(sock, &cause)) == NULL) {
+		free(cause);
+		tcheck_deadline(deadline, "an answer on %s", sock);
+		usleep(5000);
+	}
+	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
+	client_free(c);
+	kill(pid, SIGTERM);
+	assert_true(WIFEXITED(wait_exit(pid)));
+	assert_non_null(f = fopen(log, "r"));
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	if (strstr(text, "<5>ready on ") == NULL ||
+	    strstr(text, "<5>SIGTERM: stopping") == NULL ||
+	    strstr(text, "triaged: ") != NULL || strstr(text, "<7>") != NULL)
+		fail_msg("not journald's form: %s", text);
+	snprintf(text, sizeof text, "rm -rf '%s'", dir);
+	assert_int_equal(system(text), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_notify_ready_status_watchdog_stopping),
 		cmocka_unit_test(test_socket_activation),
+		cmocka_unit_test(test_journal_priority_prefixes),
 	};
 
 	return cmocka_run_group_tests_name("notify", tests, NULL, NULL);
