@@ -904,13 +904,14 @@ jobs_stats(struct triaged *td)
 	const struct config_priority *p;
 	struct psem_prio_stats st;
 	json_t *prios, *counts;
-	unsigned i;
+	unsigned i, busy = 0;
 
 	if ((prios = json_array()) == NULL)
 		return NULL;
 	for (i = 0; i < cfg->npriorities; i++) {
 		p = &cfg->priorities[i];
 		psem_prio_stats(td->sem, i, &st);
+		busy += st.held;
 		json_array_append_new(prios, json_pack(
 		    "{ss sI sI sI sI sI sI sb sI sI}",
 		    "name", p->name,
@@ -933,8 +934,9 @@ jobs_stats(struct triaged *td)
 		    json_integer((json_int_t)jobs_count(td, -1, i)));
 	return json_pack("{sI sI sI sI so so sf ss ss}",
 	    "slots", (json_int_t)psem_permits(td->sem),
-	    "slots_busy",
-	    (json_int_t)(psem_permits(td->sem) - psem_available(td->sem)),
+	    /* What is held: above slots for a while after a reload made
+	     * them fewer. */
+	    "slots_busy", (json_int_t)busy,
 	    "workers", (json_int_t)pool_size(td->pool),
 	    "workers_busy", (json_int_t)pool_busy(td->pool),
 	    "priorities", prios,
