@@ -177,6 +177,7 @@ reload_check_fit(struct triaged *td, const struct config *new,
     const int *map, struct reload_why *why)
 {
 	const struct config_priority *p;
+	bool said[CONFIG_PRIORITIES_MAX] = { false };
 	struct job *job;
 	bool slots_said = false;
 	int to;
@@ -194,11 +195,14 @@ reload_check_fit(struct triaged *td, const struct config *new,
 		if ((to = map[job->waiter.prio]) < 0)
 			continue;
 		p = &new->priorities[to];
-		if (p->max_running != 0 && job->slots > p->max_running)
+		if (p->max_running != 0 && job->slots > p->max_running &&
+		    !said[to]) {
+			said[to] = true;
 			reload_reject(why, "priority %s: max_running %u is "
 			    "fewer than the %u slots that queued job %llu "
 			    "needs", p->name, p->max_running, job->slots,
 			    (unsigned long long)job->id);
+		}
 	}
 }
 
@@ -259,6 +263,8 @@ reload_config(struct triaged *td, char **errors)
 			why.nomem = true;
 		goto rejected;
 	}
+	if (td->phase == TRIAGED_STOPPING)
+		reload_reject(&why, "the daemon is stopping");
 	reload_check_fixed(td->cfg, new, &why);
 	reload_map(td, new, map, &why);
 	if (why.text == NULL && !why.nomem)

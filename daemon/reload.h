@@ -26,7 +26,8 @@ void reload_free(struct reload *rl);
  * change of state_dir, socket, socket_mode, socket_group or
  * run_as_submitter (they need a restart); a priority left out that still
  * has queued, running or submitted jobs; slots, or a priority's
- * max_running, below what a queued job needs.
+ * max_running, below what a queued job needs; any config once the daemon
+ * is stopping.
  */
 int reload_config(struct triaged *td, char **errors);
 
