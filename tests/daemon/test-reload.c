@@ -104,12 +104,13 @@ test_new_priority(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
 	struct client *c = tconnect(d);
-	json_t *p;
+	json_t *p, *st, *job;
 
 	(void)state;
 	assert_null(prio_stats(c, "urgent"));
-	rewrite(d, TWO_PRIOS "max_running = 1\nweight = 3\n"
-	    "[priority.urgent]\nrank = 5\nmax_queued = 7\n");
+	rewrite(d, "policy = weighted\ndefault_priority = urgent\n"
+	    TWO_PRIOS "max_running = 1\nweight = 3\n"
+	    "[priority.urgent]\nrank = 5\nmax_queued = 7\nretries = 2\n");
 	reload_ok(c);
 	assert_non_null(p = prio_stats(c, "urgent"));
 	assert_int_equal(tjint(p, "rank"), 5);
@@ -120,9 +121,14 @@ test_new_priority(void **state)
 	assert_int_equal(tjint(p, "weight"), 3);
 	json_decref(p);
 	assert_int_equal(nprios(c), 3);
-	/* It takes jobs. */
-	json_decref(twait(c, tsubmit(c, "{s[s] ss}", "argv", "true",
-	    "priority", "urgent")));
+	st = tcall(c, "stats", "{}");
+	assert_string_equal(tjstr(st, "policy"), "weighted");
+	json_decref(st);
+	/* It takes jobs, as the default, with its defaults. */
+	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
+	assert_string_equal(tjstr(job, "priority"), "urgent");
+	assert_int_equal(tjint(job, "retries"), 2);
+	json_decref(job);
 	tdaemon_end(d, c);
 }
 
