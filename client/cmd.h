@@ -17,6 +17,7 @@
 #define CMD_EXIT_FAILURE	1	/* the daemon refused, or we failed */
 #define CMD_EXIT_USAGE		2
 #define CMD_EXIT_UNREACHABLE	3	/* no daemon, or the connection broke */
+#define CMD_EXIT_REJECTED	4	/* reload: the config was rejected */
 /* Not an exit status: what a command returns once it has shown its --help
  * and done nothing else; main exits 0. Distinct from CMD_EXIT_OK so that no
  * caller of the parsing helpers mistakes it for "go on". */
@@ -65,6 +66,7 @@ extern const struct cmd_entry cmd_watch_entry;
 extern const struct cmd_entry cmd_stats_entry;
 extern const struct cmd_entry cmd_pause_entry;
 extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_reload_entry;
 extern const struct cmd_entry cmd_retry_entry;
 extern const struct cmd_entry cmd_priorities_entry;
 

@@ -21,6 +21,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_priorities_entry,
 	&cmd_pause_entry,
 	&cmd_resume_entry,
+	&cmd_reload_entry,
 	NULL,
 };
 

@@ -48,6 +48,10 @@ struct jobs_item {
 	void *arg;
 };
 TAILQ_HEAD(jobs_items, jobs_item);
+struct jobs_admission;
+TAILQ_HEAD(jobs_admissions, jobs_admission);
+struct jobs_retrial;
+TAILQ_HEAD(jobs_retrials, jobs_retrial);
 
 struct jobs_listener {
 	jobs_listener_cb cb;
@@ -67,6 +71,10 @@ struct jobs {
 	int64_t next_seq;		/* queue order of the next at a tail */
 	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES];
 	unsigned staged[CONFIG_PRIORITIES_MAX];	/* not committed yet */
+	/* What holds a priority's index outside the store, for
+	 * jobs_reprioritize. */
+	struct jobs_admissions admissions;
+	struct jobs_retrials retrials;
 };
 
 static void jobs_drain(struct triaged *);
@@ -130,6 +138,8 @@ jobs_init(struct triaged *td, char **cause)
 		return -1;
 	}
 	TAILQ_INIT(&js->items);
+	TAILQ_INIT(&js->admissions);
+	TAILQ_INIT(&js->retrials);
 	js->durable = store_generation(td->store) - 1;
 	td->jobs = js;
 	td->sem = psem_new(td->base, cfg->slots, cfg->npriorities,
@@ -463,6 +473,8 @@ jobs_end(struct triaged *td, struct job *job, enum job_state state)
 /* A submission on its way to the disk, and its place among the changes
  * to publish, taken when it was made: its event goes out in that order. */
 struct jobs_admission {
+	TAILQ_ENTRY(jobs_admission) entry;
+	struct job *job;
 	struct triaged *td;
 	jobs_done_cb done_cb;
 	void *arg;
@@ -478,6 +490,7 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 	struct jobs *js = td->jobs;
 	unsigned prio = job->waiter.prio;
 
+	TAILQ_REMOVE(&js->admissions, a, entry);
 	js->staged[prio]--;
 	if (!ok) {
 		/* Its place is published as nothing (no job has its id), and
@@ -520,6 +533,8 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 		return -1;
 	}
 	td->jobs->staged[prio]++;
+	a->job = job;
+	TAILQ_INSERT_TAIL(&td->jobs->admissions, a, entry);
 	/* Its id is known now; its status once the commit is over. */
 	a->queued->kind = JOBS_EVENT;
 	a->queued->id = job->id;
@@ -530,6 +545,7 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 
 /* A retry on its way to the disk, and the job as it was before. */
 struct jobs_retrial {
+	TAILQ_ENTRY(jobs_retrial) entry;
 	struct triaged *td;
 	uint64_t id;
 	unsigned prio;			/* before */
@@ -548,6 +564,7 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 	struct jobs *js = td->jobs;
 	struct job *job = store_get(td->store, r->id);
 
+	TAILQ_REMOVE(&js->retrials, r, entry);
 	/* Canceled again meanwhile, say: nothing to queue or put back. */
 	if (job != NULL && job->state == JOB_QUEUED &&
 	    psem_waiter_state(&job->waiter) == PSEM_IDLE) {
@@ -596,6 +613,7 @@ jobs_retry(struct triaged *td, struct job *job, unsigned prio,
 	job_status_get(job, &r->before);
 	r->done_cb = done_cb;
 	r->arg = arg;
+	TAILQ_INSERT_TAIL(&js->retrials, r, entry);
 	js->counts[job->waiter.prio][job->state]--;
 	js->counts[prio][JOB_QUEUED]++;
 	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
@@ -813,6 +831,54 @@ jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by)
 	    (unsigned)by);
 }
 
+int
+jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map)
+{
+	struct jobs *js = td->jobs;
+	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES] = { { 0 } };
+	unsigned staged[CONFIG_PRIORITIES_MAX] = { 0 };
+	unsigned i, old = psem_priorities(td->sem), to;
+	struct jobs_admission *a;
+	struct jobs_retrial *r;
+	struct job *job;
+	enum psem_state ws;
+	int s;
+
+	for (i = 0; i < old; i++)
+		if (map[i] < 0 && (js->staged[i] != 0 ||
+		    js->counts[i][JOB_QUEUED] != 0 ||
+		    js->counts[i][JOB_RUNNING] != 0)) {
+			errno = EBUSY;
+			return -1;
+		}
+	if (psem_reshape(td->sem, nprio, map) != 0)
+		return -1;
+	/* Terminal jobs of a priority that is gone count under the first,
+	 * as recovery places them. */
+	for (i = 0; i < old; i++) {
+		to = map[i] < 0 ? 0 : (unsigned)map[i];
+		staged[to] += js->staged[i];
+		for (s = 0; s < JOB_NSTATES; s++)
+			counts[to][s] += js->counts[i][s];
+	}
+	memcpy(js->counts, counts, sizeof counts);
+	memcpy(js->staged, staged, sizeof staged);
+	/* psem_reshape renumbered the queued and granted waiters. */
+	for (job = store_next(td->store, 0); job != NULL;
+	    job = store_next(td->store, job->id)) {
+		ws = psem_waiter_state(&job->waiter);
+		if (ws == PSEM_QUEUED || ws == PSEM_GRANTED)
+			continue;
+		job->waiter.prio = map[job->waiter.prio] < 0 ? 0 :
+		    (unsigned)map[job->waiter.prio];
+	}
+	TAILQ_FOREACH(a, &js->admissions, entry)
+		a->job->waiter.prio = (unsigned)map[a->job->waiter.prio];
+	TAILQ_FOREACH(r, &js->retrials, entry)
+		r->prio = map[r->prio] < 0 ? 0 : (unsigned)map[r->prio];
+	return 0;
+}
+
 unsigned
 jobs_count(const struct triaged *td, int prio, enum job_state state)
 {
@@ -844,13 +910,14 @@ jobs_stats(struct triaged *td)
 	const struct config_priority *p;
 	struct psem_prio_stats st;
 	json_t *prios, *counts;
-	unsigned i;
+	unsigned i, busy = 0;
 
 	if ((prios = json_array()) == NULL)
 		return NULL;
 	for (i = 0; i < cfg->npriorities; i++) {
 		p = &cfg->priorities[i];
 		psem_prio_stats(td->sem, i, &st);
+		busy += st.held;
 		json_array_append_new(prios, json_pack(
 		    "{ss sI sI sI sI sI sI sb sI sI}",
 		    "name", p->name,
@@ -873,8 +940,9 @@ jobs_stats(struct triaged *td)
 		    json_integer((json_int_t)jobs_count(td, -1, i)));
 	return json_pack("{sI sI sI sI so so sf ss ss}",
 	    "slots", (json_int_t)psem_permits(td->sem),
-	    "slots_busy",
-	    (json_int_t)(psem_permits(td->sem) - psem_available(td->sem)),
+	    /* What is held: above slots for a while after a reload made
+	     * them fewer. */
+	    "slots_busy", (json_int_t)busy,
 	    "workers", (json_int_t)pool_size(td->pool),
 	    "workers_busy", (json_int_t)pool_busy(td->pool),
 	    "priorities", prios,

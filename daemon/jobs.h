@@ -123,6 +123,17 @@ json_t *jobs_stats(struct triaged *td);
 /* Pauses or resumes priority prio, or every one for -1; logs who did. */
 void jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by);
 
+/*
+ * For a reload: the priorities become nprio; map has an entry for each
+ * priority there is now, its new index, or -1 when it goes. Every job, the
+ * semaphore and the counts follow; terminal jobs of a priority that goes
+ * count under priority 0 (as recovery places them). Weights, caps and
+ * pauses of a new index are the caller's to set. Returns 0, or -1 changing
+ * nothing: EBUSY when a priority that goes has queued, running or staged
+ * jobs, EINVAL for a bad map, ENOMEM.
+ */
+int jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map);
+
 /* Jobs in state, in priority prio (-1: every priority). */
 unsigned jobs_count(const struct triaged *td, int prio, enum job_state state);
 /* Submissions staged, not yet committed, in prio (-1: every priority). */

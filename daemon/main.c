@@ -27,6 +27,7 @@
 #include "pool.h"
 #include "prune.h"
 #include "recover.h"
+#include "reload.h"
 #include "rpc.h"
 #include "run.h"
 #include "server.h"
@@ -240,9 +241,8 @@ hup_cb(evutil_socket_t signo, short what, void *arg)
 {
 	(void)signo;
 	(void)what;
-	(void)arg;
-	log_notice("SIGHUP: reloading the config is not supported yet; "
-	    "restart triaged to apply a changed config");
+	log_notice("SIGHUP: reloading the config");
+	reload_config(arg, NULL);	/* it logs the outcome */
 }
 
 int
@@ -320,6 +320,8 @@ main(int argc, char **argv)
 	opts.path = config_path(config_flag, &caller, &opts.optional);
 	opts.env = &caller;
 	td.cfg = config_load(&opts, &cause);
+	if ((td.reload = reload_new(&opts)) == NULL)
+		fatalx("out of memory");
 	caller.home = NULL;	/* the config has what it needed of it */
 	free(pw_home);
 	if (td.cfg == NULL) {
@@ -431,6 +433,7 @@ main(int argc, char **argv)
 	free(td.output_dir);
 	free(socket_path);
 	config_free(td.cfg);
+	reload_free(td.reload);
 	event_base_free(td.base);
 	log_notice("stopped");
 	return 0;

@@ -1,6 +1,7 @@
 /* method-list.c - `list`: jobs by id, filtered by state and priority,
  * a page at a time (limit, after_id), written a slice per turn of the loop. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,7 +35,9 @@ struct list {
 	struct event *ev;		/* the next slice */
 	struct evbuffer *out;		/* the result's text */
 	bool want[JOB_NSTATES];
-	int prio;			/* -1: any */
+	/* Its own copy ("" for any): a reload may renumber or free the
+	 * config's priorities while the list goes on. */
+	char prio[CONFIG_PRIORITY_NAME_MAX + 1];
 	uint64_t id;			/* the last job looked at */
 	json_int_t left;		/* jobs still to write */
 	bool first;			/* no job written yet */
@@ -51,8 +54,8 @@ list_free(struct list *l)
 static bool
 list_matches(const struct list *l, const struct job *job)
 {
-	return l->want[job->state] && (l->prio < 0 || strcmp(job->priority,
-	    l->td->cfg->priorities[l->prio].name) == 0);
+	return l->want[job->state] && (l->prio[0] == '\0' ||
+	    strcmp(job->priority, l->prio) == 0);
 }
 
 /* Writes the next slice; true when the list is complete. -1 on error. */
@@ -180,7 +183,9 @@ list_handler(struct rpc_req *req, json_t *params)
 	}
 	l->req = req;
 	l->td = td;
-	l->prio = prio;
+	if (prio >= 0)
+		snprintf(l->prio, sizeof l->prio, "%s",
+		    td->cfg->priorities[prio].name);
 	l->left = LIST_DEFAULT_LIMIT;
 	l->first = true;
 	for (i = 0; i < JOB_NSTATES; i++)

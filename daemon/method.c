@@ -19,6 +19,7 @@ static const struct method *const method_table[] = {
 	&method_list,
 	&method_output,
 	&method_pause,
+	&method_reload,
 	&method_resume,
 	&method_retry,
 	&method_stats,

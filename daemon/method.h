@@ -77,6 +77,7 @@ extern const struct method method_get;
 extern const struct method method_list;
 extern const struct method method_output;
 extern const struct method method_pause;
+extern const struct method method_reload;
 extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;

@@ -48,6 +48,7 @@ struct pool_worker {
 	uint64_t forked_ms;	/* when, to tell a worker that cannot start */
 	bool ran;		/* it has been given a job */
 	bool has_job;		/* job_id was sent and has not finished */
+	bool retiring;		/* the pool shrank: it goes once idle */
 	uint64_t job_id;
 	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
 	char cause[160];	/* why the pool killed it; "" if it died alone */
@@ -61,12 +62,16 @@ struct pool {
 	struct rlimit nofile;	/* the open files limit jobs get */
 	struct event *sigchld;
 	struct event *retry;	/* forks the DOWN workers again */
-	unsigned n;
-	struct pool_worker *workers;
+	unsigned n;		/* workers[0..n), retiring ones included */
+	unsigned size;		/* what pool_resize asked for */
+	unsigned next_number;
+	bool kick;		/* the retry timer says idle_cb: pool_resize */
+	struct pool_worker **workers;
 };
 
 static void pool_read_cb(struct bufferevent *, void *);
 static void pool_event_cb(struct bufferevent *, short, void *);
+static void pool_retire(struct pool_worker *);
 
 static void __attribute__((format(printf, 2, 3)))
 pool_error(struct pool *pool, const char *fmt, ...)
@@ -244,6 +249,23 @@ pool_retry_later(struct pool *pool)
 		pool_error(pool, "workers: cannot arm the retry timer");
 }
 
+/* Forgets w, which has been reaped or never ran, and frees it. */
+static void
+pool_remove(struct pool *pool, struct pool_worker *w)
+{
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++)
+		if (pool->workers[i] == w)
+			break;
+	if (i == pool->n)
+		return;
+	memmove(&pool->workers[i], &pool->workers[i + 1],
+	    (pool->n - i - 1) * sizeof *pool->workers);
+	pool->n--;
+	free(w);
+}
+
 /*
  * The end of every worker's teardown, once reaped: say how it died, fork
  * its replacement, then tell the daemon about the job it held, if any.
@@ -258,6 +280,20 @@ pool_reaped(struct pool_worker *w, int status)
 
 	pool_detach(w);		/* done already when the pool killed it */
 	waitstatus_describe(status, how, sizeof how);
+	if (w->retiring) {
+		/* The pool shrank: no replacement. It had a job only when it
+		 * died running it. */
+		if (lost)
+			snprintf(why, sizeof why, "worker %u (pid %ld) died: "
+			    "%s", w->number, (long)w->pid, how);
+		pool_remove(pool, w);
+		if (lost) {
+			pool_error(pool, "%s", why);
+			if (pool->cb.lost_cb != NULL)
+				pool->cb.lost_cb(job_id, why, pool->arg);
+		}
+		return;
+	}
 	/* Say what happened: the pool killed it, it stopped as it does when
 	 * the daemon goes (or someone sent it SIGTERM), or it died. */
 	if (w->cause[0] != '\0')
@@ -300,9 +336,9 @@ pool_find_pid(struct pool *pool, pid_t pid)
 	unsigned i;
 
 	for (i = 0; i < pool->n; i++)
-		if (pool->workers[i].state != POOL_DOWN &&
-		    pool->workers[i].pid == pid)
-			return &pool->workers[i];
+		if (pool->workers[i]->state != POOL_DOWN &&
+		    pool->workers[i]->pid == pid)
+			return pool->workers[i];
 	return NULL;
 }
 
@@ -340,7 +376,7 @@ pool_retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		w = pool->workers[i];
 		if (w->state != POOL_DOWN)
 			continue;
 		if (pool_fork(pool, w) == 0) {
@@ -353,6 +389,9 @@ pool_retry_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (down)
 		pool_retry_later(pool);
+	if (pool->kick)
+		up = true;
+	pool->kick = false;
 	if (up && pool->cb.idle_cb != NULL)
 		pool->cb.idle_cb(pool->arg);
 }
@@ -397,6 +436,8 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 	job_id = w->job_id;
 	w->has_job = false;
 	w->job_pid = 0;
+	if (w->retiring)
+		pool_retire(w);		/* its job is over: now it goes */
 	if (pool->cb.finished_cb != NULL)
 		pool->cb.finished_cb(job_id, &res, pool->arg);
 }
@@ -485,7 +526,7 @@ pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
 	pool->cb = *cb;
 	pool->arg = arg;
 	pool->self = getpid();
-	pool->n = n;
+	pool->n = n;	/* pool_free copes with NULL entries */
 	if (getrlimit(RLIMIT_NOFILE, &pool->nofile) == -1) {
 		if (asprintf(cause, "getrlimit: %s", strerror(errno)) == -1)
 			*cause = NULL;
@@ -493,9 +534,19 @@ pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		pool->workers[i].pool = pool;
-		pool->workers[i].number = i + 1;
+		if ((pool->workers[i] = calloc(1, sizeof **pool->workers))
+		    == NULL) {
+			if (asprintf(cause, "out of memory") == -1)
+				*cause = NULL;
+			pool_free(pool);
+			errno = ENOMEM;
+			return NULL;
+		}
+		pool->workers[i]->pool = pool;
+		pool->workers[i]->number = i + 1;
 	}
+	pool->next_number = n + 1;
+	pool->size = n;
 	/* Before the first fork, so that no death goes unseen. */
 	pool->sigchld = evsignal_new(base, SIGCHLD, pool_sigchld_cb, pool);
 	pool->retry = evtimer_new(base, pool_retry_cb, pool);
@@ -508,7 +559,7 @@ pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		if (pool_fork(pool, &pool->workers[i]) == -1) {
+		if (pool_fork(pool, pool->workers[i]) == -1) {
 			int error = errno;
 
 			if (asprintf(cause, "worker %u: fork: %s", i + 1,
@@ -533,23 +584,27 @@ pool_free(struct pool *pool)
 	/* Jobs first, while their workers (which have not reaped them) keep
 	 * their pids from being reused. */
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		if ((w = pool->workers[i]) == NULL)
+			continue;
 		if (w->state == POOL_UP && w->has_job && w->job_pid > 0)
 			kill(-w->job_pid, SIGKILL);	/* ESRCH: gone */
 	}
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		if ((w = pool->workers[i]) == NULL)
+			continue;
 		if (w->state != POOL_DOWN)
 			kill(w->pid, SIGKILL);	/* our unreaped child */
 	}
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		if ((w = pool->workers[i]) == NULL)
+			continue;
 		if (w->state != POOL_DOWN)
 			while (waitpid(w->pid, NULL, 0) == -1 &&
 			    errno == EINTR)
 				;
 		if (w->bev != NULL)
 			bufferevent_free(w->bev);
+		free(w);
 	}
 	if (pool->sigchld != NULL)
 		event_free(pool->sigchld);
@@ -580,15 +635,16 @@ pool_start(struct pool *pool, const struct pool_spec *spec)
 	void *msg;
 
 	for (i = 0; i < pool->n; i++) {
-		if (pool->workers[i].state != POOL_UP)
+		if (pool->workers[i]->state != POOL_UP)
 			continue;
-		if (pool->workers[i].has_job) {
-			if (pool->workers[i].job_id == spec->job_id) {
+		if (pool->workers[i]->has_job || pool->workers[i]->retiring) {
+			if (pool->workers[i]->has_job &&
+			    pool->workers[i]->job_id == spec->job_id) {
 				errno = EEXIST;
 				return -1;
 			}
 		} else if (w == NULL)
-			w = &pool->workers[i];
+			w = pool->workers[i];
 	}
 	if (w == NULL) {
 		errno = EAGAIN;
@@ -622,7 +678,7 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 		return -1;
 	}
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		w = pool->workers[i];
 		if (w->state == POOL_UP && w->has_job && w->job_id == job_id &&
 		    w->job_pid > 0)
 			break;
@@ -648,7 +704,7 @@ pool_abandon(struct pool *pool, uint64_t job_id, const char *why)
 	unsigned i;
 
 	for (i = 0; i < pool->n; i++) {
-		w = &pool->workers[i];
+		w = pool->workers[i];
 		if (w->state == POOL_UP && w->has_job && w->job_id == job_id) {
 			pool_kill(w, "%s", why);
 			return 0;
@@ -666,10 +722,117 @@ pool_set_callbacks(struct pool *pool, const struct pool_callbacks *cb,
 	pool->arg = arg;
 }
 
+/*
+ * A worker the pool no longer needs: one that is down or idle goes now
+ * (its socket closes, which ends worker_main; SIGTERM too), one with a job
+ * once that job has finished. Reaping removes it.
+ */
+static void
+pool_retire(struct pool_worker *w)
+{
+	w->retiring = true;
+	switch (w->state) {
+	case POOL_DOWN:
+		pool_remove(w->pool, w);
+		break;
+	case POOL_UP:
+		if (w->has_job)
+			break;
+		pool_detach(w);
+		if (kill(w->pid, SIGTERM) == -1)
+			pool_error(w->pool, "worker %u (pid %ld): kill: %s",
+			    w->number, (long)w->pid, strerror(errno));
+		w->state = POOL_DYING;
+		break;
+	case POOL_DYING:
+		break;		/* reaping removes it */
+	}
+}
+
+/* Which worker goes first when the pool shrinks: one that is down, then
+ * an idle one, then a busy one; the newest of each. NULL: none left. */
+static struct pool_worker *
+pool_surplus(struct pool *pool)
+{
+	struct pool_worker *w, *best = NULL;
+	int rank, best_rank = 0;
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++) {
+		w = pool->workers[i];
+		if (w->retiring)
+			continue;
+		if (w->state == POOL_DOWN || w->state == POOL_DYING)
+			rank = 3;
+		else if (!w->has_job)
+			rank = 2;
+		else
+			rank = 1;
+		if (rank >= best_rank) {
+			best = w;
+			best_rank = rank;
+		}
+	}
+	return best;
+}
+
+int
+pool_resize(struct pool *pool, unsigned n)
+{
+	static const struct timeval now = { 0, 0 };
+	struct pool_worker **v, *w;
+	unsigned i, active = 0;
+
+	if (n == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < pool->n; i++)
+		if (!pool->workers[i]->retiring)
+			active++;
+	/* Busy workers on their way out stay, as the cheapest new ones. */
+	for (i = 0; i < pool->n && active < n; i++) {
+		w = pool->workers[i];
+		if (w->retiring && w->state == POOL_UP) {
+			w->retiring = false;
+			active++;
+		}
+	}
+	while (active < n) {
+		v = reallocarray(pool->workers, pool->n + 1, sizeof *v);
+		if (v == NULL)
+			return -1;
+		pool->workers = v;
+		if ((w = calloc(1, sizeof *w)) == NULL)
+			return -1;
+		w->pool = pool;
+		w->number = pool->next_number++;
+		w->state = POOL_DOWN;
+		pool->workers[pool->n++] = w;
+		active++;
+		pool->size = active;
+		if (pool_fork(pool, w) == -1) {
+			pool_error(pool, "worker %u: fork: %s; retrying in %d s",
+			    w->number, strerror(errno), POOL_RETRY_SEC);
+			pool_retry_later(pool);
+		} else {
+			pool->kick = true;
+			if (!evtimer_pending(pool->retry, NULL))
+				evtimer_add(pool->retry, &now);
+		}
+	}
+	while (active > n && (w = pool_surplus(pool)) != NULL) {
+		pool_retire(w);
+		active--;
+	}
+	pool->size = active;
+	return 0;
+}
+
 unsigned
 pool_size(const struct pool *pool)
 {
-	return pool->n;
+	return pool->size;
 }
 
 unsigned
@@ -678,8 +841,8 @@ pool_busy(const struct pool *pool)
 	unsigned i, busy = 0;
 
 	for (i = 0; i < pool->n; i++)
-		if (pool->workers[i].state == POOL_UP &&
-		    pool->workers[i].has_job)
+		if (pool->workers[i]->state == POOL_UP &&
+		    pool->workers[i]->has_job)
 			busy++;
 	return busy;
 }

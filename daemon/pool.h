@@ -76,7 +76,19 @@ int pool_abandon(struct pool *pool, uint64_t job_id, const char *why);
 void pool_set_callbacks(struct pool *pool, const struct pool_callbacks *cb,
     void *arg);
 
+/*
+ * Makes the pool n workers (n >= 1) without ending a job: new ones are
+ * forked now (one that cannot be is retried as a dead one is); surplus
+ * ones go, down or idle ones first, now if idle, else once their job has
+ * finished (finished_cb or lost_cb still comes for it). idle_cb follows
+ * from the loop when new workers are up. Returns 0, or -1 with errno
+ * (EINVAL for 0, ENOMEM: the pool may then have grown part of the way).
+ */
+int pool_resize(struct pool *pool, unsigned n);
+
+/* The workers asked for (pool_new, pool_resize). */
 unsigned pool_size(const struct pool *pool);
+/* Workers running a job, retiring ones included. */
 unsigned pool_busy(const struct pool *pool);
 
 #endif

@@ -281,6 +281,23 @@ rpc_error(struct rpc_req *req, int code, const char *field, const char *fmt,
 }
 
 void
+rpc_error_data(struct rpc_req *req, int code, json_t *data, const char *fmt,
+    ...)
+{
+	json_t *err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = rpc_error_object(code, fmt, ap);
+	va_end(ap);
+	if (err != NULL && data != NULL)
+		json_object_set(err, "data", data);
+	json_decref(data);
+	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
+	    NULL);
+}
+
+void
 rpc_defer(struct rpc_req *req, rpc_withdraw_cb cb, void *arg)
 {
 	req->withdraw_cb = cb;

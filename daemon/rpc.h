@@ -24,6 +24,7 @@ struct triaged;
 #define RPC_QUEUE_FULL		-32003
 #define RPC_SHUTTING_DOWN	-32004
 #define RPC_WRONG_STATE		-32005
+#define RPC_CONFIG_REJECTED	-32006
 
 /* One request that has not been answered yet. */
 struct rpc_req;
@@ -67,6 +68,9 @@ void rpc_set_dispatch(rpc_dispatch_cb cb);
 /* Answers req with an error and frees it; field names the param at fault
  * (NULL: none). */
 void rpc_error(struct rpc_req *req, int code, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with data as the error's data object (stolen; NULL: {}). */
+void rpc_error_data(struct rpc_req *req, int code, json_t *data,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /*
  * The handler will answer later: req stays valid until rpc_reply/rpc_error,

@@ -259,6 +259,13 @@ run_set_params(struct run *run, const struct run_params *params)
 	run->params.output_dir = run->output_dir;
 }
 
+void
+run_set_limits(struct run *run, uint64_t kill_grace_ms, uint64_t max_output)
+{
+	run->params.kill_grace_ms = kill_grace_ms;
+	run->params.max_output = max_output;
+}
+
 struct run *
 run_new(struct event_base *base, struct pool *pool,
     const struct run_params *params, const struct run_callbacks *cb,

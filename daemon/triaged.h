@@ -24,6 +24,7 @@ struct triaged {
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;
 	struct watchers *watchers;	/* the connections that `watch` */
+	struct reload *reload;		/* where the config came from */
 	char *output_dir;		/* state_dir/output */
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */

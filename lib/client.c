@@ -76,6 +76,7 @@ client_set_error(struct client_error *err, int code, const char *fmt, ...)
 	err->code = code;
 	client_copy_line(err->message, sizeof err->message, line);
 	err->field[0] = '\0';
+	err->errors[0] = '\0';
 }
 
 /* A transport error: fills err and leaves errnum in errno for the caller. */
@@ -380,6 +381,27 @@ client_response_id(const json_t *resp)
 	return json_is_integer(id) ? (int64_t)json_integer_value(id) : -1;
 }
 
+/* error.data.errors into err->errors, each string a line of its own. */
+static void
+client_errors(struct client_error *err, const json_t *errors)
+{
+	char line[512];
+	size_t i, len = 0;
+	const json_t *v;
+	int n;
+
+	json_array_foreach(errors, i, v) {
+		if (!json_is_string(v))
+			continue;
+		client_copy_line(line, sizeof line, json_string_value(v));
+		n = snprintf(err->errors + len, sizeof err->errors - len,
+		    "%s%s", len ? "\n" : "", line);
+		if (n < 0 || (size_t)n >= sizeof err->errors - len)
+			break;
+		len += (size_t)n;
+	}
+}
+
 /* Takes a response apart: its result (a new reference), or NULL with *err
  * filled from its error. */
 static json_t *
@@ -401,6 +423,9 @@ client_result(struct client *c, const json_t *resp, struct client_error *err)
 		    (int)json_integer_value(code) : -32603, "%s", msg);
 		if (err != NULL && field != NULL)
 			client_copy_line(err->field, sizeof err->field, field);
+		if (err != NULL)
+			client_errors(err, json_object_get(json_object_get(
+			    error, "data"), "errors"));
 		errno = 0;
 		return NULL;
 	}

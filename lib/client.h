@@ -28,6 +28,9 @@ struct client_error {
 	int code;		/* the JSON-RPC error code, or CLIENT_ERR_TRANSPORT */
 	char message[512];	/* one line, for people */
 	char field[64];		/* error.data.field, "" when none */
+	char errors[4096];	/* error.data.errors, one line each, joined
+				 * by '\n' (cut short when longer); "" when
+				 * none */
 };
 
 /*

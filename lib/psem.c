@@ -16,7 +16,8 @@ struct psem {
 	const struct psem_policy *policy;
 	struct psem_sched sched;
 	unsigned permits;
-	unsigned available;
+	unsigned in_use;		/* held or granted; above permits after
+					 * psem_set_permits shrank them */
 	struct psem_waitq granted;	/* GRANTED waiters, oldest first */
 	uint64_t generation;		/* the delivery round being filled */
 };
@@ -71,7 +72,7 @@ psem_new(struct event_base *base, unsigned permits, unsigned nprio,
 	sem->base = base;
 	sem->policy = policy;
 	sem->sched.nclasses = nprio;
-	sem->permits = sem->available = permits;
+	sem->permits = permits;
 	TAILQ_INIT(&sem->granted);
 	for (i = 0; i < nprio; i++) {
 		TAILQ_INIT(&sem->sched.classes[i].waiters);
@@ -120,7 +121,7 @@ psem_grant(struct psem *sem, struct psem_waiter *w)
 	c->queued--;
 	c->held += w->permits;
 	c->dispatched++;
-	sem->available -= w->permits;
+	sem->in_use += w->permits;
 	sem->policy->charge(&sem->sched, w->prio);
 	w->state = PSEM_GRANTED;
 	w->generation = sem->generation;
@@ -144,7 +145,7 @@ psem_pump(struct psem *sem)
 	while ((mask = psem_eligible(sem)) != 0) {
 		i = sem->policy->pick(&sem->sched, mask);
 		w = TAILQ_FIRST(&sem->sched.classes[i].waiters);
-		if (w->permits > sem->available)
+		if (w->permits > psem_available(sem))
 			break;
 		psem_grant(sem, w);
 	}
@@ -307,9 +308,9 @@ psem_give_back(struct psem *sem, struct psem_waiter *w)
 	struct psem_class *c = &sem->sched.classes[w->prio];
 
 	assert(c->held >= w->permits);
-	assert(sem->available + w->permits <= sem->permits);
+	assert(sem->in_use >= w->permits);
 	c->held -= w->permits;
-	sem->available += w->permits;
+	sem->in_use -= w->permits;
 	w->state = PSEM_IDLE;
 	psem_pump(sem);
 	psem_schedule(sem);
@@ -405,6 +406,117 @@ psem_position(const struct psem *sem, const struct psem_waiter *w)
 	return psem_position_at(sem, w->prio, index);
 }
 
+int
+psem_set_permits(struct psem *sem, unsigned permits)
+{
+	struct psem_waiter *w;
+	unsigned i;
+
+	if (permits == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < sem->sched.nclasses; i++)
+		TAILQ_FOREACH(w, &sem->sched.classes[i].waiters, entry)
+			if (w->permits > permits) {
+				errno = EINVAL;
+				return -1;
+			}
+	sem->permits = permits;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
+int
+psem_set_policy(struct psem *sem, const struct psem_policy *policy)
+{
+	unsigned i;
+
+	if (policy == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (policy == sem->policy)
+		return 0;
+	/* Every class starts even under the new policy: the old one's
+	 * virtual times mean nothing to it. */
+	sem->policy = policy;
+	for (i = 0; i < sem->sched.nclasses; i++)
+		sem->sched.classes[i].pass = sem->sched.clock;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
+const struct psem_policy *
+psem_get_policy(const struct psem *sem)
+{
+	return sem->policy;
+}
+
+int
+psem_reshape(struct psem *sem, unsigned nprio, const int *map)
+{
+	struct psem_class *classes, *c, *n;
+	struct psem_waiter *w;
+	bool taken[64] = { false };
+	unsigned i;
+
+	if (nprio == 0 || nprio > 64) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < sem->sched.nclasses; i++) {
+		c = &sem->sched.classes[i];
+		if (map[i] < 0) {
+			if (c->queued != 0 || c->held != 0) {
+				errno = EBUSY;
+				return -1;
+			}
+			continue;
+		}
+		if ((unsigned)map[i] >= nprio || taken[map[i]]) {
+			errno = EINVAL;
+			return -1;
+		}
+		taken[map[i]] = true;
+	}
+	if ((classes = calloc(nprio, sizeof *classes)) == NULL)
+		return -1;
+	for (i = 0; i < nprio; i++) {
+		TAILQ_INIT(&classes[i].waiters);
+		classes[i].weight = 1;
+		classes[i].pass = sem->sched.clock;
+	}
+	for (i = 0; i < sem->sched.nclasses; i++) {
+		if (map[i] < 0)
+			continue;
+		c = &sem->sched.classes[i];
+		n = &classes[map[i]];
+		/* The FIFO moves whole: TAILQ_CONCAT fixes the head's back
+		 * pointer, which a struct copy would leave dangling. */
+		TAILQ_CONCAT(&n->waiters, &c->waiters, entry);
+		TAILQ_FOREACH(w, &n->waiters, entry)
+			w->prio = (unsigned)map[i];
+		n->queued = c->queued;
+		n->held = c->held;
+		n->cap = c->cap;
+		n->weight = c->weight;
+		n->paused = c->paused;
+		n->dispatched = c->dispatched;
+		n->pass = c->pass;
+	}
+	TAILQ_FOREACH(w, &sem->granted, entry)
+		w->prio = (unsigned)map[w->prio];
+	free(sem->sched.classes);
+	sem->sched.classes = classes;
+	sem->sched.nclasses = nprio;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
 unsigned
 psem_permits(const struct psem *sem)
 {
@@ -414,7 +526,7 @@ psem_permits(const struct psem *sem)
 unsigned
 psem_available(const struct psem *sem)
 {
-	return sem->available;
+	return sem->in_use < sem->permits ? sem->permits - sem->in_use : 0;
 }
 
 unsigned

@@ -51,6 +51,34 @@ struct psem *psem_new(struct event_base *base, unsigned permits,
 /* Assumes: no waiter is queued or granted, and no grant callback is running. */
 void psem_free(struct psem *sem);
 
+/*
+ * Changes the number of permits (>= 1). More are granted at once; fewer
+ * take nothing back from holders: while they hold more than permits,
+ * nothing is granted until enough come back. Returns -1 with errno EINVAL,
+ * changing nothing, for 0 or when a queued waiter needs more than permits
+ * (it could never be granted, and nobody behind it either).
+ */
+int psem_set_permits(struct psem *sem, unsigned permits);
+
+/* Serves the queues by policy from now on; every priority starts even
+ * under it. -1 with EINVAL for NULL. */
+int psem_set_policy(struct psem *sem, const struct psem_policy *policy);
+const struct psem_policy *psem_get_policy(const struct psem *sem);
+
+/*
+ * Gives the semaphore nprio priorities (1 to 64): map has one entry per
+ * priority it has now, the new index of that priority or -1 to drop it.
+ * A priority keeps its FIFO in order, its holders, pause, cap, weight and
+ * counters under its new index; a new index nobody maps to starts empty,
+ * unpaused, uncapped and of weight 1. Rewrites the prio of every queued
+ * or granted waiter. Assumes: the caller sets the prio of the waiters that
+ * hold permits (PSEM_HELD) to their new index itself, before releasing
+ * them. Returns 0, or -1 changing nothing: EBUSY when a dropped priority
+ * has waiters or holders, EINVAL for a bad map (out of range, or two
+ * priorities onto one), ENOMEM.
+ */
+int psem_reshape(struct psem *sem, unsigned nprio, const int *map);
+
 /* weight >= 1 shares grants under the weighted policy. */
 int psem_set_weight(struct psem *sem, unsigned prio, unsigned weight);
 /* At most cap permits held at once by prio; 0 lifts the cap. Waiters queued

@@ -721,12 +721,57 @@ test_commit_failure_drops_submission(void **state)
 	assert_int_equal(fx->nev, 0);
 }
 
+/* ---- reprioritizing (a reload) ---- */
+
+/*
+ * The priorities renumbered under a running job and a staged submission:
+ * both follow, with their counts; a priority with jobs cannot go, and
+ * nothing changes then.
+ */
+static void
+test_reprioritize(void **state)
+{
+	struct machine *fx = *state;
+	struct triaged *td = &fx->td;
+	const int busy[3] = { 0, -1, 1 }, map[3] = { 2, 0, -1 };
+	uint64_t g, s;
+
+	g = machine_submit(fx, machine_gated(fx, 0));
+	WAIT_FOR(fx, machine_is(fx, g, JOB_RUNNING));
+	s = machine_submit(fx, machine_job(fx, ARGV("true")));
+	assert_int_equal(jobs_staged(td, MACHINE_PRIO_NORMAL), 1);
+
+	assert_int_equal(jobs_reprioritize(td, 2, busy), -1);
+	assert_int_equal(psem_priorities(td->sem), 3);
+	assert_int_equal(jobs_count(td, MACHINE_PRIO_NORMAL, JOB_RUNNING), 1);
+
+	/* high -> 2, normal -> 0, low goes. */
+	assert_int_equal(jobs_reprioritize(td, 3, map), 0);
+	assert_int_equal(psem_priorities(td->sem), 3);
+	assert_int_equal(jobs_count(td, 0, JOB_RUNNING), 1);
+	assert_int_equal(jobs_count(td, 1, JOB_RUNNING), 0);
+	assert_int_equal(jobs_staged(td, 0), 1);
+	assert_int_equal(jobs_staged(td, 1), 0);
+	assert_int_equal(store_get(td->store, g)->waiter.prio, 0);
+
+	WAIT_FOR(fx, machine_sub(fx, s)->called);
+	assert_int_equal(jobs_staged(td, -1), 0);
+	assert_int_equal(store_get(td->store, s)->waiter.prio, 0);
+	machine_open_gate(fx, 0, 0);
+	WAIT_FOR(fx, machine_is(fx, g, JOB_SUCCEEDED) &&
+	    machine_is(fx, s, JOB_SUCCEEDED));
+	assert_int_equal(jobs_count(td, 0, JOB_SUCCEEDED), 2);
+	assert_int_equal(jobs_count(td, -1, JOB_SUCCEEDED), 2);
+	assert_int_equal(jobs_count(td, -1, JOB_RUNNING), 0);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(test_reprioritize),
 		T(test_submit_then_run),
 		T(test_counts_follow_states),
 		T(test_too_many_slots),

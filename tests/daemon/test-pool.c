@@ -1071,6 +1071,74 @@ test_bad_spec(void **state)
 	assert_exit(fx_run(fx, 2, ARGV("true")), 0);
 }
 
+/* ---- resizing ---- */
+
+/* Shrinking never ends a job: a busy worker goes once its job is over;
+ * growing gives workers at once; idle surplus ones go at once. */
+static void
+test_resize(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	uint64_t id;
+
+	assert_int_equal(pool_resize(fx->pool, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	fx_start(fx, 2, ARGV("sleep", "100"));
+	WAIT_FOR(fx, fx->jobs[1].started && fx->jobs[2].started);
+	assert_int_equal(pool_resize(fx->pool, 1), 0);
+	assert_int_equal(pool_size(fx->pool), 1);
+	assert_int_equal(pool_busy(fx->pool), 2);
+	fx_spec(fx, &spec, 3, ARGV("true"));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* Both jobs run on, and end as they would have. */
+	assert_int_equal(pool_signal(fx->pool, 1, SIGTERM), 0);
+	assert_int_equal(pool_signal(fx->pool, 2, SIGTERM), 0);
+	fx_wait_end(fx, 1);
+	fx_wait_end(fx, 2);
+	assert_int_equal(fx->jobs[1].lost + fx->jobs[2].lost, 0);
+	assert_true(WIFSIGNALED(fx->jobs[1].res.status));
+	assert_true(WIFSIGNALED(fx->jobs[2].res.status));
+	assert_int_equal(pool_busy(fx->pool), 0);
+	/* One worker is left: one job at a time. */
+	fx_start(fx, 4, ARGV("sleep", "100"));
+	fx_spec(fx, &spec, 5, ARGV("true"));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EAGAIN);
+	WAIT_FOR(fx, fx->jobs[4].started);
+
+	/* Grow to 3, with a job running: two more at once, and idle_cb. */
+	fx->idle = 0;
+	assert_int_equal(pool_resize(fx->pool, 3), 0);
+	assert_int_equal(pool_size(fx->pool), 3);
+	WAIT_FOR(fx, fx->idle > 0);
+	fx_start(fx, 6, ARGV("sleep", "100"));
+	fx_start(fx, 7, ARGV("sleep", "100"));
+	WAIT_FOR(fx, fx->jobs[6].started && fx->jobs[7].started);
+	assert_int_equal(pool_busy(fx->pool), 3);
+	for (id = 4; id <= 7; id++)
+		if (id != 5)
+			assert_int_equal(pool_signal(fx->pool, id, SIGTERM),
+			    0);
+	for (id = 4; id <= 7; id++)
+		if (id != 5)
+			assert_int_equal(fx_wait_end(fx, id)->lost, 0);
+
+	/* Idle surplus goes at once; what is left still works. */
+	assert_int_equal(pool_resize(fx->pool, 1), 0);
+	assert_int_equal(pool_size(fx->pool), 1);
+	assert_exit(fx_run(fx, 8, ARGV("true")), 0);
+	fx_start(fx, 9, ARGV("sleep", "100"));
+	fx_spec(fx, &spec, 10, ARGV("true"));
+	assert_int_equal(pool_start(fx->pool, &spec), -1);
+	assert_int_equal(errno, EAGAIN);
+	WAIT_FOR(fx, fx->jobs[9].started);
+	assert_int_equal(pool_signal(fx->pool, 9, SIGKILL), 0);
+	assert_int_equal(fx_wait_end(fx, 9)->lost, 0);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define T1(f)	cmocka_unit_test_setup_teardown(f, setup1, teardown)
 
@@ -1106,6 +1174,7 @@ main(void)
 		T1(test_no_idle_worker),
 		T(test_signal_unknown),
 		T(test_bad_spec),
+		T(test_resize),
 	};
 
 	/* the pool's contract: a dead worker's socket is an error, not a

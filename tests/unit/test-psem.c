@@ -741,6 +741,160 @@ test_bad_arguments_are_refused(void **state)
 	event_base_free(base);
 }
 
+/* Reshaping re-ranks: each FIFO keeps its order under its new index, a
+ * dropped priority must be empty, a new one starts empty. */
+static void
+test_reshape_moves_queues_in_order(void **state)
+{
+	struct fixture *fx = fixture_new(1, 3, "strict");
+	static const unsigned prios[] = { 0, 2, 0, 2, 1 };
+	static const int expect[] = { 2, 4, 1, 3 };
+	int map[3] = { 1, -1, 0 }, bad[3] = { 0, 0, 1 };
+	struct tw holder, t[5];
+	struct psem_prio_stats st;
+	int i;
+
+	(void)state;
+	tw_init(fx, &holder, 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	assert_int_equal(psem_pause(fx->sem, 2), 0);
+	for (i = 0; i < 5; i++) {
+		tw_init(fx, &t[i], i + 1, prios[i], 1);
+		t[i].auto_release = true;
+		assert_int_equal(psem_acquire(fx->sem, &t[i].w), 0);
+	}
+	/* Priority 1 is not empty: nothing changes. */
+	errno = 0;
+	assert_int_equal(psem_reshape(fx->sem, 3, map), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(psem_cancel(fx->sem, &t[4].w), 0);
+	/* Two onto one. */
+	assert_int_equal(psem_reshape(fx->sem, 3, bad), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(psem_priorities(fx->sem), 3);
+
+	/* 0 -> 1, 1 dropped, 2 -> 0, and a new priority 2. */
+	assert_int_equal(psem_reshape(fx->sem, 3, map), 0);
+	assert_int_equal(psem_priorities(fx->sem), 3);
+	assert_int_equal(t[0].w.prio, 1);
+	assert_int_equal(t[1].w.prio, 0);
+	assert_int_equal(queued(fx, 0), 2);
+	assert_int_equal(queued(fx, 1), 2);
+	assert_int_equal(queued(fx, 2), 0);
+	assert_int_equal(psem_prio_stats(fx->sem, 0, &st), 0);
+	assert_true(st.paused);		/* the pause moved with it */
+	assert_int_equal(psem_prio_stats(fx->sem, 2, &st), 0);
+	assert_false(st.paused);
+	assert_int_equal(st.weight, 1);
+	/* The holder's prio is its owner's to rewrite. */
+	holder.w.prio = 1;
+	assert_int_equal(held(fx, 1), 1);
+	assert_int_equal(psem_resume(fx->sem, 0), 0);
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	settle(fx);
+	assert_int_equal(fx->norder, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(fx->order[i], expect[i]);
+	assert_int_equal(psem_available(fx->sem), 1);
+
+	/* Fewer priorities. */
+	map[0] = 0;
+	map[1] = -1;
+	map[2] = -1;
+	assert_int_equal(psem_reshape(fx->sem, 1, map), 0);
+	assert_int_equal(psem_priorities(fx->sem), 1);
+	fixture_free(fx);
+}
+
+/* More permits grant more at once; fewer take nothing from holders and
+ * grant nothing until the holders are back under the new count. */
+static void
+test_set_permits_grows_and_shrinks(void **state)
+{
+	struct fixture *fx = fixture_new(2, 1, "strict");
+	struct tw h[2], t[3], big;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		tw_init(fx, &h[i], 10 + i, 0, 1);
+		assert_int_equal(psem_acquire(fx->sem, &h[i].w), 1);
+	}
+	for (i = 0; i < 3; i++) {
+		tw_init(fx, &t[i], i + 1, 0, 1);
+		assert_int_equal(psem_acquire(fx->sem, &t[i].w), 0);
+	}
+	assert_int_equal(psem_set_permits(fx->sem, 0), -1);
+	assert_int_equal(psem_set_permits(fx->sem, 3), 0);
+	settle(fx);
+	assert_int_equal(t[0].granted, 1);
+	assert_int_equal(t[1].granted, 0);
+	assert_int_equal(psem_available(fx->sem), 0);
+
+	/* Three held, one permit: the holders keep theirs. */
+	assert_int_equal(psem_set_permits(fx->sem, 1), 0);
+	assert_int_equal(psem_permits(fx->sem), 1);
+	assert_int_equal(psem_available(fx->sem), 0);
+	assert_int_equal(held(fx, 0), 3);
+	assert_int_equal(psem_release(fx->sem, &h[0].w), 0);
+	assert_int_equal(psem_release(fx->sem, &h[1].w), 0);
+	settle(fx);
+	assert_int_equal(t[1].granted, 0);	/* one still held */
+	assert_int_equal(psem_release(fx->sem, &t[0].w), 0);
+	settle(fx);
+	assert_int_equal(t[1].granted, 1);
+	assert_int_equal(t[2].granted, 0);
+
+	/* A queued waiter needing more than the new count: refused. */
+	assert_int_equal(psem_set_permits(fx->sem, 2), 0);
+	settle(fx);
+	assert_int_equal(t[2].granted, 1);
+	tw_init(fx, &big, 20, 0, 2);
+	assert_int_equal(psem_acquire(fx->sem, &big.w), 0);
+	assert_int_equal(psem_set_permits(fx->sem, 1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(psem_permits(fx->sem), 2);
+	assert_int_equal(psem_cancel(fx->sem, &big.w), 0);
+	assert_int_equal(psem_release(fx->sem, &t[1].w), 0);
+	assert_int_equal(psem_release(fx->sem, &t[2].w), 0);
+	assert_int_equal(psem_available(fx->sem), 2);
+	fixture_free(fx);
+}
+
+/* Switching strict -> weighted lets the less urgent priority share. */
+static void
+test_set_policy_switches_order(void **state)
+{
+	struct fixture *fx = fixture_new(1, 2, "strict");
+	struct tw holder, t[4];
+	static const unsigned prios[] = { 0, 0, 1, 1 };
+	int i;
+
+	(void)state;
+	assert_ptr_equal(psem_get_policy(fx->sem), psem_policy_find("strict"));
+	assert_int_equal(psem_set_policy(fx->sem, NULL), -1);
+	tw_init(fx, &holder, 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	for (i = 0; i < 4; i++) {
+		tw_init(fx, &t[i], i + 1, prios[i], 1);
+		t[i].auto_release = true;
+		assert_int_equal(psem_acquire(fx->sem, &t[i].w), 0);
+	}
+	assert_int_equal(psem_set_policy(fx->sem,
+	    psem_policy_find("weighted")), 0);
+	assert_ptr_equal(psem_get_policy(fx->sem),
+	    psem_policy_find("weighted"));
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	settle(fx);
+	assert_int_equal(fx->norder, 4);
+	/* Strict would give 1, 2, 3, 4; weighted alternates. */
+	assert_int_equal(fx->order[0], 1);
+	assert_int_equal(fx->order[1], 3);
+	assert_int_equal(fx->order[2], 2);
+	assert_int_equal(fx->order[3], 4);
+	fixture_free(fx);
+}
+
 int
 main(void)
 {
@@ -759,6 +913,9 @@ main(void)
 		cmocka_unit_test(test_weighted_positions_match_grant_order),
 		cmocka_unit_test(test_release_beyond_acquired_is_refused),
 		cmocka_unit_test(test_bad_arguments_are_refused),
+		cmocka_unit_test(test_reshape_moves_queues_in_order),
+		cmocka_unit_test(test_set_permits_grows_and_shrinks),
+		cmocka_unit_test(test_set_policy_switches_order),
 	};
 
 	return cmocka_run_group_tests_name("psem", tests, NULL, NULL);
