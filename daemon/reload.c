@@ -11,6 +11,7 @@
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
+#include "notify.h"
 #include "pool.h"
 #include "psem.h"
 #include "reload.h"
@@ -257,6 +258,8 @@ reload_config(struct triaged *td, char **errors)
 
 	if (errors != NULL)
 		*errors = NULL;
+	/* systemd hears of it (Type=notify), and of READY=1 once over. */
+	notify_reloading();
 	if ((new = config_load(&opts, &cause)) == NULL) {
 		why.text = cause;
 		if (cause == NULL)
@@ -283,6 +286,7 @@ reload_config(struct triaged *td, char **errors)
 	config_free(old);
 	log_notice("reloaded: %u priorities, %u slots, %u workers, "
 	    "policy %s", new->npriorities, new->slots, new->workers, new->policy);
+	notify_ready(td);
 	return 0;
 
 rejected:
@@ -295,5 +299,6 @@ rejected:
 		*errors = why.text;
 	else
 		free(why.text);
+	notify_ready(td);	/* the old config goes on */
 	return -1;
 }

@@ -59,7 +59,8 @@ notify_expect(int fd, const char *want, char *buf, size_t size)
 
 /*
  * Type=notify: READY=1 once listening, STATUS= with the queue figures as
- * they change, keep-alives when WatchdogSec= asks, STOPPING=1 on SIGTERM.
+ * they change, keep-alives when WatchdogSec= asks, RELOADING=1 and READY=1
+ * around a reload, STOPPING=1 on SIGTERM.
  */
 static void
 test_notify_ready_status_watchdog_stopping(void **state)
@@ -91,6 +92,10 @@ test_notify_ready_status_watchdog_stopping(void **state)
 		notify_expect(fd, "WATCHDOG=1", buf, sizeof buf);
 		watchdogs++;
 	}
+	/* A reload is bracketed: RELOADING=1 with the time, then READY=1. */
+	kill(d->pid, SIGHUP);
+	notify_expect(fd, "RELOADING=1\nMONOTONIC_USEC=", buf, sizeof buf);
+	notify_expect(fd, "READY=1", buf, sizeof buf);
 	topen_gate(d, "go");
 	json_decref(twait(c, id));
 	client_free(c);
