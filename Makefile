@@ -199,6 +199,24 @@ install: all
 		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
 	fi
 
+# `make deb` builds build/triage_VERSION_ARCH.deb with dpkg-buildpackage
+# (debian/: debhelper, `make install PREFIX=/usr`), after installing the
+# tools it needs as deps does, and runs lintian on it. The package's own
+# build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
+VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
+deb:
+	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(DEB_TOOLS)"
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+		{ echo "deb: debian/changelog is at $$v, lib/version.h at $(VERSION):" \
+			"add a changelog entry (dch -v $(VERSION))" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	TRIAGE_DEB_DESTDIR=$(CURDIR)/$(BUILD) dpkg-buildpackage -us -uc -b \
+		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
+		--buildinfo-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).buildinfo \
+		--changes-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).changes
+	lintian $(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).deb
+
 # systemd-analyze verify on the units as installed, with ExecStart= on the
 # triaged of build/ and Documentation= on the man pages of man/.
 VERIFY := $(BUILD)/verify-units
