@@ -42,7 +42,7 @@ DTEST_SRC := $(wildcard tests/daemon/test-*.c)
 DTEST_BIN := $(DTEST_SRC:tests/daemon/%.c=$(BUILD)/tests/%)
 TESTS := $(UNIT_BIN) $(DTEST_BIN)
 
-.PHONY: all deps test check asan run clean
+.PHONY: all deps test check asan run clean install uninstall deb
 .DEFAULT_GOAL := all
 
 all: $(LIB) $(BINS)
@@ -63,7 +63,7 @@ deps:
 # The compiler and linker flags pkg-config gives, asked once and cached. The
 # rule runs deps first, so the libraries are there before pkg-config is asked;
 # make then restarts with the flags in place.
-ifeq ($(filter clean deps,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps uninstall deb,$(MAKECMDGOALS)),)
 include $(BUILD)/flags.mk
 endif
 $(BUILD)/flags.mk: Makefile
@@ -147,6 +147,94 @@ run: all
 
 clean:
 	rm -rf $(BUILD)
+
+# `make install`, as root, or into a staging tree with DESTDIR. The systemd
+# directories are those systemd.pc names (Debian 12: package systemd), with
+# the Debian defaults when pkg-config does not know systemd; the config goes
+# to /etc/triage/triage.conf unless one is there already, whatever PREFIX.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/triage
+SYSCONFDIR ?= /etc
+systemd_var = $(or $(shell pkg-config --variable=$(1) systemd 2>/dev/null),$(2))
+SYSTEMDUNITDIR ?= $(call systemd_var,systemdsystemunitdir,/lib/systemd/system)
+SYSUSERSDIR ?= $(call systemd_var,sysusersdir,/usr/lib/sysusers.d)
+# bash-completion reads completions/ under every $XDG_DATA_DIRS directory,
+# /usr/local/share included; with PREFIX=/usr this is the directory that
+# `pkg-config --variable=completionsdir bash-completion` names.
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+
+# Every file install puts, but the config, which uninstall leaves.
+INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
+	$(SYSTEMDUNITDIR)/triage.service $(SYSTEMDUNITDIR)/triage.socket \
+	$(SYSUSERSDIR)/triage.conf \
+	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
+	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage \
+	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf
+
+install: all
+	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
+		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
+		$(MANDIR)/man8 $(BASHCOMPDIR) $(DOCDIR)/examples $(SYSCONFDIR)/triage)
+	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
+	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
+	sed 's|@sbindir@|$(SBINDIR)|g' systemd/triage.service > $(BUILD)/triage.service
+	$(INSTALL) -m 0644 $(BUILD)/triage.service systemd/triage.socket \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/
+	$(INSTALL) -m 0644 systemd/triage.sysusers $(DESTDIR)$(SYSUSERSDIR)/triage.conf
+	$(INSTALL) -m 0644 man/triage.1 $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 man/triage.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 man/triaged.8 $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 0644 client/triage.bash-completion $(DESTDIR)$(BASHCOMPDIR)/triage
+	$(INSTALL) -m 0644 systemd/sandbox.conf config/triage.conf \
+		$(DESTDIR)$(DOCDIR)/examples/
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf ]; then \
+		echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf" \
+			"(the new example is $(DESTDIR)$(DOCDIR)/examples/triage.conf)"; \
+	else \
+		echo "$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf"; \
+		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
+	fi
+
+# `make deb` builds build/triage_VERSION_ARCH.deb with dpkg-buildpackage
+# (debian/: debhelper, `make install PREFIX=/usr`), after installing the
+# tools it needs as deps does, and runs lintian on it. The package's own
+# build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
+VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
+deb:
+	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(DEB_TOOLS)"
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
+		{ echo "deb: debian/changelog is at $$v, lib/version.h at $(VERSION):" \
+			"add a changelog entry (dch -v $(VERSION))" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	TRIAGE_DEB_DESTDIR=$(CURDIR)/$(BUILD) dpkg-buildpackage -us -uc -b \
+		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
+		--buildinfo-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).buildinfo \
+		--changes-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).changes
+	lintian $(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).deb
+
+# systemd-analyze verify on the units as installed, with ExecStart= on the
+# triaged of build/ and Documentation= on the man pages of man/.
+VERIFY := $(BUILD)/verify-units
+.PHONY: verify-units
+verify-units: all
+	rm -rf $(VERIFY) && mkdir -p $(VERIFY)/man/man1 $(VERIFY)/man/man5 $(VERIFY)/man/man8
+	sed 's|@sbindir@|$(CURDIR)/$(BUILD)/bin|g' systemd/triage.service > $(VERIFY)/triage.service
+	cp systemd/triage.socket $(VERIFY)/
+	cp man/triage.1 $(VERIFY)/man/man1/ && cp man/triage.conf.5 $(VERIFY)/man/man5/ && \
+		cp man/triaged.8 $(VERIFY)/man/man8/
+	MANPATH=$(CURDIR)/$(VERIFY)/man systemd-analyze verify \
+		$(VERIFY)/triage.service $(VERIFY)/triage.socket
+
+# Removes what install put, but /etc/triage/triage.conf, which the admin may
+# have changed (remove it by hand), and the directories others share.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC))
