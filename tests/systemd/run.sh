@@ -49,9 +49,9 @@ SYSTEMD=/usr/lib/systemd/systemd
 # older than an hour (younger ones come and go with the machine's other
 # users), and a canary dated a month ago in each, which systemd-tmpfiles
 # would clean.
-snapshot() {
+snapshot() { # [AGE]: only /tmp and /run entries older than AGE minutes
 	find /etc -xdev -printf '%p %m %s %T@\n' 2>/dev/null | sort
-	find /tmp /run -xdev -mindepth 1 -maxdepth 1 -mmin +60 \
+	find /tmp /run -xdev -mindepth 1 -maxdepth 1 ${1:+-mmin +$1} \
 		! -name 'triage-sdtest-canary*' -printf '%p\n' 2>/dev/null | sort
 }
 CANARY_TMP=/tmp/triage-sdtest-canary.$$
@@ -59,7 +59,7 @@ CANARY_RUN=/run/triage-sdtest-canary.$$
 touch -d '30 days ago' "$CANARY_TMP" "$CANARY_RUN" 2>/dev/null
 rm -rf "$T"
 mkdir -p "$T/units" "$T/etc/triage" "$T/log"
-snapshot > "$T.host-before"
+snapshot 60 > "$T.host-before"
 
 # --- what to install ----------------------------------------------------
 SRC=fallback
@@ -356,7 +356,7 @@ check_notify() {
 	local type
 	type=$(prop triage.service Type)
 	if [ -n "$COMPAT" ]; then
-		notok "Type=$type service becomes active (sd_notify READY=1)" "it did not: the compat drop-in (Type=simple) was needed"
+		notok "Type=notify service becomes active (sd_notify READY=1)" "it did not: the compat drop-in (Type=simple) was needed"
 	elif [ "$type" = notify ] && is_active triage.service; then
 		ok "Type=notify service became active (READY=1)"
 	else
@@ -443,7 +443,8 @@ check_reload() {
 	cur=$(journal_cursor)
 	ns sh -c 'printf "[daemon]\nslots = lots\n[priority.broken\n" > /etc/triage/triage.conf'
 	sc reload triage.service >/dev/null 2>&1
-	sleep 1	# let a failing reload be logged; the checks below poll anyway
+	# the reload is asynchronous (SIGHUP): wait for its warning, or 10s
+	until_ 10 sh -c "nsenter -t $NSPID -p -m -r -w journalctl -u triage.service --after-cursor '$cur' -p warning -o cat -q | grep -q ."
 	if ! until_ 5 is_active triage.service || [ "$(prop triage.service MainPID)" != "$pid" ]; then
 		notok "reload of a broken config" "service $(sc is-active triage.service), MainPID $pid -> $(prop triage.service MainPID)"
 	elif [ "$(tr_ priorities 2>/dev/null | awk '{print $1, $2}')" != "$prios" ]; then
