@@ -1,5 +1,5 @@
 #!/bin/sh
-# boot.sh T - run by tests/systemd/run.sh as the first process of new PID,
+# boot.sh T [hybrid|unified] - run by tests/systemd/run.sh as the first process of new PID,
 # mount, UTS, IPC and cgroup namespaces: builds a root for the namespace's
 # systemd in which nothing writes to the host's files, then execs systemd.
 #
@@ -34,10 +34,14 @@ mount --bind "$R/proc/sys" "$R/proc/sys"
 mount -o remount,bind,ro "$R/proc/sys"
 mount --bind /sys "$R/sys"
 mount -o remount,bind,ro "$R/sys"
-mount -t tmpfs -o mode=0755 tmpfs "$R/sys/fs/cgroup"
-mkdir "$R/sys/fs/cgroup/systemd" "$R/sys/fs/cgroup/unified"
-mount -t cgroup -o none,name=systemd cgroup "$R/sys/fs/cgroup/systemd"
-mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup/unified"
+if [ "${2:-hybrid}" = unified ]; then
+	mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup"
+else
+	mount -t tmpfs -o mode=0755 tmpfs "$R/sys/fs/cgroup"
+	mkdir "$R/sys/fs/cgroup/systemd" "$R/sys/fs/cgroup/unified"
+	mount -t cgroup -o none,name=systemd cgroup "$R/sys/fs/cgroup/systemd"
+	mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup/unified"
+fi
 
 for d in tmp var/tmp; do
 	mount -t tmpfs -o mode=1777 tmpfs "$R/$d"

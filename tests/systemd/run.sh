@@ -204,10 +204,19 @@ cp "$T/triage.conf.new" "$T/etc/triage/triage.conf"
 # --- boot ---------------------------------------------------------------
 CG=triage-sdtest-$$
 CGDIRS=
-for h in systemd unified; do
-	[ -d "/sys/fs/cgroup/$h" ] || continue
-	mkdir -p "/sys/fs/cgroup/$h/$CG" && CGDIRS="$CGDIRS /sys/fs/cgroup/$h/$CG"
-done
+# The namespace's systemd gets a cgroup of its own (and a cgroup namespace
+# rooted there): under the hybrid layout's name=systemd and unified
+# hierarchies, or, on a cgroup2-only host, under /sys/fs/cgroup.
+if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+	CGMODE=unified
+	mkdir -p "/sys/fs/cgroup/$CG" && CGDIRS=/sys/fs/cgroup/$CG
+else
+	CGMODE=hybrid
+	for h in systemd unified; do
+		[ -d "/sys/fs/cgroup/$h" ] || continue
+		mkdir -p "/sys/fs/cgroup/$h/$CG" && CGDIRS="$CGDIRS /sys/fs/cgroup/$h/$CG"
+	done
+fi
 NSPID= UPID=
 cleanup() {
 	trap - EXIT INT TERM
@@ -238,7 +247,7 @@ trap 'echo "# interrupted"; exit 130' INT TERM
 
 CGDIRS="$CGDIRS" sh -c 'for d in $CGDIRS; do echo $$ > "$d/cgroup.procs" || exit 1; done
 	exec unshare --pid --fork --kill-child --mount --uts --ipc --cgroup \
-		--mount-proc sh "$0" "$1"' "$HERE/boot.sh" "$T" </dev/null >"$T/log/boot" 2>&1 &
+		--mount-proc sh "$0" "$1" "$2"' "$HERE/boot.sh" "$T" "$CGMODE" </dev/null >"$T/log/boot" 2>&1 &
 UPID=$!
 
 # Runs a command inside the namespace, as root, with a deadline.
@@ -315,26 +324,38 @@ check_sysusers() {
 }
 
 # The daemon as a socket-activated service; used by checks that need it
-# running. When activation does not work, the service is started alone
-# (after stopping the socket unit) and then, when Type=notify does not come
-# up, with a Type=simple drop-in: so the later checks test what they test.
+# running. When activation does not bring it up, the service is started
+# alone (a copy of the unit without its triage.socket dependency, in
+# /etc/systemd/system), and if that does not come up either, with a
+# Type=simple drop-in: so that the later checks test what they test.
 COMPAT=
 daemon_up() { tr_ stats >/dev/null 2>&1; }
+start_service() {
+	sc reset-failed triage.service triage.socket >/dev/null 2>&1
+	sc start triage.service >/dev/null 2>&1
+	is_active triage.service && until_ 20 daemon_up
+}
 ensure_running() {
 	if is_active triage.service && until_ 10 daemon_up; then return 0; fi
 	if [ -z "$COMPAT" ]; then
 		sc start triage.socket >/dev/null 2>&1
 		if is_active triage.socket && until_ 25 daemon_up && is_active triage.service; then return 0; fi
-		note "socket activation does not bring the daemon up: from now on, triage.service alone (a copy without its triage.socket dependency) and Type=simple"
-		COMPAT=1
+		note "socket activation does not bring the daemon up: from now on, triage.service alone (a copy without its triage.socket dependency)"
+		COMPAT=nosocket
 		sc stop triage.service triage.socket >/dev/null 2>&1
-		ns sh -c 'sed -e "/^Requires=triage.socket\$/d" -e "/^Sockets=/d" -e "s/ *triage.socket//g" -e "/^\(After\|Requires\|Wants\|BindsTo\)=\$/d" /usr/lib/systemd/system/triage.service > /etc/systemd/system/triage.service &&
-			printf "[Service]\nType=simple\n" > /etc/systemd/system/triage.service.d/60-compat.conf'
+		ns sh -c 'sed -e "/^Requires=triage.socket\$/d" -e "/^Sockets=/d" -e "s/ *triage.socket//g" -e "/^\(After\|Requires\|Wants\|BindsTo\)=\$/d" /usr/lib/systemd/system/triage.service > /etc/systemd/system/triage.service'
 		sc daemon-reload
 	fi
-	sc reset-failed triage.service triage.socket >/dev/null 2>&1
-	sc start triage.service >/dev/null 2>&1
-	is_active triage.service && until_ 20 daemon_up
+	start_service && return 0
+	if [ "$COMPAT" = nosocket ]; then
+		note "triage.service does not come up as Type=$(prop triage.service Type): from now on with a Type=simple drop-in"
+		COMPAT=simple
+		sc stop triage.service >/dev/null 2>&1
+		ns sh -c 'printf "[Service]\nType=simple\n" > /etc/systemd/system/triage.service.d/60-compat.conf'
+		sc daemon-reload
+		start_service && return 0
+	fi
+	return 1
 }
 
 check_activation() {
@@ -358,7 +379,7 @@ check_activation() {
 check_notify() {
 	local type
 	type=$(prop triage.service Type)
-	if [ -n "$COMPAT" ]; then
+	if [ "$COMPAT" = simple ]; then
 		notok "Type=notify service becomes active (sd_notify READY=1)" "it did not: the compat drop-in (Type=simple) was needed"
 	elif [ "$type" = notify ] && is_active triage.service; then
 		ok "Type=notify service became active (READY=1)"
