@@ -18,6 +18,11 @@
 #
 # T/install (a DESTDIR tree), T/etc (passwd, group, triage/) are copied in.
 set -eu
+# Only ever as PID 1 of a new PID namespace: never on the host's mounts.
+if [ "$$" != 1 ]; then
+	echo "boot.sh: not PID 1 of a new PID namespace; refusing" >&2
+	exit 1
+fi
 T=$1
 R=$T/root
 O=$T/ovl
@@ -86,4 +91,4 @@ rmdir /old-root
 
 export container=triage-test
 exec /usr/lib/systemd/systemd --system --unit=triage-test.target \
-	--log-target=console --log-level=info --show-status=no </dev/null
+	--log-target=journal --log-level=info --show-status=no </dev/null
