@@ -323,6 +323,23 @@ check_sysusers() {
 	ns usermod -aG triage tester >/dev/null 2>&1
 }
 
+# The package's tmpfiles.d file, alone (systemd-tmpfiles-setup is not run:
+# the host's other tmpfiles.d files have no business here).
+check_tmpfiles() {
+	local f out
+	f=$(cd "$T/install" && find . -path '*tmpfiles.d/*triage*' | sed 's/^\.//' | head -1)
+	if [ -z "$f" ]; then
+		note "no tmpfiles.d file installed: not applying one"
+		return
+	fi
+	case $f in /lib/*) f=/usr$f ;; esac
+	if out=$(ns systemd-tmpfiles --create "$f" 2>&1); then
+		ok "systemd-tmpfiles --create $f"
+	else
+		notok "systemd-tmpfiles --create $f" "$(echo "$out" | tr '\n' ' ')"
+	fi
+}
+
 # The daemon as a socket-activated service; used by checks that need it
 # running. When activation does not bring it up, the service is started
 # alone (a copy of the unit without its triage.socket dependency, in
@@ -645,6 +662,7 @@ check_deb() {
 
 check_verify
 check_sysusers
+check_tmpfiles
 check_activation
 ensure_running || note "the daemon could not be started at all: $(ns journalctl -u triage.service -n 5 -o cat 2>/dev/null | tr '\n' ' ')"
 check_notify
