@@ -611,7 +611,7 @@ check_watchdog() {
 	if [ -z "$why" ] && [ "$n" = 0 ]; then
 		ok "WatchdogSec=2 for ${WATCHDOG_SECS}s: still active, same MainPID $pid, NRestarts=0"
 	else
-		notok "WatchdogSec=2" "${why:-NRestarts=$n} ($(ns journalctl -u triage.service -n 4 -o cat 2>/dev/null | tr '\n' ' '))"
+		notok "WatchdogSec=2" "${why:-NRestarts=$n} ($(ns journalctl -u triage.service -o cat 2>/dev/null | grep -iE 'watchdog|result' | tail -2 | tr '\n' ' '))"
 	fi
 	ns rm -f /etc/systemd/system/triage.service.d/70-watchdog.conf
 	sc daemon-reload
