@@ -113,6 +113,14 @@ test: $(TESTS)
 
 check: test
 
+# triage under a real systemd: PID 1 of namespaces of its own, on an overlay
+# of the root, so the host's files are never written (tests/systemd/run.sh).
+# Needs root; skips, passing, where namespaces are not permitted. Not part
+# of `make test`. WATCHDOG_SECS=N shortens the watchdog check (default 60).
+.PHONY: test-systemd
+test-systemd: $(BINS)
+	@bash tests/systemd/run.sh
+
 # Fails on a circle of includes between the modules of daemon/ and lib/, or on
 # a lib/ file including a daemon/ header; `make test` runs it too.
 .PHONY: check-includes
