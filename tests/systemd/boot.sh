@@ -81,6 +81,11 @@ if [ -d "$T/install" ]; then
 	done
 fi
 cp -a "$T/etc/." "$R/etc/"
+# The Debian package to install, when there is one.
+if [ -d "$T/pkg" ]; then
+	mkdir -p "$R/root/pkg"
+	cp -a "$T/pkg/." "$R/root/pkg/"
+fi
 
 cd "$R"
 mkdir -p old-root

@@ -109,6 +109,11 @@ if [ "$SRC" = fallback ]; then
 	EOF
 	echo 'g triage -' > "$T/install/usr/lib/sysusers.d/triage.conf"
 fi
+# The package, when `make deb` built one: boot.sh puts it in /root/pkg.
+DEB=$(ls -t "$REPO"/build/triage_*.deb 2>/dev/null | head -1)
+if [ -n "$DEB" ]; then
+	mkdir -p "$T/pkg" && cp "$DEB" "$T/pkg/"
+fi
 note "units from: $SRC ($(cd "$T/install" && find . -path '*systemd*' -type f | tr '\n' ' '))"
 
 # --- the namespace's units ----------------------------------------------
@@ -648,16 +653,45 @@ check_security() {
 	fi
 }
 
-# A placeholder: the Debian package test comes later.
+# The Debian package (`make deb`), installed as an admin would, with
+# apt-get, into this throwaway root once what `make install` put there is
+# gone: its postinst adds the group and starts triage.socket, whose first
+# connection starts the service, which runs a job.
 check_deb() {
-	local deb
-	deb=$(ls "$REPO"/build/triage_*.deb 2>/dev/null | head -1)
-	if [ -z "$deb" ]; then
-		echo "skip - deb: no package built"
-		skipped=$((skipped + 1))
+	local f out= id
+	if [ -z "$DEB" ]; then
+		skip "deb" "no package built (make deb writes build/triage_*.deb)"
 		return
 	fi
-	skip "deb" "$deb exists but the package test is not written yet"
+	sc stop triage.socket triage.service >/dev/null 2>&1
+	sc disable triage.socket triage.service >/dev/null 2>&1
+	for f in $(cd "$T/install" && find . -type f | sed 's|^\.||; s|^/lib/|/usr/lib/|'); do
+		ns rm -f "$f"
+	done
+	ns rm -rf /etc/triage /etc/systemd/system/triage.service.d /var/lib/triage
+	# A container image's policy-rc.d (exit 101: start nothing) would keep
+	# the postinst from starting the socket, as no real machine does.
+	ns rm -f /usr/sbin/policy-rc.d
+	sc daemon-reload
+	if ! timeout 300 nsenter -t "$NSPID" -p -m -u -i -r -w env -i \
+	    PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q --no-install-recommends "/root/pkg/${DEB##*/}" \
+	    >"$T/log/deb" 2>&1; then
+		notok "deb: apt-get install ./${DEB##*/}" "$(tail -5 "$T/log/deb" | tr '\n' ' ')"
+		return
+	fi
+	if ! is_active triage.socket || [ "$(sc is-enabled triage.socket 2>/dev/null)" != enabled ]; then
+		notok "deb: triage.socket" "not enabled and active after the install: $(sc status triage.socket --no-pager 2>&1 | head -5 | tr '\n' ' ')"
+		return
+	fi
+	id=$(tr_ submit -- sh -c 'echo packaged') &&
+	    tr_ wait "$id" >/dev/null && out=$(tr_ output "$id")
+	if [ "$out" = packaged ] && is_active triage.service &&
+	    [ "$(prop triage.service TriggeredBy)" = triage.socket ]; then
+		ok "deb: apt-get install ./${DEB##*/} gives an enabled triage.socket; its first connection starts triage.service, which runs a job"
+	else
+		notok "deb: a job through the packaged service" "output '$out'; service $(sc is-active triage.service); $(ns journalctl -u triage.service -n 5 -o cat 2>/dev/null | tr '\n' ' ')"
+	fi
 }
 
 check_verify
