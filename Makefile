@@ -118,7 +118,11 @@ check: test
 # Needs root; skips, passing, where namespaces are not permitted. Not part
 # of `make test`. WATCHDOG_SECS=N shortens the watchdog check (default 60).
 .PHONY: test-systemd
+# What the systemd test runs besides the build: systemd itself, and jq.
+SYSTEMD_TEST_TOOLS := systemd jq util-linux
 test-systemd: $(BINS)
+	@$(MAKE) --no-print-directory deps \
+		DEBIAN_DEPS="$(DEBIAN_DEPS) $(SYSTEMD_TEST_TOOLS)"
 	@bash tests/systemd/run.sh
 
 # Fails on a circle of includes between the modules of daemon/ and lib/, or on
