@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "proc.h"
 
 /* Daemons alive at once in one test binary. */
 #define TLIVE_MAX 64
@@ -67,17 +68,7 @@ tbin(const char *name)
 bool
 tpid_alive(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return false;
-	p = fgets(buf, sizeof buf, f);
-	fclose(f);
-	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
-		return false;
-	return p[2] != 'Z' && p[2] != 'X';
+	return proc_alive(pid);
 }
 
 static int64_t
@@ -899,35 +890,18 @@ topen_gate(const struct tdaemon *d, const char *gate)
 pid_t
 tppid(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
+	pid_t ppid;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL)
-		sscanf(p + 2, "%*c %d", &ppid);
-	fclose(f);
-	return (pid_t)ppid;
+	return proc_stat(pid, &(char){ 0 }, &ppid, NULL, NULL) == 0 ? ppid : 0;
 }
 
 /* The state letter of /proc/PID/stat ('R', 'S', 'T', 'Z'...), 0 if gone. */
 static char
 tproc_state(pid_t pid)
 {
-	char path[64], buf[512], *p, st = 0;
-	FILE *f;
+	char st;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	if (fgets(buf, sizeof buf, f) != NULL &&
-	    (p = strrchr(buf, ')')) != NULL)
-		st = p[2];
-	fclose(f);
-	return st;
+	return proc_stat(pid, &st, NULL, NULL, NULL) == 0 ? st : 0;
 }
 
 void
@@ -976,4 +950,36 @@ twait_log(const struct tdaemon *d, const char *text)
 		}
 		tsleep_ms(10);
 	}
+}
+
+void
+tstorm(const char *sock, const char *prio, int fd)
+{
+	int64_t deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
+	struct client_error e;
+	struct client *c;
+	char *cause, line[32];
+	int64_t got;
+	json_t *res;
+	int out = 0;
+
+	if ((c = client_connect(sock, &cause)) == NULL)
+		_exit(0);
+	while (tleft_ms(deadline) > 0) {
+		while (out < TSTORM_OUT) {
+			if (client_send(c, "submit", json_pack("{s[s]ss}",
+			    "argv", "true", "priority", prio), &e) < 0)
+				_exit(0);
+			out++;
+		}
+		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
+			_exit(0);
+		out--;
+		snprintf(line, sizeof line, "%lld\n",
+		    (long long)tjint(res, "id"));
+		if (fd != -1 && write(fd, line, strlen(line)) < 0)
+			_exit(1);
+		json_decref(res);
+	}
+	_exit(2);
 }

@@ -119,6 +119,20 @@ void tcheck_deadline(int64_t deadline, const char *fmt, ...)
 bool tpid_alive(pid_t pid);
 /* The parent of pid (0 when it is gone): a job's worker, say. */
 pid_t tppid(pid_t pid);
+/* How many submissions tstorm keeps in flight. */
+#define TSTORM_OUT 64
+
+/*
+ * Load, in a forked child (never returns): submits `true` to priority prio
+ * of the daemon at sock as fast as it can, pipelined (TSTORM_OUT in
+ * flight), and
+ * writes each id it is told to fd unless fd is -1, until the daemon goes
+ * (exit 0), or until a deadline long after a test would have killed it
+ * (exit 2: it never did).
+ */
+void tstorm(const char *sock, const char *prio, int fd)
+    __attribute__((noreturn));
+
 /* SIGSTOP to pid, and waits until it is stopped. */
 void tstop(pid_t pid);
 /* Waits until the daemon's log holds text (fails after 30 s). */

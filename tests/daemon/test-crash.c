@@ -176,34 +176,12 @@ read_acks(struct client *c, int n)
 static pid_t
 flood(const struct tdaemon *d)
 {
-	struct client_error e;
-	struct client *c;
-	char *cause;
-	int64_t got, deadline;
-	json_t *res;
-	int out = 0;
 	pid_t pid;
 
-	if ((pid = fork()) != 0) {
-		assert_true(pid > 0);
-		return pid;
-	}
-	deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
-	if ((c = client_connect(d->sock, &cause)) == NULL)
-		_exit(0);
-	while (tleft_ms(deadline) > 0) {
-		while (out < 64) {
-			if (client_send(c, "submit", json_pack("{s[s]ss}",
-			    "argv", "true", "priority", "low"), &e) < 0)
-				_exit(0);
-			out++;
-		}
-		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
-			_exit(0);
-		out--;
-		json_decref(res);
-	}
-	_exit(2);
+	if ((pid = fork()) == 0)
+		tstorm(d->sock, "low", -1);
+	assert_true(pid > 0);
+	return pid;
 }
 
 /* The attempts job id's processes wrote, in order; returns how many. */

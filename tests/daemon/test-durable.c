@@ -71,45 +71,8 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	tdaemon_end(d, c);
 }
 
-/* Submissions a storm client may have sent and not seen answered. */
-#define STORM_OUT 64
 /* The kill comes after 1 to this many acknowledgements in a round. */
 #define STORM_ACKS 3000
-
-/* A client process that submits as fast as it can, pipelined, and writes
- * each id whose reply it read to fd, until the daemon goes (exit 0); or
- * until a deadline long after the test would have killed the daemon
- * (exit 2: it never did). */
-static void
-storm_client(const char *sock, int fd)
-{
-	int64_t deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
-	struct client_error e;
-	struct client *c;
-	char *cause, line[32];
-	int64_t got;
-	json_t *res;
-	int out = 0;
-
-	if ((c = client_connect(sock, &cause)) == NULL)
-		_exit(0);
-	while (tleft_ms(deadline) > 0) {
-		while (out < STORM_OUT) {
-			if (client_send(c, "submit", json_pack("{s[s]ss}",
-			    "argv", "true", "priority", "low"), &e) < 0)
-				_exit(0);
-			out++;
-		}
-		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
-			_exit(0);
-		out--;
-		snprintf(line, sizeof line, "%lld\n", (long long)tjint(res, "id"));
-		if (write(fd, line, strlen(line)) < 0)
-			_exit(1);
-		json_decref(res);
-	}
-	_exit(2);
-}
 
 /* Waits until n more lines (ids the storm clients were told) are in the
  * file that fd reads, from where it is. */
@@ -187,7 +150,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		assert_true(lseek(rfd, 0, SEEK_END) != -1);
 		for (i = 0; i < CLIENTS; i++)
 			if ((pids[i] = fork()) == 0)
-				storm_client(d->sock, fd);
+				tstorm(d->sock, "low", fd);
 		close(fd);
 		/* The moment: after a random number of acknowledgements,
 		 * with more submissions on their way. */
@@ -220,7 +183,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	/* Every job stored, a page at a time, each after the one before:
 	 * no more than were ever submitted (the acknowledged ones, those a
 	 * client had on their way at a kill, a long job a round). */
-	capstored = nacked + ROUNDS * (CLIENTS * STORM_OUT + 1);
+	capstored = nacked + ROUNDS * (CLIENTS * TSTORM_OUT + 1);
 	assert_non_null(stored = calloc(capstored, sizeof *stored));
 	for (id = 0;;) {
 		res = tcall(c, "list", "{sIsi}", "after_id", (json_int_t)id,

@@ -57,6 +57,44 @@ notify_expect(int fd, const char *want, char *buf, size_t size)
 	}
 }
 
+/* A connection to the daemon that starts on sock, within 30 s. */
+static struct client *
+await_client(const char *sock)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	struct client *c;
+	char *cause = NULL;
+
+	while ((c = client_connect(sock, &cause)) == NULL) {
+		free(cause);
+		tcheck_deadline(deadline, "an answer on %s", sock);
+		usleep(5000);
+	}
+	return c;
+}
+
+/* The start of a file (a daemon's log), NUL-terminated, into buf. */
+static void
+read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void
+remove_dir(const char *dir)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * Type=notify: READY=1 once listening, STATUS= with the queue figures as
  * they change, keep-alives when WatchdogSec= asks, RELOADING=1 and READY=1
@@ -179,9 +217,8 @@ static void
 test_socket_activation(void **state)
 {
 	char dir[] = "/tmp/triage-act-XXXXXX", conf[300], sock[300], log[300];
-	char other[300], *cause = NULL;
+	char other[300];
 	struct client *c = NULL;
-	int64_t deadline;
 	json_t *stats;
 	struct stat st;
 	int fds[2], status;
@@ -204,12 +241,7 @@ test_socket_activation(void **state)
 	}
 	fds[0] = listening_socket(sock, SOCK_STREAM);
 	pid = start_activated(conf, log, fds, 1);
-	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while ((c = client_connect(sock, &cause)) == NULL) {
-		free(cause);
-		tcheck_deadline(deadline, "an answer on %s", sock);
-		usleep(5000);
-	}
+	c = await_client(sock);
 	stats = tcall(c, "stats", "{}");
 	json_decref(stats);
 	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
@@ -231,14 +263,9 @@ test_socket_activation(void **state)
 	status = wait_exit(start_activated(conf, log, &fds[1], 1));
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
 	{
-		char text[8192] = "";
-		FILE *f = fopen(log, "r");
-		size_t n;
+		char text[8192];
 
-		assert_non_null(f);
-		n = fread(text, 1, sizeof text - 1, f);
-		text[n] = '\0';
-		fclose(f);
+		read_text(log, text, sizeof text);
 		if (strstr(text, "handed 2 sockets; triage.socket must pass "
 		    "exactly one") == NULL ||
 		    strstr(text, "which is not a listening Unix stream "
@@ -247,12 +274,7 @@ test_socket_activation(void **state)
 	}
 	close(fds[0]);
 	close(fds[1]);
-	{
-		char cmd[400];
-
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		assert_int_equal(system(cmd), 0);
-	}
+	remove_dir(dir);
 }
 
 /*
@@ -264,12 +286,10 @@ static void
 test_journal_priority_prefixes(void **state)
 {
 	char dir[] = "/tmp/triage-journal-XXXXXX", conf[300], sock[300];
-	char log[300], env[64], text[8192], *cause = NULL;
+	char log[300], env[64], text[8192];
 	struct client *c;
-	int64_t deadline;
 	struct stat st;
 	FILE *f;
-	size_t n;
 	pid_t pid;
 	int fd;
 
@@ -296,26 +316,17 @@ test_journal_priority_prefixes(void **state)
 	}
 	assert_true(pid > 0);
 	close(fd);
-	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while ((c = client_connect(sock, &cause)) == NULL) {
-		free(cause);
-		tcheck_deadline(deadline, "an answer on %s", sock);
-		usleep(5000);
-	}
+	c = await_client(sock);
 	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
 	client_free(c);
 	kill(pid, SIGTERM);
 	assert_true(WIFEXITED(wait_exit(pid)));
-	assert_non_null(f = fopen(log, "r"));
-	n = fread(text, 1, sizeof text - 1, f);
-	text[n] = '\0';
-	fclose(f);
+	read_text(log, text, sizeof text);
 	if (strstr(text, "<5>ready on ") == NULL ||
 	    strstr(text, "<5>SIGTERM: stopping") == NULL ||
 	    strstr(text, "triaged: ") != NULL || strstr(text, "<7>") != NULL)
 		fail_msg("not journald's form: %s", text);
-	snprintf(text, sizeof text, "rm -rf '%s'", dir);
-	assert_int_equal(system(text), 0);
+	remove_dir(dir);
 }
 
 int
