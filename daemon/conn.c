@@ -1,6 +1,7 @@
 /* conn.c - one client connection: line framing with the max_request limit,
  * the peer's credentials, and its outgoing bytes, with backpressure. */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +20,6 @@
 #include "timefmt.h"
 #include "triaged.h"
 
-/* How far behind in reading a client may fall (a watcher that never reads,
- * say) before it loses its connection, on top of one largest request. */
-#define CONN_MAX_BACKLOG (64u << 20)
 /* Unsent bytes of every client together: past it, the client that would
  * add more is dropped, so slow readers cannot take the daemon's memory. */
 #define CONN_BUDGET ((size_t)256 << 20)
@@ -527,9 +525,15 @@ conn_over(const struct conn *conn, size_t n)
 {
 	static char why[128];
 
+	/* How far behind in reading a client may fall (a watcher that
+	 * never reads, say), on top of one largest request. */
 	if (conn->counted + conn->held + n >
-	    CONN_MAX_BACKLOG + conn->td->cfg->max_request)
-		return "is not reading its replies";
+	    conn->td->cfg->max_unread + conn->td->cfg->max_request) {
+		snprintf(why, sizeof why, "is not reading its replies (over "
+		    "%" PRIu64 " bytes unread: max_unread)",
+		    conn->td->cfg->max_unread);
+		return why;
+	}
 	if (conn_total + n > CONN_BUDGET) {
 		snprintf(why, sizeof why, "would take the unsent output of "
 		    "all clients over %zu MiB", CONN_BUDGET >> 20);
@@ -779,6 +783,18 @@ unsigned
 conn_count(void)
 {
 	return conn_nlist;
+}
+
+unsigned
+conn_count_uid(uid_t uid)
+{
+	const struct conn *conn;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(conn, &conn_list, entry)
+		if (conn->uid == uid)
+			n++;
+	return n;
 }
 
 void

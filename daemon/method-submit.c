@@ -27,46 +27,58 @@
 /* Ten years: anything longer is a mistake, and fits a timer easily. */
 #define SUBMIT_TIMEOUT_MAX (10.0 * 365 * 86400)
 
-/* Who the job runs for: what its defaults come from. */
+/* Who the job runs as: what its defaults come from. */
 struct submit_user {
-	char name[64];
+	char name[256];
 	char home[4096];
+	char shell[4096];
 	const char *cwd;	/* the default: home when it is a directory */
 };
 
 /*
- * The passwd entry behind a submission's defaults. The last one is kept a
- * little while: a busy submitter would otherwise cost an NSS lookup (a read
- * of /etc/passwd, or a trip to a directory server) per job.
+ * The passwd entry of the user a job will run as: 0, or -1 after answering
+ * req (no such user, or a failed lookup). The last one is kept a little
+ * while: a busy submitter would otherwise cost an NSS lookup (a read of
+ * /etc/passwd, or a trip to a directory server) per job.
  */
 #define SUBMIT_USER_TTL_MS 10000
 
-static void
-submit_user(uid_t uid, struct submit_user *u)
+static int
+submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
 {
 	static struct submit_user cached;
 	static uid_t cached_uid;
 	static uint64_t cached_at;
 	uint64_t now = timefmt_mono_ms();
-	char *name = NULL, *home = NULL;
+	char *name = NULL, *home = NULL, *shell = NULL;
 	struct stat st;
 
 	if (cached_at != 0 && cached_uid == uid &&
 	    now - cached_at < SUBMIT_USER_TTL_MS) {
 		*u = cached;
 		u->cwd = cached.cwd == cached.home ? u->home : "/";
-		return;
+		return 0;
 	}
-	if (passwd_lookup(uid, &name, &home) == 0) {
-		snprintf(u->name, sizeof u->name, "%s", name);
-		snprintf(u->home, sizeof u->home, "%s",
-		    home[0] == '/' ? home : "/");
-		free(name);
-		free(home);
-	} else {
-		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
-		snprintf(u->home, sizeof u->home, "/");
+	if (passwd_lookup(uid, &name, &home, &shell) != 0) {
+		/* initgroups, HOME and the rest need the entry; a job with
+		 * none would run half set up. */
+		if (errno == ENOENT)
+			rpc_error(req, RPC_PERMISSION_DENIED, NULL,
+			    "uid %u has no entry in the password database: "
+			    "its jobs cannot run as a user the system does "
+			    "not know", (unsigned)uid);
+		else
+			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "cannot look up uid %u in the password "
+			    "database: %s", (unsigned)uid, strerror(errno));
+		return -1;
 	}
+	snprintf(u->name, sizeof u->name, "%s", name);
+	snprintf(u->home, sizeof u->home, "%s", home[0] == '/' ? home : "/");
+	snprintf(u->shell, sizeof u->shell, "%s", shell);
+	free(name);
+	free(home);
+	free(shell);
 	/* protocol.md: the home directory, else / (a user whose home was
 	 * never made still gets to run). */
 	u->cwd = stat(u->home, &st) == 0 && S_ISDIR(st.st_mode) ? u->home : "/";
@@ -74,6 +86,7 @@ submit_user(uid_t uid, struct submit_user *u)
 	cached.cwd = u->cwd == u->home ? cached.home : "/";
 	cached_uid = uid;
 	cached_at = now;
+	return 0;
 }
 
 /* A NULL-terminated copy of argv's strings, or NULL after answering. */
@@ -130,12 +143,13 @@ submit_env(struct rpc_req *req, json_t *env, const struct submit_user *u)
 	char **v;
 
 	if (env == NULL) {
-		if ((v = calloc(5, sizeof *v)) == NULL)
+		if ((v = calloc(6, sizeof *v)) == NULL)
 			goto nomem;
 		if ((v[0] = submit_var("PATH", "/usr/local/bin:/usr/bin:/bin"))
 		    == NULL || (v[1] = submit_var("HOME", u->home)) == NULL ||
 		    (v[2] = submit_var("USER", u->name)) == NULL ||
-		    (v[3] = submit_var("LOGNAME", u->name)) == NULL)
+		    (v[3] = submit_var("LOGNAME", u->name)) == NULL ||
+		    (v[4] = submit_var("SHELL", u->shell)) == NULL)
 			goto nomem;
 		return v;
 	}
@@ -225,6 +239,14 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
 		    "priority %s is full: %u jobs queued (max_queued)",
 		    p->name, queued);
+		return -1;
+	}
+	/* One user's backlog must leave room in the queues for others. */
+	queued = jobs_queued_by(td, job->uid);
+	if (queued >= td->cfg->max_queued_per_user) {
+		rpc_limit(req, "max_queued_per_user", "uid %u has %u jobs "
+		    "queued; the limit is %u (max_queued_per_user)",
+		    (unsigned)job->uid, queued, td->cfg->max_queued_per_user);
 		return -1;
 	}
 	return 0;
@@ -353,8 +375,9 @@ submit_handler(struct rpc_req *req, json_t *params)
 	job->gid = conn_gid(req->conn);
 	/* The defaults are those of whoever the job will run as: the
 	 * submitter for a root daemon, else the daemon's own user. */
-	submit_user(td->uid == 0 && td->cfg->run_as_submitter ? uid : td->uid,
-	    &user);
+	if (submit_user(req, td->uid == 0 && td->cfg->run_as_submitter ?
+	    uid : td->uid, &user) != 0)
+		goto fail;
 	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)

@@ -2,15 +2,14 @@
  * is once the timeout passes; the connection serves others meanwhile. */
 #include <math.h>
 
+#include "config.h"
 #include "conn.h"
 #include "job.h"
 #include "jobs.h"
 #include "method.h"
 #include "rpc.h"
+#include "triaged.h"
 #include "wait.h"
-
-/* Parked requests a connection may have at once. */
-#define WAIT_MAX_PER_CONN 10000
 
 static void
 wait_handler(struct rpc_req *req, json_t *params)
@@ -31,10 +30,10 @@ wait_handler(struct rpc_req *req, json_t *params)
 		method_reply_durable(req, jobs_json(rpc_daemon(req), job));
 		return;
 	}
-	if (conn_npending(req->conn) >= WAIT_MAX_PER_CONN) {
-		rpc_error(req, RPC_INVALID_REQUEST, NULL,
-		    "too many requests waiting on this connection (at most %d)",
-		    WAIT_MAX_PER_CONN);
+	if (conn_npending(req->conn) >= rpc_daemon(req)->cfg->max_waits) {
+		rpc_limit(req, "max_waits", "this connection has %u requests "
+		    "waiting already; the limit is %u (max_waits)",
+		    conn_npending(req->conn), rpc_daemon(req)->cfg->max_waits);
 		return;
 	}
 	/* A timeout under a millisecond still means "do not wait long". */

@@ -12,6 +12,7 @@ static void
 watch_handler(struct rpc_req *req, json_t *params)
 {
 	json_t *ids = json_object_get(params, "ids"), *id;
+	unsigned max = rpc_daemon(req)->cfg->max_watches;
 	uint64_t *v = NULL;
 	struct watch *w;
 	int prio;
@@ -40,7 +41,15 @@ watch_handler(struct rpc_req *req, json_t *params)
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	if (watch_set(req->conn, w) != 0) {
+	switch (watch_add(req->conn, w, max)) {
+	case 0:
+		break;
+	case -2:
+		watch_free(w);
+		rpc_limit(req, "max_watches", "this connection has %u watches "
+		    "already; the limit is %u (max_watches)", max, max);
+		return;
+	default:
 		watch_free(w);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;

@@ -28,6 +28,12 @@ static const struct method *const method_table[] = {
 	&method_watch,
 };
 
+size_t
+method_count(void)
+{
+	return sizeof method_table / sizeof method_table[0];
+}
+
 const struct method *
 method_find(const char *name)
 {

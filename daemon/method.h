@@ -4,6 +4,7 @@
 #define TRIAGED_METHOD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <jansson.h>
 
@@ -35,6 +36,8 @@ struct method {
 	void (*handler)(struct rpc_req *req, json_t *params);
 };
 
+/* How many methods there are. */
+size_t method_count(void);
 /* The method called name, or NULL. */
 const struct method *method_find(const char *name);
 

@@ -131,6 +131,25 @@ rpc_send_error(struct conn *conn, json_t *id, int code, const char *fmt, ...)
 	json_decref(msg);
 }
 
+void
+rpc_send_limit(struct conn *conn, const char *key, const char *fmt, ...)
+{
+	json_t *err, *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = rpc_error_object(RPC_QUEUE_FULL, fmt, ap);
+	va_end(ap);
+	if (err == NULL)
+		return;
+	json_object_set_new(json_object_get(err, "data"), "limit",
+	    json_string(key));
+	if ((msg = rpc_envelope(NULL, "error", err)) != NULL) {
+		conn_send(conn, msg);
+		json_decref(msg);
+	}
+}
+
 /* Counts the replies a batch keeps in memory against the client's limits. */
 static void
 rpc_batch_hold(struct rpc_batch *b)
@@ -293,6 +312,22 @@ rpc_error_data(struct rpc_req *req, int code, json_t *data, const char *fmt,
 	if (err != NULL && data != NULL)
 		json_object_set(err, "data", data);
 	json_decref(data);
+	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
+	    NULL);
+}
+
+void
+rpc_limit(struct rpc_req *req, const char *key, const char *fmt, ...)
+{
+	json_t *err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = rpc_error_object(RPC_QUEUE_FULL, fmt, ap);
+	va_end(ap);
+	if (err != NULL)
+		json_object_set_new(json_object_get(err, "data"), "limit",
+		    json_string(key));
 	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
 	    NULL);
 }

@@ -73,6 +73,15 @@ void rpc_error(struct rpc_req *req, int code, const char *field,
 void rpc_error_data(struct rpc_req *req, int code, json_t *data,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /*
+ * Answers req with -32003 for a bound of the config that the request would
+ * pass: data.limit names the config key, fmt says what was over it. The
+ * same outside any request (id null), for a connection refused.
+ */
+void rpc_limit(struct rpc_req *req, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rpc_send_limit(struct conn *conn, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/*
  * The handler will answer later: req stays valid until rpc_reply/rpc_error,
  * or until its connection closes, when cb(req, arg) is called to undo the
  * wait (it must not answer) and req is freed.
