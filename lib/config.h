@@ -48,6 +48,13 @@ struct config {
 	uint64_t max_request;
 	unsigned max_clients;
 	unsigned max_batch;	/* requests in one JSON-RPC batch */
+	/* A submission's bounds: argv and env strings, each with its NUL,
+	 * and the pointers to them must fit exec's ARG_MAX of 2 MiB. */
+	unsigned max_argv;
+	uint64_t max_argv_bytes;
+	unsigned max_env;
+	uint64_t max_env_bytes;
+	unsigned max_name;	/* bytes of a job's name */
 	uint64_t max_output;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;
