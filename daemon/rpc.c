@@ -85,6 +85,9 @@ rpc_update_intake(struct rpc_conn *rc)
 }
 
 /* The message is one line for people, whatever a client's input held. */
+static json_t *rpc_error_object(int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static json_t *
 rpc_error_object(int code, const char *fmt, va_list ap)
 {

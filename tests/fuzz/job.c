@@ -128,6 +128,20 @@ fuzz_json(const struct job *job, json_t *o)
 	    job->nafter);
 }
 
+/* Whether every string of v is UTF-8 (jansson takes no other). */
+static bool
+fuzz_utf8(char *const *v)
+{
+	json_t *s;
+
+	for (; *v != NULL; v++) {
+		if ((s = json_string(*v)) == NULL)
+			return false;
+		json_decref(s);
+	}
+	return true;
+}
+
 static int
 fuzz_load_cb(struct job *job, void *arg)
 {
@@ -144,11 +158,18 @@ fuzz_row(const struct job *job, json_t *o)
 {
 	struct db *db = fuzz_db();
 	struct job *back = NULL;
-	char **env = NULL;
+	char **env = NULL, *cause = NULL;
 	json_t *o2;
 	size_t i;
 
-	FUZZ_ASSERT(db_insert(db, job, NULL) == 0);
+	/* The row keeps env as JSON: refused unless it is UTF-8, as it is
+	 * when it comes from a request. */
+	if (db_insert(db, job, &cause) != 0) {
+		FUZZ_ASSERT(!fuzz_utf8(job->env));
+		free(cause);
+		return;
+	}
+	FUZZ_ASSERT(fuzz_utf8(job->env));
 	FUZZ_ASSERT(db_load(db, fuzz_load_cb, &back, NULL) == 0);
 	FUZZ_ASSERT(back != NULL);
 	FUZZ_ASSERT(db_env(db, job->id, &env, NULL) == 0);
