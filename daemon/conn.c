@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "frame.h"
 #include "log.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -355,8 +356,10 @@ static void
 conn_process(struct conn *conn)
 {
 	struct evbuffer *in;
-	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len;
+	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len, span;
 	uint64_t start = timefmt_mono_us();
+	enum frame_result framed;
+	size_t used;
 	struct evbuffer_ptr eol;
 	unsigned char *line;
 	bool stalled = false;
@@ -375,29 +378,26 @@ conn_process(struct conn *conn)
 			break;
 		}
 		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
-		if (eol.pos < 0) {
-			len = evbuffer_get_length(in);
-			if (len > max)
-				conn_refuse_line(conn);
-			else if (conn->read_eof && len > 0) {
-				/* The last line may lack its newline. */
-				line = evbuffer_pullup(in, -1);
-				conn->line_cb(conn, (char *)line, len,
-				    conn->reader_arg);
-				if (conn->bev != NULL)
-					evbuffer_drain(in, len);
-			}
+		len = evbuffer_get_length(in);
+		/* A partial line is not copied together while it grows:
+		 * frame_next could only say FRAME_MORE. */
+		if (len == 0 || (eol.pos < 0 && len <= max && !conn->read_eof))
 			break;
-		}
-		if ((size_t)eol.pos > max) {
+		/* frame_next needs the line and its newline in one piece,
+		 * and never more than max + 1 bytes. */
+		span = eol.pos >= 0 ? (size_t)eol.pos + 1 : len;
+		if (span > max + 1)
+			span = max + 1;
+		line = evbuffer_pullup(in, (ssize_t)span);
+		framed = frame_next((const char *)line, span, max,
+		    conn->read_eof, &len, &used);
+		if (framed == FRAME_TOO_LONG)
 			conn_refuse_line(conn);
+		if (framed != FRAME_LINE)
 			break;
-		}
-		line = evbuffer_pullup(in, eol.pos + 1);
-		conn->line_cb(conn, (char *)line, (size_t)eol.pos,
-		    conn->reader_arg);
+		conn->line_cb(conn, (char *)line, len, conn->reader_arg);
 		if (conn->bev != NULL)
-			evbuffer_drain(in, (size_t)eol.pos + 1);
+			evbuffer_drain(in, used);
 	}
 	if (conn->bev != NULL && !conn->closing && !conn->dropping &&
 	    !conn->read_eof) {

@@ -11,6 +11,20 @@
 #include "triaged.h"
 #include "wait.h"
 
+static int
+wait_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *timeout = json_object_get(params, "timeout");
+	double secs = timeout ? json_number_value(timeout) : 0;
+
+	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
+	    secs > 10.0 * 365 * 86400))
+		return method_fail(err, RPC_INVALID_PARAMS, "timeout",
+		    "\"timeout\" must be a number of seconds, 0 or more");
+	return method_check_id(ctx, params, err);
+}
+
 static void
 wait_handler(struct rpc_req *req, json_t *params)
 {
@@ -18,12 +32,6 @@ wait_handler(struct rpc_req *req, json_t *params)
 	double secs = timeout ? json_number_value(timeout) : 0;
 	struct job *job;
 
-	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
-	    secs > 10.0 * 365 * 86400)) {
-		rpc_error(req, RPC_INVALID_PARAMS, "timeout",
-		    "\"timeout\" must be a number of seconds, 0 or more");
-		return;
-	}
 	if ((job = method_job(req, params)) == NULL)
 		return;
 	if (job_state_terminal(job->state) || (timeout != NULL && secs == 0)) {
@@ -51,5 +59,6 @@ static const struct method_param wait_params[] = {
 const struct method method_wait = {
 	.name = "wait",
 	.params = wait_params,
+	.check = wait_check,
 	.handler = wait_handler,
 };

@@ -104,6 +104,26 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "max_queued_per_user", CONFIG_TYPE_UNSIGNED, 1, 100000000, "50000",
 	  D(max_queued_per_user), 0, NULL,
 	  "queued jobs of one uid over all priorities, 1 to 100000000" },
+	/* The most of all four fills 16384 * 8 * 2 bytes of pointers and
+	 * 768KiB * 2 of strings: 1.75MiB, under exec's ARG_MAX of 2MiB with
+	 * room for the TRIAGE_* variables, so that no job fails on E2BIG. */
+	{ "max_argv", CONFIG_TYPE_UNSIGNED, 1, 16384, "4096",
+	  D(max_argv), 0, NULL,
+	  "argv elements of a submission, 1 to 16384" },
+	{ "max_argv_bytes", CONFIG_TYPE_SIZE, KIB, 768 * KIB, "512KiB",
+	  D(max_argv_bytes), 0, NULL,
+	  "bytes of a submission's argv, each string's NUL counted, 1KiB "
+	  "to 768KiB" },
+	{ "max_env", CONFIG_TYPE_UNSIGNED, 0, 16384, "1024",
+	  D(max_env), 0, NULL,
+	  "environment variables of a submission, 0 to 16384" },
+	{ "max_env_bytes", CONFIG_TYPE_SIZE, KIB, 768 * KIB, "512KiB",
+	  D(max_env_bytes), 0, NULL,
+	  "bytes of a submission's env as K=V strings, each NUL counted, "
+	  "1KiB to 768KiB" },
+	{ "max_name", CONFIG_TYPE_UNSIGNED, 1, 4096, "256",
+	  D(max_name), 0, NULL,
+	  "bytes of a job's name, 1 to 4096" },
 	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
 	  D(max_output), 0, NULL,
 	  "captured bytes per stream per job, 0 to 1TiB" },

@@ -53,6 +53,13 @@ struct config {
 	unsigned max_watches;	/* watches per connection */
 	uint64_t max_unread;	/* unsent bytes per connection */
 	unsigned max_queued_per_user;
+	/* A submission's bounds: argv and env strings, each with its NUL,
+	 * and the pointers to them must fit exec's ARG_MAX of 2 MiB. */
+	unsigned max_argv;
+	uint64_t max_argv_bytes;
+	unsigned max_env;
+	uint64_t max_env_bytes;
+	unsigned max_name;	/* bytes of a job's name */
 	uint64_t max_output;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;
