@@ -117,6 +117,22 @@ test: $(TESTS)
 
 check: test
 
+# `make test-load`: a real triaged under 1,000 clients at once while it
+# runs many jobs of /bin/true end to end (tests/load/); it fails past 3
+# minutes. Too heavy for `make test`; .ci/run runs it. The binary also runs
+# alone: build/tests/test-loadrun (LOADRUN_JOBS=N for another count).
+.PHONY: test-load
+LOAD_SRC := $(wildcard tests/load/*.c)
+LOAD_OBJ := $(LOAD_SRC:%.c=$(BUILD)/obj/%.o)
+LOAD_BIN := $(BUILD)/tests/test-loadrun
+$(LOAD_OBJ): ALL_CPPFLAGS += -Itests/daemon
+$(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+# The program fails itself past 3 minutes; the timeout is for a hang.
+test-load: $(LOAD_BIN)
+	@TEST_TIMEOUT=200 sh tests/run-tests.sh $(LOAD_BIN)
+
 # triage under a real systemd: PID 1 of namespaces of its own, on an overlay
 # of the root, so the host's files are never written (tests/systemd/run.sh).
 # Needs root; skips, passing, where namespaces are not permitted. Not part
@@ -253,7 +269,8 @@ uninstall:
 	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
-	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC))
+	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
+	$(LOAD_SRC))
 
 # The submit benchmark: bench/*.c make build/bin/bench-submit, which starts
 # the triaged beside it on temp dirs. Options through BENCH_ARGS, e.g.

@@ -62,6 +62,11 @@ struct jobs_listener {
 
 struct jobs {
 	struct jobs_items items;
+	/* Granted jobs waiting for their start to be written (not for the
+	 * disk: see jobs_begin), in grant order; gen is a write's number. */
+	struct jobs_items launches;
+	uint64_t written;		/* the last write that succeeded */
+	bool launching;
 	uint64_t durable;		/* the last commit that succeeded */
 	struct event *publish_ev;	/* drains items already durable */
 	bool draining;
@@ -82,6 +87,7 @@ struct jobs {
 };
 
 static void jobs_drain(struct triaged *);
+static void jobs_launch_written(struct triaged *);
 static void jobs_begin(struct triaged *, struct job *);
 
 /* Counts job in prio and state: delta jobs more (or fewer). */
@@ -145,6 +151,16 @@ jobs_committed_cb(uint64_t generation, const char *cause, void *arg)
 	js->commits_failing = false;
 	js->durable = generation;
 	jobs_drain(td);
+	jobs_launch_written(td);
+}
+
+static void
+jobs_written_cb(uint64_t write, void *arg)
+{
+	struct triaged *td = arg;
+
+	td->jobs->written = write;
+	jobs_launch_written(td);
 }
 
 int
@@ -162,6 +178,7 @@ jobs_init(struct triaged *td, char **cause)
 		return -1;
 	}
 	TAILQ_INIT(&js->items);
+	TAILQ_INIT(&js->launches);
 	TAILQ_INIT(&js->admissions);
 	TAILQ_INIT(&js->retrials);
 	js->durable = store_generation(td->store) - 1;
@@ -179,6 +196,7 @@ jobs_init(struct triaged *td, char **cause)
 		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);
 	}
 	store_set_committed_cb(td->store, jobs_committed_cb, td);
+	store_set_written_cb(td->store, jobs_written_cb, td);
 	return 0;
 }
 
@@ -198,8 +216,13 @@ jobs_free(struct triaged *td)
 	if (js == NULL)
 		return;
 	store_set_committed_cb(td->store, NULL, NULL);
+	store_set_written_cb(td->store, NULL, NULL);
 	while ((it = TAILQ_FIRST(&js->items)) != NULL) {
 		TAILQ_REMOVE(&js->items, it, entry);
+		jobs_item_free(it);
+	}
+	while ((it = TAILQ_FIRST(&js->launches)) != NULL) {
+		TAILQ_REMOVE(&js->launches, it, entry);
 		jobs_item_free(it);
 	}
 	event_free(js->publish_ev);
@@ -399,6 +422,26 @@ jobs_drain(struct triaged *td)
 	js->draining = false;
 }
 
+/* Hands to their workers the granted jobs whose start is written; none
+ * while commits fail, as before the store wrote starts ahead. */
+static void
+jobs_launch_written(struct triaged *td)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_item *it;
+
+	if (js->launching || js->commits_failing)
+		return;
+	js->launching = true;
+	while ((it = TAILQ_FIRST(&js->launches)) != NULL &&
+	    it->gen <= js->written) {
+		TAILQ_REMOVE(&js->launches, it, entry);
+		jobs_launch(td, it);
+		jobs_item_free(it);
+	}
+	js->launching = false;
+}
+
 int
 jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg)
 {
@@ -417,8 +460,15 @@ jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg)
 	return 0;
 }
 
-/* The job holds its slots: that its attempt begins is written first, and
- * once that is on disk it is handed to a worker. */
+/*
+ * The job holds its slots: that its attempt begins is written first, and
+ * once that is in the database it is handed to a worker. Written, not
+ * synced: a crash of the daemon then finds the attempt begun (a power loss
+ * may lose it, and the job runs again as that attempt, which it never
+ * finished). So it does not wait behind a commit that waits for the disk
+ * for other jobs' ends: with few slots, that wait was the slot's idle time
+ * (store_update_soon).
+ */
 static void
 jobs_begin(struct triaged *td, struct job *job)
 {
@@ -433,11 +483,12 @@ jobs_begin(struct triaged *td, struct job *job)
 		return;
 	}
 	job->begun = true;
-	store_update_nosync(td->store, job);
+	store_update_soon(td->store, job);
 	it->kind = JOBS_LAUNCH;
 	it->id = job->id;
 	it->status.attempt = job->attempt;
-	jobs_item_add(td, it, store_generation(td->store));
+	it->gen = store_write_generation(td->store);
+	TAILQ_INSERT_TAIL(&td->jobs->launches, it, entry);
 }
 
 /* Into the semaphore, in the place its seq gives it. */

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -19,6 +18,7 @@
 #include "client.h"
 #include "config.h"
 #include "deps.h"
+#include "fdlimit.h"
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
@@ -199,18 +199,6 @@ own_socket(const char *flag, const struct config *cfg,
 	return path;
 }
 
-/* Enough descriptors for max_clients, as far as the hard limit allows. */
-static void
-raise_fd_limit(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
 /* Every change of a job's state, once on disk. */
 static void
 log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
@@ -388,7 +376,7 @@ main(int argc, char **argv)
 	if (td.pool == NULL)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
 	/* After the pool has noted the limit the jobs are to keep. */
-	raise_fd_limit();
+	fdlimit_raise(td.cfg->max_clients, td.cfg->workers);
 	if (asprintf(&db_path, "%s/triage.db", td.cfg->state_dir) < 0)
 		fatalx("out of memory");
 	if ((td.store = store_open(td.base, db_path, &cause)) == NULL)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,10 +21,16 @@
 #include "log.h"
 #include "rpc.h"
 #include "server.h"
+#include "timefmt.h"
 #include "triaged.h"
 
 /* How long the last replies may take to leave before the daemon exits. */
 #define SERVER_DRAIN_MS 2000
+/* Out of descriptors, accepting pauses and is tried again this often (and
+ * at once when a client leaves): a pending connection is then no busy
+ * loop of failing accepts, and a shortage no client caused (a job's
+ * files, a worker's socket) still ends. */
+#define SERVER_STARVED_RETRY_MS 200
 
 struct server {
 	struct triaged *td;
@@ -33,6 +40,9 @@ struct server {
 	bool accepting;
 	bool draining;		/* exit once the last client is gone */
 	bool fd_starved;	/* paused: out of file descriptors */
+	struct event *retry_ev;	/* the next try while fd_starved */
+	uint64_t starved_since_ms;	/* 0: accepts are not failing */
+	unsigned starved_tries;	/* accepts that failed in this episode */
 	time_t last_refusal_log;
 };
 
@@ -133,22 +143,79 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 }
 
-/* Out of descriptors: stop accepting until a connection closes. */
+/* Accepting again, after a pause for want of descriptors; the retry
+ * timer stays armed, to see whether the episode is over. */
+static void
+server_resume(struct server *srv)
+{
+	if (!srv->fd_starved)
+		return;
+	srv->fd_starved = false;
+	if (srv->accepting)
+		evconnlistener_enable(srv->listener);
+}
+
+/* A pause is over: accepting again. A whole period without a failed
+ * accept since the last resume: the episode is over. */
+static void
+server_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval calm = { 0,
+	    SERVER_STARVED_RETRY_MS * 1000 };
+	struct server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	if (srv->fd_starved) {
+		server_resume(srv);
+		evtimer_add(srv->retry_ev, &calm);
+		return;
+	}
+	log_notice("accepting clients again, after %llu ms short of "
+	    "descriptors (%u accepts paused)", (unsigned long long)
+	    (timefmt_mono_ms() - srv->starved_since_ms), srv->starved_tries);
+	srv->starved_since_ms = 0;
+	srv->starved_tries = 0;
+}
+
+/*
+ * Out of descriptors (or memory): the connection stays in the backlog, and
+ * the listener would report it again at once, for ever. So accepting
+ * pauses until a client leaves or SERVER_STARVED_RETRY_MS pass, and the
+ * warning comes once per episode, not once per try; its end is told too
+ * (server_retry_cb).
+ */
 static void
 server_error_cb(struct evconnlistener *l, void *arg)
 {
+	static const struct timeval retry = { 0,
+	    SERVER_STARVED_RETRY_MS * 1000 };
 	struct server *srv = arg;
 	int err = EVUTIL_SOCKET_ERROR();
+	struct rlimit rl;
 
-	if (err == EMFILE || err == ENFILE || err == ENOBUFS ||
-	    err == ENOMEM) {
-		log_warnx("accept: %s; pausing until a client leaves",
-		    strerror(err));
-		evconnlistener_disable(l);
-		srv->fd_starved = true;
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS &&
+	    err != ENOMEM) {
+		log_warnx("accept: %s", strerror(err));
 		return;
 	}
-	log_warnx("accept: %s", strerror(err));
+	evconnlistener_disable(l);
+	srv->fd_starved = true;
+	srv->starved_tries++;
+	if (evtimer_add(srv->retry_ev, &retry) != 0)
+		log_warnx("accept: cannot arm the retry timer; accepting "
+		    "again when a client leaves");
+	if (srv->starved_since_ms != 0)
+		return;
+	srv->starved_since_ms = timefmt_mono_ms();
+	if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_warnx("accept: %s (%u clients, descriptor limit %llu): "
+		    "pausing new connections until descriptors free up",
+		    strerror(err), conn_count(),
+		    (unsigned long long)rl.rlim_cur);
+	else
+		log_warnx("accept: %s (%u clients): pausing new connections "
+		    "until resources free up", strerror(err), conn_count());
 }
 
 static void
@@ -160,10 +227,7 @@ server_conn_closed_cb(void *arg)
 		event_base_loopexit(srv->td->base, NULL);
 		return;
 	}
-	if (srv->fd_starved && srv->accepting) {
-		srv->fd_starved = false;
-		evconnlistener_enable(srv->listener);
-	}
+	server_resume(srv);
 }
 
 static int
@@ -262,7 +326,15 @@ server_open(struct triaged *td, const char *path, int fd, char **cause)
 		return NULL;
 	}
 	srv->td = td;
+	if ((srv->retry_ev = evtimer_new(td->base, server_retry_cb, srv))
+	    == NULL) {
+		free(srv->path);
+		free(srv);
+		*cause = strdup("out of memory");
+		return NULL;
+	}
 	if (fd < 0 && (fd = server_bind(td->cfg, path, cause)) < 0) {
+		event_free(srv->retry_ev);
 		free(srv->path);
 		free(srv);
 		return NULL;
@@ -276,6 +348,7 @@ server_open(struct triaged *td, const char *path, int fd, char **cause)
 		close(fd);
 		if (srv->path != NULL)
 			unlink(srv->path);
+		event_free(srv->retry_ev);
 		free(srv->path);
 		free(srv);
 		*cause = strdup("cannot listen: out of memory");
@@ -293,6 +366,7 @@ server_stop_accepting(struct server *srv)
 	if (srv == NULL || !srv->accepting)
 		return;
 	srv->accepting = false;
+	evtimer_del(srv->retry_ev);
 	evconnlistener_free(srv->listener);
 	srv->listener = NULL;
 	/* The path goes now, so a new daemon can start beside our last
@@ -350,6 +424,7 @@ server_close(struct server *srv)
 		conn_close(conn);
 	if (srv->drain_ev != NULL)
 		event_free(srv->drain_ev);
+	event_free(srv->retry_ev);
 	free(srv->path);
 	free(srv);
 }

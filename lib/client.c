@@ -155,6 +155,12 @@ fail:
 	return NULL;
 }
 
+int
+client_fd(const struct client *c)
+{
+	return c->fd;
+}
+
 void
 client_free(struct client *c)
 {

@@ -76,6 +76,11 @@ int client_send_raw(struct client *c, const void *buf, size_t len);
 json_t *client_read_message(struct client *c, int timeout_ms,
     struct client_error *err);
 
+/* The connection's socket, for a caller that waits on many clients in
+ * poll(2): once it is readable, client_recv() with timeout_ms 0 takes
+ * every response that came, until it fails with ETIMEDOUT. Borrowed. */
+int client_fd(const struct client *c);
+
 /*
  * The socket path, as protocol.md orders it: flag if not NULL, then
  * env->triage_socket ($TRIAGE_SOCKET), then config_socket if not NULL (the

@@ -41,6 +41,11 @@ struct store {
 	uint64_t commits;		/* commits begun so far */
 	store_committed_cb committed_cb;
 	void *committed_arg;
+	uint64_t writes;		/* transactions that wrote soon */
+	bool wrote;			/* one did: tell written_cb */
+	store_written_cb written_cb;
+	void *written_arg;
+	struct store_vec soon;		/* uint64_t ids, store_update_soon */
 	struct store_vec jobs;		/* struct job *, by id */
 	uint64_t next_id;
 	struct store_vec staged;	/* struct store_staged */
@@ -198,6 +203,7 @@ store_close(struct store *st)
 	free(st->staged.v);
 	free(st->dirty.v);
 	free(st->removed.v);
+	free(st->soon.v);
 	free(st->syncs.v);
 	if (st->commit_ev != NULL)
 		event_free(st->commit_ev);
@@ -256,6 +262,27 @@ void
 store_update_nosync(struct store *st, struct job *job)
 {
 	store_mark(st, job, false);
+}
+
+void
+store_update_soon(struct store *st, struct job *job)
+{
+	/* Out of memory, it waits for the commit, as any change does. */
+	(void)store_push(&st->soon, sizeof job->id, &job->id);
+	store_mark(st, job, false);
+}
+
+uint64_t
+store_write_generation(const struct store *st)
+{
+	return st->writes + 1;
+}
+
+void
+store_set_written_cb(struct store *st, store_written_cb cb, void *arg)
+{
+	st->written_cb = cb;
+	st->written_arg = arg;
 }
 
 bool
@@ -387,10 +414,65 @@ store_txn(struct store *st, size_t first, size_t count, bool changes,
 		st->removed.n = 0;
 		st->paused_dirty = false;
 		st->need_fsync = false;
+		if (st->soon.n > 0) {
+			st->soon.n = 0;
+			st->writes++;
+			st->wrote = true;
+		}
 	}
 	return 0;
 fail:
 	db_rollback(st->db);
+	return -1;
+}
+
+static void
+store_tell_written(struct store *st)
+{
+	if (!st->wrote)
+		return;
+	st->wrote = false;
+	if (st->written_cb != NULL)
+		st->written_cb(st->writes, st->written_arg);
+}
+
+/*
+ * The rows of store_update_soon, in a transaction of their own that does
+ * not wait for the disk: the commit after it may wait (fsync) for others'
+ * changes, and the loop with it, while a granted job could already be on
+ * its way to a worker. 0, or -1 with nothing written (the commit writes
+ * them then).
+ */
+static int
+store_write_soon(struct store *st)
+{
+	uint64_t *ids = st->soon.v;
+	struct job *job;
+	char *cause = NULL;
+	size_t i;
+
+	if (db_set_sync(st->db, false, &cause) != 0 ||
+	    db_begin(st->db, &cause) != 0)
+		goto fail;
+	for (i = 0; i < st->soon.n; i++)
+		if ((job = store_get(st, ids[i])) != NULL &&
+		    db_update(st->db, job, &cause) != 0) {
+			db_rollback(st->db);
+			goto fail;
+		}
+	if (db_commit(st->db, &cause) != 0) {
+		db_rollback(st->db);
+		goto fail;
+	}
+	/* They stay dirty: the commit writes them again, at no cost to
+	 * speak of, rather than the store telling apart who needs what. */
+	st->soon.n = 0;
+	st->writes++;
+	st->wrote = true;
+	store_tell_written(st);
+	return 0;
+fail:
+	free(cause);
 	return -1;
 }
 
@@ -448,6 +530,7 @@ store_commit(struct store *st, char **cause)
 	if (st->committed_cb != NULL)
 		st->committed_cb(generation, rc == 0 ? NULL : err,
 		    st->committed_arg);
+	store_tell_written(st);
 	free(staged.v);
 	free(syncs.v);
 	free(ok);
@@ -468,6 +551,14 @@ store_commit_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* Rows wanted soon go first when the commit will wait for the disk;
+	 * the commit follows in the next turn, once the loop has sent what
+	 * they allowed (a job to its worker). */
+	if (st->soon.n > 0 && (st->need_fsync || st->staged.n > 0) &&
+	    store_write_soon(st) == 0) {
+		store_schedule(st);
+		return;
+	}
 	if (store_commit(st, &cause) != 0 &&
 	    (st->dirty.n > 0 || st->removed.n > 0 || st->paused_dirty) &&
 	    !evtimer_pending(st->commit_ev, NULL))

@@ -53,6 +53,19 @@ void store_update(struct store *st, struct job *job);
  * commit holding nothing else does not wait for the disk. */
 void store_update_nosync(struct store *st, struct job *job);
 
+/*
+ * The same, for a change something waits for that need not wait for the
+ * disk (a granted job's start, before its worker gets it): when the next
+ * commit would wait for the disk for other changes, this one is written
+ * ahead of it, in a transaction of its own.
+ */
+void store_update_soon(struct store *st, struct job *job);
+/* The number of the write that will hold a store_update_soon made now:
+ * written_cb is called with it, or a larger one, once it is written. */
+uint64_t store_write_generation(const struct store *st);
+typedef void (*store_written_cb)(uint64_t write, void *arg);
+void store_set_written_cb(struct store *st, store_written_cb cb, void *arg);
+
 /* Whether the priority called name is paused, as the store keeps it
  * across restarts. */
 bool store_paused(const struct store *st, const char *name);

@@ -26,7 +26,8 @@ struct tdaemon {
 
 /*
  * Starts triaged with a config made of its own [daemon] lines (socket,
- * state_dir) plus extra (more [daemon] keys, then any sections), and waits
+ * state_dir, log_level = debug unless extra begins with a log_level line)
+ * plus extra (more [daemon] keys, then any sections), and waits
  * until its socket answers. Fails the test if it does not come up.
  */
 struct tdaemon *tdaemon_start(const char *extra);
