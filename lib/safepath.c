@@ -11,6 +11,9 @@
 
 #include "safepath.h"
 
+static int safepath_fail(char **why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 static int
 safepath_fail(char **why, const char *fmt, ...)
 {
