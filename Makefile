@@ -40,7 +40,11 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Tests of the daemon's parts, and of the whole daemon over its socket.
 DTEST_SRC := $(wildcard tests/daemon/test-*.c)
 DTEST_BIN := $(DTEST_SRC:tests/daemon/%.c=$(BUILD)/tests/%)
-TESTS := $(UNIT_BIN) $(DTEST_BIN)
+# The fuzz targets' replays (see the fuzz section) are tests too.
+FUZZ_SRC := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
+FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/%.c=%)
+REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz-%)
+TESTS := $(UNIT_BIN) $(DTEST_BIN) $(REPLAY_BIN)
 
 .PHONY: all deps test check asan run clean install uninstall deb
 .DEFAULT_GOAL := all
@@ -265,7 +269,8 @@ uninstall:
 	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
-	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(LOAD_SRC))
+	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
+	$(LOAD_SRC))
 
 # The submit benchmark: bench/*.c make build/bin/bench-submit, which starts
 # the triaged beside it on temp dirs. Options through BENCH_ARGS, e.g.
@@ -282,3 +287,55 @@ $(BUILD)/bin/bench-submit: $(BENCH_OBJ) $(LIB)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 
 -include $(BENCH_SRC:%.c=$(BUILD)/obj/%.d)
+
+# ---- fuzz ----
+# libFuzzer targets, tests/fuzz/<target>.c with seeds in
+# tests/fuzz/corpus/<target>/, built with Debian's clang 14 into build/fuzz/
+# over the code of lib/ and daemon/ compiled again with its coverage
+# instrumentation. `make fuzz` runs each for FUZZ_SECONDS from a copy of its
+# seeds, FUZZ_JOBS at a time (tests/fuzz/run.sh). `make test` replays the
+# seeds and tests/fuzz/regress/<target>/ (crashes found, fixed) through each
+# target built with $(CC) and tests/fuzz/replay.c instead of libFuzzer.
+FUZZ_TOOLS := clang-14 libclang-rt-14-dev
+FUZZ_CC := clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 2
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+FUZZ_CFLAGS = -std=c17 $(WARNINGS) -O1 -g $(FUZZ_SAN) -MMD -MP
+FUZZ_CODE_OBJ := $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(LIB_SRC) $(DAEMON_SRC))
+FUZZ_BIN := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
+.PHONY: fuzz fuzz-build
+
+fuzz-build:
+	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(FUZZ_TOOLS)"
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
+
+fuzz: fuzz-build
+	@bash tests/fuzz/run.sh $(BUILD) $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_TARGETS)
+
+# The code under test: edge coverage for libFuzzer, no fuzzer main().
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(BUILD)/fuzz/obj/tests/fuzz/%.o: tests/fuzz/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(ALL_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -c -o $@ $<
+
+$(FUZZ_BIN): $(BUILD)/fuzz/%: $(BUILD)/fuzz/obj/tests/fuzz/%.o $(FUZZ_CODE_OBJ)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
+
+# The replays: each target with replay.c's main(), which knows its name.
+# A static pattern: a generic one would also "make" the .d files below.
+REPLAY_OBJ := $(FUZZ_TARGETS:%=$(BUILD)/obj/tests/fuzz/replay-%.o)
+$(REPLAY_OBJ): $(BUILD)/obj/tests/fuzz/replay-%.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -DFUZZ_TARGET='"$*"' -c -o $@ $<
+
+$(REPLAY_BIN): $(BUILD)/tests/fuzz-%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay-%.o $(DAEMON_LIB) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(SYS_LIBS)
+
+-include $(patsubst %.c,$(BUILD)/fuzz/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) $(FUZZ_SRC))
+-include $(REPLAY_OBJ:%.o=%.d)

@@ -29,6 +29,23 @@ static const char *const cmd_stats_states[] = {
 	"lost", NULL,
 };
 
+/* The security model in one line: whose rights a job gets. */
+static void
+cmd_stats_run_as(const json_t *run_as)
+{
+	const char *user = json_string_value(json_object_get(run_as, "user"));
+	char a[24];
+
+	if (!json_is_object(run_as))
+		printf("run as:   -\n");
+	else if (json_is_true(json_object_get(run_as, "submitter")))
+		printf("run as:   each job's submitter\n");
+	else
+		printf("run as:   %s (uid %s), whoever submits\n",
+		    user != NULL ? user : "?",
+		    format_int(json_object_get(run_as, "uid"), a, sizeof a));
+}
+
 static void
 cmd_stats_print(const json_t *stats)
 {
@@ -48,6 +65,7 @@ cmd_stats_print(const json_t *stats)
 	for (s = cmd_stats_states; *s != NULL; s++)
 		printf(" %s %s%s", format_int(json_object_get(jobs, *s), a,
 		    sizeof a), *s, s[1] != NULL ? "," : "\n");
+	cmd_stats_run_as(json_object_get(stats, "run_as"));
 	uptime = json_number_value(json_object_get(stats, "uptime"));
 	printf("uptime:   %s\n", format_span(
 	    json_is_number(json_object_get(stats, "uptime")) ?

@@ -1,6 +1,7 @@
 /* conn.c - one client connection: line framing with the max_request limit,
  * the peer's credentials, and its outgoing bytes, with backpressure. */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,13 +16,11 @@
 
 #include "config.h"
 #include "conn.h"
+#include "frame.h"
 #include "log.h"
 #include "timefmt.h"
 #include "triaged.h"
 
-/* How far behind in reading a client may fall (a watcher that never reads,
- * say) before it loses its connection, on top of one largest request. */
-#define CONN_MAX_BACKLOG (64u << 20)
 /* Unsent bytes of every client together: past it, the client that would
  * add more is dropped, so slow readers cannot take the daemon's memory. */
 #define CONN_BUDGET ((size_t)256 << 20)
@@ -357,8 +356,10 @@ static void
 conn_process(struct conn *conn)
 {
 	struct evbuffer *in;
-	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len;
+	size_t max = (size_t)conn->td->cfg->max_request, eol_len, len, span;
 	uint64_t start = timefmt_mono_us();
+	enum frame_result framed;
+	size_t used;
 	struct evbuffer_ptr eol;
 	unsigned char *line;
 	bool stalled = false;
@@ -377,29 +378,26 @@ conn_process(struct conn *conn)
 			break;
 		}
 		eol = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
-		if (eol.pos < 0) {
-			len = evbuffer_get_length(in);
-			if (len > max)
-				conn_refuse_line(conn);
-			else if (conn->read_eof && len > 0) {
-				/* The last line may lack its newline. */
-				line = evbuffer_pullup(in, -1);
-				conn->line_cb(conn, (char *)line, len,
-				    conn->reader_arg);
-				if (conn->bev != NULL)
-					evbuffer_drain(in, len);
-			}
+		len = evbuffer_get_length(in);
+		/* A partial line is not copied together while it grows:
+		 * frame_next could only say FRAME_MORE. */
+		if (len == 0 || (eol.pos < 0 && len <= max && !conn->read_eof))
 			break;
-		}
-		if ((size_t)eol.pos > max) {
+		/* frame_next needs the line and its newline in one piece,
+		 * and never more than max + 1 bytes. */
+		span = eol.pos >= 0 ? (size_t)eol.pos + 1 : len;
+		if (span > max + 1)
+			span = max + 1;
+		line = evbuffer_pullup(in, (ssize_t)span);
+		framed = frame_next((const char *)line, span, max,
+		    conn->read_eof, &len, &used);
+		if (framed == FRAME_TOO_LONG)
 			conn_refuse_line(conn);
+		if (framed != FRAME_LINE)
 			break;
-		}
-		line = evbuffer_pullup(in, eol.pos + 1);
-		conn->line_cb(conn, (char *)line, (size_t)eol.pos,
-		    conn->reader_arg);
+		conn->line_cb(conn, (char *)line, len, conn->reader_arg);
 		if (conn->bev != NULL)
-			evbuffer_drain(in, (size_t)eol.pos + 1);
+			evbuffer_drain(in, used);
 	}
 	if (conn->bev != NULL && !conn->closing && !conn->dropping &&
 	    !conn->read_eof) {
@@ -527,9 +525,15 @@ conn_over(const struct conn *conn, size_t n)
 {
 	static char why[128];
 
+	/* How far behind in reading a client may fall (a watcher that
+	 * never reads, say), on top of one largest request. */
 	if (conn->counted + conn->held + n >
-	    CONN_MAX_BACKLOG + conn->td->cfg->max_request)
-		return "is not reading its replies";
+	    conn->td->cfg->max_unread + conn->td->cfg->max_request) {
+		snprintf(why, sizeof why, "is not reading its replies (over "
+		    "%" PRIu64 " bytes unread: max_unread)",
+		    conn->td->cfg->max_unread);
+		return why;
+	}
 	if (conn_total + n > CONN_BUDGET) {
 		snprintf(why, sizeof why, "would take the unsent output of "
 		    "all clients over %zu MiB", CONN_BUDGET >> 20);
@@ -779,6 +783,18 @@ unsigned
 conn_count(void)
 {
 	return conn_nlist;
+}
+
+unsigned
+conn_count_uid(uid_t uid)
+{
+	const struct conn *conn;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(conn, &conn_list, entry)
+		if (conn->uid == uid)
+			n++;
+	return n;
 }
 
 void

@@ -102,6 +102,8 @@ void conn_unref(struct conn *conn);
 struct conn *conn_first(void);
 struct conn *conn_next(struct conn *conn);
 unsigned conn_count(void);
+/* How many of them are uid's. */
+unsigned conn_count_uid(uid_t uid);
 
 /* Called whenever a connection closes, so the server can accept again. */
 void conn_set_closed_cb(void (*cb)(void *), void *arg);

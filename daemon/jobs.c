@@ -13,12 +13,14 @@
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
+#include "passwd.h"
 #include "pool.h"
 #include "psem.h"
 #include "run.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
+#include "uidcount.h"
 #include "version.h"
 
 /*
@@ -76,6 +78,8 @@ struct jobs {
 	int64_t next_seq;		/* queue order of the next at a tail */
 	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES];
 	unsigned staged[CONFIG_PRIORITIES_MAX];	/* not committed yet */
+	/* Queued or staged jobs of each submitter: max_queued_per_user. */
+	struct uidcount queued_by_uid;
 	/* What holds a priority's index outside the store, for
 	 * jobs_reprioritize. */
 	struct jobs_admissions admissions;
@@ -85,6 +89,26 @@ struct jobs {
 static void jobs_drain(struct triaged *);
 static void jobs_launch_written(struct triaged *);
 static void jobs_begin(struct triaged *, struct job *);
+
+/* Counts job in prio and state: delta jobs more (or fewer). */
+static void
+jobs_tally(struct jobs *js, const struct job *job, unsigned prio,
+    enum job_state state, int delta)
+{
+	js->counts[prio][state] += (unsigned)delta;
+	/* Out of memory, a count stays short, and errs on the lenient side. */
+	if (state == JOB_QUEUED)
+		(void)uidcount_add(&js->queued_by_uid, job->uid, delta);
+}
+
+/* The same for a submission that is not committed yet. */
+static void
+jobs_tally_staged(struct jobs *js, const struct job *job, unsigned prio,
+    int delta)
+{
+	js->staged[prio] += (unsigned)delta;
+	(void)uidcount_add(&js->queued_by_uid, job->uid, delta);
+}
 
 static struct job *
 jobs_of_waiter(struct psem_waiter *w)
@@ -203,6 +227,7 @@ jobs_free(struct triaged *td)
 	}
 	event_free(js->publish_ev);
 	free(js->listeners);
+	uidcount_clear(&js->queued_by_uid);
 	free(js);
 	td->jobs = NULL;
 	psem_free(td->sem);
@@ -290,8 +315,8 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 	unsigned prio = job->waiter.prio;
 	int64_t now = timefmt_now();
 
-	js->counts[prio][from]--;
-	js->counts[prio][to]++;
+	jobs_tally(js, job, prio, from, -1);
+	jobs_tally(js, job, prio, to, 1);
 	if (to == JOB_RUNNING)
 		job->started_at = now;
 	job->state = to;
@@ -542,7 +567,7 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 	unsigned prio = job->waiter.prio;
 
 	TAILQ_REMOVE(&js->admissions, a, entry);
-	js->staged[prio]--;
+	jobs_tally_staged(js, job, prio, -1);
 	if (!ok) {
 		/* Its place is published as nothing (no job has its id), and
 		 * keeps nothing behind it waiting. */
@@ -552,7 +577,7 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 		job_free(job);
 		a->done_cb(td, NULL, cause, a->arg);
 	} else {
-		js->counts[prio][JOB_QUEUED]++;
+		jobs_tally(js, job, prio, JOB_QUEUED, 1);
 		job_status_get(job, &a->queued->status);
 		jobs_admit(td, job);
 		a->done_cb(td, job, NULL, a->arg);
@@ -583,7 +608,7 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 		free(a);
 		return -1;
 	}
-	td->jobs->staged[prio]++;
+	jobs_tally_staged(td->jobs, job, prio, 1);
 	a->job = job;
 	TAILQ_INSERT_TAIL(&td->jobs->admissions, a, entry);
 	/* Its id is known now; its status once the commit is over. */
@@ -626,8 +651,8 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 		} else {
 			log_warnx("job %llu: its retry could not be stored: "
 			    "%s", (unsigned long long)r->id, cause);
-			js->counts[job->waiter.prio][JOB_QUEUED]--;
-			js->counts[r->prio][r->state]++;
+			jobs_tally(js, job, job->waiter.prio, JOB_QUEUED, -1);
+			jobs_tally(js, job, r->prio, r->state, 1);
 			job->waiter.prio = r->prio;
 			job_status_set(job, &r->before);
 			free(job->reason);
@@ -665,8 +690,8 @@ jobs_retry(struct triaged *td, struct job *job, unsigned prio,
 	r->done_cb = done_cb;
 	r->arg = arg;
 	TAILQ_INSERT_TAIL(&js->retrials, r, entry);
-	js->counts[job->waiter.prio][job->state]--;
-	js->counts[prio][JOB_QUEUED]++;
+	jobs_tally(js, job, job->waiter.prio, job->state, -1);
+	jobs_tally(js, job, prio, JOB_QUEUED, 1);
 	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
 	job_new_attempt(job);
 	job_set_reason(job, NULL);
@@ -798,7 +823,7 @@ void
 jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
 {
 	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
-	td->jobs->counts[prio][job->state]++;
+	jobs_tally(td->jobs, job, prio, job->state, 1);
 	if (job_state_terminal(job->state))
 		job_drop_env(job);
 }
@@ -837,9 +862,11 @@ jobs_forget(struct triaged *td, uint64_t id)
 	}
 	prio = job->waiter.prio;
 	state = job->state;
-	if (store_remove(td->store, id) != 0)
+	jobs_tally(td->jobs, job, prio, state, -1);
+	if (store_remove(td->store, id) != 0) {
+		jobs_tally(td->jobs, job, prio, state, 1);
 		return -1;
-	td->jobs->counts[prio][state]--;
+	}
 	return 0;
 }
 
@@ -943,6 +970,12 @@ jobs_count(const struct triaged *td, int prio, enum job_state state)
 }
 
 unsigned
+jobs_queued_by(const struct triaged *td, uid_t uid)
+{
+	return uidcount_get(&td->jobs->queued_by_uid, uid);
+}
+
+unsigned
 jobs_staged(const struct triaged *td, int prio)
 {
 	unsigned i, n = 0;
@@ -952,6 +985,22 @@ jobs_staged(const struct triaged *td, int prio)
 	for (i = 0; i < CONFIG_PRIORITIES_MAX; i++)
 		n += td->jobs->staged[i];
 	return n;
+}
+
+/* Whom jobs run as: {"submitter": true}, or the one user every job runs
+ * as, by uid and name (a daemon that is not root runs them as itself). */
+static json_t *
+jobs_run_as(const struct triaged *td)
+{
+	static char *name;	/* looked up once: our uid never changes */
+	uid_t uid = td->uid;
+
+	if (uid == 0 && td->cfg->run_as_submitter)
+		return json_pack("{sb}", "submitter", 1);
+	if (name == NULL && passwd_lookup(uid, &name, NULL, NULL) != 0)
+		name = NULL;
+	return json_pack("{sb sI s?}", "submitter", 0, "uid",
+	    (json_int_t)uid, "user", name);
 }
 
 json_t *
@@ -989,7 +1038,7 @@ jobs_stats(struct triaged *td)
 	for (i = 0; i < JOB_NSTATES; i++)
 		json_object_set_new(counts, job_state_name(i),
 		    json_integer((json_int_t)jobs_count(td, -1, i)));
-	return json_pack("{sI sI sI sI so so sf ss ss}",
+	return json_pack("{sI sI sI sI so so sf ss ss so}",
 	    "slots", (json_int_t)psem_permits(td->sem),
 	    /* What is held: above slots for a while after a reload made
 	     * them fewer. */
@@ -1000,5 +1049,6 @@ jobs_stats(struct triaged *td)
 	    "jobs", counts,
 	    "uptime", (double)(timefmt_mono_ms() - td->started_mono_ms) / 1000,
 	    "version", TRIAGE_VERSION,
-	    "policy", cfg->policy);
+	    "policy", cfg->policy,
+	    "run_as", jobs_run_as(td));
 }

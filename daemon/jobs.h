@@ -138,5 +138,7 @@ int jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map);
 unsigned jobs_count(const struct triaged *td, int prio, enum job_state state);
 /* Submissions staged, not yet committed, in prio (-1: every priority). */
 unsigned jobs_staged(const struct triaged *td, int prio);
+/* uid's jobs queued or staged, in every priority. */
+unsigned jobs_queued_by(const struct triaged *td, uid_t uid);
 
 #endif

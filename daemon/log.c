@@ -95,6 +95,9 @@ log_escape(const char *in, char *out, size_t size)
 }
 
 /* One write per message, so lines never interleave. */
+static void log_vwrite(int prio, int errnum, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+
 static void
 log_vwrite(int prio, int errnum, const char *fmt, va_list ap)
 {

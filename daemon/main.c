@@ -30,6 +30,7 @@
 #include "reload.h"
 #include "rpc.h"
 #include "run.h"
+#include "safepath.h"
 #include "server.h"
 #include "shutdown.h"
 #include "store.h"
@@ -98,18 +99,39 @@ mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Nobody but root and us may have made dir or be able to change it: the
+ * jobs in it run as their submitters, and the socket decides who is who. */
+static void
+check_dir_safe(const char *what, const char *dir, uid_t uid)
+{
+	char *why = NULL;
+
+	if (safepath_check(dir, uid, &why) != 0)
+		fatalx("not starting: %s %s is unsafe: %s", what, dir,
+		    why ? why : "out of memory");
+}
+
 static void
 setup_state_dir(struct triaged *td)
 {
 	const char *dir = td->cfg->state_dir;
 	struct stat st;
 
+	check_dir_safe("state_dir", dir, td->uid);
 	if (mkdirs(dir, 0700) != 0)
 		fatal("state_dir %s: cannot create it", dir);
 	if (stat(dir, &st) != 0)
 		fatal("state_dir %s", dir);
 	if (!S_ISDIR(st.st_mode))
 		fatalx("state_dir %s: not a directory", dir);
+	check_dir_safe("state_dir", dir, td->uid);
+	/* What jobs wrote is for their users only, through the daemon. */
+	if ((st.st_mode & 077) != 0) {
+		if (chmod(dir, 0700) != 0)
+			fatal("state_dir %s: cannot make it 0700", dir);
+		log_notice("state_dir %s: mode %04o made 0700", dir,
+		    (unsigned)(st.st_mode & 07777));
+	}
 	if (access(dir, W_OK | X_OK) != 0)
 		fatal("state_dir %s: not writable", dir);
 	if (asprintf(&td->output_dir, "%s/output", dir) < 0)
@@ -166,8 +188,10 @@ own_socket(const char *flag, const struct config *cfg,
 		fatalx("out of memory");
 	if (strrchr(dir, '/') != NULL && strrchr(dir, '/') != dir) {
 		*strrchr(dir, '/') = '\0';
+		check_dir_safe("socket directory", dir, geteuid());
 		if (mkdirs(dir, 0755) != 0)
 			fatal("socket directory %s", dir);
+		check_dir_safe("socket directory", dir, geteuid());
 	}
 	free(dir);
 	if (server_check(path, &cause) != 0)
@@ -303,7 +327,7 @@ main(int argc, char **argv)
 	caller.triage_config = getenv("TRIAGE_CONFIG");
 	if (caller.euid != 0 &&
 	    (caller.home == NULL || caller.home[0] != '/') &&
-	    passwd_lookup(caller.euid, NULL, &pw_home) == 0)
+	    passwd_lookup(caller.euid, NULL, &pw_home, NULL) == 0)
 		caller.home = pw_home;
 	opts.path = config_path(config_flag, &caller, &opts.optional);
 	opts.env = &caller;
@@ -373,6 +397,7 @@ main(int argc, char **argv)
 		.kill_grace_ms = td.cfg->kill_grace_ms,
 		.max_output = td.cfg->max_output,
 		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
+		.no_new_privs = td.cfg->no_new_privs,
 	};
 	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
 	    &td)) == NULL || (deps = deps_new()) == NULL)

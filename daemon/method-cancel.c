@@ -28,5 +28,6 @@ static const struct method_param cancel_params[] = {
 const struct method method_cancel = {
 	.name = "cancel",
 	.params = cancel_params,
+	.check = method_check_id,
 	.handler = cancel_handler,
 };

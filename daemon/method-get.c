@@ -20,5 +20,6 @@ static const struct method_param get_params[] = {
 const struct method method_get = {
 	.name = "get",
 	.params = get_params,
+	.check = method_check_id,
 	.handler = get_handler,
 };

@@ -163,6 +163,35 @@ list_step(struct list *l)
 		evtimer_add(l->ev, &now);
 }
 
+static int
+list_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *states = json_object_get(params, "state");
+	json_t *limit = json_object_get(params, "limit");
+	json_t *after = json_object_get(params, "after_id");
+	json_t *s;
+	size_t i;
+
+	if (method_check_priority(ctx, params, err) != 0)
+		return -1;
+	json_array_foreach(states, i, s)
+		if (!json_is_string(s) ||
+		    job_state_parse(json_string_value(s)) < 0)
+			return method_fail(err, RPC_INVALID_PARAMS, "state",
+			    "\"state\" must hold state names (queued, "
+			    "running, succeeded, failed, timed_out, canceled, "
+			    "lost)");
+	if (limit != NULL && (json_integer_value(limit) < 1 ||
+	    json_integer_value(limit) > LIST_MAX_LIMIT))
+		return method_fail(err, RPC_INVALID_PARAMS, "limit",
+		    "\"limit\" must be from 1 to %d", LIST_MAX_LIMIT);
+	if (after != NULL && json_integer_value(after) < 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "after_id",
+		    "\"after_id\" must be 0 or more");
+	return 0;
+}
+
 static void
 list_handler(struct rpc_req *req, json_t *params)
 {
@@ -170,13 +199,11 @@ list_handler(struct rpc_req *req, json_t *params)
 	json_t *states = json_object_get(params, "state");
 	json_t *limit = json_object_get(params, "limit");
 	json_t *after = json_object_get(params, "after_id");
+	int prio = method_priority(td->cfg, params);
 	struct list *l;
 	json_t *s;
-	int prio, st;
 	size_t i;
 
-	if ((prio = method_priority(req, params)) == -2)
-		return;
 	if ((l = calloc(1, sizeof *l)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
@@ -190,35 +217,12 @@ list_handler(struct rpc_req *req, json_t *params)
 	l->first = true;
 	for (i = 0; i < JOB_NSTATES; i++)
 		l->want[i] = states == NULL;
-	json_array_foreach(states, i, s) {
-		if (!json_is_string(s) ||
-		    (st = job_state_parse(json_string_value(s))) < 0) {
-			list_free(l);
-			rpc_error(req, RPC_INVALID_PARAMS, "state",
-			    "\"state\" must hold state names (queued, running, "
-			    "succeeded, failed, timed_out, canceled, lost)");
-			return;
-		}
-		l->want[st] = true;
-	}
-	if (limit != NULL) {
+	json_array_foreach(states, i, s)
+		l->want[job_state_parse(json_string_value(s))] = true;
+	if (limit != NULL)
 		l->left = json_integer_value(limit);
-		if (l->left < 1 || l->left > LIST_MAX_LIMIT) {
-			list_free(l);
-			rpc_error(req, RPC_INVALID_PARAMS, "limit",
-			    "\"limit\" must be from 1 to %d", LIST_MAX_LIMIT);
-			return;
-		}
-	}
-	if (after != NULL) {
-		if (json_integer_value(after) < 0) {
-			list_free(l);
-			rpc_error(req, RPC_INVALID_PARAMS, "after_id",
-			    "\"after_id\" must be 0 or more");
-			return;
-		}
+	if (after != NULL)
 		l->id = (uint64_t)json_integer_value(after);
-	}
 	if ((l->out = rpc_result_begin(req)) == NULL ||
 	    evbuffer_add(l->out, "{\"jobs\":[", 9) != 0) {
 		list_free(l);
@@ -239,5 +243,6 @@ static const struct method_param list_params[] = {
 const struct method method_list = {
 	.name = "list",
 	.params = list_params,
+	.check = list_check,
 	.handler = list_handler,
 };

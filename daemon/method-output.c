@@ -89,6 +89,28 @@ output_attempt(const struct job *job)
 	return job->attempt > 1 && !begun ? job->attempt - 1 : job->attempt;
 }
 
+static int
+output_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	const char *stream = json_string_value(json_object_get(params,
+	    "stream"));
+	json_t *joff = json_object_get(params, "offset");
+	json_t *jlim = json_object_get(params, "limit");
+
+	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "stream",
+		    "\"stream\" must be \"stdout\" or \"stderr\"");
+	if (joff != NULL && json_integer_value(joff) < 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "offset",
+		    "\"offset\" must be 0 or more");
+	if (jlim != NULL && (json_integer_value(jlim) < 1 ||
+	    json_integer_value(jlim) > OUTPUT_MAX_LIMIT))
+		return method_fail(err, RPC_INVALID_PARAMS, "limit",
+		    "\"limit\" must be from 1 to %d", OUTPUT_MAX_LIMIT);
+	return method_check_id(ctx, params, err);
+}
+
 static void
 output_handler(struct rpc_req *req, json_t *params)
 {
@@ -110,21 +132,6 @@ output_handler(struct rpc_req *req, json_t *params)
 	json_t *data;
 	int fd;
 
-	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
-		rpc_error(req, RPC_INVALID_PARAMS, "stream",
-		    "\"stream\" must be \"stdout\" or \"stderr\"");
-		return;
-	}
-	if (offset < 0) {
-		rpc_error(req, RPC_INVALID_PARAMS, "offset",
-		    "\"offset\" must be 0 or more");
-		return;
-	}
-	if (limit < 1 || limit > OUTPUT_MAX_LIMIT) {
-		rpc_error(req, RPC_INVALID_PARAMS, "limit",
-		    "\"limit\" must be from 1 to %d", OUTPUT_MAX_LIMIT);
-		return;
-	}
 	if ((job = method_job(req, params)) == NULL ||
 	    !method_may_act(req, job, "read the output of"))
 		return;
@@ -181,5 +188,6 @@ static const struct method_param output_params[] = {
 const struct method method_output = {
 	.name = "output",
 	.params = output_params,
+	.check = output_check,
 	.handler = output_handler,
 };

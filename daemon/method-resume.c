@@ -5,14 +5,13 @@
 #include "method.h"
 #include "notify.h"
 #include "rpc.h"
+#include "triaged.h"
 
 static void
 resume_handler(struct rpc_req *req, json_t *params)
 {
-	int prio;
+	int prio = method_priority(rpc_daemon(req)->cfg, params);
 
-	if ((prio = method_priority(req, params)) == -2)
-		return;
 	jobs_set_paused(rpc_daemon(req), prio, false, conn_uid(req->conn));
 	notify_changed(rpc_daemon(req));
 	/* Answered once the pause state is on disk, kept across restarts. */
@@ -27,6 +26,7 @@ static const struct method_param resume_params[] = {
 const struct method method_resume = {
 	.name = "resume",
 	.params = resume_params,
+	.check = method_check_priority,
 	.flags = METHOD_ADMIN,
 	.handler = resume_handler,
 };

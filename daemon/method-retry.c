@@ -62,5 +62,6 @@ static const struct method_param retry_params[] = {
 const struct method method_retry = {
 	.name = "retry",
 	.params = retry_params,
+	.check = method_check_id,
 	.handler = retry_handler,
 };

@@ -21,52 +21,63 @@
 #include "timefmt.h"
 #include "triaged.h"
 
-#define SUBMIT_NAME_MAX 256
 #define SUBMIT_RETRIES_MAX 1000
 #define SUBMIT_AFTER_MAX 1000
 /* Ten years: anything longer is a mistake, and fits a timer easily. */
 #define SUBMIT_TIMEOUT_MAX (10.0 * 365 * 86400)
 
-/* Who the job runs for: what its defaults come from. */
+/* Who the job runs as: what its defaults come from. */
 struct submit_user {
-	char name[64];
+	char name[256];
 	char home[4096];
+	char shell[4096];
 	const char *cwd;	/* the default: home when it is a directory */
 };
 
 /*
- * The passwd entry behind a submission's defaults. The last one is kept a
- * little while: a busy submitter would otherwise cost an NSS lookup (a read
- * of /etc/passwd, or a trip to a directory server) per job.
+ * The passwd entry of the user a job will run as: 0, or -1 after answering
+ * req (no such user, or a failed lookup). The last one is kept a little
+ * while: a busy submitter would otherwise cost an NSS lookup (a read of
+ * /etc/passwd, or a trip to a directory server) per job.
  */
 #define SUBMIT_USER_TTL_MS 10000
 
-static void
-submit_user(uid_t uid, struct submit_user *u)
+static int
+submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
 {
 	static struct submit_user cached;
 	static uid_t cached_uid;
 	static uint64_t cached_at;
 	uint64_t now = timefmt_mono_ms();
-	char *name = NULL, *home = NULL;
+	char *name = NULL, *home = NULL, *shell = NULL;
 	struct stat st;
 
 	if (cached_at != 0 && cached_uid == uid &&
 	    now - cached_at < SUBMIT_USER_TTL_MS) {
 		*u = cached;
 		u->cwd = cached.cwd == cached.home ? u->home : "/";
-		return;
+		return 0;
 	}
-	if (passwd_lookup(uid, &name, &home) == 0) {
-		snprintf(u->name, sizeof u->name, "%s", name);
-		snprintf(u->home, sizeof u->home, "%s",
-		    home[0] == '/' ? home : "/");
-		free(name);
-		free(home);
-	} else {
-		snprintf(u->name, sizeof u->name, "%u", (unsigned)uid);
-		snprintf(u->home, sizeof u->home, "/");
+	if (passwd_lookup(uid, &name, &home, &shell) != 0) {
+		/* initgroups, HOME and the rest need the entry; a job with
+		 * none would run half set up. */
+		if (errno == ENOENT)
+			rpc_error(req, RPC_PERMISSION_DENIED, NULL,
+			    "uid %u has no entry in the password database: "
+			    "its jobs cannot run as a user the system does "
+			    "not know", (unsigned)uid);
+		else
+			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "cannot look up uid %u in the password "
+			    "database: %s", (unsigned)uid, strerror(errno));
+		return -1;
 	}
+	snprintf(u->name, sizeof u->name, "%s", name);
+	snprintf(u->home, sizeof u->home, "%s", home[0] == '/' ? home : "/");
+	snprintf(u->shell, sizeof u->shell, "%s", shell);
+	free(name);
+	free(home);
+	free(shell);
 	/* protocol.md: the home directory, else / (a user whose home was
 	 * never made still gets to run). */
 	u->cwd = stat(u->home, &st) == 0 && S_ISDIR(st.st_mode) ? u->home : "/";
@@ -74,41 +85,179 @@ submit_user(uid_t uid, struct submit_user *u)
 	cached.cwd = u->cwd == u->home ? cached.home : "/";
 	cached_uid = uid;
 	cached_at = now;
+	return 0;
 }
 
-/* A NULL-terminated copy of argv's strings, or NULL after answering. */
+/* argv: non-empty strings, within max_argv and max_argv_bytes. */
+static int
+submit_check_argv(const struct config *cfg, json_t *argv,
+    struct method_err *err)
+{
+	size_t i, n = json_array_size(argv);
+	uint64_t bytes = 0;
+	json_t *s;
+
+	if (n == 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "argv",
+		    "\"argv\" must not be empty");
+	if (n > cfg->max_argv)
+		return method_fail(err, RPC_INVALID_PARAMS, "argv",
+		    "\"argv\" has %zu elements; the limit is %u (max_argv)",
+		    n, cfg->max_argv);
+	json_array_foreach(argv, i, s) {
+		if (!json_is_string(s) || json_string_length(s) == 0)
+			return method_fail(err, RPC_INVALID_PARAMS, "argv",
+			    "\"argv\" must hold non-empty strings only "
+			    "(element %zu is not one)", i);
+		bytes += json_string_length(s) + 1;
+	}
+	if (bytes > cfg->max_argv_bytes)
+		return method_fail(err, RPC_INVALID_PARAMS, "argv",
+		    "\"argv\" has %llu bytes; the limit is %llu "
+		    "(max_argv_bytes)", (unsigned long long)bytes,
+		    (unsigned long long)cfg->max_argv_bytes);
+	return 0;
+}
+
+/* env: names without '=', string values, within max_env and
+ * max_env_bytes. */
+static int
+submit_check_env(const struct config *cfg, json_t *env,
+    struct method_err *err)
+{
+	uint64_t bytes = 0;
+	const char *key;
+	json_t *value;
+
+	if (json_object_size(env) > cfg->max_env)
+		return method_fail(err, RPC_INVALID_PARAMS, "env",
+		    "\"env\" has %zu variables; the limit is %u (max_env)",
+		    json_object_size(env), cfg->max_env);
+	json_object_foreach(env, key, value) {
+		if (key[0] == '\0' || strchr(key, '=') != NULL)
+			return method_fail(err, RPC_INVALID_PARAMS, "env",
+			    "\"env\" names must be non-empty and without '=': "
+			    "\"%s\"", key);
+		if (!json_is_string(value))
+			return method_fail(err, RPC_INVALID_PARAMS, "env",
+			    "\"env\" values must be strings (\"%s\" is not)",
+			    key);
+		bytes += strlen(key) + 1 + json_string_length(value) + 1;
+	}
+	if (bytes > cfg->max_env_bytes)
+		return method_fail(err, RPC_INVALID_PARAMS, "env",
+		    "\"env\" has %llu bytes; the limit is %llu "
+		    "(max_env_bytes)", (unsigned long long)bytes,
+		    (unsigned long long)cfg->max_env_bytes);
+	return 0;
+}
+
+/* slots, exclusive and timeout, against the priority's limits. */
+static int
+submit_check_limits(const struct method_ctx *ctx, json_t *params,
+    const struct config_priority *p, struct method_err *err)
+{
+	json_t *slots = json_object_get(params, "slots");
+	json_t *timeout = json_object_get(params, "timeout");
+	bool exclusive = json_is_true(json_object_get(params, "exclusive"));
+	json_int_t n = exclusive ? ctx->permits : 1;
+	double secs;
+
+	if (exclusive && slots != NULL)
+		return method_fail(err, RPC_INVALID_PARAMS, "slots",
+		    "give \"slots\" or \"exclusive\", not both");
+	if (slots != NULL) {
+		n = json_integer_value(slots);
+		if (n < 1 || n > ctx->permits)
+			return method_fail(err, RPC_INVALID_PARAMS, "slots",
+			    "\"slots\" must be from 1 to %u", ctx->permits);
+	}
+	if (p->max_running != 0 && n > p->max_running)
+		return method_fail(err, RPC_INVALID_PARAMS,
+		    exclusive ? "exclusive" : "slots",
+		    "priority %s may hold at most %u slots (max_running), "
+		    "so a job needing %u could never run", p->name,
+		    p->max_running, (unsigned)n);
+	secs = timeout ? json_number_value(timeout) : 0;
+	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
+	    secs > SUBMIT_TIMEOUT_MAX))
+		return method_fail(err, RPC_INVALID_PARAMS, "timeout",
+		    "\"timeout\" must be seconds from 0 to %.0f",
+		    SUBMIT_TIMEOUT_MAX);
+	return 0;
+}
+
+/* retries, and after's shape (whether its jobs exist is the handler's). */
+static int
+submit_check_followups(json_t *params, struct method_err *err)
+{
+	json_t *retries = json_object_get(params, "retries");
+	json_t *after = json_object_get(params, "after"), *id;
+	size_t i;
+
+	if (retries != NULL && (json_integer_value(retries) < 0 ||
+	    json_integer_value(retries) > SUBMIT_RETRIES_MAX))
+		return method_fail(err, RPC_INVALID_PARAMS, "retries",
+		    "\"retries\" must be from 0 to %d", SUBMIT_RETRIES_MAX);
+	if (json_array_size(after) > SUBMIT_AFTER_MAX)
+		return method_fail(err, RPC_INVALID_PARAMS, "after",
+		    "\"after\" may name at most %d jobs", SUBMIT_AFTER_MAX);
+	json_array_foreach(after, i, id)
+		if (!json_is_integer(id) || json_integer_value(id) <= 0)
+			return method_fail(err, RPC_INVALID_PARAMS, "after",
+			    "\"after\" must hold job ids");
+	return 0;
+}
+
+static int
+submit_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	const struct config *cfg = ctx->cfg;
+	json_t *name = json_object_get(params, "name");
+	json_t *cwd = json_object_get(params, "cwd");
+	json_t *env = json_object_get(params, "env");
+	int prio;
+
+	if (method_check_priority(ctx, params, err) != 0)
+		return -1;
+	if ((prio = method_priority(cfg, params)) == -1)
+		prio = (int)cfg->default_priority;
+	if (submit_check_limits(ctx, params, &cfg->priorities[prio],
+	    err) != 0 || submit_check_followups(params, err) != 0 ||
+	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
+		return -1;
+	if (name != NULL && json_string_length(name) == 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "name",
+		    "\"name\" must be 1 to %u bytes", cfg->max_name);
+	if (name != NULL && json_string_length(name) > cfg->max_name)
+		return method_fail(err, RPC_INVALID_PARAMS, "name",
+		    "\"name\" has %zu bytes; the limit is %u (max_name)",
+		    json_string_length(name), cfg->max_name);
+	if (cwd != NULL && json_string_value(cwd)[0] != '/')
+		return method_fail(err, RPC_INVALID_PARAMS, "cwd",
+		    "\"cwd\" must be an absolute path");
+	if (env != NULL && submit_check_env(cfg, env, err) != 0)
+		return -1;
+	return 0;
+}
+
+/* A NULL-terminated copy of argv's strings, or NULL when out of memory. */
 static char **
-submit_argv(struct rpc_req *req, json_t *argv)
+submit_argv(json_t *argv)
 {
 	size_t i, n = json_array_size(argv);
 	char **v;
 	json_t *s;
 
-	if (n == 0) {
-		rpc_error(req, RPC_INVALID_PARAMS, "argv",
-		    "\"argv\" must not be empty");
+	if ((v = calloc(n + 1, sizeof *v)) == NULL)
 		return NULL;
-	}
 	json_array_foreach(argv, i, s)
-		if (!json_is_string(s) || json_string_length(s) == 0) {
-			rpc_error(req, RPC_INVALID_PARAMS, "argv",
-			    "\"argv\" must hold non-empty strings only "
-			    "(element %zu is not one)", i);
+		if ((v[i] = strdup(json_string_value(s))) == NULL) {
+			job_free_strv(v);
 			return NULL;
 		}
-	if ((v = calloc(n + 1, sizeof *v)) == NULL)
-		goto nomem;
-	json_array_foreach(argv, i, s)
-		if ((v[i] = strdup(json_string_value(s))) == NULL)
-			goto nomem;
 	return v;
-nomem:
-	if (v != NULL)
-		for (i = 0; i < n; i++)
-			free(v[i]);
-	free(v);
-	rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
-	return NULL;
 }
 
 /* An allocated "K=V", or NULL (asprintf leaves its pointer undefined). */
@@ -120,52 +269,35 @@ submit_var(const char *key, const char *value)
 	return asprintf(&s, "%s=%s", key, value) < 0 ? NULL : s;
 }
 
-/* "K=V" strings from the env object, or the minimal environment. */
+/* "K=V" strings from the env object, or the minimal environment; NULL
+ * when out of memory. */
 static char **
-submit_env(struct rpc_req *req, json_t *env, const struct submit_user *u)
+submit_env(json_t *env, const struct submit_user *u)
 {
 	const char *key;
-	size_t i = 0, n;
+	size_t i = 0;
 	json_t *value;
 	char **v;
 
 	if (env == NULL) {
-		if ((v = calloc(5, sizeof *v)) == NULL)
-			goto nomem;
+		if ((v = calloc(6, sizeof *v)) == NULL)
+			return NULL;
 		if ((v[0] = submit_var("PATH", "/usr/local/bin:/usr/bin:/bin"))
 		    == NULL || (v[1] = submit_var("HOME", u->home)) == NULL ||
 		    (v[2] = submit_var("USER", u->name)) == NULL ||
-		    (v[3] = submit_var("LOGNAME", u->name)) == NULL)
+		    (v[3] = submit_var("LOGNAME", u->name)) == NULL ||
+		    (v[4] = submit_var("SHELL", u->shell)) == NULL)
 			goto nomem;
 		return v;
 	}
-	json_object_foreach(env, key, value) {
-		if (key[0] == '\0' || strchr(key, '=') != NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, "env",
-			    "\"env\" names must be non-empty and without '=': "
-			    "\"%s\"", key);
-			return NULL;
-		}
-		if (!json_is_string(value)) {
-			rpc_error(req, RPC_INVALID_PARAMS, "env",
-			    "\"env\" values must be strings (\"%s\" is not)",
-			    key);
-			return NULL;
-		}
-	}
-	n = json_object_size(env);
-	if ((v = calloc(n + 1, sizeof *v)) == NULL)
-		goto nomem;
+	if ((v = calloc(json_object_size(env) + 1, sizeof *v)) == NULL)
+		return NULL;
 	json_object_foreach(env, key, value)
 		if ((v[i++] = submit_var(key, json_string_value(value))) == NULL)
 			goto nomem;
 	return v;
 nomem:
-	if (v != NULL)
-		for (i = 0; v[i] != NULL; i++)
-			free(v[i]);
-	free(v);
-	rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	job_free_strv(v);
 	return NULL;
 }
 
@@ -178,46 +310,17 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 	const struct config_priority *p = &td->cfg->priorities[prio];
 	json_t *slots = json_object_get(params, "slots");
 	json_t *timeout = json_object_get(params, "timeout");
-	unsigned total = psem_permits(td->sem);
 	unsigned queued;
-	double secs;
 
 	job->exclusive = json_is_true(json_object_get(params, "exclusive"));
-	if (job->exclusive && slots != NULL) {
-		rpc_error(req, RPC_INVALID_PARAMS, "slots",
-		    "give \"slots\" or \"exclusive\", not both");
-		return -1;
-	}
 	if (job->exclusive)
-		job->slots = total;
-	else if (slots != NULL) {
-		if (json_integer_value(slots) < 1 ||
-		    json_integer_value(slots) > total) {
-			rpc_error(req, RPC_INVALID_PARAMS, "slots",
-			    "\"slots\" must be from 1 to %u", total);
-			return -1;
-		}
+		job->slots = psem_permits(td->sem);
+	else if (slots != NULL)
 		job->slots = (unsigned)json_integer_value(slots);
-	}
-	if (p->max_running != 0 && job->slots > p->max_running) {
-		rpc_error(req, RPC_INVALID_PARAMS,
-		    job->exclusive ? "exclusive" : "slots",
-		    "priority %s may hold at most %u slots (max_running), "
-		    "so a job needing %u could never run", p->name,
-		    p->max_running, job->slots);
-		return -1;
-	}
 	job->timeout_ms = p->timeout_ms;
-	if (timeout != NULL) {
-		secs = json_number_value(timeout);
-		if (!isfinite(secs) || secs < 0 || secs > SUBMIT_TIMEOUT_MAX) {
-			rpc_error(req, RPC_INVALID_PARAMS, "timeout",
-			    "\"timeout\" must be seconds from 0 to %.0f",
-			    SUBMIT_TIMEOUT_MAX);
-			return -1;
-		}
-		job->timeout_ms = (uint64_t)llround(secs * 1000);
-	}
+	if (timeout != NULL)
+		job->timeout_ms =
+		    (uint64_t)llround(json_number_value(timeout) * 1000);
 	/* Queued, or on their way to disk. */
 	queued = jobs_count(td, (int)prio, JOB_QUEUED) +
 	    jobs_staged(td, (int)prio);
@@ -227,10 +330,18 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 		    p->name, queued);
 		return -1;
 	}
+	/* One user's backlog must leave room in the queues for others. */
+	queued = jobs_queued_by(td, job->uid);
+	if (queued >= td->cfg->max_queued_per_user) {
+		rpc_limit(req, "max_queued_per_user", "uid %u has %u jobs "
+		    "queued; the limit is %u (max_queued_per_user)",
+		    (unsigned)job->uid, queued, td->cfg->max_queued_per_user);
+		return -1;
+	}
 	return 0;
 }
 
-/* retries and after. 0, or -1 answered. */
+/* retries, and after's jobs, which must exist. 0, or -1 answered. */
 static int
 submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
     struct job *job)
@@ -240,35 +351,17 @@ submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
 	json_t *after = json_object_get(params, "after"), *id;
 	size_t i;
 
-	job->retries = td->cfg->priorities[prio].retries;
-	if (retries != NULL) {
-		if (json_integer_value(retries) < 0 ||
-		    json_integer_value(retries) > SUBMIT_RETRIES_MAX) {
-			rpc_error(req, RPC_INVALID_PARAMS, "retries",
-			    "\"retries\" must be from 0 to %d",
-			    SUBMIT_RETRIES_MAX);
-			return -1;
-		}
-		job->retries = (unsigned)json_integer_value(retries);
-	}
+	job->retries = retries != NULL ?
+	    (unsigned)json_integer_value(retries) :
+	    td->cfg->priorities[prio].retries;
 	if (json_array_size(after) == 0)
 		return 0;
-	if (json_array_size(after) > SUBMIT_AFTER_MAX) {
-		rpc_error(req, RPC_INVALID_PARAMS, "after",
-		    "\"after\" may name at most %d jobs", SUBMIT_AFTER_MAX);
-		return -1;
-	}
 	if ((job->after = calloc(json_array_size(after),
 	    sizeof *job->after)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return -1;
 	}
 	json_array_foreach(after, i, id) {
-		if (!json_is_integer(id) || json_integer_value(id) <= 0) {
-			rpc_error(req, RPC_INVALID_PARAMS, "after",
-			    "\"after\" must hold job ids");
-			return -1;
-		}
 		if (store_get(td->store, (uint64_t)json_integer_value(id))
 		    == NULL) {
 			rpc_error(req, RPC_INVALID_PARAMS, "after",
@@ -290,34 +383,22 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	json_t *cwd = json_object_get(params, "cwd");
 	const char *base;
 
-	if ((job->argv = submit_argv(req, json_object_get(params, "argv")))
+	if ((job->argv = submit_argv(json_object_get(params, "argv")))
 	    == NULL)
-		return -1;
-	if (name != NULL && (json_string_length(name) == 0 ||
-	    json_string_length(name) > SUBMIT_NAME_MAX)) {
-		rpc_error(req, RPC_INVALID_PARAMS, "name",
-		    "\"name\" must be 1 to %d bytes", SUBMIT_NAME_MAX);
-		return -1;
-	}
-	if (cwd != NULL && json_string_value(cwd)[0] != '/') {
-		rpc_error(req, RPC_INVALID_PARAMS, "cwd",
-		    "\"cwd\" must be an absolute path");
-		return -1;
-	}
+		goto nomem;
 	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
 		base++;
 	else
 		base = job->argv[0];
 	job->name = strdup(name ? json_string_value(name) : base);
 	job->cwd = strdup(cwd ? json_string_value(cwd) : u->cwd);
-	if (job->name == NULL || job->cwd == NULL) {
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
-		return -1;
-	}
-	if ((job->env = submit_env(req, json_object_get(params, "env"), u))
-	    == NULL)
-		return -1;
+	if (job->name == NULL || job->cwd == NULL ||
+	    (job->env = submit_env(json_object_get(params, "env"), u)) == NULL)
+		goto nomem;
 	return 0;
+nomem:
+	rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	return -1;
 }
 
 static void
@@ -335,9 +416,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 		    "the daemon is shutting down: no new submissions");
 		return;
 	}
-	if ((prio = method_priority(req, params)) == -2)
-		return;
-	if (prio == -1)
+	if ((prio = method_priority(td->cfg, params)) == -1)
 		prio = (int)td->cfg->default_priority;
 	if (td->uid == 0 && !td->cfg->run_as_submitter && uid != 0) {
 		rpc_error(req, RPC_PERMISSION_DENIED, NULL,
@@ -353,8 +432,9 @@ submit_handler(struct rpc_req *req, json_t *params)
 	job->gid = conn_gid(req->conn);
 	/* The defaults are those of whoever the job will run as: the
 	 * submitter for a root daemon, else the daemon's own user. */
-	submit_user(td->uid == 0 && td->cfg->run_as_submitter ? uid : td->uid,
-	    &user);
+	if (submit_user(req, td->uid == 0 && td->cfg->run_as_submitter ?
+	    uid : td->uid, &user) != 0)
+		goto fail;
 	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)
@@ -393,5 +473,6 @@ static const struct method_param submit_params[] = {
 const struct method method_submit = {
 	.name = "submit",
 	.params = submit_params,
+	.check = submit_check,
 	.handler = submit_handler,
 };

@@ -2,15 +2,28 @@
  * is once the timeout passes; the connection serves others meanwhile. */
 #include <math.h>
 
+#include "config.h"
 #include "conn.h"
 #include "job.h"
 #include "jobs.h"
 #include "method.h"
 #include "rpc.h"
+#include "triaged.h"
 #include "wait.h"
 
-/* Parked requests a connection may have at once. */
-#define WAIT_MAX_PER_CONN 10000
+static int
+wait_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *timeout = json_object_get(params, "timeout");
+	double secs = timeout ? json_number_value(timeout) : 0;
+
+	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
+	    secs > 10.0 * 365 * 86400))
+		return method_fail(err, RPC_INVALID_PARAMS, "timeout",
+		    "\"timeout\" must be a number of seconds, 0 or more");
+	return method_check_id(ctx, params, err);
+}
 
 static void
 wait_handler(struct rpc_req *req, json_t *params)
@@ -19,22 +32,16 @@ wait_handler(struct rpc_req *req, json_t *params)
 	double secs = timeout ? json_number_value(timeout) : 0;
 	struct job *job;
 
-	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
-	    secs > 10.0 * 365 * 86400)) {
-		rpc_error(req, RPC_INVALID_PARAMS, "timeout",
-		    "\"timeout\" must be a number of seconds, 0 or more");
-		return;
-	}
 	if ((job = method_job(req, params)) == NULL)
 		return;
 	if (job_state_terminal(job->state) || (timeout != NULL && secs == 0)) {
 		method_reply_durable(req, jobs_json(rpc_daemon(req), job));
 		return;
 	}
-	if (conn_npending(req->conn) >= WAIT_MAX_PER_CONN) {
-		rpc_error(req, RPC_INVALID_REQUEST, NULL,
-		    "too many requests waiting on this connection (at most %d)",
-		    WAIT_MAX_PER_CONN);
+	if (conn_npending(req->conn) >= rpc_daemon(req)->cfg->max_waits) {
+		rpc_limit(req, "max_waits", "this connection has %u requests "
+		    "waiting already; the limit is %u (max_waits)",
+		    conn_npending(req->conn), rpc_daemon(req)->cfg->max_waits);
 		return;
 	}
 	/* A timeout under a millisecond still means "do not wait long". */
@@ -52,5 +59,6 @@ static const struct method_param wait_params[] = {
 const struct method method_wait = {
 	.name = "wait",
 	.params = wait_params,
+	.check = wait_check,
 	.handler = wait_handler,
 };

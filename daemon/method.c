@@ -1,5 +1,6 @@
 /* method.c - the table of JSON-RPC methods, and what several of them need:
  * the job an "id" names, the priority a "priority" names, who may act. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "job.h"
 #include "jobs.h"
 #include "method.h"
+#include "psem.h"
 #include "rpc.h"
 #include "store.h"
 #include "triaged.h"
@@ -28,15 +30,29 @@ static const struct method *const method_table[] = {
 	&method_watch,
 };
 
+#define METHOD_COUNT (sizeof method_table / sizeof method_table[0])
+
+size_t
+method_count(void)
+{
+	return METHOD_COUNT;
+}
+
 const struct method *
 method_find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof method_table / sizeof method_table[0]; i++)
+	for (i = 0; i < METHOD_COUNT; i++)
 		if (strcmp(method_table[i]->name, name) == 0)
 			return method_table[i];
 	return NULL;
+}
+
+const struct method *
+method_at(size_t i)
+{
+	return i < METHOD_COUNT ? method_table[i] : NULL;
 }
 
 static const char *
@@ -61,8 +77,9 @@ method_type_name(unsigned types)
 }
 
 /* Every key known, every type right, every required param there. */
-static bool
-method_check_params(struct rpc_req *req, const struct method *m, json_t *params)
+static int
+method_check_params(const struct method *m, json_t *params,
+    struct method_err *err)
 {
 	const struct method_param *p;
 	const char *key;
@@ -72,74 +89,129 @@ method_check_params(struct rpc_req *req, const struct method *m, json_t *params)
 		for (p = m->params; p->name != NULL; p++)
 			if (strcmp(p->name, key) == 0)
 				break;
-		if (p->name == NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, key,
+		if (p->name == NULL)
+			return method_fail(err, RPC_INVALID_PARAMS, key,
 			    "%s has no param \"%s\"", m->name, key);
-			return false;
-		}
-		if (!((1u << json_typeof(value)) & p->types)) {
-			rpc_error(req, RPC_INVALID_PARAMS, key,
+		if (!((1u << json_typeof(value)) & p->types))
+			return method_fail(err, RPC_INVALID_PARAMS, p->name,
 			    "%s: \"%s\" must be %s", m->name, key,
-			    p->type_name ? p->type_name : method_type_name(p->types));
-			return false;
-		}
+			    p->type_name ? p->type_name :
+			    method_type_name(p->types));
 	}
 	for (p = m->params; p->name != NULL; p++)
-		if (p->required && json_object_get(params, p->name) == NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, p->name,
+		if (p->required && json_object_get(params, p->name) == NULL)
+			return method_fail(err, RPC_INVALID_PARAMS, p->name,
 			    "%s needs \"%s\"", m->name, p->name);
-			return false;
-		}
-	return true;
+	return 0;
+}
+
+int
+method_fail(struct method_err *err, int code, const char *field,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	err->field = field;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* method_validate's work: the method whose checks params pass, or NULL
+ * with err filled. */
+static const struct method *
+method_resolve(const struct method_ctx *ctx, const char *name,
+    json_t *params, struct method_err *err)
+{
+	const struct method *m;
+	json_t *empty = NULL;
+	int rc;
+
+	if ((m = method_find(name)) == NULL) {
+		method_fail(err, RPC_METHOD_NOT_FOUND, NULL,
+		    "unknown method \"%s\"", name);
+		return NULL;
+	}
+	if (params != NULL && !json_is_object(params)) {
+		method_fail(err, RPC_INVALID_PARAMS, "params",
+		    "params must be an object of named params");
+		return NULL;
+	}
+	if ((m->flags & METHOD_ADMIN) && !ctx->admin) {
+		method_fail(err, RPC_PERMISSION_DENIED, NULL,
+		    "%s is for admins only (root, the daemon's user, or "
+		    "admin_group)", m->name);
+		return NULL;
+	}
+	if (params == NULL && (params = empty = json_object()) == NULL) {
+		method_fail(err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return NULL;
+	}
+	rc = method_check_params(m, params, err);
+	if (rc == 0 && m->check != NULL)
+		rc = m->check(ctx, params, err);
+	json_decref(empty);
+	return rc == 0 ? m : NULL;
+}
+
+int
+method_validate(const struct method_ctx *ctx, const char *name,
+    json_t *params, struct method_err *err)
+{
+	return method_resolve(ctx, name, params, err) != NULL ? 0 : -1;
 }
 
 void
 method_call(struct rpc_req *req, const char *name, json_t *params)
 {
+	struct triaged *td = rpc_daemon(req);
+	struct method_ctx ctx = {
+		.cfg = td->cfg,
+		.uid = conn_uid(req->conn),
+		.gid = conn_gid(req->conn),
+		.admin = conn_is_admin(req->conn),
+		.permits = psem_permits(td->sem),
+	};
 	const struct method *m;
+	struct method_err err;
 	json_t *empty = NULL;
 
-	if ((m = method_find(name)) == NULL) {
-		rpc_error(req, RPC_METHOD_NOT_FOUND, NULL,
-		    "unknown method \"%s\"", name);
-		return;
-	}
-	if (params != NULL && !json_is_object(params)) {
-		rpc_error(req, RPC_INVALID_PARAMS, "params",
-		    "params must be an object of named params");
-		return;
-	}
-	if ((m->flags & METHOD_ADMIN) && !conn_is_admin(req->conn)) {
-		rpc_error(req, RPC_PERMISSION_DENIED, NULL,
-		    "%s is for admins only (root, the daemon's user, or "
-		    "admin_group)", m->name);
+	if ((m = method_resolve(&ctx, name, params, &err)) == NULL) {
+		rpc_error(req, err.code, err.field, "%s", err.message);
 		return;
 	}
 	if (params == NULL && (params = empty = json_object()) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	if (method_check_params(req, m, params))
-		m->handler(req, params);
+	m->handler(req, params);
 	json_decref(empty);
+}
+
+int
+method_check_id(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *id = json_object_get(params, "id");
+
+	(void)ctx;
+	if (id != NULL && json_integer_value(id) <= 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "id",
+		    "\"id\" must be a positive integer");
+	return 0;
 }
 
 struct job *
 method_job(struct rpc_req *req, json_t *params)
 {
-	json_t *id = json_object_get(params, "id");
+	json_int_t id = json_integer_value(json_object_get(params, "id"));
 	struct job *job;
 
-	if (json_integer_value(id) <= 0) {
-		rpc_error(req, RPC_INVALID_PARAMS, "id",
-		    "\"id\" must be a positive integer");
-		return NULL;
-	}
-	job = store_get(rpc_daemon(req)->store,
-	    (uint64_t)json_integer_value(id));
-	if (job == NULL)
+	if ((job = store_get(rpc_daemon(req)->store, (uint64_t)id)) == NULL)
 		rpc_error(req, RPC_NO_SUCH_JOB, "id", "no job %lld",
-		    (long long)json_integer_value(id));
+		    (long long)id);
 	return job;
 }
 
@@ -155,27 +227,34 @@ method_may_act(struct rpc_req *req, const struct job *job, const char *what)
 }
 
 int
-method_priority(struct rpc_req *req, json_t *params)
+method_check_priority(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
 {
-	const struct config *cfg = rpc_daemon(req)->cfg;
+	const struct config *cfg = ctx->cfg;
 	json_t *name = json_object_get(params, "priority");
 	char known[CONFIG_PRIORITIES_MAX * (CONFIG_PRIORITY_NAME_MAX + 2)];
 	size_t len = 0;
 	unsigned i;
-	int prio;
 
-	if (name == NULL)
-		return -1;
-	if ((prio = config_priority_find(cfg, json_string_value(name))) >= 0)
-		return prio;
+	if (name == NULL ||
+	    config_priority_find(cfg, json_string_value(name)) >= 0)
+		return 0;
 	known[0] = '\0';
 	for (i = 0; i < cfg->npriorities && len < sizeof known; i++)
 		len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
 		    i ? ", " : "", cfg->priorities[i].name);
-	rpc_error(req, RPC_INVALID_PARAMS, "priority",
+	return method_fail(err, RPC_INVALID_PARAMS, "priority",
 	    "unknown priority \"%s\" (configured: %s)",
 	    json_string_value(name), known);
-	return -2;
+}
+
+int
+method_priority(const struct config *cfg, json_t *params)
+{
+	json_t *name = json_object_get(params, "priority");
+
+	return name == NULL ? -1 :
+	    config_priority_find(cfg, json_string_value(name));
 }
 
 /* A request answered once jobs says how what it asked for went. */

@@ -4,9 +4,12 @@
 #define TRIAGED_METHOD_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
+struct config;
 struct rpc_req;
 
 /* Accepted JSON types of a param, as a mask. */
@@ -26,17 +29,58 @@ struct method_param {
 
 #define METHOD_ADMIN	0x1	/* root, our uid, or admin_group only */
 
+/* All a check may look at: nothing that changes while it runs, so that a
+ * check can be run (and fuzzed) without a daemon. */
+struct method_ctx {
+	const struct config *cfg;
+	uid_t uid;		/* the caller's */
+	gid_t gid;
+	bool admin;		/* root, the daemon's uid, or admin_group */
+	unsigned permits;	/* the semaphore's slots in all */
+};
+
+/* Why params were refused: what the client gets as its error. */
+struct method_err {
+	int code;		/* RPC_* */
+	/* The param at fault (NULL: none): a constant, or a key of the
+	 * params checked, valid as long as they are. */
+	const char *field;
+	char message[1024];	/* rpc.c cuts its messages at the same size */
+};
+
 struct method {
 	const char *name;
 	const struct method_param *params;	/* ends with a NULL name */
 	int flags;
-	/* Must answer req, now or later (rpc_defer). params is an object
-	 * whose keys are all known and of the right types. */
+	/* Validates params completely (ranges, formats, array contents,
+	 * lengths, exclusive combinations) once the table has checked their
+	 * names and types: 0, or -1 with err filled. NULL: nothing to check
+	 * beyond the table. Whatever needs the store is the handler's. */
+	int (*check)(const struct method_ctx *ctx, json_t *params,
+	    struct method_err *err);
+	/* Must answer req, now or later (rpc_defer). params has passed the
+	 * table and check: the handler checks them no further. */
 	void (*handler)(struct rpc_req *req, json_t *params);
 };
 
+/* How many methods there are. */
+size_t method_count(void);
 /* The method called name, or NULL. */
 const struct method *method_find(const char *name);
+/* The table's i-th method, or NULL past its end: for whoever must try each
+ * one (the fuzz target). */
+const struct method *method_at(size_t i);
+
+/*
+ * Everything method_call checks before a handler runs, with no daemon: the
+ * name, who calls (ctx->admin), the params' names and types, then the
+ * method's check. params may be NULL (none sent). 0, or -1 with err filled.
+ */
+int method_validate(const struct method_ctx *ctx, const char *name,
+    json_t *params, struct method_err *err);
+/* Fills err, returns -1: for checks. */
+int method_fail(struct method_err *err, int code, const char *field,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* rpc's dispatcher: finds the method, checks who calls it and its params
  * against its descriptor, and runs its handler, which answers req. */
@@ -44,15 +88,21 @@ void method_call(struct rpc_req *req, const char *name, json_t *params);
 
 struct job;
 
-/* The job named by params' "id", or NULL after answering req with the
- * error (-32602 for a bad id, -32001 for no such job). */
+/* A check: params' "id", when there, is a positive integer. */
+int method_check_id(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err);
+/* The job named by params' "id" (checked by method_check_id), or NULL
+ * after answering req with -32001: no such job. */
 struct job *method_job(struct rpc_req *req, json_t *params);
 /* True when the caller owns job or is an admin; else answers -32002. */
 bool method_may_act(struct rpc_req *req, const struct job *job,
     const char *what);
-/* The index of the priority named by params' "priority": -1 when absent,
- * -2 after answering req with -32602 for an unknown name. */
-int method_priority(struct rpc_req *req, json_t *params);
+/* A check: params' "priority", when there, names a configured priority. */
+int method_check_priority(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err);
+/* The index of the priority named by params' "priority", which
+ * method_check_priority has passed; -1 when absent. */
+int method_priority(const struct config *cfg, json_t *params);
 
 /*
  * Answers req with result (stolen) once every change made so far is on

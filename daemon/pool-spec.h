@@ -14,6 +14,7 @@ struct pool_spec {
 	const char *const *envp;	/* NULL-terminated, complete (TRIAGE_* included) */
 	const char *cwd;
 	bool set_creds;		/* become uid/gid/user's groups (root daemon) */
+	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS before exec */
 	uid_t uid;
 	gid_t gid;
 	const char *stdout_path;	/* created or truncated, mode 0600 */

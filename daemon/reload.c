@@ -224,7 +224,8 @@ reload_apply(struct triaged *td, const struct config *new)
 	if (pool_resize(td->pool, new->workers) != 0)
 		log_warn("reload: the pool has %u workers, not %u",
 		    pool_size(td->pool), new->workers);
-	run_set_limits(td->run, new->kill_grace_ms, new->max_output);
+	run_set_limits(td->run, new->kill_grace_ms, new->max_output,
+	    new->no_new_privs);
 	log_set_level(new->log_level);
 }
 

@@ -13,11 +13,10 @@
 #include "conn.h"
 #include "log.h"
 #include "rpc.h"
+#include "rpc-decode.h"
 #include "triaged.h"
 #include "timefmt.h"
 
-/* protocol.md: nesting deeper than this is a parse error. */
-#define RPC_MAX_DEPTH 64
 /* Batch members started in one go before other clients get their turn. */
 #define RPC_TURN_US 2000
 /* A batch's replies wait in memory up to this size; past it they go out as
@@ -86,6 +85,9 @@ rpc_update_intake(struct rpc_conn *rc)
 }
 
 /* The message is one line for people, whatever a client's input held. */
+static json_t *rpc_error_object(int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static json_t *
 rpc_error_object(int code, const char *fmt, va_list ap)
 {
@@ -129,6 +131,25 @@ rpc_send_error(struct conn *conn, json_t *id, int code, const char *fmt, ...)
 		return;
 	conn_send(conn, msg);
 	json_decref(msg);
+}
+
+void
+rpc_send_limit(struct conn *conn, const char *key, const char *fmt, ...)
+{
+	json_t *err, *msg;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = rpc_error_object(RPC_QUEUE_FULL, fmt, ap);
+	va_end(ap);
+	if (err == NULL)
+		return;
+	json_object_set_new(json_object_get(err, "data"), "limit",
+	    json_string(key));
+	if ((msg = rpc_envelope(NULL, "error", err)) != NULL) {
+		conn_send(conn, msg);
+		json_decref(msg);
+	}
 }
 
 /* Counts the replies a batch keeps in memory against the client's limits. */
@@ -298,6 +319,22 @@ rpc_error_data(struct rpc_req *req, int code, json_t *data, const char *fmt,
 }
 
 void
+rpc_limit(struct rpc_req *req, const char *key, const char *fmt, ...)
+{
+	json_t *err;
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = rpc_error_object(RPC_QUEUE_FULL, fmt, ap);
+	va_end(ap);
+	if (err != NULL)
+		json_object_set_new(json_object_get(err, "data"), "limit",
+		    json_string(key));
+	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
+	    NULL);
+}
+
+void
 rpc_defer(struct rpc_req *req, rpc_withdraw_cb cb, void *arg)
 {
 	req->withdraw_cb = cb;
@@ -434,54 +471,13 @@ done:
 	rpc_req_free(req);
 }
 
-/*
- * Before jansson builds anything: false when nesting goes deeper than the
- * protocol's 64; *members is how many elements a top-level array holds
- * (0 when the line is no array). Counts brackets and commas outside
- * strings only; jansson judges the rest.
- */
-static bool
-rpc_scan(const char *s, size_t len, size_t *members)
-{
-	bool in_string = false, array = false;
-	size_t i, commas = 0;
-	int depth = 0;
-
-	for (i = 0; i < len; i++) {
-		if (in_string) {
-			if (s[i] == '\\')
-				i++;
-			else if (s[i] == '"')
-				in_string = false;
-		} else if (s[i] == '"')
-			in_string = true;
-		else if (s[i] == '[' || s[i] == '{') {
-			if (depth == 0 && s[i] == '[')
-				array = true;
-			if (++depth > RPC_MAX_DEPTH)
-				return false;
-		} else if (s[i] == ']' || s[i] == '}')
-			depth--;
-		else if (s[i] == ',' && depth == 1)
-			commas++;
-	}
-	*members = array ? commas + 1 : 0;
-	return true;
-}
-
-static bool
-rpc_valid_id(const json_t *id)
-{
-	return json_is_string(id) || json_is_number(id) || json_is_null(id);
-}
-
 static void
 rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
     size_t index)
 {
 	struct conn *conn = rc->conn;
+	struct rpc_call call;
 	struct rpc_req *req;
-	json_t *id, *method, *version;
 
 	if ((req = calloc(1, sizeof *req)) == NULL) {
 		rpc_send_error(conn, NULL, RPC_INTERNAL_ERROR, "out of memory");
@@ -495,39 +491,14 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
 	if (batch != NULL)
 		batch->outstanding++;
 
-	if (!json_is_object(msg)) {
-		req->id = json_null();
-		rpc_error(req, RPC_INVALID_REQUEST, NULL,
-		    "a request must be a JSON object");
+	if (rpc_decode_request(msg, &call) != 0) {
+		/* Answered even without an id: null then. */
+		req->id = call.id != NULL ? json_incref(call.id) : json_null();
+		rpc_error(req, call.code, call.field, "%s", call.message);
 		return;
 	}
-	id = json_object_get(msg, "id");
-	if (id != NULL)
-		req->id = rpc_valid_id(id) ? json_incref(id) : json_null();
-	version = json_object_get(msg, "jsonrpc");
-	method = json_object_get(msg, "method");
-	if (id != NULL && !rpc_valid_id(id)) {
-		rpc_error(req, RPC_INVALID_REQUEST, "id",
-		    "\"id\" must be a string, a number or null");
-		return;
-	}
-	if (!json_is_string(version) ||
-	    strcmp(json_string_value(version), "2.0") != 0) {
-		if (req->id == NULL)
-			req->id = json_null();
-		rpc_error(req, RPC_INVALID_REQUEST, "jsonrpc",
-		    "\"jsonrpc\" must be \"2.0\"");
-		return;
-	}
-	if (!json_is_string(method)) {
-		if (req->id == NULL)
-			req->id = json_null();
-		rpc_error(req, RPC_INVALID_REQUEST, "method",
-		    "\"method\" must be a string");
-		return;
-	}
-	rpc_dispatch(req, json_string_value(method),
-	    json_object_get(msg, "params"));
+	req->id = call.id != NULL ? json_incref(call.id) : NULL;
+	rpc_dispatch(req, call.method, call.params);
 }
 
 void
@@ -613,10 +584,7 @@ static void
 rpc_line_cb(struct conn *conn, const char *line, size_t len, void *arg)
 {
 	struct rpc_conn *rc = arg;
-	unsigned max_batch = conn_daemon(conn)->cfg->max_batch;
-	json_error_t jerr;
-	json_t *msg;
-	size_t i, n;
+	struct rpc_line dec;
 
 	if (line == NULL) {
 		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
@@ -624,39 +592,22 @@ rpc_line_cb(struct conn *conn, const char *line, size_t len, void *arg)
 		    (unsigned long long)conn_daemon(conn)->cfg->max_request);
 		return;
 	}
-	for (i = 0; i < len && strchr(" \t\r", line[i]) != NULL; i++)
-		;
-	if (i == len)
-		return;		/* blank lines are ignored */
-	if (!rpc_scan(line, len, &n)) {
-		rpc_send_error(conn, NULL, RPC_PARSE_ERROR,
-		    "parse error: nested deeper than %d", RPC_MAX_DEPTH);
-		return;
-	}
-	if (n > max_batch) {
-		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
-		    "a batch of %zu requests is over max_batch (%u)", n,
-		    max_batch);
-		return;
-	}
-	if ((msg = json_loadb(line, len, JSON_DECODE_ANY, &jerr)) == NULL) {
-		rpc_send_error(conn, NULL, RPC_PARSE_ERROR,
-		    "parse error: %s at column %d", jerr.text, jerr.column);
-		return;
-	}
-	if (!json_is_array(msg)) {
-		rpc_handle_one(rc, msg, NULL, 0);
-		json_decref(msg);
+	rpc_decode_line(line, len, conn_daemon(conn)->cfg->max_batch, &dec);
+	switch (dec.kind) {
+	case RPC_LINE_BLANK:
+		break;		/* blank lines are ignored */
+	case RPC_LINE_ERROR:
+		rpc_send_error(conn, NULL, dec.code, "%s", dec.message);
+		break;
+	case RPC_LINE_ONE:
+		rpc_handle_one(rc, dec.msg, NULL, 0);
+		json_decref(dec.msg);
 		rpc_update_intake(rc);
-		return;
+		break;
+	case RPC_LINE_BATCH:
+		rpc_handle_batch(rc, dec.msg);
+		break;
 	}
-	if (json_array_size(msg) == 0) {
-		rpc_send_error(conn, NULL, RPC_INVALID_REQUEST,
-		    "an empty batch is not a request");
-		json_decref(msg);
-		return;
-	}
-	rpc_handle_batch(rc, msg);
 }
 
 /* The output drained: whoever waited for room goes on. */

@@ -9,22 +9,13 @@
 
 #include <jansson.h>
 
+#include "rpc-codes.h"
+
 struct conn;
 struct evbuffer;
 struct rpc_conn;
 struct triaged;
 
-#define RPC_PARSE_ERROR		-32700
-#define RPC_INVALID_REQUEST	-32600
-#define RPC_METHOD_NOT_FOUND	-32601
-#define RPC_INVALID_PARAMS	-32602
-#define RPC_INTERNAL_ERROR	-32603
-#define RPC_NO_SUCH_JOB		-32001
-#define RPC_PERMISSION_DENIED	-32002
-#define RPC_QUEUE_FULL		-32003
-#define RPC_SHUTTING_DOWN	-32004
-#define RPC_WRONG_STATE		-32005
-#define RPC_CONFIG_REJECTED	-32006
 
 /* One request that has not been answered yet. */
 struct rpc_req;
@@ -72,6 +63,15 @@ void rpc_error(struct rpc_req *req, int code, const char *field,
 /* The same with data as the error's data object (stolen; NULL: {}). */
 void rpc_error_data(struct rpc_req *req, int code, json_t *data,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/*
+ * Answers req with -32003 for a bound of the config that the request would
+ * pass: data.limit names the config key, fmt says what was over it. The
+ * same outside any request (id null), for a connection refused.
+ */
+void rpc_limit(struct rpc_req *req, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void rpc_send_limit(struct conn *conn, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /*
  * The handler will answer later: req stays valid until rpc_reply/rpc_error,
  * or until its connection closes, when cb(req, arg) is called to undo the

@@ -185,6 +185,7 @@ run_hand(struct jobrun *jr)
 	spec.envp = (const char *const *)envp;
 	spec.cwd = job->cwd;
 	spec.set_creds = run->params.set_creds;
+	spec.no_new_privs = run->params.no_new_privs;
 	spec.uid = job->uid;
 	spec.gid = job->gid;
 	spec.stdout_path = out;
@@ -260,10 +261,12 @@ run_set_params(struct run *run, const struct run_params *params)
 }
 
 void
-run_set_limits(struct run *run, uint64_t kill_grace_ms, uint64_t max_output)
+run_set_limits(struct run *run, uint64_t kill_grace_ms, uint64_t max_output,
+    bool no_new_privs)
 {
 	run->params.kill_grace_ms = kill_grace_ms;
 	run->params.max_output = max_output;
+	run->params.no_new_privs = no_new_privs;
 }
 
 struct run *

@@ -44,6 +44,7 @@ struct run_params {
 	uint64_t kill_grace_ms;
 	uint64_t max_output;
 	bool set_creds;		/* root daemon: jobs run as their submitters */
+	bool no_new_privs;	/* jobs get PR_SET_NO_NEW_PRIVS */
 };
 
 /*
@@ -56,7 +57,7 @@ struct run *run_new(struct event_base *base, struct pool *pool,
 /* For a reload: runs started from now on get these; a stop under way
  * keeps the grace it was given. */
 void run_set_limits(struct run *run, uint64_t kill_grace_ms,
-    uint64_t max_output);
+    uint64_t max_output, bool no_new_privs);
 /* Forgets every run without a word (the daemon exits). */
 void run_free(struct run *run);
 

@@ -98,6 +98,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct server *srv = arg;
+	const struct config *cfg = srv->td->cfg;
 	struct conn *conn;
 	time_t now;
 
@@ -117,6 +118,22 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if ((conn = conn_new(srv->td, fd)) == NULL) {
 		log_warn("cannot take a connection");
 		close(fd);
+		return;
+	}
+	/* One user's connections must leave room for everyone else's. */
+	if (conn_count_uid(conn_uid(conn)) > cfg->max_clients_per_user) {
+		if ((now = time(NULL)) != srv->last_refusal_log) {
+			log_warnx("uid %u has %u connections open "
+			    "(max_clients_per_user): refusing another",
+			    (unsigned)conn_uid(conn),
+			    cfg->max_clients_per_user);
+			srv->last_refusal_log = now;
+		}
+		rpc_send_limit(conn, "max_clients_per_user",
+		    "uid %u has %u connections open already; the limit is "
+		    "%u (max_clients_per_user)", (unsigned)conn_uid(conn),
+		    cfg->max_clients_per_user, cfg->max_clients_per_user);
+		conn_finish(conn);
 		return;
 	}
 	/* Its lines are JSON-RPC requests. */

@@ -91,11 +91,22 @@ watch_closed_cb(struct conn *conn, void *arg)
 }
 
 int
-watch_set(struct conn *conn, struct watch *w)
+watch_add(struct conn *conn, struct watch *w, unsigned max)
 {
 	struct triaged *td = conn_daemon(conn);
-	struct watch *old = NULL;
+	struct watch *last = NULL, *old;
+	unsigned n = 0;
 
+	/* A connection's watches stay side by side in the list, so that a
+	 * job that several of them match is sent to it once. */
+	if (td->watchers != NULL)
+		TAILQ_FOREACH(old, &td->watchers->list, entry)
+			if (old->conn == conn) {
+				last = old;
+				n++;
+			}
+	if (n >= max)
+		return -2;
 	if (td->watchers == NULL) {
 		if ((td->watchers = calloc(1, sizeof *td->watchers)) == NULL)
 			return -1;
@@ -110,12 +121,10 @@ watch_set(struct conn *conn, struct watch *w)
 	}
 	w->td = td;
 	w->conn = conn;
-	TAILQ_FOREACH(old, &td->watchers->list, entry)
-		if (old->conn == conn)
-			break;
-	TAILQ_INSERT_TAIL(&td->watchers->list, w, entry);
-	if (old != NULL)
-		watch_free(old);
+	if (last != NULL)
+		TAILQ_INSERT_AFTER(&td->watchers->list, last, w, entry);
+	else
+		TAILQ_INSERT_TAIL(&td->watchers->list, w, entry);
 	return 0;
 }
 
@@ -132,6 +141,7 @@ void
 watch_notify(struct triaged *td, const struct job *job)
 {
 	struct watch *w, *next;
+	struct conn *sent = NULL;	/* the last one sent to */
 	json_t *msg = NULL;
 
 	if (td->watchers == NULL)
@@ -139,13 +149,14 @@ watch_notify(struct triaged *td, const struct job *job)
 	/* A connection too far behind is dropped later, not under us; the
 	 * safe walk is for whatever else sending may do. */
 	TAILQ_FOREACH_SAFE(w, &td->watchers->list, entry, next) {
-		if (!watch_matches(w, job))
+		if (w->conn == sent || !watch_matches(w, job))
 			continue;
 		if (msg == NULL && (msg = json_pack("{ss ss so}",
 		    "jsonrpc", "2.0", "method", "job",
 		    "params", jobs_json(td, job))) == NULL)
 			return;
 		conn_send(w->conn, msg);
+		sent = w->conn;
 	}
 	json_decref(msg);
 }

@@ -17,13 +17,13 @@ struct watch *watch_new(const uint64_t *ids, size_t n, const char *priority);
 /* Frees w; a connection that followed it follows nothing any more. */
 void watch_free(struct watch *w);
 
-/* From now on conn follows w, instead of the filter it had: w is conn's,
- * freed when it closes. 0, or -1 when out of memory (w is still the
- * caller's, and conn keeps its old filter). */
-int watch_set(struct conn *conn, struct watch *w);
+/* From now on conn also follows w: w is conn's, freed when it closes.
+ * 0; -2 when conn has max watches already, -1 when out of memory (w is
+ * then still the caller's). */
+int watch_add(struct conn *conn, struct watch *w, unsigned max);
 
-/* Sends {"method":"job","params":job} to every connection whose filter
- * matches job. */
+/* Sends {"method":"job","params":job} once to every connection one of
+ * whose filters matches job. */
 void watch_notify(struct triaged *td, const struct job *job);
 
 #endif

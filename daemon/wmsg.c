@@ -116,7 +116,8 @@ wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
 	head.max_output = spec->max_output;
 	head.uid = spec->uid;
 	head.gid = spec->gid;
-	head.flags = spec->set_creds ? WMSG_RUN_SET_CREDS : 0;
+	head.flags = (spec->set_creds ? WMSG_RUN_SET_CREDS : 0) |
+	    (spec->no_new_privs ? WMSG_RUN_NO_NEW_PRIVS : 0);
 	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
 	head.envc = (uint32_t)envc;
 	hdr.type = WMSG_RUN;
@@ -158,7 +159,8 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	if (len < sizeof head || len > WMSG_RUN_MAX)
 		goto proto;
 	memcpy(&head, buf, sizeof head);
-	if (head.pad != 0 || (head.flags & ~(uint32_t)WMSG_RUN_SET_CREDS) != 0 ||
+	if (head.pad != 0 || (head.flags &
+	    ~(uint32_t)(WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS)) != 0 ||
 	    head.argc == 0)
 		goto proto;
 
@@ -202,6 +204,7 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	run->spec.argv = (const char *const *)run->argv;
 	run->spec.envp = (const char *const *)run->envp;
 	run->spec.set_creds = (head.flags & WMSG_RUN_SET_CREDS) != 0;
+	run->spec.no_new_privs = (head.flags & WMSG_RUN_NO_NEW_PRIVS) != 0;
 	run->spec.uid = head.uid;
 	run->spec.gid = head.gid;
 	run->spec.max_output = head.max_output;

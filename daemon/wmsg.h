@@ -46,6 +46,7 @@ struct wmsg_run_head {
 	uint32_t gid;
 	uint32_t flags;
 #define WMSG_RUN_SET_CREDS	0x1
+#define WMSG_RUN_NO_NEW_PRIVS	0x2
 	uint32_t argc;		/* >= 1 */
 	uint32_t envc;
 	uint32_t pad;		/* 0 */

@@ -72,6 +72,14 @@ worker_child_creds(const struct worker_child *c)
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
 		worker_child_fail(c, "setuid", arg);
 	}
+	/* Belt and braces: every id must be the job's, and root, once left,
+	 * out of reach (setuid(0) only works while some id is still 0). */
+	if (spec->uid != 0 && (getuid() != spec->uid ||
+	    geteuid() != spec->uid || getgid() != spec->gid ||
+	    getegid() != spec->gid || setuid(0) != -1 || seteuid(0) != -1)) {
+		errno = EPERM;
+		worker_child_fail(c, "drop root", "root is still within reach");
+	}
 }
 
 /* stdin from /dev/null, stdout and stderr to the pipes, nothing else but
@@ -111,6 +119,11 @@ worker_child_exec(const struct worker_child *c)
 		worker_child_fail(c, "prctl", "PR_SET_PDEATHSIG");
 	if (getppid() != c->worker)
 		_exit(127);	/* the worker died already: nobody to tell */
+	/* Setuid programs (sudo, ping) work in jobs unless the admin chose
+	 * otherwise; the flag is inherited and can never be unset. */
+	if (run->spec.no_new_privs &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		worker_child_fail(c, "prctl", "PR_SET_NO_NEW_PRIVS");
 	/* As the job's user, so that it only gets where that user may go. */
 	if (chdir(run->spec.cwd) == -1)
 		worker_child_fail(c, "chdir", run->spec.cwd);

@@ -432,7 +432,7 @@ worker_user(const struct pool_spec *spec, struct pool_result *res)
 {
 	char *name = NULL, arg[32];
 
-	if (passwd_lookup(spec->uid, &name, NULL) == 0 || errno == ENOENT) {
+	if (passwd_lookup(spec->uid, &name, NULL, NULL) == 0 || errno == ENOENT) {
 		if (name != NULL)
 			worker_load_group_modules(name, spec->gid);
 		return name;
@@ -453,10 +453,16 @@ worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
 	for (i = 0; i < 2; i++) {
 		path = i == 0 ? job->run->spec.stdout_path :
 		    job->run->spec.stderr_path;
-		job->out[i].file = open(path,
-		    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		job->out[i].file = open(path, O_WRONLY | O_CREAT | O_TRUNC |
+		    O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (job->out[i].file == -1) {
 			worker_error(res, "open", path);
+			return -1;
+		}
+		/* A job's output is its user's, like anything it writes. */
+		if (job->run->spec.set_creds && fchown(job->out[i].file,
+		    job->run->spec.uid, job->run->spec.gid) == -1) {
+			worker_error(res, "fchown", path);
 			return -1;
 		}
 	}

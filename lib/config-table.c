@@ -88,6 +88,42 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "max_batch", CONFIG_TYPE_UNSIGNED, 1, 100000, "1000",
 	  D(max_batch), 0, NULL,
 	  "requests in one JSON-RPC batch, 1 to 100000" },
+	{ "max_clients_per_user", CONFIG_TYPE_UNSIGNED, 1, 1000000, "512",
+	  D(max_clients_per_user), 0, NULL,
+	  "simultaneous connections of one uid, 1 to 1000000" },
+	{ "max_waits", CONFIG_TYPE_UNSIGNED, 1, 1000000, "1024",
+	  D(max_waits), 0, NULL,
+	  "pending waits of one connection, 1 to 1000000" },
+	{ "max_watches", CONFIG_TYPE_UNSIGNED, 1, 100000, "64",
+	  D(max_watches), 0, NULL,
+	  "watches of one connection, 1 to 100000" },
+	{ "max_unread", CONFIG_TYPE_SIZE, 64 * KIB, GIB, "64MiB",
+	  D(max_unread), 0, NULL,
+	  "unread output a client may fall behind by before it is "
+	  "disconnected, 64KiB to 1GiB" },
+	{ "max_queued_per_user", CONFIG_TYPE_UNSIGNED, 1, 100000000, "50000",
+	  D(max_queued_per_user), 0, NULL,
+	  "queued jobs of one uid over all priorities, 1 to 100000000" },
+	/* The most of all four fills 16384 * 8 * 2 bytes of pointers and
+	 * 768KiB * 2 of strings: 1.75MiB, under exec's ARG_MAX of 2MiB with
+	 * room for the TRIAGE_* variables, so that no job fails on E2BIG. */
+	{ "max_argv", CONFIG_TYPE_UNSIGNED, 1, 16384, "4096",
+	  D(max_argv), 0, NULL,
+	  "argv elements of a submission, 1 to 16384" },
+	{ "max_argv_bytes", CONFIG_TYPE_SIZE, KIB, 768 * KIB, "512KiB",
+	  D(max_argv_bytes), 0, NULL,
+	  "bytes of a submission's argv, each string's NUL counted, 1KiB "
+	  "to 768KiB" },
+	{ "max_env", CONFIG_TYPE_UNSIGNED, 0, 16384, "1024",
+	  D(max_env), 0, NULL,
+	  "environment variables of a submission, 0 to 16384" },
+	{ "max_env_bytes", CONFIG_TYPE_SIZE, KIB, 768 * KIB, "512KiB",
+	  D(max_env_bytes), 0, NULL,
+	  "bytes of a submission's env as K=V strings, each NUL counted, "
+	  "1KiB to 768KiB" },
+	{ "max_name", CONFIG_TYPE_UNSIGNED, 1, 4096, "256",
+	  D(max_name), 0, NULL,
+	  "bytes of a job's name, 1 to 4096" },
 	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
 	  D(max_output), 0, NULL,
 	  "captured bytes per stream per job, 0 to 1TiB" },
@@ -102,6 +138,10 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  D(run_as_submitter), 0, NULL,
 	  "run each job as its submitter; unset: yes as root; always no "
 	  "when not root" },
+	{ "no_new_privs", CONFIG_TYPE_BOOL, 0, 0, "no",
+	  D(no_new_privs), 0, NULL,
+	  "yes: jobs run with PR_SET_NO_NEW_PRIVS, so setuid programs "
+	  "gain nothing (sudo, su, ping stop working)" },
 	{ "log_level", CONFIG_TYPE_ENUM, 0, 0, "info",
 	  D(log_level), 0, config_table_log_levels,
 	  "least important message logged: debug, info, notice, warning "

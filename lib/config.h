@@ -48,11 +48,24 @@ struct config {
 	uint64_t max_request;
 	unsigned max_clients;
 	unsigned max_batch;	/* requests in one JSON-RPC batch */
+	unsigned max_clients_per_user;
+	unsigned max_waits;	/* pending waits per connection */
+	unsigned max_watches;	/* watches per connection */
+	uint64_t max_unread;	/* unsent bytes per connection */
+	unsigned max_queued_per_user;
+	/* A submission's bounds: argv and env strings, each with its NUL,
+	 * and the pointers to them must fit exec's ARG_MAX of 2 MiB. */
+	unsigned max_argv;
+	uint64_t max_argv_bytes;
+	unsigned max_env;
+	uint64_t max_env_bytes;
+	unsigned max_name;	/* bytes of a job's name */
 	uint64_t max_output;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;
 	gid_t admin_gid;
 	bool run_as_submitter;
+	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS for jobs */
 	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
 
 	struct config_priority *priorities;	/* sorted by rank, most urgent first */

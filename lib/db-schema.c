@@ -56,8 +56,8 @@ static const char *const db_schema_steps[] = {
 	 * its process starts, so that a crash always makes a new attempt), and
 	 * the start time of its process, which tells that process apart from
 	 * a later one with the same pid. */
-	"ALTER TABLE jobs ADD COLUMN begun INTEGER NOT NULL DEFAULT 0;"
-	"ALTER TABLE jobs ADD COLUMN start_ticks INTEGER",
+	("ALTER TABLE jobs ADD COLUMN begun INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN start_ticks INTEGER"),
 
 	/* 3 -> 4: the paused priorities, by name, so that a restart keeps
 	 * them paused. */

@@ -61,7 +61,7 @@ job_new(void)
 	return job;
 }
 
-static void
+void
 job_free_strv(char **v)
 {
 	char **p;

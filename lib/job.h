@@ -82,6 +82,9 @@ struct job_status {
 	uint64_t start_ticks;
 };
 
+/* Frees a NULL-terminated vector and its strings (argv, env); NULL is
+ * fine. */
+void job_free_strv(char **v);
 void job_status_get(const struct job *job, struct job_status *st);
 void job_status_set(struct job *job, const struct job_status *st);
 

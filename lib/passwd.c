@@ -1,4 +1,4 @@
-/* passwd.c - a uid's name and home from the password database, with
+/* passwd.c - a uid's name, home and shell from the password database, with
  * getpwuid_r and a buffer grown until the entry fits. */
 #include <errno.h>
 #include <pwd.h>
@@ -12,11 +12,11 @@
 #define PASSWD_BUF_MAX (1024 * 1024)
 
 int
-passwd_lookup(uid_t uid, char **name, char **home)
+passwd_lookup(uid_t uid, char **name, char **home, char **shell)
 {
 	struct passwd pw, *result = NULL;
 	size_t size = PASSWD_BUF_MIN;
-	char *buf, *n = NULL, *h = NULL;
+	char *buf, *n = NULL, *h = NULL, *sh = NULL;
 	int error;
 
 	for (;;) {
@@ -35,9 +35,13 @@ passwd_lookup(uid_t uid, char **name, char **home)
 		    error == EBADF || error == EPERM ? ENOENT : error;
 		return -1;
 	}
+	/* passwd(5): an empty shell field means /bin/sh. */
 	if ((name != NULL && (n = strdup(pw.pw_name)) == NULL) ||
-	    (home != NULL && (h = strdup(pw.pw_dir)) == NULL)) {
+	    (home != NULL && (h = strdup(pw.pw_dir)) == NULL) ||
+	    (shell != NULL && (sh = strdup(pw.pw_shell != NULL &&
+	    pw.pw_shell[0] != '\0' ? pw.pw_shell : "/bin/sh")) == NULL)) {
 		free(n);
+		free(h);
 		free(buf);
 		errno = ENOMEM;
 		return -1;
@@ -47,5 +51,7 @@ passwd_lookup(uid_t uid, char **name, char **home)
 		*name = n;
 	if (home != NULL)
 		*home = h;
+	if (shell != NULL)
+		*shell = sh;
 	return 0;
 }

@@ -6,12 +6,13 @@
 #include <sys/types.h>
 
 /*
- * Looks uid up with getpwuid_r and sets *name to its user name and *home to
- * its home directory, allocated copies the caller frees (pass NULL for one
- * that is not wanted). Returns 0, or -1 with errno ENOENT (no such uid,
+ * Looks uid up with getpwuid_r and sets *name to its user name, *home to
+ * its home directory and *shell to its login shell (/bin/sh when the entry
+ * has none), allocated copies the caller frees (pass NULL for one that is
+ * not wanted). Returns 0, or -1 with errno ENOENT (no such uid,
  * however NSS says it), ENOMEM, or getpwuid_r's error (a failed lookup),
  * and then sets nothing.
  */
-int passwd_lookup(uid_t uid, char **name, char **home);
+int passwd_lookup(uid_t uid, char **name, char **home, char **shell);
 
 #endif

@@ -986,3 +986,63 @@ tstorm(const char *sock, const char *prio, int fd)
 	}
 	_exit(2);
 }
+
+/*
+ * Runs triaged on conf (its stderr into out) and waits, for 30 s at most,
+ * for it to exit, as it must when it refuses to start. Returns its wait
+ * status.
+ */
+int
+trun_refused(const char *conf, const char *out)
+{
+	struct timespec ts = { 0, 10 * 1000000 };
+	int status, fd, i;
+	pid_t pid, got;
+
+	if ((pid = fork()) == 0) {
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		execl(tbin("triaged"), "triaged", "--config", conf,
+		    (char *)NULL);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	for (i = 0; i < 3000; i++) {
+		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
+			return status;
+		assert_int_equal(got, 0);
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fail_msg("triaged did not exit: it started when it should not have");
+	return -1;
+}
+
+/* The whole of a small file, NUL-terminated, into buf. */
+void
+tread_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	assert_true((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+}
+
+void
+twrite_text(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	assert_non_null(f = fopen(path, "w"));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}

@@ -141,4 +141,16 @@ void twait_log(const struct tdaemon *d, const char *text);
 /* True when the daemon's log holds text. */
 bool tlog_has(const struct tdaemon *d, const char *text);
 
+/*
+ * Runs triaged on conf (its stderr into out) and waits, for 30 s at most,
+ * for it to exit, as it must when it refuses to start. Returns its wait
+ * status.
+ */
+int trun_refused(const char *conf, const char *out);
+/* The start of a small file, NUL-terminated, into buf. */
+void tread_text(const char *path, char *buf, size_t size);
+/* A file of the printf-formatted text. */
+void twrite_text(const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

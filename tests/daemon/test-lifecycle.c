@@ -18,66 +18,6 @@
 
 #include "harness.h"
 
-/*
- * Runs triaged on conf (its stderr into out) and waits, for 30 s at most,
- * for it to exit, as it must when it refuses to start. Returns its wait
- * status.
- */
-static int
-run_refused(const char *conf, const char *out)
-{
-	struct timespec ts = { 0, 10 * 1000000 };
-	int status, fd, i;
-	pid_t pid, got;
-
-	if ((pid = fork()) == 0) {
-		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (fd < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		execl(tbin("triaged"), "triaged", "--config", conf,
-		    (char *)NULL);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	for (i = 0; i < 3000; i++) {
-		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
-			return status;
-		assert_int_equal(got, 0);
-		nanosleep(&ts, NULL);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	fail_msg("triaged did not exit: it started when it should not have");
-	return -1;
-}
-
-/* The whole of a small file, NUL-terminated, into buf. */
-static void
-read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	assert_true((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0);
-	n = read(fd, buf, size - 1);
-	close(fd);
-	assert_true(n >= 0);
-	buf[n] = '\0';
-}
-
-static void
-write_text(const char *path, const char *fmt, ...)
-{
-	va_list ap;
-	FILE *f;
-
-	assert_non_null(f = fopen(path, "w"));
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fclose(f);
-}
-
 /* A second daemon on the same state_dir, with a socket of its own, would
  * run the first one's jobs again: it refuses, naming the dir and the pid. */
 static void
@@ -90,11 +30,11 @@ test_second_daemon_on_the_same_state_dir_refuses(void **state)
 	(void)state;
 	snprintf(conf, sizeof conf, "%s/second.conf", d->dir);
 	snprintf(out, sizeof out, "%s/second.log", d->dir);
-	write_text(conf, "[daemon]\nsocket = %s/second.sock\nstate_dir = %s\n",
+	twrite_text(conf, "[daemon]\nsocket = %s/second.sock\nstate_dir = %s\n",
 	    d->dir, d->state);
-	status = run_refused(conf, out);
+	status = trun_refused(conf, out);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	read_text(out, text, sizeof text);
+	tread_text(out, text, sizeof text);
 	snprintf(want, sizeof want, "state_dir %s is in use by another "
 	    "triaged (pid %d, holding %s/lock)", d->state, (int)d->pid,
 	    d->state);
@@ -189,17 +129,17 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 
-	write_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
+	twrite_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
 	    "[priority.normal]\nrank = 10\n", d->sock, d->state);
 	snprintf(out, sizeof out, "%s/refused.log", d->dir);
-	status = run_refused(d->conf, out);
+	status = trun_refused(d->conf, out);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-	read_text(out, text, sizeof text);
+	tread_text(out, text, sizeof text);
 	if (strstr(text, "priority extra is not in the config, but 2 of its "
 	    "jobs are queued or running: put its section back") == NULL)
 		fail_msg("not said: %s", text);
 
-	write_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
+	twrite_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
 	    "[priority.normal]\nrank = 10\n[priority.extra]\nrank = 30\n",
 	    d->sock, d->state);
 	tdaemon_restart(d);

@@ -73,19 +73,6 @@ await_client(const char *sock)
 	return c;
 }
 
-/* The start of a file (a daemon's log), NUL-terminated, into buf. */
-static void
-read_text(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, size - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-}
-
 static void
 remove_dir(const char *dir)
 {
@@ -265,7 +252,7 @@ test_socket_activation(void **state)
 	{
 		char text[8192];
 
-		read_text(log, text, sizeof text);
+		tread_text(log, text, sizeof text);
 		if (strstr(text, "handed 2 sockets; triage.socket must pass "
 		    "exactly one") == NULL ||
 		    strstr(text, "which is not a listening Unix stream "
@@ -321,7 +308,7 @@ test_journal_priority_prefixes(void **state)
 	client_free(c);
 	kill(pid, SIGTERM);
 	assert_true(WIFEXITED(wait_exit(pid)));
-	read_text(log, text, sizeof text);
+	tread_text(log, text, sizeof text);
 	if (strstr(text, "<5>ready on ") == NULL ||
 	    strstr(text, "<5>SIGTERM: stopping") == NULL ||
 	    strstr(text, "triaged: ") != NULL || strstr(text, "<7>") != NULL)

@@ -173,8 +173,10 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 		assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	}
 	/* Info logs: at debug, the log lines of the jobs would cost more
-	 * than the jobs. The machine's slots. */
+	 * than the jobs. The machine's slots. Every client is this test's
+	 * uid, so the per-user bounds are those of the whole daemon. */
 	d = tdaemon_start("log_level = info\nmax_clients = 1100\n"
+	    "max_clients_per_user = 1100\nmax_queued_per_user = 1000000\n"
 	    "[priority.load]\nrank = 10\nmax_queued = 1000000\n");
 	c = tconnect(d);
 	connect_n(d, silent, LOADRUN_SILENT);

@@ -24,7 +24,7 @@ name_and_home_of_a_known_uid(void **state)
 
 	(void)state;
 	assert_non_null(pw = getpwuid(0));
-	assert_int_equal(passwd_lookup(0, &name, &home), 0);
+	assert_int_equal(passwd_lookup(0, &name, &home, NULL), 0);
 	assert_string_equal(name, pw->pw_name);
 	assert_string_equal(home, pw->pw_dir);
 	free(name);
@@ -39,14 +39,14 @@ either_may_be_left_out(void **state)
 
 	(void)state;
 	assert_non_null(pw = getpwuid(0));
-	assert_int_equal(passwd_lookup(0, NULL, &s), 0);
+	assert_int_equal(passwd_lookup(0, NULL, &s, NULL), 0);
 	assert_string_equal(s, pw->pw_dir);
 	free(s);
 	s = NULL;
-	assert_int_equal(passwd_lookup(0, &s, NULL), 0);
+	assert_int_equal(passwd_lookup(0, &s, NULL, NULL), 0);
 	assert_string_equal(s, pw->pw_name);
 	free(s);
-	assert_int_equal(passwd_lookup(0, NULL, NULL), 0);
+	assert_int_equal(passwd_lookup(0, NULL, NULL, NULL), 0);
 }
 
 static void
@@ -58,7 +58,7 @@ unknown_uid_sets_nothing(void **state)
 	if (getpwuid(UNKNOWN_UID) != NULL)
 		skip();
 	errno = 0;
-	assert_int_equal(passwd_lookup(UNKNOWN_UID, &name, &home), -1);
+	assert_int_equal(passwd_lookup(UNKNOWN_UID, &name, &home, NULL), -1);
 	assert_int_equal(errno, ENOENT);
 	assert_null(name);
 	assert_null(home);

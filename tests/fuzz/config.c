@@ -1,0 +1,57 @@
+/* config.c - fuzz target: triage.conf parsing and checking (config_load)
+ * of arbitrary file contents: a config, or every problem found. */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "caller-env.h"
+#include "config.h"
+#include "fuzz.h"
+
+/* The file the input is written to: one per process, reused. */
+static const char *
+fuzz_path(void)
+{
+	static char path[] = "/tmp/triage-fuzz-conf-XXXXXX";
+	static int fd = -1;
+
+	if (fd < 0 && (fd = mkstemp(path)) < 0)
+		abort();
+	return path;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct caller_env env = { .euid = 1000, .home = "/home/fuzz" };
+	struct config_opts opts = { .path = fuzz_path(), .env = &env };
+	struct config *cfg;
+	char *cause = NULL;
+	unsigned i;
+	FILE *f;
+
+	if ((f = fopen(opts.path, "w")) == NULL)
+		abort();
+	if (size > 0 && fwrite(data, 1, size, f) != size)
+		abort();
+	fclose(f);
+	if ((cfg = config_load(&opts, &cause)) == NULL) {
+		FUZZ_ASSERT(cause != NULL && cause[0] != '\0');
+		free(cause);
+		return 0;
+	}
+	FUZZ_ASSERT(cause == NULL);
+	FUZZ_ASSERT(cfg->npriorities >= 1 &&
+	    cfg->npriorities <= CONFIG_PRIORITIES_MAX);
+	FUZZ_ASSERT(cfg->default_priority < cfg->npriorities);
+	FUZZ_ASSERT(cfg->workers >= cfg->slots && cfg->slots >= 1);
+	FUZZ_ASSERT(cfg->max_argv >= 1 && cfg->max_name >= 1);
+	for (i = 0; i < cfg->npriorities; i++) {
+		FUZZ_ASSERT(config_priority_find(cfg,
+		    cfg->priorities[i].name) == (int)i);
+		if (i > 0)
+			FUZZ_ASSERT(cfg->priorities[i - 1].rank <
+			    cfg->priorities[i].rank);
+	}
+	config_free(cfg);
+	return 0;
+}

@@ -1,0 +1,206 @@
+/* job.c - fuzz target: a job built from the input, its JSON object
+ * (job_to_json) and its database row (db insert, load, env): round trips. */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db.h"
+#include "fuzz.h"
+#include "job.h"
+
+static struct db *
+fuzz_db(void)
+{
+	static struct db *db;
+	static char dir[] = "/tmp/triage-fuzz-job-XXXXXX";
+	char path[64];
+
+	if (db != NULL)
+		return db;
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(path, sizeof path, "%s/jobs.db", dir);
+	if ((db = db_open(path, NULL)) == NULL ||
+	    db_set_sync(db, false, NULL) != 0)
+		abort();
+	return db;
+}
+
+/* A NULL-terminated vector of min to max strings from the input. */
+static char **
+fuzz_strv(struct fuzz_in *in, size_t min, size_t max, bool var)
+{
+	size_t n = min + fuzz_u8(in) % (max - min + 1), i;
+	char **v = calloc(n + 1, sizeof *v);
+	char *s;
+
+	if (v == NULL)
+		abort();
+	for (i = 0; i < n; i++) {
+		s = fuzz_str(in, 24);
+		if (var) {
+			/* "K=V", K non-empty and without '='. */
+			char *kv;
+
+			if (asprintf(&kv, "K%zu=%s", i, s) < 0)
+				abort();
+			free(s);
+			s = kv;
+		}
+		v[i] = s;
+	}
+	return v;
+}
+
+static int64_t
+fuzz_time(struct fuzz_in *in)
+{
+	uint32_t v = fuzz_u32(in);
+
+	return v % 3 == 0 ? -1 : (int64_t)v * 1000 + v % 1000;
+}
+
+static struct job *
+fuzz_job(struct fuzz_in *in)
+{
+	struct job *job = job_new();
+	size_t i;
+
+	if (job == NULL)
+		abort();
+	job->id = (uint64_t)fuzz_u32(in) + 1;
+	job->name = fuzz_str(in, 40);
+	job->argv = fuzz_strv(in, 1, 4, false);
+	job->env = fuzz_strv(in, 0, 3, true);
+	job->cwd = fuzz_str(in, 40);
+	job->priority = fuzz_str(in, 32);
+	job->state = (enum job_state)(fuzz_u8(in) % JOB_NSTATES);
+	job->slots = fuzz_u32(in);
+	job->exclusive = fuzz_u8(in) & 1;
+	job->timeout_ms = fuzz_u64(in) >> 1;
+	job->retries = fuzz_u32(in);
+	job->seq = (int64_t)(fuzz_u64(in) >> 1);
+	job->nafter = fuzz_u8(in) % 4;
+	if (job->nafter > 0 &&
+	    (job->after = calloc(job->nafter, sizeof *job->after)) == NULL)
+		abort();
+	for (i = 0; i < job->nafter; i++)
+		job->after[i] = (uint64_t)fuzz_u32(in) + 1;
+	job->uid = fuzz_u32(in);
+	job->gid = fuzz_u32(in);
+	job->submitted_at = fuzz_time(in);
+	job->started_at = fuzz_time(in);
+	job->finished_at = fuzz_time(in);
+	job->pid = (pid_t)(fuzz_u32(in) & 0x7fffffff);
+	job->exit_code = (int)(fuzz_u8(in)) - 1;
+	job->signal = fuzz_u8(in) % 70;
+	if (fuzz_u8(in) & 1)
+		job->reason = fuzz_str(in, 60);
+	job->attempt = fuzz_u32(in);
+	job->user_time = fuzz_u8(in) & 1 ? -1 : fuzz_u32(in) / 1000.0;
+	job->system_time = fuzz_u8(in) & 1 ? -1 : fuzz_u32(in) / 1000.0;
+	job->max_rss_kb = (int64_t)fuzz_u32(in) - 1;
+	job->stdout_truncated = fuzz_u8(in) & 1;
+	job->stderr_truncated = fuzz_u8(in) & 1;
+	job->begun = fuzz_u8(in) & 1;
+	job->start_ticks = fuzz_u32(in);
+	return job;
+}
+
+/* What the JSON object says of job. */
+static void
+fuzz_json(const struct job *job, json_t *o)
+{
+	json_t *argv = json_object_get(o, "argv");
+	size_t i;
+
+	FUZZ_ASSERT(json_is_object(o));
+	FUZZ_ASSERT((uint64_t)json_integer_value(json_object_get(o, "id")) ==
+	    job->id);
+	FUZZ_ASSERT(strcmp(json_string_value(json_object_get(o, "name")),
+	    job->name) == 0);
+	FUZZ_ASSERT(job_state_parse(json_string_value(json_object_get(o,
+	    "state"))) == (int)job->state);
+	for (i = 0; job->argv[i] != NULL; i++)
+		FUZZ_ASSERT(strcmp(json_string_value(json_array_get(argv, i)),
+		    job->argv[i]) == 0);
+	FUZZ_ASSERT(json_array_size(argv) == i);
+	FUZZ_ASSERT(json_array_size(json_object_get(o, "after")) ==
+	    job->nafter);
+}
+
+/* Whether every string of v is UTF-8 (jansson takes no other). */
+static bool
+fuzz_utf8(char *const *v)
+{
+	json_t *s;
+
+	for (; *v != NULL; v++) {
+		if ((s = json_string(*v)) == NULL)
+			return false;
+		json_decref(s);
+	}
+	return true;
+}
+
+static int
+fuzz_load_cb(struct job *job, void *arg)
+{
+	struct job **out = arg;
+
+	FUZZ_ASSERT(*out == NULL);
+	*out = job;
+	return 0;
+}
+
+/* The row read back is the job written, environment included. */
+static void
+fuzz_row(const struct job *job, json_t *o)
+{
+	struct db *db = fuzz_db();
+	struct job *back = NULL;
+	char **env = NULL, *cause = NULL;
+	json_t *o2;
+	size_t i;
+
+	/* The row keeps env as JSON: refused unless it is UTF-8, as it is
+	 * when it comes from a request. */
+	if (db_insert(db, job, &cause) != 0) {
+		FUZZ_ASSERT(!fuzz_utf8(job->env));
+		free(cause);
+		return;
+	}
+	FUZZ_ASSERT(fuzz_utf8(job->env));
+	FUZZ_ASSERT(db_load(db, fuzz_load_cb, &back, NULL) == 0);
+	FUZZ_ASSERT(back != NULL);
+	FUZZ_ASSERT(db_env(db, job->id, &env, NULL) == 0);
+	FUZZ_ASSERT(db_delete(db, job->id, NULL) == 0);
+	for (i = 0; job->env[i] != NULL; i++)
+		FUZZ_ASSERT(env[i] != NULL && strcmp(env[i], job->env[i]) == 0);
+	FUZZ_ASSERT(env[i] == NULL);
+	job_free_strv(env);
+	FUZZ_ASSERT((o2 = job_to_json(back, 7)) != NULL);
+	FUZZ_ASSERT(json_equal(o, o2));
+	FUZZ_ASSERT(back->seq == job->seq && back->begun == job->begun &&
+	    back->start_ticks == job->start_ticks &&
+	    back->stdout_truncated == job->stdout_truncated &&
+	    back->stderr_truncated == job->stderr_truncated);
+	json_decref(o2);
+	job_free(back);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in in = { data, size };
+	struct job *job = fuzz_job(&in);
+	json_t *o;
+
+	/* NULL: a string that is not UTF-8, which jansson refuses. */
+	if ((o = job_to_json(job, 7)) != NULL) {
+		fuzz_json(job, o);
+		fuzz_row(job, o);
+		json_decref(o);
+	}
+	job_free(job);
+	return 0;
+}

@@ -1,0 +1,94 @@
+/* method.c - fuzz target: the param checks of every method of the table
+ * (method_validate), on a config whose limits the input chooses. */
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "caller-env.h"
+#include "config.h"
+#include "fuzz.h"
+#include "method.h"
+#include "rpc.h"
+
+static struct config *
+fuzz_config(void)
+{
+	static struct config *cfg;
+	struct caller_env env = { .euid = geteuid(), .home = "/tmp" };
+	struct config_opts opts = { .env = &env };
+
+	if (cfg == NULL && (cfg = config_load(&opts, NULL)) == NULL)
+		abort();
+	return cfg;
+}
+
+static void
+fuzz_check_err(const struct method_err *err)
+{
+	FUZZ_ASSERT(err->code == RPC_METHOD_NOT_FOUND ||
+	    err->code == RPC_INVALID_PARAMS ||
+	    err->code == RPC_PERMISSION_DENIED ||
+	    err->code == RPC_INTERNAL_ERROR);
+	FUZZ_ASSERT(memchr(err->message, '\0', sizeof err->message) != NULL);
+	FUZZ_ASSERT(err->message[0] != '\0');
+}
+
+/* What submit's check promises its handler. */
+static void
+fuzz_check_submit(const struct config *cfg, json_t *params)
+{
+	json_t *argv = json_object_get(params, "argv"), *s;
+	size_t i, bytes = 0;
+
+	FUZZ_ASSERT(json_array_size(argv) >= 1 &&
+	    json_array_size(argv) <= cfg->max_argv);
+	json_array_foreach(argv, i, s) {
+		FUZZ_ASSERT(json_is_string(s) && json_string_length(s) > 0);
+		bytes += json_string_length(s) + 1;
+	}
+	FUZZ_ASSERT(bytes <= cfg->max_argv_bytes);
+	FUZZ_ASSERT(json_object_size(json_object_get(params, "env")) <=
+	    cfg->max_env);
+}
+
+/*
+ * Input: limits (max_argv, max_env, max_name, permits; a byte each), then
+ * the params as JSON (anything else: no params at all).
+ */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_in in = { data, size };
+	struct config *cfg = fuzz_config();
+	struct method_ctx ctx = { .cfg = cfg, .uid = 1000, .gid = 1000 };
+	const struct method *m;
+	struct method_err err;
+	json_t *params;
+	size_t i;
+	int admin;
+
+	cfg->max_argv = (unsigned)fuzz_u8(&in) % 16 + 1;
+	cfg->max_argv_bytes = 64;
+	cfg->max_env = (unsigned)fuzz_u8(&in) % 8;
+	cfg->max_env_bytes = 64;
+	cfg->max_name = (unsigned)fuzz_u8(&in) % 32 + 1;
+	ctx.permits = (unsigned)fuzz_u8(&in) % 8 + 1;
+	params = json_loadb((const char *)in.p, in.n, JSON_DECODE_ANY, NULL);
+	for (admin = 0; admin < 2; admin++) {
+		ctx.admin = admin;
+		for (i = 0; (m = method_at(i)) != NULL; i++) {
+			if (method_validate(&ctx, m->name, params, &err) != 0)
+				fuzz_check_err(&err);
+			else {
+				FUZZ_ASSERT(params == NULL ||
+				    json_is_object(params));
+				FUZZ_ASSERT(admin || !(m->flags & METHOD_ADMIN));
+				if (strcmp(m->name, "submit") == 0)
+					fuzz_check_submit(cfg, params);
+			}
+		}
+		FUZZ_ASSERT(method_validate(&ctx, "no-such-method", params,
+		    &err) != 0 && err.code == RPC_METHOD_NOT_FOUND);
+	}
+	json_decref(params);
+	return 0;
+}
