@@ -339,6 +339,16 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	tdaemon_end(d, root);
 }
 
+/* Waits for the job, which must succeed. */
+static void
+assert_succeeds(struct client *c, int64_t id)
+{
+	json_t *job = twait(c, id);
+
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+}
+
 /* The whole of a job's stdout, as a string to compare. */
 static char *
 stdout_of(struct client *c, int64_t id)
@@ -377,8 +387,8 @@ test_jobs_run_as_their_submitter(void **state)
 	root = tconnect(d);
 	mine = tsubmit(owner, "{s[sss]}", "argv", "sh", "-c", script);
 	roots = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_string_equal(tstate(twait(owner, mine)), "succeeded");
-	assert_string_equal(tstate(twait(root, roots)), "succeeded");
+	assert_succeeds(owner, mine);
+	assert_succeeds(root, roots);
 	out = stdout_of(root, mine);
 	assert_string_equal(out, "1\n1\n1\n/usr/sbin daemon daemon "
 	    "/usr/sbin/nologin\n");
@@ -454,7 +464,7 @@ no_new_privs_of_a_job(const char *extra)
 	    "/proc/self/status");
 	char *out;
 
-	assert_string_equal(tstate(twait(c, id)), "succeeded");
+	assert_succeeds(c, id);
 	out = stdout_of(c, id);
 	tdaemon_end(d, c);
 	return out;
