@@ -28,10 +28,11 @@
  * do: 2 shared cores, where a /bin/true costs about 11 ms of CPU end to
  * end (perf: 8.5 ms in its fork, exec and exit, mostly page table work
  * of the hypervisor; 1.9 ms in its worker; 0.6 ms in the daemon), so 180
- * jobs/s even with the machine to ourselves. Measured here, with the
- * other jobs of the machine: 74 jobs/s for main's daemon before these
- * changes, 73 to 86 after them, 65 once merged with the security work
- * (jobs as their submitters), 45 while a make test ran beside it. 6,000
+ * jobs/s even with the machine to ourselves. Measured here: on a quiet
+ * machine 136 jobs/s for the daemon before the fixes of this test's
+ * branch, 158 to 162 after them (143 to 162 merged with the security
+ * work); busy with others' builds, 65 to 86; 45 while a make test ran
+ * beside it. 6,000
  * takes 90 s at 65 jobs/s and 135 s at 45: it passes on a busy machine,
  * with room for the start and the clean-up. LOADRUN_JOBS in the
  * environment overrides it.
