@@ -32,10 +32,9 @@
  * machine 136 jobs/s for the daemon before the fixes of this test's
  * branch, 158 to 162 after them (143 to 162 merged with the security
  * work); busy with others' builds, 65 to 86; 45 while a make test ran
- * beside it. 6,000
- * takes 90 s at 65 jobs/s and 135 s at 45: it passes on a busy machine,
- * with room for the start and the clean-up. LOADRUN_JOBS in the
- * environment overrides it.
+ * beside it. 6,000 takes 90 s at 65 jobs/s and 135 s at 45: it passes
+ * on a busy machine, with room for the start and the clean-up.
+ * LOADRUN_JOBS in the environment overrides it.
  */
 #define LOADRUN_JOBS 6000
 /* The whole program, daemon start and clean-up included, fails past it. */
