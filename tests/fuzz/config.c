@@ -7,7 +7,7 @@
 #include "config.h"
 #include "fuzz.h"
 
-static char fuzz_file[] = "/tmp/triage-fuzz-conf-XXXXXX";
+static char fuzz_file[4096];
 
 static void
 fuzz_cleanup(void)
@@ -22,6 +22,8 @@ fuzz_path(void)
 	static int fd = -1;
 
 	if (fd < 0) {
+		snprintf(fuzz_file, sizeof fuzz_file,
+		    "%s/triage-fuzz-conf-XXXXXX", fuzz_tmpdir());
 		if ((fd = mkstemp(fuzz_file)) < 0)
 			abort();
 		atexit(fuzz_cleanup);

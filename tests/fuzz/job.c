@@ -9,7 +9,7 @@
 #include "job.h"
 
 static struct db *fuzz_db_open;
-static char fuzz_dir[] = "/tmp/triage-fuzz-job-XXXXXX";
+static char fuzz_dir[1024];
 
 /* The database and its directory go when the process ends. */
 static void
@@ -17,7 +17,7 @@ fuzz_cleanup(void)
 {
 	static const char *const files[] = { "jobs.db", "jobs.db-wal",
 	    "jobs.db-shm" };
-	char path[64];
+	char path[1100];
 	size_t i;
 
 	db_close(fuzz_db_open);
@@ -33,10 +33,12 @@ fuzz_cleanup(void)
 static struct db *
 fuzz_db(void)
 {
-	char path[64];
+	char path[1100];
 
 	if (fuzz_db_open != NULL)
 		return fuzz_db_open;
+	snprintf(fuzz_dir, sizeof fuzz_dir, "%s/triage-fuzz-job-XXXXXX",
+	    fuzz_tmpdir());
 	if (mkdtemp(fuzz_dir) == NULL)
 		abort();
 	snprintf(path, sizeof path, "%s/jobs.db", fuzz_dir);
