@@ -88,6 +88,17 @@ submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
 	return 0;
 }
 
+/* A param over a config limit: "FIELD" has N UNITS; the limit is LIMIT
+ * (KEY). Returns -1. */
+static int
+submit_over(struct method_err *err, const char *field, uint64_t n,
+    const char *units, uint64_t limit, const char *key)
+{
+	return method_fail(err, RPC_INVALID_PARAMS, field,
+	    "\"%s\" has %llu %s; the limit is %llu (%s)", field,
+	    (unsigned long long)n, units, (unsigned long long)limit, key);
+}
+
 /* argv: non-empty strings, within max_argv and max_argv_bytes. */
 static int
 submit_check_argv(const struct config *cfg, json_t *argv,
@@ -101,9 +112,8 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 		return method_fail(err, RPC_INVALID_PARAMS, "argv",
 		    "\"argv\" must not be empty");
 	if (n > cfg->max_argv)
-		return method_fail(err, RPC_INVALID_PARAMS, "argv",
-		    "\"argv\" has %zu elements; the limit is %u (max_argv)",
-		    n, cfg->max_argv);
+		return submit_over(err, "argv", n, "elements", cfg->max_argv,
+		    "max_argv");
 	json_array_foreach(argv, i, s) {
 		if (!json_is_string(s) || json_string_length(s) == 0)
 			return method_fail(err, RPC_INVALID_PARAMS, "argv",
@@ -112,10 +122,8 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 		bytes += json_string_length(s) + 1;
 	}
 	if (bytes > cfg->max_argv_bytes)
-		return method_fail(err, RPC_INVALID_PARAMS, "argv",
-		    "\"argv\" has %llu bytes; the limit is %llu "
-		    "(max_argv_bytes)", (unsigned long long)bytes,
-		    (unsigned long long)cfg->max_argv_bytes);
+		return submit_over(err, "argv", bytes, "bytes",
+		    cfg->max_argv_bytes, "max_argv_bytes");
 	return 0;
 }
 
@@ -130,9 +138,8 @@ submit_check_env(const struct config *cfg, json_t *env,
 	json_t *value;
 
 	if (json_object_size(env) > cfg->max_env)
-		return method_fail(err, RPC_INVALID_PARAMS, "env",
-		    "\"env\" has %zu variables; the limit is %u (max_env)",
-		    json_object_size(env), cfg->max_env);
+		return submit_over(err, "env", json_object_size(env),
+		    "variables", cfg->max_env, "max_env");
 	json_object_foreach(env, key, value) {
 		if (key[0] == '\0' || strchr(key, '=') != NULL)
 			return method_fail(err, RPC_INVALID_PARAMS, "env",
@@ -145,10 +152,8 @@ submit_check_env(const struct config *cfg, json_t *env,
 		bytes += strlen(key) + 1 + json_string_length(value) + 1;
 	}
 	if (bytes > cfg->max_env_bytes)
-		return method_fail(err, RPC_INVALID_PARAMS, "env",
-		    "\"env\" has %llu bytes; the limit is %llu "
-		    "(max_env_bytes)", (unsigned long long)bytes,
-		    (unsigned long long)cfg->max_env_bytes);
+		return submit_over(err, "env", bytes, "bytes",
+		    cfg->max_env_bytes, "max_env_bytes");
 	return 0;
 }
 
@@ -231,9 +236,8 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		return method_fail(err, RPC_INVALID_PARAMS, "name",
 		    "\"name\" must be 1 to %u bytes", cfg->max_name);
 	if (name != NULL && json_string_length(name) > cfg->max_name)
-		return method_fail(err, RPC_INVALID_PARAMS, "name",
-		    "\"name\" has %zu bytes; the limit is %u (max_name)",
-		    json_string_length(name), cfg->max_name);
+		return submit_over(err, "name", json_string_length(name),
+		    "bytes", cfg->max_name, "max_name");
 	if (cwd != NULL && json_string_value(cwd)[0] != '/')
 		return method_fail(err, RPC_INVALID_PARAMS, "cwd",
 		    "\"cwd\" must be an absolute path");

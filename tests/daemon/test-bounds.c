@@ -64,7 +64,7 @@ static json_t *
 env_of(size_t n)
 {
 	json_t *o = json_object();
-	char key[24];	/* "V" and any size_t: gcc -O1 checks */
+	char key[32];
 	size_t i;
 
 	for (i = 0; i < n; i++) {

@@ -7,16 +7,28 @@
 #include "config.h"
 #include "fuzz.h"
 
+static char fuzz_file[4096];
+
+static void
+fuzz_cleanup(void)
+{
+	unlink(fuzz_file);
+}
+
 /* The file the input is written to: one per process, reused. */
 static const char *
 fuzz_path(void)
 {
-	static char path[] = "/tmp/triage-fuzz-conf-XXXXXX";
 	static int fd = -1;
 
-	if (fd < 0 && (fd = mkstemp(path)) < 0)
-		abort();
-	return path;
+	if (fd < 0) {
+		snprintf(fuzz_file, sizeof fuzz_file,
+		    "%s/triage-fuzz-conf-XXXXXX", fuzz_tmpdir());
+		if ((fd = mkstemp(fuzz_file)) < 0)
+			abort();
+		atexit(fuzz_cleanup);
+	}
+	return fuzz_file;
 }
 
 int

@@ -20,6 +20,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 	}								\
 } while (0)
 
+/* Where a target keeps its files: $TMPDIR (make fuzz points it at a
+ * directory of its own, in memory, and removes it), else /tmp. The replay
+ * removes them at exit; libFuzzer may exit without running atexit. */
+static inline const char *
+fuzz_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir != NULL && dir[0] == '/' ? dir : "/tmp";
+}
+
 /* The input, consumed from the front; reads past the end give zeros. */
 struct fuzz_in {
 	const uint8_t *p;

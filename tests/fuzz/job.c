@@ -2,27 +2,51 @@
  * (job_to_json) and its database row (db insert, load, env): round trips. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "fuzz.h"
 #include "job.h"
 
+static struct db *fuzz_db_open;
+static char fuzz_dir[1024];
+
+/* The database and its directory go when the process ends. */
+static void
+fuzz_cleanup(void)
+{
+	static const char *const files[] = { "jobs.db", "jobs.db-wal",
+	    "jobs.db-shm" };
+	char path[1100];
+	size_t i;
+
+	db_close(fuzz_db_open);
+	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", fuzz_dir, files[i]);
+		unlink(path);
+	}
+	rmdir(fuzz_dir);
+}
+
+/* One database per process: opening one per input would be the most of
+ * the time spent. */
 static struct db *
 fuzz_db(void)
 {
-	static struct db *db;
-	static char dir[] = "/tmp/triage-fuzz-job-XXXXXX";
-	char path[64];
+	char path[1100];
 
-	if (db != NULL)
-		return db;
-	if (mkdtemp(dir) == NULL)
+	if (fuzz_db_open != NULL)
+		return fuzz_db_open;
+	snprintf(fuzz_dir, sizeof fuzz_dir, "%s/triage-fuzz-job-XXXXXX",
+	    fuzz_tmpdir());
+	if (mkdtemp(fuzz_dir) == NULL)
 		abort();
-	snprintf(path, sizeof path, "%s/jobs.db", dir);
-	if ((db = db_open(path, NULL)) == NULL ||
-	    db_set_sync(db, false, NULL) != 0)
+	snprintf(path, sizeof path, "%s/jobs.db", fuzz_dir);
+	if ((fuzz_db_open = db_open(path, NULL)) == NULL ||
+	    db_set_sync(fuzz_db_open, false, NULL) != 0)
 		abort();
-	return db;
+	atexit(fuzz_cleanup);
+	return fuzz_db_open;
 }
 
 /* A NULL-terminated vector of min to max strings from the input. */

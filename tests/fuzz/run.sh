@@ -9,7 +9,13 @@
 
 build=$1 seconds=$2 jobs=$3
 shift 3
-work=$(mktemp -d) || exit 2
+# In memory where there is a tmpfs: the targets write their files (a
+# config, a database) under $TMPDIR, here.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	work=$(mktemp -d -p /dev/shm triage-fuzz.XXXXXX) || exit 2
+else
+	work=$(mktemp -d) || exit 2
+fi
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM HUP
 mkdir -p "$build/fuzz/crashes" || exit 2
@@ -17,9 +23,9 @@ mkdir -p "$build/fuzz/crashes" || exit 2
 # One target: its log in $work/T.log, its exit status in $work/T.rc.
 one() {
 	local t=$1
-	mkdir -p "$work/$t.corpus"
+	mkdir -p "$work/$t.corpus" "$work/$t.tmp"
 	cp tests/fuzz/corpus/"$t"/* "$work/$t.corpus/"
-	"$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 \
+	TMPDIR=$work/$t.tmp "$build/fuzz/$t" -max_total_time="$seconds" -print_final_stats=1 \
 	    -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix="$build/fuzz/crashes/$t-" \
 	    "$work/$t.corpus" >"$work/$t.log" 2>&1
