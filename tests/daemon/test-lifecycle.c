@@ -19,9 +19,9 @@
 #include "harness.h"
 
 /*
- * Runs triaged on conf (its stderr into out) and waits, for 30 s at most,
- * for it to exit, as it must when it refuses to start. Returns its wait
- * status.
+ * Runs triaged on conf (its stderr into out) and waits, for 30 s at most
+ * (times tslow()), for it to exit, as it must when it refuses to start.
+ * Returns its wait status.
  */
 static int
 run_refused(const char *conf, const char *out)
@@ -34,12 +34,10 @@ run_refused(const char *conf, const char *out)
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0 || dup2(fd, 2) < 0)
 			_exit(126);
-		execl(tbin("triaged"), "triaged", "--config", conf,
-		    (char *)NULL);
-		_exit(127);
+		texec_triaged(conf);
 	}
 	assert_true(pid > 0);
-	for (i = 0; i < 3000; i++) {
+	for (i = 0; i < 3000 * tslow(); i++) {
 		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
 			return status;
 		assert_int_equal(got, 0);
