@@ -80,10 +80,20 @@ tslow(void)
 	return slow;
 }
 
+/* TRIAGE_TEST_WRAPPER, NULL when unset or empty. */
+static const char *
+twrapper(void)
+{
+	const char *wrapper = getenv("TRIAGE_TEST_WRAPPER");
+
+	return wrapper != NULL && wrapper[strspn(wrapper, " \t\n")] != '\0' ?
+	    wrapper : NULL;
+}
+
 bool
 twrapped(void)
 {
-	return getenv("TRIAGE_TEST_WRAPPER") != NULL;
+	return twrapper() != NULL;
 }
 
 /* A copy of s for an argv, in a child about to exec: no way back. */
@@ -101,7 +111,7 @@ void
 texec_triaged(const char *conf)
 {
 	char *argv[WRAPPER_WORDS + 4], *words, *w, *save = NULL;
-	const char *wrapper = getenv("TRIAGE_TEST_WRAPPER");
+	const char *wrapper = twrapper();
 	char launch[128];
 	struct timespec ts;
 	int n = 0;
