@@ -154,7 +154,7 @@ asan:
 #   test-crash  crashes_never_undo_what_clients_were_told and
 #   test-durable crash_storm_loses_no_acknowledged_job: kill -9 storms; a
 #       daemon killed so writes no report, and the thousands of jobs they
-#       queue take most of an hour there;
+#       queue would take hours there;
 #   test-crash  restart_kills_what_a_stuck_worker_left_running: the restart
 #       uses pidfd_open, which valgrind 3.19 does not know (ENOSYS);
 #   test-jobs   job_gets_the_limits_the_daemon_started_with: valgrind keeps

@@ -122,7 +122,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	if (twrapped()) {
 		/* Each daemon dies of SIGKILL, which leaves valgrind no
 		 * report to write; the thousands of jobs the storms queue
-		 * would take most of an hour. */
+		 * would take hours. */
 		print_message("skipped: a kill -9 storm under valgrind\n");
 		skip();
 	}
