@@ -11,14 +11,25 @@
 # one is killed with its whole process group by coreutils timeout (SIGTERM,
 # SIGKILL 10 s later) and counts as one failed test: the daemons it started
 # sit in process groups of their own, but die with it (PR_SET_PDEATHSIG).
+#
+# For slow runs (make valgrind): TRIAGE_TEST_SLOW=N multiplies that limit,
+# as the harness does its waits (tslow), and TRIAGE_TEST_WRAPPER, a command
+# such as "valgrind --log-file=...", runs each program that is not a .sh
+# script, with TRIAGE_TEST_LAUNCH set to the program's name for its logs.
 
 limit=${TEST_TIMEOUT:-300}
-case $limit in
-'' | *[!0-9]*)
-	echo "run-tests: TEST_TIMEOUT must be a whole number of seconds, not '$limit'"
-	exit 2
-	;;
-esac
+slow=${TRIAGE_TEST_SLOW:-1}
+for v in "TEST_TIMEOUT=$limit" "TRIAGE_TEST_SLOW=$slow"; do
+	case ${v#*=} in
+	'' | *[!0-9]*)
+		echo "run-tests: ${v%%=*} must be a whole number, not '${v#*=}'"
+		exit 2
+		;;
+	esac
+done
+if [ "$slow" -gt 1 ]; then
+	limit=$((limit * slow))
+fi
 
 passed=0
 failed=0
@@ -44,7 +55,15 @@ for prog in "$@"; do
 	start=$(date +%s)
 	# In the background and waited for, so that the traps above run at
 	# once rather than when the test ends.
-	timeout -k 10 "$limit" "$prog" >"$out" 2>&1 &
+	wrapper=
+	case $prog in
+	*.sh) ;;
+	*) wrapper=${TRIAGE_TEST_WRAPPER:-} ;;
+	esac
+	# The wrapper's words are split on blanks, as the harness splits them.
+	# shellcheck disable=SC2086
+	TRIAGE_TEST_LAUNCH=${prog##*/} timeout -k 10 "$limit" $wrapper "$prog" \
+	    >"$out" 2>&1 &
 	pid=$!
 	wait "$pid"
 	rc=$?

@@ -23,6 +23,8 @@
 #include "harness.h"
 #include "proc.h"
 
+/* Words of TRIAGE_TEST_WRAPPER used at most. */
+#define WRAPPER_WORDS 64
 /* Daemons alive at once in one test binary. */
 #define TLIVE_MAX 64
 /* A gated job gives up after this many 20 ms naps, over 5 min (run-tests.sh's
@@ -63,6 +65,85 @@ tbin(const char *name)
 	*strrchr(self, '/') = '\0';
 	snprintf(path, sizeof path, "%s/bin/%.32s", self, name);
 	return path;
+}
+
+int
+tslow(void)
+{
+	static int slow;
+	const char *s;
+
+	if (slow == 0) {
+		s = getenv("TRIAGE_TEST_SLOW");
+		slow = s != NULL && atoi(s) > 1 ? atoi(s) : 1;
+	}
+	return slow;
+}
+
+/* TRIAGE_TEST_WRAPPER, NULL when unset or empty. */
+static const char *
+twrapper(void)
+{
+	const char *wrapper = getenv("TRIAGE_TEST_WRAPPER");
+
+	return wrapper != NULL && wrapper[strspn(wrapper, " \t\n")] != '\0' ?
+	    wrapper : NULL;
+}
+
+bool
+twrapped(void)
+{
+	return twrapper() != NULL;
+}
+
+/* A copy of s for an argv, in a child about to exec: no way back. */
+static char *
+texec_arg(const char *s)
+{
+	char *copy = strdup(s);
+
+	if (copy == NULL)
+		_exit(127);
+	return copy;
+}
+
+void
+texec_triaged(const char *conf)
+{
+	char *argv[WRAPPER_WORDS + 4], *words, *w, *save = NULL;
+	const char *wrapper = twrapper();
+	char launch[128];
+	struct timespec ts;
+	int n = 0;
+
+	if (wrapper != NULL) {
+		words = texec_arg(wrapper);
+		for (w = strtok_r(words, " \t\n", &save);
+		    w != NULL && n < WRAPPER_WORDS;
+		    w = strtok_r(NULL, " \t\n", &save))
+			argv[n++] = w;
+		/*
+		 * Names this daemon for the wrapper's log files (valgrind's
+		 * %q{TRIAGE_TEST_LAUNCH}): with the pid alone, a pid that
+		 * comes round again over a long run would overwrite an
+		 * earlier process's report.
+		 */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(launch, sizeof launch, "%s.triaged.%lld.%09ld",
+		    program_invocation_short_name, (long long)ts.tv_sec,
+		    ts.tv_nsec);
+		setenv("TRIAGE_TEST_LAUNCH", launch, 1);
+	}
+	argv[n] = texec_arg(n == 0 ? "triaged" : tbin("triaged"));
+	n++;
+	argv[n++] = texec_arg("--config");
+	argv[n++] = texec_arg(conf);
+	argv[n] = NULL;
+	if (wrapper != NULL)
+		execvp(argv[0], argv);
+	else
+		execv(tbin("triaged"), argv);
+	_exit(127);
 }
 
 bool
@@ -520,9 +601,7 @@ tdaemon_launch(struct tdaemon *d)
 		}
 		unsetenv("TRIAGE_SOCKET");
 		unsetenv("TRIAGE_CONFIG");
-		execl(tbin("triaged"), "triaged", "--config", d->conf,
-		    (char *)NULL);
-		_exit(127);
+		texec_triaged(d->conf);
 	}
 	if (pid == -1)
 		fail_msg("fork: %s", strerror(errno));
@@ -988,8 +1067,8 @@ tstorm(const char *sock, const char *prio, int fd)
 }
 
 /*
- * Runs triaged on conf (its stderr into out) and waits, for 30 s at most,
- * for it to exit, as it must when it refuses to start. Returns its wait
+ * Runs triaged on conf (its stderr into out) and waits, for 30 s at most
+ * (times tslow()), for it to exit, as it must when it refuses to start. Returns its wait
  * status.
  */
 int
@@ -1003,12 +1082,10 @@ trun_refused(const char *conf, const char *out)
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0 || dup2(fd, 2) < 0)
 			_exit(126);
-		execl(tbin("triaged"), "triaged", "--config", conf,
-		    (char *)NULL);
-		_exit(127);
+		texec_triaged(conf);
 	}
 	assert_true(pid > 0);
-	for (i = 0; i < 3000; i++) {
+	for (i = 0; i < 3000 * tslow(); i++) {
 		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
 			return status;
 		assert_int_equal(got, 0);

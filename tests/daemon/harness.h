@@ -11,9 +11,17 @@
 
 #include "client.h"
 
+/*
+ * How many times slower than usual the daemons run: TRIAGE_TEST_SLOW, a
+ * whole number (1 when unset), which make valgrind sets. Every wait that
+ * stands for "the daemon should have done it by now" is that much longer;
+ * run-tests.sh lengthens its time limit by the same factor.
+ */
+int tslow(void);
+
 /* Every wait of the harness fails the test after this long; so do the
  * tests' own waits, with a deadline of their own (tdeadline). */
-#define HARNESS_TIMEOUT_MS 30000
+#define HARNESS_TIMEOUT_MS (30000 * tslow())
 
 struct tdaemon {
 	pid_t pid;
@@ -31,6 +39,16 @@ struct tdaemon {
  * until its socket answers. Fails the test if it does not come up.
  */
 struct tdaemon *tdaemon_start(const char *extra);
+/*
+ * Execs triaged --config conf, for a forked child: never returns (exits 127
+ * when the exec fails). Through TRIAGE_TEST_WRAPPER when it is set, a
+ * command split on blanks (no quoting) that runs the rest of the command
+ * line: valgrind and its options, for make valgrind.
+ */
+void texec_triaged(const char *conf) __attribute__((noreturn));
+/* True when the daemons run under TRIAGE_TEST_WRAPPER (make valgrind): for
+ * the few tests that cannot hold there, which skip saying why. */
+bool twrapped(void);
 /* Starts it again on the same config and state, after a stop or crash. */
 void tdaemon_restart(struct tdaemon *d);
 /* kill -9 of the daemon alone (its workers notice and follow it). */

@@ -108,7 +108,7 @@ static void
 test_crash_storm_loses_no_acknowledged_job(void **state)
 {
 	enum { ROUNDS = 20, CLIENTS = 4 };
-	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct tdaemon *d;
 	int64_t *acked = NULL, *stored = NULL, long_job = 0, id;
 	size_t nacked = 0, capacked = 0, nstored = 0, capstored, k;
 	char path[400], line[32];
@@ -119,6 +119,14 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	FILE *f;
 
 	(void)state;
+	if (twrapped()) {
+		/* Each daemon dies of SIGKILL, which leaves valgrind no
+		 * report to write; the thousands of jobs the storms queue
+		 * would take hours. */
+		print_message("skipped: a kill -9 storm under valgrind\n");
+		skip();
+	}
+	d = tdaemon_start("slots = 2\n");
 	snprintf(path, sizeof path, "%s/acked", d->dir);
 	srand((unsigned)time(NULL));
 	for (round = 0; round < ROUNDS; round++) {
@@ -501,8 +509,7 @@ test_unusable_state_dir_is_a_clear_fatal_error(void **state)
 		int fd = open(log, O_WRONLY | O_CREAT, 0600);
 
 		dup2(fd, 2);
-		execl(tbin("triaged"), "triaged", "--config", conf, (char *)NULL);
-		_exit(127);
+		texec_triaged(conf);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);

@@ -255,6 +255,12 @@ test_job_gets_the_limits_the_daemon_started_with(void **state)
 	char *out;
 
 	(void)state;
+	if (twrapped()) {
+		print_message("skipped: valgrind keeps the top fds for itself, "
+		    "so the limit it shows differs from the jobs'\n");
+		client_free(c);
+		skip();
+	}
 	/* On workers forked after the daemon raised its own limit. */
 	replace_workers();
 	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
@@ -426,6 +432,8 @@ test_wait_times_out_while_connection_serves_others(void **state)
 	assert_non_null(res);
 	assert_int_equal(got, stats_id);
 	json_decref(res);
+	/* Running first: a slow start (valgrind) must not look queued. */
+	(void)trunning_pid(c, id);
 	res = tcall(c, "wait", "{sIsf}", "id", (json_int_t)id, "timeout", 0.2);
 	assert_string_equal(tstate(res), "running");
 	json_decref(res);
@@ -593,20 +601,26 @@ test_missing_home_means_root_dir(void **state)
 	assert_int_equal(chmod(own->dir, 0711), 0);
 	if ((pid = fork()) == 0) {
 		struct client_error e;
-		json_t *job;
+		json_t *job, *done;
 		char *cause;
 
 		if (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
 		    (c = client_connect(own->sock, &cause)) == NULL)
 			_exit(2);
 		job = client_call(c, "submit", json_pack("{s[sss]}", "argv",
-		    "sh", "-c", "pwd"), 30000, &e);
+		    "sh", "-c", "pwd"), HARNESS_TIMEOUT_MS, &e);
 		if (job == NULL)
 			_exit(3);
-		job = client_call(c, "wait", json_pack("{sI}", "id",
-		    tjint(job, "id")), 30000, &e);
-		_exit(job != NULL && strcmp(tstate(job), "succeeded") == 0 &&
-		    strcmp(tjstr(job, "cwd"), "/") == 0 ? 0 : 4);
+		done = client_call(c, "wait", json_pack("{sI}", "id",
+		    tjint(job, "id")), HARNESS_TIMEOUT_MS, &e);
+		status = done != NULL &&
+		    strcmp(tstate(done), "succeeded") == 0 &&
+		    strcmp(tjstr(done, "cwd"), "/") == 0 ? 0 : 4;
+		/* Freed, for valgrind's leak check at exit. */
+		json_decref(job);
+		json_decref(done);
+		client_free(c);
+		_exit(status);
 	}
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -162,8 +162,7 @@ start_activated(const char *conf, const char *log, const int *fds, int n)
 	snprintf(num, sizeof num, "%d", (int)getpid());
 	setenv("LISTEN_PID", num, 1);
 	unsetenv("TRIAGE_SOCKET");
-	execl(tbin("triaged"), "triaged", "--config", conf, (char *)NULL);
-	_exit(127);
+	texec_triaged(conf);
 }
 
 static int
@@ -297,9 +296,7 @@ test_journal_priority_prefixes(void **state)
 		if (dup2(fd, 2) < 0)
 			_exit(126);
 		setenv("JOURNAL_STREAM", env, 1);
-		execl(tbin("triaged"), "triaged", "--config", conf,
-		    (char *)NULL);
-		_exit(127);
+		texec_triaged(conf);
 	}
 	assert_true(pid > 0);
 	close(fd);

@@ -18,7 +18,7 @@
 #define MAXJOBS 256
 /* The most a story may take to reach what a test waits for: each
  * notification has 30 s, but a stream of others must not go on for ever. */
-#define STORY_TIMEOUT_MS 60000
+#define STORY_TIMEOUT_MS (60000 * tslow())
 
 /* One job's part in a run, as the notifications tell it. */
 struct seen {
