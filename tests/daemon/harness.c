@@ -1123,3 +1123,30 @@ twrite_text(const char *path, const char *fmt, ...)
 	va_end(ap);
 	fclose(f);
 }
+
+double
+tclock_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+}
+
+static int
+tcmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+tpercentile(double *v, size_t n, double p)
+{
+	size_t i;
+
+	qsort(v, n, sizeof *v, tcmp_double);
+	i = (size_t)(p / 100 * (double)n + 0.999999);
+	return v[i > 0 ? i - 1 : 0];
+}

@@ -171,4 +171,9 @@ void tread_text(const char *path, char *buf, size_t size);
 void twrite_text(const char *path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The monotonic clock in milliseconds, to the microsecond: for latencies. */
+double tclock_ms(void);
+/* The p-th percentile (0 < p <= 100) of n values, which it sorts. */
+double tpercentile(double *v, size_t n, double p);
+
 #endif

@@ -110,3 +110,21 @@ proc_assert_exits(int pidfd)
 	assert_true(pfd.revents & POLLIN);
 	close(pidfd);
 }
+
+long
+proc_status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t len = strlen(key);
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, key, len) == 0 && line[len] == ':')
+			kb = atol(line + len + 1);
+	fclose(f);
+	assert_true(kb >= 0);
+	return kb;
+}

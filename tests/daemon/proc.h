@@ -33,4 +33,8 @@ int proc_pidfd(pid_t pid);
  * behind pidfd to end, and closes pidfd; fails the test otherwise. */
 void proc_assert_exits(int pidfd);
 
+/* A line of /proc/pid/status in kB ("VmRSS", "VmHWM"); fails the test
+ * when there is none. */
+long proc_status_kb(pid_t pid, const char *key);
+
 #endif

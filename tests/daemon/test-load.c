@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "proc.h"
 
 /* What the issue asks of other clients' calls while one client misbehaves;
  * and no call held up for long at all (the daemon used to stall the others
@@ -46,59 +47,12 @@
 #define LOAD_STATS_CALLS 200
 
 static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-/* A line of /proc/PID/status of the daemon, in kB ("VmRSS", "VmHWM"). */
-static long
-daemon_kb(const struct tdaemon *d, const char *key)
-{
-	char path[64], line[256];
-	size_t len = strlen(key);
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)d->pid);
-	assert_non_null(f = fopen(path, "r"));
-	while (fgets(line, sizeof line, f) != NULL)
-		if (strncmp(line, key, len) == 0 && line[len] == ':')
-			kb = atol(line + len + 1);
-	fclose(f);
-	assert_true(kb >= 0);
-	return kb;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The p-th percentile (0 < p <= 100) of n values, which it sorts. */
-static double
-percentile(double *v, size_t n, double p)
-{
-	size_t i;
-
-	qsort(v, n, sizeof *v, cmp_double);
-	i = (size_t)(p / 100 * (double)n + 0.999999);
-	return v[i > 0 ? i - 1 : 0];
-}
-
-static double
 timed_stats(struct client *c)
 {
-	double t = now_ms();
+	double t = tclock_ms();
 
 	json_decref(tcall(c, "stats", "{}"));
-	return now_ms() - t;
+	return tclock_ms() - t;
 }
 
 /* One line: a batch of n requests of method with params (a JSON text). */
@@ -195,7 +149,7 @@ flood_and_measure(struct tdaemon *d, struct client *c, const char *params)
 	long rss0, hwm;
 	pid_t flooder;
 
-	rss0 = daemon_kb(d, "VmRSS");
+	rss0 = proc_status_kb(d->pid, "VmRSS");
 	line = batch_line("list", params, 300);
 	assert_int_equal(pipe(ready), 0);
 	flooder = start_flooder(d, line, ready[1]);
@@ -206,12 +160,12 @@ flood_and_measure(struct tdaemon *d, struct client *c, const char *params)
 
 	for (i = 0; i < LOAD_STATS_CALLS; i++)
 		lat[i] = timed_stats(c);
-	hwm = daemon_kb(d, "VmHWM");
+	hwm = proc_status_kb(d->pid, "VmHWM");
 	kill(flooder, SIGKILL);
 	assert_int_equal(waitpid(flooder, NULL, 0), flooder);
 
-	p50 = percentile(lat, LOAD_STATS_CALLS, 50);
-	p99 = percentile(lat, LOAD_STATS_CALLS, 99);
+	p50 = tpercentile(lat, LOAD_STATS_CALLS, 50);
+	p99 = tpercentile(lat, LOAD_STATS_CALLS, 99);
 	max = lat[LOAD_STATS_CALLS - 1];
 	print_message("stats beside a flood of unread batches of list %s: "
 	    "p50 %.2f ms, p99 %.2f ms, max %.2f ms; daemon RSS %ld KiB "
@@ -315,7 +269,7 @@ list_reader(const struct tdaemon *d, int n, int out)
 		_exit(2);
 	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"list\",\"params\":{\"limit\":%d}}\n", n);
-	t = now_ms();
+	t = tclock_ms();
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
 		_exit(3);
 	pfd.fd = fd;
@@ -335,7 +289,7 @@ list_reader(const struct tdaemon *d, int n, int out)
 		if (buf[len - 1] == '\n')
 			break;
 	}
-	t = now_ms() - t;
+	t = tclock_ms() - t;
 	if (write(out, &t, sizeof t) != sizeof t)
 		_exit(7);
 	if ((res = json_loadb(buf, len, 0, &jerr)) == NULL)
@@ -413,10 +367,10 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 		    LIST_TIMEOUT_MS);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("the list reader failed (status %#x)", status);
-	hwm = daemon_kb(d, "VmHWM");
+	hwm = proc_status_kb(d->pid, "VmHWM");
 
-	p50 = percentile(lat, (size_t)n, 50);
-	p99 = percentile(lat, (size_t)n, 99);
+	p50 = tpercentile(lat, (size_t)n, 50);
+	p99 = tpercentile(lat, (size_t)n, 99);
 	print_message("list of %d jobs: all in after %.0f ms; %d stats "
 	    "meanwhile: p50 %.2f ms, p99 %.2f ms, max %.2f ms; daemon peak RSS %ld KiB\n",
 	    N, took, n, p50, p99, lat[n - 1], hwm);

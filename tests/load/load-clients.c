@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "client.h"
+#include "harness.h"
 #include "load-clients.h"
 
 /* A wait's own timeout, seconds: a reply with the job not yet terminal
@@ -33,15 +34,6 @@ load_error(struct load *load, const char *fmt, ...)
 		va_end(ap);
 	}
 	pthread_mutex_unlock(&load->lock);
-}
-
-static double
-load_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
 /* True once recv says nothing more is there now (ETIMEDOUT at 0 ms). */
@@ -243,14 +235,14 @@ load_sampler_main(void *arg)
 	double t;
 
 	while (!atomic_load(&load->stop) && load->nlat < load->maxlat) {
-		t = load_now_ms();
+		t = tclock_ms();
 		if ((res = client_call(sh->c[0], "stats", NULL, 10000, &e))
 		    == NULL) {
 			load_error(load, "stats: %s", e.message);
 			break;
 		}
 		json_decref(res);
-		load->lat[load->nlat++] = load_now_ms() - t;
+		load->lat[load->nlat++] = tclock_ms() - t;
 		nanosleep(&pace, NULL);
 	}
 	return NULL;

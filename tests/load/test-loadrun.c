@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "proc.h"
 #include "load-clients.h"
 
 /* The connections, 1,000 in all. */
@@ -53,51 +54,6 @@
 #define LOADRUN_RSS_JOB_KB 1
 #define LOADRUN_RSS_MAX_KB(jobs) \
 	(2 * (LOADRUN_RSS_BASE_KB + (long)(jobs) * LOADRUN_RSS_JOB_KB))
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
-}
-
-/* A line of /proc/PID/status of the daemon, in kB ("VmHWM"). */
-static long
-daemon_kb(const struct tdaemon *d, const char *key)
-{
-	char path[64], line[256];
-	size_t len = strlen(key);
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)d->pid);
-	assert_non_null(f = fopen(path, "r"));
-	while (fgets(line, sizeof line, f) != NULL)
-		if (strncmp(line, key, len) == 0 && line[len] == ':')
-			kb = atol(line + len + 1);
-	fclose(f);
-	assert_true(kb >= 0);
-	return kb;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The p-th percentile of n sorted values. */
-static double
-percentile(const double *v, int n, double p)
-{
-	int i = (int)(p / 100 * n + 0.999999);
-
-	return v[i > 0 ? i - 1 : 0];
-}
 
 static int
 njobs(void)
@@ -186,7 +142,7 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 	connect_n(d, wai, LOADRUN_WAITERS);
 	connect_n(d, sampler, 1);
 
-	t0 = now_ms();
+	t0 = tclock_ms();
 	samp.load = &load;
 	samp.c = sampler;
 	samp.n = 1;
@@ -200,24 +156,24 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 	/* Leave time to stop the daemon and clean up within the limit. */
 	deadline = loadrun_start_ms + LOADRUN_LIMIT_MS - 10000;
 	while (atomic_load(&load.succeeded) < load.njobs &&
-	    atomic_load(&load.errors) == 0 && now_ms() < deadline) {
+	    atomic_load(&load.errors) == 0 && tclock_ms() < deadline) {
 		poll(NULL, 0, 1000);
-		i = (int)((now_ms() - t0) / 10000);
+		i = (int)((tclock_ms() - t0) / 10000);
 		if (i != last) {
 			last = i;
 			print_message("%5.0f s: %d submitted, %d succeeded, "
-			    "daemon RSS %ld KiB\n", (now_ms() - t0) / 1000,
+			    "daemon RSS %ld KiB\n", (tclock_ms() - t0) / 1000,
 			    atomic_load(&load.submitted),
 			    atomic_load(&load.succeeded),
-			    daemon_kb(d, "VmRSS"));
+			    proc_status_kb(d->pid, "VmRSS"));
 		}
 	}
-	took = now_ms() - t0;
+	took = tclock_ms() - t0;
 	atomic_store(&load.stop, true);
 	join_threads(subs, LOADRUN_SUBMIT_THREADS);
 	join_threads(waits, LOADRUN_WAIT_THREADS);
 	pthread_join(samp.thread, NULL);
-	hwm = daemon_kb(d, "VmHWM");
+	hwm = proc_status_kb(d->pid, "VmHWM");
 	if (atomic_load(&load.errors) > 0)
 		fail_msg("%d errors, the first: %s", atomic_load(&load.errors),
 		    load.error);
@@ -234,9 +190,8 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 	    tjint(jobs, "canceled") + tjint(jobs, "lost"), 0);
 	json_decref(st);
 
-	qsort(load.lat, (size_t)load.nlat, sizeof *load.lat, cmp_double);
-	p50 = percentile(load.lat, load.nlat, 50);
-	p99 = percentile(load.lat, load.nlat, 99);
+	p50 = tpercentile(load.lat, (size_t)load.nlat, 50);
+	p99 = tpercentile(load.lat, (size_t)load.nlat, 99);
 	max = load.lat[load.nlat - 1];
 	print_message("load: %d jobs of /bin/true end to end in %.1f s: %.0f "
 	    "jobs/s; %d clients (%d silent, %d submitting, %d waiting); "
@@ -263,8 +218,8 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 	free(load.ids);
 	free(load.lat);
 	print_message("load: the whole run took %.1f s\n",
-	    (now_ms() - loadrun_start_ms) / 1000);
-	assert_true(now_ms() - loadrun_start_ms < LOADRUN_LIMIT_MS);
+	    (tclock_ms() - loadrun_start_ms) / 1000);
+	assert_true(tclock_ms() - loadrun_start_ms < LOADRUN_LIMIT_MS);
 }
 
 int
@@ -274,6 +229,6 @@ main(void)
 		cmocka_unit_test(test_1000_clients_and_jobs_end_to_end),
 	};
 
-	loadrun_start_ms = now_ms();
+	loadrun_start_ms = tclock_ms();
 	return cmocka_run_group_tests_name("load run", tests, NULL, NULL);
 }
