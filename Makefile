@@ -175,10 +175,10 @@ asan:
 #   test-durable crash_storm_loses_no_acknowledged_job: kill -9 storms; a
 #       daemon killed so writes no report, and the thousands of jobs they
 #       queue would take hours there;
-#   test-crash  restart_kills_what_a_stuck_worker_left_running: the restart
-#       uses pidfd_open, which valgrind 3.19 does not know (ENOSYS);
-#   test-jobs   job_gets_the_limits_the_daemon_started_with: valgrind keeps
-#       the top fds for itself, so the fd limit it shows is not the jobs';
+#   test-jobs   job_gets_the_limits_the_daemon_started_with and
+#   test-fdlimit it_raises_its_limit_and_warns_when_too_low: valgrind keeps
+#       the top fds for itself, so the fd limit it shows is not the jobs',
+#       and it refuses to move it;
 #   test-load   client_not_reading_its_batches_does_not_hold_up_others and
 #       list_of_100000_jobs_while_others_are_served: latency and resident
 #       size bounds, meaningless many times slower.
@@ -187,8 +187,8 @@ asan:
 .PHONY: valgrind
 VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
-VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,cli crash docs durable faults \
-	jobs lifecycle load notify reload rpc sched)
+VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds cli crash docs durable \
+	faults fdlimit jobs lifecycle limits load notify reload rpc sched security)
 VALGRIND := valgrind --tool=memcheck --trace-children=no \
 	--leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=30 \
@@ -201,6 +201,8 @@ valgrind:
 	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) SANITIZE= \
 		CFLAGS='-O1 -g' $(VG_TESTS)
 	@rm -rf $(VG_LOGS) && mkdir -p $(VG_LOGS)
+	@# Daemons that tests start as another user write their reports too.
+	@chmod 1777 $(VG_LOGS)
 	@TRIAGE_TEST_WRAPPER='$(VALGRIND)' TRIAGE_TEST_SLOW=$(VG_SLOW) \
 		TRIAGE_TEST_VGLOGS=$(VG_LOGS) \
 		sh tests/run-tests.sh $(VG_TESTS) tests/valgrind-check.sh

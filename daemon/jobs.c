@@ -999,7 +999,7 @@ jobs_run_as(const struct triaged *td)
 		return json_pack("{sb}", "submitter", 1);
 	if (name == NULL && passwd_lookup(uid, &name, NULL, NULL) != 0)
 		name = NULL;
-	return json_pack("{sb sI s?}", "submitter", 0, "uid",
+	return json_pack("{sb sI ss?}", "submitter", 0, "uid",
 	    (json_int_t)uid, "user", name);
 }
 

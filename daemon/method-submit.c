@@ -99,6 +99,28 @@ submit_over(struct method_err *err, const char *field, uint64_t n,
 	    (unsigned long long)n, units, (unsigned long long)limit, key);
 }
 
+/*
+ * The kernel's bound on one string of argv or of the environment, its NUL
+ * included (MAX_ARG_STRLEN, 32 pages of 4 KiB): past it execve fails with
+ * E2BIG, whatever the totals, so such a job is refused at submit rather
+ * than failed at its start.
+ */
+#define SUBMIT_MAX_ARG_STRLEN 131072
+
+/* One string of argv (what "argv", i) or env ("env", i a name), with n
+ * bytes and its NUL: -1 past SUBMIT_MAX_ARG_STRLEN. */
+static int
+submit_check_strlen(struct method_err *err, const char *field,
+    const char *what, uint64_t n)
+{
+	if (n <= SUBMIT_MAX_ARG_STRLEN)
+		return 0;
+	return method_fail(err, RPC_INVALID_PARAMS, field,
+	    "%s of \"%s\" has %llu bytes; the kernel runs no command with a "
+	    "string over %d bytes (MAX_ARG_STRLEN)", what, field,
+	    (unsigned long long)n, SUBMIT_MAX_ARG_STRLEN);
+}
+
 /* argv: non-empty strings, within max_argv and max_argv_bytes. */
 static int
 submit_check_argv(const struct config *cfg, json_t *argv,
@@ -106,6 +128,7 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 {
 	size_t i, n = json_array_size(argv);
 	uint64_t bytes = 0;
+	char what[32];
 	json_t *s;
 
 	if (n == 0)
@@ -119,6 +142,10 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 			return method_fail(err, RPC_INVALID_PARAMS, "argv",
 			    "\"argv\" must hold non-empty strings only "
 			    "(element %zu is not one)", i);
+		snprintf(what, sizeof what, "element %zu", i);
+		if (submit_check_strlen(err, "argv", what,
+		    json_string_length(s) + 1) != 0)
+			return -1;
 		bytes += json_string_length(s) + 1;
 	}
 	if (bytes > cfg->max_argv_bytes)
@@ -133,8 +160,9 @@ static int
 submit_check_env(const struct config *cfg, json_t *env,
     struct method_err *err)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, n;
 	const char *key;
+	char what[40];
 	json_t *value;
 
 	if (json_object_size(env) > cfg->max_env)
@@ -149,7 +177,13 @@ submit_check_env(const struct config *cfg, json_t *env,
 			return method_fail(err, RPC_INVALID_PARAMS, "env",
 			    "\"env\" values must be strings (\"%s\" is not)",
 			    key);
-		bytes += strlen(key) + 1 + json_string_length(value) + 1;
+		n = strlen(key) + 1 + json_string_length(value) + 1;
+		if (n > SUBMIT_MAX_ARG_STRLEN) {
+			snprintf(what, sizeof what, "variable %.16s%s", key,
+			    strlen(key) > 16 ? "..." : "");
+			return submit_check_strlen(err, "env", what, n);
+		}
+		bytes += n;
 	}
 	if (bytes > cfg->max_env_bytes)
 		return submit_over(err, "env", bytes, "bytes",

@@ -1,6 +1,7 @@
 /* recover.c - the daemon's start from what the store kept: the jobs whose
  * attempt had begun when it stopped, and every queue in its order. */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -81,6 +83,59 @@ recover_check_priorities(struct triaged *td, char **cause)
 	return -1;
 }
 
+/* The last run's process of job: killed with its process group. */
+static void
+recover_kill_group(const struct job *job)
+{
+	log_notice("job %llu: process %d of attempt %u still runs from "
+	    "before the restart: killing its process group",
+	    (unsigned long long)job->id, (int)job->pid, job->attempt);
+	if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("job %llu: kill process group %d",
+		    (unsigned long long)job->id, (int)job->pid);
+}
+
+/* Whether job's process, as the store recorded it, is still there and has
+ * not ended (a zombie has: it runs no more). */
+static bool
+recover_runs(const struct job *job)
+{
+	uint64_t ticks;
+	char state;
+
+	return procstat_read(job->pid, &state, &ticks) == 0 &&
+	    ticks == job->start_ticks && state != 'Z';
+}
+
+/*
+ * Where pidfd_open is not to be had (a kernel before 5.3, or valgrind,
+ * which does not know it): the process is told by its start time alone,
+ * and watched through /proc until it has ended. A pid reused between the
+ * look and the kill would take a new process through all of pid_max within
+ * microseconds, which this accepts.
+ */
+static void
+recover_kill_by_pid(const struct job *job)
+{
+	const struct timespec step = { 0, 10 * 1000 * 1000 };
+	int waited;
+
+	if (!recover_runs(job))
+		return;
+	recover_kill_group(job);
+	if (kill(job->pid, SIGKILL) == -1 && errno != ESRCH)
+		log_warn("job %llu: kill process %d",
+		    (unsigned long long)job->id, (int)job->pid);
+	for (waited = 0; recover_runs(job); waited += 10) {
+		if (waited >= RECOVER_KILL_WAIT_MS) {
+			log_warnx("job %llu: process %d is not gone yet",
+			    (unsigned long long)job->id, (int)job->pid);
+			return;
+		}
+		nanosleep(&step, NULL);
+	}
+}
+
 /*
  * The process of an attempt that began before the restart may still run
  * (its worker was stopped or stuck and could not act on the daemon's
@@ -97,16 +152,14 @@ recover_kill(const struct job *job)
 
 	if (job->pid <= 0 || job->start_ticks == 0)
 		return;
-	if ((fd = (int)pidfd_open(job->pid, 0)) == -1)
-		return;		/* gone */
+	if ((fd = (int)pidfd_open(job->pid, 0)) == -1) {
+		if (errno != ESRCH)
+			recover_kill_by_pid(job);
+		return;
+	}
 	if (procstat_start_ticks(job->pid, &ticks) == 0 &&
 	    ticks == job->start_ticks) {
-		log_notice("job %llu: process %d of attempt %u still runs from "
-		    "before the restart: killing its process group",
-		    (unsigned long long)job->id, (int)job->pid, job->attempt);
-		if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
-			log_warn("job %llu: kill process group %d",
-			    (unsigned long long)job->id, (int)job->pid);
+		recover_kill_group(job);
 		if (pidfd_send_signal(fd, SIGKILL, NULL, 0) == -1 &&
 		    errno != ESRCH)
 			log_warn("job %llu: kill process %d",

@@ -1,5 +1,5 @@
-/* procstat.c - what /proc says of a process that tells it apart from a
- * later one with the same pid: its start time. */
+/* procstat.c - what /proc says of a process: its start time, which tells it
+ * apart from a later one with the same pid, and its state. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,6 +12,14 @@
 
 int
 procstat_start_ticks(pid_t pid, uint64_t *ticks)
+{
+	char state;
+
+	return procstat_read(pid, &state, ticks);
+}
+
+int
+procstat_read(pid_t pid, char *state, uint64_t *ticks)
 {
 	char path[64], buf[1024], *p, *end;
 	unsigned long long v;
@@ -43,6 +51,8 @@ procstat_start_ticks(pid_t pid, uint64_t *ticks)
 			errno = EPROTO;
 			return -1;
 		}
+		if (field == 3)
+			*state = *p;
 		if (field == 22)
 			break;
 		p += strcspn(p, " ");

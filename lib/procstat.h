@@ -1,5 +1,5 @@
-/* procstat.h - what /proc says of a process that tells it apart from a
- * later one with the same pid: its start time. */
+/* procstat.h - what /proc says of a process: its start time, which tells it
+ * apart from a later one with the same pid, and its state. */
 #ifndef TRIAGE_PROCSTAT_H
 #define TRIAGE_PROCSTAT_H
 
@@ -12,5 +12,11 @@
  * process; EPROTO: a line that does not parse).
  */
 int procstat_start_ticks(pid_t pid, uint64_t *ticks);
+
+/*
+ * The same, with the process's state (field 3: 'R', 'S', 'Z' for a zombie,
+ * which has ended but not been reaped...) into *state.
+ */
+int procstat_read(pid_t pid, char *state, uint64_t *ticks);
 
 #endif

@@ -1,10 +1,12 @@
 /* harness.c - for the daemon tests: a real triaged on a temp socket and state
  * dir, in its own process group, and helpers to talk to it over the socket. */
 #include <dlfcn.h>
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -107,8 +110,9 @@ texec_arg(const char *s)
 	return copy;
 }
 
-void
-texec_triaged(const char *conf)
+/* Execs bin --config conf, through the wrapper when there is one. */
+static void __attribute__((noreturn))
+texec_program(const char *bin, const char *conf)
 {
 	char *argv[WRAPPER_WORDS + 4], *words, *w, *save = NULL;
 	const char *wrapper = twrapper();
@@ -134,7 +138,7 @@ texec_triaged(const char *conf)
 		    ts.tv_nsec);
 		setenv("TRIAGE_TEST_LAUNCH", launch, 1);
 	}
-	argv[n] = texec_arg(n == 0 ? "triaged" : tbin("triaged"));
+	argv[n] = texec_arg(n == 0 ? "triaged" : bin);
 	n++;
 	argv[n++] = texec_arg("--config");
 	argv[n++] = texec_arg(conf);
@@ -142,8 +146,14 @@ texec_triaged(const char *conf)
 	if (wrapper != NULL)
 		execvp(argv[0], argv);
 	else
-		execv(tbin("triaged"), argv);
+		execv(bin, argv);
 	_exit(127);
+}
+
+void
+texec_triaged(const char *conf)
+{
+	texec_program(tbin("triaged"), conf);
 }
 
 bool
@@ -576,6 +586,21 @@ _cmocka_run_group_tests(const char *group_name,
 
 /* Starts triaged on d's config and waits until its socket answers. On
  * failure d is left registered, for the test's clean-up. */
+/* In a forked child: takes on user's ids and groups, for good, or exits
+ * 127 saying why. */
+static void
+tbecome(const char *user)
+{
+	struct passwd *pw = getpwnam(user);
+
+	if (pw == NULL || initgroups(user, pw->pw_gid) == -1 ||
+	    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
+		fprintf(stderr, "harness: cannot become %s: %s\n", user,
+		    pw == NULL ? "no such user" : strerror(errno));
+		_exit(127);
+	}
+}
+
 static void
 tdaemon_launch(struct tdaemon *d)
 {
@@ -601,7 +626,9 @@ tdaemon_launch(struct tdaemon *d)
 		}
 		unsetenv("TRIAGE_SOCKET");
 		unsetenv("TRIAGE_CONFIG");
-		texec_triaged(d->conf);
+		if (d->user[0] != '\0')
+			tbecome(d->user);
+		texec_program(d->bin, d->conf);
 	}
 	if (pid == -1)
 		fail_msg("fork: %s", strerror(errno));
@@ -631,11 +658,42 @@ tdaemon_launch(struct tdaemon *d)
 	}
 }
 
+/* A copy of file from to a new file to, with mode. */
+static void
+tcopy_file(const char *from, const char *to, mode_t mode)
+{
+	struct stat st;
+	int in, out;
+	ssize_t n;
+	off_t off = 0;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    fstat(in, &st) == -1)
+		fail_msg("%s: %s", from, strerror(errno));
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) ==
+	    -1)
+		fail_msg("%s: %s", to, strerror(errno));
+	while (off < st.st_size)
+		if ((n = sendfile(out, in, &off, (size_t)(st.st_size - off))) <= 0)
+			fail_msg("copy %s to %s: %s", from, to,
+			    n == 0 ? "short file" : strerror(errno));
+	close(in);
+	if (fchmod(out, mode) == -1 || close(out) == -1)
+		fail_msg("%s: %s", to, strerror(errno));
+}
+
 struct tdaemon *
 tdaemon_start(const char *extra)
 {
+	return tdaemon_start_as(extra, NULL);
+}
+
+struct tdaemon *
+tdaemon_start_as(const char *extra, const char *user)
+{
 	struct tdaemon *d = calloc(1, sizeof *d);
 	char dir[sizeof d->dir] = "/tmp/triage-test-XXXXXX";
+	struct passwd *pw = NULL;
 	FILE *f;
 
 	assert_non_null(d);
@@ -649,6 +707,16 @@ tdaemon_start(const char *extra)
 	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
 	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
 	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
+	snprintf(d->bin, sizeof d->bin, "%s", tbin("triaged"));
+	if (user != NULL) {
+		if ((pw = getpwnam(user)) == NULL)
+			fail_msg("no user %s", user);
+		snprintf(d->user, sizeof d->user, "%s", user);
+		snprintf(d->bin, sizeof d->bin, "%s/triaged", d->dir);
+		tcopy_file(tbin("triaged"), d->bin, 0755);
+		if (chown(d->dir, pw->pw_uid, pw->pw_gid) == -1)
+			fail_msg("chown %s: %s", d->dir, strerror(errno));
+	}
 	if ((f = fopen(d->conf, "w")) == NULL)
 		fail_msg("cannot create %s: %s", d->conf, strerror(errno));
 	/* Debug logs, for the failures, unless extra says otherwise (a load

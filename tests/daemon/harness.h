@@ -30,6 +30,8 @@ struct tdaemon {
 	char conf[300];
 	char log[300];
 	char state[300];
+	char bin[300];		/* the triaged it runs */
+	char user[64];		/* its user, when not the test's */
 };
 
 /*
@@ -39,6 +41,12 @@ struct tdaemon {
  * until its socket answers. Fails the test if it does not come up.
  */
 struct tdaemon *tdaemon_start(const char *extra);
+/*
+ * The same, with triaged run as user (and that user's groups), which must
+ * be root's to give: its dir is the user's, and it runs a copy of triaged
+ * there, so that the user need not reach into the build tree.
+ */
+struct tdaemon *tdaemon_start_as(const char *extra, const char *user);
 /*
  * Execs triaged --config conf, for a forked child: never returns (exits 127
  * when the exec fails). Through TRIAGE_TEST_WRAPPER when it is set, a

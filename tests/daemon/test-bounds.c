@@ -189,6 +189,42 @@ test_defaults(void **state)
 	tdaemon_end(dd, c);
 }
 
+/*
+ * One string over the kernel's MAX_ARG_STRLEN (128 KiB, its NUL included)
+ * is refused at submit, under max_argv_bytes and max_env_bytes as it is:
+ * exec would fail on it. One at the bound runs.
+ */
+static void
+test_kernel_bound_on_one_string(void **state)
+{
+	struct tdaemon *dd = tdaemon_start("");
+	struct client *c = tconnect(dd);
+	struct client_error e;
+	json_t *job;
+	int64_t id;
+
+	(void)state;
+	id = tsubmit(c, "{s[sso]s{so}}", "argv", "sh", "-c", xs(131071),
+	    "env", "A", xs(131072 - 3));
+	job = twait(c, id);
+	/* sh ran the string of x's: a command it did not find. */
+	assert_int_equal(tjint(job, "exit_code"), 127);
+	json_decref(job);
+	assert_int_equal(tcall_error(c, "submit", &e, "{s[sso]}", "argv",
+	    "sh", "-c", xs(131072)), -32602);
+	assert_string_equal(e.field, "argv");
+	assert_string_equal(e.message, "element 2 of \"argv\" has 131073 "
+	    "bytes; the kernel runs no command with a string over 131072 "
+	    "bytes (MAX_ARG_STRLEN)");
+	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]s{so}}", "argv",
+	    "/bin/true", "env", "LONG", xs(131072 - 5)), -32602);
+	assert_string_equal(e.field, "env");
+	assert_string_equal(e.message, "variable LONG of \"env\" has 131073 "
+	    "bytes; the kernel runs no command with a string over 131072 "
+	    "bytes (MAX_ARG_STRLEN)");
+	tdaemon_end(dd, c);
+}
+
 int
 main(void)
 {
@@ -198,6 +234,7 @@ main(void)
 		cmocka_unit_test(test_max_env),
 		cmocka_unit_test(test_max_env_bytes),
 		cmocka_unit_test(test_max_name),
+		cmocka_unit_test(test_kernel_bound_on_one_string),
 		cmocka_unit_test(test_defaults),
 	};
 

@@ -559,6 +559,59 @@ test_stats_says_whom_jobs_run_as(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * A daemon not run by root runs every job as its own user, whoever submits
+ * it, and stats says so. The socket's mode is then the whole boundary:
+ * with the default 0660 a user outside the daemon's group cannot connect;
+ * with 0666 anyone can, and has commands run as the daemon's user.
+ */
+static void
+test_non_root_daemon_runs_every_job_as_itself(void **state)
+{
+	static const char script[] = "id -u; id -g; echo \"$HOME $USER\"";
+	struct tdaemon *d;
+	struct client *root, *other;
+	json_t *stats, *run_as;
+	char *cause = NULL, *out;
+	int64_t id;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	d = tdaemon_start_as(NULL, "daemon");
+	assert_int_equal(chmod(d->dir, 0711), 0);
+	root = tconnect(d);
+	stats = tcall(root, "stats", "{}");
+	run_as = json_object_get(stats, "run_as");
+	assert_true(json_is_false(json_object_get(run_as, "submitter")));
+	assert_int_equal(tjint(run_as, "uid"), 1);
+	assert_string_equal(tjstr(run_as, "user"), "daemon");
+	json_decref(stats);
+	id = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
+	assert_succeeds(root, id);
+	out = stdout_of(root, id);
+	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
+	free(out);
+	/* bin is not in group daemon: the socket's 0660 keeps it out. */
+	assert_int_equal(seteuid(actors[OTHER].uid), 0);
+	other = client_connect(d->sock, &cause);
+	assert_int_equal(seteuid(0), 0);
+	assert_null(other);
+	assert_non_null(strstr(cause, "Permission denied"));
+	free(cause);
+	tdaemon_end(d, root);
+
+	d = tdaemon_start_as("socket_mode = 0666\n", "daemon");
+	assert_int_equal(chmod(d->dir, 0711), 0);
+	other = connect_as(d, &actors[OTHER]);
+	id = tsubmit(other, "{s[sss]}", "argv", "sh", "-c", script);
+	assert_succeeds(other, id);
+	out = stdout_of(other, id);
+	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
+	free(out);
+	tdaemon_end(d, other);
+}
+
 int
 main(void)
 {
@@ -573,6 +626,7 @@ main(void)
 		cmocka_unit_test(test_no_new_privs_only_when_asked),
 		cmocka_unit_test(test_unsafe_state_dirs_are_refused),
 		cmocka_unit_test(test_stats_says_whom_jobs_run_as),
+		cmocka_unit_test(test_non_root_daemon_runs_every_job_as_itself),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,92 @@
+/* test-procstat.c - procstat_read on live, zombie and gone processes, and on
+ * a command name made to look like the fields that follow it. */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "procstat.h"
+
+/* A child that sets its command name to name, tells the parent through a
+ * pipe, then waits to be killed. */
+static pid_t
+spawn_named(const char *name)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (prctl(PR_SET_NAME, name) == -1 || write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+static void
+test_self_runs(void **state)
+{
+	uint64_t a, b;
+	char st;
+
+	(void)state;
+	assert_int_equal(procstat_read(getpid(), &st, &a), 0);
+	assert_int_equal(st, 'R');
+	assert_true(a > 0);
+	assert_int_equal(procstat_start_ticks(getpid(), &b), 0);
+	assert_true(a == b);
+}
+
+/* The name holds ") Z 1 2" so that a parser stopping at the first ')'
+ * would read a zombie; the start time must come out the same after the
+ * process ends, as a zombie, and no process must be found once reaped. */
+static void
+test_zombie_then_gone(void **state)
+{
+	uint64_t alive, dead;
+	siginfo_t info;
+	pid_t pid;
+	char st;
+
+	(void)state;
+	pid = spawn_named("a) Z 1 2 3 4");
+	assert_int_equal(procstat_read(pid, &st, &alive), 0);
+	assert_int_equal(st == 'S' || st == 'R', 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
+	assert_int_equal(procstat_read(pid, &st, &dead), 0);
+	assert_int_equal(st, 'Z');
+	assert_true(alive == dead);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	errno = 0;
+	assert_int_equal(procstat_read(pid, &st, &dead), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self_runs),
+		cmocka_unit_test(test_zombie_then_gone),
+	};
+
+	return cmocka_run_group_tests_name("procstat", tests, NULL, NULL);
+}
