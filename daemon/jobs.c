@@ -870,19 +870,57 @@ jobs_forget(struct triaged *td, uint64_t id)
 	return 0;
 }
 
+/*
+ * Why a queued job (now, the job itself) has not started, the first of
+ * protocol.md's pending_reason that applies, from what is known of it
+ * already: no walk of any queue but position's own.
+ */
+static const char *
+jobs_pending_reason(struct triaged *td, const struct job *now,
+    int64_t position)
+{
+	struct psem_prio_stats st;
+
+	if (now->held)
+		return "held";
+	if (now->begin_at >= 0 && now->begin_at > timefmt_now())
+		return "begin_at";
+	switch (psem_waiter_state(&now->waiter)) {
+	case PSEM_IDLE:
+		/* Outside the semaphore, and not held or early: its
+		 * dependencies let it go when they end. */
+		return "after";
+	case PSEM_QUEUED:
+		break;
+	default:
+		/* It has its slots, and its start is being written. */
+		return "slots";
+	}
+	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
+		if (st.paused)
+			return "paused";
+		if (st.cap != 0 && st.held + now->waiter.permits > st.cap)
+			return "max_running";
+	}
+	return position > 0 ? "queue" : "slots";
+}
+
 json_t *
 jobs_json(struct triaged *td, const struct job *job)
 {
 	const struct job *now;
+	const char *pending = NULL;
 	int64_t position = -1;
 
 	/* Only the job itself knows its place: job may be a copy. */
 	if (job->state == JOB_QUEUED &&
 	    (now = store_get(td->store, job->id)) != NULL &&
-	    now->state == JOB_QUEUED && now->attempt == job->attempt &&
-	    psem_waiter_state(&now->waiter) == PSEM_QUEUED)
-		position = psem_position(td->sem, &now->waiter);
-	return job_to_json(job, position);
+	    now->state == JOB_QUEUED && now->attempt == job->attempt) {
+		if (psem_waiter_state(&now->waiter) == PSEM_QUEUED)
+			position = psem_position(td->sem, &now->waiter);
+		pending = jobs_pending_reason(td, now, position);
+	}
+	return job_to_json(job, position, pending);
 }
 
 void

@@ -22,21 +22,28 @@ struct job;
 	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
 	"started_at, finished_at, pid, exit_code, signal, reason, "	\
 	"attempt, user_time, system_time, max_rss_kb, "			\
-	"stdout_truncated, stderr_truncated, begun, start_ticks"
+	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
+	"labels, held, begin_at, after_any, nice, merge_output, "	\
+	"stdout_dropped, stderr_dropped"
 #define DB_ROW_PARAMS							\
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
-	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30"
+	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
+	"?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38"
 
 /*
- * The columns a job's life changes, by the same parameters: an UPDATE
- * writes only these, the rest (argv, env, ...) is written once, at INSERT.
+ * The columns a job's life and the update method change, by the same
+ * parameters: an UPDATE writes only these, the rest (argv, env, after...)
+ * is written once, at INSERT.
  */
 #define DB_ROW_CHANGES_SET						\
+	"name = ?2, priority = ?6, timeout_ms = ?10, "			\
 	"state = ?7, retries = ?11, seq = ?12, started_at = ?17, "	\
 	"finished_at = ?18, pid = ?19, exit_code = ?20, signal = ?21, "	\
 	"reason = ?22, attempt = ?23, user_time = ?24, "		\
 	"system_time = ?25, max_rss_kb = ?26, stdout_truncated = ?27, "	\
-	"stderr_truncated = ?28, begun = ?29, start_ticks = ?30"
+	"stderr_truncated = ?28, begun = ?29, start_ticks = ?30, "	\
+	"labels = ?31, held = ?32, begin_at = ?33, nice = ?35, "	\
+	"stdout_dropped = ?37, stderr_dropped = ?38"
 
 /* Sets *cause (when cause is not NULL) to the formatted message, or to
  * "out of memory" when that cannot be allocated; returns -1. */
@@ -54,7 +61,7 @@ int db_schema_check(sqlite3 *sq, const char *path, int *version,
 int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
 
 /*
- * db-row.c. db_row_bind binds job's columns to st's parameters ?1 to ?30:
+ * db-row.c. db_row_bind binds job's columns to st's parameters ?1 to ?38:
  * every one when all is set (INSERT), else those of DB_ROW_CHANGES_SET and
  * the id (strings borrowed from job until st is reset); 0 or -1 with
  * *cause. db_row_read makes a new job from the current row of SELECT id,

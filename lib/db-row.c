@@ -1,5 +1,6 @@
 /* db-row.c - a job as a row of the jobs table and back: SQL NULL for what the
- * job keeps as unknown, JSON for argv, env and after, and checks on reading. */
+ * job keeps as unknown, JSON for argv, env, after and labels, and checks on
+ * reading. */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -46,6 +47,14 @@ enum db_row_column {
 	DB_ROW_STDERR_TRUNCATED,
 	DB_ROW_BEGUN,
 	DB_ROW_START_TICKS,
+	DB_ROW_LABELS,
+	DB_ROW_HELD,
+	DB_ROW_BEGIN_AT,
+	DB_ROW_AFTER_ANY,
+	DB_ROW_NICE,
+	DB_ROW_MERGE_OUTPUT,
+	DB_ROW_STDOUT_DROPPED,
+	DB_ROW_STDERR_DROPPED,
 };
 
 /* Binding stops at the first failure, whose code is kept for the message
@@ -150,33 +159,51 @@ out:
 	return s;
 }
 
-/* The JSON columns, which may fail before any binding. */
+/* ids, which SQLite must hold as integers: 0, or -1 naming what. */
+static int
+db_row_ids_check(const struct job *job, const char *what,
+    const uint64_t *ids, size_t n, char **cause)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == 0 || ids[i] > INT64_MAX)
+			return db_fail(cause, "cannot store job %" PRIu64
+			    ": %s holds id %" PRIu64 ", out of range",
+			    job->id, what, ids[i]);
+	return 0;
+}
+
+/* The JSON columns written once, which may fail before any binding. */
 static int
 db_row_bind_json(struct db_row_binder *b, const struct job *job,
     char **cause)
 {
-	char *argv, *env, *after = NULL;
-	size_t i;
+	char *argv, *env, *after = NULL, *after_any = NULL;
 
-	for (i = 0; i < job->nafter; i++)
-		if (job->after[i] == 0 || job->after[i] > INT64_MAX)
-			return db_fail(cause, "cannot store job %" PRIu64
-			    ": after holds id %" PRIu64 ", out of range",
-			    job->id, job->after[i]);
+	if (db_row_ids_check(job, "after", job->after, job->nafter,
+	    cause) == -1 || db_row_ids_check(job, "after_any",
+	    job->after_any, job->nafter_any, cause) == -1)
+		return -1;
 	argv = db_row_strv_json(job->argv);
 	env = db_row_strv_json(job->env);
 	if (job->nafter > 0)
 		after = db_row_ids_json(job->after, job->nafter);
-	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL)) {
+	if (job->nafter_any > 0)
+		after_any = db_row_ids_json(job->after_any, job->nafter_any);
+	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL) ||
+	    (job->nafter_any > 0 && after_any == NULL)) {
 		free(argv);
 		free(env);
 		free(after);
+		free(after_any);
 		return db_fail(cause, "cannot store job %" PRIu64 ": argv or "
 		    "env is not UTF-8, or out of memory", job->id);
 	}
 	db_row_bind_owned(b, DB_ROW_ARGV, argv);
 	db_row_bind_owned(b, DB_ROW_ENV, env);
 	db_row_bind_owned(b, DB_ROW_AFTER, after);
+	db_row_bind_owned(b, DB_ROW_AFTER_ANY, after_any);
 	return 0;
 }
 
@@ -184,28 +211,36 @@ int
 db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 {
 	struct db_row_binder b = { st, SQLITE_OK };
+	char *labels = NULL;
 
 	/* SQLite integers are signed 64 bits. */
 	if (job->id == 0 || job->id > INT64_MAX ||
-	    job->timeout_ms > INT64_MAX)
-		return db_fail(cause, "cannot store job %" PRIu64 ": id or "
-		    "timeout out of range", job->id);
+	    job->timeout_ms > INT64_MAX || job->stdout_dropped > INT64_MAX ||
+	    job->stderr_dropped > INT64_MAX)
+		return db_fail(cause, "cannot store job %" PRIu64 ": id, "
+		    "timeout or dropped bytes out of range", job->id);
+	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
+	    (labels = json_dumps(job->labels, JSON_COMPACT)) == NULL)
+		return db_fail(cause, "cannot store job %" PRIu64 ": its "
+		    "labels are not UTF-8, or out of memory", job->id);
 	db_row_bind_int(&b, DB_ROW_ID, (int64_t)job->id);
 	if (all) {
-		if (db_row_bind_json(&b, job, cause) == -1)
+		if (db_row_bind_json(&b, job, cause) == -1) {
+			free(labels);
 			return -1;
-		db_row_bind_text(&b, DB_ROW_NAME, job->name);
+		}
 		db_row_bind_text(&b, DB_ROW_CWD, job->cwd);
-		db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
 		db_row_bind_int(&b, DB_ROW_SLOTS, job->slots);
 		db_row_bind_int(&b, DB_ROW_EXCLUSIVE, job->exclusive);
-		db_row_bind_int(&b, DB_ROW_TIMEOUT_MS,
-		    (int64_t)job->timeout_ms);
 		db_row_bind_int(&b, DB_ROW_UID, job->uid);
 		db_row_bind_int(&b, DB_ROW_GID, job->gid);
 		db_row_bind_opt_int(&b, DB_ROW_SUBMITTED_AT,
 		    job->submitted_at >= 0, job->submitted_at);
+		db_row_bind_int(&b, DB_ROW_MERGE_OUTPUT, job->merge_output);
 	}
+	db_row_bind_text(&b, DB_ROW_NAME, job->name);
+	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
+	db_row_bind_int(&b, DB_ROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
 	db_row_bind_text(&b, DB_ROW_STATE, job_state_name(job->state));
 	db_row_bind_int(&b, DB_ROW_RETRIES, job->retries);
 	db_row_bind_int(&b, DB_ROW_SEQ, job->seq);
@@ -228,6 +263,15 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 	db_row_bind_int(&b, DB_ROW_BEGUN, job->begun);
 	db_row_bind_opt_int(&b, DB_ROW_START_TICKS, job->start_ticks > 0,
 	    (int64_t)job->start_ticks);
+	db_row_bind_owned(&b, DB_ROW_LABELS, labels);
+	db_row_bind_int(&b, DB_ROW_HELD, job->held);
+	db_row_bind_opt_int(&b, DB_ROW_BEGIN_AT, job->begin_at >= 0,
+	    job->begin_at);
+	db_row_bind_int(&b, DB_ROW_NICE, job->nice);
+	db_row_bind_int(&b, DB_ROW_STDOUT_DROPPED,
+	    (int64_t)job->stdout_dropped);
+	db_row_bind_int(&b, DB_ROW_STDERR_DROPPED,
+	    (int64_t)job->stderr_dropped);
 	if (b.rc != SQLITE_OK)
 		return db_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sqlite3_errstr(b.rc));
@@ -432,6 +476,61 @@ out:
 	return rc;
 }
 
+/* A JSON object of strings, or NULL, into *labels (NULL for none). */
+static int
+db_row_labels(struct db_row_reader *r, int col, json_t **labels)
+{
+	json_error_t err;
+	const char *s, *key;
+	json_t *value;
+
+	if (db_row_text_ref(r, col, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if ((*labels = json_loads(s, 0, &err)) == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			return db_row_oom(r);
+		return db_row_bad(r, col, "is not JSON");
+	}
+	if (!json_is_object(*labels))
+		return db_row_bad(r, col, "is not a JSON object");
+	json_object_foreach(*labels, key, value)
+		if (!json_is_string(value))
+			return db_row_bad(r, col, "holds a non-string");
+	return 0;
+}
+
+/* The columns of protocol v1.1 (schema version 5). */
+static int
+db_row_fill_v11(struct db_row_reader *r, struct job *job)
+{
+	int64_t v;
+
+	if (db_row_labels(r, DB_ROW_LABELS, &job->labels) == -1 ||
+	    db_row_ids(r, DB_ROW_AFTER_ANY, &job->after_any,
+	    &job->nafter_any) == -1 ||
+	    db_row_opt_int(r, DB_ROW_BEGIN_AT, 0, INT64_MAX, -1,
+	    &job->begin_at) == -1)
+		return -1;
+	if (db_row_int(r, DB_ROW_HELD, 0, 1, &v) == -1)
+		return -1;
+	job->held = v;
+	if (db_row_int(r, DB_ROW_NICE, 0, 19, &v) == -1)
+		return -1;
+	job->nice = (int)v;
+	if (db_row_int(r, DB_ROW_MERGE_OUTPUT, 0, 1, &v) == -1)
+		return -1;
+	job->merge_output = v;
+	if (db_row_int(r, DB_ROW_STDOUT_DROPPED, 0, INT64_MAX, &v) == -1)
+		return -1;
+	job->stdout_dropped = (uint64_t)v;
+	if (db_row_int(r, DB_ROW_STDERR_DROPPED, 0, INT64_MAX, &v) == -1)
+		return -1;
+	job->stderr_dropped = (uint64_t)v;
+	return 0;
+}
+
 /* Every column but id into job; -1 with r->why. */
 static int
 db_row_fill(struct db_row_reader *r, struct job *job)
@@ -519,7 +618,7 @@ db_row_fill(struct db_row_reader *r, struct job *job)
 	if (db_row_opt_int(r, DB_ROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
 		return -1;
 	job->start_ticks = (uint64_t)v;
-	return 0;
+	return db_row_fill_v11(r, job);
 }
 
 int

@@ -62,6 +62,20 @@ static const char *const db_schema_steps[] = {
 	/* 3 -> 4: the paused priorities, by name, so that a restart keeps
 	 * them paused. */
 	"CREATE TABLE paused (priority TEXT PRIMARY KEY)",
+
+	/* 4 -> 5: protocol v1.1. Labels as a JSON object (NULL: none), held,
+	 * the time before which a job does not start, the jobs it waits for
+	 * whatever their outcome (a JSON array of ids), its nice value,
+	 * stderr into stdout, and the bytes of each stream no longer stored
+	 * (output_keep = tail). */
+	("ALTER TABLE jobs ADD COLUMN labels TEXT;"
+	"ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN begin_at INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN after_any TEXT;"
+	"ALTER TABLE jobs ADD COLUMN nice INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN merge_output INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN stdout_dropped INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN stderr_dropped INTEGER NOT NULL DEFAULT 0"),
 };
 
 _Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==

@@ -58,6 +58,7 @@ job_new(void)
 	job->exit_code = -1;
 	job->user_time = job->system_time = -1;
 	job->max_rss_kb = -1;
+	job->begin_at = -1;
 	return job;
 }
 
@@ -85,6 +86,8 @@ job_free(struct job *job)
 	free(job->priority);
 	free(job->reason);
 	free(job->after);
+	free(job->after_any);
+	json_decref(job->labels);
 	free(job);
 }
 
@@ -99,6 +102,7 @@ job_new_attempt(struct job *job)
 	job->user_time = job->system_time = -1;
 	job->max_rss_kb = -1;
 	job->stdout_truncated = job->stderr_truncated = false;
+	job->stdout_dropped = job->stderr_dropped = 0;
 	job->begun = false;
 	job->start_ticks = 0;
 }
@@ -122,6 +126,9 @@ job_status_get(const struct job *job, struct job_status *st)
 	st->stderr_truncated = job->stderr_truncated;
 	st->begun = job->begun;
 	st->start_ticks = job->start_ticks;
+	st->held = job->held;
+	st->stdout_dropped = job->stdout_dropped;
+	st->stderr_dropped = job->stderr_dropped;
 }
 
 void
@@ -143,6 +150,9 @@ job_status_set(struct job *job, const struct job_status *st)
 	job->stderr_truncated = st->stderr_truncated;
 	job->begun = st->begun;
 	job->start_ticks = st->start_ticks;
+	job->held = st->held;
+	job->stdout_dropped = st->stdout_dropped;
+	job->stderr_dropped = st->stderr_dropped;
 }
 
 void
@@ -224,14 +234,14 @@ job_signal_json(int signo)
 }
 
 static json_t *
-job_after_json(const struct job *job)
+job_ids_json(const uint64_t *ids, size_t n)
 {
 	json_t *arr = json_array();
 	size_t i;
 
-	for (i = 0; arr != NULL && i < job->nafter; i++)
+	for (i = 0; arr != NULL && i < n; i++)
 		if (json_array_append_new(arr,
-		    json_integer((json_int_t)job->after[i])) != 0) {
+		    json_integer((json_int_t)ids[i])) != 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -239,7 +249,8 @@ job_after_json(const struct job *job)
 }
 
 json_t *
-job_to_json(const struct job *job, int64_t position)
+job_to_json(const struct job *job, int64_t position,
+    const char *pending_reason)
 {
 	json_t *o = json_object();
 	int rc = 0;
@@ -255,7 +266,7 @@ job_to_json(const struct job *job, int64_t position)
 	rc |= job_json_set(o, "exclusive", json_boolean(job->exclusive));
 	rc |= job_json_set(o, "timeout", json_real((double)job->timeout_ms / 1000));
 	rc |= job_json_set(o, "retries", json_integer(job->retries));
-	rc |= job_json_set(o, "after", job_after_json(job));
+	rc |= job_json_set(o, "after", job_ids_json(job->after, job->nafter));
 	rc |= job_json_set(o, "cwd", json_string(job->cwd));
 	rc |= job_json_set(o, "uid", json_integer(job->uid));
 	rc |= job_json_set(o, "gid", json_integer(job->gid));
@@ -274,6 +285,17 @@ job_to_json(const struct job *job, int64_t position)
 	rc |= job_json_set(o, "system_time", job_opt_real(job->system_time));
 	rc |= job_json_set(o, "max_rss_kb",
 	    job_opt_int(job->max_rss_kb >= 0, job->max_rss_kb));
+	/* Shared, not copied: labels are replaced whole, never edited. */
+	rc |= job_json_set(o, "labels", job->labels != NULL ?
+	    json_incref(job->labels) : json_object());
+	rc |= job_json_set(o, "held", json_boolean(job->held));
+	rc |= job_json_set(o, "begin_at", job_time_json(job->begin_at));
+	rc |= job_json_set(o, "after_any",
+	    job_ids_json(job->after_any, job->nafter_any));
+	rc |= job_json_set(o, "nice", json_integer(job->nice));
+	rc |= job_json_set(o, "merge_output", json_boolean(job->merge_output));
+	rc |= job_json_set(o, "pending_reason", pending_reason != NULL ?
+	    json_string(pending_reason) : json_null());
 	if (rc != 0) {
 		json_decref(o);
 		return NULL;

@@ -55,6 +55,16 @@ struct job {
 	bool begun;		/* this attempt was handed to a worker */
 	uint64_t start_ticks;	/* its process's start, in clock ticks since
 				 * boot (/proc/PID/stat); 0 = unknown */
+	/* Protocol v1.1. */
+	json_t *labels;		/* object of strings; NULL = none */
+	bool held;		/* queued, but never dispatched until released */
+	int64_t begin_at;	/* ms since the epoch; -1 = none */
+	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
+	size_t nafter_any;
+	int nice;		/* 0 to 19 */
+	bool merge_output;	/* stderr into the stdout capture */
+	uint64_t stdout_dropped; /* bytes no longer stored before offset 0 */
+	uint64_t stderr_dropped;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -80,6 +90,9 @@ struct job_status {
 	bool stderr_truncated;
 	bool begun;
 	uint64_t start_ticks;
+	bool held;
+	uint64_t stdout_dropped;
+	uint64_t stderr_dropped;
 };
 
 /* Frees a NULL-terminated vector and its strings (argv, env); NULL is
@@ -112,8 +125,10 @@ int job_set_reason(struct job *job, const char *fmt, ...)
 
 /*
  * The job object of protocol.md, a new reference; position is its place in
- * the queue, or -1 for null. NULL when out of memory.
+ * the queue, or -1 for null; pending_reason why it is queued still, or NULL
+ * for null. NULL when out of memory.
  */
-json_t *job_to_json(const struct job *job, int64_t position);
+json_t *job_to_json(const struct job *job, int64_t position,
+    const char *pending_reason);
 
 #endif

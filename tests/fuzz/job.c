@@ -83,6 +83,38 @@ fuzz_time(struct fuzz_in *in)
 	return v % 3 == 0 ? -1 : (int64_t)v * 1000 + v % 1000;
 }
 
+/* The fields of protocol v1.1. */
+static void
+fuzz_job_v11(struct fuzz_in *in, struct job *job)
+{
+	size_t n = fuzz_u8(in) % 4, i;
+	char *k, *v;
+
+	for (i = 0; i < n; i++) {
+		if (job->labels == NULL && (job->labels = json_object()) == NULL)
+			abort();
+		k = fuzz_str(in, 16);
+		v = fuzz_str(in, 24);
+		/* A key or value that is not UTF-8 is left out, as jansson
+		 * takes none. */
+		(void)json_object_set_new(job->labels, k, json_string(v));
+		free(k);
+		free(v);
+	}
+	job->held = fuzz_u8(in) & 1;
+	job->begin_at = fuzz_time(in);
+	job->nafter_any = fuzz_u8(in) % 3;
+	if (job->nafter_any > 0 && (job->after_any = calloc(job->nafter_any,
+	    sizeof *job->after_any)) == NULL)
+		abort();
+	for (i = 0; i < job->nafter_any; i++)
+		job->after_any[i] = (uint64_t)fuzz_u32(in) + 1;
+	job->nice = fuzz_u8(in) % 20;
+	job->merge_output = fuzz_u8(in) & 1;
+	job->stdout_dropped = fuzz_u32(in);
+	job->stderr_dropped = fuzz_u32(in);
+}
+
 static struct job *
 fuzz_job(struct fuzz_in *in)
 {
@@ -127,6 +159,7 @@ fuzz_job(struct fuzz_in *in)
 	job->stderr_truncated = fuzz_u8(in) & 1;
 	job->begun = fuzz_u8(in) & 1;
 	job->start_ticks = fuzz_u32(in);
+	fuzz_job_v11(in, job);
 	return job;
 }
 
@@ -150,6 +183,12 @@ fuzz_json(const struct job *job, json_t *o)
 	FUZZ_ASSERT(json_array_size(argv) == i);
 	FUZZ_ASSERT(json_array_size(json_object_get(o, "after")) ==
 	    job->nafter);
+	FUZZ_ASSERT(json_array_size(json_object_get(o, "after_any")) ==
+	    job->nafter_any);
+	FUZZ_ASSERT(json_object_size(json_object_get(o, "labels")) ==
+	    (job->labels != NULL ? json_object_size(job->labels) : 0));
+	FUZZ_ASSERT(json_integer_value(json_object_get(o, "nice")) ==
+	    job->nice);
 }
 
 /* Whether every string of v is UTF-8 (jansson takes no other). */
@@ -202,12 +241,14 @@ fuzz_row(const struct job *job, json_t *o)
 		FUZZ_ASSERT(env[i] != NULL && strcmp(env[i], job->env[i]) == 0);
 	FUZZ_ASSERT(env[i] == NULL);
 	job_free_strv(env);
-	FUZZ_ASSERT((o2 = job_to_json(back, 7)) != NULL);
+	FUZZ_ASSERT((o2 = job_to_json(back, 7, "queue")) != NULL);
 	FUZZ_ASSERT(json_equal(o, o2));
 	FUZZ_ASSERT(back->seq == job->seq && back->begun == job->begun &&
 	    back->start_ticks == job->start_ticks &&
 	    back->stdout_truncated == job->stdout_truncated &&
-	    back->stderr_truncated == job->stderr_truncated);
+	    back->stderr_truncated == job->stderr_truncated &&
+	    back->stdout_dropped == job->stdout_dropped &&
+	    back->stderr_dropped == job->stderr_dropped);
 	json_decref(o2);
 	job_free(back);
 }
@@ -220,7 +261,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *o;
 
 	/* NULL: a string that is not UTF-8, which jansson refuses. */
-	if ((o = job_to_json(job, 7)) != NULL) {
+	if ((o = job_to_json(job, 7, "queue")) != NULL) {
 		fuzz_json(job, o);
 		fuzz_row(job, o);
 		json_decref(o);

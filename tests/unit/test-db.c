@@ -252,6 +252,18 @@ full_job(uint64_t id)
 	job->max_rss_kb = (int64_t)1 << 40;
 	job->stdout_truncated = true;
 	job->stderr_truncated = false;
+	assert_non_null(job->labels = json_pack("{ss ss}", "team",
+	    "caf\xc3\xa9", "ci.run-id", ""));
+	job->held = true;
+	job->begin_at = 1796000000999;
+	assert_non_null(job->after_any = calloc(2, sizeof *job->after_any));
+	job->after_any[0] = 3;
+	job->after_any[1] = (uint64_t)1 << 41;
+	job->nafter_any = 2;
+	job->nice = 19;
+	job->merge_output = true;
+	job->stdout_dropped = (uint64_t)1 << 42;
+	job->stderr_dropped = 1;
 	return job;
 }
 
@@ -318,6 +330,19 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->max_rss_kb, got->max_rss_kb);
 	assert_int_equal(want->stdout_truncated, got->stdout_truncated);
 	assert_int_equal(want->stderr_truncated, got->stderr_truncated);
+	if (want->labels == NULL)
+		assert_null(got->labels);
+	else
+		assert_true(json_equal(want->labels, got->labels));
+	assert_int_equal(want->held, got->held);
+	assert_int_equal(want->begin_at, got->begin_at);
+	assert_int_equal(want->nafter_any, got->nafter_any);
+	for (i = 0; i < want->nafter_any; i++)
+		assert_int_equal(want->after_any[i], got->after_any[i]);
+	assert_int_equal(want->nice, got->nice);
+	assert_int_equal(want->merge_output, got->merge_output);
+	assert_int_equal(want->stdout_dropped, got->stdout_dropped);
+	assert_int_equal(want->stderr_dropped, got->stderr_dropped);
 }
 
 static int
@@ -421,6 +446,19 @@ change_life(struct job *job)
 	job->max_rss_kb = 0;
 	job->stdout_truncated = false;
 	job->stderr_truncated = true;
+	/* What the update method changes too. */
+	free(job->name);
+	assert_non_null(job->name = strdup("renamed \xe2\x9c\x93"));
+	free(job->priority);
+	assert_non_null(job->priority = strdup("low"));
+	job->timeout_ms = 0;
+	json_decref(job->labels);
+	job->labels = NULL;
+	job->held = false;
+	job->begin_at = -1;
+	job->nice = 0;
+	job->stdout_dropped = 0;
+	job->stderr_dropped = 77;
 }
 
 static void
@@ -459,12 +497,12 @@ test_round_trip(void **state)
 	upd = full_job(5);
 	change_life(want);
 	change_life(upd);
-	free(upd->name);
-	assert_non_null(upd->name = strdup("renamed \xe2\x9c\x93"));
 	free_strv(upd->env);
 	upd->env = NULL;
 	upd->slots = 9;
 	upd->uid = 0;
+	upd->merge_output = false;
+	upd->nafter_any = 1;
 	assert_int_equal(db_begin(db, &cause), 0);
 	if (db_update(db, upd, &cause) == -1)
 		fail_msg("db_update: %s", cause);
@@ -879,6 +917,59 @@ test_migrate_v1(void **state)
 	assert_string_equal(buf, "paused\n");
 }
 
+/*
+ * A file the last release wrote (schema 4, tests/unit/fixtures: a real
+ * daemon's, dumped) comes up with every job as it was and protocol v1.1's
+ * fields at their defaults.
+ */
+static void
+test_migrate_v4(void **state)
+{
+	struct loaded l = { 0 };
+	char sql[8192];
+	struct job *job;
+	struct db *db;
+	size_t i, n;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(f = fopen("tests/unit/fixtures/store-v4.sql", "r"));
+	n = fread(sql, 1, sizeof sql - 1, f);
+	assert_true(n > 0 && n < sizeof sql - 1);
+	sql[n] = '\0';
+	fclose(f);
+	raw_exec(fx->path, sql);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 4);
+	db = open_ok();
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
+	    DB_SCHEMA_VERSION);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 4);
+	for (i = 0; i < l.n; i++) {
+		job = l.jobs[i];
+		assert_int_equal(job->id, i + 1);
+		assert_null(job->labels);
+		assert_false(job->held);
+		assert_int_equal(job->begin_at, -1);
+		assert_null(job->after_any);
+		assert_int_equal(job->nice, 0);
+		assert_false(job->merge_output);
+		assert_int_equal(job->stdout_dropped, 0);
+		assert_int_equal(job->stderr_dropped, 0);
+	}
+	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
+	assert_string_equal(l.jobs[0]->argv[2], "echo hello");
+	assert_int_equal(l.jobs[1]->state, JOB_FAILED);
+	assert_string_equal(l.jobs[1]->reason, "exited with status 1");
+	assert_int_equal(l.jobs[2]->state, JOB_QUEUED);
+	assert_int_equal(l.jobs[2]->nafter, 1);
+	assert_int_equal(l.jobs[2]->after[0], 1);
+	assert_int_equal(l.jobs[3]->retries, 2);
+	assert_int_equal(l.jobs[3]->timeout_ms, 30000);
+	loaded_free(&l);
+	db_close(db);
+}
+
 /* A migration that fails half way leaves the file as it was. */
 static void
 test_migrate_atomic(void **state)
@@ -908,7 +999,7 @@ test_newer_refused(void **state)
 	cause = open_bad(fx->path);
 	assert_contains(cause, "newer triage");
 	assert_contains(cause, "schema version 99");
-	assert_contains(cause, "knows up to 4");
+	assert_contains(cause, "knows up to 5");
 	free(cause);
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 99);
 }
@@ -1032,6 +1123,7 @@ main(void)
 		T(test_expired),
 		T(test_expired_uses_index),
 		T(test_migrate_v1),
+		T(test_migrate_v4),
 		T(test_migrate_atomic),
 		T(test_newer_refused),
 		T(test_not_a_database),
