@@ -6,6 +6,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "jobopt.h"
 #include "table.h"
 #include "timefmt.h"
 #include "xmalloc.h"
@@ -15,12 +16,16 @@
 
 #define CMD_LIST_ALL	0x120
 #define CMD_LIST_STATE	0x121
+#define CMD_LIST_LABEL	0x122
+#define CMD_LIST_NAME	0x123
+#define CMD_LIST_HELD	0x124
 
 static int cmd_list_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
-	.args = "[--all] [-p PRIO] [--state S[,S...]]",
+	.args = "[--all] [-p PRIO] [--state S[,S...]] [--label K=V]...\n"
+	    "           [--name NAME] [--held]",
 	.summary = "list jobs, queued and running ones by default",
 	.options =
 	    "      --all            every job the daemon keeps, finished ones "
@@ -29,17 +34,22 @@ const struct cmd_entry cmd_list_entry = {
 	    "      --state S        only jobs in state S (repeatable, or S,S): "
 	    "queued,\n"
 	    "                       running, succeeded, failed, timed_out, "
-	    "canceled, lost\n",
+	    "canceled, lost\n"
+	    "      --label K=V      only jobs with this label (repeatable: all "
+	    "of them)\n"
+	    "      --name NAME      only jobs of this name\n"
+	    "      --held           only held jobs\n",
 	.notes =
-	    "WAITED is the time spent queued, RAN the time spent running, so "
-	    "far or in\n"
-	    "all. With --json, prints each job object on a line of its own.\n",
+	    "REASON says why a queued job waits: held, begin_at (its start "
+	    "time), after\n"
+	    "(a job it waits for), paused, max_running, queue (jobs ahead "
+	    "of it) or slots\n"
+	    "(not enough free). WAITED is the time spent queued, RAN the time "
+	    "spent\n"
+	    "running, so far or in all. With --json, prints each job object "
+	    "on a line of\n"
+	    "its own.\n",
 	.exec = cmd_list_exec,
-};
-
-static const char *const cmd_list_states[] = {
-	"queued", "running", "succeeded", "failed", "timed_out", "canceled",
-	"lost", NULL,
 };
 
 int
@@ -86,34 +96,11 @@ cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs)
 	return rc;
 }
 
-/* Adds each state named in "a,b" to states; a usage error for others. */
-static int
-cmd_list_add_states(struct cmd_ctx *ctx, json_t *states, const char *arg)
-{
-	const char *const *s;
-	char *copy = xstrdup(arg), *word, *next = copy;
-
-	while ((word = strsep(&next, ",")) != NULL) {
-		for (s = cmd_list_states; *s != NULL; s++) {
-			if (strcmp(*s, word) == 0)
-				break;
-		}
-		if (*s == NULL) {
-			cmd_usage(ctx, "unknown state '%s'", word);
-			free(copy);
-			return CMD_EXIT_USAGE;
-		}
-		json_array_append_new(states, xjson(json_string(*s)));
-	}
-	free(copy);
-	return CMD_EXIT_OK;
-}
-
 static void
 cmd_list_print(const json_t *jobs)
 {
 	static const char *const headers[] = {
-		"ID", "PRIORITY", "STATE", "WAITED", "RAN", "NAME",
+		"ID", "PRIORITY", "STATE", "REASON", "WAITED", "RAN", "NAME",
 	};
 	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX];
 	int64_t now = timefmt_now();
@@ -121,15 +108,16 @@ cmd_list_print(const json_t *jobs)
 	json_t *job;
 	size_t i;
 
-	t = table_new(headers, 6);
+	t = table_new(headers, 7);
 	table_align_right(t, 0);
-	table_align_right(t, 3);
 	table_align_right(t, 4);
+	table_align_right(t, 5);
 	json_array_foreach(jobs, i, job) {
 		table_add(t, (const char *const[]){
 		    format_int(json_object_get(job, "id"), id, sizeof id),
 		    json_string_value(json_object_get(job, "priority")),
 		    json_string_value(json_object_get(job, "state")),
+		    json_string_value(json_object_get(job, "pending_reason")),
 		    format_span(timefmt_waited(job, now), waited,
 		    sizeof waited),
 		    format_span(timefmt_ran(job, now), ran, sizeof ran),
@@ -147,6 +135,9 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "all", no_argument, NULL, CMD_LIST_ALL },
 		{ "priority", required_argument, NULL, 'p' },
 		{ "state", required_argument, NULL, CMD_LIST_STATE },
+		{ "label", required_argument, NULL, CMD_LIST_LABEL },
+		{ "name", required_argument, NULL, CMD_LIST_NAME },
+		{ "held", no_argument, NULL, CMD_LIST_HELD },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -164,12 +155,19 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			all = true;
 			break;
 		case 'p':
-			if (json_object_set_new(params, "priority",
-			    json_string(optarg)) == -1)
-				rc = cmd_usage(ctx, "-p: not valid UTF-8");
+			rc = jobopt_string(ctx, params, ch, optarg);
+			break;
+		case CMD_LIST_NAME:
+			rc = jobopt_string(ctx, params, 'n', optarg);
+			break;
+		case CMD_LIST_LABEL:
+			rc = jobopt_label(ctx, params, optarg);
+			break;
+		case CMD_LIST_HELD:
+			json_object_set_new(params, "held", json_true());
 			break;
 		case CMD_LIST_STATE:
-			rc = cmd_list_add_states(ctx, states, optarg);
+			rc = cmd_add_states(ctx, states, optarg);
 			break;
 		case CMD_GETOPT_EXIT:
 			json_decref(params);

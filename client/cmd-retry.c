@@ -1,27 +1,34 @@
-/* cmd-retry.c - triage retry: a job that failed, timed out, was canceled or
- * lost goes back to its queue as a new attempt. */
+/* cmd-retry.c - triage retry: jobs that failed, timed out, were canceled or
+ * lost go back to their queues as new attempts. */
 #include "cmd.h"
+#include "selector.h"
 
 static int cmd_retry_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_retry_entry = {
 	.name = "retry",
-	.args = "ID...",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
+	    "           [ID...]",
 	.summary = "queue ended jobs again, as new attempts",
-	.options = NULL,
+	.options = SELECTOR_HELP,
 	.notes =
 	    "A job that failed, timed out, was canceled or was lost goes back "
 	    "to the tail\n"
 	    "of its priority's queue with its attempt counted up; its output "
 	    "is\n"
-	    "overwritten by the new run. A succeeded, queued or running job "
-	    "is refused.\n"
-	    "With --json, prints each job as it is after the request.\n",
+	    "overwritten by the new run. A single id of a succeeded, queued "
+	    "or running\n"
+	    "job is refused; with several ids or an option that chooses jobs, "
+	    "those are\n"
+	    "skipped, and the ids of the jobs retried are printed, one a "
+	    "line. With\n"
+	    "--json, prints the daemon's answer: the job, or {\"ids\": "
+	    "[...]}.\n",
 	.exec = cmd_retry_exec,
 };
 
 static int
 cmd_retry_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	return cmd_each_id(ctx, argc, argv, "retry");
+	return selector_exec(ctx, argc, argv, "retry");
 }

@@ -9,7 +9,7 @@
 #include "cmd.h"
 #include "exitcode.h"
 #include "format.h"
-#include "units.h"
+#include "jobopt.h"
 #include "xmalloc.h"
 
 extern char **environ;
@@ -22,6 +22,13 @@ extern char **environ;
 #define CMD_SUBMIT_WAIT		0x115
 #define CMD_SUBMIT_RETRIES	0x116
 #define CMD_SUBMIT_AFTER	0x117
+#define CMD_SUBMIT_LABEL	0x118
+#define CMD_SUBMIT_HOLD		0x119
+#define CMD_SUBMIT_AT		0x11a
+#define CMD_SUBMIT_DELAY	0x11b
+#define CMD_SUBMIT_AFTER_ANY	0x11c
+#define CMD_SUBMIT_NICE		0x11d
+#define CMD_SUBMIT_MERGE	0x11e
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
@@ -29,6 +36,8 @@ const struct cmd_entry cmd_submit_entry = {
 	.name = "submit",
 	.args = "[-p PRIO] [-n NAME] [--slots N | --exclusive]\n"
 	    "           [--timeout T] [--retries N] [--after ID,...]\n"
+	    "           [--after-any ID,...] [--at TIME | --delay D] [--hold]\n"
+	    "           [--nice N] [--merge-output] [--label K=V]...\n"
 	    "           [--env K=V]... [--clean-env] [--wait] [--] CMD [ARG...]",
 	.summary = "queue a command and print its job id",
 	.options =
@@ -48,6 +57,25 @@ const struct cmd_entry cmd_submit_entry = {
 	    "      --after ID,...   start only after these jobs succeeded; if "
 	    "one ends\n"
 	    "                       otherwise, this job is canceled "
+	    "(repeatable)\n"
+	    "      --after-any ID,...\n"
+	    "                       start only after these jobs ended, however "
+	    "they did\n"
+	    "                       (repeatable)\n"
+	    "      --at TIME        start no sooner than TIME: HH:MM (today, "
+	    "or tomorrow\n"
+	    "                       once past) or RFC 3339 "
+	    "(2026-12-01T08:00:00+01:00)\n"
+	    "      --delay D        start no sooner than D from now: 10m, 2h, "
+	    "1d\n"
+	    "      --hold           queue it held: it starts once 'triage "
+	    "release'd\n"
+	    "      --nice N         run it at nice value N, 0 to 19 (default: "
+	    "the\n"
+	    "                       priority's; lower only for admins)\n"
+	    "      --merge-output   send its stderr to its stdout, as 2>&1 "
+	    "does\n"
+	    "      --label K=V      tag it, to choose it by later "
 	    "(repeatable)\n"
 	    "      --env K=V        set K in the job's environment "
 	    "(repeatable)\n"
@@ -97,48 +125,31 @@ cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
 	return CMD_EXIT_OK;
 }
 
-/* Adds the ids of "3,4" to params' after array. */
+/* Adds the ids of "3,4" to params' array key, for the option opt. */
 static int
-cmd_submit_after(struct cmd_ctx *ctx, json_t *params, const char *list)
+cmd_submit_after(struct cmd_ctx *ctx, json_t *params, const char *key,
+    const char *opt, const char *list)
 {
-	json_t *after = json_object_get(params, "after");
+	json_t *after = json_object_get(params, key);
 	char *copy = xstrdup(list), *tok, *save = NULL;
 	int64_t id;
 
 	if (after == NULL) {
 		after = xjson(json_array());
-		json_object_set_new(params, "after", after);
+		json_object_set_new(params, key, after);
 	}
 	for (tok = strtok_r(copy, ",", &save); tok != NULL;
 	    tok = strtok_r(NULL, ",", &save)) {
 		if (cmd_parse_id(tok, &id) == -1) {
 			free(copy);
-			return cmd_usage(ctx, "invalid --after '%s' (job ids "
-			    "separated by commas)", list);
+			return cmd_usage(ctx, "invalid %s '%s' (job ids "
+			    "separated by commas)", opt, list);
 		}
 		json_array_append_new(after, xjson(json_integer(id)));
 	}
 	free(copy);
 	if (json_array_size(after) == 0)
-		return cmd_usage(ctx, "--after needs job ids");
-	return CMD_EXIT_OK;
-}
-
-/* Sets params' timeout from "30s"; whole seconds go as an integer. */
-static int
-cmd_submit_timeout(struct cmd_ctx *ctx, json_t *params, const char *s)
-{
-	uint64_t ms;
-
-	if (units_parse_duration(s, &ms) == -1)
-		return cmd_usage(ctx,
-		    "invalid --timeout '%s' (try 30s, 5m, 2h)", s);
-	if (ms % 1000 == 0)
-		json_object_set_new(params, "timeout",
-		    xjson(json_integer((json_int_t)(ms / 1000))));
-	else
-		json_object_set_new(params, "timeout",
-		    xjson(json_real((double)ms / 1000)));
+		return cmd_usage(ctx, "%s needs job ids", opt);
 	return CMD_EXIT_OK;
 }
 
@@ -175,6 +186,13 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "wait", no_argument, NULL, CMD_SUBMIT_WAIT },
 		{ "retries", required_argument, NULL, CMD_SUBMIT_RETRIES },
 		{ "after", required_argument, NULL, CMD_SUBMIT_AFTER },
+		{ "after-any", required_argument, NULL, CMD_SUBMIT_AFTER_ANY },
+		{ "label", required_argument, NULL, CMD_SUBMIT_LABEL },
+		{ "hold", no_argument, NULL, CMD_SUBMIT_HOLD },
+		{ "at", required_argument, NULL, CMD_SUBMIT_AT },
+		{ "delay", required_argument, NULL, CMD_SUBMIT_DELAY },
+		{ "nice", required_argument, NULL, CMD_SUBMIT_NICE },
+		{ "merge-output", no_argument, NULL, CMD_SUBMIT_MERGE },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -182,7 +200,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	char **flags_env, **ep, *cwd;
 	size_t nflags_env = 0;
 	bool clean_env = false, wait = false, slots = false, exclusive = false;
-	int ch, i, rc = CMD_EXIT_OK;
+	int ch, i, rc = CMD_EXIT_OK, starts = 0;
 	long n;
 	int64_t id;
 
@@ -194,11 +212,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		switch (ch) {
 		case 'p':
 		case 'n':
-			if ((v = json_string(optarg)) == NULL)
-				rc = cmd_usage(ctx, "-%c: not valid UTF-8", ch);
-			else
-				json_object_set_new(params, ch == 'p' ?
-				    "priority" : "name", v);
+			rc = jobopt_string(ctx, params, ch, optarg);
 			break;
 		case CMD_SUBMIT_SLOTS:
 			if (cmd_parse_count(optarg, 1, &n) == -1)
@@ -214,7 +228,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			exclusive = true;
 			break;
 		case CMD_SUBMIT_TIMEOUT:
-			rc = cmd_submit_timeout(ctx, params, optarg);
+			rc = jobopt_timeout(ctx, params, optarg);
 			break;
 		case CMD_SUBMIT_ENV:
 			flags_env[nflags_env++] = optarg;
@@ -226,15 +240,34 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			wait = true;
 			break;
 		case CMD_SUBMIT_RETRIES:
-			if (cmd_parse_count(optarg, 0, &n) == -1)
-				rc = cmd_usage(ctx, "invalid --retries '%s' (a "
-				    "count, 0 or more)", optarg);
-			else
-				json_object_set_new(params, "retries",
-				    xjson(json_integer(n)));
+			rc = jobopt_retries(ctx, params, optarg);
 			break;
 		case CMD_SUBMIT_AFTER:
-			rc = cmd_submit_after(ctx, params, optarg);
+			rc = cmd_submit_after(ctx, params, "after", "--after",
+			    optarg);
+			break;
+		case CMD_SUBMIT_AFTER_ANY:
+			rc = cmd_submit_after(ctx, params, "after_any",
+			    "--after-any", optarg);
+			break;
+		case CMD_SUBMIT_LABEL:
+			rc = jobopt_label(ctx, params, optarg);
+			break;
+		case CMD_SUBMIT_HOLD:
+			json_object_set_new(params, "hold", json_true());
+			break;
+		case CMD_SUBMIT_AT:
+		case CMD_SUBMIT_DELAY:
+			starts++;
+			rc = jobopt_begin_at(ctx, params, ch == CMD_SUBMIT_AT ?
+			    "--at" : "--delay", optarg);
+			break;
+		case CMD_SUBMIT_NICE:
+			rc = jobopt_nice(ctx, params, optarg);
+			break;
+		case CMD_SUBMIT_MERGE:
+			json_object_set_new(params, "merge_output",
+			    json_true());
 			break;
 		case CMD_GETOPT_EXIT:
 			rc = ctx->status;
@@ -249,6 +282,10 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (slots && exclusive) {
 		rc = cmd_usage(ctx,
 		    "--slots and --exclusive exclude each other");
+		goto out;
+	}
+	if (starts > 1) {
+		rc = cmd_usage(ctx, "give one of --at and --delay, once");
 		goto out;
 	}
 	if (optind == argc) {

@@ -5,36 +5,42 @@
 #include "cmd.h"
 #include "exitcode.h"
 #include "format.h"
+#include "selector.h"
 #include "xmalloc.h"
 
 static int cmd_wait_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_wait_entry = {
 	.name = "wait",
-	.args = "ID...",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
+	    "           [ID...]",
 	.summary = "wait for jobs to finish; exit with their status",
-	.options = NULL,
+	.options = SELECTOR_HELP,
 	.notes =
-	    "Waits for each job in turn and exits with the first non-zero "
-	    "status in the\n"
-	    "order given, else 0: a job's exit code, 128+N for signal N, 124 "
-	    "timed out,\n"
-	    "125 canceled, 126 lost, 127 failed without running, 1 for an ID "
-	    "the\n"
-	    "daemon refused. With --json, prints each finished job object.\n",
+	    "Waits for all the jobs and exits with the first non-zero status "
+	    "in the order\n"
+	    "given (by id for the jobs chosen), else 0: a job's exit code, "
+	    "128+N for\n"
+	    "signal N, 124 timed out, 125 canceled, 126 lost, 127 failed "
+	    "without\n"
+	    "running, 1 for an ID the daemon refused. The options choose "
+	    "among the\n"
+	    "queued and running jobs, unless --state says otherwise, and "
+	    "those of every\n"
+	    "user. With --json, prints each finished job object.\n",
 	.exec = cmd_wait_exec,
 };
 
 /* Waits for one job and sets *code to its exit status; returns ours. */
 static int
-cmd_wait_one(struct cmd_ctx *ctx, int64_t id, int *code)
+cmd_wait_one(struct cmd_ctx *ctx, json_int_t id, int *code)
 {
 	json_t *job;
 	int rc;
 
 	for (;;) {
-		rc = cmd_call(ctx, "wait", xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), &job);
+		rc = cmd_call(ctx, "wait", xjson(json_pack("{s:I}", "id", id)),
+		    &job);
 		if (rc != CMD_EXIT_OK)
 			return rc;
 		*code = exitcode_of_job(job);
@@ -47,26 +53,173 @@ cmd_wait_one(struct cmd_ctx *ctx, int64_t id, int *code)
 	}
 }
 
+/* Waits for each job in turn; sets *status as cmd_wait_exec says. */
 static int
-cmd_wait_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_wait_each(struct cmd_ctx *ctx, const json_t *ids, int *status)
 {
-	int64_t id;
-	int i, rc, code = 0, status = CMD_EXIT_OK;
+	json_t *id;
+	size_t i;
+	int rc, code = 0;
 
-	if ((rc = cmd_plain_args(ctx, argc, argv, 1, -1, "job id")) !=
-	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
-		return rc;
-
-	for (i = optind; i < argc; i++) {
-		cmd_parse_id(argv[i], &id);
-		rc = cmd_wait_one(ctx, id, &code);
+	json_array_foreach(ids, i, id) {
+		rc = cmd_wait_one(ctx, json_integer_value(id), &code);
 		/* Without the daemon, the other jobs cannot be waited for. */
 		if (rc == CMD_EXIT_UNREACHABLE)
 			return rc;
 		if (rc != CMD_EXIT_OK)
 			code = rc;
-		if (status == CMD_EXIT_OK)
-			status = code;
+		if (*status == CMD_EXIT_OK)
+			*status = code;
 	}
-	return status;
+	return CMD_EXIT_OK;
+}
+
+/* The job of jobs with this id, or NULL. */
+static const json_t *
+cmd_wait_find(const json_t *jobs, json_int_t id)
+{
+	const json_t *job;
+	size_t i;
+
+	json_array_foreach(jobs, i, job) {
+		if (json_integer_value(json_object_get(job, "id")) == id)
+			return job;
+	}
+	return NULL;
+}
+
+/*
+ * Waits for all of ids at once; sets *status. When the daemon refuses the
+ * set (an id it does not know, or a daemon without "ids"), waits for each
+ * in turn instead, so that the others are still waited for.
+ */
+static int
+cmd_wait_all(struct cmd_ctx *ctx, json_t *ids, int *status)
+{
+	struct client_error err;
+	const json_t *job;
+	json_t *result, *id;
+	struct client *c;
+	size_t i;
+	int code;
+	bool done = false;
+
+	if ((c = cmd_client(ctx)) == NULL)
+		return CMD_EXIT_UNREACHABLE;
+	while (!done) {
+		result = client_call(c, "wait", xjson(json_pack("{s:O}", "ids",
+		    ids)), -1, &err);
+		if (result == NULL && err.code == CLIENT_ERR_TRANSPORT)
+			return cmd_report(&err);
+		if (result == NULL)
+			return cmd_wait_each(ctx, ids, status);
+		/* Answered before the end (a daemon's own limit): again. A
+		 * job missing from the answer is asked for on its own. */
+		done = true;
+		json_array_foreach(ids, i, id) {
+			job = cmd_wait_find(json_object_get(result, "jobs"),
+			    json_integer_value(id));
+			if (job == NULL) {
+				json_decref(result);
+				return cmd_wait_each(ctx, ids, status);
+			}
+			done = done && exitcode_of_job(job) != -1;
+		}
+		json_array_foreach(ids, i, id) {
+			if (!done)
+				break;
+			job = cmd_wait_find(json_object_get(result, "jobs"),
+			    json_integer_value(id));
+			code = exitcode_of_job(job);
+			if (ctx->json)
+				format_json_line(job);
+			if (*status == CMD_EXIT_OK)
+				*status = code;
+		}
+		json_decref(result);
+	}
+	return CMD_EXIT_OK;
+}
+
+/* The ids of the jobs sel chooses, those of argv from optind among them
+ * when there are some; ascending. */
+static int
+cmd_wait_chosen(struct cmd_ctx *ctx, struct selector *sel, int argc,
+    char **argv, json_t *ids)
+{
+	json_t *params = json_deep_copy(selector_filter(sel)), *jobs, *job;
+	int64_t id;
+	size_t i;
+	int rc, k;
+	bool given;
+
+	if (params == NULL)
+		xoom();
+	if (json_object_get(params, "state") == NULL)
+		json_object_set_new(params, "state",
+		    xjson(json_pack("[ss]", "queued", "running")));
+	if ((rc = cmd_list_fetch(ctx, params, &jobs)) != CMD_EXIT_OK)
+		return rc;
+	json_array_foreach(jobs, i, job) {
+		given = optind == argc;
+		for (k = optind; k < argc && !given; k++) {
+			cmd_parse_id(argv[k], &id);
+			given = json_integer_value(json_object_get(job,
+			    "id")) == id;
+		}
+		if (given)
+			json_array_append(ids, json_object_get(job, "id"));
+	}
+	json_decref(jobs);
+	return CMD_EXIT_OK;
+}
+
+static int
+cmd_wait_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		SELECTOR_LONGOPTS,
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct selector sel;
+	json_t *ids;
+	int64_t id;
+	int ch, i, rc = CMD_EXIT_OK, status = CMD_EXIT_OK;
+
+	selector_init(&sel);
+	while (rc == CMD_EXIT_OK &&
+	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
+		switch (ch) {
+		SELECTOR_CASES:
+			rc = selector_option(ctx, &sel, ch, optarg);
+			break;
+		case CMD_GETOPT_EXIT:
+			rc = ctx->status;
+			break;
+		default:
+			rc = cmd_usage(ctx, "unknown option");
+			break;
+		}
+	}
+	if (rc == CMD_EXIT_OK && (rc = cmd_check_ids(ctx, argc, argv)) ==
+	    CMD_EXIT_OK && optind == argc && !sel.chosen)
+		rc = cmd_usage(ctx, "give job ids, or choose jobs with -p, "
+		    "--state, --label, --name or --all");
+	ids = xjson(json_array());
+	if (rc == CMD_EXIT_OK && sel.chosen)
+		rc = cmd_wait_chosen(ctx, &sel, argc, argv, ids);
+	else if (rc == CMD_EXIT_OK) {
+		for (i = optind; i < argc; i++) {
+			cmd_parse_id(argv[i], &id);
+			json_array_append_new(ids, xjson(json_integer(id)));
+		}
+	}
+	selector_free(&sel);
+	if (rc == CMD_EXIT_OK && json_array_size(ids) == 1)
+		rc = cmd_wait_each(ctx, ids, &status);
+	else if (rc == CMD_EXIT_OK && json_array_size(ids) > 1)
+		rc = cmd_wait_all(ctx, ids, &status);
+	json_decref(ids);
+	return rc != CMD_EXIT_OK ? rc : status;
 }

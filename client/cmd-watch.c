@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "jobopt.h"
 #include "table.h"
 #include "timefmt.h"
 #include "xmalloc.h"
@@ -24,9 +25,10 @@ static int cmd_watch_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_watch_entry = {
 	.name = "watch",
-	.args = "",
+	.args = "[-p PRIO] [ID...]",
 	.summary = "watch the priorities and running jobs live",
-	.options = NULL,
+	.options =
+	    "  -p, --priority PRIO  only the jobs of this priority\n",
 	.notes =
 	    "On a terminal, redraws the priorities and the running jobs "
 	    "whenever a job\n"
@@ -34,7 +36,9 @@ const struct cmd_entry cmd_watch_entry = {
 	    "line per\n"
 	    "job change: the time, the job's id, state and name (or the job "
 	    "object).\n"
-	    "Runs until interrupted.\n",
+	    "With IDs or -p, only those jobs (both: those of the IDs in "
+	    "PRIO). Runs\n"
+	    "until interrupted.\n",
 	.exec = cmd_watch_exec,
 };
 
@@ -90,12 +94,33 @@ cmd_watch_rows(void)
 	return ws.ws_row;
 }
 
-/* Draws the whole screen at once, so it does not flicker. */
-static int
-cmd_watch_draw(struct cmd_ctx *ctx)
+/* Whether job is among those of the watch params (its "ids", if any). */
+static bool
+cmd_watch_wanted(const json_t *params, const json_t *job)
 {
+	const json_t *ids = json_object_get(params, "ids"), *id;
+	size_t i;
+
+	if (ids == NULL)
+		return true;
+	json_array_foreach(ids, i, id) {
+		if (json_equal(id, json_object_get(job, "id")))
+			return true;
+	}
+	return false;
+}
+
+/* Draws the whole screen at once, so it does not flicker; the running
+ * jobs are those the watch params choose. */
+static int
+cmd_watch_draw(struct cmd_ctx *ctx, const json_t *params)
+{
+	const char *prio = json_string_value(json_object_get(params,
+	    "priority"));
+	json_t *list, *running;
+	size_t i;
 	const json_t *counts;
-	json_t *stats, *jobs;
+	json_t *stats, *jobs, *job;
 	char when[TIMEFMT_MAX], a[24], b[24], c[24], d[24];
 	char *frame, *p;
 	size_t len, used, rows;
@@ -104,12 +129,19 @@ cmd_watch_draw(struct cmd_ctx *ctx)
 
 	if ((rc = cmd_call(ctx, "stats", NULL, &stats)) != CMD_EXIT_OK)
 		return rc;
-	rc = cmd_list_fetch(ctx, xjson(json_pack("{s:[s]}", "state",
-	    "running")), &jobs);
+	list = xjson(json_pack("{s:[s]}", "state", "running"));
+	if (prio != NULL)
+		json_object_set_new(list, "priority", xjson(json_string(prio)));
+	rc = cmd_list_fetch(ctx, list, &running);
 	if (rc != CMD_EXIT_OK) {
 		json_decref(stats);
 		return rc;
 	}
+	jobs = xjson(json_array());
+	json_array_foreach(running, i, job)
+		if (cmd_watch_wanted(params, job))
+			json_array_append(jobs, job);
+	json_decref(running);
 
 	if ((f = open_memstream(&frame, &len)) == NULL)
 		xoom();
@@ -177,28 +209,63 @@ cmd_watch_line(struct cmd_ctx *ctx, const json_t *msg)
 static int
 cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "priority", required_argument, NULL, 'p' },
+		CMD_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
 	struct client_error err;
-	json_t *result, *msg;
-	int64_t drawn = 0, now, timeout;
+	json_t *params, *ids, *result, *msg;
+	int64_t drawn = 0, now, timeout, id;
 	bool live, dirty = true;
 	const char *method;
-	int rc;
+	int ch, i, rc = CMD_EXIT_OK;
 
-	if ((rc = cmd_plain_args(ctx, argc, argv, 0, 0, NULL)) != CMD_EXIT_OK)
+	params = xjson(json_object());
+	while (rc == CMD_EXIT_OK &&
+	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
+		switch (ch) {
+		case 'p':
+			rc = jobopt_string(ctx, params, ch, optarg);
+			break;
+		case CMD_GETOPT_EXIT:
+			rc = ctx->status;
+			break;
+		default:
+			rc = cmd_usage(ctx, "unknown option");
+			break;
+		}
+	}
+	if (rc == CMD_EXIT_OK)
+		rc = cmd_check_ids(ctx, argc, argv);
+	if (rc != CMD_EXIT_OK) {
+		json_decref(params);
 		return rc;
+	}
+	if (optind < argc) {
+		ids = xjson(json_array());
+		for (i = optind; i < argc; i++) {
+			cmd_parse_id(argv[i], &id);
+			json_array_append_new(ids, xjson(json_integer(id)));
+		}
+		json_object_set_new(params, "ids", ids);
+	}
 	live = !ctx->json && isatty(STDOUT_FILENO);
 
-	if ((rc = cmd_call(ctx, "watch", xjson(json_object()), &result)) !=
-	    CMD_EXIT_OK)
-		return rc;
+	rc = cmd_call(ctx, "watch", json_incref(params), &result);
 	json_decref(result);
+	if (rc != CMD_EXIT_OK) {
+		json_decref(params);
+		return rc;
+	}
 
 	for (;;) {
 		now = (int64_t)timefmt_mono_ms();
 		if (live && ((dirty && now - drawn >= CMD_WATCH_MIN_MS) ||
 		    now - drawn >= CMD_WATCH_MAX_MS)) {
-			if ((rc = cmd_watch_draw(ctx)) != CMD_EXIT_OK)
-				return rc;
+			if ((rc = cmd_watch_draw(ctx, params)) !=
+			    CMD_EXIT_OK)
+				break;
 			drawn = now;
 			dirty = false;
 		}
@@ -215,7 +282,8 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		if (msg == NULL) {
 			if (errno == ETIMEDOUT)
 				continue;
-			return cmd_report(&err);
+			rc = cmd_report(&err);
+			break;
 		}
 		method = json_string_value(json_object_get(msg, "method"));
 		if (method != NULL && strcmp(method, "job") == 0) {
@@ -226,4 +294,6 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		}
 		json_decref(msg);
 	}
+	json_decref(params);
+	return rc;
 }

@@ -280,31 +280,34 @@ cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv)
 	return CMD_EXIT_OK;
 }
 
-int
-cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
-{
-	json_t *job;
-	int64_t id;
-	int i, rc, status = CMD_EXIT_OK;
+/* What the protocol names the states, in their order there. */
+static const char *const cmd_states[] = {
+	"queued", "running", "succeeded", "failed", "timed_out", "canceled",
+	"lost", NULL,
+};
 
-	if ((rc = cmd_plain_args(ctx, argc, argv, 1, -1, "job id")) !=
-	    CMD_EXIT_OK || (rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
-		return rc;
-	for (i = optind; i < argc; i++) {
-		cmd_parse_id(argv[i], &id);
-		rc = cmd_call(ctx, method, xjson(json_pack("{s:I}", "id",
-		    (json_int_t)id)), &job);
-		if (rc == CMD_EXIT_UNREACHABLE)
-			return rc;
-		if (rc != CMD_EXIT_OK) {
-			status = rc;
-			continue;
+int
+cmd_add_states(struct cmd_ctx *ctx, json_t *states, const char *arg)
+{
+	const char *const *s;
+	char *copy = xstrdup(arg), *word, *next = copy;
+
+	while ((word = strsep(&next, ",")) != NULL) {
+		for (s = cmd_states; *s != NULL; s++) {
+			if (strcmp(*s, word) == 0)
+				break;
 		}
-		if (ctx->json)
-			format_json_line(job);
-		json_decref(job);
+		if (*s == NULL) {
+			cmd_usage(ctx, "unknown state '%s' (queued, running, "
+			    "succeeded, failed, timed_out, canceled, lost)",
+			    word);
+			free(copy);
+			return CMD_EXIT_USAGE;
+		}
+		json_array_append_new(states, xjson(json_string(*s)));
 	}
-	return status;
+	free(copy);
+	return CMD_EXIT_OK;
 }
 
 int

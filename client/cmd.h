@@ -68,6 +68,11 @@ extern const struct cmd_entry cmd_pause_entry;
 extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_reload_entry;
 extern const struct cmd_entry cmd_retry_entry;
+extern const struct cmd_entry cmd_hold_entry;
+extern const struct cmd_entry cmd_release_entry;
+extern const struct cmd_entry cmd_update_entry;
+extern const struct cmd_entry cmd_remove_entry;
+extern const struct cmd_entry cmd_clean_entry;
 extern const struct cmd_entry cmd_priorities_entry;
 
 /* Prints "triage: MESSAGE" on stderr. */
@@ -103,13 +108,9 @@ int cmd_plain_args(struct cmd_ctx *ctx, int argc, char **argv, int min,
 /* Checks that every argument from optind is a job id; CMD_EXIT_OK, or
  * the usage error's status. */
 int cmd_check_ids(struct cmd_ctx *ctx, int argc, char **argv);
-/*
- * For commands that do one thing to each job id given (cancel, retry):
- * calls method for every id, printing each job with --json, going on past
- * the ones the daemon refuses. Returns the exit status, or CMD_EXIT_HELP.
- */
-int cmd_each_id(struct cmd_ctx *ctx, int argc, char **argv,
-    const char *method);
+/* Appends each state named in arg ("failed" or "failed,lost") to the
+ * array states; CMD_EXIT_OK, or the status of the usage error printed. */
+int cmd_add_states(struct cmd_ctx *ctx, json_t *states, const char *arg);
 /* For commands that show the stats result (stats, priorities): takes no
  * arguments, fetches it, and prints it with print, or as JSON with --json.
  * Returns the exit status, or CMD_EXIT_HELP. */

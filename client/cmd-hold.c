@@ -1,0 +1,48 @@
+/* cmd-hold.c - triage hold and triage release: keep queued jobs from
+ * starting, and let them go again; one file, as only the method differs. */
+#include "cmd.h"
+#include "selector.h"
+
+static int cmd_hold_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_hold_entry = {
+	.name = "hold",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
+	    "           [ID...]",
+	.summary = "keep queued jobs from starting until released",
+	.options = SELECTOR_HELP,
+	.notes =
+	    "A held job stays queued, in its place, but does not start until "
+	    "'triage\n"
+	    "release'. Jobs that are not queued are left as they are. With "
+	    "several ids\n"
+	    "or an option that chooses jobs, prints the ids of the jobs held, "
+	    "one a\n"
+	    "line. With --json, prints the daemon's answer: the job, or "
+	    "{\"ids\": [...]}.\n",
+	.exec = cmd_hold_exec,
+};
+
+const struct cmd_entry cmd_release_entry = {
+	.name = "release",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
+	    "           [ID...]",
+	.summary = "let held jobs start again",
+	.options = SELECTOR_HELP,
+	.notes =
+	    "A released job starts from the place it kept in its queue. Jobs "
+	    "that are not\n"
+	    "held are left as they are. With several ids or an option that "
+	    "chooses jobs,\n"
+	    "prints the ids of the jobs released, one a line. With --json, "
+	    "prints the\n"
+	    "daemon's answer: the job, or {\"ids\": [...]}.\n",
+	.exec = cmd_hold_exec,
+};
+
+static int
+cmd_hold_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	/* The entry says which: hold and release share the rest. */
+	return selector_exec(ctx, argc, argv, ctx->entry->name);
+}

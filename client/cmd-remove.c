@@ -1,0 +1,29 @@
+/* cmd-remove.c - triage remove: forgets finished jobs and their output now,
+ * rather than after the daemon's keep_finished. */
+#include "cmd.h"
+#include "selector.h"
+
+static int cmd_remove_exec(struct cmd_ctx *, int, char **);
+
+const struct cmd_entry cmd_remove_entry = {
+	.name = "remove",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
+	    "           [ID...]",
+	.summary = "delete finished jobs and their output",
+	.options = SELECTOR_HELP,
+	.notes =
+	    "A single id of a job that has not finished is refused; with "
+	    "several ids or\n"
+	    "an option that chooses jobs, those are skipped, and the ids of "
+	    "the jobs\n"
+	    "removed are printed, one a line. See also 'triage clean'. With "
+	    "--json,\n"
+	    "prints the daemon's answer, {\"ids\": [...]}.\n",
+	.exec = cmd_remove_exec,
+};
+
+static int
+cmd_remove_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return selector_exec(ctx, argc, argv, "remove");
+}

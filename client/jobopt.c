@@ -1,0 +1,120 @@
+/* jobopt.c - the options that describe a job, read strictly: a typo must be
+ * an error naming the option, never a job run at another time or priority. */
+#include <errno.h>
+#include <string.h>
+
+#include "jobopt.h"
+#include "timefmt.h"
+#include "units.h"
+#include "when.h"
+#include "xmalloc.h"
+
+/* The protocol's bounds on labels (protocol.md, v1.1). */
+#define JOBOPT_LABEL_KEY_MAX	64
+#define JOBOPT_LABEL_VALUE_MAX	256
+#define JOBOPT_LABELS_MAX	16
+
+int
+jobopt_timeout(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	uint64_t ms;
+
+	if (units_parse_duration(arg, &ms) == -1)
+		return cmd_usage(ctx,
+		    "invalid --timeout '%s' (try 30s, 5m, 2h)", arg);
+	if (ms % 1000 == 0)
+		json_object_set_new(params, "timeout",
+		    xjson(json_integer((json_int_t)(ms / 1000))));
+	else
+		json_object_set_new(params, "timeout",
+		    xjson(json_real((double)ms / 1000)));
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_begin_at(struct cmd_ctx *ctx, json_t *params, const char *opt,
+    const char *arg)
+{
+	char when[WHEN_MAX];
+
+	if (strcmp(opt, "--at") == 0) {
+		if (when_at(arg, timefmt_now(), when, sizeof when) == -1)
+			return cmd_usage(ctx, "--at: \"%s\" is not a time "
+			    "(HH:MM or RFC 3339)", arg);
+	} else if (when_delay(arg, timefmt_now(), when, sizeof when) == -1)
+		return cmd_usage(ctx, "--delay: \"%s\" is not a duration%s",
+		    arg, errno == ERANGE ? " this side of the year 9999" :
+		    " (try 30s, 10m, 2h, 1d)");
+	json_object_set_new(params, "begin_at", xjson(json_string(when)));
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_nice(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	long n;
+
+	if (cmd_parse_count(arg, 0, &n) == -1 || n > JOBOPT_NICE_MAX)
+		return cmd_usage(ctx, "invalid --nice '%s' (0 to %d)", arg,
+		    JOBOPT_NICE_MAX);
+	json_object_set_new(params, "nice", xjson(json_integer(n)));
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_label(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	json_t *labels = json_object_get(params, "labels"), *value;
+	size_t klen = eq != NULL ? (size_t)(eq - arg) : 0;
+	char key[JOBOPT_LABEL_KEY_MAX + 1];
+
+	if (eq == NULL || klen == 0 || klen > JOBOPT_LABEL_KEY_MAX ||
+	    strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.-") != klen)
+		return cmd_usage(ctx, "--label: \"%s\" is not KEY=VALUE (KEY: "
+		    "1 to %d of A-Z a-z 0-9 _ . -)", arg, JOBOPT_LABEL_KEY_MAX);
+	if (strlen(eq + 1) > JOBOPT_LABEL_VALUE_MAX)
+		return cmd_usage(ctx, "--label %.*s: the value is longer than "
+		    "%d bytes", (int)klen, arg, JOBOPT_LABEL_VALUE_MAX);
+	if ((value = json_string(eq + 1)) == NULL)
+		return cmd_usage(ctx, "--label %.*s: the value is not valid "
+		    "UTF-8", (int)klen, arg);
+	memcpy(key, arg, klen);
+	key[klen] = '\0';
+	if (labels == NULL) {
+		labels = xjson(json_object());
+		json_object_set_new(params, "labels", labels);
+	}
+	if (json_object_get(labels, key) == NULL &&
+	    json_object_size(labels) == JOBOPT_LABELS_MAX) {
+		json_decref(value);
+		return cmd_usage(ctx, "--label: at most %d labels",
+		    JOBOPT_LABELS_MAX);
+	}
+	json_object_set_new(labels, key, value);
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch, const char *arg)
+{
+	json_t *v;
+
+	if ((v = json_string(arg)) == NULL)
+		return cmd_usage(ctx, "-%c: not valid UTF-8", ch);
+	json_object_set_new(params, ch == 'p' ? "priority" : "name", v);
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_retries(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	long n;
+
+	if (cmd_parse_count(arg, 0, &n) == -1)
+		return cmd_usage(ctx, "invalid --retries '%s' (a count, 0 or "
+		    "more)", arg);
+	json_object_set_new(params, "retries", xjson(json_integer(n)));
+	return CMD_EXIT_OK;
+}
