@@ -2,8 +2,9 @@
 # `make test` is the only command a fresh Debian 12 machine needs: see deps.
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
+# bash-completion and zsh are for the test that runs triage's completions.
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
-	libsystemd-dev libinih-dev libcmocka-dev
+	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih
 TEST_PKGS := cmocka
@@ -247,6 +248,9 @@ SYSUSERSDIR ?= $(call systemd_var,sysusersdir,/usr/lib/sysusers.d)
 # /usr/local/share included; with PREFIX=/usr this is the directory that
 # `pkg-config --variable=completionsdir bash-completion` names.
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# zsh's $fpath holds /usr/local/share/zsh/site-functions, and Debian's zsh
+# /usr/share/zsh/vendor-completions, the directory for packages.
+ZSHCOMPDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/zsh/vendor-completions,$(PREFIX)/share/zsh/site-functions)
 INSTALL ?= install
 
 # Every file install puts, but the config, which uninstall leaves.
@@ -254,13 +258,14 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(SYSTEMDUNITDIR)/triage.service $(SYSTEMDUNITDIR)/triage.socket \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
-	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage \
+	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage $(ZSHCOMPDIR)/_triage \
 	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf
 
 install: all
 	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
 		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
-		$(MANDIR)/man8 $(BASHCOMPDIR) $(DOCDIR)/examples $(SYSCONFDIR)/triage)
+		$(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
+		$(SYSCONFDIR)/triage)
 	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
 	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
 	sed 's|@sbindir@|$(SBINDIR)|g' systemd/triage.service > $(BUILD)/triage.service
@@ -271,6 +276,7 @@ install: all
 	$(INSTALL) -m 0644 man/triage.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	$(INSTALL) -m 0644 man/triaged.8 $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -m 0644 client/triage.bash-completion $(DESTDIR)$(BASHCOMPDIR)/triage
+	$(INSTALL) -m 0644 client/_triage $(DESTDIR)$(ZSHCOMPDIR)/_triage
 	$(INSTALL) -m 0644 systemd/sandbox.conf config/triage.conf \
 		$(DESTDIR)$(DOCDIR)/examples/
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf ]; then \
