@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "cli.h"
 #include "harness.h"
 
 static struct tdaemon *d;
@@ -35,87 +36,9 @@ teardown(void **state)
 	return 0;
 }
 
-static char *
-slurp(const char *path)
-{
-	char *buf = calloc(1, 1 << 20);
-	FILE *f = fopen(path, "r");
-
-	assert_non_null(f);
-	(void)!fread(buf, 1, (1 << 20) - 1, f);
-	fclose(f);
-	return buf;
-}
-
-/*
- * Runs triage with the NULL-terminated args, stdout and stderr into files;
- * returns its exit code and sets *out and *err (allocated).
- */
-static int
-cli(char **out, char **err, const char *arg, ...)
-{
-	char opath[400], epath[400];
-	const char *argv[32];
-	int n = 0, status, fd;
-	va_list ap;
-	pid_t pid;
-
-	argv[n++] = "triage";
-	va_start(ap, arg);
-	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
-		argv[n++] = arg;
-	va_end(ap);
-	argv[n] = NULL;
-	snprintf(opath, sizeof opath, "%s/cli.out", d->dir);
-	snprintf(epath, sizeof epath, "%s/cli.err", d->dir);
-	if ((pid = fork()) == 0) {
-		setenv("TRIAGE_SOCKET", d->sock, 1);
-		if ((fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
-		    dup2(fd, 1) < 0)
-			_exit(99);
-		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
-		    dup2(fd, 2) < 0)
-			_exit(99);
-		{
-			/* execv wants them writable; the child may copy. */
-			char *copy[32];
-			int k;
-
-			for (k = 0; k <= n; k++)
-				copy[k] = argv[k] ? strdup(argv[k]) : NULL;
-			execv(tbin("triage"), copy);
-		}
-		_exit(98);
-	}
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	*out = slurp(opath);
-	*err = slurp(epath);
-	return WEXITSTATUS(status);
-}
-
-/* Runs triage and frees what it printed; returns the exit code. */
-static int
-cli_rc(const char *arg, ...)
-{
-	const char *argv[32];
-	char *out, *err;
-	va_list ap;
-	int n = 0, rc;
-
-	va_start(ap, arg);
-	for (; arg != NULL && n < 31; arg = va_arg(ap, const char *))
-		argv[n++] = arg;
-	va_end(ap);
-	for (; n < 31; n++)
-		argv[n] = NULL;
-	rc = cli(&out, &err, argv[0], argv[1], argv[2], argv[3], argv[4],
-	    argv[5], argv[6], argv[7], argv[8], argv[9], NULL);
-	free(out);
-	free(err);
-	return rc;
-}
+/* Runs triage on d: see tcli. */
+#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
+#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
 
 static void
 test_submit_prints_the_id_alone(void **state)
@@ -340,7 +263,7 @@ test_output_follows_every_attempt(void **state)
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_string_equal(buf, "out 1\nout 2\nout 3\n");
-	err = slurp(epath);
+	err = tslurp(epath);
 	assert_string_equal(err, "--- attempt 2 ---\n--- attempt 3 ---\n");
 	free(err);
 	assert_int_equal(cli_rc("wait", id, NULL), 1);
@@ -517,8 +440,9 @@ test_retries_after_and_retry(void **state)
 
 /* Every command of triage(1), for the checks that concern them all. */
 static const char *const cli_commands[] = {
-	"submit", "status", "list", "wait", "cancel", "retry", "output",
-	"watch", "stats", "priorities", "pause", "resume", NULL,
+	"submit", "status", "list", "wait", "cancel", "retry", "hold",
+	"release", "update", "remove", "clean", "output", "watch", "stats",
+	"priorities", "pause", "resume", NULL,
 };
 
 /* Asserts that out is cmd's help (and err empty), then frees both. */
@@ -635,6 +559,80 @@ test_help_does_nothing_else(void **state)
 	client_free(c);
 }
 
+/* Asserts that triage with args is a usage error (2) whose one line names
+ * want, and that it asked the daemon nothing (its socket is not there). */
+#define assert_usage(want, ...) assert_usage_((want), __VA_ARGS__, NULL)
+static void
+assert_usage_(const char *want, const char *arg, ...)
+{
+	const char *argv[TCLI_MAX_ARGS];
+	char *out, *err;
+	va_list ap;
+	int n = 0, rc;
+
+	va_start(ap, arg);
+	for (; arg != NULL && n < 12; arg = va_arg(ap, const char *))
+		argv[n++] = arg;
+	va_end(ap);
+	for (; n < 12; n++)
+		argv[n] = NULL;
+	rc = cli(&out, &err, "--socket", "/nonexistent/sock", argv[0],
+	    argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], argv[7],
+	    argv[8], argv[9], argv[10], argv[11], NULL);
+	if (rc != 2 || strstr(err, want) == NULL ||
+	    strncmp(err, "triage: ", 8) != 0 ||
+	    strchr(err, '\n') != err + strlen(err) - 1)
+		fail_msg("%s ...: exit %d, stderr \"%s\", not a usage error "
+		    "naming \"%s\"", argv[0], rc, err, want);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+}
+
+/* Every bad value of the options of protocol 1.1 is named, before any
+ * request: exit 2 with the daemon nowhere. */
+static void
+test_bad_queue_options_are_usage_errors(void **state)
+{
+	(void)state;
+	assert_usage("--at: \"25:00\" is not a time (HH:MM or RFC 3339)",
+	    "submit", "--at", "25:00", "--", "true");
+	assert_usage("--at: \"2026-12-01T08:00:00\" is not a time", "submit",
+	    "--at", "2026-12-01T08:00:00", "true");
+	assert_usage("--delay: \"10 m\" is not a duration", "submit",
+	    "--delay", "10 m", "true");
+	assert_usage("--delay: \"99999999d\"", "update", "1", "--delay",
+	    "99999999d");
+	assert_usage("one of --at and --delay", "submit", "--at", "10:00",
+	    "--delay", "1m", "true");
+	assert_usage("--label: \"team\" is not KEY=VALUE", "submit", "--label",
+	    "team", "true");
+	assert_usage("--label: \"a b=c\" is not KEY=VALUE", "list", "--label",
+	    "a b=c");
+	assert_usage("--nice '20' (0 to 19)", "submit", "--nice", "20", "true");
+	assert_usage("--nice '-1'", "update", "3", "--nice", "-1");
+	assert_usage("invalid --after-any 'x'", "submit", "--after-any", "x",
+	    "true");
+	assert_usage("nothing to change", "update", "3");
+	assert_usage("give one job id", "update", "-p", "high");
+	assert_usage("give job ids, or choose jobs", "cancel");
+	assert_usage("give job ids, or choose jobs", "wait");
+	assert_usage("give job ids, or choose jobs", "hold");
+	assert_usage("invalid job id 'x'", "release", "x");
+	assert_usage("unknown state 'done'", "remove", "--state", "done");
+	assert_usage("--signal: unknown signal 'FOO'", "cancel", "--signal",
+	    "FOO", "3");
+	assert_usage("--state running: only finished jobs", "clean",
+	    "--state", "running");
+	assert_usage("unexpected argument '3'", "clean", "3");
+	assert_usage("--both and --stderr", "output", "--both", "--stderr",
+	    "3");
+	assert_usage("--both and -f", "output", "--both", "-f", "3");
+	assert_usage("invalid --tail '0'", "output", "--tail", "0", "3");
+	assert_usage("give one job id, or none", "output", "3", "4");
+	assert_usage("invalid job id '0'", "watch", "0");
+}
+
 int
 main(void)
 {
@@ -652,6 +650,7 @@ main(void)
 		cmocka_unit_test(test_retries_after_and_retry),
 		cmocka_unit_test(test_help_of_every_command_needs_no_daemon),
 		cmocka_unit_test(test_help_does_nothing_else),
+		cmocka_unit_test(test_bad_queue_options_are_usage_errors),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, setup, teardown);

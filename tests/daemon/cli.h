@@ -1,0 +1,24 @@
+/* cli.h - for the daemon tests: runs the real triage command against a test
+ * daemon, as a user would, with its output and exit code captured. */
+#ifndef TRIAGE_TEST_CLI_H
+#define TRIAGE_TEST_CLI_H
+
+#include "harness.h"
+
+/* The most arguments tcli passes (more fail the test). */
+#define TCLI_MAX_ARGS 30
+
+/*
+ * Runs triage with the NULL-terminated args, TRIAGE_SOCKET set to d's
+ * socket, stdout and stderr into files of d's dir; returns its exit code
+ * and sets *out and *err (allocated, the caller frees them).
+ */
+int tcli(const struct tdaemon *d, char **out, char **err, const char *arg,
+    ...) __attribute__((sentinel));
+/* The same, freeing what it printed: its exit code alone. */
+int tcli_rc(const struct tdaemon *d, const char *arg, ...)
+    __attribute__((sentinel));
+/* The start of a small file, allocated and NUL-terminated (1 MiB at most). */
+char *tslurp(const char *path);
+
+#endif
