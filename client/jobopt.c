@@ -9,10 +9,10 @@
 #include "when.h"
 #include "xmalloc.h"
 
-/* The protocol's bounds on labels (protocol.md, v1.1). */
+/* The protocol's bound on a label's key; those on values and on their
+ * number are the daemon's config (max_label_value, max_labels), its to
+ * check. */
 #define JOBOPT_LABEL_KEY_MAX	64
-#define JOBOPT_LABEL_VALUE_MAX	256
-#define JOBOPT_LABELS_MAX	16
 
 int
 jobopt_timeout(struct cmd_ctx *ctx, json_t *params, const char *arg)
@@ -74,9 +74,6 @@ jobopt_label(struct cmd_ctx *ctx, json_t *params, const char *arg)
 	    "0123456789_.-") != klen)
 		return cmd_usage(ctx, "--label: \"%s\" is not KEY=VALUE (KEY: "
 		    "1 to %d of A-Z a-z 0-9 _ . -)", arg, JOBOPT_LABEL_KEY_MAX);
-	if (strlen(eq + 1) > JOBOPT_LABEL_VALUE_MAX)
-		return cmd_usage(ctx, "--label %.*s: the value is longer than "
-		    "%d bytes", (int)klen, arg, JOBOPT_LABEL_VALUE_MAX);
 	if ((value = json_string(eq + 1)) == NULL)
 		return cmd_usage(ctx, "--label %.*s: the value is not valid "
 		    "UTF-8", (int)klen, arg);
@@ -85,12 +82,6 @@ jobopt_label(struct cmd_ctx *ctx, json_t *params, const char *arg)
 	if (labels == NULL) {
 		labels = xjson(json_object());
 		json_object_set_new(params, "labels", labels);
-	}
-	if (json_object_get(labels, key) == NULL &&
-	    json_object_size(labels) == JOBOPT_LABELS_MAX) {
-		json_decref(value);
-		return cmd_usage(ctx, "--label: at most %d labels",
-		    JOBOPT_LABELS_MAX);
 	}
 	json_object_set_new(labels, key, value);
 	return CMD_EXIT_OK;

@@ -23,8 +23,8 @@ int jobopt_begin_at(struct cmd_ctx *ctx, json_t *params, const char *opt,
     const char *arg);
 /* --nice N: "nice", 0 to JOBOPT_NICE_MAX. */
 int jobopt_nice(struct cmd_ctx *ctx, json_t *params, const char *arg);
-/* --label K=V: K in the object params' "labels" (made when missing), with
- * the protocol's bounds on keys, values and their number. */
+/* --label K=V: K in the object params' "labels" (made when missing); K
+ * as the protocol spells a key. */
 int jobopt_label(struct cmd_ctx *ctx, json_t *params, const char *arg);
 /* -p PRIO or -n NAME (the option's letter in ch): "priority" or "name". */
 int jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch,
