@@ -1,0 +1,342 @@
+/* test-cli-queue.c - the triage command's queue operations (protocol 1.1)
+ * against a real triaged: held, labelled, updated and delayed jobs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "harness.h"
+#include "timefmt.h"
+
+static struct tdaemon *d;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	d = tdaemon_start("slots = 2\nkill_grace = 1s\n");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	return 0;
+}
+
+/* Runs triage on d: see tcli. */
+#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
+#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
+
+/* After a submit that must succeed (rc its exit code): its id, alone on
+ * stdout, into id; frees *out and *err. */
+static void
+submitted(int rc, char **out, char **err, char id[32])
+{
+	char *end;
+
+	if (rc != 0 || strtol(*out, &end, 10) <= 0 || strcmp(end, "\n") != 0)
+		fail_msg("submit: exit %d, stdout \"%s\", stderr \"%s\"", rc,
+		    *out, *err);
+	snprintf(id, 32, "%ld", strtol(*out, NULL, 10));
+	free(*out);
+	free(*err);
+}
+
+/* The job object triage status --json prints. */
+static json_t *
+status_json(const char *id)
+{
+	char *out, *err;
+	json_t *job;
+
+	assert_int_equal(cli(&out, &err, "--json", "status", id, NULL), 0);
+	if ((job = json_loads(out, 0, NULL)) == NULL)
+		fail_msg("status --json %s: not JSON: \"%s\"", id, out);
+	free(out);
+	free(err);
+	return job;
+}
+
+/* The line of triage list's table (with the options given) for job id;
+ * fails when there is none. Allocated. */
+static char *
+list_row(const char *id, const char *opt)
+{
+	char *out, *err, *line, *save, *row = NULL, *end;
+
+	assert_int_equal(cli(&out, &err, "list", opt, NULL), 0);
+	for (line = strtok_r(out, "\n", &save); line != NULL && row == NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strtol(line, &end, 10) == strtol(id, NULL, 10) &&
+		    end != line)
+			row = strdup(line);
+	}
+	if (row == NULL)
+		fail_msg("job %s is not in triage list %s", id, opt);
+	free(out);
+	free(err);
+	return row;
+}
+
+/* The words of a table row, for its columns. */
+static void
+assert_row_has(const char *row, const char *word)
+{
+	char copy[512], *w, *save;
+
+	snprintf(copy, sizeof copy, "%s", row);
+	for (w = strtok_r(copy, " ", &save); w != NULL;
+	    w = strtok_r(NULL, " ", &save)) {
+		if (strcmp(w, word) == 0)
+			return;
+	}
+	fail_msg("no column \"%s\" in the row \"%s\"", word, row);
+}
+
+static void
+test_held_job_with_labels_waits_until_released(void **state)
+{
+	char *out, *err, id[32], *row;
+	json_t *job;
+
+	(void)state;
+	submitted(cli(&out, &err, "submit", "--hold", "--label", "team=red",
+	    "--label", "kind=build", "-n", "held-one", "--", "true", NULL),
+	    &out, &err, id);
+	job = status_json(id);
+	assert_true(json_is_true(json_object_get(job, "held")));
+	assert_string_equal(tjstr(job, "state"), "queued");
+	assert_string_equal(tjstr(job, "pending_reason"), "held");
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(job, "labels"), "team")), "red");
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(job, "labels"), "kind")), "build");
+	json_decref(job);
+
+	/* The table's header and REASON column. */
+	assert_int_equal(cli(&out, &err, "list", NULL), 0);
+	assert_non_null(strstr(out, " REASON "));
+	free(out);
+	free(err);
+	row = list_row(id, "--state=queued");
+	assert_row_has(row, "held");
+	assert_row_has(row, "held-one");
+	free(row);
+
+	/* A single id prints nothing, as cancel does; --json the job. */
+	assert_int_equal(cli(&out, &err, "--json", "hold", id, NULL), 0);
+	assert_non_null(strstr(out, "\"held\":true"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "release", id, NULL), 0);
+	assert_string_equal(out, "");
+	assert_string_equal(err, "");
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("wait", id, NULL), 0);
+}
+
+static void
+test_update_changes_a_queued_job_only(void **state)
+{
+	char *out, *err, id[32];
+	json_t *job;
+
+	(void)state;
+	submitted(cli(&out, &err, "submit", "--hold", "-p", "low", "-n",
+	    "before", "--label", "old=1", "--", "true", NULL), &out, &err, id);
+	assert_int_equal(cli(&out, &err, "update", id, "-p", "high", "-n",
+	    "after", "--label", "new=2", "--timeout", "5m", "--retries", "2",
+	    NULL), 0);
+	assert_string_equal(out, "");
+	free(out);
+	free(err);
+	job = status_json(id);
+	assert_string_equal(tjstr(job, "priority"), "high");
+	assert_string_equal(tjstr(job, "name"), "after");
+	/* The labels given replace the old ones. */
+	assert_int_equal(json_object_size(json_object_get(job, "labels")), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_object_get(job, "labels"), "new")), "2");
+	assert_true(json_number_value(json_object_get(job, "timeout")) == 300);
+	json_decref(job);
+	assert_int_equal(cli(&out, &err, "--json", "update", id, "-n",
+	    "again", NULL), 0);
+	assert_non_null(strstr(out, "\"name\":\"again\""));
+	free(out);
+	free(err);
+
+	assert_int_equal(cli_rc("release", id, NULL), 0);
+	assert_int_equal(cli_rc("wait", id, NULL), 0);
+	/* Finished: the daemon refuses, and says why. */
+	assert_int_equal(cli(&out, &err, "update", id, "-n", "late", NULL), 1);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	assert_ptr_equal(strchr(err, '\n'), err + strlen(err) - 1);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("update", "999999", "-n", "x", NULL), 1);
+}
+
+/* ms since the epoch of a job's begin_at. */
+static int64_t
+begin_at(const json_t *job)
+{
+	int64_t ms;
+
+	if (timefmt_parse(tjstr(job, "begin_at"), &ms) != 0)
+		fail_msg("begin_at \"%s\" is not RFC 3339", tjstr(job,
+		    "begin_at"));
+	return ms;
+}
+
+static void
+test_start_times_at_and_delay(void **state)
+{
+	char *out, *err, id[32], at[16], *row;
+	int64_t before, ms;
+	time_t t;
+	struct tm tm;
+	json_t *job;
+
+	(void)state;
+	before = timefmt_now();
+	submitted(cli(&out, &err, "submit", "--delay", "1h", "--", "true",
+	    NULL), &out, &err, id);
+	job = status_json(id);
+	ms = begin_at(job);
+	assert_true(ms >= before + 3600 * 1000);
+	assert_true(ms <= timefmt_now() + 3600 * 1000);
+	assert_string_equal(tjstr(job, "pending_reason"), "begin_at");
+	json_decref(job);
+	row = list_row(id, "--state=queued");
+	assert_row_has(row, "begin_at");
+	free(row);
+	/* Sooner: now. */
+	assert_int_equal(cli_rc("update", id, "--delay", "0", NULL), 0);
+	assert_int_equal(cli_rc("wait", id, NULL), 0);
+
+	/* HH:MM: the next time the clock shows it, an hour or so ahead. */
+	t = time(NULL) + 3600;
+	assert_non_null(localtime_r(&t, &tm));
+	snprintf(at, sizeof at, "%02d:%02d", tm.tm_hour, tm.tm_min);
+	submitted(cli(&out, &err, "submit", "--at", at, "--", "true", NULL),
+	    &out, &err, id);
+	job = status_json(id);
+	ms = begin_at(job);
+	assert_true(ms > before);
+	assert_true(ms <= timefmt_now() + 24 * 3600 * 1000);
+	t = (time_t)(ms / 1000);
+	assert_non_null(localtime_r(&t, &tm));
+	snprintf(at + 8, sizeof at - 8, "%02d:%02d", tm.tm_hour, tm.tm_min);
+	assert_string_equal(at + 8, at);
+	json_decref(job);
+	assert_int_equal(cli_rc("cancel", id, NULL), 0);
+
+	/* A time gone by starts it at once. */
+	assert_int_equal(cli_rc("submit", "--wait", "--at",
+	    "2020-01-01T00:00:00Z", "--", "true", NULL), 0);
+	/* A date that does not exist is the user's mistake. */
+	assert_int_equal(cli(&out, &err, "submit", "--at",
+	    "2027-02-29T10:00:00Z", "--", "true", NULL), 2);
+	assert_non_null(strstr(err, "--at"));
+	free(out);
+	free(err);
+}
+
+static void
+test_after_any_runs_whatever_the_first_did(void **state)
+{
+	char *out, *err, first[32], second[32];
+
+	(void)state;
+	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 3", NULL),
+	    &out, &err, first);
+	submitted(cli(&out, &err, "submit", "--after-any", first, "--",
+	    "true", NULL), &out, &err, second);
+	assert_int_equal(cli_rc("wait", second, NULL), 0);
+	assert_int_equal(cli_rc("wait", first, NULL), 3);
+	assert_int_equal(cli_rc("submit", "--after-any", "999999", "--",
+	    "true", NULL), 1);
+}
+
+/* Several ids: the first failure in the order given; an id the daemon
+ * does not know counts as 1, and the others are still waited for. */
+static void
+test_wait_several_gives_the_first_failure(void **state)
+{
+	char *out, *err, ok[32], five[32], six[32], *line, *save;
+	int n = 0;
+
+	(void)state;
+	submitted(cli(&out, &err, "submit", "--", "true", NULL), &out, &err,
+	    ok);
+	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 5", NULL),
+	    &out, &err, five);
+	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 6", NULL),
+	    &out, &err, six);
+	assert_int_equal(cli_rc("wait", ok, six, five, NULL), 6);
+	assert_int_equal(cli(&out, &err, "--json", "wait", ok, five, six,
+	    NULL), 5);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		assert_non_null(strstr(line, n++ == 0 ? "\"exit_code\":0" :
+		    "\"state\":\"failed\""));
+	assert_int_equal(n, 3);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("wait", ok, "999999", NULL), 1);
+	assert_int_equal(cli_rc("wait", "999999", six, NULL), 1);
+	assert_int_equal(cli_rc("wait", ok, ok, NULL), 0);
+}
+
+/* No id: the caller's latest job; --both: stdout, then stderr. */
+static void
+test_output_of_the_latest_job_and_both_streams(void **state)
+{
+	char *out, *err, id[32];
+
+	(void)state;
+	submitted(cli(&out, &err, "submit", "--", "sh", "-c",
+	    "echo to out; echo to err >&2", NULL), &out, &err, id);
+	assert_int_equal(cli_rc("wait", id, NULL), 0);
+	assert_int_equal(cli(&out, &err, "output", NULL), 0);
+	assert_string_equal(out, "to out\n");
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "output", "--both", NULL), 0);
+	assert_string_equal(out, "to out\nto err\n");
+	assert_string_equal(err, "");
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "output", "--both", id, NULL), 0);
+	assert_string_equal(out, "to out\nto err\n");
+	free(out);
+	free(err);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_held_job_with_labels_waits_until_released),
+		cmocka_unit_test(test_update_changes_a_queued_job_only),
+		cmocka_unit_test(test_start_times_at_and_delay),
+		cmocka_unit_test(test_after_any_runs_whatever_the_first_did),
+		cmocka_unit_test(test_wait_several_gives_the_first_failure),
+		cmocka_unit_test(test_output_of_the_latest_job_and_both_streams),
+	};
+
+	return cmocka_run_group_tests_name("cli-queue", tests, setup,
+	    teardown);
+}
