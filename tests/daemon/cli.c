@@ -101,3 +101,30 @@ tcli_rc(const struct tdaemon *d, const char *arg, ...)
 	free(err);
 	return rc;
 }
+
+void
+tcli_submitted(int rc, char **out, char **err, char id[32])
+{
+	char *end;
+
+	if (rc != 0 || strtol(*out, &end, 10) <= 0 || strcmp(end, "\n") != 0)
+		fail_msg("submit: exit %d, stdout \"%s\", stderr \"%s\"", rc,
+		    *out, *err);
+	snprintf(id, 32, "%ld", strtol(*out, NULL, 10));
+	free(*out);
+	free(*err);
+}
+
+json_t *
+tcli_status(const struct tdaemon *d, const char *id)
+{
+	char *out, *err;
+	json_t *job;
+
+	assert_int_equal(tcli(d, &out, &err, "--json", "status", id, NULL), 0);
+	if ((job = json_loads(out, 0, NULL)) == NULL)
+		fail_msg("status --json %s: not JSON: \"%s\"", id, out);
+	free(out);
+	free(err);
+	return job;
+}

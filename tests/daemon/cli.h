@@ -18,6 +18,11 @@ int tcli(const struct tdaemon *d, char **out, char **err, const char *arg,
 /* The same, freeing what it printed: its exit code alone. */
 int tcli_rc(const struct tdaemon *d, const char *arg, ...)
     __attribute__((sentinel));
+/* After a submit that must succeed (rc its exit code): its id, alone on
+ * stdout, into id; frees *out and *err. */
+void tcli_submitted(int rc, char **out, char **err, char id[32]);
+/* The job object that triage --json status id prints. */
+json_t *tcli_status(const struct tdaemon *d, const char *id);
 /* The start of a small file, allocated and NUL-terminated (1 MiB at most). */
 char *tslurp(const char *path);
 

@@ -38,36 +38,6 @@ teardown(void **state)
 #define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
 #define cli_rc(...) tcli_rc(d, __VA_ARGS__)
 
-/* After a submit that must succeed (rc its exit code): its id, alone on
- * stdout, into id; frees *out and *err. */
-static void
-submitted(int rc, char **out, char **err, char id[32])
-{
-	char *end;
-
-	if (rc != 0 || strtol(*out, &end, 10) <= 0 || strcmp(end, "\n") != 0)
-		fail_msg("submit: exit %d, stdout \"%s\", stderr \"%s\"", rc,
-		    *out, *err);
-	snprintf(id, 32, "%ld", strtol(*out, NULL, 10));
-	free(*out);
-	free(*err);
-}
-
-/* The job object triage status --json prints. */
-static json_t *
-status_json(const char *id)
-{
-	char *out, *err;
-	json_t *job;
-
-	assert_int_equal(cli(&out, &err, "--json", "status", id, NULL), 0);
-	if ((job = json_loads(out, 0, NULL)) == NULL)
-		fail_msg("status --json %s: not JSON: \"%s\"", id, out);
-	free(out);
-	free(err);
-	return job;
-}
-
 /* The line of triage list's table (with the options given) for job id;
  * fails when there is none. Allocated. */
 static char *
@@ -111,10 +81,10 @@ test_held_job_with_labels_waits_until_released(void **state)
 	json_t *job;
 
 	(void)state;
-	submitted(cli(&out, &err, "submit", "--hold", "--label", "team=red",
+	tcli_submitted(cli(&out, &err, "submit", "--hold", "--label", "team=red",
 	    "--label", "kind=build", "-n", "held-one", "--", "true", NULL),
 	    &out, &err, id);
-	job = status_json(id);
+	job = tcli_status(d, id);
 	assert_true(json_is_true(json_object_get(job, "held")));
 	assert_string_equal(tjstr(job, "state"), "queued");
 	assert_string_equal(tjstr(job, "pending_reason"), "held");
@@ -154,7 +124,7 @@ test_update_changes_a_queued_job_only(void **state)
 	json_t *job;
 
 	(void)state;
-	submitted(cli(&out, &err, "submit", "--hold", "-p", "low", "-n",
+	tcli_submitted(cli(&out, &err, "submit", "--hold", "-p", "low", "-n",
 	    "before", "--label", "old=1", "--", "true", NULL), &out, &err, id);
 	assert_int_equal(cli(&out, &err, "update", id, "-p", "high", "-n",
 	    "after", "--label", "new=2", "--timeout", "5m", "--retries", "2",
@@ -162,7 +132,7 @@ test_update_changes_a_queued_job_only(void **state)
 	assert_string_equal(out, "");
 	free(out);
 	free(err);
-	job = status_json(id);
+	job = tcli_status(d, id);
 	assert_string_equal(tjstr(job, "priority"), "high");
 	assert_string_equal(tjstr(job, "name"), "after");
 	/* The labels given replace the old ones. */
@@ -211,9 +181,9 @@ test_start_times_at_and_delay(void **state)
 
 	(void)state;
 	before = timefmt_now();
-	submitted(cli(&out, &err, "submit", "--delay", "1h", "--", "true",
+	tcli_submitted(cli(&out, &err, "submit", "--delay", "1h", "--", "true",
 	    NULL), &out, &err, id);
-	job = status_json(id);
+	job = tcli_status(d, id);
 	ms = begin_at(job);
 	assert_true(ms >= before + 3600 * 1000);
 	assert_true(ms <= timefmt_now() + 3600 * 1000);
@@ -230,9 +200,9 @@ test_start_times_at_and_delay(void **state)
 	t = time(NULL) + 3600;
 	assert_non_null(localtime_r(&t, &tm));
 	snprintf(at, sizeof at, "%02d:%02d", tm.tm_hour, tm.tm_min);
-	submitted(cli(&out, &err, "submit", "--at", at, "--", "true", NULL),
+	tcli_submitted(cli(&out, &err, "submit", "--at", at, "--", "true", NULL),
 	    &out, &err, id);
-	job = status_json(id);
+	job = tcli_status(d, id);
 	ms = begin_at(job);
 	assert_true(ms > before);
 	assert_true(ms <= timefmt_now() + 24 * 3600 * 1000);
@@ -260,9 +230,9 @@ test_after_any_runs_whatever_the_first_did(void **state)
 	char *out, *err, first[32], second[32];
 
 	(void)state;
-	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 3", NULL),
+	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 3", NULL),
 	    &out, &err, first);
-	submitted(cli(&out, &err, "submit", "--after-any", first, "--",
+	tcli_submitted(cli(&out, &err, "submit", "--after-any", first, "--",
 	    "true", NULL), &out, &err, second);
 	assert_int_equal(cli_rc("wait", second, NULL), 0);
 	assert_int_equal(cli_rc("wait", first, NULL), 3);
@@ -279,11 +249,11 @@ test_wait_several_gives_the_first_failure(void **state)
 	int n = 0;
 
 	(void)state;
-	submitted(cli(&out, &err, "submit", "--", "true", NULL), &out, &err,
+	tcli_submitted(cli(&out, &err, "submit", "--", "true", NULL), &out, &err,
 	    ok);
-	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 5", NULL),
+	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 5", NULL),
 	    &out, &err, five);
-	submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 6", NULL),
+	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c", "exit 6", NULL),
 	    &out, &err, six);
 	assert_int_equal(cli_rc("wait", ok, six, five, NULL), 6);
 	assert_int_equal(cli(&out, &err, "--json", "wait", ok, five, six,
@@ -307,7 +277,7 @@ test_output_of_the_latest_job_and_both_streams(void **state)
 	char *out, *err, id[32];
 
 	(void)state;
-	submitted(cli(&out, &err, "submit", "--", "sh", "-c",
+	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c",
 	    "echo to out; echo to err >&2", NULL), &out, &err, id);
 	assert_int_equal(cli_rc("wait", id, NULL), 0);
 	assert_int_equal(cli(&out, &err, "output", NULL), 0);

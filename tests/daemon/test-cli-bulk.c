@@ -1,0 +1,215 @@
+/* test-cli-bulk.c - triage acting on many jobs at once against a real
+ * triaged: jobs chosen by priority, state, label and name, or by ids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "harness.h"
+
+static struct tdaemon *d;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	d = tdaemon_start("slots = 2\nkill_grace = 5s\n");
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	return 0;
+}
+
+/* Runs triage on d: see tcli. */
+#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
+#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
+
+/* Asserts that out is exactly these ids, one a line, and frees out and
+ * err. want: "3\n4\n". */
+static void
+assert_ids(char *out, char *err, const char *want)
+{
+	if (strcmp(out, want) != 0)
+		fail_msg("printed \"%s\", not the ids \"%s\" (stderr \"%s\")",
+		    out, want, err);
+	free(out);
+	free(err);
+}
+
+/* Queues a job of the options given (a held or paused one, to stay
+ * queued) running true; its id into id. */
+#define queue(id, ...) tcli_submitted(cli(&out, &err, "submit", __VA_ARGS__, \
+	"--", "true", NULL), &out, &err, (id))
+
+static void
+test_cancel_chooses_by_priority_state_and_label(void **state)
+{
+	char *out, *err, a[32], b[32], c[32], want[100];
+
+	(void)state;
+	assert_int_equal(cli_rc("pause", "low", NULL), 0);
+	queue(a, "-p", "low", "--label", "grp=c1");
+	queue(b, "-p", "low", "--label", "grp=c1");
+	queue(c, "-p", "normal", "--hold", "--label", "grp=c1");
+	assert_int_equal(cli(&out, &err, "cancel", "-p", "low", "--state",
+	    "queued", "--label", "grp=c1", NULL), 0);
+	snprintf(want, sizeof want, "%s\n%s\n", a, b);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
+	/* --json: the daemon's answer. */
+	assert_int_equal(cli(&out, &err, "--json", "cancel", "--label",
+	    "grp=c1", NULL), 0);
+	snprintf(want, sizeof want, "{\"ids\":[%s]}\n", c);
+	assert_ids(out, err, want);
+	/* Nothing chosen: nothing printed, not an error. */
+	assert_int_equal(cli(&out, &err, "cancel", "--label", "grp=none",
+	    NULL), 0);
+	assert_ids(out, err, "");
+	assert_int_equal(cli_rc("resume", "low", NULL), 0);
+}
+
+/* Several ids are one request: those it makes no sense for are skipped. */
+static void
+test_several_ids_are_one_filter(void **state)
+{
+	char *out, *err, a[32], b[32], done[32], want[100];
+
+	(void)state;
+	queue(a, "--hold");
+	queue(b, "--hold");
+	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
+	    NULL), &out, &err, done);
+	assert_int_equal(cli(&out, &err, "release", a, done, NULL), 0);
+	snprintf(want, sizeof want, "%s\n", a);
+	assert_ids(out, err, want);
+	assert_int_equal(cli(&out, &err, "cancel", b, done, "999999", NULL), 0);
+	snprintf(want, sizeof want, "%s\n", b);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("wait", a, NULL), 0);
+	assert_int_equal(cli(&out, &err, "remove", a, b, done, NULL), 0);
+	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, done);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("status", a, NULL), 1);
+}
+
+static void
+test_hold_release_and_list_by_label_and_name(void **state)
+{
+	char *out, *err, a[32], b[32], want[100];
+
+	(void)state;
+	assert_int_equal(cli_rc("pause", "low", NULL), 0);
+	queue(a, "-p", "low", "--label", "grp=h1", "-n", "h1-first");
+	queue(b, "-p", "low", "--label", "grp=h1", "-n", "h1-second");
+	assert_int_equal(cli(&out, &err, "hold", "--label", "grp=h1", NULL),
+	    0);
+	snprintf(want, sizeof want, "%s\n%s\n", a, b);
+	assert_ids(out, err, want);
+	assert_int_equal(cli(&out, &err, "list", "--held", "--label",
+	    "grp=h1", NULL), 0);
+	assert_non_null(strstr(out, "h1-first"));
+	assert_non_null(strstr(out, "h1-second"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "list", "--name", "h1-second", NULL),
+	    0);
+	assert_null(strstr(out, "h1-first"));
+	assert_non_null(strstr(out, "h1-second"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "release", "--name", "h1-first",
+	    NULL), 0);
+	snprintf(want, sizeof want, "%s\n", a);
+	assert_ids(out, err, want);
+	assert_int_equal(cli(&out, &err, "release", "--all", "--label",
+	    "grp=h1", NULL), 0);
+	snprintf(want, sizeof want, "%s\n", b);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("resume", "low", NULL), 0);
+	assert_int_equal(cli_rc("wait", "--label", "grp=h1", "--state",
+	    "queued,running,succeeded", NULL), 0);
+}
+
+static void
+test_retry_remove_and_clean_by_label(void **state)
+{
+	char *out, *err, a[32], b[32], want[100];
+
+	(void)state;
+	tcli_submitted(cli(&out, &err, "submit", "--label", "grp=r1", "--",
+	    "sh", "-c", "exit 4", NULL), &out, &err, a);
+	tcli_submitted(cli(&out, &err, "submit", "--label", "grp=r1", "--",
+	    "true", NULL), &out, &err, b);
+	assert_int_equal(cli_rc("wait", a, b, NULL), 4);
+	assert_int_equal(cli(&out, &err, "retry", "--label", "grp=r1", NULL),
+	    0);
+	snprintf(want, sizeof want, "%s\n", a);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("wait", a, NULL), 4);
+	assert_int_equal(cli(&out, &err, "remove", "--label", "grp=r1",
+	    "--state", "succeeded", NULL), 0);
+	snprintf(want, sizeof want, "%s\n", b);
+	assert_ids(out, err, want);
+	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
+	    0);
+	snprintf(want, sizeof want, "%s\n", a);
+	assert_ids(out, err, want);
+	assert_int_equal(cli_rc("status", a, NULL), 1);
+	/* A single id of a job that has not ended is refused. */
+	queue(a, "--hold");
+	assert_int_equal(cli(&out, &err, "remove", a, NULL), 1);
+	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("cancel", a, NULL), 0);
+}
+
+/* A job that ends its work on SIGINT, which cancel --signal sends first;
+ * it prints its pid once its trap is set. */
+static void
+test_cancel_sends_the_signal_asked_for(void **state)
+{
+	struct client *c = tconnect(d);
+	char script[1000], *out, *err, id[32];
+
+	(void)state;
+	snprintf(script, sizeof script, "trap 'echo got INT; exit 7' INT; "
+	    "echo $$; %s", tgate_sh(d, "never-opened"));
+	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c", script,
+	    NULL), &out, &err, id);
+	toutput_pid(c, strtol(id, NULL, 10));
+	assert_int_equal(cli_rc("cancel", "--signal", "INT", id, NULL), 0);
+	assert_int_equal(cli_rc("wait", id, NULL), 125);
+	assert_int_equal(cli(&out, &err, "output", id, NULL), 0);
+	assert_non_null(strstr(out, "\ngot INT\n"));
+	free(out);
+	free(err);
+	client_free(c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cancel_chooses_by_priority_state_and_label),
+		cmocka_unit_test(test_several_ids_are_one_filter),
+		cmocka_unit_test(test_hold_release_and_list_by_label_and_name),
+		cmocka_unit_test(test_retry_remove_and_clean_by_label),
+		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
+	};
+
+	return cmocka_run_group_tests_name("cli-bulk", tests, setup,
+	    teardown);
+}
