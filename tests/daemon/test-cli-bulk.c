@@ -91,13 +91,11 @@ test_several_ids_are_one_filter(void **state)
 	queue(b, "--hold");
 	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
 	    NULL), &out, &err, done);
-	assert_int_equal(cli(&out, &err, "release", a, done, NULL), 0);
-	snprintf(want, sizeof want, "%s\n", a);
+	assert_int_equal(cli(&out, &err, "cancel", a, b, done, "999999",
+	    NULL), 0);
+	snprintf(want, sizeof want, "%s\n%s\n", a, b);
 	assert_ids(out, err, want);
-	assert_int_equal(cli(&out, &err, "cancel", b, done, "999999", NULL), 0);
-	snprintf(want, sizeof want, "%s\n", b);
-	assert_ids(out, err, want);
-	assert_int_equal(cli_rc("wait", a, NULL), 0);
+	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
 	assert_int_equal(cli(&out, &err, "remove", a, b, done, NULL), 0);
 	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, done);
 	assert_ids(out, err, want);
@@ -105,7 +103,37 @@ test_several_ids_are_one_filter(void **state)
 }
 
 static void
-test_hold_release_and_list_by_label_and_name(void **state)
+test_list_by_label_name_and_held(void **state)
+{
+	char *out, *err, a[32], b[32];
+
+	(void)state;
+	queue(a, "--hold", "--label", "grp=l1", "-n", "l1-first");
+	queue(b, "-p", "low", "--delay", "1h", "--label", "grp=l1", "-n",
+	    "l1-second");
+	assert_int_equal(cli(&out, &err, "list", "--label", "grp=l1", NULL),
+	    0);
+	assert_non_null(strstr(out, "l1-first"));
+	assert_non_null(strstr(out, "l1-second"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "list", "--held", NULL), 0);
+	assert_non_null(strstr(out, "l1-first"));
+	assert_null(strstr(out, "l1-second"));
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "list", "--name", "l1-second", NULL),
+	    0);
+	assert_null(strstr(out, "l1-first"));
+	assert_non_null(strstr(out, "l1-second"));
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("cancel", a, b, NULL), 0);
+}
+
+/* hold and release by filter, as cancel does. */
+static void
+test_hold_and_release_choose_by_label(void **state)
 {
 	char *out, *err, a[32], b[32], want[100];
 
@@ -117,24 +145,12 @@ test_hold_release_and_list_by_label_and_name(void **state)
 	    0);
 	snprintf(want, sizeof want, "%s\n%s\n", a, b);
 	assert_ids(out, err, want);
-	assert_int_equal(cli(&out, &err, "list", "--held", "--label",
-	    "grp=h1", NULL), 0);
-	assert_non_null(strstr(out, "h1-first"));
-	assert_non_null(strstr(out, "h1-second"));
-	free(out);
-	free(err);
-	assert_int_equal(cli(&out, &err, "list", "--name", "h1-second", NULL),
-	    0);
-	assert_null(strstr(out, "h1-first"));
-	assert_non_null(strstr(out, "h1-second"));
-	free(out);
-	free(err);
 	assert_int_equal(cli(&out, &err, "release", "--name", "h1-first",
 	    NULL), 0);
 	snprintf(want, sizeof want, "%s\n", a);
 	assert_ids(out, err, want);
-	assert_int_equal(cli(&out, &err, "release", "--all", "--label",
-	    "grp=h1", NULL), 0);
+	/* b alone is still held: a is skipped. */
+	assert_int_equal(cli(&out, &err, "release", a, b, NULL), 0);
 	snprintf(want, sizeof want, "%s\n", b);
 	assert_ids(out, err, want);
 	assert_int_equal(cli_rc("resume", "low", NULL), 0);
@@ -205,7 +221,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel_chooses_by_priority_state_and_label),
 		cmocka_unit_test(test_several_ids_are_one_filter),
-		cmocka_unit_test(test_hold_release_and_list_by_label_and_name),
+		cmocka_unit_test(test_list_by_label_name_and_held),
+		cmocka_unit_test(test_hold_and_release_choose_by_label),
 		cmocka_unit_test(test_retry_remove_and_clean_by_label),
 		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
 	};
