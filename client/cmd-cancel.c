@@ -51,25 +51,14 @@ cmd_cancel_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	int ch, rc = CMD_EXIT_OK;
 
 	selector_init(&sel);
-	while (rc == CMD_EXIT_OK &&
-	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
-		switch (ch) {
-		SELECTOR_CASES:
-			rc = selector_option(ctx, &sel, ch, optarg);
-			break;
-		case CMD_CANCEL_SIGNAL:
-			sig = optarg;
-			if (exitcode_signal_number(sig) == -1)
-				rc = cmd_usage(ctx, "--signal: unknown signal "
-				    "'%s' (try INT, TERM, KILL, USR1)", sig);
-			break;
-		case CMD_GETOPT_EXIT:
+	while (rc == CMD_EXIT_OK && (ch = selector_getopt(ctx, &sel, argc,
+	    argv, longopts)) != -1) {
+		if (ch == CMD_GETOPT_EXIT)
 			rc = ctx->status;
-			break;
-		default:
-			rc = cmd_usage(ctx, "unknown option");
-			break;
-		}
+		/* --signal: the only option of its own. */
+		else if (exitcode_signal_number(sig = optarg) == -1)
+			rc = cmd_usage(ctx, "--signal: unknown signal '%s' "
+			    "(try INT, TERM, KILL, USR1)", sig);
 	}
 	if (rc == CMD_EXIT_OK)
 		rc = selector_params(ctx, &sel, argc, argv, &params, &bulk);

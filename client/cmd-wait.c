@@ -185,22 +185,18 @@ cmd_wait_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	struct selector sel;
 	json_t *ids;
 	int64_t id;
-	int ch, i, rc = CMD_EXIT_OK, status = CMD_EXIT_OK;
+	int i, rc = CMD_EXIT_OK, status = CMD_EXIT_OK;
 
 	selector_init(&sel);
-	while (rc == CMD_EXIT_OK &&
-	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
-		switch (ch) {
-		SELECTOR_CASES:
-			rc = selector_option(ctx, &sel, ch, optarg);
-			break;
-		case CMD_GETOPT_EXIT:
-			rc = ctx->status;
-			break;
-		default:
-			rc = cmd_usage(ctx, "unknown option");
-			break;
-		}
+	switch (selector_getopt(ctx, &sel, argc, argv, longopts)) {
+	case -1:
+		break;
+	case CMD_GETOPT_EXIT:
+		rc = ctx->status;
+		break;
+	default:
+		rc = cmd_usage(ctx, "unknown option");
+		break;
 	}
 	if (rc == CMD_EXIT_OK && (rc = cmd_check_ids(ctx, argc, argv)) ==
 	    CMD_EXIT_OK && optind == argc && !sel.chosen)

@@ -28,7 +28,8 @@ selector_filter(const struct selector *sel)
 	return sel->filter;
 }
 
-int
+/* Reads one selector option; CMD_EXIT_OK, or the usage error's status. */
+static int
 selector_option(struct cmd_ctx *ctx, struct selector *sel, int ch,
     const char *arg)
 {
@@ -56,6 +57,30 @@ selector_option(struct cmd_ctx *ctx, struct selector *sel, int ch,
 	}
 	sel->chosen = true;
 	return rc;
+}
+
+int
+selector_getopt(struct cmd_ctx *ctx, struct selector *sel, int argc,
+    char **argv, const struct option *longopts)
+{
+	int ch;
+
+	while ((ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
+		switch (ch) {
+		case 'p':
+		case SELECTOR_STATE:
+		case SELECTOR_LABEL:
+		case SELECTOR_NAME:
+		case SELECTOR_ALL:
+			if ((ctx->status = selector_option(ctx, sel, ch,
+			    optarg)) != CMD_EXIT_OK)
+				return CMD_GETOPT_EXIT;
+			break;
+		default:
+			return ch;
+		}
+	}
+	return -1;
 }
 
 int
@@ -123,25 +148,20 @@ selector_exec(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
 	struct selector sel;
 	json_t *params;
 	bool bulk;
-	int ch, rc = CMD_EXIT_OK;
+	int rc = CMD_EXIT_OK;
 
 	selector_init(&sel);
-	while (rc == CMD_EXIT_OK &&
-	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
-		switch (ch) {
-		SELECTOR_CASES:
-			rc = selector_option(ctx, &sel, ch, optarg);
-			break;
-		case CMD_GETOPT_EXIT:
-			rc = ctx->status;
-			break;
-		default:
-			rc = cmd_usage(ctx, "unknown option");
-			break;
-		}
-	}
-	if (rc == CMD_EXIT_OK)
+	switch (selector_getopt(ctx, &sel, argc, argv, longopts)) {
+	case -1:
 		rc = selector_params(ctx, &sel, argc, argv, &params, &bulk);
+		break;
+	case CMD_GETOPT_EXIT:
+		rc = ctx->status;
+		break;
+	default:
+		rc = cmd_usage(ctx, "unknown option");
+		break;
+	}
 	selector_free(&sel);
 	if (rc != CMD_EXIT_OK)
 		return rc;

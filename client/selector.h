@@ -14,16 +14,13 @@
 #define SELECTOR_NAME	0x142
 #define SELECTOR_ALL	0x143
 
-/* For a command's longopts and optstring ("p:"), and its switch. */
+/* For a command's longopts. */
 #define SELECTOR_LONGOPTS						\
 	{ "priority", required_argument, NULL, 'p' },			\
 	{ "state", required_argument, NULL, SELECTOR_STATE },		\
 	{ "label", required_argument, NULL, SELECTOR_LABEL },		\
 	{ "name", required_argument, NULL, SELECTOR_NAME },		\
 	{ "all", no_argument, NULL, SELECTOR_ALL }
-#define SELECTOR_CASES							\
-	case 'p': case SELECTOR_STATE: case SELECTOR_LABEL:		\
-	case SELECTOR_NAME: case SELECTOR_ALL
 /* Their --help lines. */
 #define SELECTOR_HELP							\
 	"  -p, --priority PRIO  the jobs of this priority\n"		\
@@ -40,10 +37,14 @@ struct selector {
 
 void selector_init(struct selector *sel);
 void selector_free(struct selector *sel);
-/* Reads one of the SELECTOR_CASES options; CMD_EXIT_OK, or the status of
- * the usage error it printed. */
-int selector_option(struct cmd_ctx *ctx, struct selector *sel, int ch,
-    const char *arg);
+/*
+ * cmd_getopt for a command with the selector options among longopts
+ * (optstring ":hp:"): reads those itself and returns the command's own
+ * options, -1 at the end, or CMD_GETOPT_EXIT with ctx->status set (after
+ * --help, or a usage error it printed).
+ */
+int selector_getopt(struct cmd_ctx *ctx, struct selector *sel, int argc,
+    char **argv, const struct option *longopts);
 
 /*
  * After the options, with the job ids from optind: the params of a method

@@ -13,29 +13,6 @@
 #include "cli.h"
 #include "harness.h"
 
-static struct tdaemon *d;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	d = tdaemon_start("slots = 2\nkill_grace = 5s\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
-	return 0;
-}
-
-/* Runs triage on d: see tcli. */
-#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
-#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
-
 /* Asserts that out is exactly these ids, one a line, and frees out and
  * err. want: "3\n4\n". */
 static void
@@ -197,12 +174,12 @@ test_retry_remove_and_clean_by_label(void **state)
 static void
 test_cancel_sends_the_signal_asked_for(void **state)
 {
-	struct client *c = tconnect(d);
+	struct client *c = tconnect(tcli_daemon);
 	char script[1000], *out, *err, id[32];
 
 	(void)state;
 	snprintf(script, sizeof script, "trap 'echo got INT; exit 7' INT; "
-	    "echo $$; %s", tgate_sh(d, "never-opened"));
+	    "echo $$; %s", tgate_sh(tcli_daemon, "never-opened"));
 	tcli_submitted(cli(&out, &err, "submit", "--", "sh", "-c", script,
 	    NULL), &out, &err, id);
 	toutput_pid(c, strtol(id, NULL, 10));
@@ -227,6 +204,6 @@ main(void)
 		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
 	};
 
-	return cmocka_run_group_tests_name("cli-bulk", tests, setup,
-	    teardown);
+	return cmocka_run_group_tests_name("cli-bulk", tests, tcli_setup,
+	    tcli_teardown);
 }

@@ -15,29 +15,6 @@
 #include "harness.h"
 #include "timefmt.h"
 
-static struct tdaemon *d;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	d = tdaemon_start("slots = 2\nkill_grace = 1s\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
-	return 0;
-}
-
-/* Runs triage on d: see tcli. */
-#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
-#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
-
 /* The line of triage list's table (with the options given) for job id;
  * fails when there is none. Allocated. */
 static char *
@@ -84,7 +61,7 @@ test_held_job_with_labels_waits_until_released(void **state)
 	tcli_submitted(cli(&out, &err, "submit", "--hold", "--label", "team=red",
 	    "--label", "kind=build", "-n", "held-one", "--", "true", NULL),
 	    &out, &err, id);
-	job = tcli_status(d, id);
+	job = tcli_status(tcli_daemon, id);
 	assert_true(json_is_true(json_object_get(job, "held")));
 	assert_string_equal(tjstr(job, "state"), "queued");
 	assert_string_equal(tjstr(job, "pending_reason"), "held");
@@ -132,7 +109,7 @@ test_update_changes_a_queued_job_only(void **state)
 	assert_string_equal(out, "");
 	free(out);
 	free(err);
-	job = tcli_status(d, id);
+	job = tcli_status(tcli_daemon, id);
 	assert_string_equal(tjstr(job, "priority"), "high");
 	assert_string_equal(tjstr(job, "name"), "after");
 	/* The labels given replace the old ones. */
@@ -183,7 +160,7 @@ test_start_times_at_and_delay(void **state)
 	before = timefmt_now();
 	tcli_submitted(cli(&out, &err, "submit", "--delay", "1h", "--", "true",
 	    NULL), &out, &err, id);
-	job = tcli_status(d, id);
+	job = tcli_status(tcli_daemon, id);
 	ms = begin_at(job);
 	assert_true(ms >= before + 3600 * 1000);
 	assert_true(ms <= timefmt_now() + 3600 * 1000);
@@ -202,7 +179,7 @@ test_start_times_at_and_delay(void **state)
 	snprintf(at, sizeof at, "%02d:%02d", tm.tm_hour, tm.tm_min);
 	tcli_submitted(cli(&out, &err, "submit", "--at", at, "--", "true", NULL),
 	    &out, &err, id);
-	job = tcli_status(d, id);
+	job = tcli_status(tcli_daemon, id);
 	ms = begin_at(job);
 	assert_true(ms > before);
 	assert_true(ms <= timefmt_now() + 24 * 3600 * 1000);
@@ -307,6 +284,6 @@ main(void)
 		cmocka_unit_test(test_output_of_the_latest_job_and_both_streams),
 	};
 
-	return cmocka_run_group_tests_name("cli-queue", tests, setup,
-	    teardown);
+	return cmocka_run_group_tests_name("cli-queue", tests, tcli_setup,
+	    tcli_teardown);
 }

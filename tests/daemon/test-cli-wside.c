@@ -13,29 +13,6 @@
 #include "cli.h"
 #include "harness.h"
 
-static struct tdaemon *d;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	d = tdaemon_start("slots = 2\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
-	return 0;
-}
-
-/* Runs triage on d: see tcli. */
-#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
-#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
-
 /* The last lines, in windows read back from the end and grown as they
  * need: lines of 100 bytes, far more than the first window holds. */
 static void
@@ -117,6 +94,6 @@ main(void)
 		cmocka_unit_test(test_nice_is_the_jobs),
 	};
 
-	return cmocka_run_group_tests_name("cli-wside", tests, setup,
-	    teardown);
+	return cmocka_run_group_tests_name("cli-wside", tests, tcli_setup,
+	    tcli_teardown);
 }

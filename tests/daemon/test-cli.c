@@ -17,29 +17,6 @@
 #include "cli.h"
 #include "harness.h"
 
-static struct tdaemon *d;
-
-static int
-setup(void **state)
-{
-	(void)state;
-	d = tdaemon_start("slots = 2\nkill_grace = 1s\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
-	return 0;
-}
-
-/* Runs triage on d: see tcli. */
-#define cli(out, err, ...) tcli(d, out, err, __VA_ARGS__)
-#define cli_rc(...) tcli_rc(d, __VA_ARGS__)
-
 static void
 test_submit_prints_the_id_alone(void **state)
 {
@@ -179,7 +156,7 @@ follow(const char *id, const char *epath, int *fd)
 
 	assert_int_equal(pipe(fds), 0);
 	if ((pid = fork()) == 0) {
-		setenv("TRIAGE_SOCKET", d->sock, 1);
+		setenv("TRIAGE_SOCKET", tcli_daemon->sock, 1);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
@@ -210,16 +187,16 @@ test_output_follows_a_running_job(void **state)
 
 	(void)state;
 	snprintf(script, sizeof script, "echo one; %s; echo two",
-	    tgate_sh(d, "follow-gate"));
+	    tgate_sh(tcli_daemon, "follow-gate"));
 	assert_int_equal(cli(&out, &err, "submit", "--", "sh", "-c", script,
 	    NULL), 0);
 	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
 	free(out);
 	free(err);
-	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	snprintf(epath, sizeof epath, "%s/follow.err", tcli_daemon->dir);
 	pid = follow(id, epath, &fd);
 	read_until(fd, buf, sizeof buf, &len, "one\n");
-	topen_gate(d, "follow-gate");
+	topen_gate(tcli_daemon, "follow-gate");
 	read_until(fd, buf, sizeof buf, &len, NULL);
 	close(fd);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -242,20 +219,20 @@ test_output_follows_every_attempt(void **state)
 
 	(void)state;
 	snprintf(script, sizeof script, "echo \"out $TRIAGE_ATTEMPT\"; %s; "
-	    "exit 1", tgate_sh(d, "attempt-gate.$TRIAGE_ATTEMPT"));
+	    "exit 1", tgate_sh(tcli_daemon, "attempt-gate.$TRIAGE_ATTEMPT"));
 	assert_int_equal(cli(&out, &err, "submit", "--retries", "2", "--",
 	    "sh", "-c", script, NULL), 0);
 	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
 	free(out);
 	free(err);
 
-	snprintf(epath, sizeof epath, "%s/follow.err", d->dir);
+	snprintf(epath, sizeof epath, "%s/follow.err", tcli_daemon->dir);
 	pid = follow(id, epath, &fd);
 	for (i = 1; i <= 3; i++) {
 		snprintf(want, sizeof want, "out %d\n", i);
 		read_until(fd, buf, sizeof buf, &len, want);
 		snprintf(gate, sizeof gate, "attempt-gate.%d", i);
-		topen_gate(d, gate);
+		topen_gate(tcli_daemon, gate);
 	}
 	read_until(fd, buf, sizeof buf, &len, NULL);
 	close(fd);
@@ -345,7 +322,7 @@ static void
 test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	struct client *c = tconnect(d);
+	struct client *c = tconnect(tcli_daemon);
 	struct pollfd pfd;
 	char buf[8192] = "";
 	size_t len = 0;
@@ -356,7 +333,7 @@ test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 	(void)state;
 	assert_int_equal(pipe(fds), 0);
 	if ((pid = fork()) == 0) {
-		setenv("TRIAGE_SOCKET", d->sock, 1);
+		setenv("TRIAGE_SOCKET", tcli_daemon->sock, 1);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		execl(tbin("triage"), "triage", "watch", (char *)NULL);
@@ -493,7 +470,7 @@ test_help_of_every_command_needs_no_daemon(void **state)
 static void
 test_help_does_nothing_else(void **state)
 {
-	struct client *c = tconnect(d);
+	struct client *c = tconnect(tcli_daemon);
 	json_t *stats, *prio, *job, *jobs;
 	char *out, *err, id[32];
 	int64_t gated;
@@ -509,7 +486,7 @@ test_help_does_nothing_else(void **state)
 		assert_false(json_is_true(json_object_get(prio, "paused")));
 	json_decref(stats);
 
-	gated = tsubmit_gated(c, d, "help-gate", false);
+	gated = tsubmit_gated(c, tcli_daemon, "help-gate", false);
 	trunning_pid(c, gated);
 	snprintf(id, sizeof id, "%lld", (long long)gated);
 	assert_int_equal(cli(&out, &err, "cancel", "-h", id, NULL), 0);
@@ -552,7 +529,7 @@ test_help_does_nothing_else(void **state)
 	free(out);
 	free(err);
 
-	topen_gate(d, "help-gate");
+	topen_gate(tcli_daemon, "help-gate");
 	job = twait(c, gated);
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
@@ -653,5 +630,6 @@ main(void)
 		cmocka_unit_test(test_bad_queue_options_are_usage_errors),
 	};
 
-	return cmocka_run_group_tests_name("cli", tests, setup, teardown);
+	return cmocka_run_group_tests_name("cli", tests, tcli_setup,
+	    tcli_teardown);
 }

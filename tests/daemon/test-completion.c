@@ -29,7 +29,6 @@
 	"COMP_LINE=\"$*\"; COMP_POINT=${#COMP_LINE}; _triage; "		\
 	"printf '%s\\n' \"${COMPREPLY[@]}\""
 
-static struct tdaemon *d;
 static char held_id[32], done_id[32];
 
 static int
@@ -39,12 +38,11 @@ setup(void **state)
 	json_t *job;
 	int64_t id;
 
-	(void)state;
 	if (access(BASH_COMPLETION, R_OK) != 0)
 		fail_msg("no %s: make deps installs bash-completion",
 		    BASH_COMPLETION);
-	d = tdaemon_start(NULL);
-	c = tconnect(d);
+	tcli_setup(state);
+	c = tconnect(tcli_daemon);
 	id = tsubmit(c, "{s[s]sb}", "argv", "true", "hold", 1);
 	snprintf(held_id, sizeof held_id, "%lld", (long long)id);
 	id = tsubmit(c, "{s[s]}", "argv", "true");
@@ -52,15 +50,6 @@ setup(void **state)
 	json_decref(job);
 	snprintf(done_id, sizeof done_id, "%lld", (long long)id);
 	client_free(c);
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
 	return 0;
 }
 
@@ -77,7 +66,7 @@ run_shell(const char *const argv[], const char *path)
 	*strrchr(bindir, '/') = '\0';
 	snprintf(newpath, sizeof newpath, "%s:%s", bindir, getenv("PATH"));
 	if ((pid = fork()) == 0) {
-		setenv("TRIAGE_SOCKET", d->sock, 1);
+		setenv("TRIAGE_SOCKET", tcli_daemon->sock, 1);
 		setenv("PATH", newpath, 1);
 		if ((fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600)) < 0 ||
 		    dup2(fd, 1) < 0)
@@ -101,8 +90,8 @@ complete(const char *shell, const char *line)
 	const char *words[32], *argv[40];
 	int n = 0, k;
 
-	snprintf(path, sizeof path, "%s/candidates", d->dir);
-	snprintf(sorted, sizeof sorted, "%s/candidates.sorted", d->dir);
+	snprintf(path, sizeof path, "%s/candidates", tcli_daemon->dir);
+	snprintf(sorted, sizeof sorted, "%s/candidates.sorted", tcli_daemon->dir);
 	unlink(path);
 	if (strcmp(shell, "bash") == 0) {
 		copy = strdup(line);
@@ -223,5 +212,5 @@ main(void)
 	};
 
 	return cmocka_run_group_tests_name("completion", tests, setup,
-	    teardown);
+	    tcli_teardown);
 }
