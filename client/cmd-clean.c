@@ -116,11 +116,8 @@ cmd_clean_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_CLEAN_LABEL:
 			rc = jobopt_label(ctx, params, optarg);
 			break;
-		case CMD_GETOPT_EXIT:
-			rc = ctx->status;
-			break;
 		default:
-			rc = cmd_usage(ctx, "unknown option");
+			rc = cmd_getopt_other(ctx, ch);
 			break;
 		}
 	}

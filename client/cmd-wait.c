@@ -177,27 +177,13 @@ cmd_wait_chosen(struct cmd_ctx *ctx, struct selector *sel, int argc,
 static int
 cmd_wait_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		SELECTOR_LONGOPTS,
-		CMD_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
 	struct selector sel;
 	json_t *ids;
 	int64_t id;
-	int i, rc = CMD_EXIT_OK, status = CMD_EXIT_OK;
+	int i, rc, status = CMD_EXIT_OK;
 
 	selector_init(&sel);
-	switch (selector_getopt(ctx, &sel, argc, argv, longopts)) {
-	case -1:
-		break;
-	case CMD_GETOPT_EXIT:
-		rc = ctx->status;
-		break;
-	default:
-		rc = cmd_usage(ctx, "unknown option");
-		break;
-	}
+	rc = selector_parse(ctx, &sel, argc, argv);
 	if (rc == CMD_EXIT_OK && (rc = cmd_check_ids(ctx, argc, argv)) ==
 	    CMD_EXIT_OK && optind == argc && !sel.chosen)
 		rc = cmd_usage(ctx, "give job ids, or choose jobs with -p, "

@@ -228,11 +228,8 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case 'p':
 			rc = jobopt_string(ctx, params, ch, optarg);
 			break;
-		case CMD_GETOPT_EXIT:
-			rc = ctx->status;
-			break;
 		default:
-			rc = cmd_usage(ctx, "unknown option");
+			rc = cmd_getopt_other(ctx, ch);
 			break;
 		}
 	}

@@ -156,6 +156,14 @@ cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv, const char *optstring,
 }
 
 int
+cmd_getopt_other(struct cmd_ctx *ctx, int ch)
+{
+	if (ch == CMD_GETOPT_EXIT)
+		return ctx->status;
+	return cmd_usage(ctx, "unknown option");
+}
+
+int
 cmd_parse_id(const char *s, int64_t *id)
 {
 	long long n;

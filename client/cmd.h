@@ -96,6 +96,10 @@ void cmd_help(const struct cmd_entry *entry);
 int cmd_getopt(struct cmd_ctx *ctx, int argc, char **argv,
     const char *optstring, const struct option *longopts);
 
+/* For a value of cmd_getopt() the command does not read itself: the
+ * status CMD_GETOPT_EXIT set, or that of an "unknown option" usage error. */
+int cmd_getopt_other(struct cmd_ctx *ctx, int ch);
+
 /*
  * For commands with no options of their own: parses the common ones and
  * checks that from min to max arguments are left (max -1: no limit); what

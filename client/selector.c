@@ -138,30 +138,32 @@ selector_call(struct cmd_ctx *ctx, const char *method, json_t *params,
 }
 
 int
-selector_exec(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
+selector_parse(struct cmd_ctx *ctx, struct selector *sel, int argc,
+    char **argv)
 {
 	static const struct option longopts[] = {
 		SELECTOR_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	int ch;
+
+	if ((ch = selector_getopt(ctx, sel, argc, argv, longopts)) == -1)
+		return CMD_EXIT_OK;
+	return cmd_getopt_other(ctx, ch);
+}
+
+int
+selector_exec(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
+{
 	struct selector sel;
 	json_t *params;
 	bool bulk;
-	int rc = CMD_EXIT_OK;
+	int rc;
 
 	selector_init(&sel);
-	switch (selector_getopt(ctx, &sel, argc, argv, longopts)) {
-	case -1:
+	if ((rc = selector_parse(ctx, &sel, argc, argv)) == CMD_EXIT_OK)
 		rc = selector_params(ctx, &sel, argc, argv, &params, &bulk);
-		break;
-	case CMD_GETOPT_EXIT:
-		rc = ctx->status;
-		break;
-	default:
-		rc = cmd_usage(ctx, "unknown option");
-		break;
-	}
 	selector_free(&sel);
 	if (rc != CMD_EXIT_OK)
 		return rc;

@@ -46,6 +46,11 @@ void selector_free(struct selector *sel);
 int selector_getopt(struct cmd_ctx *ctx, struct selector *sel, int argc,
     char **argv, const struct option *longopts);
 
+/* The options of a command that has only the selector's and the common
+ * ones; CMD_EXIT_OK, or the status to return (CMD_EXIT_HELP included). */
+int selector_parse(struct cmd_ctx *ctx, struct selector *sel, int argc,
+    char **argv);
+
 /*
  * After the options, with the job ids from optind: the params of a method
  * that takes an id or a filter. One id and no selector: {"id": ID} (v1's
