@@ -27,6 +27,7 @@
 struct jobrun {
 	struct run *run;
 	struct job *job;
+	struct run_job_opts opts;
 	TAILQ_ENTRY(jobrun) entry;	/* in run->list */
 	bool handed;			/* a worker has it */
 	bool started;			/* its process exists */
@@ -191,6 +192,10 @@ run_hand(struct jobrun *jr)
 	spec.stdout_path = out;
 	spec.stderr_path = err;
 	spec.max_output = run->params.max_output;
+	spec.keep_tail = jr->opts.keep_tail;
+	spec.merge_output = job->merge_output;
+	spec.nice = job->nice;
+	spec.io_idle = jr->opts.io_idle;
 	rc = pool_start(run->pool, &spec);
 	free(envp);
 	if (rc != 0)
@@ -312,7 +317,7 @@ run_free(struct run *run)
 }
 
 int
-run_start(struct run *run, struct job *job)
+run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 {
 	struct jobrun *jr;
 	struct timeval tv;
@@ -321,6 +326,7 @@ run_start(struct run *run, struct job *job)
 		return -1;
 	jr->run = run;
 	jr->job = job;
+	jr->opts = *opts;
 	jr->stop_as = JOB_QUEUED;
 	if (job->timeout_ms > 0) {
 		tv = timefmt_tv(job->timeout_ms);
@@ -513,6 +519,8 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 	out.max_rss_kb = res->max_rss_kb;
 	out.stdout_truncated = res->stdout_truncated;
 	out.stderr_truncated = res->stderr_truncated;
+	out.stdout_dropped = res->stdout_dropped;
+	out.stderr_dropped = res->stderr_dropped;
 	if (jr->stop_as != JOB_QUEUED) {
 		out.state = jr->stop_as;
 		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);

@@ -1,5 +1,6 @@
 /* worker-child.c - the job child between a worker's fork and the job's exec:
- * its own session, default signals, credentials, cwd, fds and environment. */
+ * its own session, default signals, credentials, priority, cwd, fds and
+ * environment. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -7,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/ioprio.h>
 
 #include "sigdefault.h"
 #include "worker-child.h"
@@ -92,14 +97,33 @@ worker_child_fds(const struct worker_child *c)
 
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		worker_child_fail(c, "open", "/dev/null");
+	/* merge_output is 2>&1: the stderr pipe then only sees its EOF. */
 	if (dup2(null, STDIN_FILENO) == -1 ||
 	    dup2(c->out, STDOUT_FILENO) == -1 ||
-	    dup2(c->err, STDERR_FILENO) == -1)
+	    dup2(c->run->spec.merge_output ? c->out : c->err,
+	    STDERR_FILENO) == -1)
 		worker_child_fail(c, "dup2", NULL);
 	if ((c->errpipe > 3 &&
 	    close_range(3, (unsigned)c->errpipe - 1, 0) == -1) ||
 	    close_range((unsigned)c->errpipe + 1, ~0U, 0) == -1)
 		worker_child_fail(c, "close_range", NULL);
+}
+
+/* The job's CPU and I/O priority, as the job's user: it may only make
+ * itself nicer than the worker, never take a place above others. */
+static void
+worker_child_priority(const struct worker_child *c)
+{
+	const struct pool_spec *spec = &c->run->spec;
+	char arg[16];
+
+	if (setpriority(PRIO_PROCESS, 0, spec->nice) == -1) {
+		snprintf(arg, sizeof arg, "%d", spec->nice);
+		worker_child_fail(c, "setpriority", arg);
+	}
+	if (spec->io_idle && syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+	    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) == -1)
+		worker_child_fail(c, "ioprio_set", "idle");
 }
 
 void
@@ -114,6 +138,7 @@ worker_child_exec(const struct worker_child *c)
 	worker_child_signals(c);
 	if (run->spec.set_creds)
 		worker_child_creds(c);
+	worker_child_priority(c);
 	/* After the credential change, which clears it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		worker_child_fail(c, "prctl", "PR_SET_PDEATHSIG");
