@@ -109,6 +109,35 @@ worker_child_fds(const struct worker_child *c)
 		worker_child_fail(c, "close_range", NULL);
 }
 
+/*
+ * A job is a session of its own, and so, where the kernel groups tasks by
+ * session for the CPU (sched_autogroup_enabled, on in most distributions),
+ * a group of its own: its nice then only weighs within that group, and a
+ * nice 19 job gets as much CPU as a nice 0 one beside it. The group's own
+ * nice is what weighs against the other jobs, so it gets the job's. This
+ * runs before the credential change: the kernel allows others only ten
+ * such writes a second. A daemon not run as root may hear EAGAIN for
+ * that reason, and its job then runs in a group of nice 0 rather than not
+ * at all. The value is never below 0, a new group's own.
+ */
+static void
+worker_child_autogroup(const struct worker_child *c)
+{
+	int fd, nice = c->run->spec.nice;
+
+	if (nice == 0)
+		return;
+	if ((fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return;		/* a kernel without autogroups */
+		worker_child_fail(c, "open", "/proc/self/autogroup");
+	}
+	if (dprintf(fd, "%d", nice) < 0 &&
+	    !(errno == EAGAIN && geteuid() != 0))
+		worker_child_fail(c, "write", "/proc/self/autogroup");
+	close(fd);
+}
+
 /* The job's CPU and I/O priority, as the job's user: it may only make
  * itself nicer than the worker, never take a place above others. */
 static void
@@ -136,6 +165,7 @@ worker_child_exec(const struct worker_child *c)
 	if (setsid() == -1)
 		worker_child_fail(c, "setsid", NULL);
 	worker_child_signals(c);
+	worker_child_autogroup(c);
 	if (run->spec.set_creds)
 		worker_child_creds(c);
 	worker_child_priority(c);
