@@ -15,6 +15,7 @@
 #include "method.h"
 #include "pool-spec.h"
 #include "rpc.h"
+#include "run.h"
 #include "triaged.h"
 
 #define OUTPUT_DEFAULT_LIMIT 65536
@@ -77,18 +78,19 @@ output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
 }
 
 /*
- * Which attempt the capture files hold. The worker makes them afresh just
- * before an attempt's process starts; until that attempt is running (a
- * job queued again after a failure or a retry, or handed out but not
- * started yet), or when it ended without being handed out (canceled while
- * queued), they still hold the previous attempt's output.
+ * Which attempt the capture files hold. They are removed when an attempt
+ * is handed to a worker, which makes them afresh; until then (a job
+ * queued again after a failure or a retry), or when it ended without
+ * being handed out (canceled while queued), they still hold the previous
+ * attempt's output.
  */
 static unsigned
-output_attempt(const struct job *job)
+output_attempt(const struct triaged *td, const struct job *job)
 {
-	bool begun = job->begun && job->state != JOB_QUEUED;
+	bool fresh = (job->begun && job->state != JOB_QUEUED) ||
+	    run_handed(td->run, job);
 
-	return job->attempt > 1 && !begun ? job->attempt - 1 : job->attempt;
+	return job->attempt > 1 && !fresh ? job->attempt - 1 : job->attempt;
 }
 
 static int
@@ -245,7 +247,7 @@ output_handler(struct rpc_req *req, json_t *params)
 	    "eof", terminal && pg.offset + (json_int_t)used >= pg.size,
 	    "truncated", truncated,
 	    "dropped", (json_int_t)pg.dropped,
-	    "attempt", (json_int_t)output_attempt(job)));
+	    "attempt", (json_int_t)output_attempt(td, job)));
 }
 
 static const struct method_param output_params[] = {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -160,6 +161,13 @@ run_envp(const struct job *job, struct run_vars *vars)
 	return envp;
 }
 
+static void
+run_unlink(const char *path)
+{
+	if (unlink(path) == -1 && errno != ENOENT)
+		log_warn("cannot remove %s", path);
+}
+
 /* Hands the run to an idle worker. Returns 0, or -1 with errno EAGAIN when
  * none is idle (it stays waiting) or another errno (it cannot run). */
 static int
@@ -196,6 +204,11 @@ run_hand(struct jobrun *jr)
 	spec.merge_output = job->merge_output;
 	spec.nice = job->nice;
 	spec.io_idle = jr->opts.io_idle;
+	/* From now on the files are the new attempt's (run_handed): the
+	 * last attempt's output must not pass for it until the worker has
+	 * made them afresh. */
+	run_unlink(out);
+	run_unlink(err);
 	rc = pool_start(run->pool, &spec);
 	free(envp);
 	if (rc != 0)
@@ -460,6 +473,14 @@ bool
 run_has(const struct run *run, const struct job *job)
 {
 	return run_find_id(run, job->id) != NULL;
+}
+
+bool
+run_handed(const struct run *run, const struct job *job)
+{
+	const struct jobrun *jr = run_find_id(run, job->id);
+
+	return jr != NULL && jr->handed;
 }
 
 unsigned

@@ -89,6 +89,9 @@ bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
 
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);
+/* True once a worker has its run: the capture files are then this
+ * attempt's (removed at the hand-over, made afresh by the worker). */
+bool run_handed(const struct run *run, const struct job *job);
 unsigned run_count(const struct run *run);
 
 #endif
