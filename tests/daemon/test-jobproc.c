@@ -27,24 +27,15 @@
 
 static struct tdaemon *d;
 
+/* high and normal keep the head of a stream, low its tail. */
 static int
 setup(void **state)
 {
-	(void)state;
-	d = tdaemon_start("slots = 2\nkill_grace = 1s\nmax_output = 1000\n"
-	    "[priority.high]\nrank = 0\n"
+	*state = d = tdaemon_start("slots = 2\nkill_grace = 1s\n"
+	    "max_output = 1000\n[priority.high]\nrank = 0\n"
 	    "[priority.normal]\nrank = 10\nnice = 5\n"
 	    "[priority.low]\nrank = 20\nnice = 19\nio_class = idle\n"
 	    "max_running = 1\noutput_keep = tail\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
 	return 0;
 }
 
@@ -62,12 +53,26 @@ jbool(const json_t *o, const char *key)
 	return json_is_true(json_object_get(o, key));
 }
 
+/* Waits for each of the n jobs to end, which must succeed. */
+static void
+wait_succeeded(struct client *c, const int64_t *ids, size_t n)
+{
+	json_t *job;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		job = twait(c, ids[i]);
+		assert_string_equal(tstate(job), "succeeded");
+		json_decref(job);
+	}
+}
+
 /* Submits sh -c script (with more params from a json_pack format of an
  * object, "{}" for none) and waits for it to end; returns its id. */
 static int64_t
 run_sh(struct client *c, const char *script, const char *fmt, ...)
 {
-	json_t *params, *job;
+	json_t *params;
 	json_error_t err;
 	va_list ap;
 	int64_t id;
@@ -81,9 +86,7 @@ run_sh(struct client *c, const char *script, const char *fmt, ...)
 	    script));
 	id = tsubmit(c, "O", params);
 	json_decref(params);
-	job = twait(c, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(c, &id, 1);
 	return id;
 }
 
@@ -138,10 +141,20 @@ file_size(const char *path)
 static void
 test_submit_params(void **state)
 {
+	static const struct {
+		const char *params, *field, *message;
+	} bad[] = {
+		{ "{\"nice\": 20}", "nice", "\"nice\" must be from 0 to 19" },
+		{ "{\"nice\": -1}", "nice", "\"nice\" must be from 0 to 19" },
+		{ "{\"nice\": \"19\"}", "nice", "nice" },
+		{ "{\"nice\": 1.5}", "nice", "nice" },
+		{ "{\"merge_output\": 1}", "merge_output", "merge_output" },
+	};
 	struct client *c = tconnect(d);
 	struct client_error e;
+	json_t *job, *params;
 	int64_t id, id2;
-	json_t *job;
+	size_t i;
 
 	(void)state;
 	id = run_sh(c, "true", "{ss}", "priority", "normal");
@@ -165,22 +178,16 @@ test_submit_params(void **state)
 	assert_true(jbool(job, "merge_output"));
 	json_decref(job);
 
-	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] si}", "argv",
-	    "true", "nice", 20), -32602);
-	assert_string_equal(e.field, "nice");
-	assert_non_null(strstr(e.message, "from 0 to 19"));
-	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] si}", "argv",
-	    "true", "nice", -1), -32602);
-	assert_string_equal(e.field, "nice");
-	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] ss}", "argv",
-	    "true", "nice", "19"), -32602);
-	assert_string_equal(e.field, "nice");
-	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] sf}", "argv",
-	    "true", "nice", 1.5), -32602);
-	assert_string_equal(e.field, "nice");
-	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] si}", "argv",
-	    "true", "merge_output", 1), -32602);
-	assert_string_equal(e.field, "merge_output");
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		params = json_loads(bad[i].params, 0, NULL);
+		assert_non_null(params);
+		json_object_set_new(params, "argv", json_pack("[s]", "true"));
+		assert_int_equal(tcall_error(c, "submit", &e, "O", params),
+		    -32602);
+		assert_string_equal(e.field, bad[i].field);
+		assert_non_null(strstr(e.message, bad[i].message));
+		json_decref(params);
+	}
 	client_free(c);
 }
 
@@ -284,7 +291,7 @@ test_tail_keeps_the_last_bytes(void **state)
 	size_t len1, len, n;
 	char script[1200], *text;
 	json_int_t dropped;
-	json_t *page, *job;
+	json_t *page;
 	int64_t id;
 
 	(void)state;
@@ -314,9 +321,7 @@ test_tail_keeps_the_last_bytes(void **state)
 	json_decref(page);
 
 	topen_gate(d, "tail-gate");
-	job = twait(c, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(c, &id, 1);
 	page = page_at(c, id, "stdout", 0);
 	assert_int_equal(tjint(page, "dropped"), (json_int_t)len - MAX_OUTPUT);
 	assert_int_equal(tjint(page, "next_offset"), MAX_OUTPUT);
@@ -540,19 +545,18 @@ test_low_priority_yields_the_cpu(void **state)
 	long long hi0, lo0, hi, lo;
 	int hi_nice, lo_nice;
 	char script[800];
-	int64_t id_lo, id_hi, deadline;
+	int64_t ids[2], deadline;	/* low, high */
 	pid_t pid_lo, pid_hi;
-	json_t *job;
 
 	(void)state;
 	snprintf(script, sizeof script, "while [ ! -e %s/cpu-gate ]; do :; "
 	    "done", d->dir);
-	id_lo = tsubmit(c, "{s[ssssss] ss}", "argv", "taskset", "-c", "0", "sh",
-	    "-c", script, "priority", "low");
-	id_hi = tsubmit(c, "{s[ssssss] ss}", "argv", "taskset", "-c", "0", "sh",
-	    "-c", script, "priority", "high");
-	pid_lo = trunning_pid(c, id_lo);
-	pid_hi = trunning_pid(c, id_hi);
+	ids[0] = tsubmit(c, "{s[ssssss] ss}", "argv", "taskset", "-c", "0",
+	    "sh", "-c", script, "priority", "low");
+	ids[1] = tsubmit(c, "{s[ssssss] ss}", "argv", "taskset", "-c", "0",
+	    "sh", "-c", script, "priority", "high");
+	pid_lo = trunning_pid(c, ids[0]);
+	pid_hi = trunning_pid(c, ids[1]);
 
 	proc_cpu(pid_hi, &hi0, &hi_nice);
 	proc_cpu(pid_lo, &lo0, &lo_nice);
@@ -571,12 +575,7 @@ test_low_priority_yields_the_cpu(void **state)
 	assert_true(hi - hi0 >= 5 * (lo - lo0));
 
 	topen_gate(d, "cpu-gate");
-	job = twait(c, id_lo);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
-	job = twait(c, id_hi);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(c, ids, 2);
 	client_free(c);
 }
 
@@ -593,5 +592,6 @@ main(void)
 		cmocka_unit_test(test_low_priority_yields_the_cpu),
 	};
 
-	return cmocka_run_group_tests_name("jobproc", tests, setup, teardown);
+	return cmocka_run_group_tests_name("jobproc", tests, setup,
+	    tdaemon_group_teardown);
 }

@@ -527,21 +527,27 @@ every_priority_key_is_read_back(void **state)
 	config_free(cfg);
 }
 
+static void
+assert_job_process(const struct config_priority *p, unsigned nice,
+    enum config_io_class io_class, enum config_output_keep keep)
+{
+	assert_int_equal(p->nice, nice);
+	assert_int_equal(p->io_class, io_class);
+	assert_int_equal(p->output_keep, keep);
+}
+
 /* config.md v1.1: nice, io_class and output_keep, whose per-priority
  * default is the daemon's, given or not. */
 static void
 job_process_keys_and_their_defaults(void **state)
 {
-	const struct config_priority *p;
 	struct config *cfg;
 
 	(void)state;
 	cfg = load_ok("[priority.a]\nrank = 1\n");
 	assert_int_equal(cfg->output_keep, CONFIG_OUTPUT_KEEP_HEAD);
-	p = &cfg->priorities[0];
-	assert_int_equal(p->nice, 0);
-	assert_int_equal(p->io_class, CONFIG_IO_BEST_EFFORT);
-	assert_int_equal(p->output_keep, CONFIG_OUTPUT_KEEP_HEAD);
+	assert_job_process(&cfg->priorities[0], 0, CONFIG_IO_BEST_EFFORT,
+	    CONFIG_OUTPUT_KEEP_HEAD);
 	config_free(cfg);
 
 	cfg = load_ok("[daemon]\noutput_keep = tail\n"
@@ -549,14 +555,10 @@ job_process_keys_and_their_defaults(void **state)
 	    "[priority.b]\nrank = 2\noutput_keep = head\nnice = 0\n"
 	    "io_class = best-effort\n");
 	assert_int_equal(cfg->output_keep, CONFIG_OUTPUT_KEEP_TAIL);
-	p = &cfg->priorities[0];
-	assert_int_equal(p->nice, 19);
-	assert_int_equal(p->io_class, CONFIG_IO_IDLE);
-	assert_int_equal(p->output_keep, CONFIG_OUTPUT_KEEP_TAIL);
-	p = &cfg->priorities[1];
-	assert_int_equal(p->nice, 0);
-	assert_int_equal(p->io_class, CONFIG_IO_BEST_EFFORT);
-	assert_int_equal(p->output_keep, CONFIG_OUTPUT_KEEP_HEAD);
+	assert_job_process(&cfg->priorities[0], 19, CONFIG_IO_IDLE,
+	    CONFIG_OUTPUT_KEEP_TAIL);
+	assert_job_process(&cfg->priorities[1], 0, CONFIG_IO_BEST_EFFORT,
+	    CONFIG_OUTPUT_KEEP_HEAD);
 	config_free(cfg);
 
 	/* the built-in priorities follow the daemon's too */
