@@ -130,8 +130,6 @@ output_dropped(const struct job *job, const char *stream, int fd,
 		    job->stdout_dropped : job->stderr_dropped;
 		return 0;
 	}
-	if (fd == -1)
-		return 0;
 	n = fgetxattr(fd, POOL_DROPPED_XATTR, text, sizeof text - 1);
 	if (n == -1)
 		return errno == ENODATA || errno == ENOTSUP ? 0 : -1;
@@ -152,7 +150,8 @@ output_offset(json_int_t offset, off_t size)
 {
 	if (offset >= 0)
 		return offset;
-	return -offset >= size ? 0 : size + offset;
+	/* size >= 0: no overflow, even from INT64_MIN */
+	return size + offset < 0 ? 0 : size + offset;
 }
 
 /* A page of a capture file as read. */
@@ -166,8 +165,9 @@ struct output_page {
 
 /*
  * Reads up to limit bytes of the file at path into pg, from pg->offset
- * (from the end when negative). No file: the job never started, and so
- * wrote nothing. 0, or -1 with errno and *what the step that failed.
+ * (from the end when negative). No file: the attempt has not started
+ * (or its worker is about to make the files), and so wrote nothing. 0, or
+ * -1 with errno and *what the step that failed.
  */
 static int
 output_read(const struct job *job, const char *stream, const char *path,

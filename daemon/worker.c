@@ -546,31 +546,6 @@ worker_user(const struct pool_spec *spec, struct pool_result *res)
 	return NULL;
 }
 
-/*
- * A fresh capture file's count of dropped bytes: 0 under keep_tail, which
- * a file system without user extended attributes cannot tell readers, so
- * the run is refused there; none under keep_head, where the file may keep
- * the count of an earlier attempt (O_TRUNC leaves attributes). 0, or -1
- * with res->error set.
- */
-static int
-worker_prepare_mark(bool keep_tail, int fd, const char *path,
-    struct pool_result *res)
-{
-	if (keep_tail) {
-		if (worker_stream_mark(fd, 0) == 0)
-			return 0;
-		worker_error(res, "output_keep = tail: setxattr "
-		    POOL_DROPPED_XATTR, path);
-		return -1;
-	}
-	if (fremovexattr(fd, POOL_DROPPED_XATTR) == 0 || errno == ENODATA ||
-	    errno == ENOTSUP)
-		return 0;
-	worker_error(res, "removexattr " POOL_DROPPED_XATTR, path);
-	return -1;
-}
-
 /* Opens the capture files and creates the pipes, all CLOEXEC. */
 static int
 worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
@@ -591,9 +566,16 @@ worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
 			worker_error(res, "open", path);
 			return -1;
 		}
-		if (worker_prepare_mark(job->run->spec.keep_tail,
-		    job->out[i].file, path, res) == -1)
+		/* A file system without user extended attributes cannot
+		 * tell readers what was dropped: refused before the run.
+		 * (The daemon removed the last attempt's files, so a file
+		 * kept by its head has no count.) */
+		if (job->run->spec.keep_tail &&
+		    worker_stream_mark(job->out[i].file, 0) == -1) {
+			worker_error(res, "output_keep = tail: setxattr "
+			    POOL_DROPPED_XATTR, path);
 			return -1;
+		}
 		/* A job's output is its user's, like anything it writes. */
 		if (job->run->spec.set_creds && fchown(job->out[i].file,
 		    job->run->spec.uid, job->run->spec.gid) == -1) {
