@@ -266,6 +266,28 @@ submit_check_queueing(const struct config *cfg, json_t *params,
 	return 0;
 }
 
+/* nice: 0 to 19, and no less than its priority's unless an admin asks:
+ * a lower nice takes the CPU from the priorities above. */
+static int
+submit_check_nice(const struct method_ctx *ctx, json_t *params,
+    const struct config_priority *p, struct method_err *err)
+{
+	json_t *nice = json_object_get(params, "nice");
+	json_int_t n = json_integer_value(nice);
+
+	if (nice == NULL)
+		return 0;
+	if (n < 0 || n > 19)
+		return method_fail(err, RPC_INVALID_PARAMS, "nice",
+		    "\"nice\" must be from 0 to 19");
+	if (n < p->nice && !ctx->admin)
+		return method_fail(err, RPC_INVALID_PARAMS, "nice",
+		    "\"nice\" %lld is below priority %s's nice of %u: only "
+		    "an admin may ask for that", (long long)n, p->name,
+		    p->nice);
+	return 0;
+}
+
 static int
 submit_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
@@ -281,6 +303,7 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		prio = (int)cfg->default_priority;
 	if (submit_check_limits(ctx, params, &cfg->priorities[prio],
 	    err) != 0 || submit_check_followups(params, err) != 0 ||
+	    submit_check_nice(ctx, params, &cfg->priorities[prio], err) != 0 ||
 	    submit_check_queueing(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
@@ -482,6 +505,20 @@ nomem:
 	return -1;
 }
 
+/* The job's process: its nice (the priority's by default) and whether
+ * stderr joins stdout. */
+static void
+submit_process(json_t *params, const struct config_priority *p,
+    struct job *job)
+{
+	json_t *nice = json_object_get(params, "nice");
+
+	job->nice = nice != NULL ? (int)json_integer_value(nice) :
+	    (int)p->nice;
+	job->merge_output = json_is_true(json_object_get(params,
+	    "merge_output"));
+}
+
 static void
 submit_handler(struct rpc_req *req, json_t *params)
 {
@@ -520,6 +557,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)
 		goto fail;
+	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);
 	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
@@ -549,6 +587,8 @@ static const struct method_param submit_params[] = {
 	{ "exclusive", PARAM_BOOLEAN, false, NULL },
 	{ "retries", PARAM_INTEGER, false, NULL },
 	{ "after", PARAM_ARRAY, false, NULL },
+	{ "nice", PARAM_INTEGER, false, NULL },
+	{ "merge_output", PARAM_BOOLEAN, false, NULL },
 	{ "labels", PARAM_OBJECT, false, "an object of strings" },
 	{ "hold", PARAM_BOOLEAN, false, NULL },
 	{ "begin_at", PARAM_STRING, false, NULL },
