@@ -266,28 +266,6 @@ submit_check_queueing(const struct config *cfg, json_t *params,
 	return 0;
 }
 
-/* nice: 0 to 19, and no less than its priority's unless an admin asks:
- * a lower nice takes the CPU from the priorities above. */
-static int
-submit_check_nice(const struct method_ctx *ctx, json_t *params,
-    const struct config_priority *p, struct method_err *err)
-{
-	json_t *nice = json_object_get(params, "nice");
-	json_int_t n = json_integer_value(nice);
-
-	if (nice == NULL)
-		return 0;
-	if (n < 0 || n > 19)
-		return method_fail(err, RPC_INVALID_PARAMS, "nice",
-		    "\"nice\" must be from 0 to 19");
-	if (n < p->nice && !ctx->admin)
-		return method_fail(err, RPC_INVALID_PARAMS, "nice",
-		    "\"nice\" %lld is below priority %s's nice of %u: only "
-		    "an admin may ask for that", (long long)n, p->name,
-		    p->nice);
-	return 0;
-}
-
 static int
 submit_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
@@ -303,7 +281,8 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		prio = (int)cfg->default_priority;
 	if (submit_check_limits(ctx, params, &cfg->priorities[prio],
 	    err) != 0 || submit_check_followups(params, err) != 0 ||
-	    submit_check_nice(ctx, params, &cfg->priorities[prio], err) != 0 ||
+	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
+	    &cfg->priorities[prio], err) != 0 ||
 	    submit_check_queueing(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;

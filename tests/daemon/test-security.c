@@ -519,6 +519,25 @@ test_nice_below_the_priority_is_for_admins(void **state)
 	    "nicer", "nice", 3);
 	assert_int_equal(tjint(job = twait(root, id), "nice"), 3);
 	json_decref(job);
+
+	/* update: the same rule, against the priority the job will have;
+	 * moved there without a nice, it takes that priority's. */
+	json_decref(tcall(root, "pause", "{ss}", "priority", "held"));
+	json_decref(tcall(root, "pause", "{ss}", "priority", "nicer"));
+	id = tsubmit(owner, "{s[s] ss}", "argv", "true", "priority", "held");
+	job = tcall(owner, "update", "{sI ss}", "id", id, "priority", "nicer");
+	assert_int_equal(tjint(job, "nice"), 10);
+	json_decref(job);
+	assert_int_equal(tcall_error(owner, "update", &e, "{sI si}", "id", id,
+	    "nice", 9), -32602);
+	assert_string_equal(e.field, "nice");
+	json_decref(tcall(owner, "update", "{sI si}", "id", id, "nice", 12));
+	job = tcall(admin, "update", "{sI si}", "id", id, "nice", 2);
+	assert_int_equal(tjint(job, "nice"), 2);
+	json_decref(job);
+	assert_int_equal(tcall_error(owner, "update", &e, "{sI si}", "id", id,
+	    "nice", 20), -32602);
+	json_decref(tcall(root, "cancel", "{sI}", "id", id));
 	client_free(owner);
 	client_free(admin);
 	tdaemon_end(d, root);
