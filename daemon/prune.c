@@ -76,6 +76,10 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		prune_unlink(td, ids[i], "stdout");
 		prune_unlink(td, ids[i], "stderr");
+		/* What a worker killed while compacting (output_keep =
+		 * tail) left behind. */
+		prune_unlink(td, ids[i], "stdout.tmp");
+		prune_unlink(td, ids[i], "stderr.tmp");
 		gone++;
 	}
 	if (gone > 0)
