@@ -20,18 +20,8 @@ struct tdaemon *tcli_daemon;
 int
 tcli_setup(void **state)
 {
-	(void)state;
 	tcli_daemon = tdaemon_start("slots = 2\nkill_grace = 1s\n");
-	return 0;
-}
-
-int
-tcli_teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(tcli_daemon), 0);
-	tdaemon_free(tcli_daemon);
-	tcli_daemon = NULL;
+	*state = tcli_daemon;
 	return 0;
 }
 

@@ -6,13 +6,12 @@
 #include "harness.h"
 
 /*
- * The daemon of a test program's group, for its tests that only run
- * triage: tcli_setup starts it (2 slots, a kill_grace of 1 s) as a cmocka
- * group setup, tcli_teardown stops it, which must exit cleanly.
+ * The daemon of a test program's group, for its tests that run triage:
+ * tcli_setup starts it (2 slots, a kill_grace of 1 s) as a cmocka group
+ * setup, for tdaemon_group_teardown to stop.
  */
 extern struct tdaemon *tcli_daemon;
 int tcli_setup(void **state);
-int tcli_teardown(void **state);
 /* triage run on tcli_daemon: see tcli. */
 #define cli(out, err, ...) tcli(tcli_daemon, out, err, __VA_ARGS__)
 #define cli_rc(...) tcli_rc(tcli_daemon, __VA_ARGS__)

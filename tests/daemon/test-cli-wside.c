@@ -95,5 +95,5 @@ main(void)
 	};
 
 	return cmocka_run_group_tests_name("cli-wside", tests, tcli_setup,
-	    tcli_teardown);
+	    tdaemon_group_teardown);
 }

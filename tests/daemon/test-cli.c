@@ -631,5 +631,5 @@ main(void)
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, tcli_setup,
-	    tcli_teardown);
+	    tdaemon_group_teardown);
 }

@@ -212,5 +212,5 @@ main(void)
 	};
 
 	return cmocka_run_group_tests_name("completion", tests, setup,
-	    tcli_teardown);
+	    tdaemon_group_teardown);
 }
