@@ -1,4 +1,4 @@
-/* test-cli-bulk.c - triage acting on many jobs at once against a real
+/* test-cli-select.c - triage acting on many jobs at once against a real
  * triaged: jobs chosen by priority, state, label and name, or by ids. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -204,6 +204,6 @@ main(void)
 		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
 	};
 
-	return cmocka_run_group_tests_name("cli-bulk", tests, tcli_setup,
+	return cmocka_run_group_tests_name("cli-select", tests, tcli_setup,
 	    tdaemon_group_teardown);
 }

@@ -1,4 +1,4 @@
-/* test-cli-wside.c - triage and what a job's side gained in protocol 1.1
+/* test-cli-output.c - triage and what a job's side gained in protocol 1.1
  * against a real triaged: nice values, merged output, --tail. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -94,6 +94,6 @@ main(void)
 		cmocka_unit_test(test_nice_is_the_jobs),
 	};
 
-	return cmocka_run_group_tests_name("cli-wside", tests, tcli_setup,
+	return cmocka_run_group_tests_name("cli-output", tests, tcli_setup,
 	    tdaemon_group_teardown);
 }
