@@ -184,10 +184,8 @@ cmd_wait_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	selector_init(&sel);
 	rc = selector_parse(ctx, &sel, argc, argv);
-	if (rc == CMD_EXIT_OK && (rc = cmd_check_ids(ctx, argc, argv)) ==
-	    CMD_EXIT_OK && optind == argc && !sel.chosen)
-		rc = cmd_usage(ctx, "give job ids, or choose jobs with -p, "
-		    "--state, --label, --name or --all");
+	if (rc == CMD_EXIT_OK)
+		rc = selector_check(ctx, &sel, argc, argv);
 	ids = xjson(json_array());
 	if (rc == CMD_EXIT_OK && sel.chosen)
 		rc = cmd_wait_chosen(ctx, &sel, argc, argv, ids);

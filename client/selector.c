@@ -84,6 +84,20 @@ selector_getopt(struct cmd_ctx *ctx, struct selector *sel, int argc,
 }
 
 int
+selector_check(struct cmd_ctx *ctx, const struct selector *sel, int argc,
+    char **argv)
+{
+	int rc;
+
+	if ((rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
+		return rc;
+	if (optind == argc && !sel->chosen)
+		return cmd_usage(ctx, "give job ids, or choose jobs with -p, "
+		    "--state, --label, --name or --all");
+	return CMD_EXIT_OK;
+}
+
+int
 selector_params(struct cmd_ctx *ctx, struct selector *sel, int argc,
     char **argv, json_t **params, bool *bulk)
 {
@@ -93,11 +107,8 @@ selector_params(struct cmd_ctx *ctx, struct selector *sel, int argc,
 
 	*params = NULL;
 	*bulk = false;
-	if ((rc = cmd_check_ids(ctx, argc, argv)) != CMD_EXIT_OK)
+	if ((rc = selector_check(ctx, sel, argc, argv)) != CMD_EXIT_OK)
 		return rc;
-	if (optind == argc && !sel->chosen)
-		return cmd_usage(ctx, "give job ids, or choose jobs with -p, "
-		    "--state, --label, --name or --all");
 	if (optind == argc - 1 && !sel->chosen) {
 		cmd_parse_id(argv[optind], &id);
 		*params = xjson(json_pack("{s:I}", "id", (json_int_t)id));

@@ -51,6 +51,11 @@ int selector_getopt(struct cmd_ctx *ctx, struct selector *sel, int argc,
 int selector_parse(struct cmd_ctx *ctx, struct selector *sel, int argc,
     char **argv);
 
+/* After the options: that the arguments from optind are job ids, and that
+ * there are some or a selector; CMD_EXIT_OK, or the usage error's status. */
+int selector_check(struct cmd_ctx *ctx, const struct selector *sel, int argc,
+    char **argv);
+
 /*
  * After the options, with the job ids from optind: the params of a method
  * that takes an id or a filter. One id and no selector: {"id": ID} (v1's
