@@ -138,3 +138,13 @@ tcli_status(const struct tdaemon *d, const char *id)
 	free(err);
 	return job;
 }
+
+void
+tcli_assert_printed(char *out, char *err, const char *want)
+{
+	if (strcmp(out, want) != 0)
+		fail_msg("printed \"%s\", not \"%s\" (stderr \"%s\")", out,
+		    want, err);
+	free(out);
+	free(err);
+}

@@ -34,6 +34,15 @@ int tcli_rc(const struct tdaemon *d, const char *arg, ...)
 void tcli_submitted(int rc, char **out, char **err, char id[32]);
 /* The job object that triage --json status id prints. */
 json_t *tcli_status(const struct tdaemon *d, const char *id);
+/* Asserts that out is exactly want (the ids printed, one a line: "3\n4\n"),
+ * then frees out and err. */
+void tcli_assert_printed(char *out, char *err, const char *want);
+/* Queues a job of the submit options given (held, paused or delayed, to
+ * stay queued) that runs true; its id into id. Uses the caller's out and
+ * err. */
+#define tcli_queue(id, ...)						\
+	tcli_submitted(cli(&out, &err, "submit", __VA_ARGS__, "--", "true",	\
+	    NULL), &out, &err, (id))
 /* The start of a small file, allocated and NUL-terminated (1 MiB at most). */
 char *tslurp(const char *path);
 

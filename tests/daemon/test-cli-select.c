@@ -13,23 +13,6 @@
 #include "cli.h"
 #include "harness.h"
 
-/* Asserts that out is exactly these ids, one a line, and frees out and
- * err. want: "3\n4\n". */
-static void
-assert_ids(char *out, char *err, const char *want)
-{
-	if (strcmp(out, want) != 0)
-		fail_msg("printed \"%s\", not the ids \"%s\" (stderr \"%s\")",
-		    out, want, err);
-	free(out);
-	free(err);
-}
-
-/* Queues a job of the options given (a held or paused one, to stay
- * queued) running true; its id into id. */
-#define queue(id, ...) tcli_submitted(cli(&out, &err, "submit", __VA_ARGS__, \
-	"--", "true", NULL), &out, &err, (id))
-
 static void
 test_cancel_chooses_by_priority_state_and_label(void **state)
 {
@@ -37,23 +20,23 @@ test_cancel_chooses_by_priority_state_and_label(void **state)
 
 	(void)state;
 	assert_int_equal(cli_rc("pause", "low", NULL), 0);
-	queue(a, "-p", "low", "--label", "grp=c1");
-	queue(b, "-p", "low", "--label", "grp=c1");
-	queue(c, "-p", "normal", "--hold", "--label", "grp=c1");
+	tcli_queue(a, "-p", "low", "--label", "grp=c1");
+	tcli_queue(b, "-p", "low", "--label", "grp=c1");
+	tcli_queue(c, "-p", "normal", "--hold", "--label", "grp=c1");
 	assert_int_equal(cli(&out, &err, "cancel", "-p", "low", "--state",
 	    "queued", "--label", "grp=c1", NULL), 0);
 	snprintf(want, sizeof want, "%s\n%s\n", a, b);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
 	/* --json: the daemon's answer. */
 	assert_int_equal(cli(&out, &err, "--json", "cancel", "--label",
 	    "grp=c1", NULL), 0);
 	snprintf(want, sizeof want, "{\"ids\":[%s]}\n", c);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	/* Nothing chosen: nothing printed, not an error. */
 	assert_int_equal(cli(&out, &err, "cancel", "--label", "grp=none",
 	    NULL), 0);
-	assert_ids(out, err, "");
+	tcli_assert_printed(out, err, "");
 	assert_int_equal(cli_rc("resume", "low", NULL), 0);
 }
 
@@ -64,18 +47,18 @@ test_several_ids_are_one_filter(void **state)
 	char *out, *err, a[32], b[32], done[32], want[100];
 
 	(void)state;
-	queue(a, "--hold");
-	queue(b, "--hold");
+	tcli_queue(a, "--hold");
+	tcli_queue(b, "--hold");
 	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
 	    NULL), &out, &err, done);
 	assert_int_equal(cli(&out, &err, "cancel", a, b, done, "999999",
 	    NULL), 0);
 	snprintf(want, sizeof want, "%s\n%s\n", a, b);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
 	assert_int_equal(cli(&out, &err, "remove", a, b, done, NULL), 0);
 	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, done);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("status", a, NULL), 1);
 }
 
@@ -85,8 +68,8 @@ test_list_by_label_name_and_held(void **state)
 	char *out, *err, a[32], b[32];
 
 	(void)state;
-	queue(a, "--hold", "--label", "grp=l1", "-n", "l1-first");
-	queue(b, "-p", "low", "--delay", "1h", "--label", "grp=l1", "-n",
+	tcli_queue(a, "--hold", "--label", "grp=l1", "-n", "l1-first");
+	tcli_queue(b, "-p", "low", "--delay", "1h", "--label", "grp=l1", "-n",
 	    "l1-second");
 	assert_int_equal(cli(&out, &err, "list", "--label", "grp=l1", NULL),
 	    0);
@@ -108,33 +91,6 @@ test_list_by_label_name_and_held(void **state)
 	assert_int_equal(cli_rc("cancel", a, b, NULL), 0);
 }
 
-/* hold and release by filter, as cancel does. */
-static void
-test_hold_and_release_choose_by_label(void **state)
-{
-	char *out, *err, a[32], b[32], want[100];
-
-	(void)state;
-	assert_int_equal(cli_rc("pause", "low", NULL), 0);
-	queue(a, "-p", "low", "--label", "grp=h1", "-n", "h1-first");
-	queue(b, "-p", "low", "--label", "grp=h1", "-n", "h1-second");
-	assert_int_equal(cli(&out, &err, "hold", "--label", "grp=h1", NULL),
-	    0);
-	snprintf(want, sizeof want, "%s\n%s\n", a, b);
-	assert_ids(out, err, want);
-	assert_int_equal(cli(&out, &err, "release", "--name", "h1-first",
-	    NULL), 0);
-	snprintf(want, sizeof want, "%s\n", a);
-	assert_ids(out, err, want);
-	/* b alone is still held: a is skipped. */
-	assert_int_equal(cli(&out, &err, "release", a, b, NULL), 0);
-	snprintf(want, sizeof want, "%s\n", b);
-	assert_ids(out, err, want);
-	assert_int_equal(cli_rc("resume", "low", NULL), 0);
-	assert_int_equal(cli_rc("wait", "--label", "grp=h1", "--state",
-	    "queued,running,succeeded", NULL), 0);
-}
-
 static void
 test_retry_remove_and_clean_by_label(void **state)
 {
@@ -149,19 +105,19 @@ test_retry_remove_and_clean_by_label(void **state)
 	assert_int_equal(cli(&out, &err, "retry", "--label", "grp=r1", NULL),
 	    0);
 	snprintf(want, sizeof want, "%s\n", a);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("wait", a, NULL), 4);
 	assert_int_equal(cli(&out, &err, "remove", "--label", "grp=r1",
 	    "--state", "succeeded", NULL), 0);
 	snprintf(want, sizeof want, "%s\n", b);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
 	    0);
 	snprintf(want, sizeof want, "%s\n", a);
-	assert_ids(out, err, want);
+	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("status", a, NULL), 1);
 	/* A single id of a job that has not ended is refused. */
-	queue(a, "--hold");
+	tcli_queue(a, "--hold");
 	assert_int_equal(cli(&out, &err, "remove", a, NULL), 1);
 	assert_int_equal(strncmp(err, "triage: ", 8), 0);
 	free(out);
@@ -199,7 +155,6 @@ main(void)
 		cmocka_unit_test(test_cancel_chooses_by_priority_state_and_label),
 		cmocka_unit_test(test_several_ids_are_one_filter),
 		cmocka_unit_test(test_list_by_label_name_and_held),
-		cmocka_unit_test(test_hold_and_release_choose_by_label),
 		cmocka_unit_test(test_retry_remove_and_clean_by_label),
 		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
 	};
