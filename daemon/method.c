@@ -22,6 +22,7 @@ static const struct method *const method_table[] = {
 	&method_output,
 	&method_pause,
 	&method_reload,
+	&method_remove,
 	&method_resume,
 	&method_retry,
 	&method_stats,

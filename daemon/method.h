@@ -45,6 +45,7 @@ struct method_err {
 	/* The param at fault (NULL: none): a constant, or a key of the
 	 * params checked, valid as long as they are. */
 	const char *field;
+	char field_buf[80];	/* for a field named on the fly */
 	char message[1024];	/* rpc.c cuts its messages at the same size */
 };
 
@@ -128,6 +129,7 @@ extern const struct method method_list;
 extern const struct method method_output;
 extern const struct method method_pause;
 extern const struct method method_reload;
+extern const struct method method_remove;
 extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;

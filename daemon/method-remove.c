@@ -1,0 +1,91 @@
+/* method-remove.c - `remove`: terminal jobs and their captured output are
+ * deleted now, after everything they did has been heard. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bulk.h"
+#include "job.h"
+#include "jobs.h"
+#include "method.h"
+#include "prune.h"
+#include "rpc.h"
+#include "store.h"
+#include "triaged.h"
+
+/*
+ * Every change made before the barrier is published by now: the waits
+ * and watches of the job have heard its end. A job retried since (a new
+ * attempt, or not terminal) may have changes not heard yet: it stays.
+ */
+static void
+remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	struct bulk_token *token = arg;
+	struct method_err err;
+
+	(void)job;
+	(void)cause;
+	if ((job = store_get(td->store, token->id)) == NULL) {
+		method_fail(&err, RPC_NO_SUCH_JOB, "id", "no job %llu: it "
+		    "was removed meanwhile", (unsigned long long)token->id);
+		bulk_settle(token, BULK_SKIPPED, &err);
+	} else if (!job_state_terminal(job->state) ||
+	    job->attempt != token->attempt) {
+		method_fail(&err, RPC_WRONG_STATE, "id", "job %llu was "
+		    "retried meanwhile", (unsigned long long)token->id);
+		bulk_settle(token, BULK_SKIPPED, &err);
+	} else if (prune_job(td, token->id) != 0) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "cannot remove "
+		    "job %llu: %s", (unsigned long long)token->id,
+		    strerror(errno));
+		bulk_settle(token, BULK_FAILED, &err);
+	} else
+		bulk_settle(token, BULK_ACTED, NULL);
+}
+
+static enum bulk_verdict
+remove_act(struct bulk *b, struct job *job, struct method_err *err)
+{
+	struct bulk_token *token;
+
+	if (!job_state_terminal(job->state)) {
+		method_fail(err, RPC_WRONG_STATE, "id", "job %llu is %s: only "
+		    "a job that has ended can be removed (cancel it first)",
+		    (unsigned long long)job->id, job_state_name(job->state));
+		return BULK_SKIPPED;
+	}
+	if ((token = bulk_token(b, job)) == NULL ||
+	    jobs_after_commit(bulk_daemon(b), remove_barrier_cb, token) != 0) {
+		free(token);
+		method_fail(err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return BULK_FAILED;
+	}
+	return BULK_PENDING;
+}
+
+static const struct bulk_op remove_op = {
+	.verb = "remove",
+	.act = remove_act,
+	.id_gives_job = false,
+};
+
+static void
+remove_handler(struct rpc_req *req, json_t *params)
+{
+	bulk_start(req, params, &remove_op);
+}
+
+static const struct method_param remove_params[] = {
+	{ "id", PARAM_INTEGER, false, NULL },
+	{ "filter", PARAM_OBJECT, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_remove = {
+	.name = "remove",
+	.params = remove_params,
+	.check = bulk_check,
+	.handler = remove_handler,
+};
