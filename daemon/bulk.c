@@ -148,14 +148,6 @@ bulk_verdict(struct bulk *b, uint64_t id, enum bulk_verdict v,
 	}
 }
 
-static int
-bulk_cmp_id(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* {"ids": [...]}, ascending; NULL out of memory. */
 static json_t *
 bulk_ids_json(struct bulk *b)
@@ -163,7 +155,7 @@ bulk_ids_json(struct bulk *b)
 	json_t *ids = json_array();
 	size_t i;
 
-	qsort(b->ids, b->nids, sizeof *b->ids, bulk_cmp_id);
+	qsort(b->ids, b->nids, sizeof *b->ids, filter_cmp_id);
 	for (i = 0; ids != NULL && i < b->nids; i++)
 		if (json_array_append_new(ids, json_integer((json_int_t)
 		    b->ids[i])) != 0) {

@@ -167,7 +167,7 @@ filter_check(const struct method_ctx *ctx, json_t *obj, int keys,
 	return 0;
 }
 
-static int
+int
 filter_cmp_id(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

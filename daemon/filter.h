@@ -35,6 +35,9 @@ int filter_check(const struct method_ctx *ctx, json_t *obj, int keys,
 
 struct filter;
 
+/* qsort and bsearch's order of uint64_t ids. */
+int filter_cmp_id(const void *a, const void *b);
+
 /*
  * The filter obj (filter_check has passed it) stands for, matching the
  * jobs of uid only unless all_users: a new filter, or NULL out of memory.

@@ -152,13 +152,14 @@ wait_answer_with(struct waitset *s, wait_reply_fn reply)
 	struct rpc_req *req = s->req;
 	uint64_t gone = 0;
 	json_t *result = wait_result(s, &gone);
+	bool one = s->one;
 
 	wait_free(s);
 	if (result != NULL)
 		reply(req, result);
 	else if (gone != 0)
-		rpc_error(req, RPC_NO_SUCH_JOB, "ids", "job %llu is gone",
-		    (unsigned long long)gone);
+		rpc_error(req, RPC_NO_SUCH_JOB, one ? "id" : "ids",
+		    "job %llu is gone", (unsigned long long)gone);
 	else
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 }

@@ -65,6 +65,13 @@ assert_ids(json_t *res, const char *key, int n, ...)
 	json_decref(res);
 }
 
+/* The state of the i-th job of a wait's {"jobs": [...]}. */
+static const char *
+nth_state(const json_t *res, size_t i)
+{
+	return tstate(json_array_get(json_object_get(res, "jobs"), i));
+}
+
 static void
 assert_state(struct client *c, int64_t id, const char *state)
 {
@@ -416,10 +423,8 @@ test_remove_leaves_no_wait_or_watch_behind(void **state)
 	res = client_recv(waiter, &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(res);
 	assert_int_equal(got, many);
-	assert_string_equal(tstate(json_array_get(json_object_get(res, "jobs"),
-	    0)), "canceled");
-	assert_string_equal(tstate(json_array_get(json_object_get(res, "jobs"),
-	    1)), "succeeded");
+	assert_string_equal(nth_state(res, 0), "canceled");
+	assert_string_equal(nth_state(res, 1), "succeeded");
 	assert_ids(res, "jobs", 2, q, g);
 	client_free(waiter);
 	client_free(watcher);
@@ -441,10 +446,8 @@ test_wait_on_ids_answers_when_all_have_ended(void **state)
 	trunning_pid(c, b);
 	/* At the timeout: each as it is, in the order asked, repeats too. */
 	res = tcall(c, "wait", "{s[III] sf}", "ids", b, a, b, "timeout", 0.05);
-	assert_string_equal(tstate(json_array_get(json_object_get(res, "jobs"),
-	    0)), "running");
-	assert_string_equal(tstate(json_array_get(json_object_get(res, "jobs"),
-	    1)), "succeeded");
+	assert_string_equal(nth_state(res, 0), "running");
+	assert_string_equal(nth_state(res, 1), "succeeded");
 	assert_ids(res, "jobs", 3, b, a, b);
 	/* timeout 0: at once. */
 	assert_ids(tcall(c, "wait", "{s[I] sf}", "ids", b, "timeout", 0.0),
@@ -455,8 +458,7 @@ test_wait_on_ids_answers_when_all_have_ended(void **state)
 	res = client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(res);
 	assert_int_equal(got, sent);
-	assert_string_equal(tstate(json_array_get(json_object_get(res, "jobs"),
-	    1)), "succeeded");
+	assert_string_equal(nth_state(res, 1), "succeeded");
 	assert_ids(res, "jobs", 2, a, b);
 	/* All ended already: at once. */
 	assert_ids(tcall(c, "wait", "{s[II]}", "ids", b, a), "jobs", 2, b, a);
