@@ -1,5 +1,6 @@
-/* deps.c - `after`: a job waits in its queue, outside the semaphore, until
- * every job it names has ended, and is canceled if one did not succeed. */
+/* deps.c - `after` and `after_any`: a job waits in its queue, outside the
+ * semaphore, until every job it names has ended, and is canceled if one of
+ * its `after` did not succeed. */
 #include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 struct deps_dependent {
 	uint64_t id;
 	unsigned attempt;
+	bool any;		/* after_any: whatever the outcome */
 };
 
 /* The jobs waiting for one job. */
@@ -77,7 +79,8 @@ deps_free(struct deps *deps)
 
 /* Registers that job waits for target. 0, or -1 with ENOMEM. */
 static int
-deps_register(struct deps *deps, uint64_t target, const struct job *job)
+deps_register(struct deps *deps, uint64_t target, const struct job *job,
+    bool any)
 {
 	struct deps_target key = { .id = target }, *t, **found;
 	struct deps_dependent *v;
@@ -101,7 +104,7 @@ deps_register(struct deps *deps, uint64_t target, const struct job *job)
 		t->v = v;
 		t->cap = cap;
 	}
-	t->v[t->n++] = (struct deps_dependent){ job->id, job->attempt };
+	t->v[t->n++] = (struct deps_dependent){ job->id, job->attempt, any };
 	return 0;
 }
 
@@ -146,7 +149,16 @@ deps_gate_cb(struct triaged *td, struct job *job, void *arg)
 			    job_state_name(dep->state));
 			return -1;
 		}
-		if (deps_register(deps, dep->id, job) != 0)
+		if (deps_register(deps, dep->id, job, false) != 0)
+			goto nomem;
+		remaining++;
+	}
+	for (i = 0; i < job->nafter_any; i++) {
+		dep = store_get(td->store, job->after_any[i]);
+		/* Gone (pruned) or ended: how does not matter. */
+		if (dep == NULL || job_state_terminal(dep->state))
+			continue;
+		if (deps_register(deps, dep->id, job, true) != 0)
 			goto nomem;
 		remaining++;
 	}
@@ -181,10 +193,10 @@ deps_settle(struct triaged *td, struct deps *deps,
 	if (job == NULL || job->state != JOB_QUEUED || w == NULL ||
 	    job->attempt != d->attempt || w->attempt != d->attempt)
 		return;
-	if (state == JOB_SUCCEEDED && --w->remaining > 0)
+	if ((state == JOB_SUCCEEDED || d->any) && --w->remaining > 0)
 		return;
 	deps_waiting_remove(deps, w);
-	if (state == JOB_SUCCEEDED) {
+	if (state == JOB_SUCCEEDED || d->any) {
 		jobs_enqueue(td, job);
 		return;
 	}

@@ -1,5 +1,6 @@
-/* deps.h - `after`: a job waits in its queue, outside the semaphore, until
- * every job it names has ended, and is canceled if one did not succeed. */
+/* deps.h - `after` and `after_any`: a job waits in its queue, outside the
+ * semaphore, until every job it names has ended, and is canceled if one of
+ * its `after` did not succeed. */
 #ifndef TRIAGED_DEPS_H
 #define TRIAGED_DEPS_H
 
@@ -14,9 +15,9 @@ void deps_free(struct deps *deps);
 
 /*
  * The gate of jobs.h (arg: the deps): 1 when every job of job's after[]
- * has succeeded, 0 when it must wait (it is registered), -1 when it never
- * can go (one ended otherwise, is unknown, or memory ran out), with job's
- * reason saying why.
+ * has succeeded and every one of its after_any[] has ended, 0 when it must
+ * wait (it is registered), -1 when it never can go (one of after[] ended
+ * otherwise, is unknown, or memory ran out), with job's reason saying why.
  */
 int deps_gate_cb(struct triaged *td, struct job *job, void *arg);
 

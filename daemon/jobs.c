@@ -10,8 +10,10 @@
 
 #include <event2/event.h>
 
+#include "beginq.h"
 #include "config.h"
 #include "jobs.h"
+#include "jobs-private.h"
 #include "log.h"
 #include "passwd.h"
 #include "pool.h"
@@ -44,6 +46,7 @@ struct jobs_item {
 	uint64_t gen;			/* the commit that makes it true */
 	uint64_t id;			/* EVENT, LAUNCH: the job */
 	enum job_state from;		/* EVENT */
+	const char *change;		/* EVENT: NULL, or an edit (a constant) */
 	struct job_status status;	/* EVENT: the job after the change; */
 	char *reason;			/* LAUNCH: status.attempt only */
 	jobs_done_cb cb;		/* BARRIER */
@@ -77,7 +80,12 @@ struct jobs {
 	void *gate_arg;
 	int64_t next_seq;		/* queue order of the next at a tail */
 	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES];
+	unsigned held[CONFIG_PRIORITIES_MAX];	/* of counts[][JOB_QUEUED] */
 	unsigned staged[CONFIG_PRIORITIES_MAX];	/* not committed yet */
+	/* Jobs free to go but for their begin_at, and the one timer for the
+	 * earliest. */
+	struct beginq beginq;
+	struct event *begin_ev;
 	/* Queued or staged jobs of each submitter: max_queued_per_user. */
 	struct uidcount queued_by_uid;
 	/* What holds a priority's index outside the store, for
@@ -87,6 +95,7 @@ struct jobs {
 };
 
 static void jobs_drain(struct triaged *);
+static void jobs_begin_cb(evutil_socket_t, short, void *);
 static void jobs_launch_written(struct triaged *);
 static void jobs_begin(struct triaged *, struct job *);
 
@@ -96,6 +105,8 @@ jobs_tally(struct jobs *js, const struct job *job, unsigned prio,
     enum job_state state, int delta)
 {
 	js->counts[prio][state] += (unsigned)delta;
+	if (state == JOB_QUEUED && job->held)
+		js->held[prio] += (unsigned)delta;
 	/* Out of memory, a count stays short, and errs on the lenient side. */
 	if (state == JOB_QUEUED)
 		(void)uidcount_add(&js->queued_by_uid, job->uid, delta);
@@ -172,7 +183,10 @@ jobs_init(struct triaged *td, char **cause)
 
 	if ((js = calloc(1, sizeof *js)) == NULL ||
 	    (js->publish_ev = evtimer_new(td->base, jobs_publish_cb, td))
-	    == NULL) {
+	    == NULL ||
+	    (js->begin_ev = evtimer_new(td->base, jobs_begin_cb, td)) == NULL) {
+		if (js != NULL && js->publish_ev != NULL)
+			event_free(js->publish_ev);
 		free(js);
 		*cause = strdup("out of memory");
 		return -1;
@@ -226,6 +240,8 @@ jobs_free(struct triaged *td)
 		jobs_item_free(it);
 	}
 	event_free(js->publish_ev);
+	event_free(js->begin_ev);
+	beginq_clear(&js->beginq);
 	free(js->listeners);
 	uidcount_clear(&js->queued_by_uid);
 	free(js);
@@ -281,7 +297,7 @@ jobs_gen(const struct triaged *td)
  * gen is on disk. Out of memory, the change goes unheard (and is logged). */
 static void
 jobs_record(struct triaged *td, struct job *job, enum job_state from,
-    uint64_t gen)
+    const char *change, uint64_t gen)
 {
 	struct jobs_item *it;
 
@@ -297,6 +313,7 @@ jobs_record(struct triaged *td, struct job *job, enum job_state from,
 	it->kind = JOBS_EVENT;
 	it->id = job->id;
 	it->from = from;
+	it->change = change;
 	job_status_get(job, &it->status);
 	jobs_item_add(td, it, gen);
 }
@@ -316,6 +333,12 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 	int64_t now = timefmt_now();
 
 	jobs_tally(js, job, prio, from, -1);
+	if (to != JOB_QUEUED) {
+		/* Held and begin_at keep a queued job out: nothing else. */
+		job->held = false;
+		job->gated = false;
+		beginq_remove(&js->beginq, job);
+	}
 	jobs_tally(js, job, prio, to, 1);
 	if (to == JOB_RUNNING)
 		job->started_at = now;
@@ -329,7 +352,7 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 		store_update_nosync(td->store, job);
 	else
 		store_update(td->store, job);
-	jobs_record(td, job, from, jobs_gen(td));
+	jobs_record(td, job, from, NULL, jobs_gen(td));
 }
 
 static void
@@ -349,6 +372,7 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	ev.job = job;
 	ev.view = &view;
 	ev.from = it->from;
+	ev.change = it->change;
 	for (i = 0; i < js->nlisteners; i++)
 		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
 }
@@ -495,6 +519,7 @@ jobs_begin(struct triaged *td, struct job *job)
 static void
 jobs_acquire(struct triaged *td, struct job *job)
 {
+	psem_waiter_order(&job->waiter, job->seq);
 	switch (psem_acquire(td->sem, &job->waiter)) {
 	case 1:
 		jobs_begin(td, job);
@@ -513,14 +538,127 @@ jobs_acquire(struct triaged *td, struct job *job)
 	}
 }
 
+/* Arms the one timer for the earliest begin_at, or stops it. */
+static void
+jobs_begin_arm(struct triaged *td)
+{
+	struct jobs *js = td->jobs;
+	struct job *first = beginq_first(&js->beginq);
+	int64_t wait;
+	struct timeval tv;
+
+	if (first == NULL) {
+		evtimer_del(js->begin_ev);
+		return;
+	}
+	wait = first->begin_at - timefmt_now();
+	tv = timefmt_tv(wait > 0 ? (uint64_t)wait : 0);
+	evtimer_add(js->begin_ev, &tv);
+}
+
+/* Free to go but for its begin_at: it waits in the queue of begin times. */
+static void
+jobs_begin_later(struct triaged *td, struct job *job)
+{
+	struct jobs *js = td->jobs;
+
+	if (job->begin_slot == 0 && beginq_add(&js->beginq, job) != 0) {
+		/* Out of memory: early rather than never. */
+		log_warnx("job %llu: out of memory: it starts before its "
+		    "begin_at", (unsigned long long)job->id);
+		jobs_acquire(td, job);
+		return;
+	}
+	jobs_begin_arm(td);
+}
+
+/*
+ * The jobs whose begin_at has come join the tails of their queues, in
+ * begin order: from then on they wait like jobs just submitted. The wall
+ * clock decides, as begin_at is wall-clock time: a timer that fires early
+ * (the clock was set back) arms itself again.
+ */
+static void
+jobs_begin_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	struct jobs *js = td->jobs;
+	int64_t now = timefmt_now();
+	struct job *job;
+
+	(void)fd;
+	(void)what;
+	while ((job = beginq_first(&js->beginq)) != NULL &&
+	    job->begin_at <= now) {
+		beginq_remove(&js->beginq, job);
+		job->seq = js->next_seq++;
+		store_update(td->store, job);
+		jobs_try_acquire(td, job);
+	}
+	jobs_begin_arm(td);
+}
+
+void
+jobs_try_acquire(struct triaged *td, struct job *job)
+{
+	if (job->state != JOB_QUEUED || job->held || job->gated ||
+	    psem_waiter_state(&job->waiter) != PSEM_IDLE)
+		return;
+	if (job->begin_at >= 0 && job->begin_at > timefmt_now()) {
+		jobs_begin_later(td, job);
+		return;
+	}
+	jobs_acquire(td, job);
+}
+
+void
+jobs_unqueue(struct triaged *td, struct job *job)
+{
+	if (psem_waiter_state(&job->waiter) == PSEM_QUEUED)
+		psem_cancel(td->sem, &job->waiter);
+	if (job->begin_slot != 0) {
+		beginq_remove(&td->jobs->beginq, job);
+		jobs_begin_arm(td);
+	}
+}
+
+void
+jobs_set_held(struct triaged *td, struct job *job, bool held)
+{
+	if (job->held == held)
+		return;
+	jobs_tally(td->jobs, job, job->waiter.prio, job->state, -1);
+	job->held = held;
+	jobs_tally(td->jobs, job, job->waiter.prio, job->state, 1);
+}
+
+void
+jobs_move(struct triaged *td, struct job *job, unsigned prio)
+{
+	struct jobs *js = td->jobs;
+
+	jobs_tally(js, job, job->waiter.prio, job->state, -1);
+	job->waiter.prio = prio;
+	jobs_tally(js, job, prio, job->state, 1);
+	job->seq = js->next_seq++;
+}
+
+void
+jobs_edited(struct triaged *td, struct job *job, const char *change)
+{
+	store_update(td->store, job);
+	jobs_record(td, job, job->state, change, jobs_gen(td));
+}
+
 void
 jobs_enqueue(struct triaged *td, struct job *job)
 {
 	/* Free to go now: it joins the tail, and keeps that place across a
 	 * restart. */
+	job->gated = false;
 	job->seq = td->jobs->next_seq++;
 	store_update(td->store, job);
-	jobs_acquire(td, job);
+	jobs_try_acquire(td, job);
 }
 
 void
@@ -530,9 +668,10 @@ jobs_admit(struct triaged *td, struct job *job)
 
 	switch (js->gate != NULL ? js->gate(td, job, js->gate_arg) : 1) {
 	case 1:
-		jobs_acquire(td, job);
+		jobs_try_acquire(td, job);
 		break;
 	case 0:
+		job->gated = true;
 		break;
 	default:
 		jobs_change(td, job, JOB_CANCELED);
@@ -645,7 +784,7 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 	if (job != NULL && job->state == JOB_QUEUED &&
 	    psem_waiter_state(&job->waiter) == PSEM_IDLE) {
 		if (cause == NULL) {
-			jobs_record(td, job, r->state,
+			jobs_record(td, job, r->state, NULL,
 			    store_generation(td->store) - 1);
 			jobs_admit(td, job);
 		} else {
@@ -885,17 +1024,11 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		return "held";
 	if (now->begin_at >= 0 && now->begin_at > timefmt_now())
 		return "begin_at";
-	switch (psem_waiter_state(&now->waiter)) {
-	case PSEM_IDLE:
-		/* Outside the semaphore, and not held or early: its
-		 * dependencies let it go when they end. */
+	if (now->gated)
 		return "after";
-	case PSEM_QUEUED:
-		break;
-	default:
-		/* It has its slots, and its start is being written. */
+	/* Granted: it has its slots, and its start is being written. */
+	if (psem_waiter_state(&now->waiter) != PSEM_QUEUED)
 		return "slots";
-	}
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
 		if (st.paused)
 			return "paused";
@@ -953,6 +1086,7 @@ jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map)
 	struct jobs *js = td->jobs;
 	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES] = { { 0 } };
 	unsigned staged[CONFIG_PRIORITIES_MAX] = { 0 };
+	unsigned held[CONFIG_PRIORITIES_MAX] = { 0 };
 	unsigned i, old = psem_priorities(td->sem), to;
 	struct jobs_admission *a;
 	struct jobs_retrial *r;
@@ -974,11 +1108,13 @@ jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map)
 	for (i = 0; i < old; i++) {
 		to = map[i] < 0 ? 0 : (unsigned)map[i];
 		staged[to] += js->staged[i];
+		held[to] += js->held[i];
 		for (s = 0; s < JOB_NSTATES; s++)
 			counts[to][s] += js->counts[i][s];
 	}
 	memcpy(js->counts, counts, sizeof counts);
 	memcpy(js->staged, staged, sizeof staged);
+	memcpy(js->held, held, sizeof held);
 	/* psem_reshape renumbered the queued and granted waiters. */
 	for (job = store_next(td->store, 0); job != NULL;
 	    job = store_next(td->store, job->id)) {
@@ -1004,6 +1140,18 @@ jobs_count(const struct triaged *td, int prio, enum job_state state)
 		return td->jobs->counts[prio][state];
 	for (i = 0; i < CONFIG_PRIORITIES_MAX; i++)
 		n += td->jobs->counts[i][state];
+	return n;
+}
+
+unsigned
+jobs_held(const struct triaged *td, int prio)
+{
+	unsigned i, n = 0;
+
+	if (prio >= 0)
+		return td->jobs->held[prio];
+	for (i = 0; i < CONFIG_PRIORITIES_MAX; i++)
+		n += td->jobs->held[i];
 	return n;
 }
 
@@ -1057,10 +1205,11 @@ jobs_stats(struct triaged *td)
 		psem_prio_stats(td->sem, i, &st);
 		busy += st.held;
 		json_array_append_new(prios, json_pack(
-		    "{ss sI sI sI sI sI sI sb sI sI}",
+		    "{ss sI sI sI sI sI sI sI sb sI sI}",
 		    "name", p->name,
 		    "rank", (json_int_t)p->rank,
 		    "queued", (json_int_t)jobs_count(td, (int)i, JOB_QUEUED),
+		    "held", (json_int_t)jobs_held(td, (int)i),
 		    "running", (json_int_t)jobs_count(td, (int)i, JOB_RUNNING),
 		    "slots_busy", (json_int_t)st.held,
 		    "max_queued", (json_int_t)p->max_queued,
@@ -1076,6 +1225,9 @@ jobs_stats(struct triaged *td)
 	for (i = 0; i < JOB_NSTATES; i++)
 		json_object_set_new(counts, job_state_name(i),
 		    json_integer((json_int_t)jobs_count(td, -1, i)));
+	/* Counted as queued too: held is a kind of queued. */
+	json_object_set_new(counts, "held",
+	    json_integer((json_int_t)jobs_held(td, -1)));
 	return json_pack("{sI sI sI sI so so sf ss ss so}",
 	    "slots", (json_int_t)psem_permits(td->sem),
 	    /* What is held: above slots for a while after a reload made

@@ -27,6 +27,10 @@ struct jobs_event {
 	struct job *job;
 	const struct job *view;
 	enum job_state from;
+	/* NULL for a change of state (or a submission: from is its state);
+	 * else what an operator did to a queued job: "held", "released",
+	 * "updated". */
+	const char *change;
 };
 typedef void (*jobs_listener_cb)(struct triaged *td,
     const struct jobs_event *ev, void *arg);
@@ -111,6 +115,42 @@ void jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
 void jobs_admit(struct triaged *td, struct job *job);
 /* For recovery: the queue order of the next job at a tail. */
 void jobs_set_next_seq(struct triaged *td, int64_t seq);
+/*
+ * An operator's edits of a queued job (jobs-edit.c), each published as an
+ * event once on disk. hold: it keeps its place but is never dispatched;
+ * release: it goes again from that place. 1 when the job changed, 0 when
+ * there was nothing to do (not queued, already so, or holding its slots
+ * already on its way to a worker). by is the uid asking.
+ */
+int jobs_hold(struct triaged *td, struct job *job, uid_t by);
+int jobs_release(struct triaged *td, struct job *job, uid_t by);
+
+/* What an update changes: each field only when its has_ flag is set. */
+struct jobs_update {
+	int prio;		/* -1: unchanged; else the new priority */
+	const char *name;	/* NULL: unchanged */
+	bool has_timeout;
+	uint64_t timeout_ms;
+	bool has_retries;
+	unsigned retries;
+	json_t *labels;		/* NULL: unchanged; else borrowed */
+	bool has_begin_at;
+	int64_t begin_at;	/* -1: none */
+	bool has_nice;
+	int nice;
+};
+
+/*
+ * Applies u to a queued job that is not starting yet (the caller checked
+ * with jobs_editable). A new priority puts it at the tail of that queue; a
+ * new begin_at takes it out of its queue until then; other fields keep its
+ * place. 0, or -1 out of memory (nothing changed).
+ */
+int jobs_update(struct triaged *td, struct job *job,
+    const struct jobs_update *u, uid_t by);
+/* Whether update may change job: queued, and not holding slots yet. */
+bool jobs_editable(const struct job *job);
+
 /* For pruning: forgets a terminal job. 0, or -1 with errno. */
 int jobs_forget(struct triaged *td, uint64_t id);
 
@@ -138,6 +178,8 @@ int jobs_reprioritize(struct triaged *td, unsigned nprio, const int *map);
 unsigned jobs_count(const struct triaged *td, int prio, enum job_state state);
 /* Submissions staged, not yet committed, in prio (-1: every priority). */
 unsigned jobs_staged(const struct triaged *td, int prio);
+/* Queued jobs that are held, in priority prio (-1: every priority). */
+unsigned jobs_held(const struct triaged *td, int prio);
 /* uid's jobs queued or staged, in every priority. */
 unsigned jobs_queued_by(const struct triaged *td, uid_t uid);
 

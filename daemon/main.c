@@ -207,7 +207,11 @@ log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 
 	(void)td;
 	(void)arg;
-	if (ev->from == job->state)
+	if (ev->change != NULL)
+		log_debug("job %llu (%s, attempt %u): %s",
+		    (unsigned long long)job->id, job->name, job->attempt,
+		    ev->change);
+	else if (ev->from == job->state)
 		log_debug("job %llu (%s, attempt %u): queued at %s",
 		    (unsigned long long)job->id, job->name, job->attempt,
 		    job->priority);

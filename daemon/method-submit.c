@@ -12,6 +12,7 @@
 #include "conn.h"
 #include "job.h"
 #include "jobs.h"
+#include "labels.h"
 #include "log.h"
 #include "method.h"
 #include "passwd.h"
@@ -21,10 +22,7 @@
 #include "timefmt.h"
 #include "triaged.h"
 
-#define SUBMIT_RETRIES_MAX 1000
 #define SUBMIT_AFTER_MAX 1000
-/* Ten years: anything longer is a mistake, and fits a timer easily. */
-#define SUBMIT_TIMEOUT_MAX (10.0 * 365 * 86400)
 
 /* Who the job runs as: what its defaults come from. */
 struct submit_user {
@@ -197,10 +195,8 @@ submit_check_limits(const struct method_ctx *ctx, json_t *params,
     const struct config_priority *p, struct method_err *err)
 {
 	json_t *slots = json_object_get(params, "slots");
-	json_t *timeout = json_object_get(params, "timeout");
 	bool exclusive = json_is_true(json_object_get(params, "exclusive"));
 	json_int_t n = exclusive ? ctx->permits : 1;
-	double secs;
 
 	if (exclusive && slots != NULL)
 		return method_fail(err, RPC_INVALID_PARAMS, "slots",
@@ -217,34 +213,56 @@ submit_check_limits(const struct method_ctx *ctx, json_t *params,
 		    "priority %s may hold at most %u slots (max_running), "
 		    "so a job needing %u could never run", p->name,
 		    p->max_running, (unsigned)n);
-	secs = timeout ? json_number_value(timeout) : 0;
-	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
-	    secs > SUBMIT_TIMEOUT_MAX))
-		return method_fail(err, RPC_INVALID_PARAMS, "timeout",
-		    "\"timeout\" must be seconds from 0 to %.0f",
-		    SUBMIT_TIMEOUT_MAX);
+	return method_check_timeout(params, err);
+}
+
+/* The shape of a list of job ids, "after" or "after_any" (whether its jobs
+ * exist is the handler's). */
+static int
+submit_check_ids(json_t *params, const char *field, struct method_err *err)
+{
+	json_t *ids = json_object_get(params, field), *id;
+	size_t i;
+
+	if (json_array_size(ids) > SUBMIT_AFTER_MAX)
+		return method_fail(err, RPC_INVALID_PARAMS, field,
+		    "\"%s\" may name at most %d jobs", field,
+		    SUBMIT_AFTER_MAX);
+	json_array_foreach(ids, i, id)
+		if (!json_is_integer(id) || json_integer_value(id) <= 0)
+			return method_fail(err, RPC_INVALID_PARAMS, field,
+			    "\"%s\" must hold job ids", field);
 	return 0;
 }
 
-/* retries, and after's shape (whether its jobs exist is the handler's). */
+/* retries, and the shapes of after and after_any. */
 static int
 submit_check_followups(json_t *params, struct method_err *err)
 {
-	json_t *retries = json_object_get(params, "retries");
-	json_t *after = json_object_get(params, "after"), *id;
-	size_t i;
+	if (method_check_retries(params, err) != 0 ||
+	    submit_check_ids(params, "after", err) != 0 ||
+	    submit_check_ids(params, "after_any", err) != 0)
+		return -1;
+	return 0;
+}
 
-	if (retries != NULL && (json_integer_value(retries) < 0 ||
-	    json_integer_value(retries) > SUBMIT_RETRIES_MAX))
-		return method_fail(err, RPC_INVALID_PARAMS, "retries",
-		    "\"retries\" must be from 0 to %d", SUBMIT_RETRIES_MAX);
-	if (json_array_size(after) > SUBMIT_AFTER_MAX)
-		return method_fail(err, RPC_INVALID_PARAMS, "after",
-		    "\"after\" may name at most %d jobs", SUBMIT_AFTER_MAX);
-	json_array_foreach(after, i, id)
-		if (!json_is_integer(id) || json_integer_value(id) <= 0)
-			return method_fail(err, RPC_INVALID_PARAMS, "after",
-			    "\"after\" must hold job ids");
+/* labels and begin_at (protocol v1.1); hold needs no more than its type. */
+static int
+submit_check_queueing(const struct config *cfg, json_t *params,
+    struct method_err *err)
+{
+	json_t *labels = json_object_get(params, "labels");
+	json_t *begin_at = json_object_get(params, "begin_at");
+	int64_t ms;
+
+	if (labels != NULL && labels_check(cfg, labels, "labels", err) != 0)
+		return -1;
+	if (begin_at != NULL &&
+	    timefmt_parse(json_string_value(begin_at), &ms) != 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "begin_at",
+		    "\"begin_at\" must be a time in RFC 3339 with an offset "
+		    "(\"2026-11-22T10:00:00Z\", \"...+01:00\"): \"%.64s\" "
+		    "is not one", json_string_value(begin_at));
 	return 0;
 }
 
@@ -253,7 +271,6 @@ submit_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
 {
 	const struct config *cfg = ctx->cfg;
-	json_t *name = json_object_get(params, "name");
 	json_t *cwd = json_object_get(params, "cwd");
 	json_t *env = json_object_get(params, "env");
 	int prio;
@@ -264,14 +281,11 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		prio = (int)cfg->default_priority;
 	if (submit_check_limits(ctx, params, &cfg->priorities[prio],
 	    err) != 0 || submit_check_followups(params, err) != 0 ||
+	    submit_check_queueing(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
-	if (name != NULL && json_string_length(name) == 0)
-		return method_fail(err, RPC_INVALID_PARAMS, "name",
-		    "\"name\" must be 1 to %u bytes", cfg->max_name);
-	if (name != NULL && json_string_length(name) > cfg->max_name)
-		return submit_over(err, "name", json_string_length(name),
-		    "bytes", cfg->max_name, "max_name");
+	if (method_check_name(cfg, params, err) != 0)
+		return -1;
 	if (cwd != NULL && json_string_value(cwd)[0] != '/')
 		return method_fail(err, RPC_INVALID_PARAMS, "cwd",
 		    "\"cwd\" must be an absolute path");
@@ -379,37 +393,66 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 	return 0;
 }
 
-/* retries, and after's jobs, which must exist. 0, or -1 answered. */
+/* The jobs of param field, which must exist, into *ids and *n. 0, or -1
+ * answered. */
+static int
+submit_ids(struct rpc_req *req, json_t *params, const char *field,
+    uint64_t **ids, size_t *n)
+{
+	struct triaged *td = rpc_daemon(req);
+	json_t *arr = json_object_get(params, field), *id;
+	size_t i;
+
+	if (json_array_size(arr) == 0)
+		return 0;
+	if ((*ids = calloc(json_array_size(arr), sizeof **ids)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return -1;
+	}
+	json_array_foreach(arr, i, id) {
+		if (store_get(td->store, (uint64_t)json_integer_value(id))
+		    == NULL) {
+			rpc_error(req, RPC_INVALID_PARAMS, field,
+			    "\"%s\" names job %lld, which does not exist",
+			    field, (long long)json_integer_value(id));
+			return -1;
+		}
+		(*ids)[(*n)++] = (uint64_t)json_integer_value(id);
+	}
+	return 0;
+}
+
+/* retries, and the jobs of after and after_any. 0, or -1 answered. */
 static int
 submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
     struct job *job)
 {
 	struct triaged *td = rpc_daemon(req);
 	json_t *retries = json_object_get(params, "retries");
-	json_t *after = json_object_get(params, "after"), *id;
-	size_t i;
 
 	job->retries = retries != NULL ?
 	    (unsigned)json_integer_value(retries) :
 	    td->cfg->priorities[prio].retries;
-	if (json_array_size(after) == 0)
-		return 0;
-	if ((job->after = calloc(json_array_size(after),
-	    sizeof *job->after)) == NULL) {
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	if (submit_ids(req, params, "after", &job->after, &job->nafter) != 0 ||
+	    submit_ids(req, params, "after_any", &job->after_any,
+	    &job->nafter_any) != 0)
 		return -1;
-	}
-	json_array_foreach(after, i, id) {
-		if (store_get(td->store, (uint64_t)json_integer_value(id))
-		    == NULL) {
-			rpc_error(req, RPC_INVALID_PARAMS, "after",
-			    "\"after\" names job %lld, which does not exist",
-			    (long long)json_integer_value(id));
-			return -1;
-		}
-		job->after[job->nafter++] = (uint64_t)json_integer_value(id);
-	}
 	return 0;
+}
+
+/* labels, hold and begin_at, which the check has passed. */
+static void
+submit_queueing(json_t *params, struct job *job)
+{
+	json_t *labels = json_object_get(params, "labels");
+	json_t *begin_at = json_object_get(params, "begin_at");
+
+	if (json_object_size(labels) > 0)
+		job->labels = json_incref(labels);
+	job->held = json_is_true(json_object_get(params, "hold"));
+	if (begin_at != NULL)
+		(void)timefmt_parse(json_string_value(begin_at),
+		    &job->begin_at);
 }
 
 /* name, cwd, env, argv. 0, or -1 answered. */
@@ -477,6 +520,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)
 		goto fail;
+	submit_queueing(params, job);
 	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
@@ -505,6 +549,10 @@ static const struct method_param submit_params[] = {
 	{ "exclusive", PARAM_BOOLEAN, false, NULL },
 	{ "retries", PARAM_INTEGER, false, NULL },
 	{ "after", PARAM_ARRAY, false, NULL },
+	{ "labels", PARAM_OBJECT, false, "an object of strings" },
+	{ "hold", PARAM_BOOLEAN, false, NULL },
+	{ "begin_at", PARAM_STRING, false, NULL },
+	{ "after_any", PARAM_ARRAY, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 

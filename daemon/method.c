@@ -1,5 +1,6 @@
 /* method.c - the table of JSON-RPC methods, and what several of them need:
  * the job an "id" names, the priority a "priority" names, who may act. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +19,18 @@
 static const struct method *const method_table[] = {
 	&method_cancel,
 	&method_get,
+	&method_hold,
 	&method_list,
 	&method_output,
 	&method_pause,
+	&method_release,
 	&method_reload,
 	&method_remove,
 	&method_resume,
 	&method_retry,
 	&method_stats,
 	&method_submit,
+	&method_update,
 	&method_wait,
 	&method_watch,
 };
@@ -247,6 +251,51 @@ method_check_priority(const struct method_ctx *ctx, json_t *params,
 	return method_fail(err, RPC_INVALID_PARAMS, "priority",
 	    "unknown priority \"%s\" (configured: %s)",
 	    json_string_value(name), known);
+}
+
+int
+method_check_name(const struct config *cfg, json_t *params,
+    struct method_err *err)
+{
+	json_t *name = json_object_get(params, "name");
+	size_t len = json_string_length(name);
+
+	if (name == NULL)
+		return 0;
+	if (len == 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "name",
+		    "\"name\" must be 1 to %u bytes", cfg->max_name);
+	if (len > cfg->max_name)
+		return method_fail(err, RPC_INVALID_PARAMS, "name",
+		    "\"name\" has %zu bytes; the limit is %u (max_name)", len,
+		    cfg->max_name);
+	return 0;
+}
+
+int
+method_check_timeout(json_t *params, struct method_err *err)
+{
+	json_t *timeout = json_object_get(params, "timeout");
+	double secs = json_number_value(timeout);
+
+	if (timeout != NULL && (!isfinite(secs) || secs < 0 ||
+	    secs > METHOD_TIMEOUT_MAX))
+		return method_fail(err, RPC_INVALID_PARAMS, "timeout",
+		    "\"timeout\" must be seconds from 0 to %.0f",
+		    METHOD_TIMEOUT_MAX);
+	return 0;
+}
+
+int
+method_check_retries(json_t *params, struct method_err *err)
+{
+	json_t *retries = json_object_get(params, "retries");
+
+	if (retries != NULL && (json_integer_value(retries) < 0 ||
+	    json_integer_value(retries) > METHOD_RETRIES_MAX))
+		return method_fail(err, RPC_INVALID_PARAMS, "retries",
+		    "\"retries\" must be from 0 to %d", METHOD_RETRIES_MAX);
+	return 0;
 }
 
 int

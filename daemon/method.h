@@ -19,6 +19,7 @@ struct rpc_req;
 #define PARAM_BOOLEAN	((1u << JSON_TRUE) | (1u << JSON_FALSE))
 #define PARAM_ARRAY	(1u << JSON_ARRAY)
 #define PARAM_OBJECT	(1u << JSON_OBJECT)
+#define PARAM_NULL	(1u << JSON_NULL)
 
 struct method_param {
 	const char *name;
@@ -101,6 +102,16 @@ bool method_may_act(struct rpc_req *req, const struct job *job,
 /* A check: params' "priority", when there, names a configured priority. */
 int method_check_priority(const struct method_ctx *ctx, json_t *params,
     struct method_err *err);
+/* A job's bounds, at submit and update. */
+#define METHOD_RETRIES_MAX 1000
+/* Ten years: anything longer is a mistake, and fits a timer easily. */
+#define METHOD_TIMEOUT_MAX (10.0 * 365 * 86400)
+/* Checks: params' "name", when there, is 1 to max_name bytes; "timeout"
+ * seconds from 0 to METHOD_TIMEOUT_MAX; "retries" 0 to METHOD_RETRIES_MAX. */
+int method_check_name(const struct config *cfg, json_t *params,
+    struct method_err *err);
+int method_check_timeout(json_t *params, struct method_err *err);
+int method_check_retries(json_t *params, struct method_err *err);
 /* The index of the priority named by params' "priority", which
  * method_check_priority has passed; -1 when absent. */
 int method_priority(const struct config *cfg, json_t *params);
@@ -125,15 +136,18 @@ void method_later_done_cb(struct triaged *td, struct job *job,
 
 extern const struct method method_cancel;
 extern const struct method method_get;
+extern const struct method method_hold;
 extern const struct method method_list;
 extern const struct method method_output;
 extern const struct method method_pause;
+extern const struct method method_release;
 extern const struct method method_reload;
 extern const struct method method_remove;
 extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;
 extern const struct method method_submit;
+extern const struct method method_update;
 extern const struct method method_wait;
 extern const struct method method_watch;
 

@@ -60,6 +60,8 @@ struct config {
 	unsigned max_env;
 	uint64_t max_env_bytes;
 	unsigned max_name;	/* bytes of a job's name */
+	unsigned max_labels;	/* labels of a job */
+	unsigned max_label_value; /* bytes of one label's value */
 	uint64_t max_output;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;

@@ -4,6 +4,7 @@
 #define TRIAGE_JOB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -65,6 +66,11 @@ struct job {
 	bool merge_output;	/* stderr into the stdout capture */
 	uint64_t stdout_dropped; /* bytes no longer stored before offset 0 */
 	uint64_t stderr_dropped;
+	/* The daemon's, not stored: its dependencies hold it outside the
+	 * semaphore; its place in the queue of begin times (1 + index, 0 =
+	 * not there). */
+	bool gated;
+	size_t begin_slot;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };

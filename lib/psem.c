@@ -273,6 +273,31 @@ psem_waiter_state(const struct psem_waiter *w)
 	return w->state;
 }
 
+void
+psem_waiter_order(struct psem_waiter *w, int64_t order)
+{
+	w->order = order;
+}
+
+/* Into c's FIFO by order: at the tail in the usual case, at once. */
+static void
+psem_enqueue(struct psem_class *c, struct psem_waiter *w)
+{
+	struct psem_waiter *before = NULL, *it;
+
+	for (it = TAILQ_LAST(&c->waiters, psem_waitq);
+	    it != NULL && it->order > w->order;
+	    it = TAILQ_PREV(it, psem_waitq, entry))
+		before = it;
+	if (before == NULL) {
+		TAILQ_INSERT_TAIL(&c->waiters, w, entry);
+		return;
+	}
+	TAILQ_INSERT_BEFORE(before, w, entry);
+	/* The indexes from there on moved. */
+	c->memo = NULL;
+}
+
 int
 psem_acquire(struct psem *sem, struct psem_waiter *w)
 {
@@ -284,7 +309,7 @@ psem_acquire(struct psem *sem, struct psem_waiter *w)
 		errno = EINVAL;
 		return -1;
 	}
-	TAILQ_INSERT_TAIL(&c->waiters, w, entry);
+	psem_enqueue(c, w);
 	w->state = PSEM_QUEUED;
 	if (c->queued++ == 0)
 		sem->policy->wake(&sem->sched, w->prio);

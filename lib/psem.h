@@ -35,6 +35,7 @@ struct psem_waiter {
 	unsigned permits;
 	enum psem_state state;
 	uint64_t generation;	/* the delivery round that may call it */
+	int64_t order;		/* its place in its FIFO: psem_waiter_order */
 };
 
 /* The policies by name ("strict", "weighted"); NULL for an unknown name. */
@@ -91,6 +92,13 @@ int psem_resume(struct psem *sem, unsigned prio);
 void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
     psem_grant_cb cb, void *arg);
 enum psem_state psem_waiter_state(const struct psem_waiter *w);
+/*
+ * Where w goes in its FIFO when it next acquires: after every waiter of an
+ * order up to its own, before the rest (0 for all by default: plain FIFO).
+ * A waiter taken out and put back with the same order gets its place back;
+ * placing one that is not the last walks from the tail to it.
+ */
+void psem_waiter_order(struct psem_waiter *w, int64_t order);
 
 /*
  * Asks for w's permits. Returns 1 when they were free and nobody the policy

@@ -122,6 +122,10 @@ timefmt_parse(const char *s, int64_t *ms)
 	if (mon < 1 || mon > 12 || day < 1 || day > mdays[mon - 1] ||
 	    hour > 23 || min > 59 || sec > 60)
 		goto bad;
+	/* February 29 only in a leap year. */
+	if (mon == 2 && day == 29 &&
+	    !(year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)))
+		goto bad;
 	if (*p == '.') {
 		p++;
 		if (*p < '0' || *p > '9')

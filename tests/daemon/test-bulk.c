@@ -481,6 +481,50 @@ test_list_by_name_and_held(void **state)
 	assert_ids(tcall(c, "list", "{sb}", "held", 1), "jobs", 0);
 	assert_ids(tcall(c, "list", "{ss ss}", "name", "on", "priority",
 	    "parked"), "jobs", 0);
+	json_decref(tcall(c, "hold", "{sI}", "id", two));
+	assert_ids(tcall(c, "list", "{sb}", "held", 1), "jobs", 1, two);
+	assert_ids(tcall(c, "list", "{sb}", "held", 0), "jobs", 1, one);
+	tdaemon_end(d, c);
+}
+
+static int64_t
+labelled(struct client *c, json_t *labels)
+{
+	return tsubmit(c, "{s[ss] ss so}", "argv", "sleep", "60", "priority",
+	    "parked", "labels", labels);
+}
+
+/* Every pair of a filter's labels must be among the job's. */
+static void
+test_filters_by_labels(void **state)
+{
+	struct tdaemon *d = start();
+	struct client *c = tconnect(d);
+	int64_t j1, j2, j3, j4;
+
+	(void)state;
+	j1 = labelled(c, json_pack("{ss ss}", "team", "a", "env", "prod"));
+	j2 = labelled(c, json_pack("{ss}", "team", "a"));
+	j3 = labelled(c, json_pack("{ss}", "team", "b"));
+	j4 = parked(c, "none");
+	assert_ids(tcall(c, "list", "{s{ss}}", "labels", "team", "a"), "jobs",
+	    2, j1, j2);
+	assert_ids(tcall(c, "list", "{s{ss ss}}", "labels", "env", "prod",
+	    "team", "a"), "jobs", 1, j1);
+	assert_ids(tcall(c, "list", "{s{}}", "labels"), "jobs", 4, j1, j2, j3,
+	    j4);
+	assert_ids(tcall(c, "cancel", "{s{s{ss}}}", "filter", "labels", "team",
+	    "c"), "ids", 0);
+	assert_ids(tcall(c, "cancel", "{s{s{ss}}}", "filter", "labels", "team",
+	    "a"), "ids", 2, j1, j2);
+	assert_state(c, j3, "queued");
+	assert_ids(tcall(c, "retry", "{s{s{ss}}}", "filter", "labels", "env",
+	    "prod"), "ids", 1, j1);
+	json_decref(tcall(c, "cancel", "{sI}", "id", j1));
+	assert_ids(tcall(c, "remove", "{s{s{ss} ss}}", "filter", "labels",
+	    "team", "a", "priority", "parked"), "ids", 2, j1, j2);
+	assert_gone(c, j1);
+	assert_state(c, j3, "queued");
 	tdaemon_end(d, c);
 }
 
@@ -498,6 +542,7 @@ main(void)
 		cmocka_unit_test(test_remove_leaves_no_wait_or_watch_behind),
 		cmocka_unit_test(test_wait_on_ids_answers_when_all_have_ended),
 		cmocka_unit_test(test_list_by_name_and_held),
+		cmocka_unit_test(test_filters_by_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -289,6 +289,45 @@ matrix_remove(struct matrix *m, enum actor a)
 	assert_true(exists(m, m->done));
 }
 
+/* hold, then release, of the owner's queued job: each the owner's or an
+ * admin's to do. */
+static void
+matrix_hold(struct matrix *m, enum actor a)
+{
+	int64_t id = owner_queued(m);
+	json_t *job;
+
+	json_decref(cell(m, a, "hold", json_pack("{sI}", "id", id),
+	    is_owner_or_admin(a)));
+	job = tget(m->as[ROOT], id);
+	assert_int_equal(json_is_true(json_object_get(job, "held")),
+	    is_owner_or_admin(a));
+	json_decref(job);
+	json_decref(tcall(m->as[ROOT], "hold", "{sI}", "id", id));
+	json_decref(cell(m, a, "release", json_pack("{sI}", "id", id),
+	    is_owner_or_admin(a)));
+	job = tget(m->as[ROOT], id);
+	assert_int_equal(json_is_true(json_object_get(job, "held")),
+	    !is_owner_or_admin(a));
+	json_decref(job);
+	json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
+}
+
+static void
+matrix_update(struct matrix *m, enum actor a)
+{
+	int64_t id = owner_queued(m);
+	json_t *job;
+
+	json_decref(cell(m, a, "update", json_pack("{sI ss}", "id", id,
+	    "name", "renamed"), is_owner_or_admin(a)));
+	job = tget(m->as[ROOT], id);
+	assert_string_equal(tjstr(job, "name"),
+	    is_owner_or_admin(a) ? "renamed" : "sleep");
+	json_decref(job);
+	json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
+}
+
 static void
 matrix_output(struct matrix *m, enum actor a)
 {
@@ -325,15 +364,18 @@ static const struct {
 } matrix_rows[] = {
 	{ "cancel", matrix_cancel },
 	{ "get", matrix_open },
+	{ "hold", matrix_hold },
 	{ "list", matrix_open },
 	{ "output", matrix_output },
 	{ "pause", matrix_admin },
+	{ "release", matrix_hold },
 	{ "reload", matrix_admin },
 	{ "remove", matrix_remove },
 	{ "resume", matrix_admin },
 	{ "retry", matrix_retry },
 	{ "stats", matrix_open },
 	{ "submit", matrix_submit },
+	{ "update", matrix_update },
 	{ "wait", matrix_open },
 	{ "watch", matrix_open },
 };

@@ -34,6 +34,21 @@ fuzz_check_err(const struct method_err *err)
 	FUZZ_ASSERT(err->message[0] != '\0');
 }
 
+/* What submit's and update's checks promise of labels. */
+static void
+fuzz_check_labels(const struct config *cfg, json_t *params)
+{
+	json_t *labels = json_object_get(params, "labels"), *v;
+	const char *k;
+
+	FUZZ_ASSERT(json_object_size(labels) <= cfg->max_labels);
+	json_object_foreach(labels, k, v) {
+		FUZZ_ASSERT(strlen(k) >= 1 && strlen(k) <= 64);
+		FUZZ_ASSERT(json_is_string(v) &&
+		    json_string_length(v) <= cfg->max_label_value);
+	}
+}
+
 /* What submit's check promises its handler. */
 static void
 fuzz_check_submit(const struct config *cfg, json_t *params)
@@ -50,6 +65,7 @@ fuzz_check_submit(const struct config *cfg, json_t *params)
 	FUZZ_ASSERT(bytes <= cfg->max_argv_bytes);
 	FUZZ_ASSERT(json_object_size(json_object_get(params, "env")) <=
 	    cfg->max_env);
+	fuzz_check_labels(cfg, params);
 }
 
 /* What bulk_check promises bulk_start: one of id and filter, and a filter
@@ -102,6 +118,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg->max_env = (unsigned)fuzz_u8(&in) % 8;
 	cfg->max_env_bytes = 64;
 	cfg->max_name = (unsigned)fuzz_u8(&in) % 32 + 1;
+	cfg->max_labels = 4;
+	cfg->max_label_value = 16;
 	ctx.permits = (unsigned)fuzz_u8(&in) % 8 + 1;
 	params = json_loadb((const char *)in.p, in.n, JSON_DECODE_ANY, NULL);
 	for (admin = 0; admin < 2; admin++) {
@@ -115,6 +133,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_ASSERT(admin || !(m->flags & METHOD_ADMIN));
 				if (strcmp(m->name, "submit") == 0)
 					fuzz_check_submit(cfg, params);
+				if (strcmp(m->name, "update") == 0)
+					fuzz_check_labels(cfg, params);
 				if (strcmp(m->name, "cancel") == 0 ||
 				    strcmp(m->name, "retry") == 0 ||
 				    strcmp(m->name, "remove") == 0)

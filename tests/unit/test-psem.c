@@ -588,6 +588,61 @@ test_cancel_anywhere_and_positions(void **state)
 	fixture_free(fx);
 }
 
+/*
+ * A waiter with an order goes back to its place among the others, as a
+ * held job released does: before every waiter of a greater order, after
+ * those of an equal or smaller one; positions follow at once.
+ */
+static void
+test_acquire_by_order_takes_its_place_back(void **state)
+{
+	struct fixture *fx = fixture_new(1, 1, "strict");
+	struct tw holder, w[5];
+	int i;
+
+	(void)state;
+	tw_init(fx, &holder, 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	for (i = 0; i < 5; i++) {
+		tw_init(fx, &w[i], i + 1, 0, 1);
+		psem_waiter_order(&w[i].w, 10 * (i + 1));
+		assert_int_equal(psem_acquire(fx->sem, &w[i].w), 0);
+	}
+	/* Out and back in: the middle, the head, the tail. */
+	assert_int_equal(psem_position(fx->sem, &w[4].w), 4);
+	assert_int_equal(psem_cancel(fx->sem, &w[2].w), 0);
+	assert_int_equal(psem_position(fx->sem, &w[4].w), 3);
+	assert_int_equal(psem_acquire(fx->sem, &w[2].w), 0);
+	assert_int_equal(psem_position(fx->sem, &w[2].w), 2);
+	assert_int_equal(psem_position(fx->sem, &w[4].w), 4);
+	assert_int_equal(psem_cancel(fx->sem, &w[0].w), 0);
+	assert_int_equal(psem_cancel(fx->sem, &w[4].w), 0);
+	assert_int_equal(psem_acquire(fx->sem, &w[4].w), 0);
+	assert_int_equal(psem_acquire(fx->sem, &w[0].w), 0);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(psem_position(fx->sem, &w[i].w), i);
+	/* An equal order goes after its equals. */
+	assert_int_equal(psem_cancel(fx->sem, &w[1].w), 0);
+	psem_waiter_order(&w[1].w, 30);
+	assert_int_equal(psem_acquire(fx->sem, &w[1].w), 0);
+	assert_int_equal(psem_position(fx->sem, &w[2].w), 1);
+	assert_int_equal(psem_position(fx->sem, &w[1].w), 2);
+
+	/* Grants follow that order. */
+	holder.auto_release = true;
+	for (i = 0; i < 5; i++)
+		w[i].auto_release = true;
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	settle(fx);
+	assert_int_equal(fx->norder, 5);
+	assert_int_equal(fx->order[0], 1);
+	assert_int_equal(fx->order[1], 3);
+	assert_int_equal(fx->order[2], 2);
+	assert_int_equal(fx->order[3], 4);
+	assert_int_equal(fx->order[4], 5);
+	fixture_free(fx);
+}
+
 /* Canceling the head that blocked everyone lets the rest through. */
 static void
 test_cancel_of_blocking_head_unblocks(void **state)
@@ -909,6 +964,7 @@ main(void)
 		cmocka_unit_test(test_cap_limits_one_priority_while_others_proceed),
 		cmocka_unit_test(test_cancel_anywhere_and_positions),
 		cmocka_unit_test(test_cancel_of_blocking_head_unblocks),
+		cmocka_unit_test(test_acquire_by_order_takes_its_place_back),
 		cmocka_unit_test(test_positions_in_any_order_of_asking),
 		cmocka_unit_test(test_weighted_positions_match_grant_order),
 		cmocka_unit_test(test_release_beyond_acquired_is_refused),

@@ -58,6 +58,8 @@ parse_takes_fractions_and_offsets(void **state)
 	assert_parse("2026-11-22T11:00:00+01:00", T0);
 	assert_parse("2026-11-22T08:30:00-01:30", T0);
 	assert_parse("2026-11-22 10:00:00Z", T0);
+	assert_parse("2028-02-29T00:00:00Z", INT64_C(1835395200000));
+	assert_parse("2000-02-29T00:00:00Z", INT64_C(951782400000));
 }
 
 static void
@@ -71,6 +73,10 @@ parse_refuses_what_is_not_rfc3339(void **state)
 	assert_parse_fails("2026-11-22T10:00Z");
 	assert_parse_fails("2026-13-22T10:00:00Z");
 	assert_parse_fails("2026-11-32T10:00:00Z");
+	assert_parse_fails("2026-11-31T10:00:00Z");
+	assert_parse_fails("2026-02-30T10:00:00Z");
+	assert_parse_fails("2027-02-29T10:00:00Z");
+	assert_parse_fails("2100-02-29T10:00:00Z");	/* not a leap year */
 	assert_parse_fails("2026-11-22T24:00:00Z");
 	assert_parse_fails("2026-11-22T10:00:00Zjunk");
 	assert_parse_fails("2026-11-22T10:00:00+0100");

@@ -1,0 +1,24 @@
+/* jobs-private.h - what jobs.c lends jobs-edit.c, and nothing else includes:
+ * the steps an edit of a queued job is made of. */
+#ifndef TRIAGED_JOBS_PRIVATE_H
+#define TRIAGED_JOBS_PRIVATE_H
+
+#include <stdbool.h>
+
+struct job;
+struct triaged;
+
+/* Into the semaphore, at its place by seq, unless it is held, waits for
+ * the jobs it runs after, or for its begin_at (then into the queue of
+ * begin times); nothing when it is in either already. */
+void jobs_try_acquire(struct triaged *td, struct job *job);
+/* Out of the semaphore's queue and the queue of begin times. */
+void jobs_unqueue(struct triaged *td, struct job *job);
+/* Sets held, and the counts with it. */
+void jobs_set_held(struct triaged *td, struct job *job, bool held);
+/* Counts it under priority prio, at the tail: the caller unqueued it. */
+void jobs_move(struct triaged *td, struct job *job, unsigned prio);
+/* Writes it, and publishes change once that is on disk. */
+void jobs_edited(struct triaged *td, struct job *job, const char *change);
+
+#endif

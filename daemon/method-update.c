@@ -1,0 +1,133 @@
+/* method-update.c - `update`: changes a queued job's priority, name, limits,
+ * labels or begin time, checked as a submission's are. */
+#include <string.h>
+
+#include "config.h"
+#include "conn.h"
+#include "job.h"
+#include "jobs.h"
+#include "labels.h"
+#include "method.h"
+#include "rpc.h"
+#include "timefmt.h"
+#include "triaged.h"
+
+static int
+update_check(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *labels = json_object_get(params, "labels");
+	json_t *begin_at = json_object_get(params, "begin_at");
+	int64_t ms;
+
+	if (method_check_id(ctx, params, err) != 0 ||
+	    method_check_priority(ctx, params, err) != 0 ||
+	    method_check_name(ctx->cfg, params, err) != 0 ||
+	    method_check_timeout(params, err) != 0 ||
+	    method_check_retries(params, err) != 0)
+		return -1;
+	if (labels != NULL &&
+	    labels_check(ctx->cfg, labels, "labels", err) != 0)
+		return -1;
+	if (json_is_string(begin_at) &&
+	    timefmt_parse(json_string_value(begin_at), &ms) != 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "begin_at",
+		    "\"begin_at\" must be null or a time in RFC 3339 with an "
+		    "offset (\"2026-11-22T10:00:00Z\", \"...+01:00\"): "
+		    "\"%.64s\" is not one", json_string_value(begin_at));
+	return 0;
+}
+
+/*
+ * A new priority: -1 when it is the job's own (nothing moves), else its
+ * index, after checking that the job fits it (its slots under max_running,
+ * room under max_queued). -2 after answering req.
+ */
+static int
+update_priority(struct rpc_req *req, json_t *params, const struct job *job)
+{
+	struct triaged *td = rpc_daemon(req);
+	const struct config_priority *p;
+	unsigned queued;
+	int prio = method_priority(td->cfg, params);
+
+	if (prio < 0 || (unsigned)prio == job->waiter.prio)
+		return -1;
+	p = &td->cfg->priorities[prio];
+	if (p->max_running != 0 && job->slots > p->max_running) {
+		rpc_error(req, RPC_INVALID_PARAMS, "priority",
+		    "priority %s may hold at most %u slots (max_running), so "
+		    "job %llu, which needs %u, could never run there",
+		    p->name, p->max_running, (unsigned long long)job->id,
+		    job->slots);
+		return -2;
+	}
+	queued = jobs_count(td, prio, JOB_QUEUED) + jobs_staged(td, prio);
+	if (queued >= p->max_queued) {
+		rpc_error(req, RPC_QUEUE_FULL, "priority",
+		    "priority %s is full: %u jobs queued (max_queued)",
+		    p->name, queued);
+		return -2;
+	}
+	return prio;
+}
+
+static void
+update_handler(struct rpc_req *req, json_t *params)
+{
+	struct triaged *td = rpc_daemon(req);
+	json_t *timeout = json_object_get(params, "timeout");
+	json_t *retries = json_object_get(params, "retries");
+	json_t *begin_at = json_object_get(params, "begin_at");
+	struct jobs_update u = { .prio = -1 };
+	struct job *job;
+
+	if ((job = method_job(req, params)) == NULL ||
+	    !method_may_act(req, job, "update"))
+		return;
+	if (!jobs_editable(job)) {
+		rpc_error(req, RPC_WRONG_STATE, NULL, "job %llu is %s: only a "
+		    "queued job can be updated", (unsigned long long)job->id,
+		    job->state == JOB_QUEUED ? "starting" :
+		    job_state_name(job->state));
+		return;
+	}
+	if ((u.prio = update_priority(req, params, job)) == -2)
+		return;
+	u.name = json_string_value(json_object_get(params, "name"));
+	if ((u.has_timeout = timeout != NULL))
+		u.timeout_ms = (uint64_t)(json_number_value(timeout) * 1000 +
+		    0.5);
+	if ((u.has_retries = retries != NULL))
+		u.retries = (unsigned)json_integer_value(retries);
+	u.labels = json_object_get(params, "labels");
+	if ((u.has_begin_at = begin_at != NULL)) {
+		u.begin_at = -1;
+		if (json_is_string(begin_at))
+			(void)timefmt_parse(json_string_value(begin_at),
+			    &u.begin_at);
+	}
+	if (jobs_update(td, job, &u, conn_uid(req->conn)) != 0) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	method_reply_durable(req, jobs_json(td, job));
+}
+
+static const struct method_param update_params[] = {
+	{ "id", PARAM_INTEGER, true, NULL },
+	{ "priority", PARAM_STRING, false, NULL },
+	{ "name", PARAM_STRING, false, NULL },
+	{ "timeout", PARAM_NUMBER, false, NULL },
+	{ "retries", PARAM_INTEGER, false, NULL },
+	{ "labels", PARAM_OBJECT, false, "an object of strings" },
+	{ "begin_at", PARAM_STRING | PARAM_NULL, false, "a string or null" },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_update = {
+	.name = "update",
+	.params = update_params,
+	.check = update_check,
+	.handler = update_handler,
+};
