@@ -1,8 +1,10 @@
 /* method-remove.c - `remove`: terminal jobs and their captured output are
- * deleted now, after everything they did has been heard. */
+ * deleted now, after everything they did has been heard, a slice a turn. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <event2/event.h>
 
 #include "bulk.h"
 #include "job.h"
@@ -11,22 +13,28 @@
 #include "prune.h"
 #include "rpc.h"
 #include "store.h"
+#include "timefmt.h"
 #include "triaged.h"
 
 /*
- * Every change made before the barrier is published by now: the waits
- * and watches of the job have heard its end. A job retried since (a new
- * attempt, or not terminal) may have changes not heard yet: it stays.
+ * Jobs whose earlier changes have all been heard (their barrier passed),
+ * forgotten a few at a time: each forget moves the store's array, so a
+ * remove of 100,000 jobs must not do them all in one turn of the loop.
  */
-static void
-remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
-    void *arg)
-{
-	struct bulk_token *token = arg;
-	struct method_err err;
+#define REMOVE_SLICE_US 2000
 
-	(void)job;
-	(void)cause;
+static struct bulk_token **remove_queue;
+static size_t remove_head, remove_n, remove_cap;
+static struct event *remove_ev;
+
+/* A job retried since its barrier (a new attempt, or not terminal) may
+ * have changes not heard yet: it stays. */
+static void
+remove_one(struct triaged *td, struct bulk_token *token)
+{
+	struct method_err err;
+	struct job *job;
+
 	if ((job = store_get(td->store, token->id)) == NULL) {
 		method_fail(&err, RPC_NO_SUCH_JOB, "id", "no job %llu: it "
 		    "was removed meanwhile", (unsigned long long)token->id);
@@ -43,6 +51,59 @@ remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
 		bulk_settle(token, BULK_FAILED, &err);
 	} else
 		bulk_settle(token, BULK_ACTED, NULL);
+}
+
+static void
+remove_queue_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	uint64_t start = timefmt_mono_us();
+
+	(void)fd;
+	(void)what;
+	while (remove_head < remove_n) {
+		if (timefmt_mono_us() - start > REMOVE_SLICE_US) {
+			evtimer_add(remove_ev, &now);
+			return;
+		}
+		remove_one(arg, remove_queue[remove_head++]);
+	}
+	remove_head = remove_n = 0;
+}
+
+/* Every change made before the barrier is published by now: the waits
+ * and watches of the job have heard its end. */
+static void
+remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct bulk_token **v, *token = arg;
+	struct method_err err;
+
+	(void)job;
+	(void)cause;
+	if (remove_n == remove_cap) {
+		v = reallocarray(remove_queue, remove_cap ? remove_cap * 2 :
+		    256, sizeof *v);
+		if (v == NULL) {
+			method_fail(&err, RPC_INTERNAL_ERROR, NULL,
+			    "out of memory");
+			bulk_settle(token, BULK_FAILED, &err);
+			return;
+		}
+		remove_queue = v;
+		remove_cap = remove_cap ? remove_cap * 2 : 256;
+	}
+	if (remove_ev == NULL &&
+	    (remove_ev = evtimer_new(td->base, remove_queue_cb, td)) == NULL) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		bulk_settle(token, BULK_FAILED, &err);
+		return;
+	}
+	remove_queue[remove_n++] = token;
+	if (!evtimer_pending(remove_ev, NULL))
+		evtimer_add(remove_ev, &now);
 }
 
 static enum bulk_verdict
