@@ -188,8 +188,8 @@ asan:
 VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli crash docs durable \
-	faults fdlimit jobs lifecycle limits load notify queue reload rpc sched \
-	security)
+	faults fdlimit jobproc jobs lifecycle limits load notify queue reload \
+	rpc sched security)
 VALGRIND := valgrind --tool=memcheck --trace-children=no \
 	--leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=30 \

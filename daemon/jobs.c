@@ -377,10 +377,23 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
 }
 
+/* What the job's priority says of its process, as the config is now. */
+static void
+jobs_run_opts(const struct triaged *td, const struct job *job,
+    struct run_job_opts *opts)
+{
+	const struct config_priority *p =
+	    &td->cfg->priorities[job->waiter.prio];
+
+	opts->io_idle = p->io_class == CONFIG_IO_IDLE;
+	opts->keep_tail = p->output_keep == CONFIG_OUTPUT_KEEP_TAIL;
+}
+
 static void
 jobs_launch(struct triaged *td, struct jobs_item *it)
 {
 	struct job *job = store_get(td->store, it->id);
+	struct run_job_opts opts;
 
 	/* Canceled, or stopped with the daemon, meanwhile. */
 	if (job == NULL || job->state != JOB_QUEUED || !job->begun ||
@@ -395,7 +408,8 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 		store_update(td->store, job);
 		return;
 	}
-	if (run_start(td->run, job) != 0) {
+	jobs_run_opts(td, job, &opts);
+	if (run_start(td->run, job, &opts) != 0) {
 		log_warnx("job %llu: out of memory starting it",
 		    (unsigned long long)job->id);
 		psem_release(td->sem, &job->waiter);
@@ -920,6 +934,8 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		    (unsigned long long)job->id);
 	job->stdout_truncated = out->stdout_truncated;
 	job->stderr_truncated = out->stderr_truncated;
+	job->stdout_dropped = out->stdout_dropped;
+	job->stderr_dropped = out->stderr_dropped;
 	job->user_time = out->user_time;
 	job->system_time = out->system_time;
 	job->max_rss_kb = out->max_rss_kb;

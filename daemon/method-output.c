@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "job.h"
 #include "method.h"
+#include "pool-spec.h"
 #include "rpc.h"
+#include "run.h"
 #include "triaged.h"
 
 #define OUTPUT_DEFAULT_LIMIT 65536
@@ -75,18 +78,19 @@ output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
 }
 
 /*
- * Which attempt the capture files hold. The worker makes them afresh just
- * before an attempt's process starts; until that attempt is running (a
- * job queued again after a failure or a retry, or handed out but not
- * started yet), or when it ended without being handed out (canceled while
- * queued), they still hold the previous attempt's output.
+ * Which attempt the capture files hold. They are removed when an attempt
+ * is handed to a worker, which makes them afresh; until then (a job
+ * queued again after a failure or a retry), or when it ended without
+ * being handed out (canceled while queued), they still hold the previous
+ * attempt's output.
  */
 static unsigned
-output_attempt(const struct job *job)
+output_attempt(const struct triaged *td, const struct job *job)
 {
-	bool begun = job->begun && job->state != JOB_QUEUED;
+	bool fresh = (job->begun && job->state != JOB_QUEUED) ||
+	    run_handed(td->run, job);
 
-	return job->attempt > 1 && !begun ? job->attempt - 1 : job->attempt;
+	return job->attempt > 1 && !fresh ? job->attempt - 1 : job->attempt;
 }
 
 static int
@@ -95,20 +99,102 @@ output_check(const struct method_ctx *ctx, json_t *params,
 {
 	const char *stream = json_string_value(json_object_get(params,
 	    "stream"));
-	json_t *joff = json_object_get(params, "offset");
 	json_t *jlim = json_object_get(params, "limit");
 
 	if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)
 		return method_fail(err, RPC_INVALID_PARAMS, "stream",
 		    "\"stream\" must be \"stdout\" or \"stderr\"");
-	if (joff != NULL && json_integer_value(joff) < 0)
-		return method_fail(err, RPC_INVALID_PARAMS, "offset",
-		    "\"offset\" must be 0 or more");
 	if (jlim != NULL && (json_integer_value(jlim) < 1 ||
 	    json_integer_value(jlim) > OUTPUT_MAX_LIMIT))
 		return method_fail(err, RPC_INVALID_PARAMS, "limit",
 		    "\"limit\" must be from 1 to %d", OUTPUT_MAX_LIMIT);
 	return method_check_id(ctx, params, err);
+}
+
+/*
+ * The bytes of the stream no longer stored before the file's first: the
+ * job's record once it has ended, else the count the worker marks each
+ * capture file with under output_keep = tail (none under head). 0, or -1
+ * with errno.
+ */
+static int
+output_dropped(const struct job *job, const char *stream, int fd,
+    uint64_t *dropped)
+{
+	char text[24], *end;
+	ssize_t n;
+
+	*dropped = 0;
+	if (job_state_terminal(job->state)) {
+		*dropped = strcmp(stream, "stdout") == 0 ?
+		    job->stdout_dropped : job->stderr_dropped;
+		return 0;
+	}
+	n = fgetxattr(fd, POOL_DROPPED_XATTR, text, sizeof text - 1);
+	if (n == -1)
+		return errno == ENODATA || errno == ENOTSUP ? 0 : -1;
+	text[n] = '\0';
+	errno = 0;
+	*dropped = strtoull(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0') {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* A negative offset counts back from the end: from 0 when the stream is
+ * shorter. */
+static json_int_t
+output_offset(json_int_t offset, off_t size)
+{
+	if (offset >= 0)
+		return offset;
+	/* size >= 0: no overflow, even from INT64_MIN */
+	return size + offset < 0 ? 0 : size + offset;
+}
+
+/* A page of a capture file as read. */
+struct output_page {
+	json_int_t offset;	/* asked for; then where the page starts */
+	unsigned char *buf;	/* allocated; NULL when there is no file */
+	ssize_t got;
+	off_t size;		/* of the stored stream */
+	uint64_t dropped;	/* bytes before its first that are gone */
+};
+
+/*
+ * Reads up to limit bytes of the file at path into pg, from pg->offset
+ * (from the end when negative). No file: the attempt has not started
+ * (or its worker is about to make the files), and so wrote nothing. 0, or
+ * -1 with errno and *what the step that failed.
+ */
+static int
+output_read(const struct job *job, const char *stream, const char *path,
+    json_int_t limit, struct output_page *pg, const char **what)
+{
+	struct stat st;
+	int fd, rc = -1;
+
+	*what = "open";
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		pg->offset = output_offset(pg->offset, 0);
+		return errno == ENOENT ? 0 : -1;
+	}
+	*what = "read";
+	if (fstat(fd, &st) != 0 ||
+	    output_dropped(job, stream, fd, &pg->dropped) != 0)
+		goto out;
+	pg->size = st.st_size;
+	pg->offset = output_offset(pg->offset, st.st_size);
+	if ((pg->buf = malloc((size_t)limit)) == NULL ||
+	    (pg->got = pread(fd, pg->buf, (size_t)limit, (off_t)pg->offset))
+	    < 0)
+		goto out;
+	rc = 0;
+out:
+	close(fd);
+	return rc;
 }
 
 static void
@@ -119,18 +205,15 @@ output_handler(struct rpc_req *req, json_t *params)
 	    "stream"));
 	json_t *joff = json_object_get(params, "offset");
 	json_t *jlim = json_object_get(params, "limit");
-	json_int_t offset = joff ? json_integer_value(joff) : 0;
 	json_int_t limit = jlim ? json_integer_value(jlim) : OUTPUT_DEFAULT_LIMIT;
-	const char *encoding = "utf-8";
-	unsigned char *buf = NULL;
+	struct output_page pg = { joff ? json_integer_value(joff) : 0, NULL,
+	    0, 0, 0 };
+	const char *encoding = "utf-8", *what;
 	size_t used = 0;
-	struct stat st = { 0 };
 	bool truncated, terminal;
 	struct job *job;
 	char path[4096];
-	ssize_t got = 0;
 	json_t *data;
-	int fd;
 
 	if ((job = method_job(req, params)) == NULL ||
 	    !method_may_act(req, job, "read the output of"))
@@ -139,42 +222,32 @@ output_handler(struct rpc_req *req, json_t *params)
 
 	snprintf(path, sizeof path, "%s/%llu.%s", td->output_dir,
 	    (unsigned long long)job->id, stream);
-	/* No file: the job never started, and so wrote nothing. */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (fstat(fd, &st) != 0 ||
-		    (buf = malloc((size_t)limit)) == NULL ||
-		    (got = pread(fd, buf, (size_t)limit, (off_t)offset)) < 0) {
-			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-			    "cannot read the output of job %llu: %s",
-			    (unsigned long long)job->id, strerror(errno));
-			close(fd);
-			free(buf);
-			return;
-		}
-		close(fd);
-	} else if (errno != ENOENT) {
+	if (output_read(job, stream, path, limit, &pg, &what) != 0) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-		    "cannot open the output of job %llu: %s",
+		    "cannot %s the output of job %llu: %s", what,
 		    (unsigned long long)job->id, strerror(errno));
+		free(pg.buf);
 		return;
 	}
-	data = output_data(buf ? buf : (const unsigned char *)"", (size_t)got,
-	    !terminal || offset + got < st.st_size, &used, &encoding);
-	free(buf);
+	data = output_data(pg.buf ? pg.buf : (const unsigned char *)"",
+	    (size_t)pg.got, !terminal || pg.offset + pg.got < pg.size, &used,
+	    &encoding);
+	free(pg.buf);
 	if (terminal)
 		truncated = stream[3] == 'o' ? job->stdout_truncated :
 		    job->stderr_truncated;
 	else
-		truncated = td->cfg->max_output > 0 &&
-		    (uint64_t)st.st_size >= td->cfg->max_output;
-	rpc_reply(req, json_pack("{so ss sI sI sb sb sI}",
+		truncated = pg.dropped > 0 || (td->cfg->max_output > 0 &&
+		    (uint64_t)pg.size >= td->cfg->max_output);
+	rpc_reply(req, json_pack("{so ss sI sI sb sb sI sI}",
 	    "data", data,
 	    "encoding", encoding,
-	    "offset", offset,
-	    "next_offset", offset + (json_int_t)used,
-	    "eof", terminal && offset + (json_int_t)used >= st.st_size,
+	    "offset", pg.offset,
+	    "next_offset", pg.offset + (json_int_t)used,
+	    "eof", terminal && pg.offset + (json_int_t)used >= pg.size,
 	    "truncated", truncated,
-	    "attempt", (json_int_t)output_attempt(job)));
+	    "dropped", (json_int_t)pg.dropped,
+	    "attempt", (json_int_t)output_attempt(td, job)));
 }
 
 static const struct method_param output_params[] = {

@@ -281,6 +281,8 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		prio = (int)cfg->default_priority;
 	if (submit_check_limits(ctx, params, &cfg->priorities[prio],
 	    err) != 0 || submit_check_followups(params, err) != 0 ||
+	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
+	    &cfg->priorities[prio], err) != 0 ||
 	    submit_check_queueing(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
@@ -482,6 +484,20 @@ nomem:
 	return -1;
 }
 
+/* The job's process: its nice (the priority's by default) and whether
+ * stderr joins stdout. */
+static void
+submit_process(json_t *params, const struct config_priority *p,
+    struct job *job)
+{
+	json_t *nice = json_object_get(params, "nice");
+
+	job->nice = nice != NULL ? (int)json_integer_value(nice) :
+	    (int)p->nice;
+	job->merge_output = json_is_true(json_object_get(params,
+	    "merge_output"));
+}
+
 static void
 submit_handler(struct rpc_req *req, json_t *params)
 {
@@ -520,6 +536,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, &user) != 0)
 		goto fail;
+	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);
 	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
@@ -549,6 +566,8 @@ static const struct method_param submit_params[] = {
 	{ "exclusive", PARAM_BOOLEAN, false, NULL },
 	{ "retries", PARAM_INTEGER, false, NULL },
 	{ "after", PARAM_ARRAY, false, NULL },
+	{ "nice", PARAM_INTEGER, false, NULL },
+	{ "merge_output", PARAM_BOOLEAN, false, NULL },
 	{ "labels", PARAM_OBJECT, false, "an object of strings" },
 	{ "hold", PARAM_BOOLEAN, false, NULL },
 	{ "begin_at", PARAM_STRING, false, NULL },

@@ -1,5 +1,5 @@
 /* method-update.c - `update`: changes a queued job's priority, name, limits,
- * labels or begin time, checked as a submission's are. */
+ * labels, begin time or nice, checked as a submission's are. */
 #include <string.h>
 
 #include "config.h"
@@ -24,7 +24,9 @@ update_check(const struct method_ctx *ctx, json_t *params,
 	    method_check_priority(ctx, params, err) != 0 ||
 	    method_check_name(ctx->cfg, params, err) != 0 ||
 	    method_check_timeout(params, err) != 0 ||
-	    method_check_retries(params, err) != 0)
+	    method_check_retries(params, err) != 0 ||
+	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
+	    NULL, err) != 0)
 		return -1;
 	if (labels != NULL &&
 	    labels_check(ctx->cfg, labels, "labels", err) != 0)
@@ -72,6 +74,35 @@ update_priority(struct rpc_req *req, json_t *params, const struct job *job)
 	return prio;
 }
 
+/*
+ * nice, against the priority the job will have (its own, or prio): the
+ * same rule as at submit. A new priority without a nice gives the job that
+ * priority's, as a submission there would get. 0, or -1 answered.
+ */
+static int
+update_nice(struct rpc_req *req, json_t *params, const struct job *job,
+    int prio, struct jobs_update *u)
+{
+	const struct config *cfg = rpc_daemon(req)->cfg;
+	const struct config_priority *p =
+	    &cfg->priorities[prio >= 0 ? (unsigned)prio : job->waiter.prio];
+	json_t *nice = json_object_get(params, "nice");
+	struct method_err err;
+
+	if (nice == NULL) {
+		if ((u->has_nice = prio >= 0))
+			u->nice = (int)p->nice;
+		return 0;
+	}
+	if (method_check_nice(conn_is_admin(req->conn), nice, p, &err) != 0) {
+		rpc_error(req, err.code, err.field, "%s", err.message);
+		return -1;
+	}
+	u->has_nice = true;
+	u->nice = (int)json_integer_value(nice);
+	return 0;
+}
+
 static void
 update_handler(struct rpc_req *req, json_t *params)
 {
@@ -92,7 +123,8 @@ update_handler(struct rpc_req *req, json_t *params)
 		    job_state_name(job->state));
 		return;
 	}
-	if ((u.prio = update_priority(req, params, job)) == -2)
+	if ((u.prio = update_priority(req, params, job)) == -2 ||
+	    update_nice(req, params, job, u.prio, &u) != 0)
 		return;
 	u.name = json_string_value(json_object_get(params, "name"));
 	if ((u.has_timeout = timeout != NULL))
@@ -122,6 +154,7 @@ static const struct method_param update_params[] = {
 	{ "retries", PARAM_INTEGER, false, NULL },
 	{ "labels", PARAM_OBJECT, false, "an object of strings" },
 	{ "begin_at", PARAM_STRING | PARAM_NULL, false, "a string or null" },
+	{ "nice", PARAM_INTEGER, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 

@@ -299,6 +299,25 @@ method_check_retries(json_t *params, struct method_err *err)
 }
 
 int
+method_check_nice(bool admin, json_t *nice, const struct config_priority *p,
+    struct method_err *err)
+{
+	json_int_t n = json_integer_value(nice);
+
+	if (nice == NULL)
+		return 0;
+	if (n < 0 || n > 19)
+		return method_fail(err, RPC_INVALID_PARAMS, "nice",
+		    "\"nice\" must be from 0 to 19");
+	if (p != NULL && n < p->nice && !admin)
+		return method_fail(err, RPC_INVALID_PARAMS, "nice",
+		    "\"nice\" %lld is below priority %s's nice of %u: only "
+		    "an admin may ask for that", (long long)n, p->name,
+		    p->nice);
+	return 0;
+}
+
+int
 method_priority(const struct config *cfg, json_t *params)
 {
 	json_t *name = json_object_get(params, "priority");

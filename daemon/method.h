@@ -112,6 +112,12 @@ int method_check_name(const struct config *cfg, json_t *params,
     struct method_err *err);
 int method_check_timeout(json_t *params, struct method_err *err);
 int method_check_retries(json_t *params, struct method_err *err);
+/* nice (a param's value, NULL for none): 0 to 19, and no less than p's
+ * unless admin asks, since a lower nice takes the CPU from the priorities
+ * above (p NULL: the range alone). */
+struct config_priority;
+int method_check_nice(bool admin, json_t *nice,
+    const struct config_priority *p, struct method_err *err);
 /* The index of the priority named by params' "priority", which
  * method_check_priority has passed; -1 when absent. */
 int method_priority(const struct config *cfg, json_t *params);

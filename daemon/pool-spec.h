@@ -7,6 +7,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* On a keep_tail capture file, the extended attribute holding how many
+ * bytes of the stream it no longer stores before its first, in decimal:
+ * the worker sets it, `output` reads it while the job runs. */
+#define POOL_DROPPED_XATTR	"user.triage.dropped"
+
 /* Everything a worker needs to run one job; borrowed for the call only. */
 struct pool_spec {
 	uint64_t job_id;
@@ -20,6 +25,10 @@ struct pool_spec {
 	const char *stdout_path;	/* created or truncated, mode 0600 */
 	const char *stderr_path;
 	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */
+	bool keep_tail;		/* keep the last max_output bytes, not the first */
+	bool merge_output;	/* stderr into stdout's capture, like 2>&1 */
+	int nice;		/* of the job's process, 0 to 19 */
+	bool io_idle;		/* ioprio class idle, else the kernel's default */
 };
 
 /* How a job's run ended: its process exited and both streams closed. */
@@ -34,6 +43,8 @@ struct pool_result {
 	uint64_t stderr_bytes;
 	bool stdout_truncated;
 	bool stderr_truncated;
+	uint64_t stdout_dropped;	/* keep_tail: bytes before the kept ones */
+	uint64_t stderr_dropped;
 };
 
 #endif

@@ -40,6 +40,10 @@ prune_job(struct triaged *td, uint64_t id)
 		return -1;
 	prune_unlink(td, id, "stdout");
 	prune_unlink(td, id, "stderr");
+	/* What a worker killed while compacting (output_keep = tail) left
+	 * behind. */
+	prune_unlink(td, id, "stdout.tmp");
+	prune_unlink(td, id, "stderr.tmp");
 	return 0;
 }
 

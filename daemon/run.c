@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -27,6 +28,7 @@
 struct jobrun {
 	struct run *run;
 	struct job *job;
+	struct run_job_opts opts;
 	TAILQ_ENTRY(jobrun) entry;	/* in run->list */
 	bool handed;			/* a worker has it */
 	bool started;			/* its process exists */
@@ -159,6 +161,13 @@ run_envp(const struct job *job, struct run_vars *vars)
 	return envp;
 }
 
+static void
+run_unlink(const char *path)
+{
+	if (unlink(path) == -1 && errno != ENOENT)
+		log_warn("cannot remove %s", path);
+}
+
 /* Hands the run to an idle worker. Returns 0, or -1 with errno EAGAIN when
  * none is idle (it stays waiting) or another errno (it cannot run). */
 static int
@@ -191,6 +200,15 @@ run_hand(struct jobrun *jr)
 	spec.stdout_path = out;
 	spec.stderr_path = err;
 	spec.max_output = run->params.max_output;
+	spec.keep_tail = jr->opts.keep_tail;
+	spec.merge_output = job->merge_output;
+	spec.nice = job->nice;
+	spec.io_idle = jr->opts.io_idle;
+	/* From now on the files are the new attempt's (run_handed): the
+	 * last attempt's output must not pass for it until the worker has
+	 * made them afresh. */
+	run_unlink(out);
+	run_unlink(err);
 	rc = pool_start(run->pool, &spec);
 	free(envp);
 	if (rc != 0)
@@ -312,7 +330,7 @@ run_free(struct run *run)
 }
 
 int
-run_start(struct run *run, struct job *job)
+run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 {
 	struct jobrun *jr;
 	struct timeval tv;
@@ -321,6 +339,7 @@ run_start(struct run *run, struct job *job)
 		return -1;
 	jr->run = run;
 	jr->job = job;
+	jr->opts = *opts;
 	jr->stop_as = JOB_QUEUED;
 	if (job->timeout_ms > 0) {
 		tv = timefmt_tv(job->timeout_ms);
@@ -456,6 +475,14 @@ run_has(const struct run *run, const struct job *job)
 	return run_find_id(run, job->id) != NULL;
 }
 
+bool
+run_handed(const struct run *run, const struct job *job)
+{
+	const struct jobrun *jr = run_find_id(run, job->id);
+
+	return jr != NULL && jr->handed;
+}
+
 unsigned
 run_count(const struct run *run)
 {
@@ -513,6 +540,8 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 	out.max_rss_kb = res->max_rss_kb;
 	out.stdout_truncated = res->stdout_truncated;
 	out.stderr_truncated = res->stderr_truncated;
+	out.stdout_dropped = res->stdout_dropped;
+	out.stderr_dropped = res->stderr_dropped;
 	if (jr->stop_as != JOB_QUEUED) {
 		out.state = jr->stop_as;
 		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);

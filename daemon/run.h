@@ -28,6 +28,15 @@ struct run_outcome {
 	int64_t max_rss_kb;
 	bool stdout_truncated;
 	bool stderr_truncated;
+	uint64_t stdout_dropped;	/* output_keep = tail: bytes before offset 0 */
+	uint64_t stderr_dropped;
+};
+
+/* What a job's priority says of its process, taken when its run starts:
+ * a reload changes it for the runs started after. */
+struct run_job_opts {
+	bool io_idle;		/* io_class = idle */
+	bool keep_tail;		/* output_keep = tail */
 };
 
 struct run_callbacks {
@@ -62,8 +71,10 @@ void run_set_limits(struct run *run, uint64_t kill_grace_ms,
 void run_free(struct run *run);
 
 /* Hands job to a worker, at once or when one is idle, in the order of
- * the calls. 0, or -1 out of memory (nothing changed). */
-int run_start(struct run *run, struct job *job);
+ * the calls, with opts (copied). 0, or -1 out of memory (nothing
+ * changed). */
+int run_start(struct run *run, struct job *job,
+    const struct run_job_opts *opts);
 
 /*
  * Ends job's run: its process group gets sig now (when it has not
@@ -78,6 +89,9 @@ bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
 
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);
+/* True once a worker has its run: the capture files are then this
+ * attempt's (removed at the hand-over, made afresh by the worker). */
+bool run_handed(const struct run *run, const struct job *job);
 unsigned run_count(const struct run *run);
 
 #endif

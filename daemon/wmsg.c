@@ -12,9 +12,12 @@ _Static_assert(sizeof(uid_t) == sizeof(uint32_t), "uid_t is 32 bits");
 _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 _Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
 _Static_assert(sizeof(struct wmsg_run_head) == 40, "no hidden padding");
+
+#define WMSG_RUN_FLAGS (WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS | \
+	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE)
 _Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_started) == 24, "no hidden padding");
-_Static_assert(sizeof(struct wmsg_finished) == 312, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_finished) == 328, "no hidden padding");
 _Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
     sizeof(((struct pool_result *)0)->error), "same error buffer");
 
@@ -117,7 +120,11 @@ wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
 	head.uid = spec->uid;
 	head.gid = spec->gid;
 	head.flags = (spec->set_creds ? WMSG_RUN_SET_CREDS : 0) |
-	    (spec->no_new_privs ? WMSG_RUN_NO_NEW_PRIVS : 0);
+	    (spec->no_new_privs ? WMSG_RUN_NO_NEW_PRIVS : 0) |
+	    (spec->keep_tail ? WMSG_RUN_KEEP_TAIL : 0) |
+	    (spec->merge_output ? WMSG_RUN_MERGE_OUTPUT : 0) |
+	    (spec->io_idle ? WMSG_RUN_IO_IDLE : 0);
+	head.nice = spec->nice;
 	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
 	head.envc = (uint32_t)envc;
 	hdr.type = WMSG_RUN;
@@ -159,9 +166,8 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	if (len < sizeof head || len > WMSG_RUN_MAX)
 		goto proto;
 	memcpy(&head, buf, sizeof head);
-	if (head.pad != 0 || (head.flags &
-	    ~(uint32_t)(WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS)) != 0 ||
-	    head.argc == 0)
+	if ((head.flags & ~(uint32_t)WMSG_RUN_FLAGS) != 0 ||
+	    head.argc == 0 || head.nice < 0 || head.nice > 19)
 		goto proto;
 
 	/* Count the strings first: the counts only size the arrays once the
@@ -205,6 +211,10 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	run->spec.envp = (const char *const *)run->envp;
 	run->spec.set_creds = (head.flags & WMSG_RUN_SET_CREDS) != 0;
 	run->spec.no_new_privs = (head.flags & WMSG_RUN_NO_NEW_PRIVS) != 0;
+	run->spec.keep_tail = (head.flags & WMSG_RUN_KEEP_TAIL) != 0;
+	run->spec.merge_output = (head.flags & WMSG_RUN_MERGE_OUTPUT) != 0;
+	run->spec.io_idle = (head.flags & WMSG_RUN_IO_IDLE) != 0;
+	run->spec.nice = head.nice;
 	run->spec.uid = head.uid;
 	run->spec.gid = head.gid;
 	run->spec.max_output = head.max_output;
@@ -229,6 +239,8 @@ wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
 	msg->max_rss_kb = res->max_rss_kb;
 	msg->stdout_bytes = res->stdout_bytes;
 	msg->stderr_bytes = res->stderr_bytes;
+	msg->stdout_dropped = res->stdout_dropped;
+	msg->stderr_dropped = res->stderr_dropped;
 	/* the memset above leaves the rest NUL: no stale bytes go out */
 	memcpy(msg->error, res->error,
 	    strnlen(res->error, sizeof msg->error - 1));
@@ -242,7 +254,9 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	    memchr(msg->error, '\0', sizeof msg->error) == NULL ||
 	    !isfinite(msg->user_time) || msg->user_time < 0 ||
 	    !isfinite(msg->system_time) || msg->system_time < 0 ||
-	    msg->max_rss_kb < 0) {
+	    msg->max_rss_kb < 0 ||
+	    (msg->stdout_dropped != 0 && !msg->stdout_truncated) ||
+	    (msg->stderr_dropped != 0 && !msg->stderr_truncated)) {
 		errno = EPROTO;
 		return -1;
 	}
@@ -255,6 +269,8 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	res->max_rss_kb = msg->max_rss_kb;
 	res->stdout_bytes = msg->stdout_bytes;
 	res->stderr_bytes = msg->stderr_bytes;
+	res->stdout_dropped = msg->stdout_dropped;
+	res->stderr_dropped = msg->stderr_dropped;
 	res->stdout_truncated = msg->stdout_truncated;
 	res->stderr_truncated = msg->stderr_truncated;
 	return 0;

@@ -47,9 +47,12 @@ struct wmsg_run_head {
 	uint32_t flags;
 #define WMSG_RUN_SET_CREDS	0x1
 #define WMSG_RUN_NO_NEW_PRIVS	0x2
+#define WMSG_RUN_KEEP_TAIL	0x4
+#define WMSG_RUN_MERGE_OUTPUT	0x8
+#define WMSG_RUN_IO_IDLE	0x10
 	uint32_t argc;		/* >= 1 */
 	uint32_t envc;
-	uint32_t pad;		/* 0 */
+	int32_t nice;		/* 0 to 19 */
 };
 
 struct wmsg_signal {
@@ -78,6 +81,8 @@ struct wmsg_finished {
 	int64_t max_rss_kb;
 	uint64_t stdout_bytes;
 	uint64_t stderr_bytes;
+	uint64_t stdout_dropped;	/* non-zero only when truncated */
+	uint64_t stderr_dropped;
 	char error[256];	/* NUL-terminated */
 };
 
@@ -119,8 +124,8 @@ void wmsg_run_clear(struct wmsg_run *run);
 /* Fills a FINISHED payload from res (every byte, padding included). */
 void wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
     const struct pool_result *res);
-/* Checks a FINISHED payload (flags 0/1, error NUL-terminated, sizes sane)
- * and fills res. Returns 0, or -1 with errno EPROTO. */
+/* Checks a FINISHED payload (flags 0/1, error NUL-terminated, sizes sane,
+ * bytes dropped only from a truncated stream) and fills res. Returns 0, or -1 with errno EPROTO. */
 int wmsg_finished_decode(const struct wmsg_finished *msg,
     struct pool_result *res);
 

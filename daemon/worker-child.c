@@ -1,5 +1,6 @@
 /* worker-child.c - the job child between a worker's fork and the job's exec:
- * its own session, default signals, credentials, cwd, fds and environment. */
+ * its own session, default signals, credentials, priority, cwd, fds and
+ * environment. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -7,7 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/ioprio.h>
 
 #include "sigdefault.h"
 #include "worker-child.h"
@@ -92,14 +97,62 @@ worker_child_fds(const struct worker_child *c)
 
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 		worker_child_fail(c, "open", "/dev/null");
+	/* merge_output is 2>&1: the stderr pipe then only sees its EOF. */
 	if (dup2(null, STDIN_FILENO) == -1 ||
 	    dup2(c->out, STDOUT_FILENO) == -1 ||
-	    dup2(c->err, STDERR_FILENO) == -1)
+	    dup2(c->run->spec.merge_output ? c->out : c->err,
+	    STDERR_FILENO) == -1)
 		worker_child_fail(c, "dup2", NULL);
 	if ((c->errpipe > 3 &&
 	    close_range(3, (unsigned)c->errpipe - 1, 0) == -1) ||
 	    close_range((unsigned)c->errpipe + 1, ~0U, 0) == -1)
 		worker_child_fail(c, "close_range", NULL);
+}
+
+/*
+ * A job is a session of its own, and so, where the kernel groups tasks by
+ * session for the CPU (sched_autogroup_enabled, on in most distributions),
+ * a group of its own: its nice then only weighs within that group, and a
+ * nice 19 job gets as much CPU as a nice 0 one beside it. The group's own
+ * nice is what weighs against the other jobs, so it gets the job's. This
+ * runs before the credential change: the kernel allows others only ten
+ * such writes a second. A daemon not run as root may hear EAGAIN for
+ * that reason, and its job then runs in a group of nice 0 rather than not
+ * at all. The value is never below 0, a new group's own.
+ */
+static void
+worker_child_autogroup(const struct worker_child *c)
+{
+	int fd, nice = c->run->spec.nice;
+
+	if (nice == 0)
+		return;
+	if ((fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return;		/* a kernel without autogroups */
+		worker_child_fail(c, "open", "/proc/self/autogroup");
+	}
+	if (dprintf(fd, "%d", nice) < 0 &&
+	    !(errno == EAGAIN && geteuid() != 0))
+		worker_child_fail(c, "write", "/proc/self/autogroup");
+	close(fd);
+}
+
+/* The job's CPU and I/O priority, as the job's user: it may only make
+ * itself nicer than the worker, never take a place above others. */
+static void
+worker_child_priority(const struct worker_child *c)
+{
+	const struct pool_spec *spec = &c->run->spec;
+	char arg[16];
+
+	if (setpriority(PRIO_PROCESS, 0, spec->nice) == -1) {
+		snprintf(arg, sizeof arg, "%d", spec->nice);
+		worker_child_fail(c, "setpriority", arg);
+	}
+	if (spec->io_idle && syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+	    IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) == -1)
+		worker_child_fail(c, "ioprio_set", "idle");
 }
 
 void
@@ -112,8 +165,10 @@ worker_child_exec(const struct worker_child *c)
 	if (setsid() == -1)
 		worker_child_fail(c, "setsid", NULL);
 	worker_child_signals(c);
+	worker_child_autogroup(c);
 	if (run->spec.set_creds)
 		worker_child_creds(c);
+	worker_child_priority(c);
 	/* After the credential change, which clears it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		worker_child_fail(c, "prctl", "PR_SET_PDEATHSIG");

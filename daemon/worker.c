@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +40,9 @@ struct worker {
 struct worker_stream {
 	int pipe;		/* read end; -1 once closed */
 	int file;		/* the capture file; -1 once closed */
+	const char *path;	/* its name, which compaction replaces */
 	uint64_t kept;		/* bytes written to file */
+	uint64_t dropped;	/* keep_tail: bytes compacted away */
 	bool truncated;		/* some output was dropped */
 };
 
@@ -208,29 +212,16 @@ worker_stream_close(struct worker_job *job, int i)
 	job->flags |= i == 0 ? WORKER_JOB_STDOUT_EOF : WORKER_JOB_STDERR_EOF;
 }
 
-/* Copies what the pipe has into the file, up to max_output bytes in all;
- * the rest is read (so the job never blocks on a full pipe) and dropped. A
- * file that cannot be written drops the rest too. */
-static void
-worker_stream_read(struct worker *w, struct worker_job *job, int i)
+/* Writes len bytes of buf to the stream's file. Returns how many it
+ * wrote; a file that cannot be written is closed, and drops the rest. */
+static size_t
+worker_stream_write(struct worker_stream *s, const char *buf, size_t len)
 {
-	struct worker_stream *s = &job->out[i];
-	uint64_t room;
-	size_t keep, off = 0;
-	ssize_t got, n;
+	size_t off = 0;
+	ssize_t n;
 
-	got = read(s->pipe, w->buf, sizeof w->buf);
-	if (got == -1 && errno == EINTR)
-		return;
-	if (got <= 0) {
-		/* EOF, or an error that will not go away: the same to us */
-		worker_stream_close(job, i);
-		return;
-	}
-	room = s->file == -1 ? 0 : job->run->spec.max_output - s->kept;
-	keep = (uint64_t)got < room ? (size_t)got : (size_t)room;
-	while (off < keep) {
-		n = write(s->file, w->buf + off, keep - off);
+	while (off < len) {
+		n = write(s->file, buf + off, len - off);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -241,8 +232,121 @@ worker_stream_read(struct worker *w, struct worker_job *job, int i)
 		off += (size_t)n;
 	}
 	s->kept += off;
-	if (off < (size_t)got)
+	return off;
+}
+
+/* The count of bytes no longer stored, on the capture file itself: a
+ * reader of a running job's file gets the count of the very file it
+ * opened, whatever compaction does meanwhile. */
+static int
+worker_stream_mark(int fd, uint64_t dropped)
+{
+	char text[24];
+	int n;
+
+	n = snprintf(text, sizeof text, "%llu", (unsigned long long)dropped);
+	return fsetxattr(fd, POOL_DROPPED_XATTR, text, (size_t)n, 0);
+}
+
+/*
+ * keep_tail: replaces the file by a new one holding only its last
+ * max_output bytes, marked with the count dropped. The new file is made
+ * under another name and renamed over the old one, so that a reader sees
+ * either file whole, never one half copied. Returns 0, or -1 (the old
+ * file stays, and the caller drops the rest).
+ */
+static int
+worker_stream_compact(const struct pool_spec *spec, struct worker_stream *s)
+{
+	uint64_t max = spec->max_output, cut = s->kept - max;
+	char tmp[PATH_MAX];
+	loff_t from = (loff_t)cut;
+	size_t left = (size_t)max;
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", s->path) >= sizeof tmp)
+		return -1;
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return -1;
+	if (spec->set_creds && fchown(fd, spec->uid, spec->gid) == -1)
+		goto fail;
+	while (left > 0) {
+		n = copy_file_range(s->file, &from, fd, NULL, left, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		left -= (size_t)n;
+	}
+	if (worker_stream_mark(fd, s->dropped + cut) == -1 ||
+	    rename(tmp, s->path) == -1)
+		goto fail;
+	close(s->file);
+	s->file = fd;
+	s->kept = max;
+	s->dropped += cut;
+	s->truncated = true;
+	return 0;
+fail:
+	close(fd);
+	unlink(tmp);
+	return -1;
+}
+
+/* keep_tail: compaction once the file holds twice what it keeps, so that
+ * its size stays under 2 * max_output + a read, whatever the job writes;
+ * at the end (final), whatever it holds over max_output. */
+static void
+worker_stream_trim(const struct pool_spec *spec, struct worker_stream *s,
+    bool final)
+{
+	uint64_t max = spec->max_output;
+
+	if (s->file == -1 || s->kept <= max ||
+	    (!final && s->kept - max < max))
+		return;
+	if (worker_stream_compact(spec, s) == -1) {
+		close(s->file);
+		s->file = -1;
 		s->truncated = true;
+	}
+}
+
+/* Copies what the pipe has into the file: under keep_head up to
+ * max_output bytes in all, the rest read (so the job never blocks on a
+ * full pipe) and dropped; under keep_tail all of it, the file compacted
+ * as it grows. A file that cannot be written drops the rest too. */
+static void
+worker_stream_read(struct worker *w, struct worker_job *job, int i)
+{
+	const struct pool_spec *spec = &job->run->spec;
+	struct worker_stream *s = &job->out[i];
+	uint64_t room;
+	size_t keep;
+	ssize_t got;
+
+	got = read(s->pipe, w->buf, sizeof w->buf);
+	if (got == -1 && errno == EINTR)
+		return;
+	if (got <= 0) {
+		/* EOF, or an error that will not go away: the same to us */
+		worker_stream_close(job, i);
+		return;
+	}
+	if (s->file == -1)
+		room = 0;
+	else if (spec->keep_tail)
+		room = (uint64_t)got;
+	else
+		room = spec->max_output - s->kept;
+	keep = (uint64_t)got < room ? (size_t)got : (size_t)room;
+	if (worker_stream_write(s, w->buf, keep) < (size_t)got)
+		s->truncated = true;
+	if (spec->keep_tail)
+		worker_stream_trim(spec, s, false);
 }
 
 /*
@@ -453,10 +557,23 @@ worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
 	for (i = 0; i < 2; i++) {
 		path = i == 0 ? job->run->spec.stdout_path :
 		    job->run->spec.stderr_path;
-		job->out[i].file = open(path, O_WRONLY | O_CREAT | O_TRUNC |
-		    O_NOFOLLOW | O_CLOEXEC, 0600);
+		job->out[i].path = path;
+		/* keep_tail reads the file back when it compacts it. */
+		job->out[i].file = open(path, (job->run->spec.keep_tail ?
+		    O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
 		if (job->out[i].file == -1) {
 			worker_error(res, "open", path);
+			return -1;
+		}
+		/* A file system without user extended attributes cannot
+		 * tell readers what was dropped: refused before the run.
+		 * (The daemon removed the last attempt's files, so a file
+		 * kept by its head has no count.) */
+		if (job->run->spec.keep_tail &&
+		    worker_stream_mark(job->out[i].file, 0) == -1) {
+			worker_error(res, "output_keep = tail: setxattr "
+			    POOL_DROPPED_XATTR, path);
 			return -1;
 		}
 		/* A job's output is its user's, like anything it writes. */
@@ -589,6 +706,8 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	    (double)job.ru.ru_stime.tv_usec / 1e6;
 	res.max_rss_kb = job.ru.ru_maxrss;	/* KiB on Linux */
 	for (i = 0; i < 2; i++) {
+		if (spec->keep_tail)
+			worker_stream_trim(spec, &job.out[i], true);
 		/* a failed close may have lost buffered data: say so */
 		if (job.out[i].file != -1 && close(job.out[i].file) == -1)
 			job.out[i].truncated = true;
@@ -598,6 +717,8 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	res.stderr_bytes = job.out[1].kept;
 	res.stdout_truncated = job.out[0].truncated;
 	res.stderr_truncated = job.out[1].truncated;
+	res.stdout_dropped = job.out[0].dropped;
+	res.stderr_dropped = job.out[1].dropped;
 	goto send;
 
 not_started:

@@ -120,14 +120,17 @@ config_check_default(struct config_parse *ps)
 }
 
 /* The priorities sorted by rank: the file's, or the built-in three when
- * it has none. */
+ * it has none; an output_keep they do not set is the daemon's. */
 static void
 config_priorities(struct config_parse *ps, struct config *cfg)
 {
 	const struct config_table_builtin *b;
 	struct config_priority *p;
 	unsigned i, n;
+	int keep;
 
+	keep = config_table_find(config_table_priority,
+	    CONFIG_TABLE_PRIORITY_KEYS, "output_keep");
 	n = ps->npriorities > 0 ? ps->npriorities : CONFIG_TABLE_BUILTINS;
 	cfg->priorities = calloc(n, sizeof *cfg->priorities);
 	if (cfg->priorities == NULL) {
@@ -139,6 +142,8 @@ config_priorities(struct config_parse *ps, struct config *cfg)
 		p = &cfg->priorities[i];
 		if (ps->npriorities > 0) {
 			*p = ps->priorities[i].p;
+			if (ps->priorities[i].lines[keep] == 0)
+				p->output_keep = cfg->output_keep;
 			continue;
 		}
 		b = &config_table_builtins[i];
@@ -146,6 +151,7 @@ config_priorities(struct config_parse *ps, struct config *cfg)
 		    CONFIG_TABLE_PRIORITY_KEYS, p);
 		strcpy(p->name, b->name);
 		p->rank = b->rank;
+		p->output_keep = cfg->output_keep;
 	}
 	qsort(cfg->priorities, n, sizeof *cfg->priorities,
 	    config_priority_cmp);

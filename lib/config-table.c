@@ -39,6 +39,18 @@ static const struct config_choice config_table_log_levels[] = {
 	{ NULL, 0 },
 };
 
+static const struct config_choice config_table_output_keeps[] = {
+	{ "head", CONFIG_OUTPUT_KEEP_HEAD },
+	{ "tail", CONFIG_OUTPUT_KEEP_TAIL },
+	{ NULL, 0 },
+};
+
+static const struct config_choice config_table_io_classes[] = {
+	{ "best-effort", CONFIG_IO_BEST_EFFORT },
+	{ "idle", CONFIG_IO_IDLE },
+	{ NULL, 0 },
+};
+
 #define D(field) offsetof(struct config, field)
 #define P(field) offsetof(struct config_priority, field)
 
@@ -133,6 +145,10 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
 	  D(max_output), 0, NULL,
 	  "captured bytes per stream per job, 0 to 1TiB" },
+	{ "output_keep", CONFIG_TYPE_ENUM, 0, 0, "head",
+	  D(output_keep), 0, config_table_output_keeps,
+	  "which bytes of a stream past max_output are kept: head (the "
+	  "first) or tail (the last)" },
 	{ "keep_finished", CONFIG_TYPE_DURATION, 1000, 3650 * DAY_MS, "7d",
 	  D(keep_finished_ms), 0, NULL,
 	  "how long finished jobs and their output are kept, 1s to 3650d" },
@@ -173,6 +189,17 @@ const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {
 	{ "retries", CONFIG_TYPE_UNSIGNED, 0, 1000, "0",
 	  P(retries), 0, NULL,
 	  "default retries of a failing job, 0 to 1000" },
+	{ "nice", CONFIG_TYPE_UNSIGNED, 0, 19, "0",
+	  P(nice), 0, NULL,
+	  "nice value of its jobs' processes, 0 to 19" },
+	{ "io_class", CONFIG_TYPE_ENUM, 0, 0, "best-effort",
+	  P(io_class), 0, config_table_io_classes,
+	  "I/O scheduling class of its jobs' processes: best-effort or idle" },
+	/* No default of its own: the daemon's, filled in once the whole
+	 * file is read. */
+	{ "output_keep", CONFIG_TYPE_ENUM, 0, 0, NULL,
+	  P(output_keep), 0, config_table_output_keeps,
+	  "head or tail, as [daemon] output_keep; unset: the daemon's" },
 };
 
 /* The priorities of a config with no [priority.*] section at all, no file

@@ -40,8 +40,8 @@ struct config_key {
 
 /* The rows of [daemon] (into struct config) and of [priority.NAME] (into
  * struct config_priority). The counts size the per-key bookkeeping. */
-#define CONFIG_TABLE_DAEMON_KEYS 31
-#define CONFIG_TABLE_PRIORITY_KEYS 6
+#define CONFIG_TABLE_DAEMON_KEYS 32
+#define CONFIG_TABLE_PRIORITY_KEYS 9
 extern const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS];
 extern const struct config_key
     config_table_priority[CONFIG_TABLE_PRIORITY_KEYS];

@@ -15,9 +15,13 @@
 #include "config-table.h"
 #include "units.h"
 
-/* enum config_shutdown is stored through an int like the other enums. */
+/* The enums of struct config are stored through an int. */
 _Static_assert(sizeof(enum config_shutdown) == sizeof(int),
     "enum config_shutdown is not int-sized");
+_Static_assert(sizeof(enum config_output_keep) == sizeof(int),
+    "enum config_output_keep is not int-sized");
+_Static_assert(sizeof(enum config_io_class) == sizeof(int),
+    "enum config_io_class is not int-sized");
 
 /* getgrnam_r's buffer grows up to this for groups with many members. */
 #define CONFIG_VALUE_GROUP_BUF_MAX (1024 * 1024)

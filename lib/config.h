@@ -18,6 +18,18 @@ enum config_shutdown {
 	CONFIG_SHUTDOWN_FINISH,
 };
 
+/* Which bytes of a stream past max_output are kept. */
+enum config_output_keep {
+	CONFIG_OUTPUT_KEEP_HEAD,
+	CONFIG_OUTPUT_KEEP_TAIL,
+};
+
+/* The I/O scheduling class of a priority's job processes (ioprio_set). */
+enum config_io_class {
+	CONFIG_IO_BEST_EFFORT,	/* the kernel's default: left alone */
+	CONFIG_IO_IDLE,
+};
+
 struct config_priority {
 	char name[CONFIG_PRIORITY_NAME_MAX + 1];
 	unsigned rank;
@@ -26,6 +38,9 @@ struct config_priority {
 	unsigned max_running;	/* slots; 0 = no cap */
 	uint64_t timeout_ms;	/* 0 = none */
 	unsigned retries;
+	unsigned nice;		/* 0 to 19 */
+	enum config_io_class io_class;
+	enum config_output_keep output_keep;	/* unset: the daemon's */
 	unsigned line;		/* where its section starts; 0 = built in */
 };
 
@@ -63,6 +78,7 @@ struct config {
 	unsigned max_labels;	/* labels of a job */
 	unsigned max_label_value; /* bytes of one label's value */
 	uint64_t max_output;
+	enum config_output_keep output_keep;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;
 	gid_t admin_gid;

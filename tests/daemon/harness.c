@@ -778,6 +778,16 @@ tdaemon_end(struct tdaemon *d, struct client *c)
 	tdaemon_free(d);
 }
 
+int
+tdaemon_group_teardown(void **state)
+{
+	struct tdaemon *d = *state;
+
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_free(d);
+	return 0;
+}
+
 void
 tdaemon_free(struct tdaemon *d)
 {

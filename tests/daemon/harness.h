@@ -65,6 +65,9 @@ void tdaemon_crash(struct tdaemon *d);
 int tdaemon_stop(struct tdaemon *d);
 /* The end of a test: closes c, stops d (which must exit cleanly), frees. */
 void tdaemon_end(struct tdaemon *d, struct client *c);
+/* A cmocka group teardown for the daemon a group setup left in *state:
+ * stops it (it must exit cleanly) and frees it. */
+int tdaemon_group_teardown(void **state);
 /* Kills the whole process group, removes the temp dir, frees. */
 void tdaemon_free(struct tdaemon *d);
 /* Prints the daemon's whole log to stderr. */

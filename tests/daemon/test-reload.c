@@ -474,6 +474,67 @@ test_cli(void **state)
 	tdaemon_end(d, c);
 }
 
+/* A page of a job's stdout that has ended (a new reference). */
+static json_t *
+stdout_page(struct client *c, int64_t id)
+{
+	json_t *page = tcall(c, "output", "{sI ss}", "id", (json_int_t)id,
+	    "stream", "stdout");
+
+	assert_true(json_is_true(json_object_get(page, "eof")));
+	return page;
+}
+
+/*
+ * nice, io_class and output_keep change for the jobs started after a
+ * reload (nice: submitted after, as its default); a job running already
+ * keeps what it started with.
+ */
+static void
+test_job_process_settings(void **state)
+{
+	struct tdaemon *d = tdaemon_start("max_output = 1000\n"
+	    "[priority.a]\nrank = 0\n");
+	struct client *c = tconnect(d);
+	char script[1000];
+	int64_t old, new;
+	json_t *job, *page;
+	const char *data;
+
+	(void)state;
+	snprintf(script, sizeof script, "nice; seq 1 1000; %s",
+	    tgate_sh(d, "settings-gate"));
+	old = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	wait_running(c, old);
+	rewrite(d, "max_output = 1000\n[priority.a]\nrank = 0\nnice = 4\n"
+	    "io_class = idle\noutput_keep = tail\n");
+	reload_ok(c);
+
+	new = tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
+	    "seq 1 1000; nice; ionice -p $$");
+	job = twait(c, new);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "nice"), 4);
+	json_decref(job);
+	page = stdout_page(c, new);
+	data = tjstr(page, "data");
+	assert_true(tjint(page, "dropped") > 0);
+	assert_string_equal(data + strlen(data) - 12, "1000\n4\nidle\n");
+	json_decref(page);
+
+	topen_gate(d, "settings-gate");
+	job = twait(c, old);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "nice"), 0);
+	json_decref(job);
+	page = stdout_page(c, old);
+	assert_int_equal(tjint(page, "dropped"), 0);
+	assert_true(json_is_true(json_object_get(page, "truncated")));
+	assert_true(strncmp(tjstr(page, "data"), "0\n1\n2\n", 6) == 0);
+	json_decref(page);
+	tdaemon_end(d, c);
+}
+
 int
 main(void)
 {
@@ -488,6 +549,7 @@ main(void)
 		cmocka_unit_test(test_admin_group),
 		cmocka_unit_test(test_sighup),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_job_process_settings),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

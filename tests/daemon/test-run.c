@@ -197,8 +197,10 @@ fx_job(struct fx *fx, uint64_t id, const char *const *argv)
 static void
 fx_start_job(struct fx *fx, struct job *job)
 {
+	static const struct run_job_opts opts = { false, false };
+
 	fx->in_call = true;
-	assert_int_equal(run_start(fx->run, job), 0);
+	assert_int_equal(run_start(fx->run, job, &opts), 0);
 	fx->in_call = false;
 	assert_true(run_has(fx->run, job));
 }

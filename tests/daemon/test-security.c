@@ -555,6 +555,70 @@ test_uid_without_passwd_entry_is_refused(void **state)
 	tdaemon_end(d, c);
 }
 
+/* A nice below the priority's takes the CPU from the priorities above:
+ * only admins may ask for one; anyone may ask for a nicer one. */
+static void
+test_nice_below_the_priority_is_for_admins(void **state)
+{
+	struct client *owner, *admin, *root;
+	struct client_error e;
+	struct tdaemon *d;
+	json_t *job;
+	int64_t id;
+
+	(void)state;
+	if (!need_root())
+		skip();
+	d = start_open("[priority.nicer]\nrank = 30\nnice = 10\n");
+	owner = connect_as(d, &actors[OWNER]);
+	admin = connect_as(d, &actors[ADMIN]);
+	root = tconnect(d);
+	assert_int_equal(tcall_error(owner, "submit", &e, "{s[s] ss si}",
+	    "argv", "true", "priority", "nicer", "nice", 9), -32602);
+	assert_string_equal(e.field, "nice");
+	assert_string_equal(e.message, "\"nice\" 9 is below priority nicer's "
+	    "nice of 10: only an admin may ask for that");
+	id = tsubmit(owner, "{s[s] ss}", "argv", "true", "priority", "nicer");
+	assert_int_equal(tjint(job = twait(owner, id), "nice"), 10);
+	json_decref(job);
+	id = tsubmit(owner, "{s[s] ss si}", "argv", "true", "priority",
+	    "nicer", "nice", 15);
+	assert_int_equal(tjint(job = twait(owner, id), "nice"), 15);
+	json_decref(job);
+	id = tsubmit(admin, "{s[s] ss si}", "argv", "true", "priority",
+	    "nicer", "nice", 0);
+	job = twait(admin, id);
+	assert_int_equal(tjint(job, "nice"), 0);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	id = tsubmit(root, "{s[s] ss si}", "argv", "true", "priority",
+	    "nicer", "nice", 3);
+	assert_int_equal(tjint(job = twait(root, id), "nice"), 3);
+	json_decref(job);
+
+	/* update: the same rule, against the priority the job will have;
+	 * moved there without a nice, it takes that priority's. */
+	json_decref(tcall(root, "pause", "{ss}", "priority", "held"));
+	json_decref(tcall(root, "pause", "{ss}", "priority", "nicer"));
+	id = tsubmit(owner, "{s[s] ss}", "argv", "true", "priority", "held");
+	job = tcall(owner, "update", "{sI ss}", "id", id, "priority", "nicer");
+	assert_int_equal(tjint(job, "nice"), 10);
+	json_decref(job);
+	assert_int_equal(tcall_error(owner, "update", &e, "{sI si}", "id", id,
+	    "nice", 9), -32602);
+	assert_string_equal(e.field, "nice");
+	json_decref(tcall(owner, "update", "{sI si}", "id", id, "nice", 12));
+	job = tcall(admin, "update", "{sI si}", "id", id, "nice", 2);
+	assert_int_equal(tjint(job, "nice"), 2);
+	json_decref(job);
+	assert_int_equal(tcall_error(owner, "update", &e, "{sI si}", "id", id,
+	    "nice", 20), -32602);
+	json_decref(tcall(root, "cancel", "{sI}", "id", id));
+	client_free(owner);
+	client_free(admin);
+	tdaemon_end(d, root);
+}
+
 /* The socket has exactly socket_mode and socket_group. */
 static void
 test_socket_mode_and_group(void **state)
@@ -740,6 +804,7 @@ main(void)
 		    test_admin_group_is_primary_too_and_follows_reload),
 		cmocka_unit_test(test_jobs_run_as_their_submitter),
 		cmocka_unit_test(test_uid_without_passwd_entry_is_refused),
+		cmocka_unit_test(test_nice_below_the_priority_is_for_admins),
 		cmocka_unit_test(test_socket_mode_and_group),
 		cmocka_unit_test(test_no_new_privs_only_when_asked),
 		cmocka_unit_test(test_unsafe_state_dirs_are_refused),

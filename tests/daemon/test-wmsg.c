@@ -32,6 +32,10 @@ spec_init(struct pool_spec *spec)
 	spec->stdout_path = "/var/x.out";
 	spec->stderr_path = "/var/x.err";
 	spec->max_output = 123456789;
+	spec->keep_tail = true;
+	spec->merge_output = true;
+	spec->nice = 19;
+	spec->io_idle = true;
 }
 
 /* Encodes spec and returns a malloc'd copy of the payload alone. */
@@ -94,6 +98,10 @@ test_run_roundtrip(void **state)
 	assert_int_equal(run.spec.uid, 1000);
 	assert_int_equal(run.spec.gid, 1001);
 	assert_int_equal(run.spec.max_output, 123456789);
+	assert_true(run.spec.keep_tail);
+	assert_true(run.spec.merge_output);
+	assert_int_equal(run.spec.nice, 19);
+	assert_true(run.spec.io_idle);
 	wmsg_run_clear(&run);
 
 	/* an empty environment is fine */
@@ -103,6 +111,17 @@ test_run_roundtrip(void **state)
 	assert_int_equal(wmsg_run_decode(&run, payload, len), 0);
 	assert_null(run.envp[0]);
 	assert_false(run.spec.set_creds);
+	wmsg_run_clear(&run);
+
+	/* every v1.1 setting off, as a v1 job runs */
+	spec.keep_tail = spec.merge_output = spec.io_idle = false;
+	spec.nice = 0;
+	payload = encode_payload(&spec, &len);
+	assert_int_equal(wmsg_run_decode(&run, payload, len), 0);
+	assert_false(run.spec.keep_tail);
+	assert_false(run.spec.merge_output);
+	assert_false(run.spec.io_idle);
+	assert_int_equal(run.spec.nice, 0);
 	wmsg_run_clear(&run);
 }
 
@@ -157,10 +176,15 @@ test_run_malformed(void **state)
 	head.envc += 3;
 	memcpy(p, &head, sizeof head);
 	assert_rejected(p, len);
-	/* padding and unknown flags */
+	/* a nice value out of 0..19, and unknown flags */
 	p = encode_payload(&spec, &len);
 	memcpy(&head, p, sizeof head);
-	head.pad = 1;
+	head.nice = 20;
+	memcpy(p, &head, sizeof head);
+	assert_rejected(p, len);
+	p = encode_payload(&spec, &len);
+	memcpy(&head, p, sizeof head);
+	head.nice = -1;
 	memcpy(p, &head, sizeof head);
 	assert_rejected(p, len);
 	p = encode_payload(&spec, &len);
@@ -255,6 +279,7 @@ test_finished(void **state)
 	res.stdout_bytes = 10;
 	res.stderr_bytes = 20;
 	res.stderr_truncated = true;
+	res.stderr_dropped = 1000000;
 	wmsg_finished_encode(&msg, 7, &res);
 	assert_int_equal(msg.job_id, 7);
 	assert_int_equal(wmsg_finished_decode(&msg, &back), 0);
@@ -281,6 +306,11 @@ test_finished(void **state)
 	wmsg_finished_encode(&msg, 7, &res);
 	msg.pad = 1;
 	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	/* bytes dropped from a stream that says it lost none */
+	wmsg_finished_encode(&msg, 7, &res);
+	msg.stdout_dropped = 1;
+	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
+	assert_int_equal(errno, EPROTO);
 }
 
 int

@@ -65,6 +65,9 @@ fuzz_check_submit(const struct config *cfg, json_t *params)
 	FUZZ_ASSERT(bytes <= cfg->max_argv_bytes);
 	FUZZ_ASSERT(json_object_size(json_object_get(params, "env")) <=
 	    cfg->max_env);
+	FUZZ_ASSERT(json_object_get(params, "nice") == NULL ||
+	    (json_integer_value(json_object_get(params, "nice")) >= 0 &&
+	    json_integer_value(json_object_get(params, "nice")) <= 19));
 	fuzz_check_labels(cfg, params);
 }
 

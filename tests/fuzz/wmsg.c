@@ -69,7 +69,9 @@ fuzz_finished(struct fuzz_in *in)
 	    res.stdout_bytes == res2.stdout_bytes &&
 	    res.stderr_bytes == res2.stderr_bytes &&
 	    res.stdout_truncated == res2.stdout_truncated &&
-	    res.stderr_truncated == res2.stderr_truncated);
+	    res.stderr_truncated == res2.stderr_truncated &&
+	    res.stdout_dropped == res2.stdout_dropped &&
+	    res.stderr_dropped == res2.stderr_dropped);
 	FUZZ_ASSERT(memcmp(&res.user_time, &res2.user_time,
 	    sizeof res.user_time) == 0);
 }

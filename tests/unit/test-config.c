@@ -528,6 +528,60 @@ every_priority_key_is_read_back(void **state)
 }
 
 static void
+assert_job_process(const struct config_priority *p, unsigned nice,
+    enum config_io_class io_class, enum config_output_keep keep)
+{
+	assert_int_equal(p->nice, nice);
+	assert_int_equal(p->io_class, io_class);
+	assert_int_equal(p->output_keep, keep);
+}
+
+/* config.md v1.1: nice, io_class and output_keep, whose per-priority
+ * default is the daemon's, given or not. */
+static void
+job_process_keys_and_their_defaults(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[priority.a]\nrank = 1\n");
+	assert_int_equal(cfg->output_keep, CONFIG_OUTPUT_KEEP_HEAD);
+	assert_job_process(&cfg->priorities[0], 0, CONFIG_IO_BEST_EFFORT,
+	    CONFIG_OUTPUT_KEEP_HEAD);
+	config_free(cfg);
+
+	cfg = load_ok("[daemon]\noutput_keep = tail\n"
+	    "[priority.a]\nrank = 1\nnice = 19\nio_class = idle\n"
+	    "[priority.b]\nrank = 2\noutput_keep = head\nnice = 0\n"
+	    "io_class = best-effort\n");
+	assert_int_equal(cfg->output_keep, CONFIG_OUTPUT_KEEP_TAIL);
+	assert_job_process(&cfg->priorities[0], 19, CONFIG_IO_IDLE,
+	    CONFIG_OUTPUT_KEEP_TAIL);
+	assert_job_process(&cfg->priorities[1], 0, CONFIG_IO_BEST_EFFORT,
+	    CONFIG_OUTPUT_KEEP_HEAD);
+	config_free(cfg);
+
+	/* the built-in priorities follow the daemon's too */
+	cfg = load_ok("[daemon]\noutput_keep = tail\n");
+	assert_int_equal(cfg->npriorities, 3);
+	assert_int_equal(cfg->priorities[2].output_keep,
+	    CONFIG_OUTPUT_KEEP_TAIL);
+	config_free(cfg);
+
+	assert_daemon_error("output_keep = last",
+	    "output_keep: expected \"head\" or \"tail\", not \"last\"");
+	assert_priority_error("nice = 20",
+	    "nice: expected a whole number from 0 to 19, not \"20\"");
+	assert_priority_error("nice = -1",
+	    "nice: expected a whole number from 0 to 19, not \"-1\"");
+	assert_priority_error("io_class = realtime",
+	    "io_class: expected \"best-effort\" or \"idle\", not "
+	    "\"realtime\"");
+	assert_priority_error("output_keep = middle",
+	    "output_keep: expected \"head\" or \"tail\", not \"middle\"");
+}
+
+static void
 every_shutdown_and_log_level_word_maps(void **state)
 {
 	static const struct {
@@ -1323,6 +1377,7 @@ main(void)
 		T(every_daemon_key_is_read_back),
 		T(every_priority_key_is_read_back),
 		T(every_shutdown_and_log_level_word_maps),
+		T(job_process_keys_and_their_defaults),
 		T(every_boolean_word_is_accepted),
 		T(bounds_are_inclusive_and_enforced),
 		T(socket_mode_is_octal_with_or_without_leading_zero),
