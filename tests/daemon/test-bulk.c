@@ -528,6 +528,35 @@ test_filters_by_labels(void **state)
 	tdaemon_end(d, c);
 }
 
+/* hold and release by filter: what makes no sense (released, held, ended)
+ * is skipped; both id and filter, or neither, are refused. */
+static void
+test_hold_and_release_by_filter(void **state)
+{
+	struct tdaemon *d = start();
+	struct client *c = tconnect(d);
+	int64_t j1, j2, j3, done;
+
+	(void)state;
+	j1 = labelled(c, json_pack("{ss}", "batch", "x"));
+	j2 = labelled(c, json_pack("{ss}", "batch", "x"));
+	j3 = labelled(c, json_pack("{ss}", "batch", "y"));
+	done = tsubmit(c, "{s[s]s{ss}}", "argv", "true", "labels", "batch",
+	    "x");
+	json_decref(twait(c, done));
+	json_decref(tcall(c, "hold", "{sI}", "id", j2));
+	assert_ids(tcall(c, "hold", "{s{s{ss}}}", "filter", "labels", "batch",
+	    "x"), "ids", 1, j1);
+	assert_ids(tcall(c, "list", "{sb}", "held", 1), "jobs", 2, j1, j2);
+	assert_ids(tcall(c, "release", "{s{s[III]}}", "filter", "ids", j1, j3,
+	    done), "ids", 1, j1);
+	assert_ids(tcall(c, "release", "{s{}}", "filter"), "ids", 1, j2);
+	assert_ids(tcall(c, "list", "{sb}", "held", 1), "jobs", 0);
+	assert_bad(c, "hold", "id", "{}");
+	assert_bad(c, "release", "filter", "{\"id\": 1, \"filter\": {}}");
+	tdaemon_end(d, c);
+}
+
 int
 main(void)
 {
@@ -543,6 +572,7 @@ main(void)
 		cmocka_unit_test(test_wait_on_ids_answers_when_all_have_ended),
 		cmocka_unit_test(test_list_by_name_and_held),
 		cmocka_unit_test(test_filters_by_labels),
+		cmocka_unit_test(test_hold_and_release_by_filter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
