@@ -73,15 +73,6 @@ nth_state(const json_t *res, size_t i)
 }
 
 static void
-assert_state(struct client *c, int64_t id, const char *state)
-{
-	json_t *job = tget(c, id);
-
-	assert_string_equal(tstate(job), state);
-	json_decref(job);
-}
-
-static void
 assert_gone(struct client *c, int64_t id)
 {
 	struct client_error e;
@@ -183,12 +174,12 @@ test_cancel_by_filter_selects_by_each_key(void **state)
 	/* name and priority: both must match. */
 	assert_ids(tcall(c, "cancel", "{s{ss ss}}", "filter", "name", "alpha",
 	    "priority", "parked"), "ids", 1, a1);
-	assert_state(c, a1, "canceled");
-	assert_state(c, b1, "queued");
+	tassert_state(c, a1, "canceled");
+	tassert_state(c, b1, "queued");
 	/* ids: a job that ended is passed by, an unknown id is no error. */
 	assert_ids(tcall(c, "cancel", "{s{s[III]}}", "filter", "ids", b1, t1,
 	    (json_int_t)999999), "ids", 1, b1);
-	assert_state(c, t1, "succeeded");
+	tassert_state(c, t1, "succeeded");
 	/* state: the running one only. */
 	json_decref(tcall(c, "cancel", "{sI}", "id", a2));
 	json_decref(twait(c, a2));
@@ -203,8 +194,8 @@ test_cancel_by_filter_selects_by_each_key(void **state)
 	q3 = parked(c, "q");
 	assert_ids(tcall(c, "cancel", "{s{}}", "filter"), "ids", 3, q1, q2,
 	    q3);
-	assert_state(c, q1, "canceled");
-	assert_state(c, q3, "canceled");
+	tassert_state(c, q1, "canceled");
+	tassert_state(c, q3, "canceled");
 	/* Nothing left to cancel: an empty list, not an error. */
 	assert_ids(tcall(c, "cancel", "{s{}}", "filter"), "ids", 0);
 	tdaemon_end(d, c);
@@ -355,7 +346,7 @@ test_remove_deletes_ended_jobs_and_output_for_good(void **state)
 	/* The queued job is passed by. */
 	assert_ids(tcall(c, "remove", "{s{}}", "filter"), "ids", 2, t2, t3);
 	assert_false(output_file_exists(d, t3));
-	assert_state(c, q1, "queued");
+	tassert_state(c, q1, "queued");
 	/* Durable: a restart does not bring them back, nor their ids. */
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -517,14 +508,14 @@ test_filters_by_labels(void **state)
 	    "c"), "ids", 0);
 	assert_ids(tcall(c, "cancel", "{s{s{ss}}}", "filter", "labels", "team",
 	    "a"), "ids", 2, j1, j2);
-	assert_state(c, j3, "queued");
+	tassert_state(c, j3, "queued");
 	assert_ids(tcall(c, "retry", "{s{s{ss}}}", "filter", "labels", "env",
 	    "prod"), "ids", 1, j1);
 	json_decref(tcall(c, "cancel", "{sI}", "id", j1));
 	assert_ids(tcall(c, "remove", "{s{s{ss} ss}}", "filter", "labels",
 	    "team", "a", "priority", "parked"), "ids", 2, j1, j2);
 	assert_gone(c, j1);
-	assert_state(c, j3, "queued");
+	tassert_state(c, j3, "queued");
 	tdaemon_end(d, c);
 }
 

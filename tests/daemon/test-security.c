@@ -457,16 +457,6 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	tdaemon_end(d, root);
 }
 
-/* Waits for the job, which must succeed. */
-static void
-assert_succeeds(struct client *c, int64_t id)
-{
-	json_t *job = twait(c, id);
-
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
-}
-
 /* The whole of a job's stdout, as a string to compare. */
 static char *
 stdout_of(struct client *c, int64_t id)
@@ -505,8 +495,8 @@ test_jobs_run_as_their_submitter(void **state)
 	root = tconnect(d);
 	mine = tsubmit(owner, "{s[sss]}", "argv", "sh", "-c", script);
 	roots = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(owner, mine);
-	assert_succeeds(root, roots);
+	tassert_ends(owner, mine, "succeeded");
+	tassert_ends(root, roots, "succeeded");
 	out = stdout_of(root, mine);
 	assert_string_equal(out, "1\n1\n1\n/usr/sbin daemon daemon "
 	    "/usr/sbin/nologin\n");
@@ -646,7 +636,7 @@ no_new_privs_of_a_job(const char *extra)
 	    "/proc/self/status");
 	char *out;
 
-	assert_succeeds(c, id);
+	tassert_ends(c, id, "succeeded");
 	out = stdout_of(c, id);
 	tdaemon_end(d, c);
 	return out;
@@ -770,7 +760,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 	assert_string_equal(tjstr(run_as, "user"), "daemon");
 	json_decref(stats);
 	id = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(root, id);
+	tassert_ends(root, id, "succeeded");
 	out = stdout_of(root, id);
 	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
 	free(out);
@@ -787,7 +777,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 	assert_int_equal(chmod(d->dir, 0711), 0);
 	other = connect_as(d, &actors[OTHER]);
 	id = tsubmit(other, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(other, id);
+	tassert_ends(other, id, "succeeded");
 	out = stdout_of(other, id);
 	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
 	free(out);
