@@ -188,7 +188,7 @@ asan:
 .PHONY: valgrind
 VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
-VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds cli crash docs durable \
+VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli crash docs durable \
 	faults fdlimit jobproc jobs lifecycle limits load notify queue reload \
 	rpc sched security)
 VALGRIND := valgrind --tool=memcheck --trace-children=no \

@@ -1,55 +1,66 @@
 /* method-hold.c - `hold` and `release`: a queued job stays in its place
  * but is not dispatched, until released; anything else is left as it is. */
-#include "conn.h"
+#include "bulk.h"
 #include "jobs.h"
 #include "method.h"
 #include "rpc.h"
 
-/* Holds or releases the job params name, and answers with it once on disk. */
-static void
-hold_act(struct rpc_req *req, json_t *params, bool hold)
+static enum bulk_verdict
+hold_act(struct bulk *b, struct job *job, struct method_err *err)
 {
-	struct triaged *td = rpc_daemon(req);
-	uid_t by = conn_uid(req->conn);
-	struct job *job;
-
-	if ((job = method_job(req, params)) == NULL ||
-	    !method_may_act(req, job, hold ? "hold" : "release"))
-		return;
-	if (hold)
-		jobs_hold(td, job, by);
-	else
-		jobs_release(td, job, by);
-	method_reply_durable(req, jobs_json(td, job));
+	(void)err;
+	return jobs_hold(bulk_daemon(b), job, bulk_uid(b)) ? BULK_ACTED :
+	    BULK_SKIPPED;
 }
+
+static enum bulk_verdict
+release_act(struct bulk *b, struct job *job, struct method_err *err)
+{
+	(void)err;
+	return jobs_release(bulk_daemon(b), job, bulk_uid(b)) ? BULK_ACTED :
+	    BULK_SKIPPED;
+}
+
+static const struct bulk_op hold_op = {
+	.verb = "hold",
+	.act = hold_act,
+	.id_gives_job = true,
+};
+
+static const struct bulk_op release_op = {
+	.verb = "release",
+	.act = release_act,
+	.id_gives_job = true,
+};
 
 static void
 hold_handler(struct rpc_req *req, json_t *params)
 {
-	hold_act(req, params, true);
+	bulk_start(req, params, &hold_op);
 }
 
 static void
 release_handler(struct rpc_req *req, json_t *params)
 {
-	hold_act(req, params, false);
+	bulk_start(req, params, &release_op);
 }
 
 static const struct method_param hold_params[] = {
-	{ "id", PARAM_INTEGER, true, NULL },
+	{ "id", PARAM_INTEGER, false, NULL },
+	{ "filter", PARAM_OBJECT, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 
 const struct method method_hold = {
 	.name = "hold",
 	.params = hold_params,
-	.check = method_check_id,
+	.check = bulk_check,
 	.handler = hold_handler,
 };
 
 const struct method method_release = {
 	.name = "release",
 	.params = hold_params,
-	.check = method_check_id,
+	.check = bulk_check,
 	.handler = release_handler,
 };

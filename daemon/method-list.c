@@ -1,15 +1,14 @@
-/* method-list.c - `list`: jobs by id, filtered by state and priority,
- * a page at a time (limit, after_id), written a slice per turn of the loop. */
+/* method-list.c - `list`: jobs by id, filtered by state, priority, labels,
+ * name and held, a page at a time (limit, after_id), a slice per turn. */
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "config.h"
+#include "filter.h"
 #include "job.h"
 #include "jobs.h"
 #include "method.h"
@@ -34,10 +33,7 @@ struct list {
 	struct triaged *td;
 	struct event *ev;		/* the next slice */
 	struct evbuffer *out;		/* the result's text */
-	bool want[JOB_NSTATES];
-	/* Its own copy ("" for any): a reload may renumber or free the
-	 * config's priorities while the list goes on. */
-	char prio[CONFIG_PRIORITY_NAME_MAX + 1];
+	struct filter *filter;
 	uint64_t id;			/* the last job looked at */
 	json_int_t left;		/* jobs still to write */
 	bool first;			/* no job written yet */
@@ -48,14 +44,8 @@ list_free(struct list *l)
 {
 	if (l->ev != NULL)
 		event_free(l->ev);
+	filter_free(l->filter);
 	free(l);
-}
-
-static bool
-list_matches(const struct list *l, const struct job *job)
-{
-	return l->want[job->state] && (l->prio[0] == '\0' ||
-	    strcmp(job->priority, l->prio) == 0);
 }
 
 /* Writes the next slice; true when the list is complete. -1 on error. */
@@ -79,7 +69,7 @@ list_slice(struct list *l)
 		}
 		l->id = job->id;
 		scanned++;
-		if (!list_matches(l, job))
+		if (!filter_match(l->filter, job))
 			continue;
 		/* Each job's tree lives only as long as it takes to write it:
 		 * a list never holds more than one. */
@@ -167,21 +157,12 @@ static int
 list_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
 {
-	json_t *states = json_object_get(params, "state");
 	json_t *limit = json_object_get(params, "limit");
 	json_t *after = json_object_get(params, "after_id");
-	json_t *s;
-	size_t i;
 
-	if (method_check_priority(ctx, params, err) != 0)
+	if (filter_check(ctx, params, FILTER_KEYS | FILTER_HELD, "", false,
+	    err) != 0)
 		return -1;
-	json_array_foreach(states, i, s)
-		if (!json_is_string(s) ||
-		    job_state_parse(json_string_value(s)) < 0)
-			return method_fail(err, RPC_INVALID_PARAMS, "state",
-			    "\"state\" must hold state names (queued, "
-			    "running, succeeded, failed, timed_out, canceled, "
-			    "lost)");
 	if (limit != NULL && (json_integer_value(limit) < 1 ||
 	    json_integer_value(limit) > LIST_MAX_LIMIT))
 		return method_fail(err, RPC_INVALID_PARAMS, "limit",
@@ -196,29 +177,21 @@ static void
 list_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
-	json_t *states = json_object_get(params, "state");
 	json_t *limit = json_object_get(params, "limit");
 	json_t *after = json_object_get(params, "after_id");
-	int prio = method_priority(td->cfg, params);
 	struct list *l;
-	json_t *s;
-	size_t i;
 
-	if ((l = calloc(1, sizeof *l)) == NULL) {
+	/* Everybody's jobs: list is open to all. */
+	if ((l = calloc(1, sizeof *l)) == NULL ||
+	    (l->filter = filter_new(td->cfg, params, true, 0)) == NULL) {
+		free(l);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
 	l->req = req;
 	l->td = td;
-	if (prio >= 0)
-		snprintf(l->prio, sizeof l->prio, "%s",
-		    td->cfg->priorities[prio].name);
 	l->left = LIST_DEFAULT_LIMIT;
 	l->first = true;
-	for (i = 0; i < JOB_NSTATES; i++)
-		l->want[i] = states == NULL;
-	json_array_foreach(states, i, s)
-		l->want[job_state_parse(json_string_value(s))] = true;
 	if (limit != NULL)
 		l->left = json_integer_value(limit);
 	if (after != NULL)
@@ -237,6 +210,9 @@ static const struct method_param list_params[] = {
 	{ "priority", PARAM_STRING, false, NULL },
 	{ "limit", PARAM_INTEGER, false, NULL },
 	{ "after_id", PARAM_INTEGER, false, NULL },
+	{ "labels", PARAM_OBJECT, false, NULL },
+	{ "name", PARAM_STRING, false, NULL },
+	{ "held", PARAM_BOOLEAN, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 

@@ -252,18 +252,10 @@ submit_check_queueing(const struct config *cfg, json_t *params,
     struct method_err *err)
 {
 	json_t *labels = json_object_get(params, "labels");
-	json_t *begin_at = json_object_get(params, "begin_at");
-	int64_t ms;
 
 	if (labels != NULL && labels_check(cfg, labels, "labels", err) != 0)
 		return -1;
-	if (begin_at != NULL &&
-	    timefmt_parse(json_string_value(begin_at), &ms) != 0)
-		return method_fail(err, RPC_INVALID_PARAMS, "begin_at",
-		    "\"begin_at\" must be a time in RFC 3339 with an offset "
-		    "(\"2026-11-22T10:00:00Z\", \"...+01:00\"): \"%.64s\" "
-		    "is not one", json_string_value(begin_at));
-	return 0;
+	return method_check_begin_at(params, err);
 }
 
 static int

@@ -17,8 +17,6 @@ update_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
 {
 	json_t *labels = json_object_get(params, "labels");
-	json_t *begin_at = json_object_get(params, "begin_at");
-	int64_t ms;
 
 	if (method_check_id(ctx, params, err) != 0 ||
 	    method_check_priority(ctx, params, err) != 0 ||
@@ -26,17 +24,12 @@ update_check(const struct method_ctx *ctx, json_t *params,
 	    method_check_timeout(params, err) != 0 ||
 	    method_check_retries(params, err) != 0 ||
 	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
-	    NULL, err) != 0)
+	    NULL, err) != 0 ||
+	    method_check_begin_at(params, err) != 0)
 		return -1;
 	if (labels != NULL &&
 	    labels_check(ctx->cfg, labels, "labels", err) != 0)
 		return -1;
-	if (json_is_string(begin_at) &&
-	    timefmt_parse(json_string_value(begin_at), &ms) != 0)
-		return method_fail(err, RPC_INVALID_PARAMS, "begin_at",
-		    "\"begin_at\" must be null or a time in RFC 3339 with an "
-		    "offset (\"2026-11-22T10:00:00Z\", \"...+01:00\"): "
-		    "\"%.64s\" is not one", json_string_value(begin_at));
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "psem.h"
 #include "rpc.h"
 #include "store.h"
+#include "timefmt.h"
 #include "triaged.h"
 
 static const struct method *const method_table[] = {
@@ -25,6 +26,7 @@ static const struct method *const method_table[] = {
 	&method_pause,
 	&method_release,
 	&method_reload,
+	&method_remove,
 	&method_resume,
 	&method_retry,
 	&method_stats,
@@ -314,6 +316,21 @@ method_check_nice(bool admin, json_t *nice, const struct config_priority *p,
 		    "an admin may ask for that", (long long)n, p->name,
 		    p->nice);
 	return 0;
+}
+
+int
+method_check_begin_at(json_t *params, struct method_err *err)
+{
+	json_t *begin_at = json_object_get(params, "begin_at");
+	int64_t ms;
+
+	if (!json_is_string(begin_at) ||
+	    timefmt_parse(json_string_value(begin_at), &ms) == 0)
+		return 0;
+	return method_fail(err, RPC_INVALID_PARAMS, "begin_at",
+	    "\"begin_at\" must be a time in RFC 3339 with an offset "
+	    "(\"2026-11-22T10:00:00Z\", \"...+01:00\"): \"%.64s\" is not one",
+	    json_string_value(begin_at));
 }
 
 int

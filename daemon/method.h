@@ -46,6 +46,7 @@ struct method_err {
 	/* The param at fault (NULL: none): a constant, or a key of the
 	 * params checked, valid as long as they are. */
 	const char *field;
+	char field_buf[80];	/* for a field named on the fly */
 	char message[1024];	/* rpc.c cuts its messages at the same size */
 };
 
@@ -111,6 +112,9 @@ int method_check_name(const struct config *cfg, json_t *params,
     struct method_err *err);
 int method_check_timeout(json_t *params, struct method_err *err);
 int method_check_retries(json_t *params, struct method_err *err);
+/* A check: params' "begin_at", when a string, is an RFC 3339 time with an
+ * offset, of a date that exists (null is the param table's to allow). */
+int method_check_begin_at(json_t *params, struct method_err *err);
 /* nice (a param's value, NULL for none): 0 to 19, and no less than p's
  * unless admin asks, since a lower nice takes the CPU from the priorities
  * above (p NULL: the range alone). */
@@ -147,6 +151,7 @@ extern const struct method method_output;
 extern const struct method method_pause;
 extern const struct method method_release;
 extern const struct method method_reload;
+extern const struct method method_remove;
 extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;

@@ -33,6 +33,20 @@ prune_unlink(const struct triaged *td, uint64_t id, const char *stream)
 		log_warn("cannot remove %s", path);
 }
 
+int
+prune_job(struct triaged *td, uint64_t id)
+{
+	if (jobs_forget(td, id) != 0)
+		return -1;
+	prune_unlink(td, id, "stdout");
+	prune_unlink(td, id, "stderr");
+	/* What a worker killed while compacting (output_keep = tail) left
+	 * behind. */
+	prune_unlink(td, id, "stdout.tmp");
+	prune_unlink(td, id, "stderr.tmp");
+	return 0;
+}
+
 static void
 prune_schedule(uint64_t ms)
 {
@@ -72,15 +86,8 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 		if (job == NULL || !job_state_terminal(job->state) ||
 		    job->finished_at >= before)
 			continue;
-		if (jobs_forget(td, ids[i]) != 0)
-			continue;
-		prune_unlink(td, ids[i], "stdout");
-		prune_unlink(td, ids[i], "stderr");
-		/* What a worker killed while compacting (output_keep =
-		 * tail) left behind. */
-		prune_unlink(td, ids[i], "stdout.tmp");
-		prune_unlink(td, ids[i], "stderr.tmp");
-		gone++;
+		if (prune_job(td, ids[i]) == 0)
+			gone++;
 	}
 	if (gone > 0)
 		log_debug("pruned %zu jobs that ended before keep_finished",

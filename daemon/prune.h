@@ -3,7 +3,14 @@
 #ifndef TRIAGED_PRUNE_H
 #define TRIAGED_PRUNE_H
 
+#include <stdint.h>
+
 struct triaged;
+
+/* Forgets a terminal job now, and removes its capture files (a file that
+ * cannot be removed is only logged). 0, or -1 with errno (ENOENT: no such
+ * job), changing nothing. */
+int prune_job(struct triaged *td, uint64_t id);
 
 /* Starts pruning now and then on a timer; 0, or -1 out of memory. */
 int prune_start(struct triaged *td);

@@ -1,19 +1,33 @@
-/* wait.h - `wait` requests parked on a job until it ends or their timeout
+/* wait.h - `wait` requests parked on jobs until they end or their timeout
  * passes; withdrawn when their connection closes. */
 #ifndef TRIAGED_WAIT_H
 #define TRIAGED_WAIT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-struct job;
+#include <jansson.h>
+
 struct jobs_event;
 struct rpc_req;
 struct triaged;
 
-/* Parks req on job (not terminal) for at most timeout_ms (0: no limit).
- * 0, or -1 with errno when out of memory (req is not answered). */
-int wait_add(struct triaged *td, struct rpc_req *req, const struct job *job,
-    uint64_t timeout_ms);
+/* Answers req with result (stolen): rpc_reply, or a method's own. */
+typedef void (*wait_reply_fn)(struct rpc_req *req, json_t *result);
+
+/*
+ * Parks req until each of the n jobs of ids (all of which exist; an id
+ * may repeat) has reached a terminal state, or for at most timeout_ms (0:
+ * no limit). It is answered with the job object (one: n is 1), or with
+ * {"jobs": [...]} in the order of ids: each job as its end left it, or as
+ * it is at the timeout; a job that ended already, as it is now. When
+ * there is nothing to wait for (each has ended, or now is set), req is
+ * answered at once through reply. 0, or -1 with errno when out of memory
+ * (req is not answered).
+ */
+int wait_add(struct triaged *td, struct rpc_req *req, const uint64_t *ids,
+    size_t n, bool one, uint64_t timeout_ms, bool now, wait_reply_fn reply);
 
 /* The listener of jobs.h: a job that ended answers its waits. */
 void wait_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg);

@@ -614,6 +614,12 @@ store_next(const struct store *st, uint64_t after_id)
 	return i < st->jobs.n ? store_jobs(st)[i] : NULL;
 }
 
+struct job *
+store_last(const struct store *st)
+{
+	return st->jobs.n > 0 ? store_jobs(st)[st->jobs.n - 1] : NULL;
+}
+
 size_t
 store_count(const struct store *st)
 {

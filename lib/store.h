@@ -95,6 +95,8 @@ int store_remove(struct store *st, uint64_t id);
 struct job *store_get(const struct store *st, uint64_t id);
 /* The job with the smallest id above after_id, borrowed; NULL at the end. */
 struct job *store_next(const struct store *st, uint64_t after_id);
+/* The job with the largest id, borrowed; NULL when there is none. */
+struct job *store_last(const struct store *st);
 size_t store_count(const struct store *st);
 
 /* Ids of terminal jobs finished before before_ms, oldest first, at most

@@ -895,6 +895,28 @@ tstate(const json_t *job)
 	return json_string_value(json_object_get(job, "state"));
 }
 
+/* job is in state; job is freed. */
+static void
+tassert_job_state(json_t *job, int64_t id, const char *state)
+{
+	if (strcmp(tstate(job), state) != 0)
+		fail_msg("job %lld is %s, not %s", (long long)id, tstate(job),
+		    state);
+	json_decref(job);
+}
+
+void
+tassert_state(struct client *c, int64_t id, const char *state)
+{
+	tassert_job_state(tget(c, id), id, state);
+}
+
+void
+tassert_ends(struct client *c, int64_t id, const char *state)
+{
+	tassert_job_state(twait(c, id), id, state);
+}
+
 json_t *
 tnotification(struct client *c)
 {

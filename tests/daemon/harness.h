@@ -105,6 +105,9 @@ json_t *tnotification(struct client *c);
 
 /* The job object with this id (get). */
 json_t *tget(struct client *c, int64_t id);
+/* The job is in state now (get); it ends in state (wait). */
+void tassert_state(struct client *c, int64_t id, const char *state);
+void tassert_ends(struct client *c, int64_t id, const char *state);
 /* A job object's integer or string member. */
 json_int_t tjint(const json_t *job, const char *key);
 const char *tjstr(const json_t *job, const char *key);

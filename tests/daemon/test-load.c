@@ -380,6 +380,89 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * method with params by c on every job while another client calls stats:
+ * returns how long the whole took (ms), with the ids it acted on, which
+ * must be n; the latencies of stats go into lat (at most max, *nlat).
+ */
+static double
+bulk_while_stats(struct client *c, struct client *other, const char *method,
+    const char *params, int n, double *lat, int max, int *nlat)
+{
+	int64_t deadline = tdeadline(LIST_TIMEOUT_MS), sent, got;
+	struct pollfd pfd = { .fd = client_fd(c), .events = POLLIN };
+	struct timespec pace = { 0, 2000000 };
+	struct client_error e;
+	json_error_t jerr;
+	json_t *res;
+	double t = tclock_ms();
+
+	sent = client_send(c, method, json_loads(params, 0, &jerr), &e);
+	assert_true(sent > 0);
+	*nlat = 0;
+	while (*nlat < max && poll(&pfd, 1, 0) == 0) {
+		tcheck_deadline(deadline, "%s %s", method, params);
+		lat[(*nlat)++] = timed_stats(other);
+		nanosleep(&pace, NULL);
+	}
+	if ((res = client_recv(c, &got, LIST_TIMEOUT_MS, &e)) == NULL)
+		fail_msg("%s %s: %s", method, params, e.message);
+	t = tclock_ms() - t;
+	assert_int_equal(got, sent);
+	assert_int_equal(json_array_size(json_object_get(res, "ids")), n);
+	json_decref(res);
+	return t;
+}
+
+/* cancel and remove of 100,000 jobs by filter go a slice per turn of the
+ * loop: the others are served meanwhile. */
+static void
+test_cancel_and_remove_of_100000_jobs_while_others_are_served(void **state)
+{
+	enum { N = 100000, MAX_CALLS = 100000 };
+	static const struct {
+		const char *method, *params;
+		int n;
+	} calls[] = {
+		{ "cancel", "{\"filter\":{\"name\":\"none\"}}", 0 },
+		{ "cancel", "{\"filter\":{\"state\":[\"queued\"]}}", N },
+		{ "remove", "{\"filter\":{}}", N },
+	};
+	struct tdaemon *d;
+	struct client *c, *other;
+	double *lat, took, p50, p99;
+	int n, i;
+
+	(void)state;
+	skip_if_wrapped();
+	d = tdaemon_start("max_queued_per_user = 200000\n"
+	    "[priority.bulk]\nrank = 10\nmax_queued = 200000\n");
+	c = tconnect(d);
+	other = tconnect(d);
+	lat = calloc(MAX_CALLS, sizeof *lat);
+	assert_non_null(lat);
+	submit_queued(c, N);
+	for (i = 0; i < 3; i++) {
+		took = bulk_while_stats(c, other, calls[i].method,
+		    calls[i].params, calls[i].n, lat, MAX_CALLS, &n);
+		if (n == 0) {
+			print_message("%s %s over %d jobs: %.0f ms\n",
+			    calls[i].method, calls[i].params, N, took);
+			continue;
+		}
+		p50 = tpercentile(lat, (size_t)n, 50);
+		p99 = tpercentile(lat, (size_t)n, 99);
+		print_message("%s %s over %d jobs (%d acted on): %.0f ms; %d "
+		    "stats meanwhile: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+		    calls[i].method, calls[i].params, N, calls[i].n, took, n,
+		    p50, p99, lat[n - 1]);
+		assert_true(p99 < LOAD_P99_MS);
+		assert_true(lat[n - 1] < LOAD_MAX_MS);
+	}
+	free(lat);
+	client_free(other);
+	tdaemon_end(d, c);
+}
 
 /* Reads one line from fd (blocking, until deadline at most): true when it
  * is a successful reply. */
@@ -460,6 +543,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_client_not_reading_its_batches_does_not_hold_up_others),
 		cmocka_unit_test(test_list_of_100000_jobs_while_others_are_served),
+		cmocka_unit_test(
+		    test_cancel_and_remove_of_100000_jobs_while_others_are_served),
 		cmocka_unit_test(test_burst_of_1000_connections_is_accepted),
 	};
 

@@ -76,22 +76,6 @@ submit_true(struct client *c, const char *prio)
 	return tsubmit(c, "{s[s]ss}", "argv", "true", "priority", prio);
 }
 
-static void
-assert_succeeded(struct client *c, int64_t id)
-{
-	json_t *job = twait(c, id);
-
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
-}
-
-/* Waits until the job is running (its gate job started). */
-static void
-wait_running(struct client *c, int64_t id)
-{
-	(void)trunning_pid(c, id);
-}
-
 /*
  * A held job keeps its place: the others' positions skip it, and release
  * puts it back where it was. Held counts in stats as queued and held.
@@ -107,7 +91,7 @@ test_hold_keeps_its_place(void **state)
 
 	(void)state;
 	gate = tsubmit_gated(c, d, "go", false);
-	wait_running(c, gate);
+	(void)trunning_pid(c, gate);
 	b = submit_true(c, "normal");
 	cc = submit_true(c, "normal");
 	dd = submit_true(c, "normal");
@@ -154,11 +138,11 @@ test_hold_keeps_its_place(void **state)
 	/* A held job never runs while held; released, it does. */
 	json_decref(tcall(c, "hold", "{sI}", "id", dd));
 	topen_gate(d, "go");
-	assert_succeeded(c, b);
-	assert_succeeded(c, cc);
+	tassert_ends(c, b, "succeeded");
+	tassert_ends(c, cc, "succeeded");
 	assert_string_equal(pending(c, dd), "held");
 	json_decref(tcall(c, "release", "{sI}", "id", dd));
-	assert_succeeded(c, dd);
+	tassert_ends(c, dd, "succeeded");
 	job = tcall(c, "hold", "{sI}", "id", dd);
 	assert_false(json_is_true(json_object_get(job, "held")));
 	json_decref(job);
@@ -176,7 +160,7 @@ test_held_at_submit_and_across_restart(void **state)
 
 	(void)state;
 	gate = tsubmit_gated(c, d, "go", false);
-	wait_running(c, gate);
+	(void)trunning_pid(c, gate);
 	a = tsubmit(c, "{s[s]sb}", "argv", "true", "hold", 1);
 	b = submit_true(c, "normal");
 	assert_true(held(c, a));
@@ -194,8 +178,8 @@ test_held_at_submit_and_across_restart(void **state)
 	json_decref(tcall(c, "release", "{sI}", "id", a));
 	assert_true(position(c, a) < position(c, b));
 	topen_gate(d, "go");
-	assert_succeeded(c, a);
-	assert_succeeded(c, b);
+	tassert_ends(c, a, "succeeded");
+	tassert_ends(c, b, "succeeded");
 	tdaemon_end(d, c);
 }
 
@@ -210,7 +194,7 @@ test_pending_reasons(void **state)
 
 	(void)state;
 	gate = tsubmit_gated(c, d, "go", false);
-	wait_running(c, gate);
+	(void)trunning_pid(c, gate);
 	head = submit_true(c, "normal");
 	queue = submit_true(c, "normal");
 	after = tsubmit(c, "{s[s]s[I]}", "argv", "true", "after", gate);
@@ -231,8 +215,8 @@ test_pending_reasons(void **state)
 	json_decref(tcall(c, "cancel", "{sI}", "id", later));
 	json_decref(tcall(c, "resume", "{ss}", "priority", "low"));
 	topen_gate(d, "go");
-	assert_succeeded(c, head);
-	assert_succeeded(c, paused);
+	tassert_ends(c, head, "succeeded");
+	tassert_ends(c, paused, "succeeded");
 	assert_string_equal(pending(c, head), "null");
 	tdaemon_end(d, c);
 
@@ -242,11 +226,11 @@ test_pending_reasons(void **state)
 	    "max_running = 1\n");
 	c = tconnect(d);
 	capgate = tsubmit_gated(c, d, "cap", false);
-	wait_running(c, capgate);
+	(void)trunning_pid(c, capgate);
 	capped = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_string_equal(pending(c, capped), "max_running");
 	topen_gate(d, "cap");
-	assert_succeeded(c, capped);
+	tassert_ends(c, capped, "succeeded");
 	tdaemon_end(d, c);
 }
 
@@ -354,7 +338,7 @@ test_after_any(void **state)
 	    2);
 	json_decref(job);
 	topen_gate(d, "go");
-	assert_succeeded(c, any);
+	tassert_ends(c, any, "succeeded");
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]s[i]}", "argv",
 	    "true", "after_any", 999999), -32602);
 	assert_string_equal(e.field, "after_any");
@@ -430,7 +414,7 @@ test_update(void **state)
 
 	(void)state;
 	gate = tsubmit_gated(c, d, "go", false);
-	wait_running(c, gate);
+	(void)trunning_pid(c, gate);
 	a = submit_true(c, "normal");
 	b = submit_true(c, "low");
 	x = submit_true(c, "low");
@@ -497,9 +481,9 @@ test_update(void **state)
 	assert_int_equal(tcall_error(c, "update", &e, "{sI si}", "id", x,
 	    "slots", 1), -32602);
 	topen_gate(d, "go");
-	assert_succeeded(c, a);
-	assert_succeeded(c, b);
-	assert_succeeded(c, x);
+	tassert_ends(c, a, "succeeded");
+	tassert_ends(c, b, "succeeded");
+	tassert_ends(c, x, "succeeded");
 	assert_int_equal(tcall_error(c, "update", &e, "{sI ss}", "id", x,
 	    "name", "n"), -32005);
 	tdaemon_end(d, c);

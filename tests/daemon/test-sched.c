@@ -179,21 +179,6 @@ story_until_all_ended(struct story *s)
 	}
 }
 
-/*
- * The job is still queued, asked once the events it must wait behind were
- * read: an early, plain failure for a job that jumped the queue. One the
- * daemon dispatched only after answering still shows in the story, which
- * each test checks at its end.
- */
-static void
-assert_queued(struct client *c, int64_t id)
-{
-	json_t *job = tget(c, id);
-
-	assert_string_equal(tstate(job), "queued");
-	json_decref(job);
-}
-
 static void
 test_priorities_dispatch_in_order_with_slots_saturated(void **state)
 {
@@ -257,18 +242,22 @@ test_exclusive_and_multislot_without_barging_or_overlap(void **state)
 	story_follow(&s, ids, 9);
 	json_decref(tcall(c, "resume", "{}"));
 
-	/* 0 and 1 hold 3 slots: one is free, but 2 needs all four. */
+	/* 0 and 1 hold 3 slots: one is free, but 2 needs all four. Each
+	 * "still queued" is asked once the events it must wait behind were
+	 * read: an early, plain failure for a job that jumped the queue (one
+	 * dispatched only after the answer still shows in the story, which
+	 * the test checks at its end). */
 	story_until(&s, ids[0], false);
 	story_until(&s, ids[1], false);
-	assert_queued(c, ids[2]);
-	assert_queued(c, ids[3]);
+	tassert_state(c, ids[2], "queued");
+	tassert_state(c, ids[3], "queued");
 	topen_gate(d, "g0");
 	story_until(&s, ids[0], true);
-	assert_queued(c, ids[3]);
+	tassert_state(c, ids[3], "queued");
 	topen_gate(d, "g1");
 	story_until(&s, ids[2], false);
 	/* 2 holds the daemon alone until its gate opens. */
-	assert_queued(c, ids[3]);
+	tassert_state(c, ids[3], "queued");
 	topen_gate(d, "g2");
 	/* Then 3 (1 slot) and 5 (3 slots) go, and 6 takes the slot 3
 	 * leaves: 5 and 6 run side by side until their gates open. */
@@ -330,7 +319,7 @@ test_max_running_caps_one_priority_while_others_proceed(void **state)
 		topen_gate(d, gate);
 		story_until(&s, ids[i], true);
 	}
-	assert_queued(c, ids[1]);
+	tassert_state(c, ids[1], "queued");
 	for (i = 0; i < 5; i++) {
 		snprintf(gate, sizeof gate, "g%d", i);
 		topen_gate(d, gate);

@@ -190,6 +190,39 @@ matrix_open(struct matrix *m, enum actor a)
 	    true));
 }
 
+/*
+ * A filter is open to all, but selects only the caller's own jobs unless
+ * the caller is an admin: method with {"filter": filter} (stolen) by a
+ * must act on id (the owner's) exactly when a may act on it, and on no
+ * other job of the owner's.
+ */
+static void
+filter_cell(struct matrix *m, enum actor a, const char *method,
+    json_t *filter, int64_t id)
+{
+	json_t *res = cell(m, a, method, json_pack("{so}", "filter", filter),
+	    true), *v, *job;
+	size_t i;
+	bool found = false;
+
+	json_array_foreach(json_object_get(res, "ids"), i, v) {
+		if (json_integer_value(v) == id) {
+			found = true;
+			continue;
+		}
+		if (is_admin(a) || strcmp(method, "remove") == 0)
+			continue;
+		job = tget(m->as[ROOT], json_integer_value(v));
+		assert_int_equal(tjint(job, "uid"), actors[a].uid);
+		json_decref(job);
+	}
+	if (found != is_owner_or_admin(a))
+		fail_msg("%s of a filter by %s: %s job %lld of the owner's",
+		    method, actor_names[a], found ? "acted on" : "left",
+		    (long long)id);
+	json_decref(res);
+}
+
 static void
 matrix_cancel(struct matrix *m, enum actor a)
 {
@@ -197,6 +230,11 @@ matrix_cancel(struct matrix *m, enum actor a)
 
 	json_decref(cell(m, a, "cancel", json_pack("{sI}", "id", id),
 	    is_owner_or_admin(a)));
+	assert_state(m, id, is_owner_or_admin(a) ? "canceled" : "queued", 1);
+	if (!is_owner_or_admin(a))
+		json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
+	id = owner_queued(m);
+	filter_cell(m, a, "cancel", json_pack("{ss}", "priority", "held"), id);
 	assert_state(m, id, is_owner_or_admin(a) ? "canceled" : "queued", 1);
 	if (!is_owner_or_admin(a))
 		json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
@@ -212,6 +250,43 @@ matrix_retry(struct matrix *m, enum actor a)
 	if (is_owner_or_admin(a))
 		json_decref(twait(m->as[ROOT], id));
 	assert_state(m, id, "failed", is_owner_or_admin(a) ? 2 : 1);
+	id = owner_failed(m);
+	filter_cell(m, a, "retry", json_pack("{s[I]}", "ids", id), id);
+	if (is_owner_or_admin(a))
+		json_decref(twait(m->as[ROOT], id));
+	assert_state(m, id, "failed", is_owner_or_admin(a) ? 2 : 1);
+}
+
+/* Whether job id is still there. */
+static bool
+exists(struct matrix *m, int64_t id)
+{
+	struct client_error e;
+	json_t *res = client_call(m->as[ROOT], "get", json_pack("{sI}", "id",
+	    id), 30000, &e);
+
+	if (res == NULL && e.code != -32001)
+		fail_msg("get %lld: %d \"%s\"", (long long)id, e.code,
+		    e.message);
+	json_decref(res);
+	return res != NULL;
+}
+
+static void
+matrix_remove(struct matrix *m, enum actor a)
+{
+	int64_t id = owner_failed(m);
+
+	json_decref(cell(m, a, "remove", json_pack("{sI}", "id", id),
+	    is_owner_or_admin(a)));
+	assert_int_equal(exists(m, id), !is_owner_or_admin(a));
+	id = owner_failed(m);
+	/* Everything it may remove, for one who may not remove the owner's
+	 * jobs: m->done stays for the rows after this one. */
+	filter_cell(m, a, "remove", is_owner_or_admin(a) ?
+	    json_pack("{s[I]}", "ids", id) : json_object(), id);
+	assert_int_equal(exists(m, id), !is_owner_or_admin(a));
+	assert_true(exists(m, m->done));
 }
 
 /* hold, then release, of the owner's queued job: each the owner's or an
@@ -295,6 +370,7 @@ static const struct {
 	{ "pause", matrix_admin },
 	{ "release", matrix_hold },
 	{ "reload", matrix_admin },
+	{ "remove", matrix_remove },
 	{ "resume", matrix_admin },
 	{ "retry", matrix_retry },
 	{ "stats", matrix_open },
@@ -381,16 +457,6 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	tdaemon_end(d, root);
 }
 
-/* Waits for the job, which must succeed. */
-static void
-assert_succeeds(struct client *c, int64_t id)
-{
-	json_t *job = twait(c, id);
-
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
-}
-
 /* The whole of a job's stdout, as a string to compare. */
 static char *
 stdout_of(struct client *c, int64_t id)
@@ -429,8 +495,8 @@ test_jobs_run_as_their_submitter(void **state)
 	root = tconnect(d);
 	mine = tsubmit(owner, "{s[sss]}", "argv", "sh", "-c", script);
 	roots = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(owner, mine);
-	assert_succeeds(root, roots);
+	tassert_ends(owner, mine, "succeeded");
+	tassert_ends(root, roots, "succeeded");
 	out = stdout_of(root, mine);
 	assert_string_equal(out, "1\n1\n1\n/usr/sbin daemon daemon "
 	    "/usr/sbin/nologin\n");
@@ -570,7 +636,7 @@ no_new_privs_of_a_job(const char *extra)
 	    "/proc/self/status");
 	char *out;
 
-	assert_succeeds(c, id);
+	tassert_ends(c, id, "succeeded");
 	out = stdout_of(c, id);
 	tdaemon_end(d, c);
 	return out;
@@ -694,7 +760,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 	assert_string_equal(tjstr(run_as, "user"), "daemon");
 	json_decref(stats);
 	id = tsubmit(root, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(root, id);
+	tassert_ends(root, id, "succeeded");
 	out = stdout_of(root, id);
 	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
 	free(out);
@@ -711,7 +777,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 	assert_int_equal(chmod(d->dir, 0711), 0);
 	other = connect_as(d, &actors[OTHER]);
 	id = tsubmit(other, "{s[sss]}", "argv", "sh", "-c", script);
-	assert_succeeds(other, id);
+	tassert_ends(other, id, "succeeded");
 	out = stdout_of(other, id);
 	assert_string_equal(out, "1\n1\n/usr/sbin daemon\n");
 	free(out);

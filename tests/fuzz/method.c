@@ -5,7 +5,9 @@
 
 #include "caller-env.h"
 #include "config.h"
+#include "filter.h"
 #include "fuzz.h"
+#include "job.h"
 #include "method.h"
 #include "rpc.h"
 
@@ -69,6 +71,35 @@ fuzz_check_submit(const struct config *cfg, json_t *params)
 	fuzz_check_labels(cfg, params);
 }
 
+/* What bulk_check promises bulk_start: one of id and filter, and a filter
+ * that filter_new takes and any job can be matched against. */
+static void
+fuzz_check_bulk(const struct config *cfg, json_t *params)
+{
+	json_t *filter = json_object_get(params, "filter");
+	struct filter *f;
+	struct job *job;
+
+	FUZZ_ASSERT((json_object_get(params, "id") != NULL) !=
+	    (filter != NULL));
+	if (filter == NULL)
+		return;
+	f = filter_new(cfg, filter, false, 1000);
+	job = job_new();
+	FUZZ_ASSERT(f != NULL && job != NULL);
+	job->id = 1;
+	job->uid = 1000;
+	job->state = JOB_FAILED;
+	job->name = strdup("build");
+	job->priority = strdup(cfg->priorities[0].name);
+	job->labels = json_pack("{ss}", "team", "a");
+	FUZZ_ASSERT(job->name != NULL && job->priority != NULL &&
+	    job->labels != NULL);
+	(void)filter_match(f, job);
+	job_free(job);
+	filter_free(f);
+}
+
 /*
  * Input: limits (max_argv, max_env, max_name, permits; a byte each), then
  * the params as JSON (anything else: no params at all).
@@ -107,6 +138,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fuzz_check_submit(cfg, params);
 				if (strcmp(m->name, "update") == 0)
 					fuzz_check_labels(cfg, params);
+				if (strcmp(m->name, "cancel") == 0 ||
+				    strcmp(m->name, "retry") == 0 ||
+				    strcmp(m->name, "remove") == 0)
+					fuzz_check_bulk(cfg, params);
 			}
 		}
 		FUZZ_ASSERT(method_validate(&ctx, "no-such-method", params,

@@ -1,0 +1,152 @@
+/* method-remove.c - `remove`: terminal jobs and their captured output are
+ * deleted now, after everything they did has been heard, a slice a turn. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "bulk.h"
+#include "job.h"
+#include "jobs.h"
+#include "method.h"
+#include "prune.h"
+#include "rpc.h"
+#include "store.h"
+#include "timefmt.h"
+#include "triaged.h"
+
+/*
+ * Jobs whose earlier changes have all been heard (their barrier passed),
+ * forgotten a few at a time: each forget moves the store's array, so a
+ * remove of 100,000 jobs must not do them all in one turn of the loop.
+ */
+#define REMOVE_SLICE_US 2000
+
+static struct bulk_token **remove_queue;
+static size_t remove_head, remove_n, remove_cap;
+static struct event *remove_ev;
+
+/* A job retried since its barrier (a new attempt, or not terminal) may
+ * have changes not heard yet: it stays. */
+static void
+remove_one(struct triaged *td, struct bulk_token *token)
+{
+	struct method_err err;
+	struct job *job;
+
+	if ((job = store_get(td->store, token->id)) == NULL) {
+		method_fail(&err, RPC_NO_SUCH_JOB, "id", "no job %llu: it "
+		    "was removed meanwhile", (unsigned long long)token->id);
+		bulk_settle(token, BULK_SKIPPED, &err);
+	} else if (!job_state_terminal(job->state) ||
+	    job->attempt != token->attempt) {
+		method_fail(&err, RPC_WRONG_STATE, "id", "job %llu was "
+		    "retried meanwhile", (unsigned long long)token->id);
+		bulk_settle(token, BULK_SKIPPED, &err);
+	} else if (prune_job(td, token->id) != 0) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "cannot remove "
+		    "job %llu: %s", (unsigned long long)token->id,
+		    strerror(errno));
+		bulk_settle(token, BULK_FAILED, &err);
+	} else
+		bulk_settle(token, BULK_ACTED, NULL);
+}
+
+static void
+remove_queue_cb(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	uint64_t start = timefmt_mono_us();
+
+	(void)fd;
+	(void)what;
+	while (remove_head < remove_n) {
+		if (timefmt_mono_us() - start > REMOVE_SLICE_US) {
+			evtimer_add(remove_ev, &now);
+			return;
+		}
+		remove_one(arg, remove_queue[remove_head++]);
+	}
+	remove_head = remove_n = 0;
+}
+
+/* Every change made before the barrier is published by now: the waits
+ * and watches of the job have heard its end. */
+static void
+remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct bulk_token **v, *token = arg;
+	struct method_err err;
+
+	(void)job;
+	(void)cause;
+	if (remove_n == remove_cap) {
+		v = reallocarray(remove_queue, remove_cap ? remove_cap * 2 :
+		    256, sizeof *v);
+		if (v == NULL) {
+			method_fail(&err, RPC_INTERNAL_ERROR, NULL,
+			    "out of memory");
+			bulk_settle(token, BULK_FAILED, &err);
+			return;
+		}
+		remove_queue = v;
+		remove_cap = remove_cap ? remove_cap * 2 : 256;
+	}
+	if (remove_ev == NULL &&
+	    (remove_ev = evtimer_new(td->base, remove_queue_cb, td)) == NULL) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		bulk_settle(token, BULK_FAILED, &err);
+		return;
+	}
+	remove_queue[remove_n++] = token;
+	if (!evtimer_pending(remove_ev, NULL))
+		evtimer_add(remove_ev, &now);
+}
+
+static enum bulk_verdict
+remove_act(struct bulk *b, struct job *job, struct method_err *err)
+{
+	struct bulk_token *token;
+
+	if (!job_state_terminal(job->state)) {
+		method_fail(err, RPC_WRONG_STATE, "id", "job %llu is %s: only "
+		    "a job that has ended can be removed (cancel it first)",
+		    (unsigned long long)job->id, job_state_name(job->state));
+		return BULK_SKIPPED;
+	}
+	if ((token = bulk_token(b, job)) == NULL ||
+	    jobs_after_commit(bulk_daemon(b), remove_barrier_cb, token) != 0) {
+		free(token);
+		method_fail(err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return BULK_FAILED;
+	}
+	return BULK_PENDING;
+}
+
+static const struct bulk_op remove_op = {
+	.verb = "remove",
+	.act = remove_act,
+	.id_gives_job = false,
+};
+
+static void
+remove_handler(struct rpc_req *req, json_t *params)
+{
+	bulk_start(req, params, &remove_op);
+}
+
+static const struct method_param remove_params[] = {
+	{ "id", PARAM_INTEGER, false, NULL },
+	{ "filter", PARAM_OBJECT, false, NULL },
+	{ NULL, 0, false, NULL },
+};
+
+const struct method method_remove = {
+	.name = "remove",
+	.params = remove_params,
+	.check = bulk_check,
+	.handler = remove_handler,
+};
