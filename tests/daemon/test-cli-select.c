@@ -91,6 +91,33 @@ test_list_by_label_name_and_held(void **state)
 	assert_int_equal(cli_rc("cancel", a, b, NULL), 0);
 }
 
+/* hold and release by filter, as cancel does. */
+static void
+test_hold_and_release_choose_by_label(void **state)
+{
+	char *out, *err, a[32], b[32], want[100];
+
+	(void)state;
+	assert_int_equal(cli_rc("pause", "low", NULL), 0);
+	tcli_queue(a, "-p", "low", "--label", "grp=h1", "-n", "h1-first");
+	tcli_queue(b, "-p", "low", "--label", "grp=h1", "-n", "h1-second");
+	assert_int_equal(cli(&out, &err, "hold", "--label", "grp=h1", NULL),
+	    0);
+	snprintf(want, sizeof want, "%s\n%s\n", a, b);
+	tcli_assert_printed(out, err, want);
+	assert_int_equal(cli(&out, &err, "release", "--name", "h1-first",
+	    NULL), 0);
+	snprintf(want, sizeof want, "%s\n", a);
+	tcli_assert_printed(out, err, want);
+	/* b alone is still held: a is skipped. */
+	assert_int_equal(cli(&out, &err, "release", a, b, NULL), 0);
+	snprintf(want, sizeof want, "%s\n", b);
+	tcli_assert_printed(out, err, want);
+	assert_int_equal(cli_rc("resume", "low", NULL), 0);
+	assert_int_equal(cli_rc("wait", "--label", "grp=h1", "--state",
+	    "queued,running,succeeded", NULL), 0);
+}
+
 static void
 test_retry_remove_and_clean_by_label(void **state)
 {
@@ -155,6 +182,7 @@ main(void)
 		cmocka_unit_test(test_cancel_chooses_by_priority_state_and_label),
 		cmocka_unit_test(test_several_ids_are_one_filter),
 		cmocka_unit_test(test_list_by_label_name_and_held),
+		cmocka_unit_test(test_hold_and_release_choose_by_label),
 		cmocka_unit_test(test_retry_remove_and_clean_by_label),
 		cmocka_unit_test(test_cancel_sends_the_signal_asked_for),
 	};
