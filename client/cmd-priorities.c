@@ -14,7 +14,7 @@ static int cmd_priorities_exec(struct cmd_ctx *, int, char **);
 const struct cmd_entry cmd_priorities_entry = {
 	.name = "priorities",
 	.args = "",
-	.summary = "show the priorities: rank, queued, running, cap, paused",
+	.summary = "show the priorities: rank, queued, held, running, cap, paused",
 	.options = NULL,
 	.notes =
 	    "MAX_RUNNING is the slots a priority may hold at once (- for no "
@@ -24,7 +24,8 @@ const struct cmd_entry cmd_priorities_entry = {
 };
 
 static const char *const cmd_priorities_columns[] = {
-	"name", "rank", "queued", "running", "max_running", "paused", NULL,
+	"name", "rank", "queued", "held", "running", "max_running", "paused",
+	NULL,
 };
 
 void

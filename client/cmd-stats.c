@@ -20,13 +20,13 @@ const struct cmd_entry cmd_stats_entry = {
 };
 
 static const char *const cmd_stats_columns[] = {
-	"name", "rank", "queued", "running", "max_queued", "max_running",
-	"paused", "dispatched", NULL,
+	"name", "rank", "queued", "held", "running", "max_queued",
+	"max_running", "paused", "dispatched", NULL,
 };
 
 static const char *const cmd_stats_states[] = {
-	"queued", "running", "succeeded", "failed", "timed_out", "canceled",
-	"lost", NULL,
+	"queued", "held", "running", "succeeded", "failed", "timed_out",
+	"canceled", "lost", NULL,
 };
 
 /* The security model in one line: whose rights a job gets. */

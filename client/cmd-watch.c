@@ -43,7 +43,7 @@ const struct cmd_entry cmd_watch_entry = {
 };
 
 static const char *const cmd_watch_columns[] = {
-	"name", "rank", "queued", "running", "paused", NULL,
+	"name", "rank", "queued", "held", "running", "paused", NULL,
 };
 
 /* Prints the running jobs, at most max of them (0: all). */

@@ -104,11 +104,18 @@ mkdirs(const char *path, mode_t mode)
 static void
 check_dir_safe(const char *what, const char *dir, uid_t uid)
 {
-	char *why = NULL;
+	char *why = NULL, *abs = NULL, *cwd = NULL;
 
-	if (safepath_check(dir, uid, &why) != 0)
+	/* A relative path (make run's run/state) is checked where it is:
+	 * below the working directory, which is checked too. */
+	if (dir[0] != '/' && ((cwd = getcwd(NULL, 0)) == NULL ||
+	    asprintf(&abs, "%s/%s", cwd, dir) < 0))
+		fatal("%s %s: cannot tell where it is", what, dir);
+	if (safepath_check(abs != NULL ? abs : dir, uid, &why) != 0)
 		fatalx("not starting: %s %s is unsafe: %s", what, dir,
 		    why ? why : "out of memory");
+	free(abs);
+	free(cwd);
 }
 
 static void

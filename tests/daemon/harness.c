@@ -626,6 +626,9 @@ tdaemon_launch(struct tdaemon *d)
 		}
 		unsetenv("TRIAGE_SOCKET");
 		unsetenv("TRIAGE_CONFIG");
+		/* Relative paths of a config are the test dir's. */
+		if (chdir(d->dir) != 0)
+			_exit(127);
 		if (d->user[0] != '\0')
 			tbecome(d->user);
 		texec_program(d->bin, d->conf);

@@ -709,6 +709,30 @@ test_unsafe_state_dirs_are_refused(void **state)
 	tdaemon_end(d, tconnect(d));
 }
 
+/*
+ * A relative state_dir (make run's run/state) is below the working
+ * directory, and is checked there, the directories above it included.
+ */
+static void
+test_relative_state_dir(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	struct client *c;
+	struct stat st;
+	char path[600];
+
+	(void)state;
+	assert_int_equal(tdaemon_stop(d), 0);
+	twrite_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = rel/state\n",
+	    d->sock);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	tassert_ends(c, tsubmit(c, "{s[s]}", "argv", "true"), "succeeded");
+	snprintf(path, sizeof path, "%s/rel/state/triage.db", d->dir);
+	assert_int_equal(stat(path, &st), 0);
+	tdaemon_end(d, c);
+}
+
 /* stats says whom jobs run as. */
 static void
 test_stats_says_whom_jobs_run_as(void **state)
@@ -799,6 +823,7 @@ main(void)
 		cmocka_unit_test(test_no_new_privs_only_when_asked),
 		cmocka_unit_test(test_unsafe_state_dirs_are_refused),
 		cmocka_unit_test(test_stats_says_whom_jobs_run_as),
+		cmocka_unit_test(test_relative_state_dir),
 		cmocka_unit_test(test_non_root_daemon_runs_every_job_as_itself),
 	};
 
