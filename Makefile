@@ -188,9 +188,10 @@ asan:
 .PHONY: valgrind
 VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
-VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli crash docs durable \
-	faults fdlimit jobproc jobs lifecycle limits load notify queue reload \
-	rpc sched security)
+VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
+	cli-queue cli-select completion crash docs durable faults fdlimit \
+	jobproc jobs lifecycle limits load notify queue reload rpc sched \
+	security)
 VALGRIND := valgrind --tool=memcheck --trace-children=no \
 	--leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=30 \
