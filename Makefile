@@ -197,8 +197,11 @@ VALGRIND := valgrind --tool=memcheck --trace-children=no \
 	--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=30 \
 	--suppressions=$(CURDIR)/tests/valgrind.supp \
 	--log-file=$(VG_LOGS)/%q{TRIAGE_TEST_LAUNCH}.%p.log
-# How many times longer every wait of the tests may take under valgrind.
+# How many times longer every wait of the tests may take under valgrind,
+# and how many test programs run at once (memcheck keeps a core busy each;
+# the tests of timing skip there).
 VG_SLOW := 10
+VG_JOBS := 2
 valgrind:
 	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) valgrind"
 	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) SANITIZE= \
@@ -207,7 +210,7 @@ valgrind:
 	@# Daemons that tests start as another user write their reports too.
 	@chmod 1777 $(VG_LOGS)
 	@TRIAGE_TEST_WRAPPER='$(VALGRIND)' TRIAGE_TEST_SLOW=$(VG_SLOW) \
-		TRIAGE_TEST_VGLOGS=$(VG_LOGS) \
+		TRIAGE_TEST_VGLOGS=$(VG_LOGS) TEST_JOBS=$(VG_JOBS) \
 		sh tests/run-tests.sh $(VG_TESTS) tests/valgrind-check.sh
 
 # The daemon in the foreground on config/dev.conf, socket and state under
