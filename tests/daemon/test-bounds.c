@@ -17,18 +17,9 @@ static struct tdaemon *d;
 static int
 setup(void **state)
 {
-	(void)state;
 	d = tdaemon_start("max_argv = 4\nmax_argv_bytes = 1KiB\n"
 	    "max_env = 3\nmax_env_bytes = 1KiB\nmax_name = 8\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	*state = d;
 	return 0;
 }
 
@@ -238,5 +229,6 @@ main(void)
 		cmocka_unit_test(test_defaults),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup,
+	    tdaemon_group_teardown);
 }

@@ -30,21 +30,12 @@ setup(void **state)
 {
 	struct rlimit rl;
 
-	(void)state;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max > JOBS_NOFILE) {
 		rl.rlim_cur = JOBS_NOFILE;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	d = tdaemon_start("slots = 2\nkill_grace = 1s\nmax_output = 64KiB\n");
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	*state = d;
 	return 0;
 }
 
@@ -655,5 +646,6 @@ main(void)
 		cmocka_unit_test(test_missing_home_means_root_dir),
 	};
 
-	return cmocka_run_group_tests_name("jobs", tests, setup, teardown);
+	return cmocka_run_group_tests_name("jobs", tests, setup,
+	    tdaemon_group_teardown);
 }

@@ -22,7 +22,6 @@ static struct tdaemon *d;
 static int
 setup(void **state)
 {
-	(void)state;
 	d = tdaemon_start("max_request = 4KiB\nsocket_mode = 0666\n"
 	    "max_batch = 8\n"
 	    "[priority.high]\nrank = 0\n"
@@ -30,15 +29,7 @@ setup(void **state)
 	    "[priority.tiny]\nrank = 20\nmax_queued = 2\n");
 	/* Others may reach the socket (the ownership tests). */
 	chmod(d->dir, 0755);
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	(void)state;
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_free(d);
+	*state = d;
 	return 0;
 }
 
@@ -610,5 +601,6 @@ main(void)
 		cmocka_unit_test(test_error_field_names_the_param),
 	};
 
-	return cmocka_run_group_tests_name("rpc", tests, setup, teardown);
+	return cmocka_run_group_tests_name("rpc", tests, setup,
+	    tdaemon_group_teardown);
 }
