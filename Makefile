@@ -192,7 +192,9 @@ VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-select completion crash docs durable faults fdlimit \
 	jobproc jobs lifecycle limits load notify queue reload rpc sched \
 	security)
-VALGRIND := valgrind --tool=memcheck --trace-children=no \
+# --vgdb=no: no gdbserver files in /tmp, where one a root process left
+# under the same pid keeps a daemon run as another user from starting.
+VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \
 	--leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=30 \
 	--suppressions=$(CURDIR)/tests/valgrind.supp \
