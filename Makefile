@@ -335,19 +335,40 @@ uninstall:
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
 	$(LOAD_SRC))
 
-# The submit benchmark: bench/*.c make build/bin/bench-submit, which starts
-# the triaged beside it on temp dirs. Options through BENCH_ARGS, e.g.
-# `make bench BENCH_ARGS=--quick` (see bench-submit --help).
-BENCH_SRC := $(wildcard bench/*.c)
-BENCH_OBJ := $(BENCH_SRC:%.c=$(BUILD)/obj/%.o)
+# ---- bench ----
+# `make bench` (under 10 minutes) and `make bench-quick` (under 2) run every
+# benchmark through bench/run.sh, which ends with one summary table. Each
+# bench/bench-NAME.c without a header of its own is a program,
+# build/bin/bench-NAME, linked with the shared bench/*.c that have one and
+# with libtriage; each bench/ref-NAME.c is a reference program on its own,
+# build/bin/ref-NAME, linked with libc only (the floors triage is measured
+# against). BENCH_TOOLS are the alternatives it compares with.
+BENCH_TOOLS := task-spooler parallel beanstalkd
+BENCH_SHARED_SRC := $(patsubst %.h,%.c,$(wildcard bench/*.h))
+BENCH_PROG_SRC := $(filter-out $(BENCH_SHARED_SRC),$(wildcard bench/bench-*.c))
+BENCH_REF_SRC := $(wildcard bench/ref-*.c)
+BENCH_SHARED_OBJ := $(BENCH_SHARED_SRC:%.c=$(BUILD)/obj/%.o)
+BENCH_PROGS := $(BENCH_PROG_SRC:bench/%.c=$(BUILD)/bin/%)
+BENCH_REFS := $(BENCH_REF_SRC:bench/%.c=$(BUILD)/bin/%)
+BENCH_SRC := $(BENCH_SHARED_SRC) $(BENCH_PROG_SRC) $(BENCH_REF_SRC)
 BENCH_ARGS ?=
-.PHONY: bench
-bench: $(BUILD)/bin/bench-submit $(BUILD)/bin/triaged
-	$(BUILD)/bin/bench-submit $(BENCH_ARGS)
+.PHONY: bench bench-quick bench-build
+bench-build: $(BENCH_PROGS) $(BENCH_REFS) $(BINS)
+	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(BENCH_TOOLS)"
 
-$(BUILD)/bin/bench-submit: $(BENCH_OBJ) $(LIB)
+bench: bench-build
+	bench/run.sh $(BENCH_ARGS)
+
+bench-quick: bench-build
+	bench/run.sh --quick $(BENCH_ARGS)
+
+$(BENCH_PROGS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BENCH_SHARED_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
+
+$(BENCH_REFS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 -include $(BENCH_SRC:%.c=$(BUILD)/obj/%.d)
 
