@@ -179,17 +179,20 @@ bench_daemon_env(bool grouped)
 }
 
 static int
-bench_daemon_write_conf(const struct bench_daemon *d)
+bench_daemon_write_conf(const struct bench_daemon *d,
+    const struct bench_daemon_conf *conf)
 {
 	FILE *f;
 	int rc;
 
 	if ((f = fopen(d->conf, "w")) == NULL)
 		return -1;
-	/* The queue limit at its maximum: nothing may be refused. */
+	/* The queue limits at their maximum: nothing may be refused. */
 	rc = fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n"
-	    "log_level = warning\n\n[priority.normal]\nrank = 10\n"
-	    "max_queued = 100000000\n", d->sock, d->state);
+	    "log_level = warning\nmax_queued_per_user = 100000000\n%s\n%s",
+	    d->sock, d->state, conf->daemon != NULL ? conf->daemon : "",
+	    conf->priorities != NULL ? conf->priorities :
+	    "[priority.normal]\nrank = 10\nmax_queued = 100000000\n");
 	if (fclose(f) == EOF || rc < 0)
 		return -1;
 	return 0;
@@ -270,30 +273,85 @@ bench_daemon_ready(struct bench_daemon *d, char **cause)
 	return -1;
 }
 
-struct bench_daemon *
-bench_daemon_start(const char *parent, bool grouped, char **cause)
+/* Starts triaged on d's files and waits until it answers; 0, or -1 with
+ * *cause set (allocated) and the daemon, if any, reaped. */
+static int
+bench_daemon_spawn(struct bench_daemon *d, char **cause)
 {
-	struct bench_daemon *d;
 	char bin[PATH_MAX + 16];
 	char **env = NULL;
 	pid_t ppid = getpid();
 	int fd;
 
-	*cause = NULL;
 	if (bench_daemon_bin(bin, sizeof bin) == -1) {
 		bench_daemon_cause(cause, "cannot find triaged beside "
 		    "/proc/self/exe", errno);
-		return NULL;
+		return -1;
 	}
 	if (access(bin, X_OK) == -1) {
 		if (asprintf(cause, "%s: %s", bin, strerror(errno)) == -1)
 			*cause = NULL;
-		return NULL;
+		return -1;
 	}
+	if ((env = bench_daemon_env(!d->ungrouped)) == NULL) {
+		bench_daemon_cause(cause, "cannot start triaged", errno);
+		return -1;
+	}
+	if ((d->pid = fork()) == -1) {
+		d->pid = 0;
+		bench_daemon_cause(cause, "cannot fork", errno);
+		free(env);
+		return -1;
+	}
+	if (d->pid == 0) {
+		/* The parent does the same: whichever runs first wins. */
+		(void)setpgid(0, 0);
+		/* If the benchmark dies, its daemon follows (and the
+		 * daemon's workers follow the daemon). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
+		    getppid() != ppid)
+			_exit(127);
+		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+		    0600);
+		if (fd == -1 || dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
+			_exit(127);
+		if (pthread_sigmask(SIG_SETMASK, &bench_daemon_oldmask,
+		    NULL) != 0)
+			_exit(127);
+		execle(bin, "triaged", "--config", d->conf, (char *)NULL, env);
+		_exit(127);
+	}
+	free(env);
+	/* Also here: the guard may kill the group before the child ran.
+	 * EACCES means the child has already exec'd, after its own setpgid. */
+	if (setpgid(d->pid, d->pid) == -1 && errno != EACCES) {
+		bench_daemon_cause(cause, "setpgid", errno);
+		(void)bench_daemon_reap(d, NULL);
+		return -1;
+	}
+	bench_daemon_set_current(d->pid);
+	if (bench_daemon_ready(d, cause) == -1) {
+		(void)bench_daemon_reap(d, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+struct bench_daemon *
+bench_daemon_start(const char *parent, const struct bench_daemon_conf *conf,
+    char **cause)
+{
+	static const struct bench_daemon_conf defaults;
+	struct bench_daemon *d;
+
+	*cause = NULL;
+	if (conf == NULL)
+		conf = &defaults;
 	if ((d = calloc(1, sizeof *d)) == NULL) {
 		bench_daemon_cause(cause, "cannot start triaged", errno);
 		return NULL;
 	}
+	d->ungrouped = conf->ungrouped;
 	if ((size_t)snprintf(d->dir, sizeof d->dir, "%s/triage-bench-XXXXXX",
 	    parent) >= sizeof d->dir) {
 		bench_daemon_cause(cause, parent, ENAMETOOLONG);
@@ -313,55 +371,35 @@ bench_daemon_start(const char *parent, bool grouped, char **cause)
 	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
 	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
 	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
-	if (bench_daemon_write_conf(d) == -1) {
+	if (bench_daemon_write_conf(d, conf) == -1) {
 		bench_daemon_cause(cause, d->conf, errno);
 		goto fail;
 	}
-	if ((env = bench_daemon_env(grouped)) == NULL) {
-		bench_daemon_cause(cause, "cannot start triaged", errno);
-		goto fail;
-	}
-
-	if ((d->pid = fork()) == -1) {
-		d->pid = 0;
-		bench_daemon_cause(cause, "cannot fork", errno);
-		goto fail;
-	}
-	if (d->pid == 0) {
-		/* The parent does the same: whichever runs first wins. */
-		(void)setpgid(0, 0);
-		/* If the benchmark dies, its daemon follows (and the
-		 * daemon's workers follow the daemon). */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 ||
-		    getppid() != ppid)
-			_exit(127);
-		fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0600);
-		if (fd == -1 || dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
-			_exit(127);
-		if (pthread_sigmask(SIG_SETMASK, &bench_daemon_oldmask,
-		    NULL) != 0)
-			_exit(127);
-		execle(bin, "triaged", "--config", d->conf, (char *)NULL, env);
-		_exit(127);
-	}
-	free(env);
-	env = NULL;
-	/* Also here: the guard may kill the group before the child ran.
-	 * EACCES means the child has already exec'd, after its own setpgid. */
-	if (setpgid(d->pid, d->pid) == -1 && errno != EACCES) {
-		bench_daemon_cause(cause, "setpgid", errno);
-		goto fail;
-	}
-	bench_daemon_set_current(d->pid);
-	if (bench_daemon_ready(d, cause) == -1)
+	if (bench_daemon_spawn(d, cause) == -1)
 		goto fail;
 	return d;
 
 fail:
-	free(env);
 	bench_daemon_free(d);
 	return NULL;
+}
+
+int
+bench_daemon_restart(struct bench_daemon *d, double *ready_s, char **cause)
+{
+	struct timespec t0, t1;
+
+	if (bench_daemon_stop(d, cause) == -1)
+		return -1;
+	/* CLOCK_MONOTONIC cannot fail with a valid clock id and pointer. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (bench_daemon_spawn(d, cause) == -1)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ready_s != NULL)
+		*ready_s = (double)(t1.tv_sec - t0.tv_sec) +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return 0;
 }
 
 int

@@ -13,6 +13,15 @@ struct bench_daemon {
 	char conf[300];
 	char log[300];
 	char state[300];
+	bool ungrouped;		/* started with TRIAGED_GROUP_COMMIT=0 */
+};
+
+/* How to configure a benchmark's daemon; all zero is the default. */
+struct bench_daemon_conf {
+	bool ungrouped;		/* TRIAGED_GROUP_COMMIT=0: one commit a job */
+	const char *daemon;	/* more lines of [daemon] ("slots = 2\n") */
+	const char *priorities;	/* the [priority.NAME] sections; NULL: one
+				 * "normal" that queues up to 100000000 */
 };
 
 /*
@@ -27,12 +36,18 @@ int bench_daemon_interrupted(void);
 
 /*
  * Starts build/bin/triaged (found beside this binary) on a new temp dir made
- * under parent, with a config that queues up to 100000000 normal jobs, and
- * waits until its socket answers. grouped false starts it with
- * TRIAGED_GROUP_COMMIT=0 in its environment. Returns the daemon, or NULL
- * with *cause set (allocated) and nothing left behind.
+ * under parent, configured by conf (NULL: the defaults), and waits until its
+ * socket answers. Returns the daemon, or NULL with *cause set (allocated)
+ * and nothing left behind.
  */
-struct bench_daemon *bench_daemon_start(const char *parent, bool grouped,
+struct bench_daemon *bench_daemon_start(const char *parent,
+    const struct bench_daemon_conf *conf, char **cause);
+/*
+ * Stops the daemon (as bench_daemon_stop) and starts it again on the same
+ * files; *ready_s (when not NULL) is the time from the start to the first
+ * answer on the socket. 0, or -1 with *cause set (allocated).
+ */
+int bench_daemon_restart(struct bench_daemon *d, double *ready_s,
     char **cause);
 /*
  * SIGTERM, waits for the daemon to exit, then kills what is left of its

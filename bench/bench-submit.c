@@ -157,6 +157,7 @@ static void
 bench_submit_run(struct bench_run *run, const char *dir, unsigned window,
     char **version)
 {
+	struct bench_daemon_conf conf = { 0 };
 	struct bench_daemon *d;
 	struct client *c;
 	char *cause = NULL;
@@ -164,7 +165,8 @@ bench_submit_run(struct bench_run *run, const char *dir, unsigned window,
 
 	fprintf(stderr, "bench-submit: %s, %" PRIu64 " jobs...\n", run->name,
 	    run->jobs);
-	if ((d = bench_daemon_start(dir, run->grouped, &cause)) == NULL) {
+	conf.ungrouped = !run->grouped;
+	if ((d = bench_daemon_start(dir, &conf, &cause)) == NULL) {
 		bench_submit_fail(run, "%s", cause ? cause : "out of memory");
 		free(cause);
 		return;
