@@ -1,0 +1,817 @@
+/* bench-dispatch.c - `make bench`: jobs of /bin/true through triaged with 2
+ * slots, against the fork+exec and posix_spawn floors and xargs, parallel, tsp. */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench-daemon.h"
+#include "bench-machine.h"
+#include "client.h"
+
+#define BENCH_ROUNDS		4
+#define BENCH_JOBS		5000	/* per round: triage and the floors */
+#define BENCH_TOOL_JOBS		500	/* per round: xargs, parallel, tsp */
+#define BENCH_QUICK_ROUNDS	2
+#define BENCH_QUICK_JOBS	1000
+#define BENCH_QUICK_TOOL_JOBS	100
+#define BENCH_SLOTS		2
+/* Submissions in flight on the one connection (see bench-submit.c). */
+#define BENCH_WINDOW		1000
+/* Ids per wait request: a short line, and few requests. */
+#define BENCH_WAIT_IDS		500
+/* A run of a few thousand /bin/true is seconds; this is a stuck daemon. */
+#define BENCH_REPLY_MS		600000
+/* What the target allows over the faster floor. */
+#define BENCH_FLOOR_TARGET	1.10
+
+extern char **environ;
+
+enum bench_who {
+	BENCH_TRIAGE,
+	BENCH_FORK,
+	BENCH_SPAWN,
+	BENCH_XARGS,
+	BENCH_PARALLEL,
+	BENCH_TSP,
+	BENCH_NWHO
+};
+
+struct bench_contestant {
+	const char *name;	/* short, for the tables */
+	const char *how;	/* what it runs, for people */
+	bool tool;		/* runs the tools' smaller rounds */
+	uint64_t jobs;		/* per round */
+	unsigned rounds;	/* that ran */
+	double ms[16];		/* ms per job, each round */
+	bool failed;
+	char why[512];
+};
+
+struct bench {
+	const char *dir;	/* parent of every temp dir */
+	char tmp[256];		/* ours: tool inputs, tsp's socket and files */
+	char bin[1024];		/* the directory of this program (build/bin) */
+	unsigned rounds;
+	struct bench_contestant who[BENCH_NWHO];
+	char *version;
+};
+
+static double
+bench_dispatch_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+bench_dispatch_fail(struct bench_contestant *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Keeps the first reason a contestant failed. */
+static void
+bench_dispatch_fail(struct bench_contestant *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!c->failed) {
+		va_start(ap, fmt);
+		vsnprintf(c->why, sizeof c->why, fmt, ap);
+		va_end(ap);
+	}
+	c->failed = true;
+}
+
+/*
+ * Runs argv (looked up in PATH) with env added to ours, stdin from
+ * in_path (NULL: /dev/null), stdout and stderr to /dev/null unless
+ * show_stdout, and waits for it. The guard's blocked signals are unblocked
+ * in the child, so that Ctrl-C reaches it. Returns its wait status, or -1
+ * with errno when it could not be run.
+ */
+static int
+bench_dispatch_exec(const char *const argv[], const char *const env[],
+    const char *in_path, bool show_stdout)
+{
+	char *const *av;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	char **envp = environ;
+	const char **merged = NULL;
+	size_t n = 0, k = 0, i;
+	pid_t pid;
+	int status, rc;
+
+	if (env != NULL) {
+		while (environ[n] != NULL)
+			n++;
+		while (env[k] != NULL)
+			k++;
+		if ((merged = calloc(n + k + 1, sizeof *merged)) == NULL)
+			return -1;
+		for (i = 0; i < k; i++)
+			merged[i] = env[i];
+		for (i = 0; i < n; i++)
+			merged[k + i] = environ[i];
+		/* posix_spawn's prototype predates const; it writes none. */
+		memcpy(&envp, &merged, sizeof envp);
+	}
+	memcpy(&av, &argv, sizeof av);
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+	    POSIX_SPAWN_SETSIGDEF);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, in_path ? in_path :
+	    "/dev/null", O_RDONLY, 0);
+	if (!show_stdout)
+		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null",
+		    O_WRONLY, 0);
+	else
+		posix_spawn_file_actions_adddup2(&fa, 2, 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawnp(&pid, av[0], &fa, &attr, av, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	free(merged);
+	if (rc != 0) {
+		errno = rc;
+		return -1;
+	}
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return status;
+}
+
+/* Records one round of c: jobs in seconds. */
+static void
+bench_dispatch_record(struct bench_contestant *c, uint64_t jobs,
+    double seconds)
+{
+	double ms = seconds * 1000 / (double)jobs;
+
+	if (c->rounds < sizeof c->ms / sizeof c->ms[0])
+		c->ms[c->rounds++] = ms;
+	fprintf(stderr, "bench-dispatch:   %-9s %6" PRIu64 " jobs %8.3f s "
+	    "%7.3f ms/job\n", c->name, jobs, seconds, ms);
+}
+
+/* ---- triage ---- */
+
+/* Submits n jobs pipelined, keeping their ids in ids[]. 0, or -1 after
+ * saying why. */
+static int
+bench_dispatch_submit(struct bench_contestant *c, struct client *cl,
+    uint64_t n, json_int_t *ids)
+{
+	struct client_error e;
+	uint64_t sent = 0, got = 0;
+	json_t *res, *id;
+	int64_t rid, first = -1, r;
+
+	while (got < n) {
+		while (sent < n && sent - got < BENCH_WINDOW) {
+			if ((r = client_send(cl, "submit", json_pack("{s[s]}",
+			    "argv", "true"), &e)) == -1) {
+				bench_dispatch_fail(c, "submit: %s", e.message);
+				return -1;
+			}
+			if (first == -1)
+				first = r;
+			sent++;
+		}
+		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
+			bench_dispatch_fail(c, "submit: %s", e.message);
+			return -1;
+		}
+		id = json_object_get(res, "id");
+		if (!json_is_integer(id) || rid < first ||
+		    (uint64_t)(rid - first) >= n) {
+			json_decref(res);
+			bench_dispatch_fail(c, "submit replied with something "
+			    "other than a job");
+			return -1;
+		}
+		/* Request ids count up, in the order sent. */
+		ids[rid - first] = json_integer_value(id);
+		json_decref(res);
+		got++;
+	}
+	return 0;
+}
+
+/* Waits until every job is terminal, checking that each succeeded. 0, or
+ * -1 after saying why. */
+static int
+bench_dispatch_wait(struct bench_contestant *c, struct client *cl,
+    uint64_t n, const json_int_t *ids)
+{
+	struct client_error e;
+	uint64_t i, k, sent = 0, ok = 0;
+	json_t *a, *res, *job;
+	const char *state;
+	int64_t rid;
+	size_t j;
+
+	for (i = 0; i < n; i += BENCH_WAIT_IDS) {
+		if ((a = json_array()) == NULL)
+			return -1;
+		for (k = i; k < n && k < i + BENCH_WAIT_IDS; k++)
+			json_array_append_new(a, json_integer(ids[k]));
+		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
+		    == -1) {
+			bench_dispatch_fail(c, "wait: %s", e.message);
+			return -1;
+		}
+		sent++;
+	}
+	for (i = 0; i < sent; i++) {
+		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
+			bench_dispatch_fail(c, "wait: %s", e.message);
+			return -1;
+		}
+		json_array_foreach(json_object_get(res, "jobs"), j, job) {
+			state = json_string_value(json_object_get(job,
+			    "state"));
+			if (state != NULL && strcmp(state, "succeeded") == 0)
+				ok++;
+			else
+				bench_dispatch_fail(c, "job %" JSON_INTEGER_FORMAT
+				    " ended %s", json_integer_value(
+				    json_object_get(job, "id")),
+				    state ? state : "(no state)");
+		}
+		json_decref(res);
+	}
+	if (ok != n) {
+		bench_dispatch_fail(c, "%" PRIu64 " of %" PRIu64 " jobs "
+		    "succeeded", ok, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* The daemon's version, for the report. */
+static void
+bench_dispatch_version(struct bench *b, struct client *cl)
+{
+	struct client_error e;
+	json_t *stats;
+
+	if (b->version != NULL ||
+	    (stats = client_call(cl, "stats", NULL, BENCH_REPLY_MS, &e)) == NULL)
+		return;
+	if (json_is_string(json_object_get(stats, "version")))
+		b->version = strdup(json_string_value(json_object_get(stats,
+		    "version")));
+	json_decref(stats);
+}
+
+/* One round of triage on a fresh daemon: from the first submit to the
+ * last job's end (the last wait reply). */
+static void
+bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
+{
+	struct bench_daemon_conf conf = { 0 };
+	struct bench_daemon *d;
+	struct client *cl;
+	json_int_t *ids;
+	char *cause = NULL;
+	double t0, t1;
+
+	conf.daemon = "slots = 2\nworkers = 2\n";
+	if ((ids = calloc(c->jobs, sizeof *ids)) == NULL) {
+		bench_dispatch_fail(c, "out of memory");
+		return;
+	}
+	if ((d = bench_daemon_start(b->dir, &conf, &cause)) == NULL) {
+		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		free(cause);
+		free(ids);
+		return;
+	}
+	if ((cl = client_connect(d->sock, &cause)) == NULL) {
+		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		free(cause);
+		goto out;
+	}
+	bench_dispatch_version(b, cl);
+	t0 = bench_dispatch_now();
+	if (bench_dispatch_submit(c, cl, c->jobs, ids) == 0 &&
+	    bench_dispatch_wait(c, cl, c->jobs, ids) == 0) {
+		t1 = bench_dispatch_now();
+		bench_dispatch_record(c, c->jobs, t1 - t0);
+	}
+	client_free(cl);
+out:
+	if (bench_daemon_interrupted() != 0)
+		bench_dispatch_fail(c, "interrupted");
+	if (bench_daemon_stop(d, &cause) == -1) {
+		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		free(cause);
+	}
+	if (c->failed && bench_daemon_interrupted() == 0)
+		bench_daemon_dump_log(d);
+	bench_daemon_free(d);
+	free(ids);
+}
+
+/* ---- the floors and the tools ---- */
+
+/* Runs argv as one contestant's round of jobs and records its time. */
+static void
+bench_dispatch_timed(struct bench_contestant *c, const char *const argv[],
+    const char *const env[], const char *in_path, bool show_stdout)
+{
+	double t0 = bench_dispatch_now(), t1;
+	int status = bench_dispatch_exec(argv, env, in_path, show_stdout);
+
+	t1 = bench_dispatch_now();
+	if (status == -1)
+		bench_dispatch_fail(c, "%s: %s", argv[0], strerror(errno));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		bench_dispatch_fail(c, "%s: exit status %d", argv[0],
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+		    128 + WTERMSIG(status));
+	else
+		bench_dispatch_record(c, c->jobs, t1 - t0);
+}
+
+static void
+bench_dispatch_floor(struct bench *b, struct bench_contestant *c,
+    const char *mode)
+{
+	char prog[1100], jobs[24], inflight[8];
+	const char *argv[] = { prog, mode, jobs, inflight, "true", NULL };
+
+	snprintf(prog, sizeof prog, "%s/ref-floor", b->bin);
+	snprintf(jobs, sizeof jobs, "%" PRIu64, c->jobs);
+	snprintf(inflight, sizeof inflight, "%d", BENCH_SLOTS);
+	/* Its own line (jobs, seconds) goes to our stderr, for people. */
+	bench_dispatch_timed(c, argv, NULL, NULL, true);
+}
+
+/* A file of n lines, for xargs -n1 to make n jobs of. */
+static int
+bench_dispatch_lines(const char *path, uint64_t n)
+{
+	FILE *f = fopen(path, "w");
+	uint64_t i;
+
+	if (f == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%" PRIu64 "\n", i);
+	return fclose(f);
+}
+
+static void
+bench_dispatch_xargs(struct bench *b, struct bench_contestant *c)
+{
+	char in[300], p[8];
+	const char *argv[] = { "xargs", "-P", p, "-n1", "true", NULL };
+
+	snprintf(p, sizeof p, "%d", BENCH_SLOTS);
+	snprintf(in, sizeof in, "%s/lines", b->tmp);
+	if (bench_dispatch_lines(in, c->jobs) == -1) {
+		bench_dispatch_fail(c, "%s: %s", in, strerror(errno));
+		return;
+	}
+	bench_dispatch_timed(c, argv, NULL, in, false);
+}
+
+static void
+bench_dispatch_parallel(struct bench *b, struct bench_contestant *c)
+{
+	const char **argv;
+	char j[8];
+	char (*args)[24];
+	uint64_t i;
+
+	(void)b;
+	argv = calloc(c->jobs + 6, sizeof *argv);
+	args = calloc(c->jobs, sizeof *args);
+	if (argv == NULL || args == NULL) {
+		free(argv);
+		free(args);
+		bench_dispatch_fail(c, "out of memory");
+		return;
+	}
+	snprintf(j, sizeof j, "-j%d", BENCH_SLOTS);
+	argv[0] = "parallel";
+	argv[1] = "--will-cite";
+	argv[2] = j;
+	argv[3] = "true";
+	argv[4] = ":::";
+	for (i = 0; i < c->jobs; i++) {
+		snprintf(args[i], sizeof args[i], "%" PRIu64, i);
+		argv[5 + i] = args[i];
+	}
+	bench_dispatch_timed(c, argv, NULL, NULL, false);
+	free(argv);
+	free(args);
+}
+
+/* task-spooler's server for round r: its own socket and output files in
+ * our temp dir, every finished job kept (so that waiting works), 2 slots. */
+static void
+bench_dispatch_tsp_env(const struct bench *b, unsigned r, char sock[300],
+    char tmpdir[300], const char *env[4])
+{
+	snprintf(sock, 300, "TS_SOCKET=%s/tsp-%u.sock", b->tmp, r);
+	snprintf(tmpdir, 300, "TMPDIR=%s", b->tmp);
+	env[0] = sock;
+	env[1] = tmpdir;
+	env[2] = "TS_MAXFINISHED=1000000";
+	env[3] = NULL;
+}
+
+/* Each job one `tsp true` client call, then `tsp -w` for the last one and
+ * for any other still unfinished: only the job beside the last in the
+ * other slot can be. */
+static void
+bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
+{
+	char sock[300], tmpdir[300], last[24], list[320];
+	const char *env[4];
+	const char *slots[] = { "tsp", "-S", "2", NULL };
+	const char *add[] = { "tsp", "true", NULL };
+	const char *wait_last[] = { "tsp", "-w", last, NULL };
+	const char *kill_server[] = { "tsp", "-K", NULL };
+	char line[512], state[32];
+	unsigned long id;
+	double t0, t1;
+	uint64_t i;
+	int status, waits;
+	FILE *f;
+	const char *lister[] = { "sh", "-c", list, NULL };
+
+	bench_dispatch_tsp_env(b, r, sock, tmpdir, env);
+	/* Started by its first call, which sets the slots; not timed. */
+	if ((status = bench_dispatch_exec(slots, env, NULL, false)) != 0) {
+		bench_dispatch_fail(c, "tsp -S 2: status %d", status);
+		goto out;
+	}
+	t0 = bench_dispatch_now();
+	for (i = 0; i < c->jobs; i++) {
+		if ((status = bench_dispatch_exec(add, env, NULL, false)) != 0) {
+			bench_dispatch_fail(c, "tsp true: status %d", status);
+			goto out;
+		}
+		if (bench_daemon_interrupted() != 0)
+			goto out;
+	}
+	/* A fresh server numbers its jobs from 0. */
+	snprintf(last, sizeof last, "%" PRIu64, c->jobs - 1);
+	(void)bench_dispatch_exec(wait_last, env, NULL, false);
+	snprintf(list, sizeof list, "tsp -l > %s/tsp-list", b->tmp);
+	for (waits = 0; waits < 3; waits++) {
+		if (bench_dispatch_exec(lister, env, NULL, false) != 0)
+			break;
+		snprintf(line, sizeof line, "%s/tsp-list", b->tmp);
+		if ((f = fopen(line, "r")) == NULL)
+			break;
+		id = ULONG_MAX;
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "%lu %31s", &id, state) == 2 &&
+			    strcmp(state, "finished") != 0)
+				break;
+			else
+				id = ULONG_MAX;
+		fclose(f);
+		if (id == ULONG_MAX)
+			break;
+		snprintf(last, sizeof last, "%lu", id);
+		(void)bench_dispatch_exec(wait_last, env, NULL, false);
+	}
+	t1 = bench_dispatch_now();
+	bench_dispatch_record(c, c->jobs, t1 - t0);
+out:
+	(void)bench_dispatch_exec(kill_server, env, NULL, false);
+}
+
+/* ---- the report ---- */
+
+static int
+bench_dispatch_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median ms/job of c's rounds; 0 when none ran. */
+static double
+bench_dispatch_median(const struct bench_contestant *c)
+{
+	double v[16];
+
+	if (c->rounds == 0)
+		return 0;
+	memcpy(v, c->ms, c->rounds * sizeof *v);
+	qsort(v, c->rounds, sizeof *v, bench_dispatch_cmp);
+	return c->rounds % 2 ? v[c->rounds / 2] :
+	    (v[c->rounds / 2 - 1] + v[c->rounds / 2]) / 2;
+}
+
+static void
+bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
+{
+	const struct bench_contestant *t = &b->who[BENCH_TRIAGE], *c, *floor;
+	double tm = bench_dispatch_median(t), cm, fm, lo, hi;
+	unsigned i, k;
+
+	printf("\ntriage dispatch benchmark: jobs of `true`, %d in flight, "
+	    "ms per job (first start to last end), median of rounds\n",
+	    BENCH_SLOTS);
+	printf("machine: nproc %ld, %s, load %.2f at start; triaged %s, "
+	    "slots = workers = %d, state in %s (%s)\n\n", m->cpus, m->kernel,
+	    m->load, b->version ? b->version : "(version unknown)",
+	    BENCH_SLOTS, b->dir, m->fs);
+	printf("%-9s %-34s %6s %6s %7s %9s %9s %9s %8s\n", "who", "runs",
+	    "rounds", "jobs", "in all", "median", "min", "max", "triage/");
+	for (i = 0; i < BENCH_NWHO; i++) {
+		c = &b->who[i];
+		cm = bench_dispatch_median(c);
+		lo = hi = c->rounds > 0 ? c->ms[0] : 0;
+		for (k = 1; k < c->rounds; k++) {
+			lo = c->ms[k] < lo ? c->ms[k] : lo;
+			hi = c->ms[k] > hi ? c->ms[k] : hi;
+		}
+		printf("%-9s %-34s %6u %6" PRIu64 " %7" PRIu64, c->name,
+		    c->how, c->rounds, c->jobs, c->jobs * c->rounds);
+		if (c->rounds > 0)
+			printf(" %9.3f %9.3f %9.3f", cm, lo, hi);
+		else
+			printf(" %9s %9s %9s", "-", "-", "-");
+		if (c->rounds > 0 && tm > 0 && i != BENCH_TRIAGE)
+			printf(" %7.2fx", tm / cm);
+		printf("%s\n", c->failed ? "  FAILED" : "");
+	}
+	for (i = 0; i < BENCH_NWHO; i++)
+		if (b->who[i].failed)
+			printf("%s: FAILED: %s\n", b->who[i].name, b->who[i].why);
+
+	/* The floor: the faster of the two. */
+	floor = &b->who[BENCH_FORK];
+	if (b->who[BENCH_SPAWN].rounds > 0 &&
+	    (floor->rounds == 0 || bench_dispatch_median(&b->who[BENCH_SPAWN])
+	    < bench_dispatch_median(floor)))
+		floor = &b->who[BENCH_SPAWN];
+	fm = bench_dispatch_median(floor);
+	if (tm > 0 && fm > 0)
+		printf("SUMMARY\tdispatch\t%" PRIu64 " x true, 2 slots\t%.2f "
+		    "ms/job\t%s floor %.2f ms/job (%.2fx)\t<= %.2fx floor\t%s\n",
+		    t->jobs * t->rounds, tm, floor->name, fm, tm / fm,
+		    BENCH_FLOOR_TARGET, tm / fm <= BENCH_FLOOR_TARGET ? "met" :
+		    "MISSED");
+	else
+		printf("SUMMARY\tdispatch\tx true, 2 slots vs floor\t%s\t%s\t"
+		    "<= %.2fx floor\tMISSED\n", tm > 0 ? "ran" : "failed",
+		    fm > 0 ? "ran" : "failed", BENCH_FLOOR_TARGET);
+	for (i = BENCH_XARGS; i < BENCH_NWHO; i++) {
+		c = &b->who[i];
+		cm = bench_dispatch_median(c);
+		if (tm > 0 && cm > 0)
+			printf("SUMMARY\tdispatch\t%" PRIu64 " x true vs %s\t"
+			    "%.2f ms/job\t%s %.2f ms/job (%.2fx)\ttriage "
+			    "faster\t%s\n", c->jobs * c->rounds, c->name, tm,
+			    c->name, cm, tm / cm, tm < cm ? "met" : "MISSED");
+		else
+			printf("SUMMARY\tdispatch\tx true vs %s\t%s\t%s\t"
+			    "triage faster\tMISSED\n", c->name,
+			    tm > 0 ? "ran" : "failed", cm > 0 ? "ran" :
+			    "failed");
+	}
+}
+
+/* ---- main ---- */
+
+static int
+bench_dispatch_remove_cb(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(path);
+	return 0;
+}
+
+static void
+bench_dispatch_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: bench-dispatch [--quick] [--rounds R] [--jobs N] "
+	    "[--tool-jobs M] [--dir DIR]\n"
+	    "Runs jobs of `true` with %d in flight: through triaged (beside "
+	    "this binary),\nref-floor's fork+exec and posix_spawn, xargs, GNU "
+	    "parallel and task-spooler,\nalternating, and compares medians.\n"
+	    "  --rounds R     rounds of each (default %d; --quick %d)\n"
+	    "  --jobs N       jobs per round of triage and the floors "
+	    "(default %d; --quick %d)\n"
+	    "  --tool-jobs M  jobs per round of the tools (default %d; "
+	    "--quick %d)\n"
+	    "  --dir DIR      where the temp dirs go (default /tmp)\n",
+	    BENCH_SLOTS, BENCH_ROUNDS, BENCH_QUICK_ROUNDS, BENCH_JOBS,
+	    BENCH_QUICK_JOBS, BENCH_TOOL_JOBS, BENCH_QUICK_TOOL_JOBS);
+}
+
+static int
+bench_dispatch_number(const char *opt, const char *s, unsigned long max,
+    unsigned long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || *v < 1 ||
+	    *v > max) {
+		fprintf(stderr, "bench-dispatch: %s wants a number from 1 to "
+		    "%lu, not \"%s\"\n", opt, max, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* The directory this program is in: ref-floor and triaged are there. */
+static int
+bench_dispatch_bindir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((slash = strrchr(buf, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "tool-jobs", required_argument, NULL, 't' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct bench b = {
+		.dir = "/tmp",
+		.who = {
+			[BENCH_TRIAGE] = { "triage", "triaged, submit pipelined "
+			    "+ wait" },
+			[BENCH_FORK] = { "fork", "ref-floor fork+execvp" },
+			[BENCH_SPAWN] = { "spawn", "ref-floor posix_spawnp" },
+			[BENCH_XARGS] = { "xargs", "xargs -P2 -n1 true", true },
+			[BENCH_PARALLEL] = { "parallel", "parallel -j2 true ::: "
+			    "...", true },
+			[BENCH_TSP] = { "tsp", "tsp -S 2; tsp true, each; tsp -w",
+			    true },
+		},
+	};
+	unsigned long rounds = 0, jobs = 0, tool_jobs = 0;
+	struct bench_machine m;
+	bool quick = false, failed = false;
+	unsigned r, i;
+	int ch, sig;
+
+	if (bench_daemon_guard() == -1) {
+		fprintf(stderr, "bench-dispatch: cannot set up signals: %s\n",
+		    strerror(errno));
+		return 1;
+	}
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'q':
+			quick = true;
+			break;
+		case 'r':
+			if (bench_dispatch_number("--rounds", optarg, 16,
+			    &rounds) == -1)
+				return 2;
+			break;
+		case 'j':
+			if (bench_dispatch_number("--jobs", optarg, 10000000,
+			    &jobs) == -1)
+				return 2;
+			break;
+		case 't':
+			if (bench_dispatch_number("--tool-jobs", optarg,
+			    100000, &tool_jobs) == -1)
+				return 2;
+			break;
+		case 'd':
+			b.dir = optarg;
+			break;
+		case 'h':
+			bench_dispatch_usage(stdout);
+			return 0;
+		default:
+			bench_dispatch_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		bench_dispatch_usage(stderr);
+		return 2;
+	}
+	/* An explicit count wins over --quick, in any order. */
+	if (rounds == 0)
+		rounds = quick ? BENCH_QUICK_ROUNDS : BENCH_ROUNDS;
+	if (jobs == 0)
+		jobs = quick ? BENCH_QUICK_JOBS : BENCH_JOBS;
+	if (tool_jobs == 0)
+		tool_jobs = quick ? BENCH_QUICK_TOOL_JOBS : BENCH_TOOL_JOBS;
+	b.rounds = (unsigned)rounds;
+	for (i = 0; i < BENCH_NWHO; i++)
+		b.who[i].jobs = b.who[i].tool ? tool_jobs : jobs;
+	if (bench_machine_get(b.dir, &m) == -1) {
+		fprintf(stderr, "bench-dispatch: %s: %s\n", b.dir,
+		    strerror(errno));
+		return 2;
+	}
+	if (bench_dispatch_bindir(b.bin, sizeof b.bin) == -1) {
+		fprintf(stderr, "bench-dispatch: cannot find my directory\n");
+		return 2;
+	}
+	snprintf(b.tmp, sizeof b.tmp, "%s/bench-dispatch.XXXXXX", b.dir);
+	if (mkdtemp(b.tmp) == NULL) {
+		fprintf(stderr, "bench-dispatch: %s: %s\n", b.tmp,
+		    strerror(errno));
+		return 2;
+	}
+
+	for (r = 0; r < b.rounds && bench_daemon_interrupted() == 0; r++) {
+		fprintf(stderr, "bench-dispatch: round %u of %u\n", r + 1,
+		    b.rounds);
+		for (i = 0; i < BENCH_NWHO; i++) {
+			if (bench_daemon_interrupted() != 0)
+				break;
+			switch (i) {
+			case BENCH_TRIAGE:
+				bench_dispatch_triage(&b, &b.who[i]);
+				break;
+			case BENCH_FORK:
+				bench_dispatch_floor(&b, &b.who[i], "fork");
+				break;
+			case BENCH_SPAWN:
+				bench_dispatch_floor(&b, &b.who[i], "spawn");
+				break;
+			case BENCH_XARGS:
+				bench_dispatch_xargs(&b, &b.who[i]);
+				break;
+			case BENCH_PARALLEL:
+				bench_dispatch_parallel(&b, &b.who[i]);
+				break;
+			case BENCH_TSP:
+				bench_dispatch_tsp(&b, &b.who[i], r);
+				break;
+			}
+		}
+	}
+	(void)nftw(b.tmp, bench_dispatch_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+
+	bench_dispatch_report(&b, &m);
+	for (i = 0; i < BENCH_NWHO; i++)
+		failed = failed || b.who[i].rounds == 0;
+	free(b.version);
+	if (fflush(stdout) == EOF) {
+		fprintf(stderr, "bench-dispatch: stdout: %s\n", strerror(errno));
+		return 1;
+	}
+	if ((sig = bench_daemon_interrupted()) != 0) {
+		fprintf(stderr, "bench-dispatch: interrupted\n");
+		return 128 + sig;
+	}
+	return failed ? 1 : 0;
+}
