@@ -22,6 +22,9 @@ struct pool_spec {
 	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS before exec */
 	uid_t uid;
 	gid_t gid;
+	/* A worker resolves uid's supplementary groups once and keeps them
+	 * while this stays the same: the daemon changes it on a reload. */
+	uint32_t groups_epoch;
 	const char *stdout_path;	/* created or truncated, mode 0600 */
 	const char *stderr_path;
 	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */

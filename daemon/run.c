@@ -49,6 +49,7 @@ struct run {
 	char *output_dir;
 	struct run_callbacks cb;
 	void *arg;
+	uint32_t groups_epoch;		/* reloads: pool_spec's */
 	struct event *service_ev;	/* hands out, and ends unhanded stops */
 	TAILQ_HEAD(, jobrun) list;	/* in the order they were granted */
 	unsigned n;
@@ -197,6 +198,7 @@ run_hand(struct jobrun *jr)
 	spec.no_new_privs = run->params.no_new_privs;
 	spec.uid = job->uid;
 	spec.gid = job->gid;
+	spec.groups_epoch = run->groups_epoch;
 	spec.stdout_path = out;
 	spec.stderr_path = err;
 	spec.max_output = run->params.max_output;
@@ -285,6 +287,9 @@ run_set_limits(struct run *run, uint64_t kill_grace_ms, uint64_t max_output,
 	run->params.kill_grace_ms = kill_grace_ms;
 	run->params.max_output = max_output;
 	run->params.no_new_privs = no_new_privs;
+	/* A reload is when an admin expects a change of /etc/group (or
+	 * what NSS reads) to take: the workers look the groups up again. */
+	run->groups_epoch++;
 }
 
 struct run *

@@ -63,8 +63,9 @@ struct run_params {
 struct run *run_new(struct event_base *base, struct pool *pool,
     const struct run_params *params, const struct run_callbacks *cb,
     void *arg);
-/* For a reload: runs started from now on get these; a stop under way
- * keeps the grace it was given. */
+/* For a reload: runs started from now on get these, and the job users'
+ * supplementary groups looked up afresh; a stop under way keeps the
+ * grace it was given. */
 void run_set_limits(struct run *run, uint64_t kill_grace_ms,
     uint64_t max_output, bool no_new_privs);
 /* Forgets every run without a word (the daemon exits). */

@@ -1,6 +1,7 @@
 /* sigdefault.c - a forked child's way back to a fresh process's signal
  * state, for the worker and for the job it runs. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,8 +34,11 @@ sigdefault_reset(const char **step)
 	return 0;
 }
 
-pid_t
-sigdefault_fork(void)
+/* Runs start (a fork or a clone) with every signal blocked, and puts the
+ * caller's mask back; a child that exists when that cannot be done is
+ * killed and reaped. */
+static pid_t
+sigdefault_blocked(pid_t (*start)(void *), void *arg)
 {
 	sigset_t all, old;
 	pid_t pid;
@@ -43,7 +47,7 @@ sigdefault_fork(void)
 	if (sigfillset(&all) == -1 ||
 	    sigprocmask(SIG_SETMASK, &all, &old) == -1)
 		return -1;
-	if ((pid = fork()) == 0)
+	if ((pid = start(arg)) == 0)
 		return 0;
 	error = errno;
 	if (sigprocmask(SIG_SETMASK, &old, NULL) == -1 && pid != -1) {
@@ -57,4 +61,41 @@ sigdefault_fork(void)
 	}
 	errno = error;
 	return pid;
+}
+
+static pid_t
+sigdefault_fork_start(void *arg)
+{
+	(void)arg;
+	return fork();
+}
+
+pid_t
+sigdefault_fork(void)
+{
+	return sigdefault_blocked(sigdefault_fork_start, NULL);
+}
+
+struct sigdefault_clone {
+	int (*fn)(void *);
+	void *stack_top;
+	void *arg;
+};
+
+static pid_t
+sigdefault_clone_start(void *arg)
+{
+	const struct sigdefault_clone *c = arg;
+
+	/* SIGCHLD: the parent reaps it as it would a forked child. */
+	return clone(c->fn, c->stack_top, CLONE_VM | CLONE_VFORK | SIGCHLD,
+	    c->arg);
+}
+
+pid_t
+sigdefault_vfork(int (*fn)(void *), void *stack_top, void *arg)
+{
+	struct sigdefault_clone c = { fn, stack_top, arg };
+
+	return sigdefault_blocked(sigdefault_clone_start, &c);
 }

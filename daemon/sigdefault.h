@@ -20,4 +20,15 @@ int sigdefault_reset(const char **step);
  */
 pid_t sigdefault_fork(void);
 
+/*
+ * The same for a child that shares the caller's memory until it execs or
+ * exits (clone CLONE_VM | CLONE_VFORK, as posix_spawn does): no page table
+ * is copied, and the caller is suspended meanwhile. fn(arg) runs in the
+ * child on stack_top (the high end of a stack of its own), with every
+ * signal blocked; it must not return, allocate, nor write the caller's
+ * memory but what it is meant to. Returns the child's pid once it has
+ * exec'd or exited, or -1 with errno.
+ */
+pid_t sigdefault_vfork(int (*fn)(void *), void *stack_top, void *arg);
+
 #endif

@@ -11,7 +11,7 @@
 _Static_assert(sizeof(uid_t) == sizeof(uint32_t), "uid_t is 32 bits");
 _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 _Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
-_Static_assert(sizeof(struct wmsg_run_head) == 40, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_run_head) == 48, "no hidden padding");
 
 #define WMSG_RUN_FLAGS (WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS | \
 	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE)
@@ -125,6 +125,7 @@ wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
 	    (spec->merge_output ? WMSG_RUN_MERGE_OUTPUT : 0) |
 	    (spec->io_idle ? WMSG_RUN_IO_IDLE : 0);
 	head.nice = spec->nice;
+	head.groups_epoch = spec->groups_epoch;
 	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
 	head.envc = (uint32_t)envc;
 	hdr.type = WMSG_RUN;
@@ -167,7 +168,7 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 		goto proto;
 	memcpy(&head, buf, sizeof head);
 	if ((head.flags & ~(uint32_t)WMSG_RUN_FLAGS) != 0 ||
-	    head.argc == 0 || head.nice < 0 || head.nice > 19)
+	    head.argc == 0 || head.nice < 0 || head.nice > 19 || head.pad != 0)
 		goto proto;
 
 	/* Count the strings first: the counts only size the arrays once the
@@ -215,6 +216,7 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	run->spec.merge_output = (head.flags & WMSG_RUN_MERGE_OUTPUT) != 0;
 	run->spec.io_idle = (head.flags & WMSG_RUN_IO_IDLE) != 0;
 	run->spec.nice = head.nice;
+	run->spec.groups_epoch = head.groups_epoch;
 	run->spec.uid = head.uid;
 	run->spec.gid = head.gid;
 	run->spec.max_output = head.max_output;

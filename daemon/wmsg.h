@@ -53,6 +53,8 @@ struct wmsg_run_head {
 	uint32_t argc;		/* >= 1 */
 	uint32_t envc;
 	int32_t nice;		/* 0 to 19 */
+	uint32_t groups_epoch;	/* pool_spec's */
+	uint32_t pad;		/* 0 */
 };
 
 struct wmsg_signal {

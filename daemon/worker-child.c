@@ -1,12 +1,14 @@
-/* worker-child.c - the job child between a worker's fork and the job's exec:
+/* worker-child.c - the job child between a worker's spawn and the job's exec:
  * its own session, default signals, credentials, priority, cwd, fds and
  * environment. */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -17,20 +19,38 @@
 #include "sigdefault.h"
 #include "worker-child.h"
 
+/*
+ * The child runs on a stack of its own while it shares the worker's
+ * memory: the worker's, below the clone, is in use. What it needs is a
+ * path buffer and snprintf's frames; a guard page below catches the rest.
+ */
+#define WORKER_CHILD_STACK	(128 * 1024)
+
+/*
+ * Everything below runs in the child, which shares the worker's memory
+ * until exec: it must not allocate (the worker's heap is not its own), nor
+ * write any memory of the worker's but its own stack (errno aside, which
+ * the worker does not read across the spawn). Hence raw system calls for
+ * the credentials (no library state touched) and strerrordesc_np (a
+ * constant string, never a buffer).
+ */
+
 /* Tells the worker which step failed ("chdir /nope: No such file or
  * directory") and ends the child; 127 is the shell's "could not run". */
 static void __attribute__((noreturn))
 worker_child_fail(const struct worker_child *c, const char *step,
     const char *arg)
 {
+	const char *what = strerrordesc_np(errno);
 	char msg[256];
-	int error = errno, n;
+	int n;
 
+	if (what == NULL)
+		what = "Unknown error";
 	if (arg != NULL)
-		n = snprintf(msg, sizeof msg, "%s %s: %s", step, arg,
-		    strerror(error));
+		n = snprintf(msg, sizeof msg, "%s %s: %s", step, arg, what);
 	else
-		n = snprintf(msg, sizeof msg, "%s: %s", step, strerror(error));
+		n = snprintf(msg, sizeof msg, "%s: %s", step, what);
 	if (n > 0) {
 		if ((size_t)n >= sizeof msg)
 			n = sizeof msg - 1;
@@ -44,7 +64,7 @@ worker_child_fail(const struct worker_child *c, const char *step,
 
 /* Back to a fresh process's signal state: every disposition default (the
  * worker's are already, but a job must not depend on that), nothing
- * blocked (the worker blocks SIGCHLD and SIGTERM, and all around fork). */
+ * blocked (the spawn blocks everything, the worker SIGCHLD and SIGTERM). */
 static void
 worker_child_signals(const struct worker_child *c)
 {
@@ -54,26 +74,26 @@ worker_child_signals(const struct worker_child *c)
 		worker_child_fail(c, step, NULL);
 }
 
-/* Supplementary groups, then gid, then uid: each step needs the privilege
- * the next one gives up. */
+/* Supplementary groups (resolved by the worker), then gid, then uid: each
+ * step needs the privilege the next one gives up. */
 static void
 worker_child_creds(const struct worker_child *c)
 {
 	const struct pool_spec *spec = &c->run->spec;
 	char arg[32];
 
-	if (c->user != NULL) {
-		if (initgroups(c->user, spec->gid) == -1)
+	if (syscall(SYS_setgroups, c->ngroups, c->groups) == -1) {
+		if (c->user != NULL)
 			worker_child_fail(c, "initgroups", c->user);
-	} else if (setgroups(1, &spec->gid) == -1) {
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
 		worker_child_fail(c, "setgroups", arg);
 	}
-	if (setgid(spec->gid) == -1) {
+	/* What setgid() and setuid() do for root: real, effective, saved. */
+	if (syscall(SYS_setresgid, spec->gid, spec->gid, spec->gid) == -1) {
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
 		worker_child_fail(c, "setgid", arg);
 	}
-	if (setuid(spec->uid) == -1) {
+	if (syscall(SYS_setresuid, spec->uid, spec->uid, spec->uid) == -1) {
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
 		worker_child_fail(c, "setuid", arg);
 	}
@@ -81,7 +101,8 @@ worker_child_creds(const struct worker_child *c)
 	 * out of reach (setuid(0) only works while some id is still 0). */
 	if (spec->uid != 0 && (getuid() != spec->uid ||
 	    geteuid() != spec->uid || getgid() != spec->gid ||
-	    getegid() != spec->gid || setuid(0) != -1 || seteuid(0) != -1)) {
+	    getegid() != spec->gid || syscall(SYS_setuid, 0) != -1 ||
+	    syscall(SYS_setresuid, -1, 0, -1) != -1)) {
 		errno = EPERM;
 		worker_child_fail(c, "drop root", "root is still within reach");
 	}
@@ -93,12 +114,8 @@ worker_child_creds(const struct worker_child *c)
 static void
 worker_child_fds(const struct worker_child *c)
 {
-	int null;
-
-	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
-		worker_child_fail(c, "open", "/dev/null");
 	/* merge_output is 2>&1: the stderr pipe then only sees its EOF. */
-	if (dup2(null, STDIN_FILENO) == -1 ||
+	if (dup2(c->null, STDIN_FILENO) == -1 ||
 	    dup2(c->out, STDOUT_FILENO) == -1 ||
 	    dup2(c->run->spec.merge_output ? c->out : c->err,
 	    STDERR_FILENO) == -1)
@@ -123,7 +140,8 @@ worker_child_fds(const struct worker_child *c)
 static void
 worker_child_autogroup(const struct worker_child *c)
 {
-	int fd, nice = c->run->spec.nice;
+	int fd, n, nice = c->run->spec.nice;
+	char text[16];
 
 	if (nice == 0)
 		return;
@@ -132,7 +150,8 @@ worker_child_autogroup(const struct worker_child *c)
 			return;		/* a kernel without autogroups */
 		worker_child_fail(c, "open", "/proc/self/autogroup");
 	}
-	if (dprintf(fd, "%d", nice) < 0 &&
+	n = snprintf(text, sizeof text, "%d", nice);
+	if (write(fd, text, (size_t)n) != n &&
 	    !(errno == EAGAIN && geteuid() != 0))
 		worker_child_fail(c, "write", "/proc/self/autogroup");
 	close(fd);
@@ -155,9 +174,68 @@ worker_child_priority(const struct worker_child *c)
 		worker_child_fail(c, "ioprio_set", "idle");
 }
 
-void
-worker_child_exec(const struct worker_child *c)
+/* execve, and for a file of no known format sh, as execvp does; returns
+ * with errno when neither ran. */
+static void
+worker_child_execve(const struct worker_child *c, char *file)
 {
+	execve(file, c->run->argv, c->run->envp);
+	if (errno != ENOEXEC)
+		return;
+	c->sh_argv[1] = file;
+	execve(c->sh_argv[0], c->sh_argv, c->run->envp);
+}
+
+/*
+ * execvp(3) over the job's own PATH rather than the worker's environ: each
+ * directory in turn, an empty one the cwd; EACCES reported only when no
+ * directory had the file at all.
+ */
+static void
+worker_child_execvp(const struct worker_child *c)
+{
+	char *file = c->run->argv[0], buf[PATH_MAX];
+	const char *dir = c->path, *end;
+	size_t dlen, flen = strlen(file);
+	bool eacces = false;
+
+	if (strchr(file, '/') != NULL) {
+		worker_child_execve(c, file);
+		return;
+	}
+	for (;; dir = end + 1) {
+		end = strchrnul(dir, ':');
+		dlen = (size_t)(end - dir);
+		if (dlen + flen + 2 <= sizeof buf) {
+			memcpy(buf, dir, dlen);
+			if (dlen > 0)
+				buf[dlen++] = '/';
+			memcpy(buf + dlen, file, flen + 1);
+			worker_child_execve(c, buf);
+			switch (errno) {
+			case EACCES:
+				eacces = true;
+				break;
+			case ENOENT:
+			case ESTALE:
+			case ENOTDIR:
+			case ENODEV:
+			case ETIMEDOUT:
+				break;
+			default:
+				return;
+			}
+		}
+		if (*end == '\0')
+			break;
+	}
+	errno = eacces ? EACCES : ENOENT;
+}
+
+static int
+worker_child_main(void *arg)
+{
+	const struct worker_child *c = arg;
 	const struct wmsg_run *run = c->run;
 
 	/* The job is its own session and process group, so that signalling
@@ -183,8 +261,41 @@ worker_child_exec(const struct worker_child *c)
 	if (chdir(run->spec.cwd) == -1)
 		worker_child_fail(c, "chdir", run->spec.cwd);
 	worker_child_fds(c);
-	/* execvp looks argv[0] up in the PATH of environ: the job's own. */
-	environ = run->envp;
-	execvp(run->argv[0], run->argv);
+	worker_child_execvp(c);
 	worker_child_fail(c, "exec", run->argv[0]);
+}
+
+/* The child's stack, made once per worker. NULL with errno. */
+static char *
+worker_child_stack(void)
+{
+	static char *top;
+	long page = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	if (top != NULL)
+		return top;
+	if (page <= 0)
+		page = 4096;
+	p = mmap(NULL, WORKER_CHILD_STACK + (size_t)page, PROT_READ |
+	    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* The guard: an overflow faults rather than writing the worker's. */
+	if (mprotect(p, (size_t)page, PROT_NONE) == -1) {
+		munmap(p, WORKER_CHILD_STACK + (size_t)page);
+		return NULL;
+	}
+	top = p + page + WORKER_CHILD_STACK;
+	return top;
+}
+
+pid_t
+worker_child_spawn(struct worker_child *c)
+{
+	char *stack;
+
+	if ((stack = worker_child_stack()) == NULL)
+		return -1;
+	return sigdefault_vfork(worker_child_main, stack, c);
 }

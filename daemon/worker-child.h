@@ -1,28 +1,40 @@
-/* worker-child.h - the job child's side of a worker's fork: set up the
+/* worker-child.h - the job child's side of a worker's spawn: set up the
  * process (session, credentials, cwd, fds, environment) and exec the job. */
 #ifndef TRIAGED_WORKER_CHILD_H
 #define TRIAGED_WORKER_CHILD_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "wmsg.h"
 
-/* What the worker prepared before fork for its job child. */
+/*
+ * What the worker prepared for its job child, which shares the worker's
+ * memory until it execs: it reads this, and writes only sh_argv[1].
+ */
 struct worker_child {
 	const struct wmsg_run *run;
 	const char *user;	/* set_creds: uid's passwd name, NULL if none */
+	const gid_t *groups;	/* set_creds: the supplementary groups */
+	size_t ngroups;
+	const char *path;	/* the job's PATH, for argv[0] without a '/' */
+	char **sh_argv;		/* "/bin/sh", (file), argv[1..], NULL: a file
+				 * exec finds no format in runs by sh */
 	pid_t worker;		/* the parent; the child gives up if it is gone */
+	int null;		/* /dev/null, read-only: stdin */
 	int out;		/* write ends of the stdout and stderr pipes */
 	int err;
 	int errpipe;		/* CLOEXEC: EOF on exec, "STEP ARG: error" if not */
 };
 
 /*
- * Called in the child right after fork; never returns. On success it is
- * the job (after execvp); on any failure it writes one line of text naming
- * the failed step to c->errpipe and exits with status 127.
+ * Starts the job child sharing the worker's memory (no copy of it) and
+ * returns its pid once it has exec'd the job or failed, or -1 with errno
+ * when no child could be made. On any failure the child writes one line
+ * of text naming the failed step to c->errpipe and exits with status 127
+ * (the shell's "could not run"); the pipe tells, rather than memory, so
+ * that it also holds where the clone is a fork (valgrind).
  */
-void worker_child_exec(const struct worker_child *c)
-    __attribute__((noreturn));
+pid_t worker_child_spawn(struct worker_child *c);
 
 #endif

@@ -1,7 +1,6 @@
 /* worker.c - the worker process: takes one job at a time from the daemon,
- * forks it, copies its output into files and reports how it started and ended. */
+ * spawns it, copies its output into files and reports how it started and ended. */
 #include <errno.h>
-#include <grp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -18,12 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "passwd.h"
 #include "procstat.h"
-#include "sigdefault.h"
 #include "timefmt.h"
 #include "wmsg.h"
 #include "worker-child.h"
+#include "worker-groups.h"
 #include "worker.h"
 
 /* Once the job's process has exited and its group is killed, how long a
@@ -33,6 +31,11 @@
 struct worker {
 	int fd;			/* the daemon; blocking */
 	int sfd;		/* signalfd: SIGCHLD, SIGTERM */
+	int null;		/* /dev/null, every job's stdin */
+	pid_t pid;		/* ours: a job child checks its parent is */
+	char **sh_argv;		/* see worker_sh_argv */
+	size_t sh_size;
+	char sh[8];		/* "/bin/sh", writable as execve's argv is */
 	bool gone;		/* the daemon went away: EOF or SIGTERM */
 	char buf[65536];	/* output on its way to a file */
 };
@@ -508,42 +511,44 @@ worker_error(struct pool_result *res, const char *step, const char *arg)
 		    strerror(errno));
 }
 
-/*
- * The child's initgroups asks every NSS module of the group database; one
- * not loaded yet (libnss_systemd.so, say) was loaded, relocated and thrown
- * away by each job's child: most of the CPU of a short job (9.8 ms of a
- * /bin/true's 12). The same lookup, once here, loads them into the worker,
- * and every child it forks inherits them.
- */
-static void
-worker_load_group_modules(const char *name, gid_t gid)
+/* The job's PATH, for the child's execvp: envp's first, else execvp's own
+ * default, as when environ was the job's. */
+static const char *
+worker_path(const struct wmsg_run *run)
 {
-	static bool loaded;
-	gid_t groups[8];
-	int n = 8;
+	size_t i;
 
-	if (loaded)
-		return;
-	loaded = true;
-	(void)getgrouplist(name, gid, groups, &n);
+	for (i = 0; run->envp[i] != NULL; i++)
+		if (strncmp(run->envp[i], "PATH=", 5) == 0)
+			return run->envp[i] + 5;
+	return "/bin:/usr/bin";
 }
 
-/* For initgroups: the passwd name of uid, looked up before fork (NSS is
- * no business of a half-set-up child). NULL with *res->error set on a
- * failed lookup; NULL with nothing set when uid has no entry. */
-static char *
-worker_user(const struct pool_spec *spec, struct pool_result *res)
+/* The argv sh gets for a file exec finds no format in: "/bin/sh", the
+ * file (the child fills it in), argv[1..]. In w->sh_argv, grown as
+ * needed. 0, or -1 with res->error set. */
+static int
+worker_sh_argv(struct worker *w, const struct wmsg_run *run,
+    struct pool_result *res)
 {
-	char *name = NULL, arg[32];
+	size_t argc = 0, i;
+	char **v;
 
-	if (passwd_lookup(spec->uid, &name, NULL, NULL) == 0 || errno == ENOENT) {
-		if (name != NULL)
-			worker_load_group_modules(name, spec->gid);
-		return name;
+	while (run->argv[argc] != NULL)
+		argc++;
+	if (argc + 2 > w->sh_size) {
+		if ((v = reallocarray(w->sh_argv, argc + 2, sizeof *v)) == NULL) {
+			worker_error(res, "malloc", NULL);
+			return -1;
+		}
+		w->sh_argv = v;
+		w->sh_size = argc + 2;
 	}
-	snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
-	worker_error(res, "getpwuid", arg);
-	return NULL;
+	w->sh_argv[0] = w->sh;
+	w->sh_argv[1] = NULL;
+	for (i = 1; i <= argc; i++)
+		w->sh_argv[i + 1] = run->argv[i];
+	return 0;
 }
 
 /* Opens the capture files and creates the pipes, all CLOEXEC. */
@@ -605,10 +610,10 @@ worker_close(int *fd)
 	}
 }
 
-/* Forks the job child; the write ends are closed here whatever happens.
+/* Starts the job child; the write ends are closed here whatever happens.
  * Returns its pid, or -1 with res->error set. */
 static pid_t
-worker_fork(struct worker_child *c, int pipes[2][2], int errpipe[2],
+worker_spawn(struct worker_child *c, int pipes[2][2], int errpipe[2],
     struct pool_result *res)
 {
 	pid_t pid;
@@ -616,11 +621,8 @@ worker_fork(struct worker_child *c, int pipes[2][2], int errpipe[2],
 	c->out = pipes[0][1];
 	c->err = pipes[1][1];
 	c->errpipe = errpipe[1];
-	c->worker = getpid();
-	if ((pid = sigdefault_fork()) == 0)
-		worker_child_exec(c);
-	if (pid == -1)
-		worker_error(res, "fork", NULL);
+	if ((pid = worker_child_spawn(c)) == -1)
+		worker_error(res, "clone", NULL);
 	worker_close(&pipes[0][1]);
 	worker_close(&pipes[1][1]);
 	worker_close(&errpipe[1]);
@@ -640,8 +642,8 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	struct worker_child child;
 	struct pool_result res;
 	struct wmsg_started sm;
+	struct worker_groups groups;
 	int pipes[2][2] = { { -1, -1 }, { -1, -1 } }, errpipe[2] = { -1, -1 };
-	char *user = NULL;
 	int i, rc = 0;
 	ssize_t n;
 
@@ -653,19 +655,28 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	for (i = 0; i < 2; i++)
 		job.out[i].pipe = job.out[i].file = -1;
 	child.run = run;
+	child.worker = w->pid;
+	child.null = w->null;
+	child.path = worker_path(run);
 
 	if (spec->set_creds) {
-		child.user = user = worker_user(spec, &res);
-		if (res.error[0] != '\0')
+		if (worker_groups_get(spec->uid, spec->gid, spec->groups_epoch,
+		    &groups, res.error, sizeof res.error) == -1)
 			goto not_started;
+		child.user = groups.user;
+		child.groups = groups.groups;
+		child.ngroups = groups.n;
 	}
+	if (worker_sh_argv(w, run, &res) == -1)
+		goto not_started;
+	child.sh_argv = w->sh_argv;
 	if (worker_prepare(&job, pipes, errpipe, &res) == -1)
 		goto not_started;
 	for (i = 0; i < 2; i++) {
 		job.out[i].pipe = pipes[i][0];	/* the job's now */
 		pipes[i][0] = -1;
 	}
-	if ((job.pid = worker_fork(&child, pipes, errpipe, &res)) == -1)
+	if ((job.pid = worker_spawn(&child, pipes, errpipe, &res)) == -1)
 		goto not_started;
 
 	n = worker_exec_result(errpipe[0], res.error, sizeof res.error);
@@ -735,7 +746,6 @@ out:
 	}
 	worker_close(&errpipe[0]);
 	worker_close(&errpipe[1]);
-	free(user);
 	return rc;
 }
 
@@ -825,7 +835,14 @@ worker_main(int fd)
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		return 1;
 	w->fd = fd;
+	w->pid = getpid();
+	snprintf(w->sh, sizeof w->sh, "/bin/sh");
+	if ((w->null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		free(w);
+		return 1;
+	}
 	if ((w->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+		close(w->null);
 		free(w);
 		return 1;
 	}
@@ -839,6 +856,9 @@ worker_main(int fd)
 	}
 	rc = w->gone ? 0 : 1;
 	close(w->sfd);
+	close(w->null);
+	free(w->sh_argv);
+	worker_groups_clear();
 	free(w);
 	return rc;
 }
