@@ -614,10 +614,27 @@ pool_free(struct pool *pool)
 	free(pool);
 }
 
-/* Queues a whole message to w; on failure the worker is replaced. */
+/* Sends a whole message to w: what the socket takes now, so that the
+ * worker starts on it without waiting for the loop's next turn, the rest
+ * queued behind whatever is queued already. On failure the worker is
+ * replaced. */
 static int
 pool_send(struct pool_worker *w, const void *msg, size_t len)
 {
+	ssize_t n;
+
+	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
+		n = send(bufferevent_getfd(w->bev), msg, len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		/* An error is the bufferevent's to find and report, on its
+		 * own write: it goes the one teardown path. */
+		if (n > 0) {
+			msg = (const char *)msg + n;
+			len -= (size_t)n;
+		}
+		if (len == 0)
+			return 0;
+	}
 	if (bufferevent_write(w->bev, msg, len) == -1) {
 		pool_kill(w, "could not be sent a message");
 		errno = ENOMEM;

@@ -208,9 +208,13 @@ run_hand(struct jobrun *jr)
 	spec.io_idle = jr->opts.io_idle;
 	/* From now on the files are the new attempt's (run_handed): the
 	 * last attempt's output must not pass for it until the worker has
-	 * made them afresh. */
-	run_unlink(out);
-	run_unlink(err);
+	 * made them afresh. A first attempt has no last one (a begun one
+	 * comes back from a crash as the next), and its unlinks would only
+	 * take the directory's lock from the workers creating files in it. */
+	if (job->attempt > 1) {
+		run_unlink(out);
+		run_unlink(err);
+	}
 	rc = pool_start(run->pool, &spec);
 	free(envp);
 	if (rc != 0)
@@ -334,6 +338,21 @@ run_free(struct run *run)
 	free(run);
 }
 
+/* True when a run granted before jr still waits for a worker. */
+static bool
+run_waiting_before(const struct run *run, const struct jobrun *jr)
+{
+	const struct jobrun *it;
+
+	TAILQ_FOREACH(it, &run->list, entry) {
+		if (it == jr)
+			return false;
+		if (!it->handed)
+			return true;
+	}
+	return false;
+}
+
 int
 run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 {
@@ -359,6 +378,11 @@ run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 	}
 	TAILQ_INSERT_TAIL(&run->list, jr, entry);
 	run->n++;
+	/* Straight to an idle worker when none waits before it: a turn of
+	 * the loop later, a commit waiting for the disk may come first. A
+	 * failure is the service's to handle, from the loop. */
+	if (!run_waiting_before(run, jr) && run_hand(jr) == 0)
+		return 0;
 	run_service_later(run);
 	return 0;
 }
