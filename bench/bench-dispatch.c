@@ -819,7 +819,8 @@ main(int argc, char **argv)
 
 	bench_dispatch_report(&b, &m);
 	for (i = 0; i < BENCH_NWHO; i++)
-		failed = failed || b.who[i].rounds == 0;
+		if (only == NULL || strcmp(only, b.who[i].name) == 0)
+			failed = failed || b.who[i].rounds == 0;
 	free(b.version);
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "bench-dispatch: stdout: %s\n", strerror(errno));

@@ -540,6 +540,91 @@ test_path_from_envp(void **state)
 	    "exec triage-test-hello: No such file or directory");
 }
 
+/* Writes a file of mode mode at dir/name holding text. */
+static void
+put_file(const char *dir, const char *name, mode_t mode, const char *text)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	assert_int_not_equal(fd = open(path,
+	    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode), -1);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/*
+ * The child walks the job's PATH itself (the worker's environ is not the
+ * job's), by execvp(3)'s rules: a file it may not execute is passed over
+ * for a later one, and named (EACCES) only when nothing else is found; a
+ * file of no known format runs by sh; an empty entry is the cwd; no PATH
+ * at all is execvp's default.
+ */
+static void
+test_path_walk_like_execvp(void **state)
+{
+	struct fx *fx = *state;
+	struct pool_spec spec;
+	struct tjob *j;
+	char a[128], b[128], path[300];
+	const char *env[] = { path, NULL }, *no_path[] = { "A=1", NULL };
+
+	snprintf(a, sizeof a, "%s/a", fx->loop.dir);
+	snprintf(b, sizeof b, "%s/b", fx->loop.dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	assert_int_equal(mkdir(b, 0700), 0);
+	put_file(a, "triage-t-cmd", 0644, "#!/bin/sh\necho from a\n");
+	put_file(b, "triage-t-cmd", 0755, "#!/bin/sh\necho from b\n");
+	put_file(a, "triage-t-noexec", 0644, "#!/bin/sh\necho never\n");
+	/* no "#!": execve says ENOEXEC, and sh runs it */
+	put_file(b, "triage-t-plain", 0755, "echo plain $1\n");
+	put_file(fx->loop.dir, "triage-t-here", 0755, "#!/bin/sh\necho here\n");
+	snprintf(path, sizeof path, "PATH=%s:/nonexistent:%s:/usr/bin:/bin",
+	    a, b);
+
+	fx_spec(fx, &spec, 1, ARGV("triage-t-cmd"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "from b\n");
+
+	fx_spec(fx, &spec, 2, ARGV("triage-t-noexec"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_false(j->res.started);
+	assert_string_equal(j->res.error,
+	    "exec triage-t-noexec: Permission denied");
+
+	fx_spec(fx, &spec, 3, ARGV("triage-t-plain", "arg"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "plain arg\n");
+
+	/* the cwd, by an empty entry, and only by one */
+	snprintf(path, sizeof path, "PATH=/usr/bin::/bin");
+	fx_spec(fx, &spec, 4, ARGV("triage-t-here"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "here\n");
+	snprintf(path, sizeof path, "PATH=/usr/bin:/bin");
+	fx_spec(fx, &spec, 5, ARGV("triage-t-here"));
+	spec.envp = env;
+	j = fx_run_spec(fx, &spec);
+	assert_false(j->res.started);
+	assert_string_equal(j->res.error,
+	    "exec triage-t-here: No such file or directory");
+
+	/* no PATH: /bin:/usr/bin, where sh is */
+	fx_spec(fx, &spec, 6, ARGV("sh", "-c", "echo $A"));
+	spec.envp = no_path;
+	j = fx_run_spec(fx, &spec);
+	assert_exit(j, 0);
+	assert_file(j->out, "1\n");
+}
+
 static void
 test_fds(void **state)
 {
@@ -1156,6 +1241,7 @@ main(void)
 		T(test_bad_output_path),
 		T(test_env_exact),
 		T(test_path_from_envp),
+		T(test_path_walk_like_execvp),
 		T(test_fds),
 		T(test_own_session),
 		T(test_rusage),
