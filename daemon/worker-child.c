@@ -16,6 +16,10 @@
 
 #include <linux/ioprio.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 #include "sigdefault.h"
 #include "worker-child.h"
 
@@ -265,7 +269,12 @@ worker_child_main(void *arg)
 	worker_child_fail(c, "exec", run->argv[0]);
 }
 
-/* The child's stack, made once per worker. NULL with errno. */
+/*
+ * The child's stack, made once per worker. NULL with errno. Under
+ * AddressSanitizer every child leaves its frames' redzones marked in the
+ * shadow (it never returns from them), where the next child's frames
+ * would trip on them: each starts on a clean one.
+ */
 static char *
 worker_child_stack(void)
 {
@@ -273,20 +282,25 @@ worker_child_stack(void)
 	long page = sysconf(_SC_PAGESIZE);
 	char *p;
 
-	if (top != NULL)
-		return top;
-	if (page <= 0)
-		page = 4096;
-	p = mmap(NULL, WORKER_CHILD_STACK + (size_t)page, PROT_READ |
-	    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	/* The guard: an overflow faults rather than writing the worker's. */
-	if (mprotect(p, (size_t)page, PROT_NONE) == -1) {
-		munmap(p, WORKER_CHILD_STACK + (size_t)page);
-		return NULL;
+	if (top == NULL) {
+		if (page <= 0)
+			page = 4096;
+		p = mmap(NULL, WORKER_CHILD_STACK + (size_t)page, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* The guard: an overflow faults rather than writing the
+		 * worker's memory. */
+		if (mprotect(p, (size_t)page, PROT_NONE) == -1) {
+			munmap(p, WORKER_CHILD_STACK + (size_t)page);
+			return NULL;
+		}
+		top = p + page + WORKER_CHILD_STACK;
 	}
-	top = p + page + WORKER_CHILD_STACK;
+#if defined(__SANITIZE_ADDRESS__)
+	ASAN_UNPOISON_MEMORY_REGION(top - WORKER_CHILD_STACK,
+	    WORKER_CHILD_STACK);
+#endif
 	return top;
 }
 
