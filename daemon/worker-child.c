@@ -23,6 +23,19 @@
 #include "sigdefault.h"
 #include "worker-child.h"
 
+/* The 32-bit id calls where the plain ones take 16-bit ids (i386, arm). */
+#ifdef SYS_setgroups32
+#define WORKER_CHILD_SETGROUPS	SYS_setgroups32
+#define WORKER_CHILD_SETRESGID	SYS_setresgid32
+#define WORKER_CHILD_SETRESUID	SYS_setresuid32
+#define WORKER_CHILD_SETUID	SYS_setuid32
+#else
+#define WORKER_CHILD_SETGROUPS	SYS_setgroups
+#define WORKER_CHILD_SETRESGID	SYS_setresgid
+#define WORKER_CHILD_SETRESUID	SYS_setresuid
+#define WORKER_CHILD_SETUID	SYS_setuid
+#endif
+
 /*
  * The child runs on a stack of its own while it shares the worker's
  * memory: the worker's, below the clone, is in use. What it needs is a
@@ -86,18 +99,20 @@ worker_child_creds(const struct worker_child *c)
 	const struct pool_spec *spec = &c->run->spec;
 	char arg[32];
 
-	if (syscall(SYS_setgroups, c->ngroups, c->groups) == -1) {
+	if (syscall(WORKER_CHILD_SETGROUPS, c->ngroups, c->groups) == -1) {
 		if (c->user != NULL)
 			worker_child_fail(c, "initgroups", c->user);
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
 		worker_child_fail(c, "setgroups", arg);
 	}
 	/* What setgid() and setuid() do for root: real, effective, saved. */
-	if (syscall(SYS_setresgid, spec->gid, spec->gid, spec->gid) == -1) {
+	if (syscall(WORKER_CHILD_SETRESGID, spec->gid, spec->gid,
+	    spec->gid) == -1) {
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->gid);
 		worker_child_fail(c, "setgid", arg);
 	}
-	if (syscall(SYS_setresuid, spec->uid, spec->uid, spec->uid) == -1) {
+	if (syscall(WORKER_CHILD_SETRESUID, spec->uid, spec->uid,
+	    spec->uid) == -1) {
 		snprintf(arg, sizeof arg, "%lu", (unsigned long)spec->uid);
 		worker_child_fail(c, "setuid", arg);
 	}
@@ -105,8 +120,8 @@ worker_child_creds(const struct worker_child *c)
 	 * out of reach (setuid(0) only works while some id is still 0). */
 	if (spec->uid != 0 && (getuid() != spec->uid ||
 	    geteuid() != spec->uid || getgid() != spec->gid ||
-	    getegid() != spec->gid || syscall(SYS_setuid, 0) != -1 ||
-	    syscall(SYS_setresuid, -1, 0, -1) != -1)) {
+	    getegid() != spec->gid || syscall(WORKER_CHILD_SETUID, 0) != -1 ||
+	    syscall(WORKER_CHILD_SETRESUID, -1, 0, -1) != -1)) {
 		errno = EPERM;
 		worker_child_fail(c, "drop root", "root is still within reach");
 	}
