@@ -226,7 +226,8 @@ log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 		log_debug("job %llu (%s, attempt %u): %s -> %s%s%s",
 		    (unsigned long long)job->id, job->name, job->attempt,
 		    job_state_name(ev->from), job_state_name(job->state),
-		    job->reason ? ": " : "", job->reason ? job->reason : "");
+		    job->run->reason ? ": " : "",
+		    job->run->reason ? job->run->reason : "");
 }
 
 static void

@@ -260,7 +260,8 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
     psem_grant_cb cb, void *arg)
 {
 	memset(w, 0, sizeof *w);
-	w->prio = prio;
+	/* Out of range stays out of range, for psem_acquire to refuse. */
+	w->prio = prio > UINT8_MAX ? UINT8_MAX : (uint8_t)prio;
 	w->permits = permits;
 	w->cb = cb;
 	w->arg = arg;
@@ -270,7 +271,7 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
 enum psem_state
 psem_waiter_state(const struct psem_waiter *w)
 {
-	return w->state;
+	return (enum psem_state)w->state;
 }
 
 void

@@ -160,7 +160,7 @@ changes_and_removals_survive_a_reopen(void **state)
 	turn(fx);
 	job = store_get(fx->st, 2);
 	job->state = JOB_FAILED;
-	job->exit_code = 3;
+	job_run_edit(job)->exit_code = 3;
 	store_update(fx->st, job);
 	store_update(fx->st, job);	/* twice in a turn: written once */
 	assert_int_equal(store_remove(fx->st, 3), 0);
@@ -172,7 +172,7 @@ changes_and_removals_survive_a_reopen(void **state)
 	reopen(fx);
 	assert_int_equal(store_count(fx->st), 2);
 	assert_int_equal(store_get(fx->st, 2)->state, JOB_FAILED);
-	assert_int_equal(store_get(fx->st, 2)->exit_code, 3);
+	assert_int_equal(store_get(fx->st, 2)->run->exit_code, 3);
 	assert_null(store_get(fx->st, 3));
 	/* The removed newest id is not given again. */
 	assert_int_equal(store_add(fx->st, new_job("y"), added_cb, fx), 0);
