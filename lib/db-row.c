@@ -239,7 +239,7 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 		    job->submitted_at >= 0, job->submitted_at);
 		db_row_bind_int(&b, DB_ROW_MERGE_OUTPUT, job->merge_output);
 	}
-	db_row_bind_text(&b, DB_ROW_NAME, job->name);
+	db_row_bind_text(&b, DB_ROW_NAME, job_name(job));
 	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
 	db_row_bind_int(&b, DB_ROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
 	db_row_bind_text(&b, DB_ROW_STATE, job_state_name(job->state));
@@ -541,16 +541,17 @@ db_row_fill_v11(struct db_row_reader *r, struct job *job,
 static int
 db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run)
 {
-	const char *state;
+	const char *state, *cwd, *priority;
+	char *name = NULL, **env = NULL;
 	int64_t v;
 	int s;
 
-	if (db_row_text(r, DB_ROW_NAME, false, &job->name) == -1 ||
-	    db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
-	    db_row_strv(r, DB_ROW_ENV, &job->env) == -1 ||
-	    db_row_text(r, DB_ROW_CWD, false, &job->cwd) == -1 ||
-	    db_row_text(r, DB_ROW_PRIORITY, false, &job->priority) == -1 ||
-	    db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
+	/* argv first: the name is stored only when it is not argv's. */
+	if (db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
+	    db_row_text(r, DB_ROW_NAME, false, &name) == -1)
+		return -1;
+	job_set_name(job, name);
+	if (db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
 		return -1;
 	if ((s = job_state_parse(state)) == -1) {
 		snprintf(r->why, sizeof r->why, "unknown state \"%.64s\"",
@@ -558,6 +559,20 @@ db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run)
 		return -1;
 	}
 	job->state = (enum job_state)s;
+	/* An ended job's environment stays on disk (job_drop_env). */
+	if (!job_state_terminal(job->state) &&
+	    db_row_strv(r, DB_ROW_ENV, &env) == -1) {
+		job_free_strv(env);
+		return -1;
+	}
+	if (env != NULL && job_set_env(job, env) == -1)
+		return db_row_oom(r);
+	if (db_row_text_ref(r, DB_ROW_CWD, false, &cwd) == -1 ||
+	    db_row_text_ref(r, DB_ROW_PRIORITY, false, &priority) == -1)
+		return -1;
+	if (job_set_cwd(job, cwd) == -1 || job_set_priority(job, priority)
+	    == -1)
+		return db_row_oom(r);
 
 	if (db_row_int(r, DB_ROW_SLOTS, 0, UINT16_MAX, &v) == -1)
 		return -1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "job.h"
 #include "timefmt.h"
 #include "waitstatus.h"
@@ -118,9 +119,9 @@ job_free(struct job *job)
 	}
 	free(job->name);
 	job_free_strv(job->argv);
-	job_free_strv(job->env);
-	free(job->cwd);
-	free(job->priority);
+	intern_strv_drop(job->env);
+	intern_str_drop(job->cwd);
+	intern_str_drop(job->priority);
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
@@ -194,8 +195,80 @@ job_status_set(struct job *job, const struct job_status *st)
 void
 job_drop_env(struct job *job)
 {
-	job_free_strv(job->env);
+	intern_strv_drop(job->env);
 	job->env = NULL;
+}
+
+/* Puts a shared copy of s in *field, for the one before. */
+static int
+job_set_shared(const char **field, const char *s)
+{
+	const char *copy = NULL;
+
+	if (s != NULL && (copy = intern_str(s)) == NULL)
+		return -1;
+	intern_str_drop(*field);
+	*field = copy;
+	return 0;
+}
+
+int
+job_set_cwd(struct job *job, const char *cwd)
+{
+	return job_set_shared(&job->cwd, cwd);
+}
+
+int
+job_set_priority(struct job *job, const char *priority)
+{
+	return job_set_shared(&job->priority, priority);
+}
+
+int
+job_set_env(struct job *job, char **env)
+{
+	char *const *copy = NULL;
+
+	if (env != NULL) {
+		copy = intern_strv(env);
+		job_free_strv(env);
+		if (copy == NULL)
+			return -1;
+	}
+	intern_strv_drop(job->env);
+	job->env = copy;
+	return 0;
+}
+
+/* argv[0]'s basename, as protocol.md names a job by default. */
+static const char *
+job_default_name(const struct job *job)
+{
+	const char *base;
+
+	if (job->argv == NULL || job->argv[0] == NULL)
+		return "";
+	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
+		return base + 1;
+	return job->argv[0];
+}
+
+void
+job_set_name(struct job *job, char *name)
+{
+	free(job->name);
+	job->name = name;
+	if (name != NULL && job->argv != NULL &&
+	    strcmp(name, job_default_name(job)) == 0) {
+		free(name);
+		job->name = NULL;
+	}
+}
+
+const char *
+job_name(const struct job *job)
+{
+	return job->name != NULL ? job->name : job_default_name(job);
 }
 
 int
@@ -302,7 +375,7 @@ job_to_json(const struct job *job, int64_t position,
 	if (o == NULL)
 		return NULL;
 	rc |= job_json_set(o, "id", json_integer((json_int_t)job->id));
-	rc |= job_json_set(o, "name", json_string(job->name));
+	rc |= job_json_set(o, "name", json_string(job_name(job)));
 	rc |= job_json_set(o, "argv", job_strv_json(job->argv));
 	rc |= job_json_set(o, "priority", json_string(job->priority));
 	rc |= job_json_set(o, "state", json_string(job_state_name(job->state)));

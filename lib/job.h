@@ -55,11 +55,13 @@ extern const struct job_run job_run_none;
  * is what a long queue is made of. */
 struct job {
 	uint64_t id;
-	char *name;
+	char *name;		/* NULL: argv[0]'s basename (job_name) */
 	char **argv;		/* NULL-terminated */
-	char **env;		/* NULL-terminated "K=V", without TRIAGE_* */
-	char *cwd;
-	char *priority;		/* the priority's name */
+	/* Shared with every job that has the same (intern.h): set them
+	 * through job_set_env, job_set_cwd and job_set_priority. */
+	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
+	const char *cwd;
+	const char *priority;	/* the priority's name */
 	/* Never NULL; read it freely, change it through job_run_edit(). */
 	const struct job_run *run;
 	uint64_t timeout_ms;	/* 0 = none */
@@ -139,6 +141,24 @@ void job_new_attempt(struct job *job);
 /* Frees the environment (env becomes NULL): a job that has ended keeps
  * it on disk only, where a retry reads it back. */
 void job_drop_env(struct job *job);
+
+/*
+ * The job holds a shared copy of cwd or priority from now on. 0, or -1 out
+ * of memory with nothing changed.
+ */
+int job_set_cwd(struct job *job, const char *cwd);
+int job_set_priority(struct job *job, const char *priority);
+/*
+ * Takes env (a NULL-terminated vector of strings from malloc, freed here
+ * whatever happens) and holds a shared copy of it instead; NULL drops the
+ * job's. 0, or -1 out of memory with the job's env as it was.
+ */
+int job_set_env(struct job *job, char **env);
+/* Takes name (from malloc, or NULL): the job stores none when it is the
+ * default, argv[0]'s basename. */
+void job_set_name(struct job *job, char *name);
+/* The job's name, stored or by default; borrowed. */
+const char *job_name(const struct job *job);
 
 /* Sets reason to a copy of the formatted text (NULL clears it); 0 or -1. */
 int job_set_reason(struct job *job, const char *fmt, ...)

@@ -120,6 +120,7 @@ fuzz_job(struct fuzz_in *in)
 {
 	struct job *job = job_new();
 	struct job_run *run;
+	char *s, *t;
 	size_t i;
 
 	if (job == NULL || (run = job_run_edit(job)) == NULL)
@@ -127,9 +128,12 @@ fuzz_job(struct fuzz_in *in)
 	job->id = (uint64_t)fuzz_u32(in) + 1;
 	job->name = fuzz_str(in, 40);
 	job->argv = fuzz_strv(in, 1, 4, false);
-	job->env = fuzz_strv(in, 0, 3, true);
-	job->cwd = fuzz_str(in, 40);
-	job->priority = fuzz_str(in, 32);
+	if (job_set_env(job, fuzz_strv(in, 0, 3, true)) != 0 ||
+	    job_set_cwd(job, (s = fuzz_str(in, 40))) != 0 ||
+	    job_set_priority(job, (t = fuzz_str(in, 32))) != 0)
+		abort();
+	free(s);
+	free(t);
 	job->state = (enum job_state)(fuzz_u8(in) % JOB_NSTATES);
 	job->slots = fuzz_u32(in);
 	job->exclusive = fuzz_u8(in) & 1;
@@ -176,7 +180,7 @@ fuzz_json(const struct job *job, json_t *o)
 	FUZZ_ASSERT((uint64_t)json_integer_value(json_object_get(o, "id")) ==
 	    job->id);
 	FUZZ_ASSERT(strcmp(json_string_value(json_object_get(o, "name")),
-	    job->name) == 0);
+	    job_name(job)) == 0);
 	FUZZ_ASSERT(job_state_parse(json_string_value(json_object_get(o,
 	    "state"))) == (int)job->state);
 	for (i = 0; job->argv[i] != NULL; i++)
