@@ -16,13 +16,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "bench-daemon.h"
 #include "bench-machine.h"
+#include "bench-stat.h"
+#include "bench-why.h"
 #include "client.h"
 
 #define BENCH_ROUNDS		4
@@ -67,8 +68,7 @@ struct bench_contestant {
 	uint64_t jobs;		/* per round */
 	unsigned rounds;	/* that ran */
 	double ms[16];		/* ms per job, each round */
-	bool failed;
-	char why[512];
+	struct bench_why why;
 };
 
 struct bench {
@@ -79,33 +79,6 @@ struct bench {
 	struct bench_contestant who[BENCH_NWHO];
 	char *version;
 };
-
-static double
-bench_dispatch_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-bench_dispatch_fail(struct bench_contestant *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Keeps the first reason a contestant failed. */
-static void
-bench_dispatch_fail(struct bench_contestant *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!c->failed) {
-		va_start(ap, fmt);
-		vsnprintf(c->why, sizeof c->why, fmt, ap);
-		va_end(ap);
-	}
-	c->failed = true;
-}
 
 /*
  * Runs argv (looked up in PATH) with env added to ours, stdin from
@@ -203,7 +176,8 @@ bench_dispatch_submit(struct bench_contestant *c, struct client *cl,
 		while (sent < n && sent - got < BENCH_WINDOW) {
 			if ((r = client_send(cl, "submit", json_pack("{s[s]}",
 			    "argv", "true"), &e)) == -1) {
-				bench_dispatch_fail(c, "submit: %s", e.message);
+				bench_why_set(&c->why, "submit: %s",
+				    e.message);
 				return -1;
 			}
 			if (first == -1)
@@ -211,14 +185,14 @@ bench_dispatch_submit(struct bench_contestant *c, struct client *cl,
 			sent++;
 		}
 		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
-			bench_dispatch_fail(c, "submit: %s", e.message);
+			bench_why_set(&c->why, "submit: %s", e.message);
 			return -1;
 		}
 		id = json_object_get(res, "id");
 		if (!json_is_integer(id) || rid < first ||
 		    (uint64_t)(rid - first) >= n) {
 			json_decref(res);
-			bench_dispatch_fail(c, "submit replied with something "
+			bench_why_set(&c->why, "submit replied with something "
 			    "other than a job");
 			return -1;
 		}
@@ -250,14 +224,14 @@ bench_dispatch_wait(struct bench_contestant *c, struct client *cl,
 			json_array_append_new(a, json_integer(ids[k]));
 		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
 		    == -1) {
-			bench_dispatch_fail(c, "wait: %s", e.message);
+			bench_why_set(&c->why, "wait: %s", e.message);
 			return -1;
 		}
 		sent++;
 	}
 	for (i = 0; i < sent; i++) {
 		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
-			bench_dispatch_fail(c, "wait: %s", e.message);
+			bench_why_set(&c->why, "wait: %s", e.message);
 			return -1;
 		}
 		json_array_foreach(json_object_get(res, "jobs"), j, job) {
@@ -266,7 +240,7 @@ bench_dispatch_wait(struct bench_contestant *c, struct client *cl,
 			if (state != NULL && strcmp(state, "succeeded") == 0)
 				ok++;
 			else
-				bench_dispatch_fail(c, "job %" JSON_INTEGER_FORMAT
+				bench_why_set(&c->why, "job %" JSON_INTEGER_FORMAT
 				    " ended %s", json_integer_value(
 				    json_object_get(job, "id")),
 				    state ? state : "(no state)");
@@ -274,7 +248,7 @@ bench_dispatch_wait(struct bench_contestant *c, struct client *cl,
 		json_decref(res);
 	}
 	if (ok != n) {
-		bench_dispatch_fail(c, "%" PRIu64 " of %" PRIu64 " jobs "
+		bench_why_set(&c->why, "%" PRIu64 " of %" PRIu64 " jobs "
 		    "succeeded", ok, n);
 		return -1;
 	}
@@ -311,36 +285,36 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 
 	conf.daemon = "slots = 2\nworkers = 2\n";
 	if ((ids = calloc(c->jobs, sizeof *ids)) == NULL) {
-		bench_dispatch_fail(c, "out of memory");
+		bench_why_set(&c->why, "out of memory");
 		return;
 	}
 	if ((d = bench_daemon_start(b->dir, &conf, &cause)) == NULL) {
-		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		free(ids);
 		return;
 	}
 	if ((cl = client_connect(d->sock, &cause)) == NULL) {
-		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		goto out;
 	}
 	bench_dispatch_version(b, cl);
-	t0 = bench_dispatch_now();
+	t0 = bench_stat_now();
 	if (bench_dispatch_submit(c, cl, c->jobs, ids) == 0 &&
 	    bench_dispatch_wait(c, cl, c->jobs, ids) == 0) {
-		t1 = bench_dispatch_now();
+		t1 = bench_stat_now();
 		bench_dispatch_record(c, c->jobs, t1 - t0);
 	}
 	client_free(cl);
 out:
 	if (bench_daemon_interrupted() != 0)
-		bench_dispatch_fail(c, "interrupted");
+		bench_why_set(&c->why, "interrupted");
 	if (bench_daemon_stop(d, &cause) == -1) {
-		bench_dispatch_fail(c, "%s", cause ? cause : "out of memory");
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 	}
-	if (c->failed && bench_daemon_interrupted() == 0)
+	if (c->why.failed && bench_daemon_interrupted() == 0)
 		bench_daemon_dump_log(d);
 	/* The round's job outputs are removed with our temp dir at the end,
 	 * not now: on an ext4 without a journal every file created in the
@@ -359,14 +333,14 @@ static void
 bench_dispatch_timed(struct bench_contestant *c, const char *const argv[],
     const char *const env[], const char *in_path, bool show_stdout)
 {
-	double t0 = bench_dispatch_now(), t1;
+	double t0 = bench_stat_now(), t1;
 	int status = bench_dispatch_exec(argv, env, in_path, show_stdout);
 
-	t1 = bench_dispatch_now();
+	t1 = bench_stat_now();
 	if (status == -1)
-		bench_dispatch_fail(c, "%s: %s", argv[0], strerror(errno));
+		bench_why_set(&c->why, "%s: %s", argv[0], strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		bench_dispatch_fail(c, "%s: exit status %d", argv[0],
+		bench_why_set(&c->why, "%s: exit status %d", argv[0],
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
 	else
@@ -410,7 +384,7 @@ bench_dispatch_xargs(struct bench *b, struct bench_contestant *c)
 	snprintf(p, sizeof p, "%d", BENCH_SLOTS);
 	snprintf(in, sizeof in, "%s/lines", b->tmp);
 	if (bench_dispatch_lines(in, c->jobs) == -1) {
-		bench_dispatch_fail(c, "%s: %s", in, strerror(errno));
+		bench_why_set(&c->why, "%s: %s", in, strerror(errno));
 		return;
 	}
 	bench_dispatch_timed(c, argv, NULL, in, false);
@@ -430,7 +404,7 @@ bench_dispatch_parallel(struct bench *b, struct bench_contestant *c)
 	if (argv == NULL || args == NULL) {
 		free(argv);
 		free(args);
-		bench_dispatch_fail(c, "out of memory");
+		bench_why_set(&c->why, "out of memory");
 		return;
 	}
 	snprintf(j, sizeof j, "-j%d", BENCH_SLOTS);
@@ -485,13 +459,13 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 	bench_dispatch_tsp_env(b, r, sock, tmpdir, env);
 	/* Started by its first call, which sets the slots; not timed. */
 	if ((status = bench_dispatch_exec(slots, env, NULL, false)) != 0) {
-		bench_dispatch_fail(c, "tsp -S 2: status %d", status);
+		bench_why_set(&c->why, "tsp -S 2: status %d", status);
 		goto out;
 	}
-	t0 = bench_dispatch_now();
+	t0 = bench_stat_now();
 	for (i = 0; i < c->jobs; i++) {
 		if ((status = bench_dispatch_exec(add, env, NULL, false)) != 0) {
-			bench_dispatch_fail(c, "tsp true: status %d", status);
+			bench_why_set(&c->why, "tsp true: status %d", status);
 			goto out;
 		}
 		if (bench_daemon_interrupted() != 0)
@@ -520,7 +494,7 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 		snprintf(last, sizeof last, "%lu", id);
 		(void)bench_dispatch_exec(wait_last, env, NULL, false);
 	}
-	t1 = bench_dispatch_now();
+	t1 = bench_stat_now();
 	bench_dispatch_record(c, c->jobs, t1 - t0);
 out:
 	(void)bench_dispatch_exec(kill_server, env, NULL, false);
@@ -528,26 +502,11 @@ out:
 
 /* ---- the report ---- */
 
-static int
-bench_dispatch_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The median ms/job of c's rounds; 0 when none ran. */
 static double
 bench_dispatch_median(const struct bench_contestant *c)
 {
-	double v[16];
-
-	if (c->rounds == 0)
-		return 0;
-	memcpy(v, c->ms, c->rounds * sizeof *v);
-	qsort(v, c->rounds, sizeof *v, bench_dispatch_cmp);
-	return c->rounds % 2 ? v[c->rounds / 2] :
-	    (v[c->rounds / 2 - 1] + v[c->rounds / 2]) / 2;
+	return bench_stat_median(c->ms, c->rounds);
 }
 
 static void
@@ -582,11 +541,12 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 			printf(" %9s %9s %9s", "-", "-", "-");
 		if (c->rounds > 0 && tm > 0 && i != BENCH_TRIAGE)
 			printf(" %7.2fx", tm / cm);
-		printf("%s\n", c->failed ? "  FAILED" : "");
+		printf("%s\n", c->why.failed ? "  FAILED" : "");
 	}
 	for (i = 0; i < BENCH_NWHO; i++)
-		if (b->who[i].failed)
-			printf("%s: FAILED: %s\n", b->who[i].name, b->who[i].why);
+		if (b->who[i].why.failed)
+			printf("%s: FAILED: %s\n", b->who[i].name,
+			    b->who[i].why.text);
 
 	/* The floor: the faster of the two. */
 	floor = &b->who[BENCH_FORK];

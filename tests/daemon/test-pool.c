@@ -554,6 +554,18 @@ put_file(const char *dir, const char *name, mode_t mode, const char *text)
 	close(fd);
 }
 
+/* Runs job id, argv, with the environment env; returns it ended. */
+static struct tjob *
+fx_run_env(struct fx *fx, uint64_t id, const char *const *argv,
+    const char *const *env)
+{
+	struct pool_spec spec;
+
+	fx_spec(fx, &spec, id, argv);
+	spec.envp = env;
+	return fx_run_spec(fx, &spec);
+}
+
 /*
  * The child walks the job's PATH itself (the worker's environ is not the
  * job's), by execvp(3)'s rules: a file it may not execute is passed over
@@ -565,7 +577,6 @@ static void
 test_path_walk_like_execvp(void **state)
 {
 	struct fx *fx = *state;
-	struct pool_spec spec;
 	struct tjob *j;
 	char a[128], b[128], path[300];
 	const char *env[] = { path, NULL }, *no_path[] = { "A=1", NULL };
@@ -583,44 +594,30 @@ test_path_walk_like_execvp(void **state)
 	snprintf(path, sizeof path, "PATH=%s:/nonexistent:%s:/usr/bin:/bin",
 	    a, b);
 
-	fx_spec(fx, &spec, 1, ARGV("triage-t-cmd"));
-	spec.envp = env;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 1, ARGV("triage-t-cmd"), env);
 	assert_exit(j, 0);
 	assert_file(j->out, "from b\n");
-
-	fx_spec(fx, &spec, 2, ARGV("triage-t-noexec"));
-	spec.envp = env;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 2, ARGV("triage-t-noexec"), env);
 	assert_false(j->res.started);
 	assert_string_equal(j->res.error,
 	    "exec triage-t-noexec: Permission denied");
-
-	fx_spec(fx, &spec, 3, ARGV("triage-t-plain", "arg"));
-	spec.envp = env;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 3, ARGV("triage-t-plain", "arg"), env);
 	assert_exit(j, 0);
 	assert_file(j->out, "plain arg\n");
 
 	/* the cwd, by an empty entry, and only by one */
 	snprintf(path, sizeof path, "PATH=/usr/bin::/bin");
-	fx_spec(fx, &spec, 4, ARGV("triage-t-here"));
-	spec.envp = env;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 4, ARGV("triage-t-here"), env);
 	assert_exit(j, 0);
 	assert_file(j->out, "here\n");
 	snprintf(path, sizeof path, "PATH=/usr/bin:/bin");
-	fx_spec(fx, &spec, 5, ARGV("triage-t-here"));
-	spec.envp = env;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 5, ARGV("triage-t-here"), env);
 	assert_false(j->res.started);
 	assert_string_equal(j->res.error,
 	    "exec triage-t-here: No such file or directory");
 
 	/* no PATH: /bin:/usr/bin, where sh is */
-	fx_spec(fx, &spec, 6, ARGV("sh", "-c", "echo $A"));
-	spec.envp = no_path;
-	j = fx_run_spec(fx, &spec);
+	j = fx_run_env(fx, 6, ARGV("sh", "-c", "echo $A"), no_path);
 	assert_exit(j, 0);
 	assert_file(j->out, "1\n");
 }
