@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -48,7 +49,6 @@
 /* What the target allows over the faster floor. */
 #define BENCH_FLOOR_TARGET	1.10
 
-extern char **environ;
 
 enum bench_who {
 	BENCH_TRIAGE,
@@ -81,11 +81,38 @@ struct bench {
 };
 
 /*
- * Runs argv (looked up in PATH) with env added to ours, stdin from
- * in_path (NULL: /dev/null), stdout and stderr to /dev/null unless
- * show_stdout, and waits for it. The guard's blocked signals are unblocked
- * in the child, so that Ctrl-C reaches it. Returns its wait status, or -1
- * with errno when it could not be run.
+ * The environment a triage job gets when its submit names none (PATH,
+ * HOME, USER, LOGNAME of its user: protocol.md), which every contestant
+ * runs with: what exec and the dynamic loader do with a long environment
+ * and a long PATH is the same for all. Filled by main().
+ */
+static char bench_dispatch_vars[3][300];
+static const char *bench_dispatch_env[5] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	bench_dispatch_vars[0], bench_dispatch_vars[1], bench_dispatch_vars[2],
+	NULL
+};
+
+static void
+bench_dispatch_env_init(void)
+{
+	const struct passwd *pw = getpwuid(getuid());
+	const char *name = pw != NULL ? pw->pw_name : "root";
+
+	snprintf(bench_dispatch_vars[0], sizeof bench_dispatch_vars[0],
+	    "HOME=%s", pw != NULL ? pw->pw_dir : "/");
+	snprintf(bench_dispatch_vars[1], sizeof bench_dispatch_vars[1],
+	    "USER=%s", name);
+	snprintf(bench_dispatch_vars[2], sizeof bench_dispatch_vars[2],
+	    "LOGNAME=%s", name);
+}
+
+/*
+ * Runs argv (looked up in PATH) with env added to a job's default
+ * environment, stdin from in_path (NULL: /dev/null), stdout and stderr to
+ * /dev/null unless show_stdout, and waits for it. The guard's blocked
+ * signals are unblocked in the child, so that Ctrl-C reaches it. Returns
+ * its wait status, or -1 with errno when it could not be run.
  */
 static int
 bench_dispatch_exec(const char *const argv[], const char *const env[],
@@ -95,26 +122,24 @@ bench_dispatch_exec(const char *const argv[], const char *const env[],
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
-	char **envp = environ;
-	const char **merged = NULL;
+	char **envp;
+	const char **merged;
 	size_t n = 0, k = 0, i;
 	pid_t pid;
 	int status, rc;
 
-	if (env != NULL) {
-		while (environ[n] != NULL)
-			n++;
-		while (env[k] != NULL)
-			k++;
-		if ((merged = calloc(n + k + 1, sizeof *merged)) == NULL)
-			return -1;
-		for (i = 0; i < k; i++)
-			merged[i] = env[i];
-		for (i = 0; i < n; i++)
-			merged[k + i] = environ[i];
-		/* posix_spawn's prototype predates const; it writes none. */
-		memcpy(&envp, &merged, sizeof envp);
-	}
+	while (bench_dispatch_env[n] != NULL)
+		n++;
+	while (env != NULL && env[k] != NULL)
+		k++;
+	if ((merged = calloc(n + k + 1, sizeof *merged)) == NULL)
+		return -1;
+	for (i = 0; i < k; i++)
+		merged[i] = env[i];
+	for (i = 0; i < n; i++)
+		merged[k + i] = bench_dispatch_env[i];
+	/* posix_spawn's prototype predates const; it writes none. */
+	memcpy(&envp, &merged, sizeof envp);
 	memcpy(&av, &argv, sizeof av);
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -132,6 +157,7 @@ bench_dispatch_exec(const char *const argv[], const char *const env[],
 	else
 		posix_spawn_file_actions_adddup2(&fa, 2, 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	/* Found by our own PATH; what it runs, by the job's. */
 	rc = posix_spawnp(&pid, av[0], &fa, &attr, av, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
@@ -735,6 +761,7 @@ main(int argc, char **argv)
 	if (tool_jobs == 0)
 		tool_jobs = quick ? BENCH_QUICK_TOOL_JOBS : BENCH_TOOL_JOBS;
 	b.rounds = (unsigned)rounds;
+	bench_dispatch_env_init();
 	for (i = 0; i < BENCH_NWHO; i++) {
 		b.who[i].jobs = b.who[i].tool ? tool_jobs : jobs;
 		if (b.who[i].slow && b.who[i].jobs >= 5)
