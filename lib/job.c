@@ -269,14 +269,12 @@ job_strv_pack(char *const *v)
 int
 job_set_argv(struct job *job, char **argv)
 {
-	char **packed = NULL;
+	char **packed = argv != NULL ? job_strv_pack(argv) : NULL;
+	bool failed = argv != NULL && packed == NULL;
 
-	if (argv != NULL) {
-		packed = job_strv_pack(argv);
-		job_free_strv(argv);
-		if (packed == NULL)
-			return -1;
-	}
+	job_free_strv(argv);
+	if (failed)
+		return -1;
 	free(job->argv);
 	job->argv = packed;
 	return 0;
