@@ -24,6 +24,7 @@
 #define SCALE_BATCH 1000	/* submits or cancels timed in one go */
 #define SCALE_BATCHES 3		/* of each, per level: the median counts */
 #define SCALE_CALLS 300		/* list and stats calls timed one by one */
+#define SCALE_QUICK_CALLS 100	/* the same under --quick */
 #define SCALE_CALL_MS 120000
 /* What the targets allow. */
 #define SCALE_FLAT_RATIO 1.3
@@ -216,7 +217,10 @@ scale_pipeline(struct scale_run *run, const char *method, uint64_t n,
 	return scale_now() - t0;
 }
 
-/* The median of SCALE_CALLS calls of method, in microseconds; -1 after
+/* How many list and stats calls: fewer under --quick. */
+static size_t scale_ncalls = SCALE_CALLS;
+
+/* The median of scale_ncalls calls of method, in microseconds; -1 after
  * failing the run. */
 static double
 scale_calls(struct scale_run *run, const char *method, const json_t *params)
@@ -227,7 +231,7 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 	double t0;
 	size_t i;
 
-	for (i = 0; i < SCALE_CALLS; i++) {
+	for (i = 0; i < scale_ncalls; i++) {
 		t0 = scale_now();
 		res = client_call(run->c, method,
 		    params != NULL ? json_deep_copy(params) : NULL,
@@ -239,7 +243,7 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 		}
 		json_decref(res);
 	}
-	return scale_median(t, SCALE_CALLS) * 1e6;
+	return scale_median(t, scale_ncalls) * 1e6;
 }
 
 /* The median per operation of SCALE_BATCHES pipelined batches. */
@@ -389,9 +393,9 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	    "queue grows\n");
 	printf("machine: nproc %ld, %s on %s, %s, load %.2f at start\n",
 	    m->cpus, dir, m->fs, m->kernel, m->load);
-	printf("medians: %d batches of %d pipelined (submit, cancel), %d "
+	printf("medians: %d batches of %d pipelined (submit, cancel), %zu "
 	    "calls (list, stats)\n\n", SCALE_BATCHES, SCALE_BATCH,
-	    SCALE_CALLS);
+	    scale_ncalls);
 	printf("%-10s %12s %12s %12s %12s %10s %10s\n", "queued",
 	    "submit us", "cancel us", "list us", "stats us", "RSS MiB",
 	    "B/job");
@@ -488,6 +492,7 @@ main(int argc, char **argv)
 	if (quick) {
 		want = quick_levels;
 		nlevels = 2;
+		scale_ncalls = SCALE_QUICK_CALLS;
 	}
 	if (bench_machine_get(dir, &m) == -1) {
 		fprintf(stderr, "bench-scale: %s: %s\n", dir, strerror(errno));
