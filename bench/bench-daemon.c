@@ -35,6 +35,8 @@ static atomic_int bench_daemon_signal;
  * be reused). */
 static pthread_mutex_t bench_daemon_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t bench_daemon_current;
+/* Another program's group the guard kills too (a reference server). */
+static pid_t bench_daemon_other;
 
 static void
 bench_daemon_sleep_ms(long ms)
@@ -80,6 +82,8 @@ bench_daemon_guard_cb(void *arg)
 		pthread_mutex_lock(&bench_daemon_lock);
 		if (bench_daemon_current > 0)
 			(void)kill(-bench_daemon_current, SIGKILL);
+		if (bench_daemon_other > 0)
+			(void)kill(-bench_daemon_other, SIGKILL);
 		pthread_mutex_unlock(&bench_daemon_lock);
 	}
 	return NULL;
@@ -111,6 +115,24 @@ bench_daemon_guard(void)
 fail:
 	errno = rc;
 	return -1;
+}
+
+void
+bench_daemon_guard_group(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_daemon_lock);
+	bench_daemon_other = pgid;
+	pthread_mutex_unlock(&bench_daemon_lock);
+}
+
+void
+bench_daemon_kill_other(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_daemon_lock);
+	(void)kill(-pgid, SIGKILL);
+	if (bench_daemon_other == pgid)
+		bench_daemon_other = 0;
+	pthread_mutex_unlock(&bench_daemon_lock);
 }
 
 int

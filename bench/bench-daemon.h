@@ -31,6 +31,15 @@ struct bench_daemon_conf {
  * before any other thread exists. Returns 0, or -1 with errno.
  */
 int bench_daemon_guard(void);
+/*
+ * Another program the benchmark runs (a server it compares with) in a
+ * process group of its own, pgid: the guard kills that group too, until
+ * bench_daemon_kill_other(pgid) kills it (SIGKILL) and forgets it, under
+ * the guard's lock, so that the guard never kills a reused id. The caller
+ * reaps the leader after that.
+ */
+void bench_daemon_guard_group(pid_t pgid);
+void bench_daemon_kill_other(pid_t pgid);
 /* The signal that interrupted the benchmark, or 0. */
 int bench_daemon_interrupted(void);
 
