@@ -17,6 +17,7 @@
 #include "config.h"
 #include "conn.h"
 #include "frame.h"
+#include "jsonw.h"
 #include "log.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -578,9 +579,8 @@ conn_dump(const json_t *value, char **line, size_t *len)
 	static size_t cap;
 	/* Every newline inside strings is escaped: one message, one line.
 	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
-	 * milliseconds need. */
-	const size_t flags = JSON_COMPACT | JSON_ENCODE_ANY |
-	    JSON_REAL_PRECISION(15);
+	 * milliseconds need; replies written as text (jsonw) give the same. */
+	const size_t flags = JSONW_DUMP_FLAGS;
 	size_t n;
 	char *bigger;
 
@@ -640,6 +640,16 @@ conn_send(struct conn *conn, const json_t *msg)
 		return;
 	}
 	line[len++] = '\n';
+	if ((out = conn_queue(conn, len)) != NULL && evbuffer_add(out, line,
+	    len) != 0)
+		conn_drop(conn, "could not be sent a reply (out of memory)");
+}
+
+void
+conn_send_text(struct conn *conn, const char *line, size_t len)
+{
+	struct evbuffer *out;
+
 	if ((out = conn_queue(conn, len)) != NULL && evbuffer_add(out, line,
 	    len) != 0)
 		conn_drop(conn, "could not be sent a reply (out of memory)");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "jsonw.h"
 #include "timefmt.h"
 #include "waitstatus.h"
 
@@ -301,4 +302,116 @@ job_to_json(const struct job *job, int64_t position,
 		return NULL;
 	}
 	return o;
+}
+
+static void
+job_time_text(struct jsonw *w, const char *key, int64_t ms)
+{
+	char buf[TIMEFMT_RFC3339_LEN];
+
+	jsonw_key(w, key);
+	if (ms < 0)
+		jsonw_null(w);
+	else
+		jsonw_string(w, timefmt_rfc3339(ms, buf));
+}
+
+static void
+job_opt_int_text(struct jsonw *w, const char *key, bool known, int64_t v)
+{
+	jsonw_key(w, key);
+	if (known)
+		jsonw_int(w, v);
+	else
+		jsonw_null(w);
+}
+
+static void
+job_opt_real_text(struct jsonw *w, const char *key, double v)
+{
+	jsonw_key(w, key);
+	if (v >= 0)
+		jsonw_real(w, v);
+	else
+		jsonw_null(w);
+}
+
+/* A string that may be NULL (null then). */
+static void
+job_opt_string_text(struct jsonw *w, const char *key, const char *s)
+{
+	jsonw_key(w, key);
+	if (s != NULL)
+		jsonw_string(w, s);
+	else
+		jsonw_null(w);
+}
+
+/* Keep in step with job_to_json: test-job compares the two, field by
+ * field, for every kind of value. */
+int
+job_write_json(const struct job *job, int64_t position,
+    const char *pending_reason, struct jsonw *w)
+{
+	char sig[WAITSTATUS_SIGNAME_MAX];
+
+	jsonw_open(w);
+	jsonw_key(w, "id");
+	jsonw_int(w, (int64_t)job->id);
+	jsonw_key(w, "name");
+	jsonw_string(w, job->name);
+	jsonw_key(w, "argv");
+	jsonw_strv(w, job->argv);
+	jsonw_key(w, "priority");
+	jsonw_string(w, job->priority);
+	jsonw_key(w, "state");
+	jsonw_string(w, job_state_name(job->state));
+	jsonw_key(w, "slots");
+	jsonw_int(w, job->slots);
+	jsonw_key(w, "exclusive");
+	jsonw_bool(w, job->exclusive);
+	jsonw_key(w, "timeout");
+	jsonw_real(w, (double)job->timeout_ms / 1000);
+	jsonw_key(w, "retries");
+	jsonw_int(w, job->retries);
+	jsonw_key(w, "after");
+	jsonw_ids(w, job->after, job->nafter);
+	jsonw_key(w, "cwd");
+	jsonw_string(w, job->cwd);
+	jsonw_key(w, "uid");
+	jsonw_int(w, job->uid);
+	jsonw_key(w, "gid");
+	jsonw_int(w, job->gid);
+	job_time_text(w, "submitted_at", job->submitted_at);
+	job_time_text(w, "started_at", job->started_at);
+	job_time_text(w, "finished_at", job->finished_at);
+	job_opt_int_text(w, "position", position >= 0, position);
+	job_opt_int_text(w, "pid", job->pid > 0, job->pid);
+	job_opt_int_text(w, "exit_code", job->exit_code >= 0, job->exit_code);
+	job_opt_string_text(w, "signal", job->signal > 0 ?
+	    waitstatus_signame(job->signal, sig) : NULL);
+	job_opt_string_text(w, "reason", job->reason);
+	jsonw_key(w, "attempt");
+	jsonw_int(w, job->attempt);
+	job_opt_real_text(w, "user_time", job->user_time);
+	job_opt_real_text(w, "system_time", job->system_time);
+	job_opt_int_text(w, "max_rss_kb", job->max_rss_kb >= 0,
+	    job->max_rss_kb);
+	jsonw_key(w, "labels");
+	if (job->labels != NULL)
+		jsonw_json(w, job->labels);
+	else
+		jsonw_raw(w, "{}", 2);
+	jsonw_key(w, "held");
+	jsonw_bool(w, job->held);
+	job_time_text(w, "begin_at", job->begin_at);
+	jsonw_key(w, "after_any");
+	jsonw_ids(w, job->after_any, job->nafter_any);
+	jsonw_key(w, "nice");
+	jsonw_int(w, job->nice);
+	jsonw_key(w, "merge_output");
+	jsonw_bool(w, job->merge_output);
+	job_opt_string_text(w, "pending_reason", pending_reason);
+	jsonw_close(w);
+	return w->failed ? -1 : 0;
 }
