@@ -14,6 +14,7 @@
 
 #include "db-private.h"
 #include "job.h"
+#include "jsonw.h"
 
 /* Columns of SELECT id, DB_ROW_COLUMNS; parameter ?N is column N - 1. */
 enum db_row_column {
@@ -120,43 +121,41 @@ db_row_bind_owned(struct db_row_binder *b, int col, char *s)
 		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1, free);
 }
 
-/* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
- * string is not UTF-8 or memory runs out. */
+/* The text w holds as an allocated string for SQLite, or NULL when a
+ * string was not UTF-8 or memory ran out. */
 static char *
-db_row_strv_json(char *const *v)
+db_row_written(struct jsonw *w)
 {
-	json_t *arr;
-	char *s = NULL;
+	const char *text;
+	size_t len;
+	char *s;
 
-	if ((arr = json_array()) == NULL)
+	if ((text = jsonw_text(w, &len)) == NULL || (s = malloc(len + 1))
+	    == NULL)
 		return NULL;
-	for (; v != NULL && *v != NULL; v++)
-		if (json_array_append_new(arr, json_string(*v)) == -1)
-			goto out;
-	s = json_dumps(arr, JSON_COMPACT);
-out:
-	json_decref(arr);
+	memcpy(s, text, len);
+	s[len] = '\0';
 	return s;
+}
+
+/* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
+ * string is not UTF-8 or memory runs out. Written as text, with no JSON
+ * object between: every new job stores two of them. */
+static char *
+db_row_strv_json(struct jsonw *w, char *const *v)
+{
+	jsonw_reset(w);
+	jsonw_strv(w, v);
+	return db_row_written(w);
 }
 
 /* The ids as a compact JSON array; NULL when memory runs out. */
 static char *
-db_row_ids_json(const uint64_t *ids, size_t n)
+db_row_ids_json(struct jsonw *w, const uint64_t *ids, size_t n)
 {
-	json_t *arr;
-	char *s = NULL;
-	size_t i;
-
-	if ((arr = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (json_array_append_new(arr,
-		    json_integer((json_int_t)ids[i])) == -1)
-			goto out;
-	s = json_dumps(arr, JSON_COMPACT);
-out:
-	json_decref(arr);
-	return s;
+	jsonw_reset(w);
+	jsonw_ids(w, ids, n);
+	return db_row_written(w);
 }
 
 /* ids, which SQLite must hold as integers: 0, or -1 naming what. */
@@ -179,18 +178,21 @@ static int
 db_row_bind_json(struct db_row_binder *b, const struct job *job,
     char **cause)
 {
+	/* Kept for the next row: the text is copied out of it. */
+	static struct jsonw w;
 	char *argv, *env, *after = NULL, *after_any = NULL;
 
 	if (db_row_ids_check(job, "after", job->after, job->nafter,
 	    cause) == -1 || db_row_ids_check(job, "after_any",
 	    job->after_any, job->nafter_any, cause) == -1)
 		return -1;
-	argv = db_row_strv_json(job->argv);
-	env = db_row_strv_json(job->env);
+	argv = db_row_strv_json(&w, job->argv);
+	env = db_row_strv_json(&w, job->env);
 	if (job->nafter > 0)
-		after = db_row_ids_json(job->after, job->nafter);
+		after = db_row_ids_json(&w, job->after, job->nafter);
 	if (job->nafter_any > 0)
-		after_any = db_row_ids_json(job->after_any, job->nafter_any);
+		after_any = db_row_ids_json(&w, job->after_any,
+		    job->nafter_any);
 	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL) ||
 	    (job->nafter_any > 0 && after_any == NULL)) {
 		free(argv);
