@@ -196,13 +196,30 @@ jsonw_string(struct jsonw *w, const char *s)
 	jsonw_raw(w, "\"", 1);
 }
 
+/* The digits of v, as "%" PRId64 writes them, ending at end; returns
+ * where they begin. By hand: snprintf costs more than all the rest of a
+ * number's way out. */
+static char *
+jsonw_digits(char *end, int64_t v)
+{
+	/* Negated as unsigned, INT64_MIN included. */
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		*--end = (char)('0' + u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (v < 0)
+		*--end = '-';
+	return end;
+}
+
 void
 jsonw_int(struct jsonw *w, int64_t v)
 {
-	char buf[24];
-	int n = snprintf(buf, sizeof buf, "%" PRId64, v);
+	char buf[24], *p = jsonw_digits(buf + sizeof buf, v);
 
-	jsonw_raw(w, buf, (size_t)n);
+	jsonw_raw(w, p, (size_t)(buf + sizeof buf - p));
 }
 
 void
@@ -214,6 +231,15 @@ jsonw_real(struct jsonw *w, double v)
 
 	if (!isfinite(v)) {
 		w->failed = true;
+		return;
+	}
+	/* A whole number of fewer digits than the precision prints as its
+	 * digits and ".0" (a timeout of 0 or 60 s, say), without snprintf. */
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0 &&
+	    signbit(v))) {
+		p = jsonw_digits(buf + sizeof buf - 2, (int64_t)v);
+		memcpy(buf + sizeof buf - 2, ".0", 2);
+		jsonw_raw(w, p, (size_t)(buf + sizeof buf - p));
 		return;
 	}
 	n = snprintf(buf, sizeof buf, "%.*g", JSONW_REAL_PRECISION, v);

@@ -101,7 +101,8 @@ reals_print_as_jansson_prints_them(void **state)
 {
 	static const double reals[] = {
 		0, 0.05, 1, 1.5, 3600, 86400.25, 1e-7, 123456789012345678.0,
-		1e300, 2.5e-300, 0.1 + 0.2, 1.0 / 3, 42.001,
+		1e300, 2.5e-300, 0.1 + 0.2, 1.0 / 3, 42.001, -0.0, -3, 60,
+		999999999999999.0, 1e15, 1e16, -123456789012345.0,
 	};
 	struct jsonw w = { 0 };
 	char *want, *got;
@@ -120,6 +121,30 @@ reals_print_as_jansson_prints_them(void **state)
 	jsonw_reset(&w);
 	jsonw_real(&w, NAN);
 	assert_true(w.failed);
+	jsonw_free(&w);
+}
+
+static void
+integers_print_as_jansson_prints_them(void **state)
+{
+	static const int64_t ints[] = {
+		0, 1, -1, 9, 10, 4294967295, -4294967296, INT64_MAX,
+		INT64_MIN,
+	};
+	struct jsonw w = { 0 };
+	char *want, *got;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		jsonw_reset(&w);
+		jsonw_int(&w, ints[i]);
+		got = written(&w);
+		want = dumped(json_integer((json_int_t)ints[i]));
+		assert_string_equal(got, want);
+		free(got);
+		free(want);
+	}
 	jsonw_free(&w);
 }
 
@@ -212,6 +237,7 @@ main(void)
 		cmocka_unit_test(strings_escape_as_jansson_does),
 		cmocka_unit_test(strings_not_utf8_fail),
 		cmocka_unit_test(reals_print_as_jansson_prints_them),
+		cmocka_unit_test(integers_print_as_jansson_prints_them),
 		cmocka_unit_test(objects_and_arrays_as_jansson_dumps_them),
 		cmocka_unit_test(a_large_text_grows_the_buffer),
 	};
