@@ -470,13 +470,14 @@ int
 job_write_json(const struct job *job, int64_t position,
     const char *pending_reason, struct jsonw *w)
 {
+	const struct job_run *run = job->run;
 	char sig[WAITSTATUS_SIGNAME_MAX];
 
 	jsonw_open(w);
 	jsonw_key(w, "id");
 	jsonw_int(w, (int64_t)job->id);
 	jsonw_key(w, "name");
-	jsonw_string(w, job->name);
+	jsonw_string(w, job_name(job));
 	jsonw_key(w, "argv");
 	jsonw_strv(w, job->argv);
 	jsonw_key(w, "priority");
@@ -500,20 +501,20 @@ job_write_json(const struct job *job, int64_t position,
 	jsonw_key(w, "gid");
 	jsonw_int(w, job->gid);
 	job_time_text(w, "submitted_at", job->submitted_at);
-	job_time_text(w, "started_at", job->started_at);
-	job_time_text(w, "finished_at", job->finished_at);
+	job_time_text(w, "started_at", run->started_at);
+	job_time_text(w, "finished_at", run->finished_at);
 	job_opt_int_text(w, "position", position >= 0, position);
-	job_opt_int_text(w, "pid", job->pid > 0, job->pid);
-	job_opt_int_text(w, "exit_code", job->exit_code >= 0, job->exit_code);
-	job_opt_string_text(w, "signal", job->signal > 0 ?
-	    waitstatus_signame(job->signal, sig) : NULL);
-	job_opt_string_text(w, "reason", job->reason);
+	job_opt_int_text(w, "pid", run->pid > 0, run->pid);
+	job_opt_int_text(w, "exit_code", run->exit_code >= 0, run->exit_code);
+	job_opt_string_text(w, "signal", run->signal > 0 ?
+	    waitstatus_signame(run->signal, sig) : NULL);
+	job_opt_string_text(w, "reason", run->reason);
 	jsonw_key(w, "attempt");
 	jsonw_int(w, job->attempt);
-	job_opt_real_text(w, "user_time", job->user_time);
-	job_opt_real_text(w, "system_time", job->system_time);
-	job_opt_int_text(w, "max_rss_kb", job->max_rss_kb >= 0,
-	    job->max_rss_kb);
+	job_opt_real_text(w, "user_time", run->user_time);
+	job_opt_real_text(w, "system_time", run->system_time);
+	job_opt_int_text(w, "max_rss_kb", run->max_rss_kb >= 0,
+	    run->max_rss_kb);
 	jsonw_key(w, "labels");
 	if (job->labels != NULL)
 		jsonw_json(w, job->labels);

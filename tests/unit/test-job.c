@@ -68,15 +68,12 @@ fresh_job(void)
 
 	assert_non_null(job);
 	job->id = 1;
-	job->name = strdup("true");
 	job->argv = strv("true", NULL, NULL);
-	job->env = strv("PATH=/usr/bin:/bin", "HOME=/root", NULL);
-	job->cwd = strdup("/root");
-	job->priority = strdup("normal");
+	assert_int_equal(job_set_env(job, strv("PATH=/usr/bin:/bin",
+	    "HOME=/root", NULL)), 0);
+	assert_int_equal(job_set_cwd(job, "/root"), 0);
+	assert_int_equal(job_set_priority(job, "normal"), 0);
 	job->submitted_at = T0 + 311;
-	assert_non_null(job->name);
-	assert_non_null(job->cwd);
-	assert_non_null(job->priority);
 	return job;
 }
 
@@ -96,15 +93,16 @@ static void
 a_job_with_every_field_set(void **state)
 {
 	struct job *job = fresh_job();
+	struct job_run *run;
 
 	(void)state;
 	job->id = (uint64_t)INT64_MAX;
-	free(job->name);
-	job->name = strdup("n\"a\\m\te \xc3\xa9\x01");
 	job_free_strv(job->argv);
 	job->argv = strv("/bin/sh", "-c", "echo \"$HOME\"\n/tmp");
-	free(job->cwd);
-	job->cwd = strdup("/home/\xe2\x82\xac/dir");
+	job_set_name(job, strdup("n\"a\\m\te \xc3\xa9\x01"));
+	assert_int_equal(job_set_cwd(job, "/home/\xe2\x82\xac/dir"), 0);
+	run = job_run_edit(job);
+	assert_non_null(run);
 	job->state = JOB_FAILED;
 	job->slots = 4;
 	job->exclusive = true;
@@ -118,16 +116,16 @@ a_job_with_every_field_set(void **state)
 	job->nafter = 3;
 	job->uid = 1000;
 	job->gid = 4294967294u;
-	job->started_at = T0 + 1000;
-	job->finished_at = T0 + 86400123;
-	job->pid = 4242;
-	job->exit_code = 0;
-	job->signal = SIGKILL;
-	job->reason = strdup("killed: \"timeout\"\nafter 1.5 s");
+	run->started_at = T0 + 1000;
+	run->finished_at = T0 + 86400123;
+	run->pid = 4242;
+	run->exit_code = 0;
+	run->signal = SIGKILL;
+	run->reason = strdup("killed: \"timeout\"\nafter 1.5 s");
 	job->attempt = 2;
-	job->user_time = 0.05;
-	job->system_time = 1234.5678;
-	job->max_rss_kb = 65536;
+	run->user_time = 0.05;
+	run->system_time = 1234.5678;
+	run->max_rss_kb = 65536;
 	job->labels = json_pack("{ss ss}", "team", "ops", "q\"uote", "\n");
 	assert_non_null(job->labels);
 	job->held = true;
@@ -144,11 +142,11 @@ a_job_with_every_field_set(void **state)
 	/* The other forms of what was set: zero times, a signal and an
 	 * exit code unknown, an empty label set, a timeout of a fraction. */
 	job->timeout_ms = 1;
-	job->user_time = 0;
-	job->system_time = -1;
-	job->max_rss_kb = 0;
-	job->signal = 0;
-	job->exit_code = 255;
+	run->user_time = 0;
+	run->system_time = -1;
+	run->max_rss_kb = 0;
+	run->signal = 0;
+	run->exit_code = 255;
 	json_decref(job->labels);
 	job->labels = json_object();
 	assert_same(job, -1, NULL);
@@ -161,16 +159,22 @@ the_same_failures(void **state)
 	struct job *job = fresh_job();
 
 	(void)state;
+	/* A name of its own, and argv[0]'s basename when it has none. */
+	job_set_name(job, strdup("mine"));
+	assert_same(job, 0, "paused");
+	job_free_strv(job->argv);
+	job->argv = strv("/usr/bin/env", NULL, NULL);
+	job_set_name(job, NULL);
+	assert_same(job, 0, "paused");
 	/* No argv is an empty one in both. */
 	job_free_strv(job->argv);
 	job->argv = NULL;
 	assert_same(job, 0, "paused");
 	/* What jansson cannot make a string of fails both. */
-	free(job->name);
-	job->name = strdup("bad \xff");
+	job_set_name(job, strdup("bad \xff"));
 	assert_same(job, 0, "paused");
-	free(job->name);
-	job->name = NULL;
+	job_set_name(job, NULL);
+	assert_int_equal(job_set_cwd(job, NULL), 0);
 	assert_same(job, 0, "paused");
 	job_free(job);
 }
