@@ -421,12 +421,15 @@ job_to_json(const struct job *job, int64_t position,
 	return o;
 }
 
+/* ,"k": before the value of key k (a literal): the keys of the job object
+ * go out as constants, not through jsonw_key. */
+#define JOB_KEY(w, k) jsonw_raw((w), ",\"" k "\":", sizeof(k) + 3)
+
 static void
-job_time_text(struct jsonw *w, const char *key, int64_t ms)
+job_time_text(struct jsonw *w, int64_t ms)
 {
 	char buf[TIMEFMT_RFC3339_LEN];
 
-	jsonw_key(w, key);
 	if (ms < 0)
 		jsonw_null(w);
 	else
@@ -434,9 +437,8 @@ job_time_text(struct jsonw *w, const char *key, int64_t ms)
 }
 
 static void
-job_opt_int_text(struct jsonw *w, const char *key, bool known, int64_t v)
+job_opt_int_text(struct jsonw *w, bool known, int64_t v)
 {
-	jsonw_key(w, key);
 	if (known)
 		jsonw_int(w, v);
 	else
@@ -444,9 +446,8 @@ job_opt_int_text(struct jsonw *w, const char *key, bool known, int64_t v)
 }
 
 static void
-job_opt_real_text(struct jsonw *w, const char *key, double v)
+job_opt_real_text(struct jsonw *w, double v)
 {
-	jsonw_key(w, key);
 	if (v >= 0)
 		jsonw_real(w, v);
 	else
@@ -455,9 +456,8 @@ job_opt_real_text(struct jsonw *w, const char *key, double v)
 
 /* A string that may be NULL (null then). */
 static void
-job_opt_string_text(struct jsonw *w, const char *key, const char *s)
+job_opt_string_text(struct jsonw *w, const char *s)
 {
-	jsonw_key(w, key);
 	if (s != NULL)
 		jsonw_string(w, s);
 	else
@@ -473,63 +473,74 @@ job_write_json(const struct job *job, int64_t position,
 	const struct job_run *run = job->run;
 	char sig[WAITSTATUS_SIGNAME_MAX];
 
-	jsonw_open(w);
-	jsonw_key(w, "id");
+	jsonw_raw(w, "{\"id\":", 6);
 	jsonw_int(w, (int64_t)job->id);
-	jsonw_key(w, "name");
+	JOB_KEY(w, "name");
 	jsonw_string(w, job_name(job));
-	jsonw_key(w, "argv");
+	JOB_KEY(w, "argv");
 	jsonw_strv(w, job->argv);
-	jsonw_key(w, "priority");
+	JOB_KEY(w, "priority");
 	jsonw_string(w, job->priority);
-	jsonw_key(w, "state");
+	JOB_KEY(w, "state");
 	jsonw_string(w, job_state_name(job->state));
-	jsonw_key(w, "slots");
+	JOB_KEY(w, "slots");
 	jsonw_int(w, job->slots);
-	jsonw_key(w, "exclusive");
+	JOB_KEY(w, "exclusive");
 	jsonw_bool(w, job->exclusive);
-	jsonw_key(w, "timeout");
+	JOB_KEY(w, "timeout");
 	jsonw_real(w, (double)job->timeout_ms / 1000);
-	jsonw_key(w, "retries");
+	JOB_KEY(w, "retries");
 	jsonw_int(w, job->retries);
-	jsonw_key(w, "after");
+	JOB_KEY(w, "after");
 	jsonw_ids(w, job->after, job->nafter);
-	jsonw_key(w, "cwd");
+	JOB_KEY(w, "cwd");
 	jsonw_string(w, job->cwd);
-	jsonw_key(w, "uid");
+	JOB_KEY(w, "uid");
 	jsonw_int(w, job->uid);
-	jsonw_key(w, "gid");
+	JOB_KEY(w, "gid");
 	jsonw_int(w, job->gid);
-	job_time_text(w, "submitted_at", job->submitted_at);
-	job_time_text(w, "started_at", run->started_at);
-	job_time_text(w, "finished_at", run->finished_at);
-	job_opt_int_text(w, "position", position >= 0, position);
-	job_opt_int_text(w, "pid", run->pid > 0, run->pid);
-	job_opt_int_text(w, "exit_code", run->exit_code >= 0, run->exit_code);
-	job_opt_string_text(w, "signal", run->signal > 0 ?
+	JOB_KEY(w, "submitted_at");
+	job_time_text(w, job->submitted_at);
+	JOB_KEY(w, "started_at");
+	job_time_text(w, run->started_at);
+	JOB_KEY(w, "finished_at");
+	job_time_text(w, run->finished_at);
+	JOB_KEY(w, "position");
+	job_opt_int_text(w, position >= 0, position);
+	JOB_KEY(w, "pid");
+	job_opt_int_text(w, run->pid > 0, run->pid);
+	JOB_KEY(w, "exit_code");
+	job_opt_int_text(w, run->exit_code >= 0, run->exit_code);
+	JOB_KEY(w, "signal");
+	job_opt_string_text(w, run->signal > 0 ?
 	    waitstatus_signame(run->signal, sig) : NULL);
-	job_opt_string_text(w, "reason", run->reason);
-	jsonw_key(w, "attempt");
+	JOB_KEY(w, "reason");
+	job_opt_string_text(w, run->reason);
+	JOB_KEY(w, "attempt");
 	jsonw_int(w, job->attempt);
-	job_opt_real_text(w, "user_time", run->user_time);
-	job_opt_real_text(w, "system_time", run->system_time);
-	job_opt_int_text(w, "max_rss_kb", run->max_rss_kb >= 0,
-	    run->max_rss_kb);
-	jsonw_key(w, "labels");
+	JOB_KEY(w, "user_time");
+	job_opt_real_text(w, run->user_time);
+	JOB_KEY(w, "system_time");
+	job_opt_real_text(w, run->system_time);
+	JOB_KEY(w, "max_rss_kb");
+	job_opt_int_text(w, run->max_rss_kb >= 0, run->max_rss_kb);
+	JOB_KEY(w, "labels");
 	if (job->labels != NULL)
 		jsonw_json(w, job->labels);
 	else
 		jsonw_raw(w, "{}", 2);
-	jsonw_key(w, "held");
+	JOB_KEY(w, "held");
 	jsonw_bool(w, job->held);
-	job_time_text(w, "begin_at", job->begin_at);
-	jsonw_key(w, "after_any");
+	JOB_KEY(w, "begin_at");
+	job_time_text(w, job->begin_at);
+	JOB_KEY(w, "after_any");
 	jsonw_ids(w, job->after_any, job->nafter_any);
-	jsonw_key(w, "nice");
+	JOB_KEY(w, "nice");
 	jsonw_int(w, job->nice);
-	jsonw_key(w, "merge_output");
+	JOB_KEY(w, "merge_output");
 	jsonw_bool(w, job->merge_output);
-	job_opt_string_text(w, "pending_reason", pending_reason);
-	jsonw_close(w);
+	JOB_KEY(w, "pending_reason");
+	job_opt_string_text(w, pending_reason);
+	jsonw_raw(w, "}", 1);
 	return w->failed ? -1 : 0;
 }

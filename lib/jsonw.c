@@ -150,7 +150,12 @@ jsonw_string(struct jsonw *w, const char *s)
 	jsonw_raw(w, "\"", 1);
 	while (p < end) {
 		c = *p;
-		if (c >= 0x20 && c != '"' && c != '\\') {
+		/* Plain ASCII, most of every string, one test a byte. */
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			p++;
+			continue;
+		}
+		if (c >= 0x80) {
 			if ((n = jsonw_utf8(p, end)) == 0) {
 				w->failed = true;
 				return;
