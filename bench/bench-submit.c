@@ -24,7 +24,7 @@
 #define BENCH_QUICK_ROUNDS 3
 #define BENCH_ROUNDS_MAX 50
 /* Without group commit a job costs an fsync: few of them say enough. */
-#define BENCH_UNGROUPED_JOBS 2000
+#define BENCH_UNGROUPED_JOBS 1000
 #define BENCH_CONNECTIONS 32
 #define BENCH_WINDOW 1000
 /* A submit request is about 75 bytes: 2000 of them stay well inside a Unix
