@@ -63,20 +63,21 @@ enum db_row_column {
 struct db_row_binder {
 	sqlite3_stmt *st;
 	int rc;
+	int base;	/* parameters before the row's: rows of one INSERT */
 };
 
 static void
 db_row_bind_int(struct db_row_binder *b, int col, int64_t v)
 {
 	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_int64(b->st, col + 1, v);
+		b->rc = sqlite3_bind_int64(b->st, b->base + col + 1, v);
 }
 
 static void
 db_row_bind_null(struct db_row_binder *b, int col)
 {
 	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_null(b->st, col + 1);
+		b->rc = sqlite3_bind_null(b->st, b->base + col + 1);
 }
 
 static void
@@ -95,7 +96,8 @@ db_row_bind_opt_real(struct db_row_binder *b, int col, double v)
 	if (v < 0)
 		db_row_bind_null(b, col);
 	else if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_double(b->st, col + 1, v);
+		b->rc = sqlite3_bind_double(b->st, b->base + col + 1,
+		    v);
 }
 
 /* Borrows s, which outlives the statement's use; NULL binds NULL. */
@@ -105,7 +107,8 @@ db_row_bind_text(struct db_row_binder *b, int col, const char *s)
 	if (s == NULL)
 		db_row_bind_null(b, col);
 	else if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1,
+		b->rc = sqlite3_bind_text(b->st, b->base + col + 1, s,
+		    -1,
 		    SQLITE_STATIC);
 }
 
@@ -118,7 +121,8 @@ db_row_bind_owned(struct db_row_binder *b, int col, char *s)
 	else if (s == NULL)
 		db_row_bind_null(b, col);
 	else
-		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1, free);
+		b->rc = sqlite3_bind_text(b->st, b->base + col + 1, s,
+		    -1, free);
 }
 
 /* The text w holds as an allocated string for SQLite, or NULL when a
@@ -212,7 +216,14 @@ db_row_bind_json(struct db_row_binder *b, const struct job *job,
 int
 db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 {
-	struct db_row_binder b = { st, SQLITE_OK };
+	return db_row_bind_at(st, 0, job, all, cause);
+}
+
+int
+db_row_bind_at(sqlite3_stmt *st, int base, const struct job *job, bool all,
+    char **cause)
+{
+	struct db_row_binder b = { st, SQLITE_OK, base };
 	char *labels = NULL;
 
 	/* SQLite integers are signed 64 bits. */
