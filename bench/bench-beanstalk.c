@@ -8,7 +8,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -18,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench-beanstalk.h"
@@ -92,15 +90,6 @@ bench_beanstalk_answers(const struct bench_beanstalk *b)
 	return ok;
 }
 
-static void
-bench_beanstalk_sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		continue;
-}
-
 /* Runs beanstalkd, already in its own group; never returns. */
 static void
 bench_beanstalk_exec(const struct bench_beanstalk *b, const char *binlog,
@@ -154,7 +143,7 @@ bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
 		}
 		if (bench_beanstalk_answers(b))
 			return 0;
-		bench_beanstalk_sleep_ms(BENCH_BEANSTALK_POLL_MS);
+		bench_daemon_sleep_ms(BENCH_BEANSTALK_POLL_MS);
 	}
 	bench_beanstalk_cause(cause, "beanstalkd did not answer on port %s "
 	    "within %d s", b->port, BENCH_BEANSTALK_TIMEOUT_MS / 1000);
@@ -211,29 +200,6 @@ fail:
 	return NULL;
 }
 
-/* build/bin/ref-beanstalk, beside this program. 0, or -1 with errno. */
-static int
-bench_beanstalk_ref(char *path, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) == -1)
-		return -1;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) == NULL) {
-		errno = ENOENT;
-		return -1;
-	}
-	*slash = '\0';
-	if ((size_t)snprintf(path, size, "%s/ref-beanstalk", self) >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 int
 bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
     unsigned window, unsigned nconn, struct bench_load_result *r)
@@ -249,7 +215,7 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 
 	memset(r, 0, sizeof *r);
 	r->jobs = n;
-	if (bench_beanstalk_ref(ref, sizeof ref) == -1 ||
+	if (bench_daemon_beside("ref-beanstalk", ref, sizeof ref) == -1 ||
 	    access(ref, X_OK) == -1) {
 		snprintf(r->error, sizeof r->error, "cannot run ref-beanstalk: "
 		    "%s", strerror(errno));
@@ -298,16 +264,6 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 	return 0;
 }
 
-static int
-bench_beanstalk_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == -1 && errno != ENOENT ? -1 : 0;
-}
-
 void
 bench_beanstalk_free(struct bench_beanstalk *b)
 {
@@ -318,9 +274,6 @@ bench_beanstalk_free(struct bench_beanstalk *b)
 		while (waitpid(b->pid, NULL, 0) == -1 && errno == EINTR)
 			continue;
 	}
-	if (nftw(b->dir, bench_beanstalk_remove_cb, 16, FTW_DEPTH | FTW_PHYS)
-	    == -1)
-		fprintf(stderr, "bench: cannot remove %s: %s\n", b->dir,
-		    strerror(errno));
+	bench_daemon_remove_dir(b->dir);
 	free(b);
 }

@@ -133,10 +133,18 @@ jsonw_utf8(const unsigned char *s, const unsigned char *end)
 	return n;
 }
 
+/* The letter after the backslash of what has a short escape; the other
+ * bytes below 0x20 are written \u00XX, in capitals, as jansson does. */
+static const char jsonw_escapes[128] = {
+	['"'] = '"', ['\\'] = '\\', ['\b'] = 'b', ['\f'] = 'f',
+	['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+};
+
 void
 jsonw_string(struct jsonw *w, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	char esc[6] = { '\\', 'u', '0', '0', '0', '0' };
 	const unsigned char *p, *end, *run;
 	unsigned char c;
 	size_t n;
@@ -165,35 +173,14 @@ jsonw_string(struct jsonw *w, const char *s)
 		}
 		/* What runs clean goes in one copy. */
 		jsonw_raw(w, (const char *)run, (size_t)(p - run));
-		switch (c) {
-		case '"':
-			jsonw_raw(w, "\\\"", 2);
-			break;
-		case '\\':
-			jsonw_raw(w, "\\\\", 2);
-			break;
-		case '\b':
-			jsonw_raw(w, "\\b", 2);
-			break;
-		case '\f':
-			jsonw_raw(w, "\\f", 2);
-			break;
-		case '\n':
-			jsonw_raw(w, "\\n", 2);
-			break;
-		case '\r':
-			jsonw_raw(w, "\\r", 2);
-			break;
-		case '\t':
-			jsonw_raw(w, "\\t", 2);
-			break;
-		default: {
-			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4],
-			    hex[c & 0xF] };
-
-			jsonw_raw(w, u, sizeof u);
-			break;
-		}
+		if (jsonw_escapes[c] != '\0') {
+			esc[1] = jsonw_escapes[c];
+			jsonw_raw(w, esc, 2);
+		} else {
+			esc[1] = 'u';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xF];
+			jsonw_raw(w, esc, 6);
 		}
 		run = ++p;
 	}

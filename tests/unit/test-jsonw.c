@@ -40,17 +40,26 @@ written(const struct jsonw *w)
 	return s;
 }
 
+/* w holds what jansson dumps value (stolen) to; w is emptied for the
+ * next. */
+static void
+assert_written(struct jsonw *w, json_t *value)
+{
+	char *want = dumped(value), *got = written(w);
+
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	jsonw_reset(w);
+}
+
 static void
 assert_string_written(const char *in)
 {
 	struct jsonw w = { 0 };
-	char *want = dumped(json_string(in)), *got;
 
 	jsonw_string(&w, in);
-	got = written(&w);
-	assert_string_equal(got, want);
-	free(got);
-	free(want);
+	assert_written(&w, json_string(in));
 	jsonw_free(&w);
 }
 
@@ -105,20 +114,13 @@ reals_print_as_jansson_prints_them(void **state)
 		999999999999999.0, 1e15, 1e16, -123456789012345.0,
 	};
 	struct jsonw w = { 0 };
-	char *want, *got;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof reals / sizeof reals[0]; i++) {
-		jsonw_reset(&w);
 		jsonw_real(&w, reals[i]);
-		got = written(&w);
-		want = dumped(json_real(reals[i]));
-		assert_string_equal(got, want);
-		free(got);
-		free(want);
+		assert_written(&w, json_real(reals[i]));
 	}
-	jsonw_reset(&w);
 	jsonw_real(&w, NAN);
 	assert_true(w.failed);
 	jsonw_free(&w);
@@ -132,18 +134,12 @@ integers_print_as_jansson_prints_them(void **state)
 		INT64_MIN,
 	};
 	struct jsonw w = { 0 };
-	char *want, *got;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-		jsonw_reset(&w);
 		jsonw_int(&w, ints[i]);
-		got = written(&w);
-		want = dumped(json_integer((json_int_t)ints[i]));
-		assert_string_equal(got, want);
-		free(got);
-		free(want);
+		assert_written(&w, json_integer((json_int_t)ints[i]));
 	}
 	jsonw_free(&w);
 }
