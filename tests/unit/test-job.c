@@ -68,7 +68,7 @@ fresh_job(void)
 
 	assert_non_null(job);
 	job->id = 1;
-	job->argv = strv("true", NULL, NULL);
+	assert_int_equal(job_set_argv(job, strv("true", NULL, NULL)), 0);
 	assert_int_equal(job_set_env(job, strv("PATH=/usr/bin:/bin",
 	    "HOME=/root", NULL)), 0);
 	assert_int_equal(job_set_cwd(job, "/root"), 0);
@@ -97,8 +97,8 @@ a_job_with_every_field_set(void **state)
 
 	(void)state;
 	job->id = (uint64_t)INT64_MAX;
-	job_free_strv(job->argv);
-	job->argv = strv("/bin/sh", "-c", "echo \"$HOME\"\n/tmp");
+	assert_int_equal(job_set_argv(job, strv("/bin/sh", "-c",
+	    "echo \"$HOME\"\n/tmp")), 0);
 	job_set_name(job, strdup("n\"a\\m\te \xc3\xa9\x01"));
 	assert_int_equal(job_set_cwd(job, "/home/\xe2\x82\xac/dir"), 0);
 	run = job_run_edit(job);
@@ -162,13 +162,12 @@ the_same_failures(void **state)
 	/* A name of its own, and argv[0]'s basename when it has none. */
 	job_set_name(job, strdup("mine"));
 	assert_same(job, 0, "paused");
-	job_free_strv(job->argv);
-	job->argv = strv("/usr/bin/env", NULL, NULL);
+	assert_int_equal(job_set_argv(job, strv("/usr/bin/env", NULL, NULL)),
+	    0);
 	job_set_name(job, NULL);
 	assert_same(job, 0, "paused");
 	/* No argv is an empty one in both. */
-	job_free_strv(job->argv);
-	job->argv = NULL;
+	assert_int_equal(job_set_argv(job, NULL), 0);
 	assert_same(job, 0, "paused");
 	/* What jansson cannot make a string of fails both. */
 	job_set_name(job, strdup("bad \xff"));
