@@ -35,8 +35,10 @@ static atomic_int bench_daemon_signal;
  * be reused). */
 static pthread_mutex_t bench_daemon_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t bench_daemon_current;
+/* Another program's group the guard kills too (a reference server). */
+static pid_t bench_daemon_other;
 
-static void
+void
 bench_daemon_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
@@ -80,6 +82,8 @@ bench_daemon_guard_cb(void *arg)
 		pthread_mutex_lock(&bench_daemon_lock);
 		if (bench_daemon_current > 0)
 			(void)kill(-bench_daemon_current, SIGKILL);
+		if (bench_daemon_other > 0)
+			(void)kill(-bench_daemon_other, SIGKILL);
 		pthread_mutex_unlock(&bench_daemon_lock);
 	}
 	return NULL;
@@ -113,15 +117,32 @@ fail:
 	return -1;
 }
 
+void
+bench_daemon_guard_group(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_daemon_lock);
+	bench_daemon_other = pgid;
+	pthread_mutex_unlock(&bench_daemon_lock);
+}
+
+void
+bench_daemon_kill_other(pid_t pgid)
+{
+	pthread_mutex_lock(&bench_daemon_lock);
+	(void)kill(-pgid, SIGKILL);
+	if (bench_daemon_other == pgid)
+		bench_daemon_other = 0;
+	pthread_mutex_unlock(&bench_daemon_lock);
+}
+
 int
 bench_daemon_interrupted(void)
 {
 	return atomic_load(&bench_daemon_signal);
 }
 
-/* build/bin/bench-submit -> build/bin/triaged. 0, or -1 with errno. */
-static int
-bench_daemon_bin(char *path, size_t size)
+int
+bench_daemon_beside(const char *name, char *path, size_t size)
 {
 	char self[PATH_MAX];
 	ssize_t n;
@@ -135,7 +156,7 @@ bench_daemon_bin(char *path, size_t size)
 		return -1;
 	}
 	*slash = '\0';
-	if ((size_t)snprintf(path, size, "%s/triaged", self) >= size) {
+	if ((size_t)snprintf(path, size, "%s/%s", self, name) >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -283,7 +304,7 @@ bench_daemon_spawn(struct bench_daemon *d, char **cause)
 	pid_t ppid = getpid();
 	int fd;
 
-	if (bench_daemon_bin(bin, sizeof bin) == -1) {
+	if (bench_daemon_beside("triaged", bin, sizeof bin) == -1) {
 		bench_daemon_cause(cause, "cannot find triaged beside "
 		    "/proc/self/exe", errno);
 		return -1;
@@ -460,6 +481,14 @@ bench_daemon_remove_cb(const char *path, const struct stat *st, int flag,
 }
 
 void
+bench_daemon_remove_dir(const char *dir)
+{
+	if (nftw(dir, bench_daemon_remove_cb, 16, FTW_DEPTH | FTW_PHYS) == -1)
+		fprintf(stderr, "bench: cannot remove %s: %s\n", dir,
+		    strerror(errno));
+}
+
+void
 bench_daemon_free(struct bench_daemon *d)
 {
 	if (d == NULL)
@@ -467,10 +496,7 @@ bench_daemon_free(struct bench_daemon *d)
 	if (d->pid > 0 && bench_daemon_reap(d, NULL) == -1)
 		fprintf(stderr, "bench: waitpid %d: %s\n", (int)d->pid,
 		    strerror(errno));
-	if (nftw(d->dir, bench_daemon_remove_cb, 16, FTW_DEPTH | FTW_PHYS)
-	    == -1)
-		fprintf(stderr, "bench: cannot remove %s: %s\n", d->dir,
-		    strerror(errno));
+	bench_daemon_remove_dir(d->dir);
 	free(d);
 }
 

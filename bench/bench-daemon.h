@@ -31,6 +31,15 @@ struct bench_daemon_conf {
  * before any other thread exists. Returns 0, or -1 with errno.
  */
 int bench_daemon_guard(void);
+/*
+ * Another program the benchmark runs (a server it compares with) in a
+ * process group of its own, pgid: the guard kills that group too, until
+ * bench_daemon_kill_other(pgid) kills it (SIGKILL) and forgets it, under
+ * the guard's lock, so that the guard never kills a reused id. The caller
+ * reaps the leader after that.
+ */
+void bench_daemon_guard_group(pid_t pgid);
+void bench_daemon_kill_other(pid_t pgid);
 /* The signal that interrupted the benchmark, or 0. */
 int bench_daemon_interrupted(void);
 
@@ -57,6 +66,13 @@ int bench_daemon_restart(struct bench_daemon *d, double *ready_s,
 int bench_daemon_stop(struct bench_daemon *d, char **cause);
 /* Kills the process group if still there, removes the temp dir, frees. */
 void bench_daemon_free(struct bench_daemon *d);
+/* The program called name in this program's own directory (build/bin),
+ * into path. 0, or -1 with errno. */
+int bench_daemon_beside(const char *name, char *path, size_t size);
+/* Sleeps ms milliseconds, signals or not. */
+void bench_daemon_sleep_ms(long ms);
+/* Removes dir and all below it, saying on stderr what it could not. */
+void bench_daemon_remove_dir(const char *dir);
 /* Prints the daemon's log to stderr, for a run that failed. */
 void bench_daemon_dump_log(const struct bench_daemon *d);
 

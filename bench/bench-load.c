@@ -1,5 +1,7 @@
 /* bench-load.c - the benchmark's two ways of submitting jobs to triaged:
  * pipelined on one connection, or one at a time on many connections. */
+#include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,13 +45,22 @@ bench_load_error(struct bench_load_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The params of every submission: the cheapest job there is. The daemon
- * still validates it and fills in the defaults (cwd, env, name). */
-static json_t *
-bench_load_params(void)
+/*
+ * The request of every submission, the cheapest job there is, as a client
+ * that submits many would send it: a line written once, its id the only
+ * change. The daemon still validates the job and fills in the defaults
+ * (cwd, env, name). Returns the line's length (it fits: ids are short).
+ */
+static size_t
+bench_load_request(char *buf, size_t size, uint64_t id)
 {
-	return json_pack("{s[s]}", "argv", "true");
+	return (size_t)snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":%"
+	    PRIu64 ",\"method\":\"submit\",\"params\":{\"argv\":"
+	    "[\"true\"]}}\n", id);
 }
+
+/* Room for one request line. */
+#define BENCH_LOAD_REQUEST_MAX 128
 
 /* Counts one reply: a job still queued is a success; a job already running
  * means the pause did not hold, which the caller reports. */
@@ -82,6 +93,16 @@ bench_load_failed(struct bench_load_result *r, const struct client_error *e)
 		    e->message);
 }
 
+static void
+bench_load_lost(struct bench_load_result *r, struct client_error *e,
+    const char *what)
+{
+	e->code = CLIENT_ERR_TRANSPORT;
+	snprintf(e->message, sizeof e->message, "%s: %s", what,
+	    strerror(errno));
+	bench_load_failed(r, e);
+}
+
 int
 bench_load_pipelined(const char *path, uint64_t n, unsigned window,
     struct bench_load_result *r)
@@ -89,54 +110,68 @@ bench_load_pipelined(const char *path, uint64_t n, unsigned window,
 	struct client_error e;
 	struct client *c;
 	uint64_t sent = 0, received = 0;
-	char *cause = NULL;
-	json_t *params, *res;
+	char *cause = NULL, *batch;
+	size_t len;
+	json_t *res;
 	int64_t id;
+	int timeout;
 	double t0;
 
 	memset(r, 0, sizeof *r);
 	r->jobs = n;
+	if ((batch = malloc((size_t)window * BENCH_LOAD_REQUEST_MAX)) == NULL) {
+		bench_load_error(r, "out of memory");
+		return -1;
+	}
 	if ((c = client_connect(path, &cause)) == NULL) {
 		bench_load_error(r, "%s", cause ? cause : "out of memory");
 		free(cause);
+		free(batch);
 		return -1;
 	}
 	t0 = bench_load_now();
 	while (received < n) {
 		/* The window bounds what is in flight, so that neither the
-		 * sockets nor the daemon's buffers grow with n. */
-		while (sent < n && sent - received < window) {
-			if ((params = bench_load_params()) == NULL) {
-				e.code = CLIENT_ERR_TRANSPORT;
-				snprintf(e.message, sizeof e.message,
-				    "out of memory");
+		 * sockets nor the daemon's buffers grow with n; what it
+		 * allows goes in one write. */
+		for (len = 0; sent < n && sent - received < window; sent++)
+			len += bench_load_request(batch + len,
+			    BENCH_LOAD_REQUEST_MAX, sent + 1);
+		if (len > 0 && client_send_raw(c, batch, len) == -1) {
+			bench_load_lost(r, &e, "cannot send");
+			goto lost;
+		}
+		/* One reply at least, then those already in, before the
+		 * next write. */
+		for (timeout = BENCH_LOAD_REPLY_MS; received < sent;
+		    timeout = 0) {
+			res = client_recv(c, &id, timeout, &e);
+			if (res == NULL && e.code == CLIENT_ERR_TRANSPORT) {
+				if (timeout == 0 && errno == ETIMEDOUT)
+					break;
+				bench_load_failed(r, &e);
 				goto lost;
 			}
-			if (client_send(c, "submit", params, &e) == -1)
-				goto lost;
-			sent++;
+			received++;
+			if (res == NULL)
+				bench_load_failed(r, &e);
+			else
+				bench_load_count(r, res);
+			json_decref(res);
 		}
-		res = client_recv(c, &id, BENCH_LOAD_REPLY_MS, &e);
-		if (res == NULL && e.code == CLIENT_ERR_TRANSPORT)
-			goto lost;
-		received++;
-		if (res == NULL)
-			bench_load_failed(r, &e);
-		else
-			bench_load_count(r, res);
-		json_decref(res);
 	}
 	r->seconds = bench_load_now() - t0;
 	client_free(c);
+	free(batch);
 	return 0;
 
 lost:
 	/* Nothing more will come on this connection: whatever has no reply
 	 * failed, including what was never sent. */
 	r->seconds = bench_load_now() - t0;
-	bench_load_failed(r, &e);
 	r->errors += n - received - 1;
 	client_free(c);
+	free(batch);
 	return 0;
 }
 
@@ -160,9 +195,12 @@ static void *
 bench_load_worker_cb(void *arg)
 {
 	struct bench_load_worker *w = arg;
+	char line[BENCH_LOAD_REQUEST_MAX];
 	struct client_error e;
-	json_t *params, *res;
+	json_t *res;
+	int64_t id;
 	uint64_t i;
+	size_t len;
 	int go;
 
 	pthread_mutex_lock(&w->start->lock);
@@ -173,13 +211,13 @@ bench_load_worker_cb(void *arg)
 		return NULL;
 
 	for (i = 0; i < w->n; i++) {
-		if ((params = bench_load_params()) == NULL) {
-			w->r.errors++;
-			bench_load_error(&w->r, "out of memory");
-			continue;
+		len = bench_load_request(line, sizeof line, i + 1);
+		if (client_send_raw(w->c, line, len) == -1) {
+			bench_load_lost(&w->r, &e, "cannot send");
+			w->r.errors += w->n - i - 1;
+			break;
 		}
-		res = client_call(w->c, "submit", params, BENCH_LOAD_REPLY_MS,
-		    &e);
+		res = client_recv(w->c, &id, BENCH_LOAD_REPLY_MS, &e);
 		if (res != NULL) {
 			bench_load_count(&w->r, res);
 			json_decref(res);

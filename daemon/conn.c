@@ -17,6 +17,7 @@
 #include "config.h"
 #include "conn.h"
 #include "frame.h"
+#include "jsonw.h"
 #include "log.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -52,6 +53,8 @@ struct conn {
 	struct triaged *td;
 	struct bufferevent *bev;	/* NULL once closed */
 	struct event *turn_ev;		/* the next turn: more lines, a drop */
+	struct event *flush_ev;		/* writes the output, end of turn */
+	bool flush_soon;		/* flush_ev is active */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
@@ -91,6 +94,7 @@ static void conn_event_cb(struct bufferevent *, short, void *);
 static void conn_turn_cb(evutil_socket_t, short, void *);
 static void conn_count_cb(struct evbuffer *, const struct evbuffer_cb_info *,
     void *);
+static void conn_flush_cb(evutil_socket_t, short, void *);
 
 /* SO_PEERGROUPS answers ERANGE with the size it needs when ours is short. */
 static void
@@ -136,7 +140,9 @@ conn_new(struct triaged *td, int fd)
 	TAILQ_INIT(&conn->close_hooks);
 	conn_read_groups(conn, fd);
 	conn->turn_ev = evtimer_new(td->base, conn_turn_cb, conn);
-	if (conn->turn_ev == NULL || (conn->waiting = evbuffer_new()) == NULL ||
+	conn->flush_ev = event_new(td->base, -1, 0, conn_flush_cb, conn);
+	if (conn->turn_ev == NULL || conn->flush_ev == NULL ||
+	    (conn->waiting = evbuffer_new()) == NULL ||
 	    evbuffer_add_cb(conn->waiting, conn_count_cb, conn) == NULL ||
 	    (conn->bev = bufferevent_socket_new(td->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL)
@@ -157,7 +163,9 @@ conn_new(struct triaged *td, int fd)
 	bufferevent_setwatermark(conn->bev, EV_WRITE, CONN_LOW, 0);
 	bufferevent_setcb(conn->bev, conn_read_cb, conn_write_cb,
 	    conn_event_cb, conn);
-	bufferevent_enable(conn->bev, EV_WRITE);
+	/* Writing is conn_flush_cb's, and the bufferevent's only for what
+	 * the socket would not take at once (see conn_flush_cb). */
+	bufferevent_disable(conn->bev, EV_WRITE);
 	TAILQ_INSERT_TAIL(&conn_list, conn, entry);
 	conn_nlist++;
 	log_debug("client connected: uid %u gid %u pid %d", (unsigned)conn->uid,
@@ -166,6 +174,8 @@ conn_new(struct triaged *td, int fd)
 fail:
 	if (conn->turn_ev != NULL)
 		event_free(conn->turn_ev);
+	if (conn->flush_ev != NULL)
+		event_free(conn->flush_ev);
 	if (conn->waiting != NULL)
 		evbuffer_free(conn->waiting);
 	free(conn->groups);
@@ -215,6 +225,51 @@ conn_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
 	conn_total -= info->n_deleted;
 	if (conn_total > conn_peak)
 		conn_peak = conn_total;
+	/* Whatever reaches the output goes out at the end of this turn, in
+	 * one write with whatever else the turn adds. */
+	if (info->n_added > 0 && !conn->flush_soon && conn->bev != NULL &&
+	    buf == bufferevent_get_output(conn->bev)) {
+		conn->flush_soon = true;
+		event_active(conn->flush_ev, EV_WRITE, 1);
+	}
+}
+
+/*
+ * Writes the output straight to the socket, after the callbacks of this
+ * turn have added theirs: one write for all the replies of a commit, and
+ * no write event to add and delete (two epoll_ctl calls) around each. What
+ * the socket does not take, or an error, is left to the bufferevent, which
+ * writes on when it can (or reports the error) and calls conn_write_cb.
+ */
+static void
+conn_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *conn = arg;
+	struct evbuffer *out;
+	int written;
+
+	(void)fd;
+	(void)what;
+	conn->flush_soon = false;
+	if (conn->bev == NULL ||
+	    (bufferevent_get_enabled(conn->bev) & EV_WRITE) != 0)
+		return;
+	out = bufferevent_get_output(conn->bev);
+	if (evbuffer_get_length(out) == 0)
+		return;
+	/* The bufferevent keeps the front of its output frozen but while it
+	 * writes itself, as here. */
+	evbuffer_unfreeze(out, 1);
+	written = evbuffer_write(out, bufferevent_getfd(conn->bev));
+	evbuffer_freeze(out, 1);
+	if (written == -1 || evbuffer_get_length(out) > 0) {
+		bufferevent_enable(conn->bev, EV_WRITE);
+		return;
+	}
+	/* All out: what the write callback does when the output drains. */
+	conn_ref(conn);
+	conn_write_cb(conn->bev, conn);
+	conn_unref(conn);
 }
 
 static void
@@ -272,6 +327,9 @@ conn_close(struct conn *conn)
 	conn->waiting = NULL;
 	event_free(conn->turn_ev);
 	conn->turn_ev = NULL;
+	event_free(conn->flush_ev);
+	conn->flush_ev = NULL;
+	conn->flush_soon = false;
 	TAILQ_REMOVE(&conn_list, conn, entry);
 	conn_nlist--;
 	/* A hook may remove others: take them one at a time. */
@@ -439,8 +497,12 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 	struct conn *conn = arg;
 	size_t len = evbuffer_get_length(bufferevent_get_output(bev));
 
-	if (len == 0)
+	if (len == 0) {
+		/* Drained: the next output is conn_flush_cb's again (the
+		 * write event is no longer pending: no system call). */
+		bufferevent_disable(bev, EV_WRITE);
 		conn_maybe_trim(conn);
+	}
 	if (conn->want_room && len <= CONN_LOW) {
 		conn->want_room = false;
 		conn_ref(conn);
@@ -578,9 +640,8 @@ conn_dump(const json_t *value, char **line, size_t *len)
 	static size_t cap;
 	/* Every newline inside strings is escaped: one message, one line.
 	 * Fifteen digits print 0.05 as 0.05, and are more than seconds with
-	 * milliseconds need. */
-	const size_t flags = JSON_COMPACT | JSON_ENCODE_ANY |
-	    JSON_REAL_PRECISION(15);
+	 * milliseconds need; replies written as text (jsonw) give the same. */
+	const size_t flags = JSONW_DUMP_FLAGS;
 	size_t n;
 	char *bigger;
 
@@ -640,6 +701,16 @@ conn_send(struct conn *conn, const json_t *msg)
 		return;
 	}
 	line[len++] = '\n';
+	if ((out = conn_queue(conn, len)) != NULL && evbuffer_add(out, line,
+	    len) != 0)
+		conn_drop(conn, "could not be sent a reply (out of memory)");
+}
+
+void
+conn_send_text(struct conn *conn, const char *line, size_t len)
+{
+	struct evbuffer *out;
+
 	if ((out = conn_queue(conn, len)) != NULL && evbuffer_add(out, line,
 	    len) != 0)
 		conn_drop(conn, "could not be sent a reply (out of memory)");

@@ -65,6 +65,9 @@ void conn_send(struct conn *conn, const json_t *msg);
 /* The same with a message already serialized in msg, newline included;
  * msg is emptied. */
 void conn_send_buffer(struct conn *conn, struct evbuffer *msg);
+/* The same with a message already serialized as text, newline
+ * included. */
+void conn_send_text(struct conn *conn, const char *line, size_t len);
 /*
  * A message written in pieces straight to the output, for one too large
  * to hold: 0, or -1 when another stream is open. Until conn_stream_end(),

@@ -1079,22 +1079,41 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 	return position > 0 ? "queue" : "slots";
 }
 
-json_t *
-jobs_json(struct triaged *td, const struct job *job)
+/* Where job stands in its queue now, and why it waits (NULL: it does
+ * not). Only the job itself knows its place: job may be a copy. */
+static int64_t
+jobs_place(struct triaged *td, const struct job *job, const char **pending)
 {
 	const struct job *now;
-	const char *pending = NULL;
 	int64_t position = -1;
 
-	/* Only the job itself knows its place: job may be a copy. */
+	*pending = NULL;
 	if (job->state == JOB_QUEUED &&
 	    (now = store_get(td->store, job->id)) != NULL &&
 	    now->state == JOB_QUEUED && now->attempt == job->attempt) {
 		if (psem_waiter_state(&now->waiter) == PSEM_QUEUED)
 			position = psem_position(td->sem, &now->waiter);
-		pending = jobs_pending_reason(td, now, position);
+		*pending = jobs_pending_reason(td, now, position);
 	}
+	return position;
+}
+
+json_t *
+jobs_json(struct triaged *td, const struct job *job)
+{
+	const char *pending;
+	int64_t position = jobs_place(td, job, &pending);
+
 	return job_to_json(job, position, pending);
+}
+
+int
+jobs_write_json(struct triaged *td, const struct job *job, struct jsonw *w)
+{
+	const char *pending;
+	int64_t position = jobs_place(td, job, &pending);
+
+	return job_write_json(job, position, pending, w);
 }
 
 void

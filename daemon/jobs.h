@@ -157,6 +157,11 @@ int jobs_forget(struct triaged *td, uint64_t id);
 /* The job object with its current queue position; a new reference. job may
  * be an event's view. */
 json_t *jobs_json(struct triaged *td, const struct job *job);
+/* The same object written as text into w (job_write_json): 0, or -1 with
+ * w failed. */
+struct jsonw;
+int jobs_write_json(struct triaged *td, const struct job *job,
+    struct jsonw *w);
 /* The `stats` result object; a new reference. */
 json_t *jobs_stats(struct triaged *td);
 

@@ -40,8 +40,10 @@ struct submit_user {
  */
 #define SUBMIT_USER_TTL_MS 10000
 
+/* Points *u at the entry, kept until the next call (not copied: it is
+ * over 8 KiB, and every submission asks). */
 static int
-submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
+submit_user(struct rpc_req *req, uid_t uid, const struct submit_user **u)
 {
 	static struct submit_user cached;
 	static uid_t cached_uid;
@@ -50,12 +52,11 @@ submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
 	char *name = NULL, *home = NULL, *shell = NULL;
 	struct stat st;
 
+	*u = &cached;
 	if (cached_at != 0 && cached_uid == uid &&
-	    now - cached_at < SUBMIT_USER_TTL_MS) {
-		*u = cached;
-		u->cwd = cached.cwd == cached.home ? u->home : "/";
+	    now - cached_at < SUBMIT_USER_TTL_MS)
 		return 0;
-	}
+	cached_at = 0;
 	if (passwd_lookup(uid, &name, &home, &shell) != 0) {
 		/* initgroups, HOME and the rest need the entry; a job with
 		 * none would run half set up. */
@@ -70,17 +71,17 @@ submit_user(struct rpc_req *req, uid_t uid, struct submit_user *u)
 			    "database: %s", (unsigned)uid, strerror(errno));
 		return -1;
 	}
-	snprintf(u->name, sizeof u->name, "%s", name);
-	snprintf(u->home, sizeof u->home, "%s", home[0] == '/' ? home : "/");
-	snprintf(u->shell, sizeof u->shell, "%s", shell);
+	snprintf(cached.name, sizeof cached.name, "%s", name);
+	snprintf(cached.home, sizeof cached.home, "%s",
+	    home[0] == '/' ? home : "/");
+	snprintf(cached.shell, sizeof cached.shell, "%s", shell);
 	free(name);
 	free(home);
 	free(shell);
 	/* protocol.md: the home directory, else / (a user whose home was
 	 * never made still gets to run). */
-	u->cwd = stat(u->home, &st) == 0 && S_ISDIR(st.st_mode) ? u->home : "/";
-	cached = *u;
-	cached.cwd = u->cwd == u->home ? cached.home : "/";
+	cached.cwd = stat(cached.home, &st) == 0 && S_ISDIR(st.st_mode) ?
+	    cached.home : "/";
 	cached_uid = uid;
 	cached_at = now;
 	return 0;
@@ -140,10 +141,12 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 			return method_fail(err, RPC_INVALID_PARAMS, "argv",
 			    "\"argv\" must hold non-empty strings only "
 			    "(element %zu is not one)", i);
-		snprintf(what, sizeof what, "element %zu", i);
-		if (submit_check_strlen(err, "argv", what,
-		    json_string_length(s) + 1) != 0)
-			return -1;
+		/* The name of the element only for the error. */
+		if (json_string_length(s) + 1 > SUBMIT_MAX_ARG_STRLEN) {
+			snprintf(what, sizeof what, "element %zu", i);
+			return submit_check_strlen(err, "argv", what,
+			    json_string_length(s) + 1);
+		}
 		bytes += json_string_length(s) + 1;
 	}
 	if (bytes > cfg->max_argv_bytes)
@@ -306,13 +309,19 @@ submit_argv(json_t *argv)
 	return v;
 }
 
-/* An allocated "K=V", or NULL (asprintf leaves its pointer undefined). */
+/* An allocated "K=V", or NULL. */
 static char *
 submit_var(const char *key, const char *value)
 {
+	size_t k = strlen(key), v = strlen(value);
 	char *s;
 
-	return asprintf(&s, "%s=%s", key, value) < 0 ? NULL : s;
+	if ((s = malloc(k + v + 2)) == NULL)
+		return NULL;
+	memcpy(s, key, k);
+	s[k] = '=';
+	memcpy(s + k + 1, value, v + 1);
+	return s;
 }
 
 /* "K=V" strings from the env object, or the minimal environment; NULL
@@ -499,7 +508,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
 	uid_t uid = conn_uid(req->conn);
-	struct submit_user user;
+	const struct submit_user *user;
 	struct method_later *later;
 	struct job *job;
 	int prio;
@@ -530,7 +539,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 		goto fail;
 	if (submit_limits(req, params, (unsigned)prio, job) != 0 ||
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
-	    submit_strings(req, params, job, &user) != 0)
+	    submit_strings(req, params, job, user) != 0)
 		goto fail;
 	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);

@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "job.h"
 #include "jobs.h"
+#include "jsonw.h"
 #include "method.h"
 #include "psem.h"
 #include "rpc.h"
@@ -373,6 +374,27 @@ method_later(struct rpc_req *req, const char *what)
 	return l;
 }
 
+/* The job object, written as text: a submit's reply is built for every
+ * job, on the hottest path there is. */
+static void
+method_later_reply(struct triaged *td, struct rpc_req *req,
+    const struct job *job)
+{
+	/* Kept for the next reply: a reply costs no allocation. */
+	static struct jsonw w;
+	const char *text;
+	size_t len;
+
+	jsonw_reset(&w);
+	if (job != NULL && jobs_write_json(td, job, &w) == 0 &&
+	    (text = jsonw_text(&w, &len)) != NULL) {
+		rpc_reply_text(req, text, len);
+		return;
+	}
+	/* Not UTF-8, say: the object then fails just as it would. */
+	rpc_reply(req, job != NULL ? jobs_json(td, job) : NULL);
+}
+
 void
 method_later_done_cb(struct triaged *td, struct job *job, const char *cause,
     void *arg)
@@ -387,8 +409,7 @@ method_later_done_cb(struct triaged *td, struct job *job, const char *cause,
 			rpc_reply(l->req, l->result);
 			l->result = NULL;
 		} else
-			rpc_reply(l->req, job != NULL ? jobs_json(td, job) :
-			    NULL);
+			method_later_reply(td, l->req, job);
 	}
 	json_decref(l->result);
 	free(l);

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "jsonw.h"
 #include "log.h"
 #include "rpc.h"
 #include "rpc-decode.h"
@@ -23,6 +24,9 @@
  * they come, the batch's line open on the output, so that a client that
  * does not read holds back the batch instead of the daemon's memory. */
 #define RPC_STREAM_MIN (64u << 10)
+/* A result's envelope, as rpc_envelope's object dumps, around the id. */
+#define RPC_PREFIX "{\"jsonrpc\":\"2.0\",\"id\":"
+#define RPC_RESULT ",\"result\":"
 
 /* rpc's side of one connection. */
 struct rpc_conn {
@@ -111,9 +115,9 @@ rpc_envelope(json_t *id, const char *key, json_t *value)
 static int
 rpc_result_prefix(struct evbuffer *buf, const json_t *id)
 {
-	if (evbuffer_add_printf(buf, "{\"jsonrpc\":\"2.0\",\"id\":") < 0 ||
+	if (evbuffer_add(buf, RPC_PREFIX, sizeof RPC_PREFIX - 1) != 0 ||
 	    conn_add_json(buf, id) != 0 ||
-	    evbuffer_add_printf(buf, ",\"result\":") < 0)
+	    evbuffer_add(buf, RPC_RESULT, sizeof RPC_RESULT - 1) != 0)
 		return -1;
 	return 0;
 }
@@ -282,6 +286,55 @@ rpc_reply(struct rpc_req *req, json_t *result)
 		return;
 	}
 	rpc_finish(req, rpc_envelope(req->id, "result", result));
+}
+
+/* The envelope's id as the dump of rpc_envelope would write it. */
+static void
+rpc_write_id(struct jsonw *w, const json_t *id)
+{
+	if (json_is_integer(id))
+		jsonw_int(w, json_integer_value(id));
+	else
+		jsonw_json(w, id);
+}
+
+void
+rpc_reply_text(struct rpc_req *req, const char *result, size_t len)
+{
+	/* Kept for the next reply: a reply costs no allocation. */
+	static struct jsonw w;
+	struct rpc_batch *b = req->batch;
+	const char *line;
+	size_t n;
+
+	if (req->id == NULL || req->streaming) {
+		/* Nobody reads the reply of a notification; one half-way
+		 * out cannot be taken back (as rpc_finish). */
+		if (req->streaming)
+			conn_drop(req->conn, "got an error half-way through "
+			    "a reply");
+		rpc_req_free(req);
+		return;
+	}
+	jsonw_reset(&w);
+	if (b != NULL)
+		jsonw_raw(&w, b->nreplies++ == 0 ? "[" : ",", 1);
+	jsonw_raw(&w, RPC_PREFIX, sizeof RPC_PREFIX - 1);
+	rpc_write_id(&w, req->id);
+	jsonw_raw(&w, RPC_RESULT, sizeof RPC_RESULT - 1);
+	jsonw_raw(&w, result, len);
+	jsonw_raw(&w, b == NULL ? "}\n" : "}", b == NULL ? 2 : 1);
+	if ((line = jsonw_text(&w, &n)) == NULL)
+		conn_drop(req->conn, "could not be sent a reply (out of "
+		    "memory)");
+	else if (b == NULL)
+		conn_send_text(req->conn, line, n);
+	else if (evbuffer_add(b->out, line, n) != 0)
+		conn_drop(req->conn, "could not be sent a reply (out of "
+		    "memory)");
+	else
+		rpc_batch_emit(b);
+	rpc_req_free(req);
 }
 
 void

@@ -53,6 +53,9 @@ int rpc_attach(struct conn *conn);
 
 /* Answers req (stealing result) and frees it. */
 void rpc_reply(struct rpc_req *req, json_t *result);
+/* The same with the result already JSON text (len bytes, one value on one
+ * line): no object is built and dumped again. */
+void rpc_reply_text(struct rpc_req *req, const char *result, size_t len);
 
 /* Sets who answers requests (the method table, method_call). */
 void rpc_set_dispatch(rpc_dispatch_cb cb);

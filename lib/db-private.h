@@ -25,6 +25,8 @@ struct job;
 	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
 	"labels, held, begin_at, after_any, nice, merge_output, "	\
 	"stdout_dropped, stderr_dropped"
+/* Parameters of a row: the id and DB_ROW_COLUMNS. */
+#define DB_ROW_NPARAMS 38
 #define DB_ROW_PARAMS							\
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
 	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
@@ -79,6 +81,10 @@ struct db_row_cache {
 };
 int db_row_bind(sqlite3_stmt *st, const struct job *job, bool all,
     char **cause);
+/* The same for the row whose parameters follow base others (the rows of
+ * an INSERT of many: row k has base k * DB_ROW_NPARAMS). */
+int db_row_bind_at(sqlite3_stmt *st, int base, const struct job *job,
+    bool all, char **cause);
 struct job *db_row_read(sqlite3_stmt *st, struct db_row_cache *cache,
     char **cause);
 void db_row_cache_clear(struct db_row_cache *cache);

@@ -15,6 +15,7 @@
 #include "db-private.h"
 #include "intern.h"
 #include "job.h"
+#include "jsonw.h"
 
 /* Columns of SELECT id, DB_ROW_COLUMNS; parameter ?N is column N - 1. */
 enum db_row_column {
@@ -63,20 +64,21 @@ enum db_row_column {
 struct db_row_binder {
 	sqlite3_stmt *st;
 	int rc;
+	int base;	/* parameters before the row's: rows of one INSERT */
 };
 
 static void
 db_row_bind_int(struct db_row_binder *b, int col, int64_t v)
 {
 	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_int64(b->st, col + 1, v);
+		b->rc = sqlite3_bind_int64(b->st, b->base + col + 1, v);
 }
 
 static void
 db_row_bind_null(struct db_row_binder *b, int col)
 {
 	if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_null(b->st, col + 1);
+		b->rc = sqlite3_bind_null(b->st, b->base + col + 1);
 }
 
 static void
@@ -95,7 +97,8 @@ db_row_bind_opt_real(struct db_row_binder *b, int col, double v)
 	if (v < 0)
 		db_row_bind_null(b, col);
 	else if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_double(b->st, col + 1, v);
+		b->rc = sqlite3_bind_double(b->st, b->base + col + 1,
+		    v);
 }
 
 /* Borrows s, which outlives the statement's use; NULL binds NULL. */
@@ -105,7 +108,8 @@ db_row_bind_text(struct db_row_binder *b, int col, const char *s)
 	if (s == NULL)
 		db_row_bind_null(b, col);
 	else if (b->rc == SQLITE_OK)
-		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1,
+		b->rc = sqlite3_bind_text(b->st, b->base + col + 1, s,
+		    -1,
 		    SQLITE_STATIC);
 }
 
@@ -118,46 +122,45 @@ db_row_bind_owned(struct db_row_binder *b, int col, char *s)
 	else if (s == NULL)
 		db_row_bind_null(b, col);
 	else
-		b->rc = sqlite3_bind_text(b->st, col + 1, s, -1, free);
+		b->rc = sqlite3_bind_text(b->st, b->base + col + 1, s,
+		    -1, free);
+}
+
+/* The text w holds as an allocated string for SQLite, or NULL when a
+ * string was not UTF-8 or memory ran out. */
+static char *
+db_row_written(struct jsonw *w)
+{
+	const char *text;
+	size_t len;
+	char *s;
+
+	if ((text = jsonw_text(w, &len)) == NULL || (s = malloc(len + 1))
+	    == NULL)
+		return NULL;
+	memcpy(s, text, len);
+	s[len] = '\0';
+	return s;
 }
 
 /* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
- * string is not UTF-8 or memory runs out. */
+ * string is not UTF-8 or memory runs out. Written as text, with no JSON
+ * object between: every new job stores two of them. */
 static char *
-db_row_strv_json(char *const *v)
+db_row_strv_json(struct jsonw *w, char *const *v)
 {
-	json_t *arr;
-	char *s = NULL;
-
-	if ((arr = json_array()) == NULL)
-		return NULL;
-	for (; v != NULL && *v != NULL; v++)
-		if (json_array_append_new(arr, json_string(*v)) == -1)
-			goto out;
-	s = json_dumps(arr, JSON_COMPACT);
-out:
-	json_decref(arr);
-	return s;
+	jsonw_reset(w);
+	jsonw_strv(w, v);
+	return db_row_written(w);
 }
 
 /* The ids as a compact JSON array; NULL when memory runs out. */
 static char *
-db_row_ids_json(const uint64_t *ids, size_t n)
+db_row_ids_json(struct jsonw *w, const uint64_t *ids, size_t n)
 {
-	json_t *arr;
-	char *s = NULL;
-	size_t i;
-
-	if ((arr = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (json_array_append_new(arr,
-		    json_integer((json_int_t)ids[i])) == -1)
-			goto out;
-	s = json_dumps(arr, JSON_COMPACT);
-out:
-	json_decref(arr);
-	return s;
+	jsonw_reset(w);
+	jsonw_ids(w, ids, n);
+	return db_row_written(w);
 }
 
 /* ids, which SQLite must hold as integers: 0, or -1 naming what. */
@@ -180,18 +183,21 @@ static int
 db_row_bind_json(struct db_row_binder *b, const struct job *job,
     char **cause)
 {
+	/* Kept for the next row: the text is copied out of it. */
+	static struct jsonw w;
 	char *argv, *env, *after = NULL, *after_any = NULL;
 
 	if (db_row_ids_check(job, "after", job->after, job->nafter,
 	    cause) == -1 || db_row_ids_check(job, "after_any",
 	    job->after_any, job->nafter_any, cause) == -1)
 		return -1;
-	argv = db_row_strv_json(job->argv);
-	env = db_row_strv_json(job->env);
+	argv = db_row_strv_json(&w, job->argv);
+	env = db_row_strv_json(&w, job->env);
 	if (job->nafter > 0)
-		after = db_row_ids_json(job->after, job->nafter);
+		after = db_row_ids_json(&w, job->after, job->nafter);
 	if (job->nafter_any > 0)
-		after_any = db_row_ids_json(job->after_any, job->nafter_any);
+		after_any = db_row_ids_json(&w, job->after_any,
+		    job->nafter_any);
 	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL) ||
 	    (job->nafter_any > 0 && after_any == NULL)) {
 		free(argv);
@@ -211,7 +217,14 @@ db_row_bind_json(struct db_row_binder *b, const struct job *job,
 int
 db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 {
-	struct db_row_binder b = { st, SQLITE_OK };
+	return db_row_bind_at(st, 0, job, all, cause);
+}
+
+int
+db_row_bind_at(sqlite3_stmt *st, int base, const struct job *job, bool all,
+    char **cause)
+{
+	struct db_row_binder b = { st, SQLITE_OK, base };
 	char *labels = NULL;
 
 	/* SQLite integers are signed 64 bits. */

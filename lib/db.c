@@ -65,6 +65,7 @@ static const char *const db_sql[DB_NSTMTS] = {
 struct db {
 	sqlite3 *sq;
 	sqlite3_stmt *stmt[DB_NSTMTS];
+	sqlite3_stmt *insert_rows;	/* DB_INSERT of DB_INSERT_ROWS rows */
 	bool full_sync;		/* synchronous is FULL now, else NORMAL */
 };
 
@@ -150,16 +151,52 @@ db_wal(struct db *db, const char *path, char **cause)
 	return 0;
 }
 
+/*
+ * INSERT of DB_INSERT_ROWS rows, row k's parameters after k *
+ * DB_ROW_NPARAMS others. Allocated; NULL when out of memory.
+ */
+static char *
+db_insert_rows_sql(void)
+{
+	static const char head[] = "INSERT INTO jobs (id, " DB_ROW_COLUMNS
+	    ") VALUES ";
+	/* "?NNN, " at most, per parameter. */
+	size_t size = sizeof head + DB_INSERT_ROWS * (DB_ROW_NPARAMS * 6 + 4);
+	size_t len;
+	char *sql;
+	int k, i;
+
+	if ((sql = malloc(size)) == NULL)
+		return NULL;
+	len = (size_t)snprintf(sql, size, "%s", head);
+	for (k = 0; k < DB_INSERT_ROWS; k++)
+		for (i = 1; i <= DB_ROW_NPARAMS; i++)
+			len += (size_t)snprintf(sql + len, size - len, "%s?%d%s",
+			    i == 1 ? (k == 0 ? "(" : ", (") : "",
+			    k * DB_ROW_NPARAMS + i,
+			    i == DB_ROW_NPARAMS ? ")" : ", ");
+	return sql;
+}
+
 static int
 db_prepare(struct db *db, const char *path, char **cause)
 {
-	int i;
+	char *sql;
+	int i, rc;
 
 	for (i = 0; i < DB_NSTMTS; i++)
 		if (sqlite3_prepare_v3(db->sq, db_sql[i], -1,
 		    SQLITE_PREPARE_PERSISTENT, &db->stmt[i], NULL) != SQLITE_OK)
 			return db_fail(cause, "cannot use %s: %s", path,
 			    sqlite3_errmsg(db->sq));
+	if ((sql = db_insert_rows_sql()) == NULL)
+		return db_fail(cause, "out of memory");
+	rc = sqlite3_prepare_v3(db->sq, sql, -1, SQLITE_PREPARE_PERSISTENT,
+	    &db->insert_rows, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return db_fail(cause, "cannot use %s: %s", path,
+		    sqlite3_errmsg(db->sq));
 	return 0;
 }
 
@@ -215,6 +252,7 @@ db_close(struct db *db)
 		return;
 	for (i = 0; i < DB_NSTMTS; i++)
 		sqlite3_finalize(db->stmt[i]);
+	sqlite3_finalize(db->insert_rows);
 	/* Rolls back an open transaction; the last connection to go also
 	 * checkpoints the WAL into the database and removes it. */
 	sqlite3_close(db->sq);
@@ -409,6 +447,29 @@ db_insert(struct db *db, const struct job *job, char **cause)
 		return -1;
 	}
 	return db_run(db, st, cause, "insert", job->id);
+}
+
+int
+db_insert_rows(struct db *db, const struct job *const *jobs, char **cause)
+{
+	sqlite3_stmt *st = db->insert_rows;
+	int k;
+
+	for (k = 0; k < DB_INSERT_ROWS; k++)
+		if (db_row_bind_at(st, k * DB_ROW_NPARAMS, jobs[k], true,
+		    cause) == -1) {
+			db_reset(st);
+			return -1;
+		}
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		db_fail(cause, "cannot insert jobs %" PRIu64 " to %" PRIu64
+		    ": %s", jobs[0]->id, jobs[DB_INSERT_ROWS - 1]->id,
+		    sqlite3_errmsg(db->sq));
+		db_reset(st);
+		return -1;
+	}
+	db_reset(st);
+	return 0;
 }
 
 int

@@ -59,6 +59,13 @@ int db_begin(struct db *db, char **cause);
  */
 int db_set_sync(struct db *db, bool full, char **cause);
 int db_insert(struct db *db, const struct job *job, char **cause);
+/*
+ * The same for DB_INSERT_ROWS jobs at once, in one statement: SQLite's work
+ * per statement (AUTOINCREMENT's bookkeeping among it) is then shared.
+ */
+#define DB_INSERT_ROWS 16
+int db_insert_rows(struct db *db, const struct job *const *jobs,
+    char **cause);
 int db_update(struct db *db, const struct job *job, char **cause);
 int db_delete(struct db *db, uint64_t id, char **cause);
 int db_commit(struct db *db, char **cause);

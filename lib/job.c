@@ -8,6 +8,7 @@
 
 #include "intern.h"
 #include "job.h"
+#include "jsonw.h"
 #include "slab.h"
 #include "timefmt.h"
 #include "waitstatus.h"
@@ -458,4 +459,128 @@ job_to_json(const struct job *job, int64_t position,
 		return NULL;
 	}
 	return o;
+}
+
+/* ,"k": before the value of key k (a literal): the keys of the job object
+ * go out as constants, not through jsonw_key. */
+#define JOB_KEY(w, k) jsonw_raw((w), ",\"" k "\":", sizeof(k) + 3)
+
+static void
+job_time_text(struct jsonw *w, int64_t ms)
+{
+	char buf[TIMEFMT_RFC3339_LEN];
+
+	if (ms < 0)
+		jsonw_null(w);
+	else
+		jsonw_string(w, timefmt_rfc3339(ms, buf));
+}
+
+static void
+job_opt_int_text(struct jsonw *w, bool known, int64_t v)
+{
+	if (known)
+		jsonw_int(w, v);
+	else
+		jsonw_null(w);
+}
+
+static void
+job_opt_real_text(struct jsonw *w, double v)
+{
+	if (v >= 0)
+		jsonw_real(w, v);
+	else
+		jsonw_null(w);
+}
+
+/* A string that may be NULL (null then). */
+static void
+job_opt_string_text(struct jsonw *w, const char *s)
+{
+	if (s != NULL)
+		jsonw_string(w, s);
+	else
+		jsonw_null(w);
+}
+
+/* Keep in step with job_to_json: test-job compares the two, field by
+ * field, for every kind of value. */
+int
+job_write_json(const struct job *job, int64_t position,
+    const char *pending_reason, struct jsonw *w)
+{
+	const struct job_run *run = job->run;
+	char sig[WAITSTATUS_SIGNAME_MAX];
+
+	jsonw_raw(w, "{\"id\":", 6);
+	jsonw_int(w, (int64_t)job->id);
+	JOB_KEY(w, "name");
+	jsonw_string(w, job_name(job));
+	JOB_KEY(w, "argv");
+	jsonw_strv(w, job->argv);
+	JOB_KEY(w, "priority");
+	jsonw_string(w, job->priority);
+	JOB_KEY(w, "state");
+	jsonw_string(w, job_state_name(job->state));
+	JOB_KEY(w, "slots");
+	jsonw_int(w, job->slots);
+	JOB_KEY(w, "exclusive");
+	jsonw_bool(w, job->exclusive);
+	JOB_KEY(w, "timeout");
+	jsonw_real(w, (double)job->timeout_ms / 1000);
+	JOB_KEY(w, "retries");
+	jsonw_int(w, job->retries);
+	JOB_KEY(w, "after");
+	jsonw_ids(w, job->after, job->nafter);
+	JOB_KEY(w, "cwd");
+	jsonw_string(w, job->cwd);
+	JOB_KEY(w, "uid");
+	jsonw_int(w, job->uid);
+	JOB_KEY(w, "gid");
+	jsonw_int(w, job->gid);
+	JOB_KEY(w, "submitted_at");
+	job_time_text(w, job->submitted_at);
+	JOB_KEY(w, "started_at");
+	job_time_text(w, run->started_at);
+	JOB_KEY(w, "finished_at");
+	job_time_text(w, run->finished_at);
+	JOB_KEY(w, "position");
+	job_opt_int_text(w, position >= 0, position);
+	JOB_KEY(w, "pid");
+	job_opt_int_text(w, run->pid > 0, run->pid);
+	JOB_KEY(w, "exit_code");
+	job_opt_int_text(w, run->exit_code >= 0, run->exit_code);
+	JOB_KEY(w, "signal");
+	job_opt_string_text(w, run->signal > 0 ?
+	    waitstatus_signame(run->signal, sig) : NULL);
+	JOB_KEY(w, "reason");
+	job_opt_string_text(w, run->reason);
+	JOB_KEY(w, "attempt");
+	jsonw_int(w, job->attempt);
+	JOB_KEY(w, "user_time");
+	job_opt_real_text(w, run->user_time);
+	JOB_KEY(w, "system_time");
+	job_opt_real_text(w, run->system_time);
+	JOB_KEY(w, "max_rss_kb");
+	job_opt_int_text(w, run->max_rss_kb >= 0, run->max_rss_kb);
+	JOB_KEY(w, "labels");
+	if (job->labels != NULL)
+		jsonw_json(w, job->labels);
+	else
+		jsonw_raw(w, "{}", 2);
+	JOB_KEY(w, "held");
+	jsonw_bool(w, job->held);
+	JOB_KEY(w, "begin_at");
+	job_time_text(w, job->begin_at);
+	JOB_KEY(w, "after_any");
+	jsonw_ids(w, job->after_any, job->nafter_any);
+	JOB_KEY(w, "nice");
+	jsonw_int(w, job->nice);
+	JOB_KEY(w, "merge_output");
+	jsonw_bool(w, job->merge_output);
+	JOB_KEY(w, "pending_reason");
+	job_opt_string_text(w, pending_reason);
+	jsonw_raw(w, "}", 1);
+	return w->failed ? -1 : 0;
 }

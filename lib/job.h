@@ -184,5 +184,13 @@ int job_set_reason(struct job *job, const char *fmt, ...)
  */
 json_t *job_to_json(const struct job *job, int64_t position,
     const char *pending_reason);
+/*
+ * The same object as text, appended to w: what job_to_json's object dumps
+ * to (JSONW_DUMP_FLAGS), byte for byte, without building it. 0, or -1
+ * with w failed (out of memory, a string that is not UTF-8).
+ */
+struct jsonw;
+int job_write_json(const struct job *job, int64_t position,
+    const char *pending_reason, struct jsonw *w);
 
 #endif

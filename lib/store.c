@@ -433,16 +433,26 @@ store_txn(struct store *st, size_t first, size_t count, bool changes,
 {
 	struct store_staged *staged = st->staged.v;
 	uint64_t *ids = st->dirty.v, *gone = st->removed.v;
+	const struct job *rows[DB_INSERT_ROWS];
 	struct job *job;
-	size_t i;
+	size_t i, k;
 
 	/* Only what must survive a power loss waits for the disk. */
 	if (db_set_sync(st->db, st->need_fsync || count > 0, cause) != 0 ||
 	    db_begin(st->db, cause) != 0)
 		return -1;
-	for (i = first; i < first + count; i++)
-		if (db_insert(st->db, staged[i].job, cause) != 0)
+	/* New jobs by DB_INSERT_ROWS while there are as many, the rest one
+	 * by one. */
+	for (i = first; i < first + count; ) {
+		if (first + count - i >= DB_INSERT_ROWS) {
+			for (k = 0; k < DB_INSERT_ROWS; k++)
+				rows[k] = staged[i + k].job;
+			if (db_insert_rows(st->db, rows, cause) != 0)
+				goto fail;
+			i += DB_INSERT_ROWS;
+		} else if (db_insert(st->db, staged[i++].job, cause) != 0)
 			goto fail;
+	}
 	if (changes) {
 		if (st->dirty.n > 1)
 			qsort(ids, st->dirty.n, sizeof *ids, store_cmp_id);

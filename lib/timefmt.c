@@ -44,6 +44,11 @@ timefmt_tv(uint64_t ms)
 char *
 timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN])
 {
+	/* The second last written, as "YYYY-MM-DDTHH:MM:SS.": the jobs of a
+	 * busy second share it, and gmtime_r is the costly part. Per thread,
+	 * for a client's threads. */
+	static _Thread_local time_t last = -1;
+	static _Thread_local char prefix[21];
 	time_t secs = (time_t)(ms / 1000);
 	int frac = (int)(ms % 1000);
 	struct tm tm;
@@ -52,18 +57,28 @@ timefmt_rfc3339(int64_t ms, char buf[TIMEFMT_RFC3339_LEN])
 		frac += 1000;
 		secs--;
 	}
-	/* One snprintf, not strftime's locale machinery: it is on the path
-	 * of every job object. */
-	if (gmtime_r(&secs, &tm) == NULL || tm.tm_year + 1900 > 9999 ||
-	    tm.tm_year + 1900 < 0) {
-		buf[0] = '\0';
-		return buf;
+	if (secs != last) {
+		/* One snprintf, not strftime's locale machinery: it is on
+		 * the path of every job object. */
+		if (gmtime_r(&secs, &tm) == NULL ||
+		    tm.tm_year + 1900 > 9999 || tm.tm_year + 1900 < 0) {
+			buf[0] = '\0';
+			return buf;
+		}
+		snprintf(prefix, sizeof prefix,
+		    "%04u-%02u-%02uT%02u:%02u:%02u.",
+		    (unsigned)(tm.tm_year + 1900) % 10000u,
+		    (unsigned)(tm.tm_mon + 1) % 100u,
+		    (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u,
+		    (unsigned)tm.tm_min % 100u, (unsigned)tm.tm_sec % 100u);
+		last = secs;
 	}
-	snprintf(buf, TIMEFMT_RFC3339_LEN, "%04u-%02u-%02uT%02u:%02u:%02u.%03uZ",
-	    (unsigned)(tm.tm_year + 1900) % 10000u, (unsigned)(tm.tm_mon + 1) % 100u,
-	    (unsigned)tm.tm_mday % 100u, (unsigned)tm.tm_hour % 100u,
-	    (unsigned)tm.tm_min % 100u, (unsigned)tm.tm_sec % 100u,
-	    (unsigned)frac % 1000u);
+	memcpy(buf, prefix, 20);
+	buf[20] = (char)('0' + frac / 100);
+	buf[21] = (char)('0' + frac / 10 % 10);
+	buf[22] = (char)('0' + frac % 10);
+	buf[23] = 'Z';
+	buf[24] = '\0';
 	return buf;
 }
 

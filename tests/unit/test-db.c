@@ -544,6 +544,61 @@ test_round_trip(void **state)
 	assert_null(cause);
 }
 
+/* Jobs inserted DB_INSERT_ROWS at a time come back as those inserted one by
+ * one do, each its own: row k of the statement is job k. */
+static void
+test_insert_rows(void **state)
+{
+	const struct job *rows[DB_INSERT_ROWS];
+	struct job *jobs[2 * DB_INSERT_ROWS], *want;
+	struct loaded l = { 0 };
+	char *cause = NULL;
+	struct db *db;
+	size_t i;
+
+	(void)state;
+	db = open_ok();
+	for (i = 0; i < 2 * DB_INSERT_ROWS; i++)
+		jobs[i] = i % 2 == 0 ? full_job(10 + i) :
+		    bare_job(10 + i, JOB_QUEUED);
+	assert_int_equal(db_begin(db, &cause), 0);
+	for (i = 0; i < 2 * DB_INSERT_ROWS; i += DB_INSERT_ROWS) {
+		memcpy(rows, &jobs[i], sizeof rows);
+		if (db_insert_rows(db, rows, &cause) == -1)
+			fail_msg("db_insert_rows: %s", cause);
+	}
+	assert_int_equal(db_commit(db, &cause), 0);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 2 * DB_INSERT_ROWS);
+	for (i = 0; i < 2 * DB_INSERT_ROWS; i++) {
+		want = i % 2 == 0 ? full_job(10 + i) :
+		    bare_job(10 + i, JOB_QUEUED);
+		assert_job_equal(want, l.jobs[i]);
+		job_free(want);
+		job_free(jobs[i]);
+	}
+	loaded_free(&l);
+
+	/* One row that cannot go in (an id taken) fails the statement,
+	 * which writes none of its rows. */
+	for (i = 0; i < DB_INSERT_ROWS; i++)
+		jobs[i] = bare_job(100 + i, JOB_QUEUED);
+	jobs[DB_INSERT_ROWS - 1]->id = 10;
+	memcpy(rows, jobs, sizeof rows);
+	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(db_insert_rows(db, rows, &cause), -1);
+	assert_contains(cause, "jobs 100 to 10");
+	free(cause);
+	cause = NULL;
+	db_rollback(db);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 2 * DB_INSERT_ROWS);
+	loaded_free(&l);
+	for (i = 0; i < DB_INSERT_ROWS; i++)
+		job_free(jobs[i]);
+	db_close(db);
+}
+
 /* A job with every optional field unknown comes back unknown, not 0. */
 static void
 test_round_trip_unknown(void **state)
@@ -1180,6 +1235,7 @@ main(void)
 	fixture_teardown)
 		T(test_new_file),
 		T(test_round_trip),
+		T(test_insert_rows),
 		T(test_round_trip_unknown),
 		T(test_json_columns),
 		T(test_plain_and_escaped_vectors),

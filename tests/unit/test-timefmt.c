@@ -220,11 +220,35 @@ rfc3339_writes_utc_with_milliseconds(void **state)
 	assert_string_equal(timefmt_rfc3339(INT64_C(253402300800000), buf), "");
 }
 
+/* The second is kept from one call to the next: times in it, and in the
+ * seconds around it, in any order, are each their own. */
+static void
+rfc3339_within_and_across_seconds(void **state)
+{
+	char buf[TIMEFMT_RFC3339_LEN];
+
+	(void)state;
+	assert_string_equal(timefmt_rfc3339(T0 + 5, buf),
+	    "2026-11-22T10:00:00.005Z");
+	assert_string_equal(timefmt_rfc3339(T0 + 999, buf),
+	    "2026-11-22T10:00:00.999Z");
+	assert_string_equal(timefmt_rfc3339(T0 + 1000, buf),
+	    "2026-11-22T10:00:01.000Z");
+	assert_string_equal(timefmt_rfc3339(T0 - 1, buf),
+	    "2026-11-22T09:59:59.999Z");
+	assert_string_equal(timefmt_rfc3339(INT64_C(253402300800000), buf), "");
+	assert_string_equal(timefmt_rfc3339(T0 + 42, buf),
+	    "2026-11-22T10:00:00.042Z");
+	assert_string_equal(timefmt_rfc3339(T0 + 86400000, buf),
+	    "2026-11-23T10:00:00.000Z");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rfc3339_writes_utc_with_milliseconds),
+		cmocka_unit_test(rfc3339_within_and_across_seconds),
 		cmocka_unit_test(parse_reads_the_daemons_times),
 		cmocka_unit_test(parse_takes_fractions_and_offsets),
 		cmocka_unit_test(parse_refuses_what_is_not_rfc3339),

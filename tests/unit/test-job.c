@@ -1,0 +1,191 @@
+/* test-job.c - the job object: job_write_json's text is job_to_json's object
+ * dumped, for every field in each of its forms. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "job.h"
+#include "jsonw.h"
+
+/* 2026-11-22T10:00:00.000Z */
+#define T0 INT64_C(1795341600000)
+
+static char **
+strv(const char *a, const char *b, const char *c)
+{
+	char **v = calloc(4, sizeof *v);
+
+	assert_non_null(v);
+	v[0] = a != NULL ? strdup(a) : NULL;
+	v[1] = a != NULL && b != NULL ? strdup(b) : NULL;
+	v[2] = a != NULL && b != NULL && c != NULL ? strdup(c) : NULL;
+	return v;
+}
+
+/* Both forms of job agree, or both fail. */
+static void
+assert_same(const struct job *job, int64_t position, const char *pending)
+{
+	struct jsonw w = { 0 };
+	json_t *o = job_to_json(job, position, pending);
+	const char *text;
+	char *want, *got;
+	size_t len;
+	int rc;
+
+	rc = job_write_json(job, position, pending, &w);
+	text = jsonw_text(&w, &len);
+	if (o == NULL) {
+		assert_int_equal(rc, -1);
+		assert_null(text);
+		jsonw_free(&w);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_non_null(text);
+	want = json_dumps(o, JSONW_DUMP_FLAGS);
+	assert_non_null(want);
+	got = strndup(text, len);
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	json_decref(o);
+	jsonw_free(&w);
+}
+
+/* What submit replies with: a job queued a moment ago. */
+static struct job *
+fresh_job(void)
+{
+	struct job *job = job_new();
+
+	assert_non_null(job);
+	job->id = 1;
+	assert_int_equal(job_set_argv(job, strv("true", NULL, NULL)), 0);
+	assert_int_equal(job_set_env(job, strv("PATH=/usr/bin:/bin",
+	    "HOME=/root", NULL)), 0);
+	assert_int_equal(job_set_cwd(job, "/root"), 0);
+	assert_int_equal(job_set_priority(job, "normal"), 0);
+	job->submitted_at = T0 + 311;
+	return job;
+}
+
+static void
+a_fresh_job(void **state)
+{
+	struct job *job = fresh_job();
+
+	(void)state;
+	assert_same(job, 0, "paused");
+	assert_same(job, 12345, "queue");
+	assert_same(job, -1, NULL);
+	job_free(job);
+}
+
+static void
+a_job_with_every_field_set(void **state)
+{
+	struct job *job = fresh_job();
+	struct job_run *run;
+
+	(void)state;
+	job->id = (uint64_t)INT64_MAX;
+	assert_int_equal(job_set_argv(job, strv("/bin/sh", "-c",
+	    "echo \"$HOME\"\n/tmp")), 0);
+	job_set_name(job, strdup("n\"a\\m\te \xc3\xa9\x01"));
+	assert_int_equal(job_set_cwd(job, "/home/\xe2\x82\xac/dir"), 0);
+	run = job_run_edit(job);
+	assert_non_null(run);
+	job->state = JOB_FAILED;
+	job->slots = 4;
+	job->exclusive = true;
+	job->timeout_ms = 1500;
+	job->retries = 3;
+	job->after = calloc(3, sizeof *job->after);
+	assert_non_null(job->after);
+	job->after[0] = 7;
+	job->after[1] = 8;
+	job->after[2] = (uint64_t)INT64_MAX;
+	job->nafter = 3;
+	job->uid = 1000;
+	job->gid = 4294967294u;
+	run->started_at = T0 + 1000;
+	run->finished_at = T0 + 86400123;
+	run->pid = 4242;
+	run->exit_code = 0;
+	run->signal = SIGKILL;
+	run->reason = strdup("killed: \"timeout\"\nafter 1.5 s");
+	job->attempt = 2;
+	run->user_time = 0.05;
+	run->system_time = 1234.5678;
+	run->max_rss_kb = 65536;
+	job->labels = json_pack("{ss ss}", "team", "ops", "q\"uote", "\n");
+	assert_non_null(job->labels);
+	job->held = true;
+	job->begin_at = T0 + 5;
+	job->after_any = calloc(1, sizeof *job->after_any);
+	assert_non_null(job->after_any);
+	job->after_any[0] = 9;
+	job->nafter_any = 1;
+	job->nice = 19;
+	job->merge_output = true;
+	assert_same(job, -1, NULL);
+	assert_same(job, 3, "held");
+
+	/* The other forms of what was set: zero times, a signal and an
+	 * exit code unknown, an empty label set, a timeout of a fraction. */
+	job->timeout_ms = 1;
+	run->user_time = 0;
+	run->system_time = -1;
+	run->max_rss_kb = 0;
+	run->signal = 0;
+	run->exit_code = 255;
+	json_decref(job->labels);
+	job->labels = json_object();
+	assert_same(job, -1, NULL);
+	job_free(job);
+}
+
+static void
+the_same_failures(void **state)
+{
+	struct job *job = fresh_job();
+
+	(void)state;
+	/* A name of its own, and argv[0]'s basename when it has none. */
+	job_set_name(job, strdup("mine"));
+	assert_same(job, 0, "paused");
+	assert_int_equal(job_set_argv(job, strv("/usr/bin/env", NULL, NULL)),
+	    0);
+	job_set_name(job, NULL);
+	assert_same(job, 0, "paused");
+	/* No argv is an empty one in both. */
+	assert_int_equal(job_set_argv(job, NULL), 0);
+	assert_same(job, 0, "paused");
+	/* What jansson cannot make a string of fails both. */
+	job_set_name(job, strdup("bad \xff"));
+	assert_same(job, 0, "paused");
+	job_set_name(job, NULL);
+	assert_int_equal(job_set_cwd(job, NULL), 0);
+	assert_same(job, 0, "paused");
+	job_free(job);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_fresh_job),
+		cmocka_unit_test(a_job_with_every_field_set),
+		cmocka_unit_test(the_same_failures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
