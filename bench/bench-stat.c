@@ -1,0 +1,52 @@
+/* bench-stat.c - for the benchmarks: the monotonic clock and the medians and
+ * percentiles of a run's samples. */
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "bench-stat.h"
+
+double
+bench_stat_now(void)
+{
+	struct timespec ts;
+
+	/* CLOCK_MONOTONIC cannot fail with a valid clock id and pointer. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long long
+bench_stat_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int
+bench_stat_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double
+bench_stat_quantile(double *v, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, bench_stat_cmp);
+	/* Nearest rank: the smallest sample with at least q of them at or
+	 * below it, so that a p99 of 200 samples is the second largest. */
+	rank = (size_t)ceil(q * (double)n);
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return v[rank - 1];
+}

@@ -1,0 +1,19 @@
+/* bench-stat.h - for the benchmarks: the monotonic clock and the medians and
+ * percentiles of a run's samples. */
+#ifndef TRIAGE_BENCH_STAT_H
+#define TRIAGE_BENCH_STAT_H
+
+#include <stddef.h>
+
+/* CLOCK_MONOTONIC in seconds: the clock every process of a run shares. */
+double bench_stat_now(void);
+/* CLOCK_MONOTONIC in nanoseconds, exact, for stamps passed between
+ * processes. */
+long long bench_stat_now_ns(void);
+/*
+ * The q-quantile (0 to 1, 0.5 the median) of v[0..n), nearest rank, which
+ * sorts v in place. 0 when n is 0.
+ */
+double bench_stat_quantile(double *v, size_t n, double q);
+
+#endif
