@@ -86,6 +86,13 @@ int
 bench_load_pipelined(const char *path, uint64_t n, unsigned window,
     struct bench_load_result *r)
 {
+	return bench_load_pipelined_params(path, n, window, NULL, r);
+}
+
+int
+bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
+    const json_t *each, struct bench_load_result *r)
+{
 	struct client_error e;
 	struct client *c;
 	uint64_t sent = 0, received = 0;
@@ -106,7 +113,9 @@ bench_load_pipelined(const char *path, uint64_t n, unsigned window,
 		/* The window bounds what is in flight, so that neither the
 		 * sockets nor the daemon's buffers grow with n. */
 		while (sent < n && sent - received < window) {
-			if ((params = bench_load_params()) == NULL) {
+			params = each != NULL ? json_deep_copy(each) :
+			    bench_load_params();
+			if (params == NULL) {
 				e.code = CLIENT_ERR_TRANSPORT;
 				snprintf(e.message, sizeof e.message,
 				    "out of memory");
