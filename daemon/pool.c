@@ -614,11 +614,26 @@ pool_free(struct pool *pool)
 	free(pool);
 }
 
-/* Queues a whole message to w; on failure the worker is replaced. */
+/*
+ * Sends a whole message to w: what the socket takes now, the rest queued.
+ * A bufferevent would write only at the loop's next turn, after whatever
+ * else this turn does (a commit that waits for the disk), and a job's
+ * start waited for that. On failure the worker is replaced.
+ */
 static int
 pool_send(struct pool_worker *w, const void *msg, size_t len)
 {
-	if (bufferevent_write(w->bev, msg, len) == -1) {
+	ssize_t n = 0;
+
+	/* Behind queued bytes, it must wait its turn. An error of the
+	 * socket is the bufferevent's to find and report (pool_event_cb). */
+	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0 &&
+	    (n = send(bufferevent_getfd(w->bev), msg, len,
+	    MSG_NOSIGNAL | MSG_DONTWAIT)) < 0)
+		n = 0;
+	if ((size_t)n < len &&
+	    bufferevent_write(w->bev, (const char *)msg + n,
+	    len - (size_t)n) == -1) {
 		pool_kill(w, "could not be sent a message");
 		errno = ENOMEM;
 		return -1;
