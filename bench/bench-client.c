@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,13 +15,14 @@
 #include <jansson.h>
 
 #include "bench-daemon.h"
+#include "bench-opts.h"
 #include "bench-proc.h"
+#include "bench-rpc.h"
 #include "bench-stat.h"
-#include "client.h"
+#include "bench-tmpdir.h"
 
 #define BENCH_CLIENT_ROUNDS 1000
 #define BENCH_CLIENT_QUICK_ROUNDS 200
-#define BENCH_CLIENT_CONTROL_MS 60000
 /* The target: triage within this factor of the minimal client. */
 #define BENCH_CLIENT_TARGET 1.10
 
@@ -38,70 +37,21 @@ struct bench_client_prog {
 	size_t n;
 };
 
-static void
-bench_client_usage(FILE *f)
-{
-	fprintf(f, "usage: bench-client [--quick] [--rounds N] [--dir DIR]\n"
-	    "Times `triage submit -- true`, the whole process, against a "
-	    "minimal C client\n(ref-client), `tsp -n true` and /bin/true, "
-	    "taking turns, on a paused triaged.\n"
-	    "  --rounds N  runs of each (default %d, --quick %d)\n"
-	    "  --dir DIR   where the temp dirs go (default /tmp)\n",
-	    BENCH_CLIENT_ROUNDS, BENCH_CLIENT_QUICK_ROUNDS);
-}
-
 /* Our environment without what points elsewhere, plus the two sockets and
- * tsp's TMPDIR: every program runs with the same. Strings borrowed but the
- * three added (allocated); free with bench_client_env_free. */
+ * tsp's TMPDIR (vars, allocated): every program runs with the same. Free
+ * the array only, and vars. */
 static char **
-bench_client_env(const char *sock, const char *tspdir)
+bench_client_env(const char *sock, const char *tspdir, char *vars[3])
 {
 	static const char *const drop[] = {
 		"TRIAGE_SOCKET=", "TS_SOCKET=", "TMPDIR=", "TS_SLOTS=",
 	};
-	char **env;
-	size_t n, i, j, k;
-	bool keep;
 
-	for (n = 0; environ[n] != NULL; n++)
-		continue;
-	if ((env = calloc(n + 4, sizeof *env)) == NULL)
+	if (asprintf(&vars[0], "TRIAGE_SOCKET=%s", sock) == -1 ||
+	    asprintf(&vars[1], "TS_SOCKET=%s/tsp.sock", tspdir) == -1 ||
+	    asprintf(&vars[2], "TMPDIR=%s", tspdir) == -1)
 		return NULL;
-	for (i = 0, k = 0; i < n; i++) {
-		keep = true;
-		for (j = 0; j < sizeof drop / sizeof drop[0]; j++) {
-			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
-				keep = false;
-		}
-		if (keep)
-			env[k++] = environ[i];
-	}
-	if (asprintf(&env[k++], "TRIAGE_SOCKET=%s", sock) == -1 ||
-	    asprintf(&env[k++], "TS_SOCKET=%s/tsp.sock", tspdir) == -1 ||
-	    asprintf(&env[k++], "TMPDIR=%s", tspdir) == -1)
-		return NULL;
-	env[k] = NULL;
-	return env;
-}
-
-static void
-bench_client_env_free(char **env)
-{
-	size_t n;
-
-	if (env == NULL)
-		return;
-	for (n = 0; env[n] != NULL; n++)
-		continue;
-	/* The three last are ours. */
-	for (; n > 0 && strncmp(env[n - 1], "TMPDIR=", 7) != 0 &&
-	    strncmp(env[n - 1], "TS_SOCKET=", 10) != 0 &&
-	    strncmp(env[n - 1], "TRIAGE_SOCKET=", 14) != 0; n--)
-		continue;
-	free(env[n - 1]);
-	free(env[n - 2]);
-	free(env[n - 3]);
-	free(env);
+	return bench_proc_env(drop, sizeof drop / sizeof drop[0], vars, 3);
 }
 
 /* Runs p once with stdout in a pipe; checks that it exits 0 and, if it
@@ -138,66 +88,6 @@ bench_client_check(struct bench_client_prog *p, char **env)
 		return -1;
 	}
 	return 0;
-}
-
-/* The jobs the daemon holds queued. -1 after saying why. */
-static long long
-bench_client_queued(const char *sock)
-{
-	struct client_error e;
-	struct client *c;
-	char *cause = NULL;
-	json_t *stats;
-	long long n;
-
-	if ((c = client_connect(sock, &cause)) == NULL) {
-		fprintf(stderr, "bench-client: %s\n", cause ? cause : "oom");
-		free(cause);
-		return -1;
-	}
-	stats = client_call(c, "stats", NULL, BENCH_CLIENT_CONTROL_MS, &e);
-	client_free(c);
-	if (stats == NULL) {
-		fprintf(stderr, "bench-client: stats: %s\n", e.message);
-		return -1;
-	}
-	n = json_integer_value(json_object_get(json_object_get(stats,
-	    "jobs"), "queued"));
-	json_decref(stats);
-	return n;
-}
-
-static int
-bench_client_pause(const char *sock)
-{
-	struct client_error e;
-	struct client *c;
-	char *cause = NULL;
-	json_t *r;
-
-	if ((c = client_connect(sock, &cause)) == NULL) {
-		fprintf(stderr, "bench-client: %s\n", cause ? cause : "oom");
-		free(cause);
-		return -1;
-	}
-	r = client_call(c, "pause", NULL, BENCH_CLIENT_CONTROL_MS, &e);
-	client_free(c);
-	if (r == NULL) {
-		fprintf(stderr, "bench-client: pause: %s\n", e.message);
-		return -1;
-	}
-	json_decref(r);
-	return 0;
-}
-
-static int
-bench_client_rm_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == -1 && errno != ENOENT ? -1 : 0;
 }
 
 /* Stops tsp's server (it runs detached, outside the daemon's group). */
@@ -238,12 +128,18 @@ bench_client_rounds(struct bench_client_prog *progs, size_t nprogs,
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	long rounds;
+	struct bench_opts_count counts[] = {
+		{ "rounds", 1, 1000000, &rounds, BENCH_CLIENT_ROUNDS,
+		    BENCH_CLIENT_QUICK_ROUNDS, "runs of each" },
+	};
+	struct bench_opts opts = {
+		.prog = "bench-client",
+		.about = "Times `triage submit -- true`, the whole process, "
+		    "against a minimal C client\n(ref-client), `tsp -n true` "
+		    "and /bin/true, taking turns, on a paused triaged.\n",
+		.counts = counts,
+		.ncounts = 1,
 	};
 	static char triage[PATH_MAX], ref[PATH_MAX], tspdir[PATH_MAX];
 	/* execve's argv is char *const *: words of our own to point at. */
@@ -256,52 +152,17 @@ main(int argc, char **argv)
 		{ .name = "/bin/true" },
 	};
 	const size_t nprogs = sizeof progs / sizeof progs[0];
-	const char *dir = "/tmp";
 	struct bench_daemon *d = NULL;
 	double med[4], p10[4], p90[4], ratio;
-	char **env = NULL, *cause = NULL;
-	long rounds = 0;
+	json_t *paused = NULL;
+	char **env = NULL, *vars[3] = { NULL, NULL, NULL }, *cause = NULL;
 	long long queued, submitted;
-	bool quick = false, ok = false;
+	bool ok = false;
 	size_t i;
-	int ch;
+	int rc;
 
-	if (bench_daemon_guard() == -1) {
-		fprintf(stderr, "bench-client: cannot set up signals: %s\n",
-		    strerror(errno));
-		return 1;
-	}
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'q':
-			quick = true;
-			break;
-		case 'r':
-			rounds = strtol(optarg, NULL, 10);
-			if (rounds < 1 || rounds > 1000000) {
-				fprintf(stderr, "bench-client: --rounds wants "
-				    "1 to 1000000\n");
-				return 2;
-			}
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			bench_client_usage(stdout);
-			return 0;
-		default:
-			bench_client_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		bench_client_usage(stderr);
-		return 2;
-	}
-	if (rounds == 0)
-		rounds = quick ? BENCH_CLIENT_QUICK_ROUNDS :
-		    BENCH_CLIENT_ROUNDS;
+	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
+		return rc;
 	if (bench_proc_beside("triage", triage, sizeof triage) == -1 ||
 	    bench_proc_beside("ref-client", ref, sizeof ref) == -1 ||
 	    access(triage, X_OK) == -1 || access(ref, X_OK) == -1 ||
@@ -328,24 +189,24 @@ main(int argc, char **argv)
 		}
 	}
 
-	snprintf(tspdir, sizeof tspdir, "%s/triage-bench-tsp-XXXXXX", dir);
-	if (mkdtemp(tspdir) == NULL) {
-		fprintf(stderr, "bench-client: mkdtemp in %s: %s\n", dir,
+	if (bench_tmpdir_make(opts.dir, "tsp", tspdir, sizeof tspdir) == -1) {
+		fprintf(stderr, "bench-client: mkdtemp in %s: %s\n", opts.dir,
 		    strerror(errno));
 		return 1;
 	}
-	if ((d = bench_daemon_start(dir, NULL, &cause)) == NULL) {
+	if ((d = bench_daemon_start(opts.dir, NULL, &cause)) == NULL) {
 		fprintf(stderr, "bench-client: %s\n", cause ? cause : "oom");
 		free(cause);
 		goto out;
 	}
-	if ((env = bench_client_env(d->sock, tspdir)) == NULL) {
+	if ((env = bench_client_env(d->sock, tspdir, vars)) == NULL) {
 		fprintf(stderr, "bench-client: out of memory\n");
 		goto out;
 	}
 	/* Paused, so that the jobs stay queued and the machine quiet; the
 	 * checks start tsp's server, which then stays up. */
-	if (bench_client_pause(d->sock) == -1 ||
+	if ((paused = bench_rpc_call("bench-client", d->sock, "pause",
+	    NULL)) == NULL ||
 	    bench_client_check(&progs[0], env) == -1 ||
 	    bench_client_check(&progs[1], env) == -1 ||
 	    bench_client_check(&progs[2], env) == -1)
@@ -356,7 +217,8 @@ main(int argc, char **argv)
 		goto out;
 	/* Every submission of the rounds and the checks is in the queue. */
 	submitted = 2 + 2 * (long long)rounds;
-	if ((queued = bench_client_queued(d->sock)) != submitted) {
+	if ((queued = bench_rpc_queued("bench-client", d->sock)) !=
+	    submitted) {
 		fprintf(stderr, "bench-client: %lld jobs queued after %lld "
 		    "submissions\n", queued, submitted);
 		goto out;
@@ -387,9 +249,12 @@ main(int argc, char **argv)
 	    med[2] * 1e3, med[0] / med[2], med[3] * 1e3);
 
 out:
+	json_decref(paused);
 	if (env != NULL)
 		bench_client_tsp_stop(env);
-	bench_client_env_free(env);
+	free(env);
+	for (i = 0; i < 3; i++)
+		free(vars[i]);
 	if (d != NULL) {
 		if (bench_daemon_stop(d, &cause) == -1) {
 			fprintf(stderr, "bench-client: %s\n",
@@ -399,7 +264,7 @@ out:
 		free(cause);
 		bench_daemon_free(d);
 	}
-	if (nftw(tspdir, bench_client_rm_cb, 16, FTW_DEPTH | FTW_PHYS) == -1)
+	if (bench_tmpdir_remove(tspdir) == -1)
 		fprintf(stderr, "bench-client: cannot remove %s: %s\n",
 		    tspdir, strerror(errno));
 	for (i = 0; i < nprogs; i++)

@@ -2,7 +2,6 @@
  * is nothing to do: CPU ticks and wakeups, empty and with a paused queue. */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,7 +14,8 @@
 
 #include "bench-daemon.h"
 #include "bench-load.h"
-#include "client.h"
+#include "bench-opts.h"
+#include "bench-rpc.h"
 
 #define BENCH_IDLE_SECONDS 60
 #define BENCH_IDLE_QUICK_SECONDS 8
@@ -24,7 +24,6 @@
 /* Before each window: what the daemon does just after a start or a burst
  * of submissions (the last commit, a status line) is not idling. */
 #define BENCH_IDLE_SETTLE_MS 1000
-#define BENCH_IDLE_CONTROL_MS 60000
 /* Every process of the machine is read to find the daemon's. */
 #define BENCH_IDLE_MAXPROCS 4096
 
@@ -41,20 +40,6 @@ struct bench_idle_snap {
 	struct bench_idle_proc p[BENCH_IDLE_MAXPROCS];
 	size_t n;
 };
-
-static void
-bench_idle_usage(FILE *f)
-{
-	fprintf(f, "usage: bench-idle [--quick] [--seconds N] [--queued N] "
-	    "[--dir DIR]\n"
-	    "Counts the CPU ticks and wakeups (context switches) of triaged "
-	    "and its workers\nover a window with nothing queued, then over one "
-	    "with jobs queued but paused.\n"
-	    "  --seconds N  each window (default %d, --quick %d)\n"
-	    "  --queued N   jobs of the second window (default %d)\n"
-	    "  --dir DIR    where the temp state dir goes (default /tmp)\n",
-	    BENCH_IDLE_SECONDS, BENCH_IDLE_QUICK_SECONDS, BENCH_IDLE_QUEUED);
-}
 
 /* Sums the context switches of every thread of pid. 0, or -1 when the
  * process is gone. */
@@ -244,22 +229,11 @@ static int
 bench_idle_queue(const struct bench_daemon *d, uint64_t n)
 {
 	struct bench_load_result r;
-	struct client_error e;
-	struct client *c;
-	char *cause = NULL;
 	json_t *res;
 
-	if ((c = client_connect(d->sock, &cause)) == NULL) {
-		fprintf(stderr, "bench-idle: %s\n", cause ? cause : "oom");
-		free(cause);
+	if ((res = bench_rpc_call("bench-idle", d->sock, "pause", NULL))
+	    == NULL)
 		return -1;
-	}
-	res = client_call(c, "pause", NULL, BENCH_IDLE_CONTROL_MS, &e);
-	client_free(c);
-	if (res == NULL) {
-		fprintf(stderr, "bench-idle: pause: %s\n", e.message);
-		return -1;
-	}
 	json_decref(res);
 	fprintf(stderr, "bench-idle: queueing %" PRIu64 " jobs...\n", n);
 	if (bench_load_pipelined(d->sock, n, BENCH_IDLE_WINDOW, &r) == -1 ||
@@ -282,72 +256,36 @@ bench_idle_summary(const char *measure, unsigned long long ticks,
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "queued", required_argument, NULL, 'n' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct bench_daemon_conf conf = { .daemon = "slots = 2\n" };
+	long seconds, queued;
+	struct bench_opts_count counts[] = {
+		{ "seconds", 1, 86400, &seconds, BENCH_IDLE_SECONDS,
+		    BENCH_IDLE_QUICK_SECONDS, "each window" },
+		{ "queued", 1, 100000000, &queued, BENCH_IDLE_QUEUED, 0,
+		    "jobs of the second window" },
+	};
+	struct bench_opts opts = {
+		.prog = "bench-idle",
+		.about = "Counts the CPU ticks and wakeups (context switches) "
+		    "of triaged and its workers\nover a window with nothing "
+		    "queued, then over one with jobs queued but paused.\n",
+		.counts = counts,
+		.ncounts = sizeof counts / sizeof counts[0],
+	};
 	struct bench_daemon *d;
-	const char *dir = "/tmp";
 	unsigned long long ticks[2], wakeups[2];
 	char measure[2][96], *cause = NULL;
-	long seconds = 0, queued = BENCH_IDLE_QUEUED;
-	bool quick = false, ok = false;
-	int ch;
+	bool ok = false;
+	int rc;
 
-	if (bench_daemon_guard() == -1) {
-		fprintf(stderr, "bench-idle: cannot set up signals: %s\n",
-		    strerror(errno));
-		return 1;
-	}
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'q':
-			quick = true;
-			break;
-		case 's':
-			if ((seconds = strtol(optarg, NULL, 10)) < 1 ||
-			    seconds > 86400) {
-				fprintf(stderr, "bench-idle: --seconds wants "
-				    "1 to 86400\n");
-				return 2;
-			}
-			break;
-		case 'n':
-			if ((queued = strtol(optarg, NULL, 10)) < 1 ||
-			    queued > 100000000) {
-				fprintf(stderr, "bench-idle: --queued wants "
-				    "1 to 100000000\n");
-				return 2;
-			}
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		case 'h':
-			bench_idle_usage(stdout);
-			return 0;
-		default:
-			bench_idle_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		bench_idle_usage(stderr);
-		return 2;
-	}
-	if (seconds == 0)
-		seconds = quick ? BENCH_IDLE_QUICK_SECONDS : BENCH_IDLE_SECONDS;
+	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
+		return rc;
 	snprintf(measure[0], sizeof measure[0], "%ld s, nothing queued",
 	    seconds);
 	snprintf(measure[1], sizeof measure[1], "%ld s, %ld queued, paused",
 	    seconds, queued);
 
-	if ((d = bench_daemon_start(dir, &conf, &cause)) == NULL) {
+	if ((d = bench_daemon_start(opts.dir, &conf, &cause)) == NULL) {
 		fprintf(stderr, "bench-idle: %s\n", cause ? cause : "oom");
 		free(cause);
 		return 1;

@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
@@ -22,8 +20,11 @@
 
 #include "bench-daemon.h"
 #include "bench-load.h"
+#include "bench-opts.h"
 #include "bench-proc.h"
+#include "bench-rpc.h"
 #include "bench-stat.h"
+#include "bench-tmpdir.h"
 #include "client.h"
 
 #define BENCH_LATENCY_SAMPLES 200
@@ -50,21 +51,6 @@ struct bench_latency_pipes {
 	double *lat;		/* seconds, one a sample */
 	size_t n;
 };
-
-static void
-bench_latency_usage(FILE *f)
-{
-	fprintf(f, "usage: bench-latency [--quick] [--samples N] [--queued N] "
-	    "[--dir DIR]\n"
-	    "With 2 slots running low jobs and N low jobs queued, times a "
-	    "high job from the\nend of a low job to its own start, in "
-	    "triaged and in a minimal C parent (ref-latency),\ntaking turns.\n"
-	    "  --samples N  samples of each (default %d, --quick %d)\n"
-	    "  --queued N   low jobs queued (default %d)\n"
-	    "  --dir DIR    where the temp dirs go (default /tmp)\n",
-	    BENCH_LATENCY_SAMPLES, BENCH_LATENCY_QUICK_SAMPLES,
-	    BENCH_LATENCY_QUEUED);
-}
 
 /* Makes the FIFOs in dir, named for the contestant, and opens both ends
  * we need: read-write, so that no open blocks and no reader sees EOF. */
@@ -260,23 +246,6 @@ bench_latency_queue(const struct bench_daemon *d, const char *stamp,
 	return bench_latency_begun(p, BENCH_LATENCY_SLOTS);
 }
 
-/* How many jobs wait in the daemon's queues; -1 on error. */
-static long long
-bench_latency_queued(struct client *c)
-{
-	struct client_error e;
-	json_t *stats;
-	long long n;
-
-	if ((stats = client_call(c, "stats", NULL, BENCH_LATENCY_WAIT_MS, &e))
-	    == NULL)
-		return -1;
-	n = json_integer_value(json_object_get(json_object_get(stats, "jobs"),
-	    "queued"));
-	json_decref(stats);
-	return n;
-}
-
 /* Ends n low jobs of p, at the end of a run: a failure is theirs to
  * report. */
 static void
@@ -297,16 +266,6 @@ bench_latency_drain(struct client *c, struct bench_latency_pipes *p)
 	r = client_call(c, "pause", NULL, BENCH_LATENCY_WAIT_MS, &e);
 	json_decref(r);
 	bench_latency_tokens(p, BENCH_LATENCY_SLOTS);
-}
-
-static int
-bench_latency_rm_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == -1 && errno != ENOENT ? -1 : 0;
 }
 
 /* Starts ref-latency for samples rounds on p. Its pid, or -1. */
@@ -379,77 +338,41 @@ bench_latency_report(struct bench_latency_pipes *t,
 int
 main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "samples", required_argument, NULL, 's' },
-		{ "queued", required_argument, NULL, 'n' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct bench_daemon_conf conf = {
 		.daemon = "slots = 2\nworkers = 2\npolicy = strict\n",
 		.priorities = "[priority.high]\nrank = 0\n"
 		    "max_queued = 100000000\n[priority.low]\nrank = 20\n"
 		    "max_queued = 100000000\n",
 	};
+	long samples, queued, i;
+	struct bench_opts_count counts[] = {
+		{ "samples", 1, 1000000, &samples, BENCH_LATENCY_SAMPLES,
+		    BENCH_LATENCY_QUICK_SAMPLES, "samples of each" },
+		{ "queued", 0, 100000000, &queued, BENCH_LATENCY_QUEUED, 0,
+		    "low jobs queued" },
+	};
+	struct bench_opts opts = {
+		.prog = "bench-latency",
+		.about = "With 2 slots running low jobs and N low jobs queued, "
+		    "times a high job from the\nend of a low job to its own "
+		    "start, in triaged and in a minimal C parent\n"
+		    "(ref-latency), taking turns.\n",
+		.counts = counts,
+		.ncounts = sizeof counts / sizeof counts[0],
+	};
 	static char stamp[PATH_MAX], ref[PATH_MAX], dir[PATH_MAX];
 	struct bench_latency_pipes t = { .tok_fd = -1, .stamp_fd = -1 };
 	struct bench_latency_pipes f = { .tok_fd = -1, .stamp_fd = -1 };
 	struct bench_daemon *d = NULL;
 	struct client *c = NULL;
-	const char *parent = "/tmp";
 	char *cause = NULL;
-	long samples = 0, queued = BENCH_LATENCY_QUEUED, i;
 	long long waiting;
 	pid_t floor_pid = -1;
-	bool quick = false, ok = false;
-	int ch, status;
+	bool ok = false;
+	int rc, status;
 
-	if (bench_daemon_guard() == -1) {
-		fprintf(stderr, "bench-latency: cannot set up signals: %s\n",
-		    strerror(errno));
-		return 1;
-	}
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'q':
-			quick = true;
-			break;
-		case 's':
-			if ((samples = strtol(optarg, NULL, 10)) < 1 ||
-			    samples > 1000000) {
-				fprintf(stderr, "bench-latency: --samples "
-				    "wants 1 to 1000000\n");
-				return 2;
-			}
-			break;
-		case 'n':
-			if ((queued = strtol(optarg, NULL, 10)) < 0 ||
-			    queued > 100000000) {
-				fprintf(stderr, "bench-latency: --queued wants "
-				    "0 to 100000000\n");
-				return 2;
-			}
-			break;
-		case 'd':
-			parent = optarg;
-			break;
-		case 'h':
-			bench_latency_usage(stdout);
-			return 0;
-		default:
-			bench_latency_usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		bench_latency_usage(stderr);
-		return 2;
-	}
-	if (samples == 0)
-		samples = quick ? BENCH_LATENCY_QUICK_SAMPLES :
-		    BENCH_LATENCY_SAMPLES;
+	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
+		return rc;
 	if (bench_proc_beside("ref-stamp", stamp, sizeof stamp) == -1 ||
 	    bench_proc_beside("ref-latency", ref, sizeof ref) == -1 ||
 	    access(stamp, X_OK) == -1 || access(ref, X_OK) == -1) {
@@ -457,9 +380,8 @@ main(int argc, char **argv)
 		    "ref-latency beside it (make bench-build)\n");
 		return 1;
 	}
-	snprintf(dir, sizeof dir, "%s/triage-bench-lat-XXXXXX", parent);
-	if (mkdtemp(dir) == NULL) {
-		fprintf(stderr, "bench-latency: mkdtemp in %s: %s\n", parent,
+	if (bench_tmpdir_make(opts.dir, "latency", dir, sizeof dir) == -1) {
+		fprintf(stderr, "bench-latency: mkdtemp in %s: %s\n", opts.dir,
 		    strerror(errno));
 		return 1;
 	}
@@ -469,7 +391,7 @@ main(int argc, char **argv)
 	    == -1 ||
 	    bench_latency_pipes_open(&f, dir, "floor", (size_t)samples) == -1)
 		goto out;
-	if ((d = bench_daemon_start(parent, &conf, &cause)) == NULL) {
+	if ((d = bench_daemon_start(opts.dir, &conf, &cause)) == NULL) {
 		fprintf(stderr, "bench-latency: %s\n", cause ? cause : "oom");
 		goto out;
 	}
@@ -481,7 +403,7 @@ main(int argc, char **argv)
 	if (bench_latency_queue(d, stamp, &t, (uint64_t)queued +
 	    (uint64_t)samples) == -1)
 		goto out;
-	if ((waiting = bench_latency_queued(c)) < queued) {
+	if ((waiting = bench_rpc_queued("bench-latency", d->sock)) < queued) {
 		fprintf(stderr, "bench-latency: %lld jobs queued, not %ld\n",
 		    waiting, queued + samples);
 		goto out;
@@ -530,7 +452,7 @@ out:
 	}
 	bench_latency_pipes_close(&t);
 	bench_latency_pipes_close(&f);
-	if (nftw(dir, bench_latency_rm_cb, 16, FTW_DEPTH | FTW_PHYS) == -1)
+	if (bench_tmpdir_remove(dir) == -1)
 		fprintf(stderr, "bench-latency: cannot remove %s: %s\n", dir,
 		    strerror(errno));
 	if (bench_daemon_interrupted() != 0)

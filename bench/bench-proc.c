@@ -7,12 +7,16 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench-proc.h"
 #include "bench-stat.h"
+
+extern char **environ;
 
 int
 bench_proc_run(char *const argv[], char *const envp[], int out_fd,
@@ -63,6 +67,33 @@ bench_proc_run(char *const argv[], char *const envp[], int out_fd,
 	}
 	*seconds = bench_stat_now() - t0;
 	return status;
+}
+
+char **
+bench_proc_env(const char *const *drop, size_t ndrop, char *const *add,
+    size_t nadd)
+{
+	char **env;
+	size_t n, i, j, k;
+	bool keep;
+
+	for (n = 0; environ[n] != NULL; n++)
+		continue;
+	if ((env = calloc(n + nadd + 1, sizeof *env)) == NULL)
+		return NULL;
+	for (i = 0, k = 0; i < n; i++) {
+		keep = true;
+		for (j = 0; j < ndrop; j++) {
+			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
+				keep = false;
+		}
+		if (keep)
+			env[k++] = environ[i];
+	}
+	for (j = 0; j < nadd; j++)
+		env[k++] = add[j];
+	env[k] = NULL;
+	return env;
 }
 
 int

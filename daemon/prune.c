@@ -69,6 +69,21 @@ prune_schedule_at(const struct triaged *td, int64_t finished_at)
 	prune_schedule(ms > 0 ? (uint64_t)ms : 0);
 }
 
+/* Up to PRUNE_BATCH terminal jobs that ended before before, oldest first,
+ * into ids. 0, or -1 after logging why, the timer armed to try again. */
+static int
+prune_expired(struct triaged *td, int64_t before, uint64_t *ids, size_t *n)
+{
+	char *cause = NULL;
+
+	if (store_expired(td->store, before, ids, PRUNE_BATCH, n, &cause) == 0)
+		return 0;
+	log_warnx("cannot look for jobs to prune: %s", cause);
+	free(cause);
+	prune_schedule(PRUNE_RETRY_MS);
+	return -1;
+}
+
 /*
  * After a pass: the timer for the oldest terminal job left, or none when
  * there is none (prune_job_cb arms it when one ends). Oldest on disk first;
@@ -79,16 +94,10 @@ prune_schedule_next(struct triaged *td)
 {
 	uint64_t ids[PRUNE_BATCH];
 	struct job *job;
-	char *cause = NULL;
 	size_t n = 0, i;
 
-	if (store_expired(td->store, INT64_MAX, ids, PRUNE_BATCH, &n,
-	    &cause) != 0) {
-		log_warnx("cannot look for jobs to prune: %s", cause);
-		free(cause);
-		prune_schedule(PRUNE_RETRY_MS);
+	if (prune_expired(td, INT64_MAX, ids, &n) != 0)
 		return;
-	}
 	for (i = 0; i < n; i++) {
 		job = store_get(td->store, ids[i]);
 		if (job != NULL && job_state_terminal(job->state)) {
@@ -109,17 +118,12 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 	int64_t before = timefmt_now() - (int64_t)keep;
 	uint64_t ids[PRUNE_BATCH];
 	struct job *job;
-	char *cause = NULL;
 	size_t n = 0, i, gone = 0;
 
 	(void)fd;
 	(void)what;
-	if (store_expired(td->store, before, ids, PRUNE_BATCH, &n, &cause) != 0) {
-		log_warnx("cannot look for jobs to prune: %s", cause);
-		free(cause);
-		prune_schedule(PRUNE_RETRY_MS);
+	if (prune_expired(td, before, ids, &n) != 0)
 		return;
-	}
 	for (i = 0; i < n; i++) {
 		/* Memory is ahead of the disk: a job retried since is not
 		 * old any more. */
