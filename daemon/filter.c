@@ -251,7 +251,7 @@ filter_match(const struct filter *f, const struct job *job)
 	    f->want[job->state] &&
 	    (f->held < 0 || job->held == (f->held == 1)) &&
 	    (f->prio[0] == '\0' || strcmp(job->priority, f->prio) == 0) &&
-	    (f->name == NULL || strcmp(job->name, f->name) == 0) &&
+	    (f->name == NULL || strcmp(job_name(job), f->name) == 0) &&
 	    (f->ids == NULL || bsearch(&job->id, f->ids, f->nids,
 	    sizeof *f->ids, filter_cmp_id) != NULL) &&
 	    filter_labels_match(f, job);

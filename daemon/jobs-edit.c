@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "intern.h"
 #include "job.h"
 #include "jobs.h"
 #include "jobs-private.h"
@@ -52,19 +53,19 @@ int
 jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
     uid_t by)
 {
-	char *name = NULL, *priority = NULL;
+	const char *priority = NULL;
+	char *name = NULL;
 	bool requeue = false;
 
+	/* Everything that can fail before anything changes. */
 	if ((u->name != NULL && (name = strdup(u->name)) == NULL) ||
 	    (u->prio >= 0 && (priority =
-	    strdup(td->cfg->priorities[u->prio].name)) == NULL)) {
+	    intern_str(td->cfg->priorities[u->prio].name)) == NULL)) {
 		free(name);
 		return -1;
 	}
-	if (name != NULL) {
-		free(job->name);
-		job->name = name;
-	}
+	if (name != NULL)
+		job_set_name(job, name);
 	if (u->has_timeout)
 		job->timeout_ms = u->timeout_ms;
 	if (u->has_retries)
@@ -85,7 +86,7 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 	if (u->has_begin_at)
 		job->begin_at = u->begin_at;
 	if (priority != NULL) {
-		free(job->priority);
+		intern_str_drop(job->priority);
 		job->priority = priority;
 		jobs_move(td, job, (unsigned)u->prio);
 	}

@@ -99,6 +99,19 @@ static void jobs_begin_cb(evutil_socket_t, short, void *);
 static void jobs_launch_written(struct triaged *);
 static void jobs_begin(struct triaged *, struct job *);
 
+/* The job's own run record, to change. A few bytes: out of memory for
+ * them, the daemon could not record the run's end either. */
+static struct job_run *
+jobs_run(struct job *job)
+{
+	struct job_run *run = job_run_edit(job);
+
+	if (run == NULL)
+		fatalx("job %llu: out of memory for its run",
+		    (unsigned long long)job->id);
+	return run;
+}
+
 /* Counts job in prio and state: delta jobs more (or fewer). */
 static void
 jobs_tally(struct jobs *js, const struct job *job, unsigned prio,
@@ -302,7 +315,7 @@ jobs_record(struct triaged *td, struct job *job, enum job_state from,
 	struct jobs_item *it;
 
 	if ((it = calloc(1, sizeof *it)) == NULL ||
-	    (job->reason != NULL && (it->reason = strdup(job->reason))
+	    (job->run->reason != NULL && (it->reason = strdup(job->run->reason))
 	    == NULL)) {
 		free(it);
 		log_warnx("job %llu: out of memory: its change to %s is not "
@@ -341,10 +354,10 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 	}
 	jobs_tally(js, job, prio, to, 1);
 	if (to == JOB_RUNNING)
-		job->started_at = now;
+		jobs_run(job)->started_at = now;
 	job->state = to;
 	if (job_state_terminal(to)) {
-		job->finished_at = now;
+		jobs_run(job)->finished_at = now;
 		/* It was written at insert; memory is for the living. */
 		job_drop_env(job);
 	}
@@ -366,9 +379,15 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	/* Gone (pruned, removed): nobody can ask about it any more. */
 	if ((job = store_get(td->store, it->id)) == NULL)
 		return;
+	/* The job as it was: its run is the copy the item took. */
 	view = *job;
-	job_status_set(&view, &it->status);
-	view.reason = it->reason;
+	view.state = it->status.state;
+	view.attempt = it->status.attempt;
+	view.retries = it->status.retries;
+	view.seq = it->status.seq;
+	view.held = it->status.held;
+	it->status.run.reason = it->reason;
+	view.run = &it->status.run;
 	ev.job = job;
 	ev.view = &view;
 	ev.from = it->from;
@@ -396,7 +415,7 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 	struct run_job_opts opts;
 
 	/* Canceled, or stopped with the daemon, meanwhile. */
-	if (job == NULL || job->state != JOB_QUEUED || !job->begun ||
+	if (job == NULL || job->state != JOB_QUEUED || !job->run->begun ||
 	    job->attempt != it->status.attempt ||
 	    run_has(td->run, job))
 		return;
@@ -404,7 +423,7 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 	    td->cfg->shutdown != CONFIG_SHUTDOWN_DRAIN) {
 		/* Stopping runs nothing new: it never began after all. */
 		psem_release(td->sem, &job->waiter);
-		job->begun = false;
+		jobs_run(job)->begun = false;
 		store_update(td->store, job);
 		return;
 	}
@@ -520,7 +539,7 @@ jobs_begin(struct triaged *td, struct job *job)
 		jobs_change(td, job, JOB_FAILED);
 		return;
 	}
-	job->begun = true;
+	jobs_run(job)->begun = true;
 	store_update_soon(td->store, job);
 	it->kind = JOBS_LAUNCH;
 	it->id = job->id;
@@ -546,7 +565,7 @@ jobs_acquire(struct triaged *td, struct job *job)
 		job_set_reason(job, "it needs %u slots, and priority %s can "
 		    "never give it that many", job->slots, job->priority);
 		log_warnx("job %llu: %s", (unsigned long long)job->id,
-		    job->reason);
+		    job->run->reason);
 		jobs_change(td, job, JOB_CANCELED);
 		break;
 	}
@@ -807,9 +826,12 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 			jobs_tally(js, job, job->waiter.prio, JOB_QUEUED, -1);
 			jobs_tally(js, job, r->prio, r->state, 1);
 			job->waiter.prio = r->prio;
-			job_status_set(job, &r->before);
-			free(job->reason);
-			job->reason = r->reason;
+			/* It ran: the run it had is still its own. */
+			if (job_status_set(job, &r->before) != 0)
+				fatalx("job %llu: out of memory for its run",
+				    (unsigned long long)r->id);
+			free(jobs_run(job)->reason);
+			jobs_run(job)->reason = r->reason;
 			r->reason = NULL;
 			job_drop_env(job);
 		}
@@ -827,7 +849,7 @@ jobs_retry(struct triaged *td, struct job *job, unsigned prio,
 	struct jobs_retrial *r;
 
 	if ((r = calloc(1, sizeof *r)) == NULL ||
-	    (job->reason != NULL && (r->reason = strdup(job->reason))
+	    (job->run->reason != NULL && (r->reason = strdup(job->run->reason))
 	    == NULL) ||
 	    store_sync(td->store, jobs_retry_synced_cb, r) != 0) {
 		if (r != NULL)
@@ -900,9 +922,10 @@ static void
 jobs_started_cb(struct job *job, pid_t pid, uint64_t start_ticks, void *arg)
 {
 	struct triaged *td = arg;
+	struct job_run *run = jobs_run(job);
 
-	job->pid = pid;
-	job->start_ticks = start_ticks;
+	run->pid = pid;
+	run->start_ticks = start_ticks;
 	jobs_change(td, job, JOB_RUNNING);
 }
 
@@ -928,21 +951,22 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 {
 	struct triaged *td = arg;
 	enum job_state state = out->state;
+	struct job_run *run = jobs_run(job);
 
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
-	job->stdout_truncated = out->stdout_truncated;
-	job->stderr_truncated = out->stderr_truncated;
-	job->stdout_dropped = out->stdout_dropped;
-	job->stderr_dropped = out->stderr_dropped;
-	job->user_time = out->user_time;
-	job->system_time = out->system_time;
-	job->max_rss_kb = out->max_rss_kb;
+	run->stdout_truncated = out->stdout_truncated;
+	run->stderr_truncated = out->stderr_truncated;
+	run->stdout_dropped = out->stdout_dropped;
+	run->stderr_dropped = out->stderr_dropped;
+	run->user_time = out->user_time;
+	run->system_time = out->system_time;
+	run->max_rss_kb = out->max_rss_kb;
 	if (out->reaped && WIFEXITED(out->status))
-		job->exit_code = WEXITSTATUS(out->status);
+		run->exit_code = WEXITSTATUS(out->status);
 	else if (out->reaped && WIFSIGNALED(out->status))
-		job->signal = WTERMSIG(out->status);
+		run->signal = WTERMSIG(out->status);
 	job_set_reason(job, out->reason[0] != '\0' ? "%s" : NULL,
 	    out->reason);
 
@@ -961,7 +985,8 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		job_set_reason(job, "attempt %u %s: %s", job->attempt,
 		    job_state_name(state), out->reason);
 		log_info("job %llu: %s; %u retries left",
-		    (unsigned long long)job->id, job->reason, job->retries);
+		    (unsigned long long)job->id, job->run->reason,
+		    job->retries);
 		jobs_requeue(td, job, false);
 		jobs_acquire(td, job);
 		return;

@@ -216,17 +216,18 @@ log_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 	(void)arg;
 	if (ev->change != NULL)
 		log_debug("job %llu (%s, attempt %u): %s",
-		    (unsigned long long)job->id, job->name, job->attempt,
+		    (unsigned long long)job->id, job_name(job), job->attempt,
 		    ev->change);
 	else if (ev->from == job->state)
 		log_debug("job %llu (%s, attempt %u): queued at %s",
-		    (unsigned long long)job->id, job->name, job->attempt,
+		    (unsigned long long)job->id, job_name(job), job->attempt,
 		    job->priority);
 	else
 		log_debug("job %llu (%s, attempt %u): %s -> %s%s%s",
-		    (unsigned long long)job->id, job->name, job->attempt,
+		    (unsigned long long)job->id, job_name(job), job->attempt,
 		    job_state_name(ev->from), job_state_name(job->state),
-		    job->reason ? ": " : "", job->reason ? job->reason : "");
+		    job->run->reason ? ": " : "",
+		    job->run->reason ? job->run->reason : "");
 }
 
 static void

@@ -87,7 +87,7 @@ output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
 static unsigned
 output_attempt(const struct triaged *td, const struct job *job)
 {
-	bool fresh = (job->begun && job->state != JOB_QUEUED) ||
+	bool fresh = (job->run->begun && job->state != JOB_QUEUED) ||
 	    run_handed(td->run, job);
 
 	return job->attempt > 1 && !fresh ? job->attempt - 1 : job->attempt;
@@ -127,7 +127,7 @@ output_dropped(const struct job *job, const char *stream, int fd,
 	*dropped = 0;
 	if (job_state_terminal(job->state)) {
 		*dropped = strcmp(stream, "stdout") == 0 ?
-		    job->stdout_dropped : job->stderr_dropped;
+		    job->run->stdout_dropped : job->run->stderr_dropped;
 		return 0;
 	}
 	n = fgetxattr(fd, POOL_DROPPED_XATTR, text, sizeof text - 1);
@@ -234,8 +234,8 @@ output_handler(struct rpc_req *req, json_t *params)
 	    &encoding);
 	free(pg.buf);
 	if (terminal)
-		truncated = stream[3] == 'o' ? job->stdout_truncated :
-		    job->stderr_truncated;
+		truncated = stream[3] == 'o' ? job->run->stdout_truncated :
+		    job->run->stderr_truncated;
 	else
 		truncated = pg.dropped > 0 || (td->cfg->max_output > 0 &&
 		    (uint64_t)pg.size >= td->cfg->max_output);

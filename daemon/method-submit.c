@@ -456,19 +456,18 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 {
 	json_t *name = json_object_get(params, "name");
 	json_t *cwd = json_object_get(params, "cwd");
-	const char *base;
+	char *copy = NULL, **env;
 
 	if ((job->argv = submit_argv(json_object_get(params, "argv")))
 	    == NULL)
 		goto nomem;
-	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
-		base++;
-	else
-		base = job->argv[0];
-	job->name = strdup(name ? json_string_value(name) : base);
-	job->cwd = strdup(cwd ? json_string_value(cwd) : u->cwd);
-	if (job->name == NULL || job->cwd == NULL ||
-	    (job->env = submit_env(json_object_get(params, "env"), u)) == NULL)
+	/* No name is argv[0]'s basename, which the job does not store. */
+	if (name != NULL && (copy = strdup(json_string_value(name))) == NULL)
+		goto nomem;
+	job_set_name(job, copy);
+	if (job_set_cwd(job, cwd ? json_string_value(cwd) : u->cwd) != 0 ||
+	    (env = submit_env(json_object_get(params, "env"), u)) == NULL ||
+	    job_set_env(job, env) != 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -530,7 +529,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 		goto fail;
 	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);
-	if ((job->priority = strdup(td->cfg->priorities[prio].name)) == NULL) {
+	if (job_set_priority(job, td->cfg->priorities[prio].name) != 0) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}

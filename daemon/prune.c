@@ -129,7 +129,7 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 		 * old any more. */
 		job = store_get(td->store, ids[i]);
 		if (job == NULL || !job_state_terminal(job->state) ||
-		    job->finished_at >= before)
+		    job->run->finished_at >= before)
 			continue;
 		if (prune_job(td, ids[i]) == 0)
 			gone++;

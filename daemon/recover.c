@@ -89,10 +89,10 @@ recover_kill_group(const struct job *job)
 {
 	log_notice("job %llu: process %d of attempt %u still runs from "
 	    "before the restart: killing its process group",
-	    (unsigned long long)job->id, (int)job->pid, job->attempt);
-	if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
+	    (unsigned long long)job->id, (int)job->run->pid, job->attempt);
+	if (kill(-job->run->pid, SIGKILL) == -1 && errno != ESRCH)
 		log_warn("job %llu: kill process group %d",
-		    (unsigned long long)job->id, (int)job->pid);
+		    (unsigned long long)job->id, (int)job->run->pid);
 }
 
 /* Whether job's process, as the store recorded it, is still there and has
@@ -103,8 +103,8 @@ recover_runs(const struct job *job)
 	uint64_t ticks;
 	char state;
 
-	return procstat_read(job->pid, &state, &ticks) == 0 &&
-	    ticks == job->start_ticks && state != 'Z';
+	return procstat_read(job->run->pid, &state, &ticks) == 0 &&
+	    ticks == job->run->start_ticks && state != 'Z';
 }
 
 /*
@@ -123,13 +123,13 @@ recover_kill_by_pid(const struct job *job)
 	if (!recover_runs(job))
 		return;
 	recover_kill_group(job);
-	if (kill(job->pid, SIGKILL) == -1 && errno != ESRCH)
+	if (kill(job->run->pid, SIGKILL) == -1 && errno != ESRCH)
 		log_warn("job %llu: kill process %d",
-		    (unsigned long long)job->id, (int)job->pid);
+		    (unsigned long long)job->id, (int)job->run->pid);
 	for (waited = 0; recover_runs(job); waited += 10) {
 		if (waited >= RECOVER_KILL_WAIT_MS) {
 			log_warnx("job %llu: process %d is not gone yet",
-			    (unsigned long long)job->id, (int)job->pid);
+			    (unsigned long long)job->id, (int)job->run->pid);
 			return;
 		}
 		nanosleep(&step, NULL);
@@ -150,24 +150,24 @@ recover_kill(const struct job *job)
 	uint64_t ticks;
 	int fd;
 
-	if (job->pid <= 0 || job->start_ticks == 0)
+	if (job->run->pid <= 0 || job->run->start_ticks == 0)
 		return;
-	if ((fd = (int)pidfd_open(job->pid, 0)) == -1) {
+	if ((fd = (int)pidfd_open(job->run->pid, 0)) == -1) {
 		if (errno != ESRCH)
 			recover_kill_by_pid(job);
 		return;
 	}
-	if (procstat_start_ticks(job->pid, &ticks) == 0 &&
-	    ticks == job->start_ticks) {
+	if (procstat_start_ticks(job->run->pid, &ticks) == 0 &&
+	    ticks == job->run->start_ticks) {
 		recover_kill_group(job);
 		if (pidfd_send_signal(fd, SIGKILL, NULL, 0) == -1 &&
 		    errno != ESRCH)
 			log_warn("job %llu: kill process %d",
-			    (unsigned long long)job->id, (int)job->pid);
+			    (unsigned long long)job->id, (int)job->run->pid);
 		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 		if (poll(&pfd, 1, RECOVER_KILL_WAIT_MS) != 1)
 			log_warnx("job %llu: process %d is not gone yet",
-			    (unsigned long long)job->id, (int)job->pid);
+			    (unsigned long long)job->id, (int)job->run->pid);
 	}
 	close(fd);
 }
@@ -199,7 +199,7 @@ recover_jobs(struct triaged *td, char **cause)
 		prio = config_priority_find(td->cfg, job->priority);
 		jobs_loaded(td, job, prio < 0 ? 0 : (unsigned)prio);
 		if (job->state == JOB_RUNNING ||
-		    (job->state == JOB_QUEUED && job->begun))
+		    (job->state == JOB_QUEUED && job->run->begun))
 			ran[nrun++] = job;
 		else if (job->state == JOB_QUEUED)
 			queued[n++] = job;

@@ -215,8 +215,9 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 
 	/* SQLite integers are signed 64 bits. */
 	if (job->id == 0 || job->id > INT64_MAX ||
-	    job->timeout_ms > INT64_MAX || job->stdout_dropped > INT64_MAX ||
-	    job->stderr_dropped > INT64_MAX)
+	    job->timeout_ms > INT64_MAX ||
+	    job->run->stdout_dropped > INT64_MAX ||
+	    job->run->stderr_dropped > INT64_MAX)
 		return db_fail(cause, "cannot store job %" PRIu64 ": id, "
 		    "timeout or dropped bytes out of range", job->id);
 	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
@@ -238,40 +239,43 @@ db_row_bind(sqlite3_stmt *st, const struct job *job, bool all, char **cause)
 		    job->submitted_at >= 0, job->submitted_at);
 		db_row_bind_int(&b, DB_ROW_MERGE_OUTPUT, job->merge_output);
 	}
-	db_row_bind_text(&b, DB_ROW_NAME, job->name);
+	db_row_bind_text(&b, DB_ROW_NAME, job_name(job));
 	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
 	db_row_bind_int(&b, DB_ROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
 	db_row_bind_text(&b, DB_ROW_STATE, job_state_name(job->state));
 	db_row_bind_int(&b, DB_ROW_RETRIES, job->retries);
 	db_row_bind_int(&b, DB_ROW_SEQ, job->seq);
-	db_row_bind_opt_int(&b, DB_ROW_STARTED_AT, job->started_at >= 0,
-	    job->started_at);
-	db_row_bind_opt_int(&b, DB_ROW_FINISHED_AT, job->finished_at >= 0,
-	    job->finished_at);
-	db_row_bind_opt_int(&b, DB_ROW_PID, job->pid > 0, job->pid);
-	db_row_bind_opt_int(&b, DB_ROW_EXIT_CODE, job->exit_code >= 0,
-	    job->exit_code);
-	db_row_bind_opt_int(&b, DB_ROW_SIGNAL, job->signal > 0, job->signal);
-	db_row_bind_text(&b, DB_ROW_REASON, job->reason);
+	db_row_bind_opt_int(&b, DB_ROW_STARTED_AT, job->run->started_at >= 0,
+	    job->run->started_at);
+	db_row_bind_opt_int(&b, DB_ROW_FINISHED_AT, job->run->finished_at >= 0,
+	    job->run->finished_at);
+	db_row_bind_opt_int(&b, DB_ROW_PID, job->run->pid > 0, job->run->pid);
+	db_row_bind_opt_int(&b, DB_ROW_EXIT_CODE, job->run->exit_code >= 0,
+	    job->run->exit_code);
+	db_row_bind_opt_int(&b, DB_ROW_SIGNAL, job->run->signal > 0,
+	    job->run->signal);
+	db_row_bind_text(&b, DB_ROW_REASON, job->run->reason);
 	db_row_bind_int(&b, DB_ROW_ATTEMPT, job->attempt);
-	db_row_bind_opt_real(&b, DB_ROW_USER_TIME, job->user_time);
-	db_row_bind_opt_real(&b, DB_ROW_SYSTEM_TIME, job->system_time);
-	db_row_bind_opt_int(&b, DB_ROW_MAX_RSS_KB, job->max_rss_kb >= 0,
-	    job->max_rss_kb);
-	db_row_bind_int(&b, DB_ROW_STDOUT_TRUNCATED, job->stdout_truncated);
-	db_row_bind_int(&b, DB_ROW_STDERR_TRUNCATED, job->stderr_truncated);
-	db_row_bind_int(&b, DB_ROW_BEGUN, job->begun);
-	db_row_bind_opt_int(&b, DB_ROW_START_TICKS, job->start_ticks > 0,
-	    (int64_t)job->start_ticks);
+	db_row_bind_opt_real(&b, DB_ROW_USER_TIME, job->run->user_time);
+	db_row_bind_opt_real(&b, DB_ROW_SYSTEM_TIME, job->run->system_time);
+	db_row_bind_opt_int(&b, DB_ROW_MAX_RSS_KB, job->run->max_rss_kb >= 0,
+	    job->run->max_rss_kb);
+	db_row_bind_int(&b, DB_ROW_STDOUT_TRUNCATED,
+	    job->run->stdout_truncated);
+	db_row_bind_int(&b, DB_ROW_STDERR_TRUNCATED,
+	    job->run->stderr_truncated);
+	db_row_bind_int(&b, DB_ROW_BEGUN, job->run->begun);
+	db_row_bind_opt_int(&b, DB_ROW_START_TICKS, job->run->start_ticks > 0,
+	    (int64_t)job->run->start_ticks);
 	db_row_bind_owned(&b, DB_ROW_LABELS, labels);
 	db_row_bind_int(&b, DB_ROW_HELD, job->held);
 	db_row_bind_opt_int(&b, DB_ROW_BEGIN_AT, job->begin_at >= 0,
 	    job->begin_at);
 	db_row_bind_int(&b, DB_ROW_NICE, job->nice);
 	db_row_bind_int(&b, DB_ROW_STDOUT_DROPPED,
-	    (int64_t)job->stdout_dropped);
+	    (int64_t)job->run->stdout_dropped);
 	db_row_bind_int(&b, DB_ROW_STDERR_DROPPED,
-	    (int64_t)job->stderr_dropped);
+	    (int64_t)job->run->stderr_dropped);
 	if (b.rc != SQLITE_OK)
 		return db_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sqlite3_errstr(b.rc));
@@ -503,7 +507,8 @@ db_row_labels(struct db_row_reader *r, int col, json_t **labels)
 
 /* The columns of protocol v1.1 (schema version 5). */
 static int
-db_row_fill_v11(struct db_row_reader *r, struct job *job)
+db_row_fill_v11(struct db_row_reader *r, struct job *job,
+    struct job_run *run)
 {
 	int64_t v;
 
@@ -518,33 +523,35 @@ db_row_fill_v11(struct db_row_reader *r, struct job *job)
 	job->held = v;
 	if (db_row_int(r, DB_ROW_NICE, 0, 19, &v) == -1)
 		return -1;
-	job->nice = (int)v;
+	job->nice = (int8_t)v;
 	if (db_row_int(r, DB_ROW_MERGE_OUTPUT, 0, 1, &v) == -1)
 		return -1;
 	job->merge_output = v;
 	if (db_row_int(r, DB_ROW_STDOUT_DROPPED, 0, INT64_MAX, &v) == -1)
 		return -1;
-	job->stdout_dropped = (uint64_t)v;
+	run->stdout_dropped = (uint64_t)v;
 	if (db_row_int(r, DB_ROW_STDERR_DROPPED, 0, INT64_MAX, &v) == -1)
 		return -1;
-	job->stderr_dropped = (uint64_t)v;
+	run->stderr_dropped = (uint64_t)v;
 	return 0;
 }
 
-/* Every column but id into job; -1 with r->why. */
+/* Every column but id into job, and what its runs left into *run; -1 with
+ * r->why. */
 static int
-db_row_fill(struct db_row_reader *r, struct job *job)
+db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run)
 {
-	const char *state;
+	const char *state, *cwd, *priority;
+	char *name = NULL, **env = NULL;
 	int64_t v;
 	int s;
 
-	if (db_row_text(r, DB_ROW_NAME, false, &job->name) == -1 ||
-	    db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
-	    db_row_strv(r, DB_ROW_ENV, &job->env) == -1 ||
-	    db_row_text(r, DB_ROW_CWD, false, &job->cwd) == -1 ||
-	    db_row_text(r, DB_ROW_PRIORITY, false, &job->priority) == -1 ||
-	    db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
+	/* argv first: the name is stored only when it is not argv's. */
+	if (db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
+	    db_row_text(r, DB_ROW_NAME, false, &name) == -1)
+		return -1;
+	job_set_name(job, name);
+	if (db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
 		return -1;
 	if ((s = job_state_parse(state)) == -1) {
 		snprintf(r->why, sizeof r->why, "unknown state \"%.64s\"",
@@ -552,10 +559,24 @@ db_row_fill(struct db_row_reader *r, struct job *job)
 		return -1;
 	}
 	job->state = (enum job_state)s;
-
-	if (db_row_int(r, DB_ROW_SLOTS, 0, UINT_MAX, &v) == -1)
+	/* An ended job's environment stays on disk (job_drop_env). */
+	if (!job_state_terminal(job->state) &&
+	    db_row_strv(r, DB_ROW_ENV, &env) == -1) {
+		job_free_strv(env);
 		return -1;
-	job->slots = (unsigned)v;
+	}
+	if (env != NULL && job_set_env(job, env) == -1)
+		return db_row_oom(r);
+	if (db_row_text_ref(r, DB_ROW_CWD, false, &cwd) == -1 ||
+	    db_row_text_ref(r, DB_ROW_PRIORITY, false, &priority) == -1)
+		return -1;
+	if (job_set_cwd(job, cwd) == -1 || job_set_priority(job, priority)
+	    == -1)
+		return db_row_oom(r);
+
+	if (db_row_int(r, DB_ROW_SLOTS, 0, UINT16_MAX, &v) == -1)
+		return -1;
+	job->slots = (uint16_t)v;
 	if (db_row_int(r, DB_ROW_EXCLUSIVE, 0, 1, &v) == -1)
 		return -1;
 	job->exclusive = v;
@@ -583,42 +604,42 @@ db_row_fill(struct db_row_reader *r, struct job *job)
 	if (db_row_opt_int(r, DB_ROW_SUBMITTED_AT, 0, INT64_MAX, -1,
 	    &job->submitted_at) == -1 ||
 	    db_row_opt_int(r, DB_ROW_STARTED_AT, 0, INT64_MAX, -1,
-	    &job->started_at) == -1 ||
+	    &run->started_at) == -1 ||
 	    db_row_opt_int(r, DB_ROW_FINISHED_AT, 0, INT64_MAX, -1,
-	    &job->finished_at) == -1)
+	    &run->finished_at) == -1)
 		return -1;
 	if (db_row_opt_int(r, DB_ROW_PID, 0, INT_MAX, 0, &v) == -1)
 		return -1;
-	job->pid = (pid_t)v;
+	run->pid = (pid_t)v;
 	if (db_row_opt_int(r, DB_ROW_EXIT_CODE, 0, INT_MAX, -1, &v) == -1)
 		return -1;
-	job->exit_code = (int)v;
+	run->exit_code = (int)v;
 	if (db_row_opt_int(r, DB_ROW_SIGNAL, 0, INT_MAX, 0, &v) == -1)
 		return -1;
-	job->signal = (int)v;
-	if (db_row_text(r, DB_ROW_REASON, true, &job->reason) == -1)
+	run->signal = (int)v;
+	if (db_row_text(r, DB_ROW_REASON, true, &run->reason) == -1)
 		return -1;
 	if (db_row_int(r, DB_ROW_ATTEMPT, 0, UINT_MAX, &v) == -1)
 		return -1;
 	job->attempt = (unsigned)v;
-	if (db_row_opt_real(r, DB_ROW_USER_TIME, &job->user_time) == -1 ||
-	    db_row_opt_real(r, DB_ROW_SYSTEM_TIME, &job->system_time) == -1 ||
+	if (db_row_opt_real(r, DB_ROW_USER_TIME, &run->user_time) == -1 ||
+	    db_row_opt_real(r, DB_ROW_SYSTEM_TIME, &run->system_time) == -1 ||
 	    db_row_opt_int(r, DB_ROW_MAX_RSS_KB, 0, INT64_MAX, -1,
-	    &job->max_rss_kb) == -1)
+	    &run->max_rss_kb) == -1)
 		return -1;
 	if (db_row_int(r, DB_ROW_STDOUT_TRUNCATED, 0, 1, &v) == -1)
 		return -1;
-	job->stdout_truncated = v;
+	run->stdout_truncated = v;
 	if (db_row_int(r, DB_ROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
 		return -1;
-	job->stderr_truncated = v;
+	run->stderr_truncated = v;
 	if (db_row_int(r, DB_ROW_BEGUN, 0, 1, &v) == -1)
 		return -1;
-	job->begun = v;
+	run->begun = v;
 	if (db_row_opt_int(r, DB_ROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
 		return -1;
-	job->start_ticks = (uint64_t)v;
-	return db_row_fill_v11(r, job);
+	run->start_ticks = (uint64_t)v;
+	return db_row_fill_v11(r, job, run);
 }
 
 int
@@ -644,6 +665,7 @@ struct job *
 db_row_read(sqlite3_stmt *st, char **cause)
 {
 	struct db_row_reader r = { st, "" };
+	struct job_run run = job_run_none, *own;
 	struct job *job;
 	int64_t id;
 
@@ -658,11 +680,20 @@ db_row_read(sqlite3_stmt *st, char **cause)
 		return NULL;
 	}
 	job->id = (uint64_t)id;
-	if (db_row_fill(&r, job) == -1) {
-		db_fail(cause, "cannot load job %" PRIu64 ": %s", job->id,
-		    r.why);
-		job_free(job);
-		return NULL;
+	if (db_row_fill(&r, job, &run) == -1)
+		goto fail;
+	/* A job that never ran shares job_run_none. */
+	if (!job_run_is_none(&run) || run.reason != NULL) {
+		if ((own = job_run_edit(job)) == NULL) {
+			db_row_oom(&r);
+			goto fail;
+		}
+		*own = run;
 	}
 	return job;
+fail:
+	free(run.reason);
+	db_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
+	job_free(job);
+	return NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "intern.h"
 #include "job.h"
 #include "timefmt.h"
 #include "waitstatus.h"
@@ -45,6 +46,15 @@ job_state_terminal(enum job_state state)
 	return state != JOB_QUEUED && state != JOB_RUNNING;
 }
 
+const struct job_run job_run_none = {
+	.started_at = -1,
+	.finished_at = -1,
+	.user_time = -1,
+	.system_time = -1,
+	.max_rss_kb = -1,
+	.exit_code = -1,
+};
+
 struct job *
 job_new(void)
 {
@@ -52,12 +62,10 @@ job_new(void)
 
 	if ((job = calloc(1, sizeof *job)) == NULL)
 		return NULL;
+	job->run = &job_run_none;
 	job->slots = 1;
 	job->attempt = 1;
-	job->submitted_at = job->started_at = job->finished_at = -1;
-	job->exit_code = -1;
-	job->user_time = job->system_time = -1;
-	job->max_rss_kb = -1;
+	job->submitted_at = -1;
 	job->begin_at = -1;
 	return job;
 }
@@ -74,17 +82,46 @@ job_free_strv(char **v)
 	free(v);
 }
 
+/* The job's own run, or NULL while it shares job_run_none. */
+static struct job_run *
+job_run_own(const struct job *job)
+{
+	/* Not a cast of const away from job_run_none: a run of its own was
+	 * allocated, and is reached through the job that owns it. */
+	return job->run == &job_run_none ? NULL :
+	    (struct job_run *)(uintptr_t)job->run;
+}
+
+struct job_run *
+job_run_edit(struct job *job)
+{
+	struct job_run *run = job_run_own(job);
+
+	if (run != NULL)
+		return run;
+	if ((run = malloc(sizeof *run)) == NULL)
+		return NULL;
+	*run = job_run_none;
+	job->run = run;
+	return run;
+}
+
 void
 job_free(struct job *job)
 {
+	struct job_run *run;
+
 	if (job == NULL)
 		return;
+	if ((run = job_run_own(job)) != NULL) {
+		free(run->reason);
+		free(run);
+	}
 	free(job->name);
 	job_free_strv(job->argv);
-	job_free_strv(job->env);
-	free(job->cwd);
-	free(job->priority);
-	free(job->reason);
+	intern_strv_drop(job->env);
+	intern_str_drop(job->cwd);
+	intern_str_drop(job->priority);
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
@@ -94,17 +131,15 @@ job_free(struct job *job)
 void
 job_new_attempt(struct job *job)
 {
+	struct job_run *run = job_run_own(job);
+	char *reason;
+
 	job->attempt++;
-	job->pid = 0;
-	job->exit_code = -1;
-	job->signal = 0;
-	job->started_at = job->finished_at = -1;
-	job->user_time = job->system_time = -1;
-	job->max_rss_kb = -1;
-	job->stdout_truncated = job->stderr_truncated = false;
-	job->stdout_dropped = job->stderr_dropped = 0;
-	job->begun = false;
-	job->start_ticks = 0;
+	if (run == NULL)
+		return;
+	reason = run->reason;
+	*run = job_run_none;
+	run->reason = reason;
 }
 
 void
@@ -114,61 +149,138 @@ job_status_get(const struct job *job, struct job_status *st)
 	st->attempt = job->attempt;
 	st->retries = job->retries;
 	st->seq = job->seq;
-	st->started_at = job->started_at;
-	st->finished_at = job->finished_at;
-	st->pid = job->pid;
-	st->exit_code = job->exit_code;
-	st->signal = job->signal;
-	st->user_time = job->user_time;
-	st->system_time = job->system_time;
-	st->max_rss_kb = job->max_rss_kb;
-	st->stdout_truncated = job->stdout_truncated;
-	st->stderr_truncated = job->stderr_truncated;
-	st->begun = job->begun;
-	st->start_ticks = job->start_ticks;
 	st->held = job->held;
-	st->stdout_dropped = job->stdout_dropped;
-	st->stderr_dropped = job->stderr_dropped;
+	st->run = *job->run;
+	st->run.reason = NULL;
 }
 
-void
+bool
+job_run_is_none(const struct job_run *r)
+{
+	const struct job_run *z = &job_run_none;
+
+	return r->started_at == z->started_at &&
+	    r->finished_at == z->finished_at && r->user_time == z->user_time &&
+	    r->system_time == z->system_time &&
+	    r->max_rss_kb == z->max_rss_kb &&
+	    r->start_ticks == z->start_ticks &&
+	    r->stdout_dropped == z->stdout_dropped &&
+	    r->stderr_dropped == z->stderr_dropped && r->pid == z->pid &&
+	    r->exit_code == z->exit_code && r->signal == z->signal &&
+	    r->stdout_truncated == z->stdout_truncated &&
+	    r->stderr_truncated == z->stderr_truncated && r->begun == z->begun;
+}
+
+int
 job_status_set(struct job *job, const struct job_status *st)
 {
+	struct job_run *run = job_run_own(job);
+	char *reason;
+
 	job->state = st->state;
 	job->attempt = st->attempt;
 	job->retries = st->retries;
 	job->seq = st->seq;
-	job->started_at = st->started_at;
-	job->finished_at = st->finished_at;
-	job->pid = st->pid;
-	job->exit_code = st->exit_code;
-	job->signal = st->signal;
-	job->user_time = st->user_time;
-	job->system_time = st->system_time;
-	job->max_rss_kb = st->max_rss_kb;
-	job->stdout_truncated = st->stdout_truncated;
-	job->stderr_truncated = st->stderr_truncated;
-	job->begun = st->begun;
-	job->start_ticks = st->start_ticks;
 	job->held = st->held;
-	job->stdout_dropped = st->stdout_dropped;
-	job->stderr_dropped = st->stderr_dropped;
+	if (run == NULL && job_run_is_none(&st->run))
+		return 0;
+	if (run == NULL && (run = job_run_edit(job)) == NULL)
+		return -1;
+	reason = run->reason;
+	*run = st->run;
+	run->reason = reason;
+	return 0;
 }
 
 void
 job_drop_env(struct job *job)
 {
-	job_free_strv(job->env);
+	intern_strv_drop(job->env);
 	job->env = NULL;
+}
+
+/* Puts a shared copy of s in *field, for the one before. */
+static int
+job_set_shared(const char **field, const char *s)
+{
+	const char *copy = NULL;
+
+	if (s != NULL && (copy = intern_str(s)) == NULL)
+		return -1;
+	intern_str_drop(*field);
+	*field = copy;
+	return 0;
+}
+
+int
+job_set_cwd(struct job *job, const char *cwd)
+{
+	return job_set_shared(&job->cwd, cwd);
+}
+
+int
+job_set_priority(struct job *job, const char *priority)
+{
+	return job_set_shared(&job->priority, priority);
+}
+
+int
+job_set_env(struct job *job, char **env)
+{
+	char *const *copy = NULL;
+
+	if (env != NULL) {
+		copy = intern_strv(env);
+		job_free_strv(env);
+		if (copy == NULL)
+			return -1;
+	}
+	intern_strv_drop(job->env);
+	job->env = copy;
+	return 0;
+}
+
+/* argv[0]'s basename, as protocol.md names a job by default. */
+static const char *
+job_default_name(const struct job *job)
+{
+	const char *base;
+
+	if (job->argv == NULL || job->argv[0] == NULL)
+		return "";
+	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
+		return base + 1;
+	return job->argv[0];
+}
+
+void
+job_set_name(struct job *job, char *name)
+{
+	free(job->name);
+	job->name = name;
+	if (name != NULL && job->argv != NULL &&
+	    strcmp(name, job_default_name(job)) == 0) {
+		free(name);
+		job->name = NULL;
+	}
+}
+
+const char *
+job_name(const struct job *job)
+{
+	return job->name != NULL ? job->name : job_default_name(job);
 }
 
 int
 job_set_reason(struct job *job, const char *fmt, ...)
 {
+	struct job_run *run;
 	char *reason = NULL;
 	va_list ap;
 	int n;
 
+	if (fmt == NULL && job->run->reason == NULL)
+		return 0;
 	if (fmt != NULL) {
 		va_start(ap, fmt);
 		n = vasprintf(&reason, fmt, ap);
@@ -176,8 +288,12 @@ job_set_reason(struct job *job, const char *fmt, ...)
 		if (n < 0)
 			return -1;
 	}
-	free(job->reason);
-	job->reason = reason;
+	if ((run = job_run_edit(job)) == NULL) {
+		free(reason);
+		return -1;
+	}
+	free(run->reason);
+	run->reason = reason;
 	return 0;
 }
 
@@ -252,13 +368,14 @@ json_t *
 job_to_json(const struct job *job, int64_t position,
     const char *pending_reason)
 {
+	const struct job_run *run = job->run;
 	json_t *o = json_object();
 	int rc = 0;
 
 	if (o == NULL)
 		return NULL;
 	rc |= job_json_set(o, "id", json_integer((json_int_t)job->id));
-	rc |= job_json_set(o, "name", json_string(job->name));
+	rc |= job_json_set(o, "name", json_string(job_name(job)));
 	rc |= job_json_set(o, "argv", job_strv_json(job->argv));
 	rc |= job_json_set(o, "priority", json_string(job->priority));
 	rc |= job_json_set(o, "state", json_string(job_state_name(job->state)));
@@ -271,20 +388,20 @@ job_to_json(const struct job *job, int64_t position,
 	rc |= job_json_set(o, "uid", json_integer(job->uid));
 	rc |= job_json_set(o, "gid", json_integer(job->gid));
 	rc |= job_json_set(o, "submitted_at", job_time_json(job->submitted_at));
-	rc |= job_json_set(o, "started_at", job_time_json(job->started_at));
-	rc |= job_json_set(o, "finished_at", job_time_json(job->finished_at));
+	rc |= job_json_set(o, "started_at", job_time_json(run->started_at));
+	rc |= job_json_set(o, "finished_at", job_time_json(run->finished_at));
 	rc |= job_json_set(o, "position", job_opt_int(position >= 0, position));
-	rc |= job_json_set(o, "pid", job_opt_int(job->pid > 0, job->pid));
+	rc |= job_json_set(o, "pid", job_opt_int(run->pid > 0, run->pid));
 	rc |= job_json_set(o, "exit_code",
-	    job_opt_int(job->exit_code >= 0, job->exit_code));
-	rc |= job_json_set(o, "signal", job_signal_json(job->signal));
+	    job_opt_int(run->exit_code >= 0, run->exit_code));
+	rc |= job_json_set(o, "signal", job_signal_json(run->signal));
 	rc |= job_json_set(o, "reason",
-	    job->reason ? json_string(job->reason) : json_null());
+	    run->reason ? json_string(run->reason) : json_null());
 	rc |= job_json_set(o, "attempt", json_integer(job->attempt));
-	rc |= job_json_set(o, "user_time", job_opt_real(job->user_time));
-	rc |= job_json_set(o, "system_time", job_opt_real(job->system_time));
+	rc |= job_json_set(o, "user_time", job_opt_real(run->user_time));
+	rc |= job_json_set(o, "system_time", job_opt_real(run->system_time));
 	rc |= job_json_set(o, "max_rss_kb",
-	    job_opt_int(job->max_rss_kb >= 0, job->max_rss_kb));
+	    job_opt_int(run->max_rss_kb >= 0, run->max_rss_kb));
 	/* Shared, not copied: labels are replaced whole, never edited. */
 	rc |= job_json_set(o, "labels", job->labels != NULL ?
 	    json_incref(job->labels) : json_object());

@@ -23,89 +23,106 @@ enum job_state {
 };
 #define JOB_NSTATES (JOB_LOST + 1)
 
-struct job {
-	uint64_t id;
-	char *name;
-	char **argv;		/* NULL-terminated */
-	char **env;		/* NULL-terminated "K=V", without TRIAGE_* */
-	char *cwd;
-	char *priority;		/* the priority's name */
-	enum job_state state;
-	unsigned slots;
-	bool exclusive;
-	uint64_t timeout_ms;	/* 0 = none */
-	unsigned retries;	/* automatic retries left after a failure */
-	int64_t seq;		/* order in its queue: smaller goes first */
-	uint64_t *after;	/* ids it waits for; NULL when none */
-	size_t nafter;
-	uid_t uid;
-	gid_t gid;
-	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
-	int64_t started_at;
+/*
+ * What an attempt's run left: a job that never ran shares job_run_none and
+ * carries none of it (a queued job is most jobs, and a million of them
+ * should not each pay for a run's worth of fields).
+ */
+struct job_run {
+	int64_t started_at;	/* ms since the epoch; -1 = not yet */
 	int64_t finished_at;
-	pid_t pid;		/* 0 = never started */
-	int exit_code;		/* -1 = did not exit normally */
-	int signal;		/* 0 = not killed by a signal */
-	char *reason;		/* NULL = none */
-	unsigned attempt;
 	double user_time;	/* < 0 = unknown */
 	double system_time;
 	int64_t max_rss_kb;	/* < 0 = unknown */
+	/* Its process's start, in clock ticks since boot (/proc/PID/stat);
+	 * 0 = unknown. */
+	uint64_t start_ticks;
+	uint64_t stdout_dropped; /* bytes no longer stored before offset 0 */
+	uint64_t stderr_dropped;
+	char *reason;		/* NULL = none; kept across attempts */
+	pid_t pid;		/* 0 = never started */
+	int exit_code;		/* -1 = did not exit normally */
+	int signal;		/* 0 = not killed by a signal */
 	bool stdout_truncated;
 	bool stderr_truncated;
 	bool begun;		/* this attempt was handed to a worker */
-	uint64_t start_ticks;	/* its process's start, in clock ticks since
-				 * boot (/proc/PID/stat); 0 = unknown */
+};
+
+/* The run of a job that has none: every field unknown or empty. */
+extern const struct job_run job_run_none;
+
+/* Fields ordered by size, narrowed where their range allows: a queued job
+ * is what a long queue is made of. */
+struct job {
+	uint64_t id;
+	char *name;		/* NULL: argv[0]'s basename (job_name) */
+	char **argv;		/* NULL-terminated */
+	/* Shared with every job that has the same (intern.h): set them
+	 * through job_set_env, job_set_cwd and job_set_priority. */
+	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
+	const char *cwd;
+	const char *priority;	/* the priority's name */
+	/* Never NULL; read it freely, change it through job_run_edit(). */
+	const struct job_run *run;
+	uint64_t timeout_ms;	/* 0 = none */
+	int64_t seq;		/* order in its queue: smaller goes first */
+	uint64_t *after;	/* ids it waits for; NULL when none */
+	size_t nafter;
+	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
 	/* Protocol v1.1. */
 	json_t *labels;		/* object of strings; NULL = none */
-	bool held;		/* queued, but never dispatched until released */
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
 	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	size_t nafter_any;
-	int nice;		/* 0 to 19 */
+	enum job_state state;
+	uid_t uid;
+	gid_t gid;
+	unsigned retries;	/* automatic retries left after a failure */
+	unsigned attempt;
+	/* The daemon's, not stored: its place in the queue of begin times
+	 * (1 + index, 0 = not there). */
+	uint32_t begin_slot;
+	uint16_t slots;		/* at most the config's 1024 */
+	int8_t nice;		/* 0 to 19 */
+	bool exclusive;
+	bool held;	/* queued, but never dispatched until released */
 	bool merge_output;	/* stderr into the stdout capture */
-	uint64_t stdout_dropped; /* bytes no longer stored before offset 0 */
-	uint64_t stderr_dropped;
 	/* The daemon's, not stored: its dependencies hold it outside the
-	 * semaphore; its place in the queue of begin times (1 + index, 0 =
-	 * not there). */
+	 * semaphore. */
 	bool gated;
-	size_t begin_slot;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
 
 /*
  * What a job's life changes, apart from reason: a copy taken at a state
- * change shows the job as it was then, whatever came after.
+ * change shows the job as it was then, whatever came after. run.reason is
+ * always NULL here.
  */
 struct job_status {
 	enum job_state state;
 	unsigned attempt;
 	unsigned retries;
 	int64_t seq;
-	int64_t started_at;
-	int64_t finished_at;
-	pid_t pid;
-	int exit_code;
-	int signal;
-	double user_time;
-	double system_time;
-	int64_t max_rss_kb;
-	bool stdout_truncated;
-	bool stderr_truncated;
-	bool begun;
-	uint64_t start_ticks;
 	bool held;
-	uint64_t stdout_dropped;
-	uint64_t stderr_dropped;
+	struct job_run run;
 };
 
 /* Frees a NULL-terminated vector and its strings (argv, env); NULL is
  * fine. */
 void job_free_strv(char **v);
 void job_status_get(const struct job *job, struct job_status *st);
-void job_status_set(struct job *job, const struct job_status *st);
+/* Puts st back, the reason apart. 0, or -1 out of memory (the job had no
+ * run of its own and st has one): then only the run is left as it was. */
+int job_status_set(struct job *job, const struct job_status *st);
+
+/*
+ * The job's own run, to change: made (as job_run_none) on first use, kept
+ * until the job is freed. NULL when out of memory, and nothing changed.
+ */
+struct job_run *job_run_edit(struct job *job);
+/* Whether r says nothing job_run_none does not, its reason apart. */
+bool job_run_is_none(const struct job_run *r);
 
 const char *job_state_name(enum job_state state);
 /* Returns the state called name, or -1. */
@@ -117,13 +134,31 @@ struct job *job_new(void);
 void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
- * signal, times, usage, truncation, begun) cleared. The state is the
- * caller's. */
+ * signal, times, usage, truncation, begun; not the reason) cleared. The
+ * state is the caller's. */
 void job_new_attempt(struct job *job);
 
 /* Frees the environment (env becomes NULL): a job that has ended keeps
  * it on disk only, where a retry reads it back. */
 void job_drop_env(struct job *job);
+
+/*
+ * The job holds a shared copy of cwd or priority from now on. 0, or -1 out
+ * of memory with nothing changed.
+ */
+int job_set_cwd(struct job *job, const char *cwd);
+int job_set_priority(struct job *job, const char *priority);
+/*
+ * Takes env (a NULL-terminated vector of strings from malloc, freed here
+ * whatever happens) and holds a shared copy of it instead; NULL drops the
+ * job's. 0, or -1 out of memory with the job's env as it was.
+ */
+int job_set_env(struct job *job, char **env);
+/* Takes name (from malloc, or NULL): the job stores none when it is the
+ * default, argv[0]'s basename. */
+void job_set_name(struct job *job, char *name);
+/* The job's name, stored or by default; borrowed. */
+const char *job_name(const struct job *job);
 
 /* Sets reason to a copy of the formatted text (NULL clears it); 0 or -1. */
 int job_set_reason(struct job *job, const char *fmt, ...)

@@ -111,13 +111,36 @@ psem_eligible(const struct psem *sem)
 	return mask;
 }
 
+/*
+ * w is about to leave c's FIFO. The FIFO is sorted by order, so w's order
+ * tells on which side of the memo it is, and the memo's index stays right:
+ * a list of a long queue finds each page where the last one ended, however
+ * many jobs started or were canceled between. Only a tie loses it.
+ */
+static void
+psem_memo_leave(struct psem_class *c, const struct psem_waiter *w)
+{
+	const struct psem_waiter *m = c->memo;
+
+	if (m == NULL)
+		return;
+	if (m == w) {
+		/* The one before takes its place, one index lower. */
+		c->memo = TAILQ_PREV(w, psem_waitq, entry);
+		c->memo_index--;
+	} else if (w->order < m->order)
+		c->memo_index--;
+	else if (w->order == m->order)
+		c->memo = NULL;
+}
+
 static void
 psem_grant(struct psem *sem, struct psem_waiter *w)
 {
 	struct psem_class *c = &sem->sched.classes[w->prio];
 
+	psem_memo_leave(c, w);
 	TAILQ_REMOVE(&c->waiters, w, entry);
-	c->memo = NULL;
 	c->queued--;
 	c->held += w->permits;
 	c->dispatched++;
@@ -260,7 +283,8 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
     psem_grant_cb cb, void *arg)
 {
 	memset(w, 0, sizeof *w);
-	w->prio = prio;
+	/* Out of range stays out of range, for psem_acquire to refuse. */
+	w->prio = prio > UINT8_MAX ? UINT8_MAX : (uint8_t)prio;
 	w->permits = permits;
 	w->cb = cb;
 	w->arg = arg;
@@ -270,7 +294,7 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
 enum psem_state
 psem_waiter_state(const struct psem_waiter *w)
 {
-	return w->state;
+	return (enum psem_state)w->state;
 }
 
 void
@@ -279,7 +303,8 @@ psem_waiter_order(struct psem_waiter *w, int64_t order)
 	w->order = order;
 }
 
-/* Into c's FIFO by order: at the tail in the usual case, at once. */
+/* Into c's FIFO by order: at the tail in the usual case, at once. The FIFO
+ * stays sorted by order, ties in their order of arrival. */
 static void
 psem_enqueue(struct psem_class *c, struct psem_waiter *w)
 {
@@ -294,8 +319,10 @@ psem_enqueue(struct psem_class *c, struct psem_waiter *w)
 		return;
 	}
 	TAILQ_INSERT_BEFORE(before, w, entry);
-	/* The indexes from there on moved. */
-	c->memo = NULL;
+	/* The indexes from there on moved: the memo's too when w went
+	 * ahead of it (after every waiter of an order up to its own). */
+	if (c->memo != NULL && w->order < c->memo->order)
+		c->memo_index++;
 }
 
 int
@@ -360,8 +387,8 @@ psem_cancel(struct psem *sem, struct psem_waiter *w)
 	switch (w->state) {
 	case PSEM_QUEUED:
 		c = &sem->sched.classes[w->prio];
+		psem_memo_leave(c, w);
 		TAILQ_REMOVE(&c->waiters, w, entry);
-		c->memo = NULL;
 		c->queued--;
 		w->state = PSEM_IDLE;
 		/* It may have been the head everyone else waited behind. */
@@ -412,17 +439,24 @@ psem_position(const struct psem *sem, const struct psem_waiter *w)
 	if (w->state != PSEM_QUEUED)
 		return -1;
 	c = &sem->sched.classes[w->prio];
-	/* From the last one found when w is behind it, else from the head:
-	 * a caller going through a queue in order walks it once. */
+	/* From the last one found, towards w by their orders, else from the
+	 * head: a caller going through a queue in order walks it once, and
+	 * the next page starts where the last one ended. */
 	it = TAILQ_FIRST(&c->waiters);
-	if (c->memo != NULL) {
+	if (c->memo != NULL && w->order < c->memo->order) {
+		for (it = c->memo, index = c->memo_index; it != NULL && it != w;
+		    it = TAILQ_PREV(it, psem_waitq, entry))
+			index--;
+	} else if (c->memo != NULL) {
 		for (it = c->memo, index = c->memo_index; it != NULL && it != w;
 		    it = TAILQ_NEXT(it, entry))
 			index++;
-		if (it == NULL) {
-			it = TAILQ_FIRST(&c->waiters);
-			index = 0;
-		}
+	}
+	/* Not where its order said (orders changed while queued): from the
+	 * head. */
+	if (it == NULL) {
+		it = TAILQ_FIRST(&c->waiters);
+		index = 0;
 	}
 	for (; it != w; it = TAILQ_NEXT(it, entry))
 		index++;

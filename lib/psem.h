@@ -31,11 +31,12 @@ struct psem_waiter {
 	TAILQ_ENTRY(psem_waiter) entry;
 	psem_grant_cb cb;
 	void *arg;
-	unsigned prio;
-	unsigned permits;
-	enum psem_state state;
 	uint64_t generation;	/* the delivery round that may call it */
 	int64_t order;		/* its place in its FIFO: psem_waiter_order */
+	unsigned permits;
+	/* Narrow: a waiter lives in every queued job. */
+	uint8_t prio;		/* < 64 */
+	uint8_t state;		/* enum psem_state */
 };
 
 /* The policies by name ("strict", "weighted"); NULL for an unknown name. */

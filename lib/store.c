@@ -1,5 +1,6 @@
 /* store.c - every job in memory, sorted by id (the order they arrive in), and
  * in the database, where the changes of one loop turn share one commit. */
+#include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,11 @@ struct store {
 	store_written_cb written_cb;
 	void *written_arg;
 	struct store_vec soon;		/* uint64_t ids, store_update_soon */
-	struct store_vec jobs;		/* struct job *, by id */
+	/* By id: a job's pointer, or where one was removed a tombstone,
+	 * (id << 1) | 1, so that a removal moves nothing. Tombstones go in
+	 * one sweep once they are a quarter of the entries. */
+	struct store_vec jobs;		/* uintptr_t */
+	size_t dead;			/* tombstones among them */
 	uint64_t next_id;
 	struct store_vec staged;	/* struct store_staged */
 	struct store_vec dirty;		/* uint64_t ids, maybe repeated */
@@ -106,27 +111,75 @@ store_take(struct store_vec *vec)
 	return taken;
 }
 
-static struct job **
-store_jobs(const struct store *st)
+static uintptr_t *
+store_entries(const struct store *st)
 {
 	return st->jobs.v;
 }
 
-/* The index of the first job whose id is >= id. */
+/* The job of an entry, NULL for a tombstone. */
+static struct job *
+store_entry_job(uintptr_t e)
+{
+	return (e & 1) ? NULL : (struct job *)e;
+}
+
+static uint64_t
+store_entry_id(uintptr_t e)
+{
+	return (e & 1) ? (uint64_t)(e >> 1) : ((struct job *)e)->id;
+}
+
+/* The index of the first entry whose id is >= id. */
 static size_t
 store_lower_bound(const struct store *st, uint64_t id)
 {
-	struct job **jobs = store_jobs(st);
+	uintptr_t *e = store_entries(st);
 	size_t lo = 0, hi = st->jobs.n, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (jobs[mid]->id < id)
+		if (store_entry_id(e[mid]) < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The first job at index i or after; NULL at the end. */
+static struct job *
+store_live_from(const struct store *st, size_t i)
+{
+	uintptr_t *e = store_entries(st);
+
+	for (; i < st->jobs.n; i++)
+		if (!(e[i] & 1))
+			return (struct job *)e[i];
+	return NULL;
+}
+
+/* Drops the tombstones, keeping the order. */
+static void
+store_sweep(struct store *st)
+{
+	uintptr_t *e = store_entries(st);
+	size_t i, k = 0;
+
+	for (i = 0; i < st->jobs.n; i++)
+		if (!(e[i] & 1))
+			e[k++] = e[i];
+	st->jobs.n = k;
+	st->dead = 0;
+}
+
+/* Appends job; 0, or -1 with ENOMEM. */
+static int
+store_push_job(struct store *st, struct job *job)
+{
+	uintptr_t e = (uintptr_t)job;
+
+	return store_push(&st->jobs, sizeof e, &e);
 }
 
 static void
@@ -145,7 +198,7 @@ store_load_cb(struct job *job, void *arg)
 {
 	struct store *st = arg;
 
-	if (store_push(&st->jobs, sizeof job, &job) != 0) {
+	if (store_push_job(st, job) != 0) {
 		job_free(job);
 		return -1;
 	}
@@ -156,6 +209,7 @@ struct store *
 store_open(struct event_base *base, const char *path, char **cause)
 {
 	struct store *st;
+	struct job *last;
 	uint64_t max_id = 0;
 
 	if ((st = calloc(1, sizeof *st)) == NULL ||
@@ -172,8 +226,8 @@ store_open(struct event_base *base, const char *path, char **cause)
 		store_close(st);
 		return NULL;
 	}
-	if (st->jobs.n > 0 && store_jobs(st)[st->jobs.n - 1]->id > max_id)
-		max_id = store_jobs(st)[st->jobs.n - 1]->id;
+	if ((last = store_last(st)) != NULL && last->id > max_id)
+		max_id = last->id;
 	st->next_id = max_id + 1;
 	return st;
 }
@@ -195,7 +249,7 @@ store_close(struct store *st)
 	for (i = 0; i < st->staged.n; i++)
 		job_free(staged[i].job);
 	for (i = 0; i < st->jobs.n; i++)
-		job_free(store_jobs(st)[i]);
+		job_free(store_entry_job(store_entries(st)[i]));
 	for (i = 0; i < st->paused.n; i++)
 		free(((char **)st->paused.v)[i]);
 	free(st->paused.v);
@@ -496,7 +550,7 @@ store_commit(struct store *st, char **cause)
 	/* The table has room for every new job before any is written: a job
 	 * on disk is a job in memory. */
 	if ((ok = calloc(n + 1, sizeof *ok)) == NULL ||
-	    store_reserve(&st->jobs, sizeof(struct job *), n) != 0) {
+	    store_reserve(&st->jobs, sizeof(uintptr_t), n) != 0) {
 		free(ok);
 		*cause = strdup("out of memory");
 		return -1;
@@ -520,7 +574,7 @@ store_commit(struct store *st, char **cause)
 	s = staged.v;
 	for (i = 0; i < n; i++)
 		if (ok[i])
-			(void)store_push(&st->jobs, sizeof s[i].job, &s[i].job);
+			(void)store_push_job(st, s[i].job);
 	for (i = 0; i < n; i++)
 		s[i].cb(s[i].job, ok[i], ok[i] ? NULL : err ? err :
 		    "out of memory", s[i].arg);
@@ -577,18 +631,23 @@ int
 store_remove(struct store *st, uint64_t id)
 {
 	size_t i = store_lower_bound(st, id);
-	struct job **jobs = store_jobs(st);
+	uintptr_t *e = store_entries(st);
+	struct job *job;
 
-	if (i >= st->jobs.n || jobs[i]->id != id) {
+	if (i >= st->jobs.n || (job = store_entry_job(e[i])) == NULL ||
+	    job->id != id) {
 		errno = ENOENT;
 		return -1;
 	}
 	if (store_push(&st->removed, sizeof id, &id) != 0)
 		return -1;
 	st->need_fsync = true;
-	job_free(jobs[i]);
-	memmove(&jobs[i], &jobs[i + 1], (st->jobs.n - i - 1) * sizeof *jobs);
-	st->jobs.n--;
+	job_free(job);
+	/* Ids fit: SQLite's are at most INT64_MAX. */
+	e[i] = ((uintptr_t)id << 1) | 1;
+	/* The sweep costs the whole array, once per so many removals. */
+	if (++st->dead > st->jobs.n / 4)
+		store_sweep(st);
 	store_schedule(st);
 	return 0;
 }
@@ -597,41 +656,54 @@ struct job *
 store_get(const struct store *st, uint64_t id)
 {
 	size_t i = store_lower_bound(st, id);
+	struct job *job;
 
-	if (i < st->jobs.n && store_jobs(st)[i]->id == id)
-		return store_jobs(st)[i];
+	if (i < st->jobs.n && (job = store_entry_job(store_entries(st)[i]))
+	    != NULL && job->id == id)
+		return job;
 	return NULL;
 }
 
 struct job *
 store_next(const struct store *st, uint64_t after_id)
 {
-	size_t i;
-
 	if (after_id == UINT64_MAX)
 		return NULL;
-	i = store_lower_bound(st, after_id + 1);
-	return i < st->jobs.n ? store_jobs(st)[i] : NULL;
+	return store_live_from(st, store_lower_bound(st, after_id + 1));
 }
 
 struct job *
 store_last(const struct store *st)
 {
-	return st->jobs.n > 0 ? store_jobs(st)[st->jobs.n - 1] : NULL;
+	uintptr_t *e = store_entries(st);
+	size_t i;
+
+	for (i = st->jobs.n; i > 0; i--)
+		if (!(e[i - 1] & 1))
+			return (struct job *)e[i - 1];
+	return NULL;
 }
 
 size_t
 store_count(const struct store *st)
 {
-	return st->jobs.n;
+	return st->jobs.n - st->dead;
 }
 
 int
 store_env(struct store *st, struct job *job, char **cause)
 {
+	char **env = NULL;
+
 	if (job->env != NULL)
 		return 0;
-	return db_env(st->db, job->id, &job->env, cause);
+	if (db_env(st->db, job->id, &env, cause) != 0)
+		return -1;
+	if (job_set_env(job, env) != 0) {
+		*cause = strdup("out of memory");
+		return -1;
+	}
+	return 0;
 }
 
 int

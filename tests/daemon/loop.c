@@ -170,10 +170,10 @@ loop_job(const struct loop *l, const char *const *argv, const char *priority)
 
 	assert_non_null(job = job_new());
 	job->argv = loop_strv(argv);
-	job->env = loop_strv(env);
-	assert_non_null(job->cwd = strdup(l->dir));
+	assert_int_equal(job_set_env(job, loop_strv(env)), 0);
+	assert_int_equal(job_set_cwd(job, l->dir), 0);
 	assert_non_null(job->name = strdup("test"));
-	assert_non_null(job->priority = strdup(priority));
+	assert_int_equal(job_set_priority(job, priority), 0);
 	job->uid = getuid();
 	job->gid = getgid();
 	return job;

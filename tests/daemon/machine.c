@@ -111,9 +111,9 @@ machine_listener_cb(struct triaged *td, const struct jobs_event *ev,
 	e->from = ev->from;
 	e->to = view->state;
 	e->attempt = view->attempt;
-	e->pid = view->pid;
+	e->pid = view->run->pid;
 	snprintf(e->reason, sizeof e->reason, "%s",
-	    view->reason != NULL ? view->reason : "");
+	    view->run->reason != NULL ? view->run->reason : "");
 	e->seq = ++m->seq;
 	e->frame = (uintptr_t)__builtin_frame_address(0);
 	e->next_state = store_get(td->store, id + 1) != NULL ?

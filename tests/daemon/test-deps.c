@@ -98,8 +98,8 @@ assert_waiting(const struct machine *fx, const struct job *job)
 	assert_int_equal(job->state, JOB_QUEUED);
 	assert_true(machine_is(fx, job->id, JOB_QUEUED));
 	assert_int_equal(psem_waiter_state(&job->waiter), PSEM_IDLE);
-	assert_false(job->begun);
-	assert_int_equal(job->pid, 0);
+	assert_false(job->run->begun);
+	assert_int_equal(job->run->pid, 0);
 	assert_false(run_has(fx->td.run, job));
 }
 
@@ -157,7 +157,7 @@ test_after_failure_cancels(void **state)
 	snprintf(want, sizeof want, "job %llu, which it runs after, ended "
 	    "failed", (unsigned long long)a);
 	assert_string_equal(machine_last(fx, b)->reason, want);
-	assert_string_equal(jb->reason, want);
+	assert_string_equal(jb->run->reason, want);
 	assert_true(machine_last(fx, a)->seq < machine_last(fx, b)->seq);
 	assert_int_equal(fx->nstarted, 1);
 	machine_assert_counts(fx, 0, 0, 0, 1, 1);
@@ -331,7 +331,7 @@ test_waiting_canceled(void **state)
 	WAIT_FOR(fx, machine_is(fx, a, JOB_FAILED));
 	fx_settle(fx);
 	assert_int_equal(machine_nevents(fx, b), 2);
-	assert_string_equal(jb->reason, "canceled by uid 5");
+	assert_string_equal(jb->run->reason, "canceled by uid 5");
 	assert_int_equal(fx->nstarted, 1);
 	machine_assert_counts(fx, 0, 0, 0, 1, 1);
 }

@@ -100,7 +100,7 @@ test_submit_then_run(void **state)
 	machine_assert_event(machine_event(fx, id, 1), JOB_QUEUED,
 	    JOB_RUNNING, 1);
 	assert_true(machine_event(fx, id, 1)->pid > 0);
-	assert_int_equal(machine_event(fx, id, 1)->pid, job->pid);
+	assert_int_equal(machine_event(fx, id, 1)->pid, job->run->pid);
 	machine_assert_counts(fx, 0, 1, 0, 0, 0);
 	assert_int_equal(pool_busy(fx->td.pool), 1);
 
@@ -110,8 +110,8 @@ test_submit_then_run(void **state)
 	    JOB_SUCCEEDED, 1);
 	assert_int_equal(machine_nevents(fx, id), 3);
 	machine_assert_counts(fx, 0, 0, 1, 0, 0);
-	assert_int_equal(job->exit_code, 0);
-	assert_null(job->reason);
+	assert_int_equal(job->run->exit_code, 0);
+	assert_null(job->run->reason);
 	assert_false(run_has(fx->td.run, job));
 }
 
@@ -339,7 +339,7 @@ test_automatic_retry(void **state)
 	assert_true(fx->out[0].seq < machine_event(fx, id, 2)->seq);
 	assert_int_equal(job->retries, 0);
 	assert_int_equal(job->attempt, 2);
-	assert_int_equal(job->exit_code, 1);
+	assert_int_equal(job->run->exit_code, 1);
 	machine_assert_counts(fx, 0, 0, 0, 1, 0);
 }
 
@@ -401,7 +401,7 @@ test_cancel_queued(void **state)
 	machine_open_gate(fx, 0, 0);
 	WAIT_FOR(fx, machine_is(fx, c, JOB_SUCCEEDED));
 	assert_int_equal(machine_nevents(fx, b), 2);
-	assert_int_equal(waiting->pid, 0);
+	assert_int_equal(waiting->run->pid, 0);
 
 	/* paused */
 	jobs_set_paused(&fx->td, MACHINE_PRIO_NORMAL, true, 0);
@@ -440,7 +440,7 @@ test_cancel_while_start_is_written(void **state)
 	 * next one */
 	WAIT_FOR(fx, d->called);
 	assert_int_equal(psem_waiter_state(&job->waiter), PSEM_HELD);
-	assert_true(job->begun);
+	assert_true(job->run->begun);
 	assert_false(run_has(fx->td.run, job));
 	assert_int_equal(psem_available(fx->td.sem), 1);
 
@@ -478,7 +478,7 @@ test_cancel_running(void **state)
 	machine_assert_event(machine_last(fx, id), JOB_RUNNING,
 	    JOB_CANCELED, 1);
 	assert_string_equal(machine_last(fx, id)->reason, "canceled by uid 77");
-	assert_int_equal(job->signal, SIGTERM);
+	assert_int_equal(job->run->signal, SIGTERM);
 	machine_assert_counts(fx, 0, 0, 0, 0, 1);
 }
 
@@ -598,7 +598,7 @@ test_commit_failure_holds_everything(void **state)
 
 	machine_open_gate(fx, 0, 0);
 	/* a's end reported by the executor, b granted its slots */
-	WAIT_FOR(fx, fx->nout == 1 && jb->begun);
+	WAIT_FOR(fx, fx->nout == 1 && jb->run->begun);
 	/* and commits failing since: two of our own, the store's retry
 	 * between them */
 	if (fx_commit(fx) != 1 || fx_commit(fx) != 1) {
@@ -676,7 +676,7 @@ test_commit_failure_undoes_retry(void **state)
 
 	assert_int_equal(job->state, JOB_FAILED);
 	assert_int_equal(job->attempt, 1);
-	assert_string_equal(job->reason, "exited with status 2");
+	assert_string_equal(job->run->reason, "exited with status 2");
 	assert_null(job->env);
 	assert_int_equal(psem_waiter_state(&job->waiter), PSEM_IDLE);
 	machine_assert_counts(fx, 0, 0, 0, 1, 0);

@@ -167,16 +167,6 @@ teardown(void **state)
 	return 0;
 }
 
-static void
-strv_free(char **v)
-{
-	char **p;
-
-	for (p = v; *p != NULL; p++)
-		free(*p);
-	free(v);
-}
-
 /* A job as a submission makes it, with the given id: the environment has
  * PATH, cwd is the temp dir. */
 static struct job *
@@ -340,9 +330,8 @@ test_environment(void **state)
 
 	job = fx_job(fx, 7, ARGV("sh", "-c",
 	    "echo $TRIAGE_JOB_ID $TRIAGE_PRIORITY $TRIAGE_ATTEMPT $A"));
-	strv_free(job->env);
-	job->env = loop_strv(ARGV("PATH=/usr/bin:/bin", "A=mine",
-	    "TRIAGE_JOB_ID=99"));
+	assert_int_equal(job_set_env(job, loop_strv(ARGV("PATH=/usr/bin:/bin",
+	    "A=mine", "TRIAGE_JOB_ID=99"))), 0);
 	job->attempt = 2;
 	fx_start_job(fx, job);
 	assert_exit_outcome(fx_wait_end(fx, 7), 0);

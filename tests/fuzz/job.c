@@ -111,24 +111,29 @@ fuzz_job_v11(struct fuzz_in *in, struct job *job)
 		job->after_any[i] = (uint64_t)fuzz_u32(in) + 1;
 	job->nice = fuzz_u8(in) % 20;
 	job->merge_output = fuzz_u8(in) & 1;
-	job->stdout_dropped = fuzz_u32(in);
-	job->stderr_dropped = fuzz_u32(in);
+	job_run_edit(job)->stdout_dropped = fuzz_u32(in);
+	job_run_edit(job)->stderr_dropped = fuzz_u32(in);
 }
 
 static struct job *
 fuzz_job(struct fuzz_in *in)
 {
 	struct job *job = job_new();
+	struct job_run *run;
+	char *s, *t;
 	size_t i;
 
-	if (job == NULL)
+	if (job == NULL || (run = job_run_edit(job)) == NULL)
 		abort();
 	job->id = (uint64_t)fuzz_u32(in) + 1;
 	job->name = fuzz_str(in, 40);
 	job->argv = fuzz_strv(in, 1, 4, false);
-	job->env = fuzz_strv(in, 0, 3, true);
-	job->cwd = fuzz_str(in, 40);
-	job->priority = fuzz_str(in, 32);
+	if (job_set_env(job, fuzz_strv(in, 0, 3, true)) != 0 ||
+	    job_set_cwd(job, (s = fuzz_str(in, 40))) != 0 ||
+	    job_set_priority(job, (t = fuzz_str(in, 32))) != 0)
+		abort();
+	free(s);
+	free(t);
 	job->state = (enum job_state)(fuzz_u8(in) % JOB_NSTATES);
 	job->slots = fuzz_u32(in);
 	job->exclusive = fuzz_u8(in) & 1;
@@ -144,21 +149,22 @@ fuzz_job(struct fuzz_in *in)
 	job->uid = fuzz_u32(in);
 	job->gid = fuzz_u32(in);
 	job->submitted_at = fuzz_time(in);
-	job->started_at = fuzz_time(in);
-	job->finished_at = fuzz_time(in);
-	job->pid = (pid_t)(fuzz_u32(in) & 0x7fffffff);
-	job->exit_code = (int)(fuzz_u8(in)) - 1;
-	job->signal = fuzz_u8(in) % 70;
+	run->started_at = fuzz_time(in);
+	run->finished_at = fuzz_time(in);
+	run->pid = (pid_t)(fuzz_u32(in) & 0x7fffffff);
+	run->exit_code = (int)(fuzz_u8(in)) - 1;
+	run->signal = fuzz_u8(in) % 70;
 	if (fuzz_u8(in) & 1)
-		job->reason = fuzz_str(in, 60);
+		run->reason = fuzz_str(in, 60);
 	job->attempt = fuzz_u32(in);
-	job->user_time = fuzz_u8(in) & 1 ? -1 : fuzz_u32(in) / 1000.0;
-	job->system_time = fuzz_u8(in) & 1 ? -1 : fuzz_u32(in) / 1000.0;
-	job->max_rss_kb = (int64_t)fuzz_u32(in) - 1;
-	job->stdout_truncated = fuzz_u8(in) & 1;
-	job->stderr_truncated = fuzz_u8(in) & 1;
-	job->begun = fuzz_u8(in) & 1;
-	job->start_ticks = fuzz_u32(in);
+	run->user_time = fuzz_u8(in) & 1 ? -1 : fuzz_u32(in) / 1000.0;
+	run->system_time = fuzz_u8(in) & 1 ? -1 :
+	    fuzz_u32(in) / 1000.0;
+	run->max_rss_kb = (int64_t)fuzz_u32(in) - 1;
+	run->stdout_truncated = fuzz_u8(in) & 1;
+	run->stderr_truncated = fuzz_u8(in) & 1;
+	run->begun = fuzz_u8(in) & 1;
+	run->start_ticks = fuzz_u32(in);
 	fuzz_job_v11(in, job);
 	return job;
 }
@@ -174,7 +180,7 @@ fuzz_json(const struct job *job, json_t *o)
 	FUZZ_ASSERT((uint64_t)json_integer_value(json_object_get(o, "id")) ==
 	    job->id);
 	FUZZ_ASSERT(strcmp(json_string_value(json_object_get(o, "name")),
-	    job->name) == 0);
+	    job_name(job)) == 0);
 	FUZZ_ASSERT(job_state_parse(json_string_value(json_object_get(o,
 	    "state"))) == (int)job->state);
 	for (i = 0; job->argv[i] != NULL; i++)
@@ -243,12 +249,13 @@ fuzz_row(const struct job *job, json_t *o)
 	job_free_strv(env);
 	FUZZ_ASSERT((o2 = job_to_json(back, 7, "queue")) != NULL);
 	FUZZ_ASSERT(json_equal(o, o2));
-	FUZZ_ASSERT(back->seq == job->seq && back->begun == job->begun &&
-	    back->start_ticks == job->start_ticks &&
-	    back->stdout_truncated == job->stdout_truncated &&
-	    back->stderr_truncated == job->stderr_truncated &&
-	    back->stdout_dropped == job->stdout_dropped &&
-	    back->stderr_dropped == job->stderr_dropped);
+	FUZZ_ASSERT(back->seq == job->seq &&
+	    back->run->begun == job->run->begun &&
+	    back->run->start_ticks == job->run->start_ticks &&
+	    back->run->stdout_truncated == job->run->stdout_truncated &&
+	    back->run->stderr_truncated == job->run->stderr_truncated &&
+	    back->run->stdout_dropped == job->run->stdout_dropped &&
+	    back->run->stderr_dropped == job->run->stderr_dropped);
 	json_decref(o2);
 	job_free(back);
 }

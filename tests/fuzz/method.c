@@ -91,7 +91,7 @@ fuzz_check_bulk(const struct config *cfg, json_t *params)
 	job->uid = 1000;
 	job->state = JOB_FAILED;
 	job->name = strdup("build");
-	job->priority = strdup(cfg->priorities[0].name);
+	FUZZ_ASSERT(job_set_priority(job, cfg->priorities[0].name) == 0);
 	job->labels = json_pack("{ss}", "team", "a");
 	FUZZ_ASSERT(job->name != NULL && job->priority != NULL &&
 	    job->labels != NULL);

@@ -205,8 +205,8 @@ bare_job(uint64_t id, enum job_state state)
 	job->id = id;
 	job->state = state;
 	assert_non_null(job->name = strdup("bare"));
-	assert_non_null(job->cwd = strdup("/"));
-	assert_non_null(job->priority = strdup("normal"));
+	assert_int_equal(job_set_cwd(job, "/"), 0);
+	assert_int_equal(job_set_priority(job, "normal"), 0);
 	return job;
 }
 
@@ -222,9 +222,11 @@ full_job(uint64_t id)
 	    strdup("it's \"quoted\"\nline two, caf\xc3\xa9 \xe2\x9c\x93"));
 	job->argv = strv("/bin/sh", "-c", "echo 'hello world' \"$X\"",
 	    "\xe6\x97\xa5\xe6\x9c\xac", "", NULL);
-	job->env = strv("X=a b", "EMPTY=", "NL=one\ntwo", NULL);
-	assert_non_null(job->cwd = strdup("/home/\xc3\xbcser/dir with space"));
-	assert_non_null(job->priority = strdup("high"));
+	assert_int_equal(job_set_env(job, strv("X=a b", "EMPTY=", "NL=one\ntwo",
+	    NULL)), 0);
+	assert_int_equal(job_set_cwd(job, "/home/\xc3\xbcser/dir with space"),
+	    0);
+	assert_int_equal(job_set_priority(job, "high"), 0);
 	job->state = JOB_FAILED;
 	job->slots = 3;
 	job->exclusive = true;
@@ -239,19 +241,20 @@ full_job(uint64_t id)
 	job->uid = 4294967294u;
 	job->gid = 1001;
 	job->submitted_at = 1795000000123;
-	job->started_at = 1795000001456;
-	job->finished_at = 1795000002789;
-	job->pid = 123456;
-	job->exit_code = 3;
-	job->signal = 9;
-	assert_non_null(job->reason =
+	job_run_edit(job)->started_at = 1795000001456;
+	job_run_edit(job)->finished_at = 1795000002789;
+	job_run_edit(job)->pid = 123456;
+	job_run_edit(job)->exit_code = 3;
+	job_run_edit(job)->signal = 9;
+	assert_non_null(job_run_edit(job)->reason =
 	    strdup("exited with 3 \"badly\"\n\xe2\x80\x94 it's over"));
 	job->attempt = 7;
-	job->user_time = 1.25;
-	job->system_time = 0.1 + 0.2;	/* not exact in decimal: exact here */
-	job->max_rss_kb = (int64_t)1 << 40;
-	job->stdout_truncated = true;
-	job->stderr_truncated = false;
+	job_run_edit(job)->user_time = 1.25;
+	/* not exact in decimal: exact here */
+	job_run_edit(job)->system_time = 0.1 + 0.2;
+	job_run_edit(job)->max_rss_kb = (int64_t)1 << 40;
+	job_run_edit(job)->stdout_truncated = true;
+	job_run_edit(job)->stderr_truncated = false;
 	assert_non_null(job->labels = json_pack("{ss ss}", "team",
 	    "caf\xc3\xa9", "ci.run-id", ""));
 	job->held = true;
@@ -262,13 +265,13 @@ full_job(uint64_t id)
 	job->nafter_any = 2;
 	job->nice = 19;
 	job->merge_output = true;
-	job->stdout_dropped = (uint64_t)1 << 42;
-	job->stderr_dropped = 1;
+	job_run_edit(job)->stdout_dropped = (uint64_t)1 << 42;
+	job_run_edit(job)->stderr_dropped = 1;
 	return job;
 }
 
 static void
-assert_strv_equal(char **a, char **b)
+assert_strv_equal(char *const *a, char *const *b)
 {
 	size_t i;
 
@@ -299,9 +302,13 @@ assert_job_equal(const struct job *want, const struct job *got)
 	size_t i;
 
 	assert_int_equal(want->id, got->id);
-	assert_string_equal(want->name, got->name);
+	assert_string_equal(job_name(want), job_name(got));
 	assert_strv_equal(want->argv, got->argv);
-	assert_strv_equal(want->env, got->env);
+	/* An ended job's environment is loaded only when asked for. */
+	if (job_state_terminal(got->state))
+		assert_null(got->env);
+	else
+		assert_strv_equal(want->env, got->env);
 	assert_string_equal(want->cwd, got->cwd);
 	assert_string_equal(want->priority, got->priority);
 	assert_int_equal(want->state, got->state);
@@ -318,18 +325,20 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->uid, got->uid);
 	assert_int_equal(want->gid, got->gid);
 	assert_int_equal(want->submitted_at, got->submitted_at);
-	assert_int_equal(want->started_at, got->started_at);
-	assert_int_equal(want->finished_at, got->finished_at);
-	assert_int_equal(want->pid, got->pid);
-	assert_int_equal(want->exit_code, got->exit_code);
-	assert_int_equal(want->signal, got->signal);
-	assert_opt_string_equal(want->reason, got->reason);
+	assert_int_equal(want->run->started_at, got->run->started_at);
+	assert_int_equal(want->run->finished_at, got->run->finished_at);
+	assert_int_equal(want->run->pid, got->run->pid);
+	assert_int_equal(want->run->exit_code, got->run->exit_code);
+	assert_int_equal(want->run->signal, got->run->signal);
+	assert_opt_string_equal(want->run->reason, got->run->reason);
 	assert_int_equal(want->attempt, got->attempt);
-	assert_true(want->user_time == got->user_time);
-	assert_true(want->system_time == got->system_time);
-	assert_int_equal(want->max_rss_kb, got->max_rss_kb);
-	assert_int_equal(want->stdout_truncated, got->stdout_truncated);
-	assert_int_equal(want->stderr_truncated, got->stderr_truncated);
+	assert_true(want->run->user_time == got->run->user_time);
+	assert_true(want->run->system_time == got->run->system_time);
+	assert_int_equal(want->run->max_rss_kb, got->run->max_rss_kb);
+	assert_int_equal(want->run->stdout_truncated,
+	    got->run->stdout_truncated);
+	assert_int_equal(want->run->stderr_truncated,
+	    got->run->stderr_truncated);
 	if (want->labels == NULL)
 		assert_null(got->labels);
 	else
@@ -341,8 +350,8 @@ assert_job_equal(const struct job *want, const struct job *got)
 		assert_int_equal(want->after_any[i], got->after_any[i]);
 	assert_int_equal(want->nice, got->nice);
 	assert_int_equal(want->merge_output, got->merge_output);
-	assert_int_equal(want->stdout_dropped, got->stdout_dropped);
-	assert_int_equal(want->stderr_dropped, got->stderr_dropped);
+	assert_int_equal(want->run->stdout_dropped, got->run->stdout_dropped);
+	assert_int_equal(want->run->stderr_dropped, got->run->stderr_dropped);
 }
 
 static int
@@ -433,32 +442,31 @@ change_life(struct job *job)
 	job->state = JOB_SUCCEEDED;
 	job->retries = 7;
 	job->seq = INT64_MAX;
-	job->started_at = 1800000000000;
-	job->finished_at = 1800000000500;
-	job->pid = 4242;
-	job->exit_code = 0;
-	job->signal = 0;
-	free(job->reason);
-	assert_non_null(job->reason = strdup(""));
+	job_run_edit(job)->started_at = 1800000000000;
+	job_run_edit(job)->finished_at = 1800000000500;
+	job_run_edit(job)->pid = 4242;
+	job_run_edit(job)->exit_code = 0;
+	job_run_edit(job)->signal = 0;
+	free(job->run->reason);
+	assert_non_null(job_run_edit(job)->reason = strdup(""));
 	job->attempt = 2;
-	job->user_time = 0;
-	job->system_time = 0;
-	job->max_rss_kb = 0;
-	job->stdout_truncated = false;
-	job->stderr_truncated = true;
+	job_run_edit(job)->user_time = 0;
+	job_run_edit(job)->system_time = 0;
+	job_run_edit(job)->max_rss_kb = 0;
+	job_run_edit(job)->stdout_truncated = false;
+	job_run_edit(job)->stderr_truncated = true;
 	/* What the update method changes too. */
 	free(job->name);
 	assert_non_null(job->name = strdup("renamed \xe2\x9c\x93"));
-	free(job->priority);
-	assert_non_null(job->priority = strdup("low"));
+	assert_int_equal(job_set_priority(job, "low"), 0);
 	job->timeout_ms = 0;
 	json_decref(job->labels);
 	job->labels = NULL;
 	job->held = false;
 	job->begin_at = -1;
 	job->nice = 0;
-	job->stdout_dropped = 0;
-	job->stderr_dropped = 77;
+	job_run_edit(job)->stdout_dropped = 0;
+	job_run_edit(job)->stderr_dropped = 77;
 }
 
 static void
@@ -497,8 +505,7 @@ test_round_trip(void **state)
 	upd = full_job(5);
 	change_life(want);
 	change_life(upd);
-	free_strv(upd->env);
-	upd->env = NULL;
+	job_drop_env(upd);
 	upd->slots = 9;
 	upd->uid = 0;
 	upd->merge_output = false;
@@ -553,10 +560,10 @@ test_round_trip_unknown(void **state)
 	want = bare_job(1, JOB_QUEUED);
 	assert_job_equal(want, l.jobs[0]);
 	assert_int_equal(l.jobs[0]->submitted_at, -1);
-	assert_int_equal(l.jobs[0]->pid, 0);
-	assert_int_equal(l.jobs[0]->exit_code, -1);
-	assert_true(l.jobs[0]->user_time < 0);
-	assert_int_equal(l.jobs[0]->max_rss_kb, -1);
+	assert_int_equal(l.jobs[0]->run->pid, 0);
+	assert_int_equal(l.jobs[0]->run->exit_code, -1);
+	assert_true(l.jobs[0]->run->user_time < 0);
+	assert_int_equal(l.jobs[0]->run->max_rss_kb, -1);
 	job_free(want);
 	loaded_free(&l);
 	db_close(db);
@@ -754,8 +761,7 @@ test_write_errors(void **state)
 
 	/* A NOT NULL column left NULL in memory. */
 	job = bare_job(3, JOB_QUEUED);
-	free(job->cwd);
-	job->cwd = NULL;
+	job_set_cwd(job, NULL);
 	assert_int_equal(db_insert(db, job, &cause), -1);
 	assert_contains(cause, "NOT NULL constraint failed: jobs.cwd");
 	free(cause);
@@ -783,7 +789,7 @@ finished_job(uint64_t id, enum job_state state, int64_t ms)
 {
 	struct job *job = bare_job(id, state);
 
-	job->finished_at = ms;
+	job_run_edit(job)->finished_at = ms;
 	return job;
 }
 
@@ -873,7 +879,7 @@ test_migrate_v1(void **state)
 {
 	struct loaded l = { 0 };
 	struct job *job;
-	char *cause = NULL, buf[64];
+	char *cause = NULL, buf[64], **env;
 	struct db *db;
 	uint64_t id;
 
@@ -891,17 +897,20 @@ test_migrate_v1(void **state)
 	assert_string_equal(job->name, "old");
 	assert_string_equal(job->argv[1], "-j4");
 	assert_null(job->argv[2]);
-	assert_string_equal(job->env[0], "HOME=/root");
+	assert_null(job->env);		/* ended: read when asked for */
+	assert_int_equal(db_env(db, 4, &env, &cause), 0);
+	assert_string_equal(env[0], "HOME=/root");
+	free_strv(env);
 	assert_int_equal(job->state, JOB_SUCCEEDED);
 	assert_int_equal(job->slots, 2);
 	assert_int_equal(job->timeout_ms, 60000);
-	assert_int_equal(job->finished_at, 3000);
-	assert_int_equal(job->pid, 4242);
-	assert_int_equal(job->exit_code, 0);
-	assert_int_equal(job->signal, 0);
-	assert_null(job->reason);
-	assert_true(job->user_time == 0.5);
-	assert_int_equal(job->max_rss_kb, 2048);
+	assert_int_equal(job->run->finished_at, 3000);
+	assert_int_equal(job->run->pid, 4242);
+	assert_int_equal(job->run->exit_code, 0);
+	assert_int_equal(job->run->signal, 0);
+	assert_null(job->run->reason);
+	assert_true(job->run->user_time == 0.5);
+	assert_int_equal(job->run->max_rss_kb, 2048);
 	loaded_free(&l);
 	assert_int_equal(db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 4);
@@ -954,13 +963,13 @@ test_migrate_v4(void **state)
 		assert_null(job->after_any);
 		assert_int_equal(job->nice, 0);
 		assert_false(job->merge_output);
-		assert_int_equal(job->stdout_dropped, 0);
-		assert_int_equal(job->stderr_dropped, 0);
+		assert_int_equal(job->run->stdout_dropped, 0);
+		assert_int_equal(job->run->stderr_dropped, 0);
 	}
 	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
 	assert_string_equal(l.jobs[0]->argv[2], "echo hello");
 	assert_int_equal(l.jobs[1]->state, JOB_FAILED);
-	assert_string_equal(l.jobs[1]->reason, "exited with status 1");
+	assert_string_equal(l.jobs[1]->run->reason, "exited with status 1");
 	assert_int_equal(l.jobs[2]->state, JOB_QUEUED);
 	assert_int_equal(l.jobs[2]->nafter, 1);
 	assert_int_equal(l.jobs[2]->after[0], 1);

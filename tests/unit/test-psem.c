@@ -589,6 +589,76 @@ test_cancel_anywhere_and_positions(void **state)
 }
 
 /*
+ * Positions stay right through any mix of grants at the head, cancels and
+ * returns anywhere, asked in any order: the memo of the last one found is
+ * kept across them (a list of a long queue pages from where it was), and
+ * checked here against the FIFO as the test keeps it.
+ */
+static void
+test_positions_through_changes(void **state)
+{
+	enum { N = 200 };
+	struct fixture *fx = fixture_new(1, 1, "strict");
+	struct tw holder, w[N];
+	int fifo[N], n = 0, i, j, k, op;
+	unsigned seed = 11;
+
+	(void)state;
+	tw_init(fx, &holder, 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	for (i = 0; i < N; i++) {
+		tw_init(fx, &w[i], i + 1, 0, 1);
+		/* Pairs of equal orders: ties too. */
+		psem_waiter_order(&w[i].w, i / 2);
+		assert_int_equal(psem_acquire(fx->sem, &w[i].w), 0);
+		fifo[n++] = i;
+	}
+	for (k = 0; k < 3000; k++) {
+		seed = seed * 1103515245 + 12345;
+		op = (int)(seed >> 16) % 8;
+		j = (int)((seed >> 8) % N);
+		if (op == 0 && n > 0) {
+			/* The head is granted, and given back at once. */
+			i = fifo[0];
+			memmove(fifo, fifo + 1, (size_t)--n * sizeof *fifo);
+			assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+			settle(fx);
+			assert_int_equal(psem_waiter_state(&w[i].w), PSEM_HELD);
+			holder = w[i];
+			tw_init(fx, &w[i], i + 1, 0, 1);
+			psem_waiter_order(&w[i].w, i / 2);
+			/* The copy holds the permit from now on. */
+			continue;
+		}
+		for (i = 0; i < n && fifo[i] != j; i++)
+			;
+		if (op <= 2 && i < n) {
+			assert_int_equal(psem_cancel(fx->sem, &w[j].w), 0);
+			memmove(fifo + i, fifo + i + 1,
+			    (size_t)(n - i - 1) * sizeof *fifo);
+			n--;
+		} else if (op <= 4 && i == n &&
+		    psem_waiter_state(&w[j].w) == PSEM_IDLE) {
+			assert_int_equal(psem_acquire(fx->sem, &w[j].w), 0);
+			for (i = n; i > 0 && fifo[i - 1] / 2 > j / 2; i--)
+				fifo[i] = fifo[i - 1];
+			fifo[i] = j;
+			n++;
+		} else if (i < n)
+			assert_int_equal(psem_position(fx->sem, &w[j].w), i);
+	}
+	for (i = 0; i < n; i++)
+		assert_int_equal(psem_position(fx->sem, &w[fifo[i]].w), i);
+	for (i = n - 1; i >= 0; i--)
+		assert_int_equal(psem_position(fx->sem, &w[fifo[i]].w), i);
+	for (i = 0; i < n; i++)
+		assert_int_equal(psem_cancel(fx->sem, &w[fifo[i]].w), 0);
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	settle(fx);
+	fixture_free(fx);
+}
+
+/*
  * A waiter with an order goes back to its place among the others, as a
  * held job released does: before every waiter of a greater order, after
  * those of an equal or smaller one; positions follow at once.
@@ -972,6 +1042,7 @@ main(void)
 		cmocka_unit_test(test_reshape_moves_queues_in_order),
 		cmocka_unit_test(test_set_permits_grows_and_shrinks),
 		cmocka_unit_test(test_set_policy_switches_order),
+		cmocka_unit_test(test_positions_through_changes),
 	};
 
 	return cmocka_run_group_tests_name("psem", tests, NULL, NULL);
