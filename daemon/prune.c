@@ -101,7 +101,7 @@ prune_schedule_next(struct triaged *td)
 	for (i = 0; i < n; i++) {
 		job = store_get(td->store, ids[i]);
 		if (job != NULL && job_state_terminal(job->state)) {
-			prune_schedule_at(td, job->finished_at);
+			prune_schedule_at(td, job->run->finished_at);
 			return;
 		}
 	}
@@ -152,7 +152,7 @@ prune_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 	(void)arg;
 	if (ev->change == NULL && job_state_terminal(ev->view->state) &&
 	    !evtimer_pending(prune_ev, NULL))
-		prune_schedule_at(td, ev->view->finished_at);
+		prune_schedule_at(td, ev->view->run->finished_at);
 }
 
 int
