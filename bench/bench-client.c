@@ -256,7 +256,8 @@ out:
 	for (i = 0; i < 3; i++)
 		free(vars[i]);
 	if (d != NULL) {
-		if (bench_daemon_stop(d, &cause) == -1) {
+		if (bench_daemon_stop(d, &cause) == -1 &&
+		    bench_daemon_interrupted() == 0) {
 			fprintf(stderr, "bench-client: %s\n",
 			    cause ? cause : "oom");
 			ok = false;

@@ -302,7 +302,8 @@ main(int argc, char **argv)
 		bench_idle_summary(measure[1], ticks[1], wakeups[1]);
 		ok = true;
 	}
-	if (bench_daemon_stop(d, &cause) == -1) {
+	if (bench_daemon_stop(d, &cause) == -1 &&
+	    bench_daemon_interrupted() == 0) {
 		fprintf(stderr, "bench-idle: %s\n", cause ? cause : "oom");
 		ok = false;
 	}

@@ -34,6 +34,7 @@
 #define BENCH_LATENCY_SLOTS 2
 /* Nothing of one sample takes this long unless something is stuck. */
 #define BENCH_LATENCY_WAIT_MS 60000
+#define BENCH_LATENCY_SLICE_MS 100
 #define BENCH_LATENCY_TARGET_MS 1.0
 
 extern char **environ;
@@ -99,13 +100,17 @@ bench_latency_stamp(struct bench_latency_pipes *p, char *kind, long long *ns)
 	struct pollfd pfd = { .fd = p->stamp_fd, .events = POLLIN };
 	char *nl;
 	ssize_t n;
-	int ready;
+	int ready, waited = 0;
 
 	while ((nl = memchr(p->buf, '\n', p->len)) == NULL) {
 		if (bench_daemon_interrupted() != 0)
 			return -1;
-		ready = poll(&pfd, 1, BENCH_LATENCY_WAIT_MS);
+		/* In slices, so that an interruption is seen at once. */
+		ready = poll(&pfd, 1, BENCH_LATENCY_SLICE_MS);
 		if (ready == -1 && errno == EINTR)
+			continue;
+		if (ready == 0 && (waited += BENCH_LATENCY_SLICE_MS) <
+		    BENCH_LATENCY_WAIT_MS)
 			continue;
 		if (ready <= 0) {
 			fprintf(stderr, "bench-latency: no stamp in %s within "
@@ -440,7 +445,8 @@ out:
 		client_free(c);
 	}
 	if (d != NULL) {
-		if (bench_daemon_stop(d, &cause) == -1) {
+		if (bench_daemon_stop(d, &cause) == -1 &&
+		    bench_daemon_interrupted() == 0) {
 			fprintf(stderr, "bench-latency: %s\n",
 			    cause ? cause : "oom");
 			ok = false;
