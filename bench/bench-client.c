@@ -21,8 +21,8 @@
 #include "bench-stat.h"
 #include "bench-tmpdir.h"
 
-#define BENCH_CLIENT_ROUNDS 1000
-#define BENCH_CLIENT_QUICK_ROUNDS 200
+#define BENCH_CLIENT_ROUNDS 600
+#define BENCH_CLIENT_QUICK_ROUNDS 100
 /* The target: triage within this factor of the minimal client. */
 #define BENCH_CLIENT_TARGET 1.10
 
