@@ -255,16 +255,7 @@ out:
 	free(env);
 	for (i = 0; i < 3; i++)
 		free(vars[i]);
-	if (d != NULL) {
-		if (bench_daemon_stop(d, &cause) == -1 &&
-		    bench_daemon_interrupted() == 0) {
-			fprintf(stderr, "bench-client: %s\n",
-			    cause ? cause : "oom");
-			ok = false;
-		}
-		free(cause);
-		bench_daemon_free(d);
-	}
+	ok = bench_daemon_finish(d, "bench-client", ok);
 	if (bench_tmpdir_remove(tspdir) == -1)
 		fprintf(stderr, "bench-client: cannot remove %s: %s\n",
 		    tspdir, strerror(errno));

@@ -423,6 +423,25 @@ bench_daemon_free(struct bench_daemon *d)
 	free(d);
 }
 
+bool
+bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok)
+{
+	char *cause = NULL;
+
+	if (d == NULL)
+		return ok;
+	if (bench_daemon_stop(d, &cause) == -1 &&
+	    bench_daemon_interrupted() == 0) {
+		fprintf(stderr, "%s: %s\n", prog, cause ? cause : "oom");
+		ok = false;
+	}
+	free(cause);
+	if (!ok && bench_daemon_interrupted() == 0)
+		bench_daemon_dump_log(d);
+	bench_daemon_free(d);
+	return ok;
+}
+
 void
 bench_daemon_dump_log(const struct bench_daemon *d)
 {

@@ -302,15 +302,7 @@ main(int argc, char **argv)
 		bench_idle_summary(measure[1], ticks[1], wakeups[1]);
 		ok = true;
 	}
-	if (bench_daemon_stop(d, &cause) == -1 &&
-	    bench_daemon_interrupted() == 0) {
-		fprintf(stderr, "bench-idle: %s\n", cause ? cause : "oom");
-		ok = false;
-	}
-	free(cause);
-	if (!ok && bench_daemon_interrupted() == 0)
-		bench_daemon_dump_log(d);
-	bench_daemon_free(d);
+	ok = bench_daemon_finish(d, "bench-idle", ok);
 	if (bench_daemon_interrupted() != 0)
 		return 128 + bench_daemon_interrupted();
 	return ok ? 0 : 1;

@@ -444,18 +444,7 @@ out:
 		bench_latency_drain(c, &t);
 		client_free(c);
 	}
-	if (d != NULL) {
-		if (bench_daemon_stop(d, &cause) == -1 &&
-		    bench_daemon_interrupted() == 0) {
-			fprintf(stderr, "bench-latency: %s\n",
-			    cause ? cause : "oom");
-			ok = false;
-		}
-		free(cause);
-		if (!ok && bench_daemon_interrupted() == 0)
-			bench_daemon_dump_log(d);
-		bench_daemon_free(d);
-	}
+	ok = bench_daemon_finish(d, "bench-latency", ok);
 	bench_latency_pipes_close(&t);
 	bench_latency_pipes_close(&f);
 	if (bench_tmpdir_remove(dir) == -1)
