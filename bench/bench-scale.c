@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -23,6 +24,7 @@
 #define SCALE_BATCH 1000	/* submits or cancels timed in one go */
 #define SCALE_BATCHES 3		/* of each, per level: the median counts */
 #define SCALE_CALLS 300		/* list and stats calls timed one by one */
+#define SCALE_QUICK_CALLS 100	/* the same under --quick */
 #define SCALE_CALL_MS 120000
 /* What the targets allow. */
 #define SCALE_FLAT_RATIO 1.3
@@ -124,6 +126,30 @@ scale_rss_kb(pid_t pid)
 	return kb;
 }
 
+/* The CPU seconds the process has used (user and system); -1 unknown. A
+ * loaded machine stretches wall times, not this. */
+static double
+scale_cpu_s(pid_t pid)
+{
+	unsigned long utime, stime;
+	char path[64], buf[1024], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* Fields 14 and 15, after the command name's closing parenthesis. */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2,
+	    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+	    &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* Params of the i-th request of a pipelined batch; NULL out of memory. */
 typedef json_t *(*scale_params_cb)(struct scale_run *run, uint64_t i);
 
@@ -191,7 +217,10 @@ scale_pipeline(struct scale_run *run, const char *method, uint64_t n,
 	return scale_now() - t0;
 }
 
-/* The median of SCALE_CALLS calls of method, in microseconds; -1 after
+/* How many list and stats calls: fewer under --quick. */
+static size_t scale_ncalls = SCALE_CALLS;
+
+/* The median of scale_ncalls calls of method, in microseconds; -1 after
  * failing the run. */
 static double
 scale_calls(struct scale_run *run, const char *method, const json_t *params)
@@ -202,7 +231,7 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 	double t0;
 	size_t i;
 
-	for (i = 0; i < SCALE_CALLS; i++) {
+	for (i = 0; i < scale_ncalls; i++) {
 		t0 = scale_now();
 		res = client_call(run->c, method,
 		    params != NULL ? json_deep_copy(params) : NULL,
@@ -214,7 +243,7 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 		}
 		json_decref(res);
 	}
-	return scale_median(t, SCALE_CALLS) * 1e6;
+	return scale_median(t, scale_ncalls) * 1e6;
 }
 
 /* The median per operation of SCALE_BATCHES pipelined batches. */
@@ -351,8 +380,9 @@ scale_count(uint64_t n, char *buf, size_t size)
 
 static void
 scale_report(const struct scale_level *levels, size_t nlevels,
-    long rss_empty_kb, double restart_s, long rss_restart_kb, bool quick,
-    const struct bench_machine *m, const char *dir)
+    long rss_empty_kb, double restart_s, double restart_cpu_s,
+    long rss_restart_kb, bool quick, const struct bench_machine *m,
+    const char *dir)
 {
 	const struct scale_level *lo = &levels[0], *hi = &levels[nlevels - 1];
 	char a[32], b[32];
@@ -363,9 +393,9 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	    "queue grows\n");
 	printf("machine: nproc %ld, %s on %s, %s, load %.2f at start\n",
 	    m->cpus, dir, m->fs, m->kernel, m->load);
-	printf("medians: %d batches of %d pipelined (submit, cancel), %d "
+	printf("medians: %d batches of %d pipelined (submit, cancel), %zu "
 	    "calls (list, stats)\n\n", SCALE_BATCHES, SCALE_BATCH,
-	    SCALE_CALLS);
+	    scale_ncalls);
 	printf("%-10s %12s %12s %12s %12s %10s %10s\n", "queued",
 	    "submit us", "cancel us", "list us", "stats us", "RSS MiB",
 	    "B/job");
@@ -379,9 +409,10 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	}
 	printf("empty daemon: RSS %.1f MiB", (double)rss_empty_kb / 1024);
 	if (rss_restart_kb >= 0)
-		printf("; after the restart with %s queued: %.1f MiB",
+		printf("; after the restart with %s queued: %.1f MiB, "
+		    "%.2f s of CPU to the first answer",
 		    scale_count(hi->queued, a, sizeof a),
-		    (double)rss_restart_kb / 1024);
+		    (double)rss_restart_kb / 1024, restart_cpu_s);
 	printf("\n");
 
 	scale_count(hi->queued, a, sizeof a);
@@ -403,8 +434,9 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	    per_job >= 0 && per_job <= SCALE_BYTES_PER_JOB ? "met" :
 	    "MISSED");
 	printf("SUMMARY\tscale\trestart, %s queued%s\t%.2f s to first "
-	    "answer\t-\t<= %.0f s\t%s\n", a, quick ? " (quick)" : "",
-	    restart_s, SCALE_RESTART_S,
+	    "answer (%.2f s CPU)\t-\t<= %.0f s\t%s\n", a,
+	    quick ? " (quick)" : "", restart_s, restart_cpu_s,
+	    SCALE_RESTART_S,
 	    restart_s >= 0 && restart_s <= SCALE_RESTART_S ? "met" :
 	    "MISSED");
 }
@@ -427,7 +459,7 @@ main(int argc, char **argv)
 	const char *dir = "/tmp";
 	struct bench_machine m;
 	long rss_empty_kb, rss_restart_kb = -1;
-	double restart_s = -1;
+	double restart_s = -1, restart_cpu_s = -1;
 	char *cause = NULL;
 	bool quick = false;
 	int ch, sig;
@@ -460,6 +492,7 @@ main(int argc, char **argv)
 	if (quick) {
 		want = quick_levels;
 		nlevels = 2;
+		scale_ncalls = SCALE_QUICK_CALLS;
 	}
 	if (bench_machine_get(dir, &m) == -1) {
 		fprintf(stderr, "bench-scale: %s: %s\n", dir, strerror(errno));
@@ -494,6 +527,7 @@ main(int argc, char **argv)
 			scale_fail(&run, "restart: %s", cause);
 			free(cause);
 		} else {
+			restart_cpu_s = scale_cpu_s(run.d->pid);
 			scale_connect(&run, false);
 			if (!run.failed)
 				scale_verify(&run, "after the restart");
@@ -519,7 +553,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench-scale: FAILED: %s\n", run.why);
 		return 1;
 	}
-	scale_report(levels, nlevels, rss_empty_kb, restart_s,
+	scale_report(levels, nlevels, rss_empty_kb, restart_s, restart_cpu_s,
 	    rss_restart_kb, quick, &m, dir);
 	return fflush(stdout) == EOF ? 1 : 0;
 }

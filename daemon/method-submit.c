@@ -427,11 +427,16 @@ submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
 	job->retries = retries != NULL ?
 	    (unsigned)json_integer_value(retries) :
 	    td->cfg->priorities[prio].retries;
-	if (submit_ids(req, params, "after", &job->after, &job->nafter) != 0 ||
+	size_t nafter = 0, nafter_any = 0;
+	int rc;
+
+	rc = submit_ids(req, params, "after", &job->after, &nafter) != 0 ||
 	    submit_ids(req, params, "after_any", &job->after_any,
-	    &job->nafter_any) != 0)
-		return -1;
-	return 0;
+	    &nafter_any) != 0 ? -1 : 0;
+	/* A request holds far fewer ids than 2^32. */
+	job->nafter = (uint32_t)nafter;
+	job->nafter_any = (uint32_t)nafter_any;
+	return rc;
 }
 
 /* labels, hold and begin_at, which the check has passed. */
@@ -456,10 +461,10 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 {
 	json_t *name = json_object_get(params, "name");
 	json_t *cwd = json_object_get(params, "cwd");
-	char *copy = NULL, **env;
+	char *copy = NULL, **env, **argv;
 
-	if ((job->argv = submit_argv(json_object_get(params, "argv")))
-	    == NULL)
+	if ((argv = submit_argv(json_object_get(params, "argv"))) == NULL ||
+	    job_set_argv(job, argv) != 0)
 		goto nomem;
 	/* No name is argv[0]'s basename, which the job does not store. */
 	if (name != NULL && (copy = strdup(json_string_value(name))) == NULL)

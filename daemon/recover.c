@@ -36,6 +36,19 @@ recover_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Whether v is in recover_cmp's order already: jobs come in id order, which
+ * is mostly their queue order too, and a million of them need no sort. */
+static bool
+recover_sorted(struct job *const *v, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (recover_cmp(&v[i - 1], &v[i]) > 0)
+			return false;
+	return true;
+}
+
 /* Names the priorities gone from the config that still have jobs to run
  * (the first few), with what to do about it. -1 with *cause when any. */
 static int
@@ -45,12 +58,11 @@ recover_check_priorities(struct triaged *td, char **cause)
 		const char *name;
 		unsigned n;
 	} gone[8];
-	size_t ngone = 0, i;
+	size_t ngone = 0, i, pos = 0;
 	char *text = NULL, *more;
 	struct job *job;
 
-	for (job = store_next(td->store, 0); job != NULL;
-	    job = store_next(td->store, job->id)) {
+	while ((job = store_iter(td->store, &pos)) != NULL) {
 		if (job_state_terminal(job->state) ||
 		    config_priority_find(td->cfg, job->priority) >= 0)
 			continue;
@@ -176,7 +188,7 @@ int
 recover_jobs(struct triaged *td, char **cause)
 {
 	const bool requeue = td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE;
-	size_t n = 0, nrun = 0, i, total = store_count(td->store);
+	size_t n = 0, nrun = 0, i, pos, total = store_count(td->store);
 	struct job **queued, **ran, *job;
 	int64_t max_seq = 0, min_seq = 0;
 	int prio;
@@ -189,8 +201,7 @@ recover_jobs(struct triaged *td, char **cause)
 		*cause = strdup("out of memory");
 		return -1;
 	}
-	for (job = store_next(td->store, 0); job != NULL;
-	    job = store_next(td->store, job->id)) {
+	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
 		if (job->seq > max_seq)
 			max_seq = job->seq;
 		if (job->seq < min_seq)
@@ -213,7 +224,8 @@ recover_jobs(struct triaged *td, char **cause)
 		if (requeue)
 			queued[n++] = job;
 	}
-	qsort(queued, n, sizeof *queued, recover_cmp);
+	if (!recover_sorted(queued, n))
+		qsort(queued, n, sizeof *queued, recover_cmp);
 
 	/* Everything in place before anything is granted, so the first
 	 * grants follow the policy, not the order of this loop. */

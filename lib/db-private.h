@@ -66,12 +66,22 @@ int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
  * the id (strings borrowed from job until st is reset); 0 or -1 with
  * *cause. db_row_read makes a new job from the current row of SELECT id,
  * DB_ROW_COLUMNS; NULL with *cause (naming the id) when the row is
- * malformed. db_row_env reads column 0, a JSON array of strings, into a new
- * NULL-terminated vector; 0 or -1 with *cause.
+ * malformed; cache carries what one row shares with the next across a load
+ * (zeroed before the first, cleared after the last). db_row_env reads
+ * column 0, a JSON array of strings, into a new NULL-terminated vector; 0
+ * or -1 with *cause.
  */
+struct db_row_cache {
+	char *env_text;		/* the last env column read, as stored */
+	char *const *env;	/* its shared copy (intern.h), held for it */
+	const char *cwd;	/* the last cwd and priority, held too */
+	const char *priority;
+};
 int db_row_bind(sqlite3_stmt *st, const struct job *job, bool all,
     char **cause);
-struct job *db_row_read(sqlite3_stmt *st, char **cause);
+struct job *db_row_read(sqlite3_stmt *st, struct db_row_cache *cache,
+    char **cause);
+void db_row_cache_clear(struct db_row_cache *cache);
 int db_row_env(sqlite3_stmt *st, uint64_t id, char ***env, char **cause);
 
 #endif

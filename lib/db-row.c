@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "db-private.h"
+#include "intern.h"
 #include "job.h"
 
 /* Columns of SELECT id, DB_ROW_COLUMNS; parameter ?N is column N - 1. */
@@ -448,9 +449,130 @@ out:
 	return rc;
 }
 
+/*
+ * The usual JSON array of strings, as json_dumps writes it, without
+ * jansson: no escapes, only printable ASCII, no spaces. Returns 1 with *out
+ * a new vector in one allocation (job_strv_pack's), 0 when s is anything
+ * else (for jansson to read), -1 out of memory.
+ */
+static int
+db_row_strv_plain(const char *s, char ***out)
+{
+	size_t n = 0, bytes = 0, i;
+	const char *p = s + 1;
+	char **v, *dst;
+
+	if (*s != '[')
+		return 0;
+	while (*p != ']') {
+		if (*p++ != '"')
+			return 0;
+		for (; *p != '"'; p++, bytes++)
+			if (*p == '\\' || *p < 0x20 || *p > 0x7e)
+				return 0;
+		p++;
+		bytes++;
+		n++;
+		if (*p == ',' && p[1] == '"')
+			p++;
+		else if (*p != ']')
+			return 0;
+	}
+	if (p[1] != '\0')
+		return 0;
+	if ((v = malloc((n + 1) * sizeof *v + bytes)) == NULL)
+		return -1;
+	dst = (char *)&v[n + 1];
+	for (p = s + 1, i = 0; i < n; i++) {
+		v[i] = dst;
+		for (p++; *p != '"'; p++)
+			*dst++ = *p;
+		*dst++ = '\0';
+		p += 2;		/* the quote, and the comma or bracket */
+	}
+	v[n] = NULL;
+	*out = v;
+	return 1;
+}
+
+/* A JSON array of strings into a new vector in one allocation (see
+ * job_strv_pack). */
+static int
+db_row_strv_packed(struct db_row_reader *r, int col, char ***out)
+{
+	char **v = NULL;
+	const char *s;
+	int rc;
+
+	if (db_row_text_ref(r, col, false, &s) == -1)
+		return -1;
+	if ((rc = db_row_strv_plain(s, out)) != 0)
+		return rc == 1 ? 0 : db_row_oom(r);
+	rc = db_row_strv(r, col, &v);
+	if (rc == 0 && (*out = job_strv_pack(v)) == NULL)
+		rc = db_row_oom(r);
+	job_free_strv(v);
+	return rc;
+}
+
+/* The job's shared environment from column col: the one of the row before
+ * when the text is the same, as it mostly is. */
+static int
+db_row_env_shared(struct db_row_reader *r, int col, struct job *job,
+    struct db_row_cache *cache)
+{
+	char **v = NULL;
+	const char *s;
+	char *text;
+
+	if (db_row_text_ref(r, col, false, &s) == -1)
+		return -1;
+	if (cache->env != NULL && strcmp(cache->env_text, s) == 0) {
+		job->env = intern_strv_hold(cache->env);
+		return 0;
+	}
+	if (db_row_strv_packed(r, col, &v) == -1)
+		return -1;
+	job->env = intern_strv(v);
+	free(v);
+	if (job->env == NULL || (text = strdup(s)) == NULL)
+		return db_row_oom(r);
+	free(cache->env_text);
+	intern_strv_drop(cache->env);
+	cache->env_text = text;
+	cache->env = intern_strv_hold(job->env);
+	return 0;
+}
+
+/* A shared copy of s in *field (job->cwd, job->priority): the one in *last
+ * when it is the same, as it mostly is. 0, or -1 out of memory. */
+static int
+db_row_shared(const char **field, const char *s, const char **last)
+{
+	if (*last != NULL && strcmp(*last, s) == 0) {
+		*field = intern_str_hold(*last);
+		return 0;
+	}
+	if ((*field = intern_str(s)) == NULL)
+		return -1;
+	intern_str_drop(*last);
+	*last = intern_str_hold(*field);
+	return 0;
+}
+
+void
+db_row_cache_clear(struct db_row_cache *cache)
+{
+	free(cache->env_text);
+	intern_strv_drop(cache->env);
+	intern_str_drop(cache->cwd);
+	intern_str_drop(cache->priority);
+	memset(cache, 0, sizeof *cache);
+}
+
 /* A JSON array of job ids, or NULL, into *ids and *n (NULL and 0 for none). */
 static int
-db_row_ids(struct db_row_reader *r, int col, uint64_t **ids, size_t *n)
+db_row_ids(struct db_row_reader *r, int col, uint64_t **ids, uint32_t *n)
 {
 	json_t *arr, *elem;
 	size_t i;
@@ -472,7 +594,7 @@ db_row_ids(struct db_row_reader *r, int col, uint64_t **ids, size_t *n)
 			goto out;
 		}
 		(*ids)[i] = (uint64_t)json_integer_value(elem);
-		*n = i + 1;
+		*n = (uint32_t)(i + 1);	/* a row holds far fewer */
 	}
 	rc = 0;
 out:
@@ -539,18 +661,20 @@ db_row_fill_v11(struct db_row_reader *r, struct job *job,
 /* Every column but id into job, and what its runs left into *run; -1 with
  * r->why. */
 static int
-db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run)
+db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run,
+    struct db_row_cache *cache)
 {
-	const char *state, *cwd, *priority;
-	char *name = NULL, **env = NULL;
+	const char *state, *cwd, *priority, *name;
 	int64_t v;
 	int s;
 
 	/* argv first: the name is stored only when it is not argv's. */
-	if (db_row_strv(r, DB_ROW_ARGV, &job->argv) == -1 ||
-	    db_row_text(r, DB_ROW_NAME, false, &name) == -1)
+	if (db_row_strv_packed(r, DB_ROW_ARGV, &job->argv) == -1 ||
+	    db_row_text_ref(r, DB_ROW_NAME, false, &name) == -1)
 		return -1;
-	job_set_name(job, name);
+	if (strcmp(name, job_name(job)) != 0 &&
+	    (job->name = strdup(name)) == NULL)
+		return db_row_oom(r);
 	if (db_row_text_ref(r, DB_ROW_STATE, false, &state) == -1)
 		return -1;
 	if ((s = job_state_parse(state)) == -1) {
@@ -561,17 +685,13 @@ db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run)
 	job->state = (enum job_state)s;
 	/* An ended job's environment stays on disk (job_drop_env). */
 	if (!job_state_terminal(job->state) &&
-	    db_row_strv(r, DB_ROW_ENV, &env) == -1) {
-		job_free_strv(env);
+	    db_row_env_shared(r, DB_ROW_ENV, job, cache) == -1)
 		return -1;
-	}
-	if (env != NULL && job_set_env(job, env) == -1)
-		return db_row_oom(r);
 	if (db_row_text_ref(r, DB_ROW_CWD, false, &cwd) == -1 ||
 	    db_row_text_ref(r, DB_ROW_PRIORITY, false, &priority) == -1)
 		return -1;
-	if (job_set_cwd(job, cwd) == -1 || job_set_priority(job, priority)
-	    == -1)
+	if (db_row_shared(&job->cwd, cwd, &cache->cwd) == -1 ||
+	    db_row_shared(&job->priority, priority, &cache->priority) == -1)
 		return db_row_oom(r);
 
 	if (db_row_int(r, DB_ROW_SLOTS, 0, UINT16_MAX, &v) == -1)
@@ -662,7 +782,7 @@ db_row_env(sqlite3_stmt *st, uint64_t id, char ***env, char **cause)
 }
 
 struct job *
-db_row_read(sqlite3_stmt *st, char **cause)
+db_row_read(sqlite3_stmt *st, struct db_row_cache *cache, char **cause)
 {
 	struct db_row_reader r = { st, "" };
 	struct job_run run = job_run_none, *own;
@@ -680,7 +800,7 @@ db_row_read(sqlite3_stmt *st, char **cause)
 		return NULL;
 	}
 	job->id = (uint64_t)id;
-	if (db_row_fill(&r, job, &run) == -1)
+	if (db_row_fill(&r, job, &run, cache) == -1)
 		goto fail;
 	/* A job that never ran shares job_run_none. */
 	if (!job_run_is_none(&run) || run.reason != NULL) {

@@ -235,6 +235,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
     char **cause)
 {
 	sqlite3_stmt *st = db->stmt[DB_LOAD];
+	struct db_row_cache cache = { NULL, NULL, NULL, NULL };
 	struct job *job;
 	int rc, ret = -1;
 
@@ -247,7 +248,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
 			    sqlite3_errmsg(db->sq));
 			goto out;
 		}
-		if ((job = db_row_read(st, cause)) == NULL)
+		if ((job = db_row_read(st, &cache, cause)) == NULL)
 			goto out;
 		if (cb(job, arg) != 0) {
 			db_fail(cause, "stopped");
@@ -256,6 +257,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
 	}
 	ret = 0;
 out:
+	db_row_cache_clear(&cache);
 	/* Also ends the read transaction, which would hold back
 	 * checkpoints. */
 	db_reset(st);

@@ -188,6 +188,30 @@ intern_release(const char *s, char *const *v)
 	}
 }
 
+/* The entry of a copy this table gave out. */
+static struct intern_entry *
+intern_entry_of(const void *data)
+{
+	/* Not a const cast away from the caller's data: the entry is the
+	 * table's own, and data its member. */
+	return (struct intern_entry *)((uintptr_t)data -
+	    offsetof(struct intern_entry, data));
+}
+
+const char *
+intern_str_hold(const char *shared)
+{
+	intern_entry_of(shared)->holders++;
+	return shared;
+}
+
+char *const *
+intern_strv_hold(char *const *shared)
+{
+	intern_entry_of(shared)->holders++;
+	return shared;
+}
+
 const char *
 intern_str(const char *s)
 {

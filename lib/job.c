@@ -8,6 +8,7 @@
 
 #include "intern.h"
 #include "job.h"
+#include "slab.h"
 #include "timefmt.h"
 #include "waitstatus.h"
 
@@ -55,12 +56,17 @@ const struct job_run job_run_none = {
 	.exit_code = -1,
 };
 
+/* Every job's struct: a queued job is most of the daemon's memory. */
+static struct slab job_slab = {
+	.size = (sizeof(struct job) + 7) & ~(size_t)7,
+};
+
 struct job *
 job_new(void)
 {
 	struct job *job;
 
-	if ((job = calloc(1, sizeof *job)) == NULL)
+	if ((job = slab_alloc(&job_slab)) == NULL)
 		return NULL;
 	job->run = &job_run_none;
 	job->slots = 1;
@@ -118,14 +124,14 @@ job_free(struct job *job)
 		free(run);
 	}
 	free(job->name);
-	job_free_strv(job->argv);
+	free(job->argv);
 	intern_strv_drop(job->env);
 	intern_str_drop(job->cwd);
 	intern_str_drop(job->priority);
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
-	free(job);
+	slab_free(&job_slab, job);
 }
 
 void
@@ -237,6 +243,40 @@ job_set_env(struct job *job, char **env)
 	}
 	intern_strv_drop(job->env);
 	job->env = copy;
+	return 0;
+}
+
+char **
+job_strv_pack(char *const *v)
+{
+	size_t n, bytes = 0, len, i;
+	char **packed, *p;
+
+	for (n = 0; v[n] != NULL; n++)
+		bytes += strlen(v[n]) + 1;
+	if ((packed = malloc((n + 1) * sizeof *packed + bytes)) == NULL)
+		return NULL;
+	p = (char *)&packed[n + 1];
+	for (i = 0; i < n; i++) {
+		len = strlen(v[i]) + 1;
+		packed[i] = memcpy(p, v[i], len);
+		p += len;
+	}
+	packed[n] = NULL;
+	return packed;
+}
+
+int
+job_set_argv(struct job *job, char **argv)
+{
+	char **packed = argv != NULL ? job_strv_pack(argv) : NULL;
+	bool failed = argv != NULL && packed == NULL;
+
+	job_free_strv(argv);
+	if (failed)
+		return -1;
+	free(job->argv);
+	job->argv = packed;
 	return 0;
 }
 

@@ -56,7 +56,9 @@ extern const struct job_run job_run_none;
 struct job {
 	uint64_t id;
 	char *name;		/* NULL: argv[0]'s basename (job_name) */
-	char **argv;		/* NULL-terminated */
+	/* NULL-terminated, in one allocation with its strings: set it
+	 * through job_set_argv. */
+	char **argv;
 	/* Shared with every job that has the same (intern.h): set them
 	 * through job_set_env, job_set_cwd and job_set_priority. */
 	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
@@ -67,13 +69,14 @@ struct job {
 	uint64_t timeout_ms;	/* 0 = none */
 	int64_t seq;		/* order in its queue: smaller goes first */
 	uint64_t *after;	/* ids it waits for; NULL when none */
-	size_t nafter;
 	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
 	/* Protocol v1.1. */
 	json_t *labels;		/* object of strings; NULL = none */
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
 	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
-	size_t nafter_any;
+	/* Counts of after and after_any: a request could not hold more. */
+	uint32_t nafter;
+	uint32_t nafter_any;
 	enum job_state state;
 	uid_t uid;
 	gid_t gid;
@@ -154,6 +157,16 @@ int job_set_priority(struct job *job, const char *priority);
  * job's. 0, or -1 out of memory with the job's env as it was.
  */
 int job_set_env(struct job *job, char **env);
+/*
+ * Takes argv (a NULL-terminated vector of strings from malloc, freed here
+ * whatever happens) and keeps a copy of it in one allocation. 0, or -1 out
+ * of memory with the job's argv as it was.
+ */
+int job_set_argv(struct job *job, char **argv);
+/* A copy of v in one allocation, which free() frees whole; NULL out of
+ * memory. */
+char **job_strv_pack(char *const *v);
+
 /* Takes name (from malloc, or NULL): the job stores none when it is the
  * default, argv[0]'s basename. */
 void job_set_name(struct job *job, char *name);

@@ -19,7 +19,9 @@ struct psem {
 	unsigned in_use;		/* held or granted; above permits after
 					 * psem_set_permits shrank them */
 	struct psem_waitq granted;	/* GRANTED waiters, oldest first */
-	uint64_t generation;		/* the delivery round being filled */
+	uint32_t generation;		/* the delivery round being filled;
+					 * it wraps, and rounds are compared
+					 * by their distance */
 };
 
 static const struct psem_policy *const psem_policies[] = {
@@ -200,12 +202,12 @@ psem_deliver_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct psem *sem = arg;
 	struct psem_waiter *w;
-	uint64_t round = sem->generation++;
+	uint32_t round = sem->generation++;
 
 	(void)fd;
 	(void)what;
 	while ((w = TAILQ_FIRST(&sem->granted)) != NULL &&
-	    w->generation <= round) {
+	    (int32_t)(w->generation - round) <= 0) {
 		TAILQ_REMOVE(&sem->granted, w, entry);
 		w->state = PSEM_HELD;
 		w->cb(w, w->arg);
@@ -285,7 +287,7 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
 	memset(w, 0, sizeof *w);
 	/* Out of range stays out of range, for psem_acquire to refuse. */
 	w->prio = prio > UINT8_MAX ? UINT8_MAX : (uint8_t)prio;
-	w->permits = permits;
+	w->permits = permits > UINT16_MAX ? 0 : (uint16_t)permits;
 	w->cb = cb;
 	w->arg = arg;
 	w->state = PSEM_IDLE;

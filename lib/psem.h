@@ -31,10 +31,10 @@ struct psem_waiter {
 	TAILQ_ENTRY(psem_waiter) entry;
 	psem_grant_cb cb;
 	void *arg;
-	uint64_t generation;	/* the delivery round that may call it */
 	int64_t order;		/* its place in its FIFO: psem_waiter_order */
-	unsigned permits;
 	/* Narrow: a waiter lives in every queued job. */
+	uint32_t generation;	/* the delivery round that may call it */
+	uint16_t permits;	/* at most 65535 */
 	uint8_t prio;		/* < 64 */
 	uint8_t state;		/* enum psem_state */
 };
@@ -90,6 +90,7 @@ int psem_set_cap(struct psem *sem, unsigned prio, unsigned cap);
 int psem_pause(struct psem *sem, unsigned prio);
 int psem_resume(struct psem *sem, unsigned prio);
 
+/* permits above 65535 are refused by psem_acquire, as 0 is. */
 void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
     psem_grant_cb cb, void *arg);
 enum psem_state psem_waiter_state(const struct psem_waiter *w);

@@ -673,6 +673,17 @@ store_next(const struct store *st, uint64_t after_id)
 }
 
 struct job *
+store_iter(const struct store *st, size_t *pos)
+{
+	uintptr_t *e = store_entries(st);
+
+	for (; *pos < st->jobs.n; (*pos)++)
+		if (!(e[*pos] & 1))
+			return (struct job *)e[(*pos)++];
+	return NULL;
+}
+
+struct job *
 store_last(const struct store *st)
 {
 	uintptr_t *e = store_entries(st);

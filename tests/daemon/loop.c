@@ -169,7 +169,7 @@ loop_job(const struct loop *l, const char *const *argv, const char *priority)
 	struct job *job;
 
 	assert_non_null(job = job_new());
-	job->argv = loop_strv(argv);
+	assert_int_equal(job_set_argv(job, loop_strv(argv)), 0);
 	assert_int_equal(job_set_env(job, loop_strv(env)), 0);
 	assert_int_equal(job_set_cwd(job, l->dir), 0);
 	assert_non_null(job->name = strdup("test"));

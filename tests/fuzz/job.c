@@ -127,7 +127,8 @@ fuzz_job(struct fuzz_in *in)
 		abort();
 	job->id = (uint64_t)fuzz_u32(in) + 1;
 	job->name = fuzz_str(in, 40);
-	job->argv = fuzz_strv(in, 1, 4, false);
+	if (job_set_argv(job, fuzz_strv(in, 1, 4, false)) != 0)
+		abort();
 	if (job_set_env(job, fuzz_strv(in, 0, 3, true)) != 0 ||
 	    job_set_cwd(job, (s = fuzz_str(in, 40))) != 0 ||
 	    job_set_priority(job, (t = fuzz_str(in, 32))) != 0)

@@ -220,8 +220,9 @@ full_job(uint64_t id)
 	job->id = id;
 	assert_non_null(job->name =
 	    strdup("it's \"quoted\"\nline two, caf\xc3\xa9 \xe2\x9c\x93"));
-	job->argv = strv("/bin/sh", "-c", "echo 'hello world' \"$X\"",
-	    "\xe6\x97\xa5\xe6\x9c\xac", "", NULL);
+	assert_int_equal(job_set_argv(job, strv("/bin/sh", "-c",
+	    "echo 'hello world' \"$X\"",
+	    "\xe6\x97\xa5\xe6\x9c\xac", "", NULL)), 0);
 	assert_int_equal(job_set_env(job, strv("X=a b", "EMPTY=", "NL=one\ntwo",
 	    NULL)), 0);
 	assert_int_equal(job_set_cwd(job, "/home/\xc3\xbcser/dir with space"),
@@ -594,6 +595,63 @@ test_json_columns(void **state)
 	    "|[9,2,1099511627776]\n");
 }
 
+/* Job i of test_plain_and_escaped_vectors. */
+static struct job *
+vector_job(size_t i)
+{
+	static const char *const argvs[][4] = {
+		{ "/bin/true", NULL },
+		{ "sh", "-c", "", NULL },
+		{ "a\"b", "back\\slash", "tab\t", NULL },
+		{ "caf\xc3\xa9", "x", NULL },
+		{ NULL },
+	};
+	struct job *job = bare_job(i + 1, JOB_QUEUED);
+	char **v;
+	size_t k;
+
+	assert_non_null(v = calloc(5, sizeof *v));
+	for (k = 0; argvs[i][k] != NULL; k++)
+		assert_non_null(v[k] = strdup(argvs[i][k]));
+	assert_int_equal(job_set_argv(job, v), 0);
+	assert_int_equal(job_set_env(job, strv(i < 4 ? "A=1" : "B=2",
+	    "PATH=/bin", NULL)), 0);
+	return job;
+}
+
+/*
+ * Plain arrays (what json_dumps writes for ASCII without escapes) are read
+ * without jansson, the rest with it: both give the same vectors, and jobs
+ * that share an environment share its copy after a load.
+ */
+static void
+test_plain_and_escaped_vectors(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *jobs[5], *want;
+	struct db *db;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 5; i++)
+		jobs[i] = vector_job(i);
+	db = open_ok();
+	insert_jobs(db, jobs, 5);
+	load_ok(db, &l);
+	assert_int_equal(l.n, 5);
+	for (i = 0; i < 5; i++) {
+		want = vector_job(i);
+		assert_strv_equal(want->argv, l.jobs[i]->argv);
+		assert_strv_equal(want->env, l.jobs[i]->env);
+		job_free(want);
+	}
+	assert_ptr_equal(l.jobs[0]->env, l.jobs[3]->env);
+	assert_ptr_not_equal(l.jobs[0]->env, l.jobs[4]->env);
+	assert_null(l.jobs[4]->argv[0]);
+	loaded_free(&l);
+	db_close(db);
+}
+
 static void
 test_load_order(void **state)
 {
@@ -770,7 +828,7 @@ test_write_errors(void **state)
 
 	/* A string jansson will not encode. */
 	job = bare_job(4, JOB_QUEUED);
-	job->argv = strv("bad \xff byte", NULL);
+	assert_int_equal(job_set_argv(job, strv("bad \xff byte", NULL)), 0);
 	assert_int_equal(db_insert(db, job, &cause), -1);
 	assert_contains(cause, "job 4");
 	free(cause);
@@ -1124,6 +1182,7 @@ main(void)
 		T(test_round_trip),
 		T(test_round_trip_unknown),
 		T(test_json_columns),
+		T(test_plain_and_escaped_vectors),
 		T(test_load_order),
 		T(test_max_id),
 		T(test_rollback),

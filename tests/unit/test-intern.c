@@ -44,6 +44,10 @@ test_strings_shared_and_counted(void **state)
 	assert_non_null(c = intern_str("/"));
 	assert_ptr_not_equal(a, c);
 	assert_int_equal(intern_count(), 2);
+	/* Held again without a lookup: one more drop to go. */
+	assert_ptr_equal(intern_str_hold(c), c);
+	intern_str_drop(c);
+	assert_string_equal(c, "/");
 	intern_str_drop(a);
 	assert_int_equal(intern_count(), 2);	/* b still holds it */
 	assert_string_equal(b, "/home/me");
@@ -67,6 +71,8 @@ test_vectors_whole(void **state)
 	assert_non_null(vz = intern_strv(z));
 	assert_non_null(ve = intern_strv(e));
 	assert_ptr_equal(vx, vy);
+	assert_ptr_equal(intern_strv_hold(vx), vx);
+	intern_strv_drop(vx);
 	assert_ptr_not_equal(vx, vz);	/* a prefix is not the same */
 	assert_string_equal(vx[1], "B=2");
 	assert_null(vx[2]);
@@ -132,7 +138,8 @@ test_job_fields(void **state)
 	assert_string_equal(b->env[0], "PATH=/bin");
 
 	/* The default name is not stored. */
-	a->argv = strv("/usr/bin/make", "-j2", NULL);
+	assert_int_equal(job_set_argv(a, strv("/usr/bin/make", "-j2", NULL)),
+	    0);
 	job_set_name(a, strdup("make"));
 	assert_null(a->name);
 	assert_string_equal(job_name(a), "make");

@@ -32,12 +32,13 @@ static struct job *
 new_job(const char *name)
 {
 	struct job *job = job_new();
-	char **env;
+	char **env, **argv;
 
 	assert_non_null(job);
 	job->name = strdup(name);
-	job->argv = calloc(2, sizeof *job->argv);
-	job->argv[0] = strdup("true");
+	argv = calloc(2, sizeof *argv);
+	argv[0] = strdup("true");
+	assert_int_equal(job_set_argv(job, argv), 0);
 	env = calloc(2, sizeof *env);
 	env[0] = strdup("A=1");
 	assert_int_equal(job_set_env(job, env), 0);
@@ -266,7 +267,7 @@ removals_keep_lookups_and_iteration(void **state)
 	bool gone[N + 1] = { false };
 	struct job *job;
 	uint64_t id, want;
-	size_t live = N;
+	size_t live = N, pos;
 	unsigned seed = 7;
 	int i, k;
 
@@ -300,6 +301,10 @@ removals_keep_lookups_and_iteration(void **state)
 	for (want = N; gone[want]; want--)
 		;
 	assert_int_equal(store_last(fx->st)->id, want);
+	/* Iteration steps over the tombstones too. */
+	for (pos = 0, i = 0; (job = store_iter(fx->st, &pos)) != NULL; i++)
+		assert_false(gone[job->id]);
+	assert_int_equal(i, live);
 	turn(fx);
 	reopen(fx);
 	assert_int_equal(store_count(fx->st), live);
