@@ -21,6 +21,8 @@
 
 #include "bench-beanstalk.h"
 #include "bench-daemon.h"
+#include "bench-proc.h"
+#include "bench-tmpdir.h"
 
 #define BENCH_BEANSTALK_TIMEOUT_MS 10000
 #define BENCH_BEANSTALK_POLL_MS 5
@@ -162,9 +164,8 @@ bench_beanstalk_start(const char *parent, char **cause)
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	if ((size_t)snprintf(b->dir, sizeof b->dir,
-	    "%s/beanstalk-bench-XXXXXX", parent) >= sizeof b->dir ||
-	    mkdtemp(b->dir) == NULL) {
+	if (bench_tmpdir_make(parent, "beanstalkd", b->dir, sizeof b->dir)
+	    == -1) {
 		bench_beanstalk_cause(cause, "cannot make a temp dir in %s: "
 		    "%s", parent, strerror(errno));
 		free(b);
@@ -215,7 +216,7 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 
 	memset(r, 0, sizeof *r);
 	r->jobs = n;
-	if (bench_daemon_beside("ref-beanstalk", ref, sizeof ref) == -1 ||
+	if (bench_proc_beside("ref-beanstalk", ref, sizeof ref) == -1 ||
 	    access(ref, X_OK) == -1) {
 		snprintf(r->error, sizeof r->error, "cannot run ref-beanstalk: "
 		    "%s", strerror(errno));
@@ -274,6 +275,8 @@ bench_beanstalk_free(struct bench_beanstalk *b)
 		while (waitpid(b->pid, NULL, 0) == -1 && errno == EINTR)
 			continue;
 	}
-	bench_daemon_remove_dir(b->dir);
+	if (bench_tmpdir_remove(b->dir) == -1)
+		fprintf(stderr, "bench: cannot remove %s: %s\n", b->dir,
+		    strerror(errno));
 	free(b);
 }

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,13 +17,14 @@
 #include <unistd.h>
 
 #include "bench-daemon.h"
+#include "bench-proc.h"
+#include "bench-tmpdir.h"
 #include "client.h"
 
 /* How long the daemon may take to answer on its socket, or to exit. */
 #define BENCH_DAEMON_TIMEOUT_MS 30000
 #define BENCH_DAEMON_POLL_MS 5
 
-extern char **environ;
 
 /* The mask main() had before the guard blocked the signals: the daemon gets
  * it back, since a blocked mask survives exec. */
@@ -141,28 +141,6 @@ bench_daemon_interrupted(void)
 	return atomic_load(&bench_daemon_signal);
 }
 
-int
-bench_daemon_beside(const char *name, char *path, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) == -1)
-		return -1;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) == NULL) {
-		errno = ENOENT;
-		return -1;
-	}
-	*slash = '\0';
-	if ((size_t)snprintf(path, size, "%s/%s", self, name) >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The daemon's environment: ours without what would point it elsewhere or
  * set the knob, plus TRIAGED_GROUP_COMMIT=0 when not grouped. Built before
@@ -176,27 +154,10 @@ bench_daemon_env(bool grouped)
 		"TRIAGE_SOCKET=", "TRIAGE_CONFIG=", "TRIAGED_GROUP_COMMIT=",
 	};
 	static char knob[] = "TRIAGED_GROUP_COMMIT=0";
-	char **env;
-	size_t n, i, j, k;
-	bool keep;
+	char *const add[] = { knob };
 
-	for (n = 0; environ[n] != NULL; n++)
-		continue;
-	if ((env = calloc(n + 2, sizeof *env)) == NULL)
-		return NULL;
-	for (i = 0, k = 0; i < n; i++) {
-		keep = true;
-		for (j = 0; j < sizeof drop / sizeof drop[0]; j++) {
-			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
-				keep = false;
-		}
-		if (keep)
-			env[k++] = environ[i];
-	}
-	if (!grouped)
-		env[k++] = knob;
-	env[k] = NULL;
-	return env;
+	return bench_proc_env(drop, sizeof drop / sizeof drop[0], add,
+	    grouped ? 0 : 1);
 }
 
 static int
@@ -304,7 +265,7 @@ bench_daemon_spawn(struct bench_daemon *d, char **cause)
 	pid_t ppid = getpid();
 	int fd;
 
-	if (bench_daemon_beside("triaged", bin, sizeof bin) == -1) {
+	if (bench_proc_beside("triaged", bin, sizeof bin) == -1) {
 		bench_daemon_cause(cause, "cannot find triaged beside "
 		    "/proc/self/exe", errno);
 		return -1;
@@ -470,24 +431,6 @@ bench_daemon_stop(struct bench_daemon *d, char **cause)
 	return 0;
 }
 
-static int
-bench_daemon_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) == -1 && errno != ENOENT ? -1 : 0;
-}
-
-void
-bench_daemon_remove_dir(const char *dir)
-{
-	if (nftw(dir, bench_daemon_remove_cb, 16, FTW_DEPTH | FTW_PHYS) == -1)
-		fprintf(stderr, "bench: cannot remove %s: %s\n", dir,
-		    strerror(errno));
-}
-
 void
 bench_daemon_free(struct bench_daemon *d)
 {
@@ -496,8 +439,29 @@ bench_daemon_free(struct bench_daemon *d)
 	if (d->pid > 0 && bench_daemon_reap(d, NULL) == -1)
 		fprintf(stderr, "bench: waitpid %d: %s\n", (int)d->pid,
 		    strerror(errno));
-	bench_daemon_remove_dir(d->dir);
+	if (bench_tmpdir_remove(d->dir) == -1)
+		fprintf(stderr, "bench: cannot remove %s: %s\n", d->dir,
+		    strerror(errno));
 	free(d);
+}
+
+bool
+bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok)
+{
+	char *cause = NULL;
+
+	if (d == NULL)
+		return ok;
+	if (bench_daemon_stop(d, &cause) == -1 &&
+	    bench_daemon_interrupted() == 0) {
+		fprintf(stderr, "%s: %s\n", prog, cause ? cause : "oom");
+		ok = false;
+	}
+	free(cause);
+	if (!ok && bench_daemon_interrupted() == 0)
+		bench_daemon_dump_log(d);
+	bench_daemon_free(d);
+	return ok;
 }
 
 void

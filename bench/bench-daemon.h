@@ -66,13 +66,15 @@ int bench_daemon_restart(struct bench_daemon *d, double *ready_s,
 int bench_daemon_stop(struct bench_daemon *d, char **cause);
 /* Kills the process group if still there, removes the temp dir, frees. */
 void bench_daemon_free(struct bench_daemon *d);
-/* The program called name in this program's own directory (build/bin),
- * into path. 0, or -1 with errno. */
-int bench_daemon_beside(const char *name, char *path, size_t size);
+/*
+ * The end of a benchmark's daemon (NULL: none): stops it, saying why on
+ * stderr after prog when it did not stop cleanly (but when the guard killed
+ * it), prints its log when the run failed (ok false), and frees it. Returns
+ * ok, made false by a failed stop.
+ */
+bool bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok);
 /* Sleeps ms milliseconds, signals or not. */
 void bench_daemon_sleep_ms(long ms);
-/* Removes dir and all below it, saying on stderr what it could not. */
-void bench_daemon_remove_dir(const char *dir);
 /* Prints the daemon's log to stderr, for a run that failed. */
 void bench_daemon_dump_log(const struct bench_daemon *d);
 

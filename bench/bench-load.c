@@ -46,21 +46,28 @@ bench_load_error(struct bench_load_result *r, const char *fmt, ...)
 }
 
 /*
- * The request of every submission, the cheapest job there is, as a client
- * that submits many would send it: a line written once, its id the only
- * change. The daemon still validates the job and fills in the defaults
- * (cwd, env, name). Returns the line's length (it fits: ids are short).
+ * The request of every submission as a client that submits many would send
+ * it: a line made once, its id the only change. params is its params' JSON
+ * text. Returns the line's length (it fits in the room
+ * bench_load_request_max gives).
  */
 static size_t
-bench_load_request(char *buf, size_t size, uint64_t id)
+bench_load_request(char *buf, size_t size, uint64_t id, const char *params)
 {
 	return (size_t)snprintf(buf, size, "{\"jsonrpc\":\"2.0\",\"id\":%"
-	    PRIu64 ",\"method\":\"submit\",\"params\":{\"argv\":"
-	    "[\"true\"]}}\n", id);
+	    PRIu64 ",\"method\":\"submit\",\"params\":%s}\n", id, params);
 }
 
-/* Room for one request line. */
-#define BENCH_LOAD_REQUEST_MAX 128
+/* Room for one request line around params: the rest is short. */
+static size_t
+bench_load_request_max(const char *params)
+{
+	return strlen(params) + 96;
+}
+
+/* The cheapest job there is. The daemon still validates it and fills in
+ * the defaults (cwd, env, name). */
+#define BENCH_LOAD_PARAMS "{\"argv\":[\"true\"]}"
 
 /* Counts one reply: a job still queued is a success; a job already running
  * means the pause did not hold, which the caller reports. */
@@ -107,11 +114,18 @@ int
 bench_load_pipelined(const char *path, uint64_t n, unsigned window,
     struct bench_load_result *r)
 {
+	return bench_load_pipelined_params(path, n, window, NULL, r);
+}
+
+int
+bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
+    const json_t *each, struct bench_load_result *r)
+{
 	struct client_error e;
 	struct client *c;
 	uint64_t sent = 0, received = 0;
-	char *cause = NULL, *batch;
-	size_t len;
+	char *cause = NULL, *batch = NULL, *params;
+	size_t len, reqmax;
 	json_t *res;
 	int64_t id;
 	int timeout;
@@ -119,14 +133,19 @@ bench_load_pipelined(const char *path, uint64_t n, unsigned window,
 
 	memset(r, 0, sizeof *r);
 	r->jobs = n;
-	if ((batch = malloc((size_t)window * BENCH_LOAD_REQUEST_MAX)) == NULL) {
+	params = each != NULL ? json_dumps(each, JSON_COMPACT) :
+	    strdup(BENCH_LOAD_PARAMS);
+	if (params == NULL || (batch = malloc((size_t)window *
+	    (reqmax = bench_load_request_max(params)))) == NULL) {
 		bench_load_error(r, "out of memory");
+		free(params);
 		return -1;
 	}
 	if ((c = client_connect(path, &cause)) == NULL) {
 		bench_load_error(r, "%s", cause ? cause : "out of memory");
 		free(cause);
 		free(batch);
+		free(params);
 		return -1;
 	}
 	t0 = bench_load_now();
@@ -135,8 +154,8 @@ bench_load_pipelined(const char *path, uint64_t n, unsigned window,
 		 * sockets nor the daemon's buffers grow with n; what it
 		 * allows goes in one write. */
 		for (len = 0; sent < n && sent - received < window; sent++)
-			len += bench_load_request(batch + len,
-			    BENCH_LOAD_REQUEST_MAX, sent + 1);
+			len += bench_load_request(batch + len, reqmax,
+			    sent + 1, params);
 		if (len > 0 && client_send_raw(c, batch, len) == -1) {
 			bench_load_lost(r, &e, "cannot send");
 			goto lost;
@@ -163,6 +182,7 @@ bench_load_pipelined(const char *path, uint64_t n, unsigned window,
 	r->seconds = bench_load_now() - t0;
 	client_free(c);
 	free(batch);
+	free(params);
 	return 0;
 
 lost:
@@ -172,6 +192,7 @@ lost:
 	r->errors += n - received - 1;
 	client_free(c);
 	free(batch);
+	free(params);
 	return 0;
 }
 
@@ -195,7 +216,7 @@ static void *
 bench_load_worker_cb(void *arg)
 {
 	struct bench_load_worker *w = arg;
-	char line[BENCH_LOAD_REQUEST_MAX];
+	char line[128];
 	struct client_error e;
 	json_t *res;
 	int64_t id;
@@ -211,7 +232,8 @@ bench_load_worker_cb(void *arg)
 		return NULL;
 
 	for (i = 0; i < w->n; i++) {
-		len = bench_load_request(line, sizeof line, i + 1);
+		len = bench_load_request(line, sizeof line, i + 1,
+		    BENCH_LOAD_PARAMS);
 		if (client_send_raw(w->c, line, len) == -1) {
 			bench_load_lost(&w->r, &e, "cannot send");
 			w->r.errors += w->n - i - 1;

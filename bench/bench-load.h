@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 /* What a load did. Rates are the caller's to compute: ok / seconds. */
 struct bench_load_result {
 	uint64_t jobs;		/* submissions asked for */
@@ -22,6 +24,11 @@ struct bench_load_result {
  */
 int bench_load_pipelined(const char *path, uint64_t n, unsigned window,
     struct bench_load_result *r);
+/* The same with each submission's params a copy of each (NULL: the
+ * cheapest job, argv ["true"]); a job replied running counts in
+ * not_queued. */
+int bench_load_pipelined_params(const char *path, uint64_t n,
+    unsigned window, const json_t *each, struct bench_load_result *r);
 /*
  * Submits n jobs over nconn connections, each in its own thread waiting for
  * each reply before the next submission; the connections share n as evenly

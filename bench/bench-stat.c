@@ -1,5 +1,6 @@
-/* bench-stat.c - for the benchmarks: a monotonic clock in seconds, and the
- * median of a sample, the figure every comparison reports. */
+/* bench-stat.c - for the benchmarks: the monotonic clock, and the medians and
+ * percentiles of a run's samples, the figures every comparison reports. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,9 +14,18 @@ bench_stat_now(void)
 {
 	struct timespec ts;
 
-	/* Cannot fail with a valid clock id and pointer. */
+	/* CLOCK_MONOTONIC cannot fail with a valid clock id and pointer. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long long
+bench_stat_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static int
@@ -23,7 +33,7 @@ bench_stat_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 
-	return x < y ? -1 : x > y;
+	return (x > y) - (x < y);
 }
 
 double
@@ -38,4 +48,22 @@ bench_stat_median(const double *v, size_t n)
 	memcpy(s, v, n * sizeof *s);
 	qsort(s, n, sizeof *s, bench_stat_cmp);
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+double
+bench_stat_quantile(double *v, size_t n, double q)
+{
+	size_t rank;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, bench_stat_cmp);
+	/* Nearest rank: the smallest sample with at least q of them at or
+	 * below it, so that a p99 of 200 samples is the second largest. */
+	rank = (size_t)ceil(q * (double)n);
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	return v[rank - 1];
 }

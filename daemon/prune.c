@@ -1,7 +1,10 @@
 /* prune.c - keep_finished: jobs that ended longer ago than that, and their
- * captured output, are deleted a small batch at a time. */
+ * captured output, are deleted a small batch at a time, on a timer armed
+ * for the oldest one's expiry only (an idle daemon never wakes). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -18,7 +21,8 @@
 /* A batch small enough that the loop hardly notices it; a backlog goes
  * a batch a turn. */
 #define PRUNE_BATCH 256
-#define PRUNE_MAX_INTERVAL_MS 60000
+/* After a failed look at the store, or a batch of jobs all retried. */
+#define PRUNE_RETRY_MS 60000
 
 static struct event *prune_ev;
 
@@ -55,30 +59,71 @@ prune_schedule(uint64_t ms)
 	evtimer_add(prune_ev, &tv);
 }
 
+/* Arms the timer for when the job that finished at finished_at expires. */
+static void
+prune_schedule_at(const struct triaged *td, int64_t finished_at)
+{
+	int64_t ms = finished_at + (int64_t)td->cfg->keep_finished_ms -
+	    timefmt_now();
+
+	prune_schedule(ms > 0 ? (uint64_t)ms : 0);
+}
+
+/* Up to PRUNE_BATCH terminal jobs that ended before before, oldest first,
+ * into ids. 0, or -1 after logging why, the timer armed to try again. */
+static int
+prune_expired(struct triaged *td, int64_t before, uint64_t *ids, size_t *n)
+{
+	char *cause = NULL;
+
+	if (store_expired(td->store, before, ids, PRUNE_BATCH, n, &cause) == 0)
+		return 0;
+	log_warnx("cannot look for jobs to prune: %s", cause);
+	free(cause);
+	prune_schedule(PRUNE_RETRY_MS);
+	return -1;
+}
+
+/*
+ * After a pass: the timer for the oldest terminal job left, or none when
+ * there is none (prune_job_cb arms it when one ends). Oldest on disk first;
+ * one retried since is not terminal in memory, and arms it when it ends.
+ */
+static void
+prune_schedule_next(struct triaged *td)
+{
+	uint64_t ids[PRUNE_BATCH];
+	struct job *job;
+	size_t n = 0, i;
+
+	if (prune_expired(td, INT64_MAX, ids, &n) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		job = store_get(td->store, ids[i]);
+		if (job != NULL && job_state_terminal(job->state)) {
+			prune_schedule_at(td, job->run->finished_at);
+			return;
+		}
+	}
+	/* A whole batch retried since: the next pass looks further. */
+	if (n == PRUNE_BATCH)
+		prune_schedule(PRUNE_RETRY_MS);
+}
+
 static void
 prune_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct triaged *td = arg;
-	uint64_t keep = td->cfg->keep_finished_ms, interval;
+	uint64_t keep = td->cfg->keep_finished_ms;
 	int64_t before = timefmt_now() - (int64_t)keep;
 	uint64_t ids[PRUNE_BATCH];
 	struct job *job;
-	char *cause = NULL;
 	size_t n = 0, i, gone = 0;
 
 	(void)fd;
 	(void)what;
-	interval = keep / 4;
-	if (interval < 1000)
-		interval = 1000;
-	if (interval > PRUNE_MAX_INTERVAL_MS)
-		interval = PRUNE_MAX_INTERVAL_MS;
-	if (store_expired(td->store, before, ids, PRUNE_BATCH, &n, &cause) != 0) {
-		log_warnx("cannot look for jobs to prune: %s", cause);
-		free(cause);
-		prune_schedule(interval);
+	if (prune_expired(td, before, ids, &n) != 0)
 		return;
-	}
 	for (i = 0; i < n; i++) {
 		/* Memory is ahead of the disk: a job retried since is not
 		 * old any more. */
@@ -93,16 +138,39 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 		log_debug("pruned %zu jobs that ended before keep_finished",
 		    gone);
 	/* A full batch means more wait: the next one next turn. */
-	prune_schedule(n == PRUNE_BATCH && gone > 0 ? 0 : interval);
+	if (n == PRUNE_BATCH && gone > 0)
+		prune_schedule(0);
+	else
+		prune_schedule_next(td);
+}
+
+/* A job that ends expires after every one that ended before it: the timer
+ * needs arming only when none is pending. */
+static void
+prune_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
+{
+	(void)arg;
+	if (ev->change == NULL && job_state_terminal(ev->view->state) &&
+	    !evtimer_pending(prune_ev, NULL))
+		prune_schedule_at(td, ev->view->run->finished_at);
 }
 
 int
 prune_start(struct triaged *td)
 {
-	if ((prune_ev = evtimer_new(td->base, prune_cb, td)) == NULL)
+	if ((prune_ev = evtimer_new(td->base, prune_cb, td)) == NULL ||
+	    jobs_listen(td, prune_job_cb, NULL) != 0)
 		return -1;
 	prune_schedule(0);
 	return 0;
+}
+
+void
+prune_reload(void)
+{
+	/* keep_finished may have changed: a pass now finds the new time. */
+	if (prune_ev != NULL)
+		prune_schedule(0);
 }
 
 void

@@ -12,8 +12,11 @@ struct triaged;
  * job), changing nothing. */
 int prune_job(struct triaged *td, uint64_t id);
 
-/* Starts pruning now and then on a timer; 0, or -1 out of memory. */
+/* Starts pruning now, then whenever the oldest terminal job expires; 0, or
+ * -1 out of memory. */
 int prune_start(struct triaged *td);
+/* After a reload: keep_finished may have changed, so the next expiry. */
+void prune_reload(void);
 void prune_stop(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "notify.h"
 #include "pool.h"
 #include "psem.h"
+#include "prune.h"
 #include "reload.h"
 #include "run.h"
 #include "store.h"
@@ -285,6 +286,7 @@ reload_config(struct triaged *td, char **errors)
 	old = td->cfg;
 	td->cfg = new;
 	config_free(old);
+	prune_reload();
 	log_notice("reloaded: %u priorities, %u slots, %u workers, "
 	    "policy %s", new->npriorities, new->slots, new->workers, new->policy);
 	notify_ready(td);

@@ -206,6 +206,7 @@ client_fill(struct client *c, int64_t deadline,
 	struct pollfd pfd;
 	ssize_t n;
 	char *nbuf;
+	bool read_first;
 	int ready;
 
 	if (c->start > 0) {
@@ -224,10 +225,14 @@ client_fill(struct client *c, int64_t deadline,
 		c->size *= 2;
 	}
 
+	/* Without a deadline the socket's own blocking read waits: no
+	 * poll(2) first, unless the read says the socket does not block. */
+	read_first = deadline < 0;
 	for (;;) {
 		pfd.fd = c->fd;
 		pfd.events = POLLIN;
-		ready = poll(&pfd, 1, client_remaining(deadline));
+		ready = read_first ? 1 :
+		    poll(&pfd, 1, client_remaining(deadline));
 		if (ready == -1 && errno == EINTR)
 			continue;
 		if (ready == -1) {
@@ -241,6 +246,8 @@ client_fill(struct client *c, int64_t deadline,
 			return -1;
 		}
 		n = recv(c->fd, c->buf + c->end, c->size - c->end, 0);
+		if (n == -1 && errno == EAGAIN)
+			read_first = false;
 		if (n == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n == -1) {

@@ -920,6 +920,24 @@ tassert_ends(struct client *c, int64_t id, const char *state)
 	tassert_job_state(twait(c, id), id, state);
 }
 
+void
+twait_pruned(struct client *c, int64_t id)
+{
+	struct client_error e;
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	json_t *job;
+
+	/* Nothing tells of a pruning: the state is polled. */
+	while ((job = client_call(c, "get", json_pack("{sI}", "id",
+	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e)) != NULL) {
+		json_decref(job);
+		tcheck_deadline(deadline, "job %lld to be pruned",
+		    (long long)id);
+		usleep(10000);
+	}
+	assert_int_equal(e.code, -32001);
+}
+
 json_t *
 tnotification(struct client *c)
 {

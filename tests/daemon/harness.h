@@ -108,6 +108,9 @@ json_t *tget(struct client *c, int64_t id);
 /* The job is in state now (get); it ends in state (wait). */
 void tassert_state(struct client *c, int64_t id, const char *state);
 void tassert_ends(struct client *c, int64_t id, const char *state);
+/* Polls get until the job is gone (keep_finished pruned it); fails past
+ * the harness's timeout. */
+void twait_pruned(struct client *c, int64_t id);
 /* A job object's integer or string member. */
 json_int_t tjint(const json_t *job, const char *key);
 const char *tjstr(const json_t *job, const char *key);

@@ -394,10 +394,8 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 {
 	struct tdaemon *d = tdaemon_start("keep_finished = 1s\n");
 	struct client *c = tconnect(d);
-	struct client_error e;
 	char path[400];
-	int64_t id, next, deadline;
-	json_t *job;
+	int64_t id, next;
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "echo", "hello");
@@ -405,16 +403,7 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	snprintf(path, sizeof path, "%s/output/%lld.stdout", d->state,
 	    (long long)id);
 	assert_int_equal(access(path, F_OK), 0);
-	/* Polling the state until pruned. */
-	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while ((job = client_call(c, "get", json_pack("{sI}", "id",
-	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e)) != NULL) {
-		json_decref(job);
-		tcheck_deadline(deadline, "job %lld to be pruned",
-		    (long long)id);
-		usleep(10000);
-	}
-	assert_int_equal(e.code, -32001);
+	twait_pruned(c, id);
 	assert_int_equal(access(path, F_OK), -1);
 	/* Its id is never given again, restart or not. */
 	client_free(c);
@@ -423,6 +412,26 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	c = tconnect(d);
 	next = tsubmit(c, "{s[s]}", "argv", "true");
 	assert_true(next > id);
+	tdaemon_end(d, c);
+}
+
+/* The pruning timer is armed for the oldest job's expiry, not ticking: a
+ * restart arms it from the jobs on disk. */
+static void
+test_pruning_resumes_after_a_restart(void **state)
+{
+	struct tdaemon *d = tdaemon_start("keep_finished = 2s\n");
+	struct client *c = tconnect(d);
+	int64_t id;
+
+	(void)state;
+	id = tsubmit(c, "{s[s]}", "argv", "true");
+	tassert_ends(c, id, "succeeded");
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	c = tconnect(d);
+	twait_pruned(c, id);
 	tdaemon_end(d, c);
 }
 
@@ -680,6 +689,7 @@ main(void)
 		cmocka_unit_test(test_retry_method),
 		cmocka_unit_test(test_after_chains_success_failure_and_restart),
 		cmocka_unit_test(test_pruning_forgets_old_jobs_and_their_output),
+		cmocka_unit_test(test_pruning_resumes_after_a_restart),
 		cmocka_unit_test(test_older_database_is_migrated),
 		cmocka_unit_test(test_unusable_state_dir_is_a_clear_fatal_error),
 		cmocka_unit_test(test_full_disk_fails_submissions_and_recovers),

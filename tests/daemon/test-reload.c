@@ -405,6 +405,24 @@ test_admin_group(void **state)
 	tdaemon_end(d, c);
 }
 
+/* A shorter keep_finished takes effect at once, not at the expiry the
+ * pruning timer was armed for under the old one. */
+static void
+test_keep_finished(void **state)
+{
+	struct tdaemon *d = tdaemon_start("keep_finished = 1h\n");
+	struct client *c = tconnect(d);
+	int64_t id;
+
+	(void)state;
+	id = tsubmit(c, "{s[s]}", "argv", "true");
+	tassert_ends(c, id, "succeeded");
+	rewrite(d, "keep_finished = 1s\n");
+	reload_ok(c);
+	twait_pruned(c, id);
+	tdaemon_end(d, c);
+}
+
 /* SIGHUP does what reload does, and logs the outcome. */
 static void
 test_sighup(void **state)
@@ -547,6 +565,7 @@ main(void)
 		cmocka_unit_test(test_drop_priority),
 		cmocka_unit_test(test_log_level),
 		cmocka_unit_test(test_admin_group),
+		cmocka_unit_test(test_keep_finished),
 		cmocka_unit_test(test_sighup),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_job_process_settings),
