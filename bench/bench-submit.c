@@ -16,6 +16,7 @@
 #include "bench-daemon.h"
 #include "bench-load.h"
 #include "bench-machine.h"
+#include "bench-stat.h"
 #include "client.h"
 
 #define BENCH_JOBS 40000
@@ -293,25 +294,11 @@ bench_submit_round(struct bench_run *run, unsigned round, const char *dir,
 		fprintf(stderr, " %.0f/s\n", run->rates[run->nrates - 1]);
 }
 
-static int
-bench_submit_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median rate of the rounds measured (sorts them), 0 when none. */
+/* The median rate of the rounds measured, 0 when none. */
 static double
-bench_submit_median(struct bench_run *run)
+bench_submit_median(const struct bench_run *run)
 {
-	double *v = run->rates;
-	unsigned n = run->nrates;
-
-	if (n == 0)
-		return 0;
-	qsort(v, n, sizeof *v, bench_submit_cmp);
-	return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return bench_stat_median(run->rates, run->nrates);
 }
 
 /* The SUMMARY line of the pipelined runs: triage against beanstalkd. */
@@ -358,6 +345,7 @@ bench_submit_report(struct bench_run *runs, size_t nruns,
 	struct bench_run *r;
 	double lo, hi;
 	size_t i;
+	unsigned j;
 
 	printf("\nsubmit benchmark: jobs per second acknowledged "
 	    "(median of the rounds)\n");
@@ -379,10 +367,11 @@ bench_submit_report(struct bench_run *runs, size_t nruns,
 			    r->failed ? "FAILED" : "not run");
 			continue;
 		}
-		/* The median sorts the rates: lowest first. */
-		(void)bench_submit_median(r);
-		lo = r->rates[0];
-		hi = r->rates[r->nrates - 1];
+		lo = hi = r->rates[0];
+		for (j = 1; j < r->nrates; j++) {
+			lo = r->rates[j] < lo ? r->rates[j] : lo;
+			hi = r->rates[j] > hi ? r->rates[j] : hi;
+		}
 		printf("%-36s %8" PRIu64 " %6u %10.0f %10.0f %10.0f  %s\n",
 		    r->name, r->jobs, r->nrates, bench_submit_median(r), lo, hi,
 		    r->failed ? "FAILED" : "ok");

@@ -258,7 +258,8 @@ test_merge_output(void **state)
 }
 
 /* Waits until the running job's stored stream and what it dropped add up
- * to total bytes; returns that page. */
+ * to total bytes, and its file is what the page says: the worker may
+ * compact it right after the write that completed it. Returns that page. */
 static json_t *
 page_when_all_read(struct client *c, int64_t id, size_t total)
 {
@@ -268,7 +269,9 @@ page_when_all_read(struct client *c, int64_t id, size_t total)
 	for (;;) {
 		page = page_at(c, id, "stdout", 0);
 		if ((size_t)(tjint(page, "dropped") +
-		    tjint(page, "next_offset")) == total)
+		    tjint(page, "next_offset")) == total &&
+		    file_size(out_path(id, "stdout")) ==
+		    (off_t)tjint(page, "next_offset"))
 			return page;
 		json_decref(page);
 		tcheck_deadline(deadline, "job %lld's %zu bytes", (long long)id,
