@@ -108,12 +108,15 @@ static int
 bench_client_rounds(struct bench_client_prog *progs, size_t nprogs,
     char **env, size_t rounds)
 {
-	size_t r, i;
+	size_t r, k, i;
 	int status;
 	double s;
 
 	for (r = 0; r < rounds && bench_daemon_interrupted() == 0; r++) {
-		for (i = 0; i < nprogs; i++) {
+		/* Each round starts with the next program: none is always
+		 * the one that follows a given other. */
+		for (k = 0; k < nprogs; k++) {
+			i = (r + k) % nprogs;
 			status = bench_proc_run(progs[i].argv, env, -1, &s);
 			if (status == -1 || !WIFEXITED(status) ||
 			    WEXITSTATUS(status) != 0) {

@@ -1,5 +1,5 @@
-/* bench-scale.c - `make bench`: whether triaged stays flat as its queue grows:
- * per-request cost, memory per queued job, and a restart, at 1k to 1M queued. */
+/* bench-scale.c - `make bench`: whether triaged stays flat as its queue grows
+ * (per-request cost, memory per queued job, a restart) from 1k to 1M. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,6 +17,7 @@
 #include "bench-daemon.h"
 #include "bench-load.h"
 #include "bench-machine.h"
+#include "bench-why.h"
 #include "client.h"
 
 #define SCALE_LEVELS_MAX 4
@@ -63,26 +64,8 @@ struct scale_run {
 	unsigned char *gone;	/* by id: canceled already */
 	size_t gone_size;
 	uint64_t probe;		/* moves the cancels' ids between batches */
-	bool failed;
-	char why[512];
+	struct bench_why why;	/* whether it failed, and why */
 };
-
-static void scale_fail(struct scale_run *run, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Sets the run failed, keeping the first reason. */
-static void
-scale_fail(struct scale_run *run, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!run->failed) {
-		va_start(ap, fmt);
-		vsnprintf(run->why, sizeof run->why, fmt, ap);
-		va_end(ap);
-	}
-	run->failed = true;
-}
 
 static double
 scale_now(void)
@@ -197,18 +180,20 @@ scale_pipeline(struct scale_run *run, const char *method, uint64_t n,
 	while (received < n) {
 		while (sent < n && sent - received < SCALE_WINDOW) {
 			if ((params = params_cb(run, sent)) == NULL) {
-				scale_fail(run, "%s: out of memory", method);
+				bench_why_set(&run->why, "%s: out of memory",
+				    method);
 				return -1;
 			}
 			if (client_send(run->c, method, params, &e) == -1) {
-				scale_fail(run, "%s: %s", method, e.message);
+				bench_why_set(&run->why, "%s: %s", method,
+				    e.message);
 				return -1;
 			}
 			sent++;
 		}
 		if ((res = client_recv(run->c, &id, SCALE_CALL_MS, &e))
 		    == NULL) {
-			scale_fail(run, "%s: %s", method, e.message);
+			bench_why_set(&run->why, "%s: %s", method, e.message);
 			return -1;
 		}
 		json_decref(res);
@@ -238,7 +223,7 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 		    SCALE_CALL_MS, &e);
 		t[i] = scale_now() - t0;
 		if (res == NULL) {
-			scale_fail(run, "%s: %s", method, e.message);
+			bench_why_set(&run->why, "%s: %s", method, e.message);
 			return -1;
 		}
 		json_decref(res);
@@ -278,7 +263,7 @@ scale_verify(struct scale_run *run, const char *when)
 
 	if ((stats = client_call(run->c, "stats", NULL, SCALE_CALL_MS, &e))
 	    == NULL) {
-		scale_fail(run, "stats %s: %s", when, e.message);
+		bench_why_set(&run->why, "stats %s: %s", when, e.message);
 		return;
 	}
 	jobs = json_object_get(stats, "jobs");
@@ -286,7 +271,7 @@ scale_verify(struct scale_run *run, const char *when)
 	canceled = json_integer_value(json_object_get(jobs, "canceled"));
 	if ((uint64_t)queued != run->submitted - run->canceled ||
 	    (uint64_t)canceled != run->canceled)
-		scale_fail(run, "stats %s counts %" JSON_INTEGER_FORMAT
+		bench_why_set(&run->why, "stats %s counts %" JSON_INTEGER_FORMAT
 		    " queued and %" JSON_INTEGER_FORMAT " canceled, for %"
 		    PRIu64 " and %" PRIu64, when, queued, canceled,
 		    run->submitted - run->canceled, run->canceled);
@@ -306,7 +291,8 @@ scale_level(struct scale_run *run, struct scale_level *level)
 		t0 = scale_now();
 		if (bench_load_pipelined(run->d->sock, want - run->submitted,
 		    SCALE_WINDOW, &r) == -1 || r.errors > 0) {
-			scale_fail(run, "filling the queue: %s", r.error);
+			bench_why_set(&run->why, "filling the queue: %s",
+			    r.error);
 			return;
 		}
 		run->submitted = want;
@@ -321,7 +307,7 @@ scale_level(struct scale_run *run, struct scale_level *level)
 	/* A page from the middle of the queue: finding it is the work. */
 	if ((list = json_pack("{s[s]sisI}", "state", "queued", "limit", 100,
 	    "after_id", (json_int_t)(run->submitted / 2))) == NULL) {
-		scale_fail(run, "out of memory");
+		bench_why_set(&run->why, "out of memory");
 		return;
 	}
 	level->us[SCALE_LIST] = scale_calls(run, "list", list);
@@ -341,14 +327,14 @@ scale_connect(struct scale_run *run, bool pause)
 
 	client_free(run->c);
 	if ((run->c = client_connect(run->d->sock, &cause)) == NULL) {
-		scale_fail(run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		return;
 	}
 	if (pause) {
 		if ((res = client_call(run->c, "pause", NULL, SCALE_CALL_MS,
 		    &e)) == NULL)
-			scale_fail(run, "pause: %s", e.message);
+			bench_why_set(&run->why, "pause: %s", e.message);
 		json_decref(res);
 	}
 }
@@ -514,22 +500,22 @@ main(int argc, char **argv)
 	}
 	scale_connect(&run, true);
 	rss_empty_kb = scale_rss_kb(run.d->pid);
-	for (i = 0; i < nlevels && !run.failed; i++) {
+	for (i = 0; i < nlevels && !run.why.failed; i++) {
 		levels[i].queued = want[i];
 		scale_level(&run, &levels[i]);
 	}
-	if (!run.failed) {
+	if (!run.why.failed) {
 		fprintf(stderr, "bench-scale: restart with %" PRIu64
 		    " jobs...\n", run.submitted);
 		client_free(run.c);
 		run.c = NULL;
 		if (bench_daemon_restart(run.d, &restart_s, &cause) == -1) {
-			scale_fail(&run, "restart: %s", cause);
+			bench_why_set(&run.why, "restart: %s", cause);
 			free(cause);
 		} else {
 			restart_cpu_s = scale_cpu_s(run.d->pid);
 			scale_connect(&run, false);
-			if (!run.failed)
+			if (!run.why.failed)
 				scale_verify(&run, "after the restart");
 			rss_restart_kb = scale_rss_kb(run.d->pid);
 		}
@@ -542,15 +528,15 @@ main(int argc, char **argv)
 		return 128 + sig;
 	}
 	if (bench_daemon_stop(run.d, &cause) == -1) {
-		scale_fail(&run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run.why, "%s", cause ? cause : "out of memory");
 		free(cause);
 	}
-	if (run.failed)
+	if (run.why.failed)
 		bench_daemon_dump_log(run.d);
 	bench_daemon_free(run.d);
 	free(run.gone);
-	if (run.failed) {
-		fprintf(stderr, "bench-scale: FAILED: %s\n", run.why);
+	if (run.why.failed) {
+		fprintf(stderr, "bench-scale: FAILED: %s\n", run.why.text);
 		return 1;
 	}
 	scale_report(levels, nlevels, rss_empty_kb, restart_s, restart_cpu_s,

@@ -17,6 +17,7 @@
 #include "bench-load.h"
 #include "bench-machine.h"
 #include "bench-stat.h"
+#include "bench-why.h"
 #include "client.h"
 
 #define BENCH_JOBS 40000
@@ -50,8 +51,7 @@ struct bench_run {
 	uint64_t jobs;
 	unsigned nrates;	/* rounds measured */
 	double rates[BENCH_ROUNDS_MAX];
-	bool failed;
-	char why[512];		/* why it failed, "" if it did not */
+	struct bench_why why;	/* whether it failed, and why */
 	struct bench_load_result r;	/* the last round's */
 };
 
@@ -102,24 +102,6 @@ bench_submit_number(const char *opt, const char *s, uint64_t min,
 	return 0;
 }
 
-/* Sets run->failed and the reason, keeping the first reason given. */
-static void
-bench_submit_fail(struct bench_run *run, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-bench_submit_fail(struct bench_run *run, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!run->failed) {
-		va_start(ap, fmt);
-		vsnprintf(run->why, sizeof run->why, fmt, ap);
-		va_end(ap);
-	}
-	run->failed = true;
-}
-
 /* Pauses every priority, so that nothing runs while we measure, and checks
  * that it took. *version gets the daemon's (allocated, may stay NULL). */
 static void
@@ -131,12 +113,12 @@ bench_submit_pause(struct bench_run *run, struct client *c, char **version)
 
 	if ((stats = client_call(c, "pause", NULL, BENCH_CONTROL_MS, &e))
 	    == NULL) {
-		bench_submit_fail(run, "pause: %s", e.message);
+		bench_why_set(&run->why, "pause: %s", e.message);
 		return;
 	}
 	json_array_foreach(json_object_get(stats, "priorities"), i, p) {
 		if (!json_is_true(json_object_get(p, "paused")))
-			bench_submit_fail(run, "pause left a priority "
+			bench_why_set(&run->why, "pause left a priority "
 			    "unpaused");
 	}
 	if (*version == NULL &&
@@ -156,7 +138,7 @@ bench_submit_verify(struct bench_run *run, struct client *c)
 
 	if ((stats = client_call(c, "stats", NULL, BENCH_CONTROL_MS, &e))
 	    == NULL) {
-		bench_submit_fail(run, "stats after the run: %s",
+		bench_why_set(&run->why, "stats after the run: %s",
 		    e.message);
 		return;
 	}
@@ -165,7 +147,7 @@ bench_submit_verify(struct bench_run *run, struct client *c)
 	running = json_integer_value(json_object_get(jobs, "running"));
 	if ((uint64_t)queued != run->r.ok - run->r.not_queued ||
 	    running != 0) {
-		bench_submit_fail(run, "after the run, stats counts %"
+		bench_why_set(&run->why, "after the run, stats counts %"
 		    JSON_INTEGER_FORMAT " queued and %" JSON_INTEGER_FORMAT
 		    " running jobs, for %" PRIu64 " acknowledged", queued,
 		    running, run->r.ok);
@@ -177,7 +159,7 @@ bench_submit_verify(struct bench_run *run, struct client *c)
 static void
 bench_submit_measured(struct bench_run *run)
 {
-	if (!run->failed && run->r.seconds > 0 &&
+	if (!run->why.failed && run->r.seconds > 0 &&
 	    run->nrates < BENCH_ROUNDS_MAX)
 		run->rates[run->nrates++] = (double)run->r.ok / run->r.seconds;
 }
@@ -196,18 +178,18 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 
 	conf.ungrouped = !run->grouped;
 	if ((d = bench_daemon_start(dir, &conf, &cause)) == NULL) {
-		bench_submit_fail(run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		return;
 	}
 	if ((c = client_connect(d->sock, &cause)) == NULL) {
-		bench_submit_fail(run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		bench_daemon_free(d);
 		return;
 	}
 	bench_submit_pause(run, c, version);
-	if (!run->failed) {
+	if (!run->why.failed) {
 		if (run->pipelined)
 			rc = bench_load_pipelined(d->sock, run->jobs, window,
 			    &run->r);
@@ -216,13 +198,13 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 			    BENCH_CONNECTIONS, &run->r);
 		ran = rc == 0;
 		if (rc == -1)
-			bench_submit_fail(run, "%s", run->r.error);
+			bench_why_set(&run->why, "%s", run->r.error);
 		else if (run->r.errors > 0)
-			bench_submit_fail(run, "%" PRIu64 " submissions "
+			bench_why_set(&run->why, "%" PRIu64 " submissions "
 			    "failed; the first: %s", run->r.errors,
 			    run->r.error);
 		else if (run->r.not_queued > 0)
-			bench_submit_fail(run, "%" PRIu64 " jobs were "
+			bench_why_set(&run->why, "%" PRIu64 " jobs were "
 			    "dispatched despite the pause",
 			    run->r.not_queued);
 		if (ran && run->r.errors == 0)
@@ -231,14 +213,14 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 	client_free(c);
 	/* The guard killed the daemon: that is why the clients failed. */
 	if (bench_daemon_interrupted() != 0) {
-		run->failed = false;
-		bench_submit_fail(run, "interrupted");
+		run->why.failed = false;
+		bench_why_set(&run->why, "interrupted");
 	}
 	if (bench_daemon_stop(d, &cause) == -1) {
-		bench_submit_fail(run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 	}
-	if (run->failed && bench_daemon_interrupted() == 0)
+	if (run->why.failed && bench_daemon_interrupted() == 0)
 		bench_daemon_dump_log(d);
 	bench_daemon_free(d);
 	if (ran)
@@ -254,23 +236,23 @@ bench_submit_beanstalk(struct bench_run *run, const char *dir,
 	char *cause = NULL;
 
 	if ((b = bench_beanstalk_start(dir, &cause)) == NULL) {
-		bench_submit_fail(run, "%s", cause ? cause : "out of memory");
+		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		return;
 	}
 	if (bench_beanstalk_load(b, run->jobs, run->pipelined ? window : 1,
 	    run->pipelined ? 1 : BENCH_CONNECTIONS, &run->r) == -1)
-		bench_submit_fail(run, "%s", run->r.error);
+		bench_why_set(&run->why, "%s", run->r.error);
 	else if (run->r.errors > 0)
-		bench_submit_fail(run, "%s", run->r.error);
+		bench_why_set(&run->why, "%s", run->r.error);
 	else if (run->r.not_queued > 0)
-		bench_submit_fail(run, "beanstalkd holds %" PRIu64 " jobs "
+		bench_why_set(&run->why, "beanstalkd holds %" PRIu64 " jobs "
 		    "fewer than it acknowledged", run->r.not_queued);
 	else
 		bench_submit_measured(run);
 	if (bench_daemon_interrupted() != 0) {
-		run->failed = false;
-		bench_submit_fail(run, "interrupted");
+		run->why.failed = false;
+		bench_why_set(&run->why, "interrupted");
 	}
 	bench_beanstalk_free(b);
 }
@@ -280,7 +262,7 @@ bench_submit_round(struct bench_run *run, unsigned round, const char *dir,
     unsigned window, char **version)
 {
 	/* A reference that cannot run (no beanstalkd) is tried once. */
-	if (run->failed)
+	if (run->why.failed)
 		return;
 	fprintf(stderr, "bench-submit: round %u, %s, %" PRIu64 " jobs...",
 	    round, run->name, run->jobs);
@@ -288,7 +270,7 @@ bench_submit_round(struct bench_run *run, unsigned round, const char *dir,
 		bench_submit_triage(run, dir, window, version);
 	else
 		bench_submit_beanstalk(run, dir, window);
-	if (run->failed)
+	if (run->why.failed)
 		fprintf(stderr, " FAILED\n");
 	else
 		fprintf(stderr, " %.0f/s\n", run->rates[run->nrates - 1]);
@@ -364,7 +346,7 @@ bench_submit_report(struct bench_run *runs, size_t nruns,
 		if (r->nrates == 0) {
 			printf("%-36s %8" PRIu64 " %6u %10s %10s %10s  %s\n",
 			    r->name, r->jobs, 0u, "-", "-", "-",
-			    r->failed ? "FAILED" : "not run");
+			    r->why.failed ? "FAILED" : "not run");
 			continue;
 		}
 		lo = hi = r->rates[0];
@@ -374,7 +356,7 @@ bench_submit_report(struct bench_run *runs, size_t nruns,
 		}
 		printf("%-36s %8" PRIu64 " %6u %10.0f %10.0f %10.0f  %s\n",
 		    r->name, r->jobs, r->nrates, bench_submit_median(r), lo, hi,
-		    r->failed ? "FAILED" : "ok");
+		    r->why.failed ? "FAILED" : "ok");
 	}
 	if (runs[4].nrates > 0 && runs[5].nrates > 0 &&
 	    bench_submit_median(&runs[4]) > 0 &&
@@ -388,8 +370,9 @@ bench_submit_report(struct bench_run *runs, size_t nruns,
 		printf("note: %s is tmpfs, where fsync costs nothing: "
 		    "durability costs are not measured (try --dir)\n", dir);
 	for (i = 0; i < nruns; i++) {
-		if (runs[i].failed)
-			printf("%s: FAILED: %s\n", runs[i].name, runs[i].why);
+		if (runs[i].why.failed)
+			printf("%s: FAILED: %s\n", runs[i].name,
+			    runs[i].why.text);
 	}
 	printf("\n");
 	bench_submit_summary_pipelined(&runs[0], &runs[1], window);
