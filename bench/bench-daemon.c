@@ -334,13 +334,7 @@ bench_daemon_start(const char *parent, const struct bench_daemon_conf *conf,
 		return NULL;
 	}
 	d->ungrouped = conf->ungrouped;
-	if ((size_t)snprintf(d->dir, sizeof d->dir, "%s/triage-bench-XXXXXX",
-	    parent) >= sizeof d->dir) {
-		bench_daemon_cause(cause, parent, ENAMETOOLONG);
-		free(d);
-		return NULL;
-	}
-	if (mkdtemp(d->dir) == NULL) {
+	if (bench_tmpdir_make(parent, "daemon", d->dir, sizeof d->dir) == -1) {
 		if (asprintf(cause, "cannot make a temp dir in %s: %s", parent,
 		    strerror(errno)) == -1)
 			*cause = NULL;
