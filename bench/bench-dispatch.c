@@ -2,7 +2,6 @@
  * slots, against the fork+exec and posix_spawn floors and xargs, parallel, tsp. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -23,7 +22,9 @@
 
 #include "bench-daemon.h"
 #include "bench-machine.h"
+#include "bench-proc.h"
 #include "bench-stat.h"
+#include "bench-tmpdir.h"
 #include "bench-why.h"
 #include "client.h"
 
@@ -74,7 +75,7 @@ struct bench_contestant {
 struct bench {
 	const char *dir;	/* parent of every temp dir */
 	char tmp[256];		/* ours: tool inputs, tsp's socket and files */
-	char bin[1024];		/* the directory of this program (build/bin) */
+	char floor[1024];	/* ref-floor, beside this program (build/bin) */
 	unsigned rounds;
 	struct bench_contestant who[BENCH_NWHO];
 	char *version;
@@ -377,10 +378,9 @@ static void
 bench_dispatch_floor(struct bench *b, struct bench_contestant *c,
     const char *mode)
 {
-	char prog[1100], jobs[24], inflight[8];
-	const char *argv[] = { prog, mode, jobs, inflight, "true", NULL };
+	char jobs[24], inflight[8];
+	const char *argv[] = { b->floor, mode, jobs, inflight, "true", NULL };
 
-	snprintf(prog, sizeof prog, "%s/ref-floor", b->bin);
 	snprintf(jobs, sizeof jobs, "%" PRIu64, c->jobs);
 	snprintf(inflight, sizeof inflight, "%d", BENCH_SLOTS);
 	/* Its own line (jobs, seconds) goes to our stderr, for people. */
@@ -609,17 +609,6 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 
 /* ---- main ---- */
 
-static int
-bench_dispatch_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	(void)remove(path);
-	return 0;
-}
-
 static void
 bench_dispatch_usage(FILE *f)
 {
@@ -657,22 +646,6 @@ bench_dispatch_number(const char *opt, const char *s, unsigned long max,
 		    "%lu, not \"%s\"\n", opt, max, s);
 		return -1;
 	}
-	return 0;
-}
-
-/* The directory this program is in: ref-floor and triaged are there. */
-static int
-bench_dispatch_bindir(char *buf, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((slash = strrchr(buf, '/')) == NULL)
-		return -1;
-	*slash = '\0';
 	return 0;
 }
 
@@ -772,14 +745,14 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 2;
 	}
-	if (bench_dispatch_bindir(b.bin, sizeof b.bin) == -1) {
-		fprintf(stderr, "bench-dispatch: cannot find my directory\n");
+	if (bench_proc_beside("ref-floor", b.floor, sizeof b.floor) == -1) {
+		fprintf(stderr, "bench-dispatch: cannot find ref-floor beside "
+		    "me: %s\n", strerror(errno));
 		return 2;
 	}
-	snprintf(b.tmp, sizeof b.tmp, "%s/bench-dispatch.XXXXXX", b.dir);
-	if (mkdtemp(b.tmp) == NULL) {
-		fprintf(stderr, "bench-dispatch: %s: %s\n", b.tmp,
-		    strerror(errno));
+	if (bench_tmpdir_make(b.dir, "dispatch", b.tmp, sizeof b.tmp) == -1) {
+		fprintf(stderr, "bench-dispatch: cannot make a temp dir in %s: "
+		    "%s\n", b.dir, strerror(errno));
 		return 2;
 	}
 
@@ -813,7 +786,9 @@ main(int argc, char **argv)
 			}
 		}
 	}
-	(void)nftw(b.tmp, bench_dispatch_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	if (bench_tmpdir_remove(b.tmp) == -1)
+		fprintf(stderr, "bench-dispatch: cannot remove %s: %s\n", b.tmp,
+		    strerror(errno));
 
 	bench_dispatch_report(&b, &m);
 	for (i = 0; i < BENCH_NWHO; i++)
