@@ -2,9 +2,11 @@
 # `make test` is the only command a fresh Debian 12 machine needs: see deps.
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
-# bash-completion and zsh are for the test that runs triage's completions.
+# bash-completion and zsh are for the test that runs triage's completions,
+# chromium for the one that opens the dashboard in a real browser
+# (tests/daemon/test-dashboard.c, through tests/daemon/cdp.c).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
-	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh
+	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh chromium
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih
 TEST_PKGS := cmocka
@@ -50,7 +52,17 @@ TESTS := $(UNIT_BIN) $(DTEST_BIN) $(REPLAY_BIN)
 .PHONY: all deps test check asan run clean install uninstall deb
 .DEFAULT_GOAL := all
 
-all: $(LIB) $(BINS)
+# The dashboard's page files, which triaged serves from
+# <its own dir>/../share/triage/dashboard unless the config says otherwise:
+# copied beside build/bin, so that the built daemon finds them too.
+DASHBOARD_SRC := $(wildcard daemon/dashboard/*)
+DASHBOARD := $(DASHBOARD_SRC:daemon/dashboard/%=$(BUILD)/share/triage/dashboard/%)
+
+all: $(LIB) $(BINS) $(DASHBOARD)
+
+$(DASHBOARD): $(BUILD)/share/triage/dashboard/%: daemon/dashboard/%
+	@mkdir -p $(@D)
+	cp $< $@
 
 # Installs the packages in DEBIAN_DEPS that are not installed; quiet and quick
 # when nothing is missing. Uses sudo unless already root.
@@ -111,7 +123,7 @@ $(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
 # file of tests/daemon/ (the harness, the fixtures) goes into each of them.
 DTEST_COMMON_SRC := $(filter-out $(DTEST_SRC),$(wildcard tests/daemon/*.c))
 DTEST_COMMON_OBJ := $(DTEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
-$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS) $(DASHBOARD)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
@@ -262,6 +274,9 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # zsh's $fpath holds /usr/local/share/zsh/site-functions, and Debian's zsh
 # /usr/share/zsh/vendor-completions, the directory for packages.
 ZSHCOMPDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/share/zsh/vendor-completions,$(PREFIX)/share/zsh/site-functions)
+# Where triaged looks for the dashboard by default: ../share/triage/dashboard
+# from its own directory, which is this one for SBINDIR = $(PREFIX)/sbin.
+DASHDIR ?= $(PREFIX)/share/triage/dashboard
 INSTALL ?= install
 
 # Every file install puts, but the config, which uninstall leaves.
@@ -270,13 +285,14 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
 	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage $(ZSHCOMPDIR)/_triage \
-	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf
+	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf \
+	$(addprefix $(DASHDIR)/,$(notdir $(DASHBOARD_SRC)))
 
 install: all
 	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
 		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
 		$(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
-		$(SYSCONFDIR)/triage)
+		$(DASHDIR) $(SYSCONFDIR)/triage)
 	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
 	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
 	sed 's|@sbindir@|$(SBINDIR)|g' systemd/triage.service > $(BUILD)/triage.service
@@ -290,6 +306,7 @@ install: all
 	$(INSTALL) -m 0644 client/_triage $(DESTDIR)$(ZSHCOMPDIR)/_triage
 	$(INSTALL) -m 0644 systemd/sandbox.conf config/triage.conf \
 		$(DESTDIR)$(DOCDIR)/examples/
+	$(INSTALL) -m 0644 $(DASHBOARD_SRC) $(DESTDIR)$(DASHDIR)/
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf ]; then \
 		echo "install: keeping $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf" \
 			"(the new example is $(DESTDIR)$(DOCDIR)/examples/triage.conf)"; \
@@ -333,7 +350,8 @@ verify-units: all
 # have changed (remove it by hand), and the directories others share.
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
-	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(DASHDIR) $(DESTDIR)$(dir $(DASHDIR)) 2>/dev/null || true
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
