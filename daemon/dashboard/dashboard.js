@@ -329,7 +329,8 @@
 		    (a) => actionButton(a, { priority: p.name }, a + " " + p.name),
 		    () => {});
 		for (const k of ["queued", "held", "running"])
-			setText(card.querySelector('[data-count="' + k + '"]'), p[k] || 0);
+			setText(card.querySelector('[data-count="' + k + '"]'),
+			    (p[k] || 0).toLocaleString());
 		const cap = p.max_running || 0;
 		setText(card.querySelector(".cap"), cap > 0 ?
 		    "cap " + cap + " slot" + (cap === 1 ? "" : "s") :

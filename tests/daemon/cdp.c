@@ -44,6 +44,7 @@ struct cdp {
 	json_int_t next_id;
 	char	*session;	/* the page's session id */
 	unsigned loads;		/* the page's load events */
+	unsigned exceptions;	/* and its exceptions and console.error */
 	char	 console[CDP_CONSOLE_LINES][CDP_CONSOLE_LEN];
 	unsigned nconsole;	/* lines ever kept; the ring holds the last */
 };
@@ -119,12 +120,15 @@ cdp_event(struct cdp *c, const json_t *msg)
 				used += (size_t)snprintf(line + used,
 				    sizeof line - used, "%s%s", i ? " " : "", s);
 		}
-		cdp_keep_line(c, json_string_value(json_object_get(params,
-		    "type")), line);
+		s = json_string_value(json_object_get(params, "type"));
+		if (s != NULL && strcmp(s, "error") == 0)
+			c->exceptions++;
+		cdp_keep_line(c, s, line);
 	} else if (strcmp(method, "Runtime.exceptionThrown") == 0) {
 		params = json_object_get(params, "exceptionDetails");
 		arg = json_object_get(params, "exception");
 		s = json_string_value(json_object_get(arg, "description"));
+		c->exceptions++;
 		cdp_keep_line(c, "exception", s != NULL ? s :
 		    json_string_value(json_object_get(params, "text")));
 	} else if (strcmp(method, "Log.entryAdded") == 0) {
@@ -456,6 +460,12 @@ unsigned
 cdp_loads(const struct cdp *c)
 {
 	return c->loads;
+}
+
+unsigned
+cdp_exceptions(const struct cdp *c)
+{
+	return c->exceptions;
 }
 
 void

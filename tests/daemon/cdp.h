@@ -44,6 +44,10 @@ unsigned cdp_loads(const struct cdp *c);
 /* Waits until the page has fired its load event more than loads times. */
 void cdp_wait_loads(struct cdp *c, unsigned loads);
 
+/* How many exceptions the page threw, and console.error lines it wrote,
+ * since the browser started: a test ends asserting there were none. */
+unsigned cdp_exceptions(const struct cdp *c);
+
 /* Evaluates the printf-formatted JavaScript expression in the page (a
  * promise is awaited) and returns its value as JSON (a new reference;
  * null for undefined). Fails the test when it throws. */
