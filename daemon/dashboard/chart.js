@@ -90,7 +90,7 @@
 			    "text-anchor": "end" }, svg);
 			t.textContent = fmt(top * f);
 		}
-		for (const [frac, text] of [[0, "-5 min"], [0.5, "-2.5"], [1, "now"]]) {
+		for (const [frac, text] of [[0, "-5 min"], [0.5, "-2.5 min"], [1, "now"]]) {
 			const t = el("text", { class: "axis", x: x0 + (x1 - x0) * frac,
 			    y: h - 4, "text-anchor": frac === 0 ? "start" :
 			    frac === 1 ? "end" : "middle" }, svg);
