@@ -197,7 +197,7 @@ VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-select completion crash docs durable faults fdlimit \
-	jobproc jobs lifecycle limits load notify queue reload rpc sched \
+	http jobproc jobs lifecycle limits load notify queue reload rpc sched \
 	security)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.

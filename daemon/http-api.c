@@ -50,6 +50,7 @@ http_api_gone_cb(void *arg)
 {
 	struct http_api_call *c = arg;
 
+	http_request_orphaned(c->req);
 	http_rpc_forget(c->h->rpc, c->id);
 	free(c);
 }

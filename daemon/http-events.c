@@ -294,6 +294,7 @@ http_sub_gone_cb(void *arg)
 	struct http_sub *s = arg;
 	struct http_events *e = s->e;
 
+	http_request_orphaned(s->req);
 	TAILQ_REMOVE(&e->subs, s, entry);
 	free(s);
 	http_events_tick_update(e);

@@ -67,6 +67,10 @@ void http_common_headers(struct evhttp_request *req);
 void http_conn_watch(struct http *h, struct evhttp_request *req,
     void (*gone)(void *), void *arg);
 
+/* From a gone callback of http_conn_watch: req, not answered yet, is
+ * ours to free once evhttp has let go of it (its connection failed). */
+void http_request_orphaned(struct evhttp_request *req);
+
 /* Logs (notice) what a client did, naming it by its address. */
 void http_log_peer(struct evhttp_request *req, const char *what);
 

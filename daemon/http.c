@@ -368,6 +368,15 @@ http_bev_cb(struct event_base *base, void *arg)
 }
 
 void
+http_request_orphaned(struct evhttp_request *req)
+{
+	/* evhttp detaches a request the user has not finished from a
+	 * connection that fails, and leaves it to the user. */
+	if (evhttp_request_get_connection(req) == NULL)
+		evhttp_request_free(req);
+}
+
+void
 http_conn_watch(struct http *h, struct evhttp_request *req,
     void (*gone)(void *), void *arg)
 {

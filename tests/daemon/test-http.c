@@ -201,6 +201,7 @@ test_bearer_token_and_the_api(void **state)
 	int64_t id, done;
 	char path[128];
 	json_t *o, *jobs;
+	int i;
 
 	(void)state;
 	json_decref(tcall(h->c, "pause", "{ss}", "priority", "held"));
@@ -217,6 +218,20 @@ test_bearer_token_and_the_api(void **state)
 	jobs = json_object_get(json_object_get(o, "queued"), "held");
 	assert_int_equal(json_array_size(jobs), 1);
 	assert_int_equal(tjint(json_array_get(jobs, 0), "id"), id);
+	json_decref(o);
+	thttp_free(&r);
+	/* A lane shows the head of its queue, never the whole of it. */
+	for (i = 0; i < 12; i++)
+		(void)tsubmit(h->c, "{s[ss] ss}", "argv", "sleep", "60",
+		    "priority", "held");
+	thttp(h->addr, "GET", "/api/state", auth, NULL, &r);
+	assert_status(&r, 200);
+	o = body_json(&r);
+	jobs = json_object_get(json_object_get(o, "queued"), "held");
+	assert_int_equal(json_array_size(jobs), 10);
+	assert_int_equal(tjint(json_array_get(jobs, 0), "id"), id);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(o, "stats"), "jobs"), "queued")), 13);
 	assert_int_equal(tjint(json_array_get(json_object_get(o, "recent"),
 	    0), "id"), done);
 	assert_true(json_is_string(json_object_get(o, "now")));
@@ -308,7 +323,7 @@ test_session_and_cross_site_posts(void **state)
 	struct hd *h = hd_start("");
 	struct thttp_resp r;
 	struct session s;
-	char hdr[512], path[128];
+	char hdr[512], path[128], *v;
 	int64_t id;
 
 	(void)state;
@@ -322,7 +337,9 @@ test_session_and_cross_site_posts(void **state)
 	thttp(h->addr, "GET", "/", hdr, NULL, &r);
 	assert_status(&r, 200);
 	assert_string_equal(r.body, "<p>the dashboard</p>\n");
-	assert_non_null(thttp_header(&r, "Content-Security-Policy"));
+	assert_non_null(v = thttp_header(&r, "Content-Security-Policy"));
+	assert_non_null(strstr(v, "default-src 'self'"));
+	free(v);
 	thttp_free(&r);
 
 	/* No CSRF token. */
