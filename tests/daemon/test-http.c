@@ -242,7 +242,7 @@ test_bearer_token_and_the_api(void **state)
 	    auth, NULL, &r);
 	assert_status(&r, 200);
 	o = body_json(&r);
-	assert_int_equal(json_array_size(json_object_get(o, "jobs")), 1);
+	assert_int_equal(json_array_size(json_object_get(o, "jobs")), 13);
 	json_decref(o);
 	thttp_free(&r);
 
