@@ -2,6 +2,7 @@
  * (connections, sizes, time), who may ask what, and the routes. */
 #include <errno.h>
 #include <limits.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -183,6 +184,35 @@ http_static_name(const char *path)
 	return NULL;
 }
 
+/*
+ * With auth = none on loopback, a page of another site whose name was
+ * made to point at 127.0.0.1 (DNS rebinding) would be same-origin: the
+ * Host it sends must then name this host by a loopback address or
+ * "localhost".
+ */
+static bool
+http_host_is_local(struct evhttp_request *req)
+{
+	const char *host = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Host");
+	struct in_addr a;
+	char name[64];
+	size_t len;
+
+	if (host == NULL)
+		return true;	/* HTTP/1.0: no name to rebind */
+	if (host[0] == '[')
+		return strncmp(host, "[::1]", 5) == 0;
+	len = strcspn(host, ":");
+	if (len >= sizeof name)
+		return false;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	return strcmp(name, "localhost") == 0 ||
+	    (inet_pton(AF_INET, name, &a) == 1 &&
+	    (ntohl(a.s_addr) >> 24) == 127);
+}
+
 static bool
 http_too_many_headers(struct evhttp_request *req)
 {
@@ -211,6 +241,12 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	}
 	if ((path = http_path(req)) == NULL) {
 		http_error(req, 400, 0, "a request line that is not a URI");
+		return;
+	}
+	if (!http_auth_needs_token(h->auth) && h->unix_path == NULL &&
+	    !http_host_is_local(req)) {
+		http_error(req, 403, 0, "refused: with auth = none, the Host "
+		    "must be a loopback address or localhost");
 		return;
 	}
 	s = http_auth_check(h->auth, req, &bearer);

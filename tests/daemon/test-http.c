@@ -540,6 +540,40 @@ test_auth_none_on_a_unix_socket(void **state)
 	assert_int_equal(system(extra), 0);
 }
 
+/* auth = none on loopback: a page of another name that points here (DNS
+ * rebinding) is refused by its Host. */
+static void
+test_auth_none_on_loopback_checks_the_host(void **state)
+{
+	char extra[512], addr[64], hdr[128];
+	struct thttp_resp r;
+	struct tdaemon *d;
+	struct client *c;
+
+	(void)state;
+	snprintf(addr, sizeof addr, "127.0.0.1:%d", tfree_port());
+	snprintf(extra, sizeof extra, "[http]\nlisten = %s\nauth = none\n",
+	    addr);
+	d = tdaemon_start(extra);
+	c = tconnect(d);
+	thttp(addr, "GET", "/api/state", NULL, NULL, &r);
+	assert_status(&r, 200);
+	thttp_free(&r);
+	thttp(addr, "GET", "/api/state", "Host: localhost", NULL, &r);
+	assert_status(&r, 200);
+	thttp_free(&r);
+	snprintf(hdr, sizeof hdr, "Host: evil.example:%s", strchr(addr, ':') +
+	    1);
+	thttp(addr, "GET", "/api/state", hdr, NULL, &r);
+	assert_status(&r, 403);
+	assert_non_null(strstr(r.body, "Host"));
+	thttp_free(&r);
+	thttp(addr, "GET", "/api/state", "Host: 127.evil.example", NULL, &r);
+	assert_status(&r, 403);
+	thttp_free(&r);
+	tdaemon_end(d, c);
+}
+
 static int
 raw_connect(const char *addr)
 {
@@ -690,6 +724,7 @@ main(void)
 		cmocka_unit_test(test_reload_reads_the_token_again),
 		cmocka_unit_test(test_bad_token_files_refuse_the_start),
 		cmocka_unit_test(test_auth_none_on_a_unix_socket),
+		cmocka_unit_test(test_auth_none_on_loopback_checks_the_host),
 		cmocka_unit_test(test_event_stream_pushes_changes),
 		cmocka_unit_test(test_bounds),
 	};
