@@ -169,6 +169,16 @@ http_login(struct http *h, struct evhttp_request *req)
 	http_redirect(req, "/");
 }
 
+/* GET /api/session: what the page needs of its session. */
+static void
+http_session(struct http *h, struct evhttp_request *req,
+    const struct http_session *s)
+{
+	http_reply_json(req, json_pack("{s:s?,s:s}", "csrf", s != NULL ?
+	    http_session_csrf(s) : NULL, "auth",
+	    http_auth_needs_token(h->auth) ? "token" : "none"));
+}
+
 /* The page's own files, by the name they are asked by. */
 static const char *
 http_static_name(const char *path)
@@ -294,19 +304,17 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		http_static_serve(h, req, name, 200);
 		return;
 	}
-	if (strcmp(path, "/api/session") == 0) {
-		json_t *o = json_pack("{s:s?,s:s}", "csrf", s != NULL ?
-		    http_session_csrf(s) : NULL, "auth",
-		    http_auth_needs_token(h->auth) ? "token" : "none");
-		http_reply_json(req, o);
-		return;
-	}
-	if (strcmp(path, "/api/state") == 0 && cmd == EVHTTP_REQ_GET) {
-		http_events_state(h->events, req);
-		return;
-	}
-	if (strcmp(path, "/api/events") == 0 && cmd == EVHTTP_REQ_GET) {
-		http_events_subscribe(h->events, req);
+	if (strcmp(path, "/api/session") == 0 ||
+	    strcmp(path, "/api/state") == 0 ||
+	    strcmp(path, "/api/events") == 0) {
+		if (cmd != EVHTTP_REQ_GET)
+			http_error(req, 405, 0, "%s takes GET", path);
+		else if (strcmp(path, "/api/session") == 0)
+			http_session(h, req, s);
+		else if (strcmp(path, "/api/state") == 0)
+			http_events_state(h->events, req);
+		else
+			http_events_subscribe(h->events, req);
 		return;
 	}
 	if (strncmp(path, "/api/", 5) == 0) {
