@@ -9,6 +9,7 @@
 
 #include "caller-env.h"
 #include "config.h"
+#include "http.h"
 #include "jobs.h"
 #include "log.h"
 #include "notify.h"
@@ -131,6 +132,10 @@ reload_check_fixed(const struct config *old, const struct config *new,
 	if (strcmp(old->state_dir, new->state_dir) != 0)
 		reload_reject(why, "state_dir changed (%s -> %s): %s",
 		    old->state_dir, new->state_dir, restart);
+	if (!reload_same_string(old->http.listen, new->http.listen))
+		reload_reject(why, "[http] listen changed (%s -> %s): %s",
+		    old->http.listen ? old->http.listen : "unset",
+		    new->http.listen ? new->http.listen : "unset", restart);
 	if (!reload_same_string(old->socket, new->socket))
 		reload_reject(why, "socket changed (%s -> %s): %s",
 		    old->socket ? old->socket : "unset",
@@ -271,6 +276,10 @@ reload_config(struct triaged *td, char **errors)
 	if (td->phase == TRIAGED_STOPPING)
 		reload_reject(&why, "the daemon is stopping");
 	reload_check_fixed(td->cfg, new, &why);
+	if (http_reload_check(td, new, &cause) != 0) {
+		reload_reject(&why, "%s", cause ? cause : "out of memory");
+		free(cause);
+	}
 	reload_map(td, new, map, &why);
 	if (why.text == NULL && !why.nomem)
 		reload_check_fit(td, new, map, &why);
@@ -286,6 +295,7 @@ reload_config(struct triaged *td, char **errors)
 	old = td->cfg;
 	td->cfg = new;
 	config_free(old);
+	http_reload_commit(td);
 	prune_reload();
 	log_notice("reloaded: %u priorities, %u slots, %u workers, "
 	    "policy %s", new->npriorities, new->slots, new->workers, new->policy);

@@ -25,6 +25,7 @@ struct triaged {
 	struct server *server;
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
+	struct http *http;		/* NULL: no [http] listen */
 	char *output_dir;		/* state_dir/output */
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
