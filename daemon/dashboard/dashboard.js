@@ -24,6 +24,10 @@
 		tails: new Map(),	/* running job id -> a tail fetch under way */
 		charts: null,
 		job: null,		/* the job page: {id, job, out: {...}} */
+		/* Held jobs are out of their queue's order, so /api/state
+		 * has none: each lane's first ones are asked for apart, when
+		 * its held count moves. priority -> {count, jobs, busy} */
+		held: new Map(),
 	};
 
 	const $ = (id) => document.getElementById(id);
@@ -318,6 +322,7 @@
 		    h("div", { class: "bar" }, h("i")),
 		    h("div", { class: "cap muted" }),
 		    h("ol", { class: "first" }),
+		    h("ol", { class: "held-list", attrs: { "aria-label": "held" } }),
 		    h("div", { class: "more" }));
 	}
 
@@ -341,11 +346,49 @@
 		const jobs = queued || [];
 		syncList(card.querySelector("ol.first"), jobs, (j) => j.id,
 		    queuedItem, updateQueuedItem);
-		const more = (p.queued || 0) - jobs.length;
+		const held = heldOf(p);
+		syncList(card.querySelector("ol.held-list"), held, (j) => j.id,
+		    queuedItem, updateQueuedItem);
+		card.querySelector("ol.held-list").hidden = held.length === 0;
+		const more = (p.queued || 0) - jobs.length - held.length;
 		const moreEl = card.querySelector(".more");
 		setText(moreEl, more > 0 ? "and " + more.toLocaleString() +
 		    " more queued" : "");
 		moreEl.hidden = more <= 0;
+	}
+
+	/*
+	 * The first held jobs of priority p as last fetched; fetches them
+	 * again (then draws the lanes anew) when its held count is not the one
+	 * they were fetched at.
+	 */
+	function heldOf(p) {
+		let e = page.held.get(p.name);
+		if (e === undefined) {
+			e = { count: 0, jobs: [], busy: false };
+			page.held.set(p.name, e);
+		}
+		const count = p.held || 0;
+		if (count === 0) {
+			e.count = 0;
+			e.jobs = [];
+		} else if (count !== e.count && !e.busy) {
+			e.busy = true;
+			e.count = count;	/* a failure is not asked again */
+			api("GET", "api/jobs?state=queued&held=true&priority=" +
+			    encodeURIComponent(p.name) + "&limit=" + FIRST_QUEUED)
+			    .then((res) => {
+				e.jobs = res.jobs || [];
+			    })
+			    .catch((err) => showError("held jobs of " + p.name +
+				": " + err.message))
+			    .finally(() => {
+				e.busy = false;
+				if (page.last !== null)
+					renderLanes(page.last);
+			    });
+		}
+		return e.jobs;
 	}
 
 	function renderLanes(s) {
