@@ -523,11 +523,13 @@
 	 */
 	function drawCharts() {
 		const s = page.last;
-		if (s === null || !s.series || page.charts === null)
+		if (s === null || page.charts === null)
 			return;
-		const sr = s.series;
+		/* A daemon without the series still has its slots to show. */
+		const sr = s.series || { end: 0, slots: s.stats.slots,
+		    slots_busy: [], dispatched: [] };
 		const step = sr.step || 5;
-		const n = (sr.slots_busy || []).length;
+		const n = sr.slots_busy.length;
 		const now = serverNow() / 1000;
 		const busy = [], rate = [];
 		for (let i = 0; i < n; i++) {
@@ -535,7 +537,7 @@
 			busy.push({ t: t, v: sr.slots_busy[i] });
 			rate.push({ t: t, v: (sr.dispatched[i] || 0) / step });
 		}
-		for (let t = sr.end + step / 2; t < now; t += step) {
+		for (let t = sr.end + step / 2; n > 0 && t < now; t += step) {
 			busy.push({ t: t, v: s.stats.slots_busy });
 			rate.push({ t: t, v: 0 });
 		}

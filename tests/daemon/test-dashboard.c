@@ -414,7 +414,12 @@ actions_clicked_in_the_page(void **state)
 	    ".dataset.paused === 'no'");
 
 	fx_click_job(f, "#recent ", "retry", a);
-	tassert_ends(f->c, a, "succeeded");
+	/* The click's POST is the page's to send: until the page shows the
+	 * new attempt's end, a still canceled job is not the retry's. */
+	cdp_wait_true(f->b, "document.querySelector('#recent "
+	    "tr[data-job=\"%lld\"] .state')?.textContent === 'succeeded'",
+	    (long long)a);
+	assert_string_equal(state_of(f->c, a), "succeeded");
 	job = tget(f->c, a);
 	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
@@ -520,7 +525,7 @@ screenshots_under_load(void **state)
 	struct fx *f = *state;
 	int64_t run[2], last = 0, to_hold = 0, id;
 	char name[64];
-	char *tail;
+	char *tail, *wide;
 	int i;
 
 	fx_start(f, "");
@@ -558,6 +563,10 @@ screenshots_under_load(void **state)
 	cdp_wait_true(f->b, "document.querySelector('pre[data-tail=\"%lld\"]')"
 	    ".textContent !== %s", (long long)run[0], cdp_quote(tail));
 	free(tail);
+	/* The charts are drawn: the slots' line at least. */
+	cdp_wait_true(f->b, "document.querySelectorAll('#chart-slots "
+	    "path.line').length >= 1 && document.querySelectorAll("
+	    "'#chart-rate text.axis').length > 0");
 	/* Elapsed times tick in the page. */
 	cdp_wait_true(f->b, "[...document.querySelectorAll('.elapsed')]"
 	    ".every((e) => /\\d/.test(e.textContent))");
@@ -582,8 +591,13 @@ screenshots_under_load(void **state)
 	cdp_screenshot(f->b, artifact("dashboard-narrow.png"));
 	assert_png(artifact("dashboard-narrow.png"), NARROW_W);
 	/* Narrow, nothing sticks out sideways but the tables' own scroll. */
-	assert_true(cdp_eval_int(f->b,
-	    "document.documentElement.scrollWidth") <= NARROW_W);
+	wide = cdp_eval_str(f->b, "document.documentElement.scrollWidth <= %d ?"
+	    " '' : [...document.querySelectorAll('*')].filter((e) => "
+	    "e.getBoundingClientRect().right > %d).slice(0, 8).map((e) => "
+	    "e.tagName + '.' + e.className).join(' ')", NARROW_W, NARROW_W);
+	if (wide[0] != '\0')
+		fail_msg("wider than %d px: %s", NARROW_W, wide);
+	free(wide);
 
 	/* A job's page: its record and its output. */
 	cdp_viewport(f->b, WIDE_W, WIDE_H);
