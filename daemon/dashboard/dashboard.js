@@ -353,8 +353,8 @@
 		const more = (p.queued || 0) - jobs.length - held.length;
 		const moreEl = card.querySelector(".more");
 		setText(moreEl, more > 0 ? "and " + more.toLocaleString() +
-		    " more queued" : "");
-		moreEl.hidden = more <= 0;
+		    " more queued" : (p.queued || 0) === 0 ? "nothing queued" : "");
+		moreEl.hidden = moreEl.textContent === "";
 	}
 
 	/*
