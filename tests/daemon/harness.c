@@ -957,6 +957,16 @@ tget(struct client *c, int64_t id)
 	return tcall(c, "get", "{sI}", "id", (json_int_t)id);
 }
 
+bool
+theld(struct client *c, int64_t id)
+{
+	json_t *job = tget(c, id);
+	bool v = json_is_true(json_object_get(job, "held"));
+
+	json_decref(job);
+	return v;
+}
+
 json_int_t
 tjint(const json_t *job, const char *key)
 {

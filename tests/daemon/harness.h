@@ -105,6 +105,8 @@ json_t *tnotification(struct client *c);
 
 /* The job object with this id (get). */
 json_t *tget(struct client *c, int64_t id);
+/* Whether the job is held (get). */
+bool theld(struct client *c, int64_t id);
 /* The job is in state now (get); it ends in state (wait). */
 void tassert_state(struct client *c, int64_t id, const char *state);
 void tassert_ends(struct client *c, int64_t id, const char *state);

@@ -200,18 +200,6 @@ session_cookie(const struct thttp_resp *r, char *buf, size_t size)
 	free(v);
 }
 
-/* A job's state over the socket, in a static buffer. */
-static const char *
-state_of(struct client *c, int64_t id)
-{
-	static char buf[32];
-	json_t *job = tget(c, id);
-
-	snprintf(buf, sizeof buf, "%s", tstate(job));
-	json_decref(job);
-	return buf;
-}
-
 /* Clicks the button of action for job id, the first that the selector
  * within (a container's, then a space; "" for anywhere) finds. */
 static void
@@ -223,17 +211,6 @@ fx_click_job(struct fx *f, const char *within, const char *action,
 	snprintf(sel, sizeof sel, "%s[data-action=\"%s\"][data-id=\"%lld\"]",
 	    within, action, (long long)id);
 	cdp_click(f->b, sel);
-}
-
-/* Whether the job is held, by get over the socket. */
-static bool
-held(struct client *c, int64_t id)
-{
-	json_t *job = tget(c, id);
-	bool v = json_is_true(json_object_get(job, "held"));
-
-	json_decref(job);
-	return v;
 }
 
 /* Whether the priority is paused, by stats over the socket. */
@@ -370,8 +347,8 @@ lanes_follow_the_queue_live(void **state)
 	    (long long)late);
 	assert_int_equal(cdp_loads(f->b), loads);
 	/* Still queued, as the page says: low is paused. */
-	assert_string_equal(state_of(f->c, late), "queued");
-	assert_string_equal(state_of(f->c, low[0]), "queued");
+	tassert_state(f->c, late, "queued");
+	tassert_state(f->c, low[0], "queued");
 	fx_end(f);
 }
 
@@ -396,17 +373,17 @@ actions_clicked_in_the_page(void **state)
 
 	fx_click_job(f, "", "hold", b);
 	fx_wait_count(f, "low", "held", 1);
-	assert_true(held(f->c, b));
+	assert_true(theld(f->c, b));
 	fx_click_job(f, "", "release", b);
 	fx_wait_count(f, "low", "held", 0);
-	assert_false(held(f->c, b));
+	assert_false(theld(f->c, b));
 
 	fx_click_job(f, "", "cancel", a);
 	cdp_wait_true(f->b, "document.querySelector('#recent "
 	    "tr[data-job=\"%lld\"] .state').textContent === 'canceled'",
 	    (long long)a);
-	assert_string_equal(state_of(f->c, a), "canceled");
-	assert_string_equal(state_of(f->c, b), "queued");
+	tassert_state(f->c, a, "canceled");
+	tassert_state(f->c, b, "queued");
 
 	cdp_click(f->b, "[data-action=\"resume\"][data-priority=\"low\"]");
 	tassert_ends(f->c, b, "succeeded");
@@ -419,7 +396,7 @@ actions_clicked_in_the_page(void **state)
 	cdp_wait_true(f->b, "document.querySelector('#recent "
 	    "tr[data-job=\"%lld\"] .state')?.textContent === 'succeeded'",
 	    (long long)a);
-	assert_string_equal(state_of(f->c, a), "succeeded");
+	tassert_state(f->c, a, "succeeded");
 	job = tget(f->c, a);
 	assert_int_equal(tjint(job, "attempt"), 2);
 	json_decref(job);
@@ -462,7 +439,7 @@ refusals_without_credential_or_from_another_site(void **state)
 	    "Authorization: Bearer wrong", NULL, &r);
 	assert_int_equal(r.status, 401);
 	thttp_free(&r);
-	assert_string_equal(state_of(f->c, id), "queued");
+	tassert_state(f->c, id, "queued");
 
 	/* A session, as the browser gets it. */
 	snprintf(body, sizeof body, "token=%s", f->token);
@@ -498,7 +475,7 @@ refusals_without_credential_or_from_another_site(void **state)
 	    &r);
 	assert_int_equal(r.status, 403);
 	thttp_free(&r);
-	assert_string_equal(state_of(f->c, id), "queued");
+	tassert_state(f->c, id, "queued");
 	assert_true(paused(f->c, "low"));
 
 	/* The same request done right is what acts. */
@@ -507,7 +484,7 @@ refusals_without_credential_or_from_another_site(void **state)
 	thttp(f->addr, "POST", path, headers, NULL, &r);
 	assert_int_equal(r.status, 200);
 	thttp_free(&r);
-	assert_string_equal(state_of(f->c, id), "canceled");
+	tassert_state(f->c, id, "canceled");
 	free(csrf);
 	fx_end(f);
 }

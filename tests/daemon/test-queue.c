@@ -43,16 +43,6 @@ pending(struct client *c, int64_t id)
 	return buf;
 }
 
-static bool
-held(struct client *c, int64_t id)
-{
-	json_t *job = tget(c, id);
-	bool v = json_is_true(json_object_get(job, "held"));
-
-	json_decref(job);
-	return v;
-}
-
 /* stats' held count of priority name, or of every job for NULL. */
 static json_int_t
 stats_held(struct client *c, const char *name)
@@ -163,7 +153,7 @@ test_held_at_submit_and_across_restart(void **state)
 	(void)trunning_pid(c, gate);
 	a = tsubmit(c, "{s[s]sb}", "argv", "true", "hold", 1);
 	b = submit_true(c, "normal");
-	assert_true(held(c, a));
+	assert_true(theld(c, a));
 	assert_int_equal(position(c, b), 0);
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
