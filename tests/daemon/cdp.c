@@ -155,7 +155,8 @@ cdp_read(struct cdp *c, int64_t deadline)
 	ssize_t r;
 
 	for (;;) {
-		if ((nul = memchr(c->buf, '\0', c->len)) != NULL) {
+		if (c->len > 0 &&
+		    (nul = memchr(c->buf, '\0', c->len)) != NULL) {
 			n = (size_t)(nul - c->buf);
 			msg = json_loadb(c->buf, n, 0, &jerr);
 			memmove(c->buf, nul + 1, c->len - n - 1);

@@ -338,7 +338,7 @@ lanes_follow_the_queue_live(void **state)
 	    "'#lanes img').length + (window.pwned === undefined ? 0 : 1)"), 0);
 
 	/* Later submissions: no reload, the same document. */
-	cdp_eval(f->b, "window.sameDocument = true");
+	json_decref(cdp_eval(f->b, "window.sameDocument = true"));
 	loads = cdp_loads(f->b);
 	late = submit_sh(f->c, "low", "late", "true");
 	fx_wait_count(f, "low", "queued", 4);
@@ -550,15 +550,15 @@ screenshots_under_load(void **state)
 
 	cdp_screenshot(f->b, artifact("dashboard.png"));
 	assert_png(artifact("dashboard.png"), WIDE_W);
-	cdp_eval(f->b, "document.getElementById('running')"
-	    ".scrollIntoView({ block: 'start' })");
+	json_decref(cdp_eval(f->b, "document.getElementById('running')"
+	    ".scrollIntoView({ block: 'start' })"));
 	cdp_screenshot(f->b, artifact("dashboard-running.png"));
 	assert_png(artifact("dashboard-running.png"), WIDE_W);
 
-	cdp_call(f->b, "Emulation.setEmulatedMedia", json_pack("{s[{ssss}]}",
-	    "features", "name", "prefers-color-scheme", "value", "dark"),
-	    false);
-	cdp_eval(f->b, "window.scrollTo(0, 0)");
+	json_decref(cdp_call(f->b, "Emulation.setEmulatedMedia",
+	    json_pack("{s[{ssss}]}", "features", "name",
+	    "prefers-color-scheme", "value", "dark"), false));
+	json_decref(cdp_eval(f->b, "window.scrollTo(0, 0)"));
 	cdp_screenshot(f->b, artifact("dashboard-dark.png"));
 	assert_png(artifact("dashboard-dark.png"), WIDE_W);
 
@@ -578,7 +578,8 @@ screenshots_under_load(void **state)
 
 	/* A job's page: its record and its output. */
 	cdp_viewport(f->b, WIDE_W, WIDE_H);
-	cdp_eval(f->b, "location.hash = '#/job/%lld'", (long long)run[0]);
+	json_decref(cdp_eval(f->b, "location.hash = '#/job/%lld'",
+	    (long long)run[0]));
 	cdp_wait_true(f->b, "document.querySelector('#job-fields "
 	    "dd[data-field=\"state\"]')?.textContent === 'running' && "
 	    "document.getElementById('job-stdout').textContent"
