@@ -282,6 +282,8 @@ login_form_leads_to_the_dashboard(void **state)
 	cdp_wait_true(f->b, "document.getElementById('login-form') !== null");
 	assert_int_equal(cdp_eval_int(f->b,
 	    "document.querySelectorAll('#lanes, [data-lane]').length"), 0);
+	cdp_screenshot(f->b, artifact("login.png"));
+	assert_png(artifact("login.png"), WIDE_W);
 
 	fx_submit_login(f, "not-the-token");
 	cdp_wait_true(f->b, "location.pathname === '/login' && "
