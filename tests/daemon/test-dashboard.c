@@ -108,6 +108,8 @@ fx_start(struct fx *f, const char *extra)
 		fail_msg("out of memory");
 	f->d = tdaemon_start(conf);
 	free(conf);
+	/* Its HTTP listener is up, whatever the order of its start. */
+	twait_log(f->d, "http: listening on");
 	f->c = tconnect(f->d);
 	f->b = cdp_start(WIDE_W, WIDE_H);
 }
