@@ -22,6 +22,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
+#include "metrics.h"
 #include "notify.h"
 #include "passwd.h"
 #include "pool.h"
@@ -31,6 +32,7 @@
 #include "rpc.h"
 #include "run.h"
 #include "safepath.h"
+#include "series.h"
 #include "server.h"
 #include "shutdown.h"
 #include "store.h"
@@ -404,6 +406,9 @@ main(int argc, char **argv)
 	}
 	if (jobs_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");
+	/* Before recovery, which changes jobs they count. */
+	if (metrics_init(&td, &cause) != 0 || series_init(&td, &cause) != 0)
+		fatalx("%s", cause ? cause : "out of memory");
 	params = (struct run_params){
 		.output_dir = td.output_dir,
 		.kill_grace_ms = td.cfg->kill_grace_ms,
@@ -451,6 +456,8 @@ main(int argc, char **argv)
 		event_free(sigs[i]);
 	prune_stop();
 	notify_stop();
+	series_free(&td);
+	metrics_free(&td);
 	jobs_free(&td);
 	deps_free(deps);
 	store_close(td.store);

@@ -25,6 +25,8 @@ struct triaged {
 	struct server *server;
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
+	struct metrics *metrics;	/* what /metrics counts of job events */
+	struct series *series;		/* the dashboard's last minutes */
 	char *output_dir;		/* state_dir/output */
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
