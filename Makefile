@@ -2,9 +2,10 @@
 # `make test` is the only command a fresh Debian 12 machine needs: see deps.
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
-# bash-completion and zsh are for the test that runs triage's completions.
+# bash-completion and zsh are for the test that runs triage's completions;
+# prometheus (promtool, and the server itself) for the tests of /metrics.
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
-	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh
+	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh prometheus
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih
 TEST_PKGS := cmocka
