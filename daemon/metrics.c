@@ -16,6 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pool.h"
+#include "prioremap.h"
 #include "procstat.h"
 #include "psem.h"
 #include "server.h"
@@ -143,25 +144,11 @@ metrics_free(struct triaged *td)
 void
 metrics_reprioritize(struct triaged *td, unsigned nold, const int *map)
 {
-	struct metrics *m = td->metrics;
-	struct metrics_prio *old;
-	unsigned i;
-
-	if (m == NULL)
-		return;
-	if ((old = malloc(sizeof m->prio)) == NULL) {
-		/* Counters going back to 0 is what Prometheus copes with. */
+	/* Counters going back to 0 is what Prometheus copes with. */
+	if (td->metrics != NULL && prioremap(td->metrics->prio,
+	    sizeof td->metrics->prio[0], nold, map) != 0)
 		log_warnx("out of memory: the metrics of every priority start "
 		    "again from 0");
-		memset(m->prio, 0, sizeof m->prio);
-		return;
-	}
-	memcpy(old, m->prio, sizeof m->prio);
-	memset(m->prio, 0, sizeof m->prio);
-	for (i = 0; i < nold; i++)
-		if (map[i] >= 0 && map[i] < CONFIG_PRIORITIES_MAX)
-			m->prio[map[i]] = old[i];
-	free(old);
 }
 
 /* The exposition on its way out: the first failure sticks. */

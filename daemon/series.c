@@ -8,6 +8,7 @@
 #include "config.h"
 #include "hist.h"
 #include "jobs.h"
+#include "prioremap.h"
 #include "psem.h"
 #include "series.h"
 #include "timefmt.h"
@@ -162,23 +163,10 @@ series_free(struct triaged *td)
 void
 series_reprioritize(struct triaged *td, unsigned nold, const int *map)
 {
-	struct series *s = td->series;
-	struct series_waits (*old)[SERIES_STEPS];
-	unsigned i;
-
-	if (s == NULL)
-		return;
-	if ((old = malloc(sizeof s->waits)) == NULL) {
-		/* The dashboard's waits start again; nothing else is lost. */
-		memset(s->waits, 0, sizeof s->waits);
-		return;
-	}
-	memcpy(old, s->waits, sizeof s->waits);
-	memset(s->waits, 0, sizeof s->waits);
-	for (i = 0; i < nold; i++)
-		if (map[i] >= 0 && map[i] < CONFIG_PRIORITIES_MAX)
-			memcpy(s->waits[map[i]], old[i], sizeof old[i]);
-	free(old);
+	/* Out of memory, the waits start again; nothing else is lost. */
+	if (td->series != NULL)
+		(void)prioremap(td->series->waits,
+		    sizeof td->series->waits[0], nold, map);
 }
 
 /* The time-weighted mean of the slots held in step k, over the part of it

@@ -50,6 +50,15 @@ promtext_value(const char *text, const char *series)
 	return d;
 }
 
+void
+promtext_assert(const char *text, const char *series, double want)
+{
+	double got = promtext_value(text, series);
+
+	if (got != want)
+		fail_msg("%s is %.17g, not %.17g", series, got, want);
+}
+
 bool
 promtext_have_promtool(void)
 {
@@ -78,8 +87,8 @@ promtext_check(const char *dir, const char *text)
 	out[n] = '\0';
 	status = pclose(p);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("promtool check metrics (status %d) on %s:\n%s", status,
-		    path, out);
+		fail_msg("promtool check metrics (status %d) on %s:\n%s",
+		    status, path, out);
 	/* It passes, with only warnings, what we want clean. */
 	if (n > 0)
 		fail_msg("promtool check metrics on %s says:\n%s", path, out);

@@ -11,6 +11,8 @@
  * fails the test when text has no such sample.
  */
 double promtext_value(const char *text, const char *series);
+/* Fails the test, naming series, unless its value in text is want. */
+void promtext_assert(const char *text, const char *series, double want);
 /* Whether text has a sample of series. */
 bool promtext_has(const char *text, const char *series);
 

@@ -113,52 +113,41 @@ figures_follow_known_jobs(void **state)
 	char *text;
 
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_queued")),
-	    0);
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_submissions_total")), 0);
+	promtext_assert(text, NORMAL("triage_jobs_queued"), 0);
+	promtext_assert(text, NORMAL("triage_submissions_total"), 0);
 	free(text);
 
 	run_known_jobs(fx, &k);
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_submissions_total")), 4);
-	assert_int_equal(promtext_value(text,
-	    "triage_submissions_total{priority=\"high\"}"), 0);
+	promtext_assert(text, NORMAL("triage_submissions_total"), 4);
+	promtext_assert(text, "triage_submissions_total{priority=\"high\"}", 0);
 	/* The retried job had two grants. */
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_dispatches_total")), 5);
-	assert_int_equal(promtext_value(text, NORMAL("triage_retries_total")),
-	    1);
-	assert_int_equal(promtext_value(text, FINISHED("succeeded")), 1);
-	assert_int_equal(promtext_value(text, FINISHED("failed")), 2);
-	assert_int_equal(promtext_value(text, FINISHED("canceled")), 0);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_running")),
-	    1);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_queued")),
-	    0);
-	assert_int_equal(promtext_value(text, "triage_slots"), 2);
-	assert_int_equal(promtext_value(text, "triage_slots_busy"), 1);
-	assert_int_equal(promtext_value(text, "triage_workers"), 2);
+	promtext_assert(text, NORMAL("triage_dispatches_total"), 5);
+	promtext_assert(text, NORMAL("triage_retries_total"), 1);
+	promtext_assert(text, FINISHED("succeeded"), 1);
+	promtext_assert(text, FINISHED("failed"), 2);
+	promtext_assert(text, FINISHED("canceled"), 0);
+	promtext_assert(text, NORMAL("triage_jobs_running"), 1);
+	promtext_assert(text, NORMAL("triage_jobs_queued"), 0);
+	promtext_assert(text, "triage_slots", 2);
+	promtext_assert(text, "triage_slots_busy", 1);
+	promtext_assert(text, "triage_workers", 2);
 	/* Five starts waited; four runs ended, the first of the retried
 	 * one's among them. */
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_job_wait_seconds_count")), 5);
-	assert_int_equal(promtext_value(text,
-	    "triage_job_wait_seconds_bucket{priority=\"normal\",le=\"+Inf\"}"),
+	promtext_assert(text, NORMAL("triage_job_wait_seconds_count"), 5);
+	promtext_assert(text,
+	    "triage_job_wait_seconds_bucket{priority=\"normal\",le=\"+Inf\"}",
 	    5);
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_job_run_seconds_count")), 4);
+	promtext_assert(text, NORMAL("triage_job_run_seconds_count"), 4);
 	assert_true(promtext_value(text,
 	    NORMAL("triage_job_run_seconds_sum")) > 0);
 	cs = store_commit_stats(fx->td.store);
 	assert_true(cs->commits > 0);
-	assert_int_equal(promtext_value(text, "triage_store_commits_total"),
+	promtext_assert(text, "triage_store_commits_total",
 	    (double)cs->commits);
-	assert_int_equal(promtext_value(text,
-	    "triage_store_commit_failures_total"), 0);
-	assert_int_equal(promtext_value(text,
-	    "triage_store_commit_seconds_count"), (double)cs->commits);
+	promtext_assert(text, "triage_store_commit_failures_total", 0);
+	promtext_assert(text, "triage_store_commit_seconds_count",
+	    (double)cs->commits);
 	assert_true(promtext_value(text, "process_resident_memory_bytes") > 0);
 	assert_true(promtext_has(text, "triage_build_info{version=\""
 	    TRIAGE_VERSION "\"}"));
@@ -169,12 +158,10 @@ figures_follow_known_jobs(void **state)
 	machine_open_gate(fx, 0, 0);
 	WAIT_FOR(fx, machine_is(fx, k.held, JOB_SUCCEEDED));
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_running")),
-	    0);
-	assert_int_equal(promtext_value(text, "triage_slots_busy"), 0);
-	assert_int_equal(promtext_value(text, FINISHED("succeeded")), 2);
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_job_run_seconds_count")), 5);
+	promtext_assert(text, NORMAL("triage_jobs_running"), 0);
+	promtext_assert(text, "triage_slots_busy", 0);
+	promtext_assert(text, FINISHED("succeeded"), 2);
+	promtext_assert(text, NORMAL("triage_job_run_seconds_count"), 5);
 	free(text);
 }
 
@@ -192,18 +179,16 @@ held_and_canceled_jobs_are_counted(void **state)
 	id = machine_submit(fx, job);
 	WAIT_FOR(fx, machine_sub(fx, id)->called > 0);
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_queued")),
-	    1);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_held")), 1);
+	promtext_assert(text, NORMAL("triage_jobs_queued"), 1);
+	promtext_assert(text, NORMAL("triage_jobs_held"), 1);
 	free(text);
 	jobs_cancel(&fx->td, store_get(fx->td.store, id), 0, 15);
 	WAIT_FOR(fx, machine_is(fx, id, JOB_CANCELED));
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text, NORMAL("triage_jobs_held")), 0);
-	assert_int_equal(promtext_value(text, FINISHED("canceled")), 1);
+	promtext_assert(text, NORMAL("triage_jobs_held"), 0);
+	promtext_assert(text, FINISHED("canceled"), 1);
 	/* It never started: no wait to count. */
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_job_wait_seconds_count")), 0);
+	promtext_assert(text, NORMAL("triage_job_wait_seconds_count"), 0);
 	free(text);
 }
 
@@ -223,12 +208,9 @@ counts_follow_their_priority_when_renumbered(void **state)
 	/* The config still names index 0 "high": normal's counts are there
 	 * now, and index 1's are high's old ones. */
 	text = scrape(fx);
-	assert_int_equal(promtext_value(text,
-	    "triage_submissions_total{priority=\"high\"}"), 1);
-	assert_int_equal(promtext_value(text,
-	    NORMAL("triage_submissions_total")), 0);
-	assert_int_equal(promtext_value(text,
-	    "triage_submissions_total{priority=\"low\"}"), 0);
+	promtext_assert(text, "triage_submissions_total{priority=\"high\"}", 1);
+	promtext_assert(text, NORMAL("triage_submissions_total"), 0);
+	promtext_assert(text, "triage_submissions_total{priority=\"low\"}", 0);
 	free(text);
 }
 
@@ -259,7 +241,8 @@ series_window_moves_on_lazily(void **state)
 	assert_int_equal(json_integer_value(json_object_get(s, "step")), 5);
 	assert_int_equal(json_integer_value(json_object_get(s, "slots")), 2);
 	end = json_number_value(json_object_get(s, "end"));
-	assert_true(end > (double)t0 / 1000 && end <= (double)t0 / 1000 + 5.001);
+	assert_true(end > (double)t0 / 1000 &&
+	    end <= (double)t0 / 1000 + 5.001);
 	busy = json_object_get(s, "slots_busy");
 	disp = json_object_get(s, "dispatched");
 	assert_int_equal(json_array_size(busy), SERIES_STEPS);
