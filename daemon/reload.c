@@ -133,6 +133,10 @@ reload_check_fixed(const struct config *old, const struct config *new,
 	if (strcmp(old->state_dir, new->state_dir) != 0)
 		reload_reject(why, "state_dir changed (%s -> %s): %s",
 		    old->state_dir, new->state_dir, restart);
+	if (!reload_same_string(old->http.listen, new->http.listen))
+		reload_reject(why, "[http] listen changed (%s -> %s): %s",
+		    old->http.listen ? old->http.listen : "unset",
+		    new->http.listen ? new->http.listen : "unset", restart);
 	if (!reload_same_string(old->socket, new->socket))
 		reload_reject(why, "socket changed (%s -> %s): %s",
 		    old->socket ? old->socket : "unset",

@@ -11,6 +11,7 @@
 #include "config-parse.h"
 #include "config-table.h"
 #include "cpus.h"
+#include "listenaddr.h"
 
 /* Where the file set a [daemon] key; 0 if it did not. */
 static unsigned
@@ -157,6 +158,48 @@ config_priorities(struct config_parse *ps, struct config *cfg)
 	    config_priority_cmp);
 }
 
+/* Where the file set an [http] key; 0 if it did not. */
+static unsigned
+config_http_line(const struct config_parse *ps, const char *name)
+{
+	int i;
+
+	i = config_table_find(config_table_http, CONFIG_TABLE_HTTP_KEYS, name);
+	return i == -1 ? 0 : ps->http_lines[i];
+}
+
+/* An [http] section listens somewhere, and what it lets in without a
+ * token can only be reached from this host. */
+static void
+config_check_http(struct config_parse *ps, struct config *cfg)
+{
+	const struct config_http *h = &cfg->http;
+	struct listenaddr addr;
+	const char *why;
+
+	if (ps->http_line == 0)
+		return;
+	if (h->listen == NULL) {
+		if (config_http_line(ps, "listen") == 0)
+			config_parse_error(ps, ps->http_line, "listen: missing "
+			    "from [http] (HOST:PORT or a Unix socket path)");
+		return;
+	}
+	if (h->auth == CONFIG_HTTP_AUTH_TOKEN && h->token_file == NULL) {
+		config_parse_error(ps, ps->http_line, "token_file: missing "
+		    "from [http]: auth = token (the default) needs it; "
+		    "auth = none is for a Unix socket or a loopback address");
+	}
+	if (h->auth == CONFIG_HTTP_AUTH_NONE &&
+	    listenaddr_parse(h->listen, &addr, &why) == 0 && !addr.is_local) {
+		config_parse_error(ps, config_http_line(ps, "auth"), "auth: "
+		    "none lets anyone who can connect act on every job, and "
+		    "%s is reachable from other hosts: listen on a loopback "
+		    "address or a Unix socket, or use auth = token",
+		    h->listen);
+	}
+}
+
 /* What can only be decided once the whole file is read. */
 static void
 config_finish(struct config_parse *ps, struct config *cfg,
@@ -167,6 +210,7 @@ config_finish(struct config_parse *ps, struct config *cfg,
 
 	config_check_ranks(ps);
 	config_check_default(ps);
+	config_check_http(ps, cfg);
 	if (ps->nerrors > 0 || ps->oom)
 		return;
 
@@ -242,6 +286,8 @@ config_load(const struct config_opts *opts, char **cause)
 
 	config_parse_defaults(&ps, config_table_daemon,
 	    CONFIG_TABLE_DAEMON_KEYS, cfg);
+	config_parse_defaults(&ps, config_table_http, CONFIG_TABLE_HTTP_KEYS,
+	    cfg);
 	if (opts->path != NULL)
 		config_read(&ps, cfg, opts, &open_errno);
 	if (cfg->path == NULL && ps.nerrors == 0)
@@ -280,6 +326,9 @@ config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->socket);
 	free(cfg->state_dir);
+	free(cfg->http.listen);
+	free(cfg->http.token_file);
+	free(cfg->http.dashboard_dir);
 	free(cfg->priorities);
 	free(cfg);
 }

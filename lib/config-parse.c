@@ -223,11 +223,19 @@ config_parse_section(struct config_parse *ps, const char *name,
 			    "given twice, first on line %u", ps->daemon_line);
 		} else
 			ps->daemon_line = ps->lineno;
+	} else if (strcmp(name, "http") == 0) {
+		ps->section = CONFIG_PARSE_HTTP;
+		ps->cur = NULL;
+		if (ps->http_line != 0) {
+			config_parse_error(ps, ps->lineno, "[http]: section "
+			    "given twice, first on line %u", ps->http_line);
+		} else
+			ps->http_line = ps->lineno;
 	} else if (strncmp(name, "priority.", 9) == 0)
 		config_parse_priority(ps, name, name + 9);
 	else {
 		config_parse_error(ps, ps->lineno, "[%s]: unknown section; "
-		    "expected [daemon] or [priority.NAME]", name);
+		    "expected [daemon], [http] or [priority.NAME]", name);
 		ps->section = CONFIG_PARSE_IGNORED;
 		ps->cur = NULL;
 	}
@@ -395,7 +403,8 @@ config_parse_key(struct config_parse *ps, const struct config_key *table,
 	i = config_table_find(table, n, name);
 	if (i == -1) {
 		config_parse_error(ps, ps->lineno, "%s: unknown key in [%s%s]",
-		    name, ps->cur != NULL ? "priority." : "daemon",
+		    name, ps->cur != NULL ? "priority." :
+		    ps->section == CONFIG_PARSE_HTTP ? "http" : "daemon",
 		    ps->cur != NULL ? ps->cur->p.name : "");
 		return;
 	}
@@ -436,11 +445,16 @@ config_parse_handle_cb(void *user, const char *section, const char *name,
 	switch (ps->section) {
 	case CONFIG_PARSE_NONE:
 		config_parse_error(ps, ps->lineno, "%s: outside any section; "
-		    "keys go under [daemon] or [priority.NAME]", name);
+		    "keys go under [daemon], [http] or [priority.NAME]", name);
 		break;
 	case CONFIG_PARSE_DAEMON:
 		config_parse_key(ps, config_table_daemon,
 		    CONFIG_TABLE_DAEMON_KEYS, ps->daemon_lines, NULL, ps->cfg,
+		    name, value);
+		break;
+	case CONFIG_PARSE_HTTP:
+		config_parse_key(ps, config_table_http,
+		    CONFIG_TABLE_HTTP_KEYS, ps->http_lines, NULL, ps->cfg,
 		    name, value);
 		break;
 	case CONFIG_PARSE_PRIORITY:

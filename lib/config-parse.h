@@ -29,6 +29,7 @@ enum config_parse_section {
 	CONFIG_PARSE_NONE,	/* before the first section header */
 	CONFIG_PARSE_DAEMON,
 	CONFIG_PARSE_PRIORITY,
+	CONFIG_PARSE_HTTP,
 	CONFIG_PARSE_IGNORED,	/* a bad header, already reported */
 };
 
@@ -53,6 +54,8 @@ struct config_parse {
 	struct config_parse_priority *cur;
 	unsigned daemon_line;	/* first [daemon] header; 0: none */
 	unsigned daemon_lines[CONFIG_TABLE_DAEMON_KEYS];
+	unsigned http_line;	/* the [http] header; 0: none */
+	unsigned http_lines[CONFIG_TABLE_HTTP_KEYS];
 	char *default_priority;	/* the name given, resolved at the end */
 
 	struct config_parse_priority *priorities;	/* PRIORITIES_MAX */

@@ -51,6 +51,12 @@ static const struct config_choice config_table_io_classes[] = {
 	{ NULL, 0 },
 };
 
+static const struct config_choice config_table_http_auths[] = {
+	{ "token", CONFIG_HTTP_AUTH_TOKEN },
+	{ "none", CONFIG_HTTP_AUTH_NONE },
+	{ NULL, 0 },
+};
+
 #define D(field) offsetof(struct config, field)
 #define P(field) offsetof(struct config_priority, field)
 
@@ -168,6 +174,32 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  D(log_level), 0, config_table_log_levels,
 	  "least important message logged: debug, info, notice, warning "
 	  "or err" },
+};
+
+const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS] = {
+	{ "listen", CONFIG_TYPE_LISTEN, 0, 0, NULL,
+	  D(http.listen), 0, NULL,
+	  "HOST:PORT (numeric IPv4 or [IPv6]) or a Unix socket path; "
+	  "required in [http]" },
+	{ "auth", CONFIG_TYPE_ENUM, 0, 0, "token",
+	  D(http.auth), 0, config_table_http_auths,
+	  "token: everything but /metrics needs the token of token_file; "
+	  "none: no credential, for a Unix socket or loopback only" },
+	{ "token_file", CONFIG_TYPE_PATH, 1, CONFIG_PATH_MAX, NULL,
+	  D(http.token_file), 0, NULL,
+	  "file whose first line is the bearer token; owned by the "
+	  "daemon's user, no access for group or others" },
+	{ "max_connections", CONFIG_TYPE_UNSIGNED, 1, 10000, "64",
+	  D(http.max_connections), 0, NULL,
+	  "HTTP connections at once, 1 to 10000; beyond it new ones wait" },
+	{ "timeout", CONFIG_TYPE_DURATION, 1000, DAY_MS, "30s",
+	  D(http.timeout_ms), 0, NULL,
+	  "a request not read or a reply not taken in this time closes "
+	  "its connection, 1s to 1d" },
+	{ "dashboard_dir", CONFIG_TYPE_PATH, 1, CONFIG_PATH_MAX, NULL,
+	  D(http.dashboard_dir), 0, NULL,
+	  "the dashboard's files; unset: ../share/triage/dashboard from "
+	  "triaged's directory" },
 };
 
 const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {

@@ -18,6 +18,7 @@ enum config_type {
 	CONFIG_TYPE_AUTO,	/* unsigned, and bool at flag_offset */
 	CONFIG_TYPE_GROUP,	/* gid_t, and bool at flag_offset */
 	CONFIG_TYPE_PRIORITY,	/* a priority name, resolved by config.c */
+	CONFIG_TYPE_LISTEN,	/* char *, allocated: a listenaddr.h address */
 };
 
 struct config_choice {
@@ -38,11 +39,14 @@ struct config_key {
 	const char *help;
 };
 
-/* The rows of [daemon] (into struct config) and of [priority.NAME] (into
- * struct config_priority). The counts size the per-key bookkeeping. */
+/* The rows of [daemon] and [http] (into struct config) and of
+ * [priority.NAME] (into struct config_priority). The counts size the
+ * per-key bookkeeping. */
 #define CONFIG_TABLE_DAEMON_KEYS 32
+#define CONFIG_TABLE_HTTP_KEYS 6
 #define CONFIG_TABLE_PRIORITY_KEYS 9
 extern const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS];
+extern const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS];
 extern const struct config_key
     config_table_priority[CONFIG_TABLE_PRIORITY_KEYS];
 

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "config-table.h"
+#include "listenaddr.h"
 #include "units.h"
 
 /* The enums of struct config are stored through an int. */
@@ -247,6 +248,25 @@ config_value_path(const struct config_key *key, const char *value,
 }
 
 static int
+config_value_listen(const char *value, void *dest, char **why)
+{
+	struct listenaddr addr;
+	const char *expected;
+	char *copy;
+
+	if (listenaddr_parse(value, &addr, &expected) == -1)
+		return config_value_bad(why, value, "%s", expected);
+	copy = strdup(value);
+	if (copy == NULL) {
+		*why = NULL;
+		return -1;
+	}
+	free(*(char **)dest);
+	*(char **)dest = copy;
+	return 0;
+}
+
+static int
 config_value_bool(const char *value, void *dest, char **why)
 {
 	const struct config_value_bool *b;
@@ -327,6 +347,8 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 		return config_value_mode(key, value, dest, why);
 	case CONFIG_TYPE_PATH:
 		return config_value_path(key, value, dest, why);
+	case CONFIG_TYPE_LISTEN:
+		return config_value_listen(value, dest, why);
 	case CONFIG_TYPE_BOOL:
 		return config_value_bool(value, dest, why);
 	case CONFIG_TYPE_ENUM:

@@ -30,6 +30,22 @@ enum config_io_class {
 	CONFIG_IO_IDLE,
 };
 
+/* Who may use the HTTP listener beyond /metrics. */
+enum config_http_auth {
+	CONFIG_HTTP_AUTH_TOKEN,	/* the bearer token of token_file */
+	CONFIG_HTTP_AUTH_NONE,	/* anyone who can connect: local only */
+};
+
+/* [http]: the optional listener of /metrics and the dashboard. */
+struct config_http {
+	char *listen;		/* NULL: no HTTP listener */
+	enum config_http_auth auth;
+	char *token_file;
+	unsigned max_connections;
+	uint64_t timeout_ms;
+	char *dashboard_dir;	/* NULL: beside triaged, ../share/... */
+};
+
 struct config_priority {
 	char name[CONFIG_PRIORITY_NAME_MAX + 1];
 	unsigned rank;
@@ -85,6 +101,8 @@ struct config {
 	bool run_as_submitter;
 	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS for jobs */
 	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
+
+	struct config_http http;
 
 	struct config_priority *priorities;	/* sorted by rank, most urgent first */
 	unsigned npriorities;

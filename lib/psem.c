@@ -578,6 +578,20 @@ psem_reshape(struct psem *sem, unsigned nprio, const int *map)
 	return 0;
 }
 
+const struct psem_waiter *
+psem_first(const struct psem *sem, unsigned prio)
+{
+	if (prio >= sem->sched.nclasses)
+		return NULL;
+	return TAILQ_FIRST(&sem->sched.classes[prio].waiters);
+}
+
+const struct psem_waiter *
+psem_next(const struct psem_waiter *w)
+{
+	return TAILQ_NEXT(w, entry);
+}
+
 unsigned
 psem_permits(const struct psem *sem)
 {

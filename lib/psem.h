@@ -146,6 +146,12 @@ struct psem_prio_stats {
 	uint64_t dispatched;	/* grants since the semaphore was made */
 };
 
+/* prio's FIFO from its head, for whoever shows what comes next: the
+ * first queued waiter (NULL: none, or no such priority), and the one after
+ * w. O(1) each. */
+const struct psem_waiter *psem_first(const struct psem *sem, unsigned prio);
+const struct psem_waiter *psem_next(const struct psem_waiter *w);
+
 unsigned psem_permits(const struct psem *sem);
 unsigned psem_available(const struct psem *sem);
 unsigned psem_priorities(const struct psem *sem);

@@ -17,13 +17,14 @@
 #define DOC_PATH "man/triage.conf.5"
 
 /*
- * The page's key sections are the ones whose .SH title names [daemon] or
- * [priority.NAME]. In them every .TP starts the entry of a key, so the
+ * The page's key sections are the ones whose .SH title names [daemon],
+ * [http] or [priority.NAME]. In them every .TP starts the entry of a key, so the
  * next line must be ".B KEY"; value lists inside an entry use .IP.
  */
 enum doc_section {
 	DOC_OTHER = -1,
 	DOC_DAEMON,
+	DOC_HTTP,
 	DOC_PRIORITY,
 };
 
@@ -35,6 +36,8 @@ static const struct {
 } doc_sections[] = {
 	[DOC_DAEMON] = { "[daemon]", "[daemon]", config_table_daemon,
 	    CONFIG_TABLE_DAEMON_KEYS },
+	[DOC_HTTP] = { "[http]", "[http]", config_table_http,
+	    CONFIG_TABLE_HTTP_KEYS },
 	[DOC_PRIORITY] = { "[priority.", "[priority.NAME]",
 	    config_table_priority, CONFIG_TABLE_PRIORITY_KEYS },
 };
@@ -56,6 +59,8 @@ doc_section_of(const char *sh_line)
 {
 	if (strstr(sh_line, doc_sections[DOC_DAEMON].title) != NULL)
 		return DOC_DAEMON;
+	if (strstr(sh_line, doc_sections[DOC_HTTP].title) != NULL)
+		return DOC_HTTP;
 	if (strstr(sh_line, doc_sections[DOC_PRIORITY].title) != NULL)
 		return DOC_PRIORITY;
 	return DOC_OTHER;
@@ -147,6 +152,13 @@ every_daemon_key_is_documented_once(void **state)
 }
 
 static void
+every_http_key_is_documented_once(void **state)
+{
+	(void)state;
+	check_every_key_is_documented_once(DOC_HTTP);
+}
+
+static void
 every_priority_key_is_documented_once(void **state)
 {
 	(void)state;
@@ -182,7 +194,7 @@ every_documented_key_is_in_the_table(void **state)
 	assert_int_equal(bad, 0);
 	/* Guards against a page whose section titles no longer match. */
 	assert_int_equal(keys, CONFIG_TABLE_DAEMON_KEYS +
-	    CONFIG_TABLE_PRIORITY_KEYS);
+	    CONFIG_TABLE_HTTP_KEYS + CONFIG_TABLE_PRIORITY_KEYS);
 }
 
 int
@@ -190,6 +202,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_daemon_key_is_documented_once),
+		cmocka_unit_test(every_http_key_is_documented_once),
 		cmocka_unit_test(every_priority_key_is_documented_once),
 		cmocka_unit_test(every_documented_key_is_in_the_table),
 	};

@@ -1079,8 +1079,8 @@ unknown_section_is_an_error_and_its_keys_are_skipped(void **state)
 	(void)state;
 	cause = load_bad("[daemon]\nslots = 2\n[deamon]\nslots = 3\n"
 	    "[priority]\nrank = 1\n");
-	assert_error(cause, 3, "[deamon]: unknown section; expected [daemon] "
-	    "or [priority.NAME]");
+	assert_error(cause, 3, "[deamon]: unknown section; expected [daemon], "
+	    "[http] or [priority.NAME]");
 	assert_error(cause, 5, "[priority]: unknown section*");
 	assert_int_equal(count_lines(cause), 2);
 	free(cause);
@@ -1221,7 +1221,93 @@ key_outside_any_section_is_an_error(void **state)
 	(void)state;
 	cause = load_bad("slots = 2\n[daemon]\n");
 	assert_error(cause, 1, "slots: outside any section; keys go under "
-	    "[daemon] or [priority.NAME]");
+	    "[daemon], [http] or [priority.NAME]");
+	free(cause);
+}
+
+static void
+http_section_is_optional_and_off_by_default(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[daemon]\nslots = 2\n");
+	assert_null(cfg->http.listen);
+	assert_int_equal(cfg->http.auth, CONFIG_HTTP_AUTH_TOKEN);
+	assert_int_equal(cfg->http.max_connections, 64);
+	assert_int_equal(cfg->http.timeout_ms, 30000);
+	assert_null(cfg->http.token_file);
+	assert_null(cfg->http.dashboard_dir);
+	config_free(cfg);
+}
+
+static void
+http_keys_are_read(void **state)
+{
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[http]\nlisten = [::1]:9187\ntoken_file = /etc/t\n"
+	    "max_connections = 8\ntimeout = 5s\ndashboard_dir = /srv/d\n");
+	assert_string_equal(cfg->http.listen, "[::1]:9187");
+	assert_string_equal(cfg->http.token_file, "/etc/t");
+	assert_int_equal(cfg->http.max_connections, 8);
+	assert_int_equal(cfg->http.timeout_ms, 5000);
+	assert_string_equal(cfg->http.dashboard_dir, "/srv/d");
+	config_free(cfg);
+	cfg = load_ok("[http]\nlisten = /run/triage/http.sock\nauth = none\n");
+	assert_int_equal(cfg->http.auth, CONFIG_HTTP_AUTH_NONE);
+	config_free(cfg);
+	cfg = load_ok("[http]\nlisten = 127.0.0.2:0\nauth = none\n");
+	config_free(cfg);
+}
+
+static void
+http_bad_listen_addresses_are_errors(void **state)
+{
+	static const char *const bad[] = {
+		"localhost:9187", "9187", ":9187", "127.0.0.1", "127.0.0.1:",
+		"127.0.0.1:65536", "127.0.0.1:x", "::1:9187", "[127.0.0.1]:80",
+		"[::1]9187", "relative/path", "1.2.3.4:80x",
+	};
+	char text[256], *cause;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(text, sizeof text, "[http]\nlisten = %s\n"
+		    "token_file = /t\n", bad[i]);
+		cause = load_bad(text);
+		assert_error(cause, 2, "listen: expected HOST:PORT with a "
+		    "numeric IPv4 or [IPv6] host*");
+		assert_int_equal(count_lines(cause), 1);
+		free(cause);
+	}
+}
+
+static void
+http_needs_a_listen_and_a_credential(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\nslots = 2\n[http]\ntimeout = 5s\n");
+	assert_error(cause, 3, "listen: missing from [http]*");
+	free(cause);
+	cause = load_bad("[http]\nlisten = 127.0.0.1:9187\n");
+	assert_error(cause, 1, "token_file: missing from [http]: auth = "
+	    "token (the default) needs it*");
+	free(cause);
+	cause = load_bad("[http]\nlisten = 0.0.0.0:9187\nauth = none\n");
+	assert_error(cause, 3, "auth: none lets anyone who can connect act "
+	    "on every job, and 0.0.0.0:9187 is reachable from other hosts*");
+	free(cause);
+	cause = load_bad("[http]\nlisten = [::]:9187\nauth = maybe\n");
+	assert_error(cause, 3, "auth: expected \"token\" or \"none\", not \"maybe\"");
+	free(cause);
+	cause = load_bad("[http]\nlisten = /s\n[http]\nnope = 1\n");
+	assert_error(cause, 3, "[http]: section given twice, first on line 1");
+	assert_error(cause, 4, "nope: unknown key in [http]");
 	free(cause);
 }
 
@@ -1406,6 +1492,10 @@ main(void)
 		T(more_than_the_maximum_of_priorities_is_an_error),
 		T(section_given_twice_is_an_error),
 		T(key_outside_any_section_is_an_error),
+		T(http_section_is_optional_and_off_by_default),
+		T(http_keys_are_read),
+		T(http_bad_listen_addresses_are_errors),
+		T(http_needs_a_listen_and_a_credential),
 		T(malformed_lines_are_errors),
 		T(line_too_long_is_an_error_not_a_misparse),
 		T(all_errors_are_reported_together_in_line_order),

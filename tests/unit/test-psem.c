@@ -1020,6 +1020,36 @@ test_set_policy_switches_order(void **state)
 	fixture_free(fx);
 }
 
+static void
+test_first_and_next_walk_a_fifo_from_its_head(void **state)
+{
+	struct fixture *fx = fixture_new(1, 2, "strict");
+	struct tw holder, t[3];
+	const struct psem_waiter *w;
+	int i;
+
+	(void)state;
+	assert_null(psem_first(fx->sem, 0));
+	assert_null(psem_first(fx->sem, 2));
+	tw_init(fx, &holder, 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &holder.w), 1);
+	for (i = 0; i < 3; i++) {
+		tw_init(fx, &t[i], i + 1, 1, 1);
+		assert_int_equal(psem_acquire(fx->sem, &t[i].w), 0);
+	}
+	assert_null(psem_first(fx->sem, 0));
+	assert_int_equal(psem_cancel(fx->sem, &t[1].w), 0);
+	w = psem_first(fx->sem, 1);
+	assert_ptr_equal(w, &t[0].w);
+	w = psem_next(w);
+	assert_ptr_equal(w, &t[2].w);
+	assert_null(psem_next(w));
+	assert_int_equal(psem_cancel(fx->sem, &t[0].w), 0);
+	assert_int_equal(psem_cancel(fx->sem, &t[2].w), 0);
+	assert_int_equal(psem_release(fx->sem, &holder.w), 0);
+	fixture_free(fx);
+}
+
 int
 main(void)
 {
@@ -1043,6 +1073,7 @@ main(void)
 		cmocka_unit_test(test_set_permits_grows_and_shrinks),
 		cmocka_unit_test(test_set_policy_switches_order),
 		cmocka_unit_test(test_positions_through_changes),
+		cmocka_unit_test(test_first_and_next_walk_a_fifo_from_its_head),
 	};
 
 	return cmocka_run_group_tests_name("psem", tests, NULL, NULL);
