@@ -3,12 +3,14 @@
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
 # bash-completion and zsh are for the test that runs triage's completions;
-# prometheus (promtool, and the server itself) for the tests of /metrics.
+# prometheus (promtool, and the server itself) for the tests of /metrics;
+# libcurl is the tests' HTTP client (tests/daemon/thttp.c).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
-	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh prometheus
+	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh \
+	libcurl4-openssl-dev prometheus
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih
-TEST_PKGS := cmocka
+TEST_PKGS := cmocka libcurl
 
 # From glibc: b64_ntop (libresolv), the maths of timeouts, threads in tests.
 SYS_LIBS := -lresolv -lm -lpthread
@@ -63,7 +65,8 @@ deps:
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		echo "deps: installing$$missing"; \
 		$$sudo apt-get update -q && \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+			--no-install-recommends -o DPkg::Lock::Timeout=600 $$missing; \
 	fi
 
 # The compiler and linker flags pkg-config gives, asked once and cached. The
@@ -195,7 +198,7 @@ VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-select completion crash docs durable faults fdlimit \
-	jobproc jobs lifecycle limits load notify queue reload rpc sched \
+	http jobproc jobs lifecycle limits load notify queue reload rpc sched \
 	security)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
@@ -223,8 +226,12 @@ valgrind:
 # The daemon in the foreground on config/dev.conf, socket and state under
 # ./run/, after the commands to try from a second terminal.
 RUN_SOCKET := $(CURDIR)/run/triage.sock
+# The dashboard listens where dev.conf says, with a token made once.
+RUN_HTTP := $(shell sed -n "s/^listen *= *//p" config/dev.conf)
 run: all
 	@mkdir -p run
+	@[ -s run/http.token ] || (umask 077; head -c 24 /dev/urandom | \
+		base64 > run/http.token)
 	@printf '%s\n' \
 		'triaged is starting in the foreground (Ctrl-C stops it). In a second terminal:' \
 		'' \
@@ -237,6 +244,9 @@ run: all
 		'  triage priorities' \
 		'  triage watch' \
 		'  triage stats' \
+		'' \
+		'The dashboard: http://$(RUN_HTTP)/ (its token is in run/http.token);' \
+		'metrics: http://$(RUN_HTTP)/metrics' \
 		''
 	@exec $(BUILD)/bin/triaged --config config/dev.conf --socket $(RUN_SOCKET)
 

@@ -19,6 +19,8 @@
 #include "config.h"
 #include "deps.h"
 #include "fdlimit.h"
+#include "http.h"
+#include "http-events.h"
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
@@ -250,6 +252,7 @@ listen_jobs(struct triaged *td, struct deps *deps)
 	    jobs_listen(td, watch_job_cb, NULL) != 0 ||
 	    jobs_listen(td, deps_job_cb, deps) != 0 ||
 	    jobs_listen(td, notify_job_cb, NULL) != 0 ||
+	    jobs_listen(td, http_job_cb, NULL) != 0 ||
 	    jobs_listen(td, shutdown_job_cb, NULL) != 0)
 		fatalx("out of memory");
 }
@@ -431,6 +434,8 @@ main(int argc, char **argv)
 	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
 	    == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
+	if (http_start(&td, &cause) != 0)
+		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
 
 	sigs[0] = evsignal_new(td.base, SIGTERM, stop_cb, &td);
 	sigs[1] = evsignal_new(td.base, SIGINT, stop_cb, &td);
@@ -447,6 +452,7 @@ main(int argc, char **argv)
 	notify_ready(&td);
 	event_base_dispatch(td.base);
 
+	http_stop(&td);
 	server_close(td.server);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);

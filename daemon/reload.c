@@ -9,6 +9,7 @@
 
 #include "caller-env.h"
 #include "config.h"
+#include "http.h"
 #include "jobs.h"
 #include "log.h"
 #include "metrics.h"
@@ -277,6 +278,10 @@ reload_config(struct triaged *td, char **errors)
 	if (td->phase == TRIAGED_STOPPING)
 		reload_reject(&why, "the daemon is stopping");
 	reload_check_fixed(td->cfg, new, &why);
+	if (http_reload_check(td, new, &cause) != 0) {
+		reload_reject(&why, "%s", cause ? cause : "out of memory");
+		free(cause);
+	}
 	reload_map(td, new, map, &why);
 	if (why.text == NULL && !why.nomem)
 		reload_check_fit(td, new, map, &why);
@@ -295,6 +300,7 @@ reload_config(struct triaged *td, char **errors)
 	old = td->cfg;
 	td->cfg = new;
 	config_free(old);
+	http_reload_commit(td);
 	prune_reload();
 	log_notice("reloaded: %u priorities, %u slots, %u workers, "
 	    "policy %s", new->npriorities, new->slots, new->workers, new->policy);

@@ -244,8 +244,8 @@ server_conn_closed_cb(void *arg)
 	server_resume(srv);
 }
 
-static int
-server_bind(const struct config *cfg, const char *path, char **cause)
+int
+server_bind_unix(const struct config *cfg, const char *path, char **cause)
 {
 	struct sockaddr_un sun;
 	mode_t old;
@@ -347,7 +347,7 @@ server_open(struct triaged *td, const char *path, int fd, char **cause)
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	if (fd < 0 && (fd = server_bind(td->cfg, path, cause)) < 0) {
+	if (fd < 0 && (fd = server_bind_unix(td->cfg, path, cause)) < 0) {
 		event_free(srv->retry_ev);
 		free(srv->path);
 		free(srv);

@@ -23,6 +23,13 @@ int server_check(const char *path, char **cause);
  */
 int server_activated(int *fd, char **path, char **cause);
 
+/* Binds and listens on the Unix socket path (free: server_check), with
+ * cfg's socket_mode and socket_group, under a umask that lets nobody in
+ * before they are set. The socket, or -1 with *cause set (allocated). */
+struct config;
+int server_bind_unix(const struct config *cfg, const char *path,
+    char **cause);
+
 /* Listens on fd, from server_activated(), or (fd < 0) binds path with the
  * config's socket_mode and socket_group and listens. NULL with *cause set
  * (allocated) on failure. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "http.h"
 #include "job.h"
 #include "jobs.h"
 #include "log.h"
@@ -47,6 +48,8 @@ shutdown_exit_cb(struct triaged *td, struct job *job, const char *cause,
 		log_err("the last changes could not be stored: %s", why);
 		free(why);
 	}
+	/* Its connection to our rpc would keep the drain waiting. */
+	http_stop(td);
 	server_drain(td->server);
 }
 
