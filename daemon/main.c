@@ -431,11 +431,12 @@ main(int argc, char **argv)
 	}
 	if (prune_start(&td) != 0)
 		fatalx("out of memory");
+	/* HTTP first: a client that reaches the job socket finds it up. */
+	if (http_start(&td, &cause) != 0)
+		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
 	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
 	    == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
-	if (http_start(&td, &cause) != 0)
-		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
 
 	sigs[0] = evsignal_new(td.base, SIGTERM, stop_cb, &td);
 	sigs[1] = evsignal_new(td.base, SIGINT, stop_cb, &td);
