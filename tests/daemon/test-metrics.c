@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "promtext.h"
 #include "series.h"
+#include "serieswait.h"
 #include "store.h"
 #include "timefmt.h"
 #include "version.h"
@@ -229,7 +230,7 @@ static void
 series_window_moves_on_lazily(void **state)
 {
 	struct machine *fx = *state;
-	json_t *s, *busy, *disp, *normal;
+	json_t *s, *busy, *disp;
 	struct known k;
 	int64_t t0;
 	double sum = 0, end;
@@ -252,14 +253,8 @@ series_window_moves_on_lazily(void **state)
 		assert_true(at(busy, i) >= 0 && at(busy, i) <= 2);
 	}
 	assert_int_equal(sum, 5);
-	normal = json_object_get(json_object_get(s, "wait"), "normal");
-	assert_int_equal(json_integer_value(json_object_get(normal, "count")),
-	    5);
-	assert_true(json_is_number(json_object_get(normal, "p50")));
-	assert_true(json_number_value(json_object_get(normal, "p95")) >=
-	    json_number_value(json_object_get(normal, "p50")));
-	assert_true(json_is_null(json_object_get(json_object_get(
-	    json_object_get(s, "wait"), "high"), "p50")));
+	serieswait_assert(s, "normal", 5);
+	serieswait_assert(s, "high", 0);
 	json_decref(s);
 
 	/* Three steps on: the two whole steps between had the one slot
@@ -282,10 +277,7 @@ series_window_moves_on_lazily(void **state)
 		if (i < SERIES_STEPS - 1)
 			assert_true(at(busy, i) == 1.0);
 	}
-	normal = json_object_get(json_object_get(s, "wait"), "normal");
-	assert_int_equal(json_integer_value(json_object_get(normal, "count")),
-	    0);
-	assert_true(json_is_null(json_object_get(normal, "p95")));
+	serieswait_assert(s, "normal", 0);
 	json_decref(s);
 
 	machine_open_gate(fx, 0, 0);

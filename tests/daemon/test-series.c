@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "harness.h"
+#include "serieswait.h"
 #include "thttp.h"
 
 /* /api/state's series (a new reference). */
@@ -37,7 +38,7 @@ static void
 series_of_known_jobs(void **state)
 {
 	char extra[256], addr[64];
-	json_t *s, *busy, *disp, *wait, *high;
+	json_t *s, *busy, *disp;
 	struct tdaemon *d;
 	struct client *c;
 	double sum_busy = 0, end;
@@ -75,18 +76,10 @@ series_of_known_jobs(void **state)
 	/* The three and the one still running, whose slot shows. */
 	assert_int_equal(sum_disp, 4);
 	assert_true(sum_busy > 0);
-	wait = json_object_get(s, "wait");
-	assert_int_equal(json_object_size(wait), 3);
-	high = json_object_get(wait, "high");
-	assert_int_equal(json_integer_value(json_object_get(high, "count")),
-	    3);
-	assert_true(json_is_number(json_object_get(high, "p50")));
-	assert_true(json_number_value(json_object_get(high, "p95")) >=
-	    json_number_value(json_object_get(high, "p50")));
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-	    wait, "normal"), "count")), 1);
-	assert_true(json_is_null(json_object_get(json_object_get(wait, "low"),
-	    "p50")));
+	assert_int_equal(json_object_size(json_object_get(s, "wait")), 3);
+	serieswait_assert(s, "high", 3);
+	serieswait_assert(s, "normal", 1);
+	serieswait_assert(s, "low", 0);
 	json_decref(s);
 	topen_gate(d, "gate");
 	tassert_ends(c, gated, "succeeded");
