@@ -3,12 +3,13 @@
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
 # bash-completion and zsh are for the test that runs triage's completions;
+# prometheus (promtool, and the server itself) for the tests of /metrics;
 # libcurl is the tests' HTTP client (tests/daemon/thttp.c); chromium is the
 # browser of the dashboard's test (tests/daemon/test-dashboard.c, driven
 # through tests/daemon/cdp.c).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
 	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh \
-	libcurl4-openssl-dev chromium
+	libcurl4-openssl-dev prometheus chromium
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih
 TEST_PKGS := cmocka libcurl
@@ -209,8 +210,8 @@ VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-select completion crash docs durable faults fdlimit \
-	http jobproc jobs lifecycle limits load notify queue reload rpc sched \
-	security)
+	http jobproc jobs lifecycle limits load notify prometheus queue reload \
+	rpc sched security series)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
 VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \

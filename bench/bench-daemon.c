@@ -175,6 +175,8 @@ bench_daemon_write_conf(const struct bench_daemon *d,
 	    d->sock, d->state, conf->daemon != NULL ? conf->daemon : "",
 	    conf->priorities != NULL ? conf->priorities :
 	    "[priority.normal]\nrank = 10\nmax_queued = 100000000\n");
+	if (rc >= 0 && conf->http)
+		rc = fprintf(f, "[http]\nlisten = %s\nauth = none\n", d->http);
 	if (fclose(f) == EOF || rc < 0)
 		return -1;
 	return 0;
@@ -347,6 +349,7 @@ bench_daemon_start(const char *parent, const struct bench_daemon_conf *conf,
 	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
 	snprintf(d->log, sizeof d->log, "%s/log", d->dir);
 	snprintf(d->state, sizeof d->state, "%s/state", d->dir);
+	snprintf(d->http, sizeof d->http, "%s/http.sock", d->dir);
 	if (bench_daemon_write_conf(d, conf) == -1) {
 		bench_daemon_cause(cause, d->conf, errno);
 		goto fail;

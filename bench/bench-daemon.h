@@ -13,12 +13,14 @@ struct bench_daemon {
 	char conf[300];
 	char log[300];
 	char state[300];
+	char http[300];		/* the [http] socket, with conf->http */
 	bool ungrouped;		/* started with TRIAGED_GROUP_COMMIT=0 */
 };
 
 /* How to configure a benchmark's daemon; all zero is the default. */
 struct bench_daemon_conf {
 	bool ungrouped;		/* TRIAGED_GROUP_COMMIT=0: one commit a job */
+	bool http;		/* [http] on a Unix socket, auth = none */
 	const char *daemon;	/* more lines of [daemon] ("slots = 2\n") */
 	const char *priorities;	/* the [priority.NAME] sections; NULL: one
 				 * "normal" that queues up to 100000000 */

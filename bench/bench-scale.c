@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "bench-daemon.h"
+#include "bench-http.h"
 #include "bench-load.h"
 #include "bench-machine.h"
 #include "bench-why.h"
@@ -40,6 +41,8 @@ enum scale_measure {
 	SCALE_CANCEL,
 	SCALE_LIST,
 	SCALE_STATS,
+	SCALE_METRICS,
+	SCALE_STATE,
 	SCALE_NMEASURES,
 };
 
@@ -48,6 +51,8 @@ static const char *const scale_measure_names[SCALE_NMEASURES] = {
 	"cancel, 1000 pipelined",
 	"list of 100",
 	"stats",
+	"GET /metrics",
+	"GET /api/state",
 };
 
 struct scale_level {
@@ -231,6 +236,29 @@ scale_calls(struct scale_run *run, const char *method, const json_t *params)
 	return scale_median(t, scale_ncalls) * 1e6;
 }
 
+/* The same for GETs of path from the [http] listener, as a scraper or the
+ * dashboard makes them: a connection each. */
+static double
+scale_gets(struct scale_run *run, const char *path)
+{
+	static double t[SCALE_CALLS];
+	char *cause = NULL;
+	size_t i, bytes;
+	double t0;
+
+	for (i = 0; i < scale_ncalls; i++) {
+		t0 = scale_now();
+		if (bench_http_get(run->d->http, path, &bytes, &cause) != 0) {
+			bench_why_set(&run->why, "%s", cause ? cause :
+			    "out of memory");
+			free(cause);
+			return -1;
+		}
+		t[i] = scale_now() - t0;
+	}
+	return scale_median(t, scale_ncalls) * 1e6;
+}
+
 /* The median per operation of SCALE_BATCHES pipelined batches. */
 static double
 scale_batches(struct scale_run *run, const char *method,
@@ -313,6 +341,8 @@ scale_level(struct scale_run *run, struct scale_level *level)
 	level->us[SCALE_LIST] = scale_calls(run, "list", list);
 	json_decref(list);
 	level->us[SCALE_STATS] = scale_calls(run, "stats", NULL);
+	level->us[SCALE_METRICS] = scale_gets(run, "/metrics");
+	level->us[SCALE_STATE] = scale_gets(run, "/api/state");
 	scale_verify(run, "after the measures");
 }
 
@@ -346,8 +376,9 @@ scale_usage(FILE *f)
 	    "usage: bench-scale [--quick] [--dir DIR]\n"
 	    "Measures triaged (beside this binary) with 1,000, 100,000 and "
 	    "1,000,000 jobs\nqueued (a paused priority): submit, cancel, "
-	    "list and stats cost, memory per\nqueued job, and a restart "
-	    "with the largest queue.\n"
+	    "list and stats cost, a scrape of\n/metrics and of the dashboard's "
+	    "/api/state, memory per queued job, and a\nrestart with the "
+	    "largest queue.\n"
 	    "  --quick    stops at 100,000 (the restart too)\n"
 	    "  --dir DIR  where the temp state dir goes (default /tmp)\n");
 }
@@ -380,11 +411,11 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	printf("machine: nproc %ld, %s on %s, %s, load %.2f at start\n",
 	    m->cpus, dir, m->fs, m->kernel, m->load);
 	printf("medians: %d batches of %d pipelined (submit, cancel), %zu "
-	    "calls (list, stats)\n\n", SCALE_BATCHES, SCALE_BATCH,
-	    scale_ncalls);
-	printf("%-10s %12s %12s %12s %12s %10s %10s\n", "queued",
-	    "submit us", "cancel us", "list us", "stats us", "RSS MiB",
-	    "B/job");
+	    "calls (list, stats, and GETs of the [http] listener)\n\n",
+	    SCALE_BATCHES, SCALE_BATCH, scale_ncalls);
+	printf("%-10s %12s %12s %12s %12s %12s %12s %10s %10s\n", "queued",
+	    "submit us", "cancel us", "list us", "stats us", "metrics us",
+	    "state us", "RSS MiB", "B/job");
 	for (i = 0; i < nlevels; i++) {
 		printf("%-10s", scale_count(levels[i].queued, a, sizeof a));
 		for (k = 0; k < SCALE_NMEASURES; k++)
@@ -440,6 +471,8 @@ main(int argc, char **argv)
 	static const uint64_t quick_levels[] = { 1000, 100000 };
 	struct scale_level levels[SCALE_LEVELS_MAX];
 	struct scale_run run = { 0 };
+	/* /metrics and the dashboard's state are measured too. */
+	const struct bench_daemon_conf conf = { .http = true };
 	const uint64_t *want = full;
 	size_t nlevels = 3, i;
 	const char *dir = "/tmp";
@@ -492,7 +525,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	memset(levels, 0, sizeof levels);
-	if ((run.d = bench_daemon_start(dir, NULL, &cause)) == NULL) {
+	if ((run.d = bench_daemon_start(dir, &conf, &cause)) == NULL) {
 		fprintf(stderr, "bench-scale: %s\n", cause);
 		free(cause);
 		free(run.gone);

@@ -15,6 +15,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "psem.h"
+#include "series.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -136,9 +137,10 @@ http_events_build(struct http_events *e)
 	timefmt_rfc3339(timefmt_now(), now);
 	running = json_array();
 	recent = json_array();
-	state = json_pack("{s:o,s:o,s:o,s:o,s:s}", "stats",
+	state = json_pack("{s:o,s:o,s:o,s:o,s:o,s:s}", "stats",
 	    jobs_stats(e->td), "running", running, "queued",
-	    http_events_queued(e), "recent", recent, "now", now);
+	    http_events_queued(e), "recent", recent, "series",
+	    series_json(e->td), "now", now);
 	if (state == NULL)
 		return NULL;
 	for (i = 0; i < e->nrunning; i++)

@@ -26,6 +26,7 @@
 #include "http-rpc.h"
 #include "listenaddr.h"
 #include "log.h"
+#include "metrics.h"
 #include "server.h"
 #include "triaged.h"
 
@@ -107,6 +108,25 @@ http_path(struct evhttp_request *req)
 	if (uri == NULL || (path = evhttp_uri_get_path(uri)) == NULL)
 		return NULL;
 	return path[0] == '\0' ? "/" : path;
+}
+
+static void
+http_metrics(struct http *h, struct evhttp_request *req)
+{
+	struct evbuffer *buf;
+
+	if ((buf = evbuffer_new()) == NULL ||
+	    metrics_write(h->td, buf) != 0) {
+		if (buf != NULL)
+			evbuffer_free(buf);
+		http_error(req, 500, 0, "out of memory");
+		return;
+	}
+	http_common_headers(req);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+	evhttp_send_reply(req, 200, "OK", buf);
+	evbuffer_free(buf);
 }
 
 static void
@@ -257,6 +277,14 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	    !http_host_is_local(req)) {
 		http_error(req, 403, 0, "refused: with auth = none, the Host "
 		    "must be a loopback address or localhost");
+		return;
+	}
+	/* Counts and timings only: open to whoever reaches the listener. */
+	if (strcmp(path, "/metrics") == 0) {
+		if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD)
+			http_error(req, 405, 0, "/metrics takes GET");
+		else
+			http_metrics(h, req);
 		return;
 	}
 	s = http_auth_check(h->auth, req, &bearer);

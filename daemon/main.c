@@ -24,6 +24,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "method.h"
+#include "metrics.h"
 #include "notify.h"
 #include "passwd.h"
 #include "pool.h"
@@ -33,6 +34,7 @@
 #include "rpc.h"
 #include "run.h"
 #include "safepath.h"
+#include "series.h"
 #include "server.h"
 #include "shutdown.h"
 #include "store.h"
@@ -407,6 +409,9 @@ main(int argc, char **argv)
 	}
 	if (jobs_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");
+	/* Before recovery, which changes jobs they count. */
+	if (metrics_init(&td, &cause) != 0 || series_init(&td, &cause) != 0)
+		fatalx("%s", cause ? cause : "out of memory");
 	params = (struct run_params){
 		.output_dir = td.output_dir,
 		.kill_grace_ms = td.cfg->kill_grace_ms,
@@ -426,8 +431,7 @@ main(int argc, char **argv)
 	}
 	if (prune_start(&td) != 0)
 		fatalx("out of memory");
-	/* HTTP first: whoever finds the job socket answering (a test, a
-	 * socket-activated client) finds the HTTP listener up too. */
+	/* HTTP first: a client that reaches the job socket finds it up. */
 	if (http_start(&td, &cause) != 0)
 		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
 	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
@@ -459,6 +463,8 @@ main(int argc, char **argv)
 		event_free(sigs[i]);
 	prune_stop();
 	notify_stop();
+	series_free(&td);
+	metrics_free(&td);
 	jobs_free(&td);
 	deps_free(deps);
 	store_close(td.store);

@@ -12,12 +12,14 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "pool.h"
 #include "psem.h"
 #include "prune.h"
 #include "reload.h"
 #include "run.h"
+#include "series.h"
 #include "store.h"
 #include "triaged.h"
 
@@ -291,6 +293,9 @@ reload_config(struct triaged *td, char **errors)
 		config_free(new);
 		goto rejected;
 	}
+	/* Their counts follow their priorities, by the old numbering. */
+	metrics_reprioritize(td, td->cfg->npriorities, map);
+	series_reprioritize(td, td->cfg->npriorities, map);
 	reload_apply(td, new);
 	old = td->cfg;
 	td->cfg = new;

@@ -44,6 +44,8 @@ struct server {
 	uint64_t starved_since_ms;	/* 0: accepts are not failing */
 	unsigned starved_tries;	/* accepts that failed in this episode */
 	time_t last_refusal_log;
+	uint64_t accepted;	/* taken on as clients */
+	uint64_t refused;	/* turned away by max_clients(_per_user) */
 };
 
 static int
@@ -112,6 +114,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 			    "connection", srv->td->cfg->max_clients);
 			srv->last_refusal_log = now;
 		}
+		srv->refused++;
 		close(fd);
 		return;
 	}
@@ -133,6 +136,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		    "uid %u has %u connections open already; the limit is "
 		    "%u (max_clients_per_user)", (unsigned)conn_uid(conn),
 		    cfg->max_clients_per_user, cfg->max_clients_per_user);
+		srv->refused++;
 		conn_finish(conn);
 		return;
 	}
@@ -140,7 +144,17 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	if (rpc_attach(conn) != 0) {
 		log_warnx("cannot take a connection: out of memory");
 		conn_close(conn);
+		return;
 	}
+	srv->accepted++;
+}
+
+void
+server_counts(const struct server *srv, uint64_t *accepted,
+    uint64_t *refused)
+{
+	*accepted = srv != NULL ? srv->accepted : 0;
+	*refused = srv != NULL ? srv->refused : 0;
 }
 
 /* Accepting again, after a pause for want of descriptors; the retry

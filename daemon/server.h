@@ -3,6 +3,8 @@
 #ifndef TRIAGED_SERVER_H
 #define TRIAGED_SERVER_H
 
+#include <stdint.h>
+
 struct server;
 struct triaged;
 
@@ -38,6 +40,11 @@ void server_stop_accepting(struct server *srv);
 /* The daemon is done: every client gets its pending replies, then the loop
  * exits (after SERVER_DRAIN_MS at most, for clients that never read). */
 void server_drain(struct server *srv);
+/* Connections taken on as clients since the start, and those turned away
+ * by max_clients or max_clients_per_user; 0 and 0 for a NULL srv (not
+ * listening yet). */
+void server_counts(const struct server *srv, uint64_t *accepted,
+    uint64_t *refused);
 /* Closes every client, and the socket. */
 void server_close(struct server *srv);
 

@@ -25,6 +25,8 @@ struct triaged {
 	struct server *server;
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
+	struct metrics *metrics;	/* what /metrics counts of job events */
+	struct series *series;		/* the dashboard's last minutes */
 	struct http *http;		/* NULL: no [http] listen */
 	char *output_dir;		/* state_dir/output */
 	uid_t uid;			/* our own */

@@ -1,11 +1,13 @@
 /* procstat.c - what /proc says of a process: its start time, which tells it
- * apart from a later one with the same pid, and its state. */
+ * apart from a later one with the same pid, its state, and what it uses. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "procstat.h"
@@ -18,11 +20,12 @@ procstat_start_ticks(pid_t pid, uint64_t *ticks)
 	return procstat_read(pid, &state, ticks);
 }
 
-int
-procstat_read(pid_t pid, char *state, uint64_t *ticks)
+/* Fields 3 to last of /proc/PID/stat: field 3 (the state letter) into
+ * *state, the numbers of fields 4 to last into v[field - 4]. */
+static int
+procstat_fields(pid_t pid, char *state, uint64_t *v, int last)
 {
 	char path[64], buf[1024], *p, *end;
-	unsigned long long v;
 	ssize_t n;
 	int fd, field;
 
@@ -43,26 +46,106 @@ procstat_read(pid_t pid, char *state, uint64_t *ticks)
 		return -1;
 	}
 	p++;
-	/* p is at the space before field 3; field 22 is 20 fields on. */
-	for (field = 3; field <= 22; field++) {
+	for (field = 3; field <= last; field++) {
 		while (*p == ' ')
 			p++;
 		if (*p == '\0') {
 			errno = EPROTO;
 			return -1;
 		}
-		if (field == 3)
+		if (field == 3) {
 			*state = *p;
-		if (field == 22)
-			break;
-		p += strcspn(p, " ");
+			p += strcspn(p, " ");
+			continue;
+		}
+		/* Some fields are signed (priority, nice): read as such. */
+		errno = 0;
+		v[field - 4] = (uint64_t)strtoll(p, &end, 10);
+		if (errno != 0 || end == p) {
+			errno = EPROTO;
+			return -1;
+		}
+		p = end;
 	}
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno != 0 || end == p) {
+	return 0;
+}
+
+int
+procstat_read(pid_t pid, char *state, uint64_t *ticks)
+{
+	uint64_t v[22 - 3];
+
+	if (procstat_fields(pid, state, v, 22) != 0)
+		return -1;
+	*ticks = v[22 - 4];
+	return 0;
+}
+
+/* The boot time, Unix seconds, from /proc/stat's btime line. */
+static int
+procstat_boot_time(uint64_t *btime)
+{
+	FILE *f;
+	char line[256];
+	unsigned long long v;
+	int rc = -1;
+
+	if ((f = fopen("/proc/stat", "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "btime %llu", &v) == 1) {
+			*btime = (uint64_t)v;
+			rc = 0;
+			break;
+		}
+	fclose(f);
+	if (rc != 0)
+		errno = EPROTO;
+	return rc;
+}
+
+/* Entries of /proc/self/fd, but the one that reads it. */
+static int
+procstat_count_fds(uint64_t *n)
+{
+	DIR *d;
+	struct dirent *e;
+	uint64_t count = 0;
+
+	if ((d = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			count++;
+	closedir(d);
+	*n = count > 0 ? count - 1 : 0;
+	return 0;
+}
+
+int
+procstat_usage(struct procstat_usage *u)
+{
+	/* utime 14, stime 15, starttime 22, vsize 23, rss 24 (pages). */
+	uint64_t v[24 - 3], btime;
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl;
+	char state;
+
+	if (tick <= 0 || page <= 0) {
 		errno = EPROTO;
 		return -1;
 	}
-	*ticks = (uint64_t)v;
-	return 0;
+	if (procstat_fields(getpid(), &state, v, 24) != 0)
+		return -1;
+	u->cpu_seconds = (double)(v[14 - 4] + v[15 - 4]) / (double)tick;
+	u->virtual_bytes = v[23 - 4];
+	u->resident_bytes = v[24 - 4] * (uint64_t)page;
+	if (procstat_boot_time(&btime) != 0)
+		return -1;
+	u->start_time = (double)btime + (double)v[22 - 4] / (double)tick;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return -1;
+	u->max_fds = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX :
+	    (uint64_t)rl.rlim_cur;
+	return procstat_count_fds(&u->open_fds);
 }

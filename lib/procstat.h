@@ -1,5 +1,5 @@
 /* procstat.h - what /proc says of a process: its start time, which tells it
- * apart from a later one with the same pid, and its state. */
+ * apart from a later one with the same pid, its state, and what it uses. */
 #ifndef TRIAGE_PROCSTAT_H
 #define TRIAGE_PROCSTAT_H
 
@@ -18,5 +18,20 @@ int procstat_start_ticks(pid_t pid, uint64_t *ticks);
  * which has ended but not been reaped...) into *state.
  */
 int procstat_read(pid_t pid, char *state, uint64_t *ticks);
+
+/* What the calling process uses, as Prometheus's process_* metrics name
+ * it. */
+struct procstat_usage {
+	double cpu_seconds;	/* user and system time */
+	double start_time;	/* Unix time, seconds */
+	uint64_t resident_bytes;
+	uint64_t virtual_bytes;
+	uint64_t open_fds;
+	uint64_t max_fds;	/* the soft RLIMIT_NOFILE */
+};
+
+/* Fills *u from /proc/self and getrlimit. 0, or -1 with errno (EPROTO: a
+ * file that does not parse); *u is then partly filled. */
+int procstat_usage(struct procstat_usage *u);
 
 #endif

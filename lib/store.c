@@ -11,6 +11,7 @@
 #include "db.h"
 #include "job.h"
 #include "store.h"
+#include "timefmt.h"
 
 /* How long a failed commit (disk full, say) waits before the next try of
  * the changes it could not write; new jobs do not wait for it. */
@@ -59,6 +60,7 @@ struct store {
 	struct store_vec syncs;		/* struct store_sync */
 	struct store_vec paused;	/* char *, the paused priorities */
 	bool paused_dirty;		/* paused changed since the commit */
+	struct store_commit_stats stats;
 };
 
 static void store_commit_cb(evutil_socket_t, short, void *);
@@ -403,6 +405,12 @@ store_set_committed_cb(struct store *st, store_committed_cb cb, void *arg)
 	st->committed_arg = arg;
 }
 
+const struct store_commit_stats *
+store_commit_stats(const struct store *st)
+{
+	return &st->stats;
+}
+
 int
 store_sync(struct store *st, store_synced_cb cb, void *arg)
 {
@@ -553,15 +561,17 @@ store_commit(struct store *st, char **cause)
 	struct store_sync *y;
 	bool *ok;
 	size_t i, n = st->staged.n;
-	uint64_t generation = ++st->commits;
+	uint64_t generation = ++st->commits, start = timefmt_mono_us();
 	int rc = 0;
 	char *err = NULL;
 
+	st->stats.commits++;
 	/* The table has room for every new job before any is written: a job
 	 * on disk is a job in memory. */
 	if ((ok = calloc(n + 1, sizeof *ok)) == NULL ||
 	    store_reserve(&st->jobs, sizeof(uintptr_t), n) != 0) {
 		free(ok);
+		st->stats.failures++;
 		*cause = strdup("out of memory");
 		return -1;
 	}
@@ -579,6 +589,11 @@ store_commit(struct store *st, char **cause)
 				rc = -1;
 		}
 	}
+	/* The write, not what its callbacks then do. */
+	hist_observe(&st->stats.seconds, &hist_commit_seconds,
+	    (double)(timefmt_mono_us() - start) / 1e6);
+	if (rc != 0)
+		st->stats.failures++;
 	staged = store_take(&st->staged);
 	syncs = store_take(&st->syncs);
 	s = staged.v;

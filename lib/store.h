@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hist.h"
+
 struct event_base;
 struct job;
 struct store;
@@ -79,6 +81,17 @@ uint64_t store_generation(const struct store *st);
 /* cb runs after every commit, once its own callbacks have run. */
 void store_set_committed_cb(struct store *st, store_committed_cb cb,
     void *arg);
+
+/* What the commits so far cost: every commit (of store_commit's kind, which
+ * store_generation numbers), those that failed, and how long each took to
+ * write, in seconds (hist_commit_seconds). */
+struct store_commit_stats {
+	uint64_t commits;
+	uint64_t failures;
+	struct hist seconds;
+};
+/* Borrowed, valid as long as st. */
+const struct store_commit_stats *store_commit_stats(const struct store *st);
 
 /* Runs cb once the next commit is over (at once in spirit: this turn's). */
 int store_sync(struct store *st, store_synced_cb cb, void *arg);

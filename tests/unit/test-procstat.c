@@ -1,5 +1,6 @@
 /* test-procstat.c - procstat_read on live, zombie and gone processes, and on
- * a command name made to look like the fields that follow it. */
+ * a command name made to look like the fields that follow it; what
+ * procstat_usage says of the test itself. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,11 +83,49 @@ test_zombie_then_gone(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* The figures move as the process does: descriptors it opens, CPU it
+ * burns; its start is now or a little before. */
+static void
+test_usage_of_self(void **state)
+{
+	struct procstat_usage a, b;
+	struct rlimit rl;
+	struct timespec t0, t;
+	volatile unsigned long spin = 0;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(procstat_usage(&a), 0);
+	assert_true(a.resident_bytes > 0);
+	assert_true(a.virtual_bytes >= a.resident_bytes);
+	assert_true(a.start_time <= (double)time(NULL) + 1);
+	assert_true(a.start_time > (double)time(NULL) - 600);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	assert_int_equal(a.max_fds, rl.rlim_cur);
+	assert_true(a.open_fds >= 3);
+
+	assert_int_equal(pipe(p), 0);
+	/* A tenth of a second of CPU, as the process's own clock counts. */
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do {
+		spin++;
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+	    (t.tv_nsec - t0.tv_nsec) < 100000000L);
+	assert_int_equal(procstat_usage(&b), 0);
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(b.open_fds, a.open_fds + 2);
+	assert_true(b.cpu_seconds >= a.cpu_seconds + 0.05);
+	assert_true(b.start_time == a.start_time);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self_runs),
+		cmocka_unit_test(test_usage_of_self),
 		cmocka_unit_test(test_zombie_then_gone),
 	};
 

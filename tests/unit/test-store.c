@@ -150,6 +150,11 @@ new_jobs_are_stored_together_after_the_turn(void **state)
 	assert_int_equal(fx->ids[2], 3);
 	assert_ptr_equal(store_get(fx->st, 2), b);
 	assert_int_equal(store_count(fx->st), 3);
+	/* One commit for the three, timed. */
+	assert_int_equal(store_commit_stats(fx->st)->commits, 1);
+	assert_int_equal(store_commit_stats(fx->st)->failures, 0);
+	assert_int_equal(store_commit_stats(fx->st)->seconds.count, 1);
+	assert_true(store_commit_stats(fx->st)->seconds.sum > 0);
 	reopen(fx);
 	assert_int_equal(store_count(fx->st), 3);
 	assert_string_equal(store_get(fx->st, 3)->name, "c");
@@ -214,14 +219,18 @@ static void
 a_failed_commit_leaves_nothing_half_done(void **state)
 {
 	struct fixture *fx = *state;
+	const struct store_commit_stats *stats = store_commit_stats(fx->st);
 	struct rlimit old, small = { 0, 0 };
 	struct job *job;
 	char big[8192];
+	uint64_t commits;
 	int i;
 
 	assert_int_equal(store_add(fx->st, new_job("kept"), added_cb, fx), 0);
 	turn(fx);
 	assert_int_equal(fx->added, 1);
+	commits = stats->commits;
+	assert_int_equal(stats->failures, 0);
 
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_IGN);
@@ -245,10 +254,15 @@ a_failed_commit_leaves_nothing_half_done(void **state)
 	assert_int_equal(fx->added, 1);
 	assert_int_equal(fx->sync_failed, 1);
 	assert_int_equal(store_count(fx->st), 1);
+	assert_int_equal(stats->commits, commits + 1);
+	assert_int_equal(stats->failures, 1);
 	/* The change is kept, and goes with the next commit. */
 	assert_int_equal(store_add(fx->st, new_job("after"), added_cb, fx), 0);
 	turn(fx);
 	assert_int_equal(fx->added, 2);
+	assert_int_equal(stats->commits, commits + 2);
+	assert_int_equal(stats->failures, 1);
+	assert_int_equal(stats->seconds.count, stats->commits);
 	reopen(fx);
 	assert_int_equal(store_count(fx->st), 2);
 	assert_int_equal(store_get(fx->st, 1)->state, JOB_SUCCEEDED);

@@ -1,0 +1,350 @@
+/* test-prometheus.c - a real daemon's /metrics: promtool passes it, its
+ * figures follow known jobs and reloads, and a real Prometheus scrapes it. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "harness.h"
+#include "promtext.h"
+#include "thttp.h"
+
+#define PROMETHEUS "/usr/bin/prometheus"
+
+/* A daemon with /metrics on a port of its own. */
+struct fixture {
+	struct tdaemon *d;
+	struct client *c;
+	char addr[64];
+};
+
+/* Starts a daemon listening for HTTP on a free port, with extra config
+ * lines before its [http] section, and auth its lines there. */
+static void
+fx_start_auth(struct fixture *fx, const char *extra, const char *auth)
+{
+	char conf[1024];
+
+	snprintf(fx->addr, sizeof fx->addr, "127.0.0.1:%d", tfree_port());
+	snprintf(conf, sizeof conf, "%s[http]\nlisten = %s\n%s", extra,
+	    fx->addr, auth);
+	fx->d = tdaemon_start(conf);
+	fx->c = tconnect(fx->d);
+}
+
+static void
+fx_start(struct fixture *fx, const char *extra)
+{
+	fx_start_auth(fx, extra, "auth = none\n");
+}
+
+/* GET /metrics: 200, the format's content type; the body, the caller's. */
+static char *
+fx_scrape(struct fixture *fx)
+{
+	struct thttp_resp r;
+	char *text, *type;
+
+	thttp(fx->addr, "GET", "/metrics", NULL, NULL, &r);
+	if (r.status != 200)
+		fail_msg("GET /metrics: %ld %s", r.status, r.body);
+	assert_non_null(type = thttp_header(&r, "Content-Type"));
+	assert_string_equal(type, "text/plain; version=0.0.4; charset=utf-8");
+	free(type);
+	assert_non_null(text = strndup(r.body, r.len));
+	thttp_free(&r);
+	return text;
+}
+
+/* What the daemon says of known jobs, and what promtool says of that. */
+static void
+metrics_of_a_real_daemon(void **state)
+{
+	struct fixture fx;
+	char *text;
+	int i;
+
+	(void)state;
+	fx_start(&fx, "slots = 2\n");
+	for (i = 0; i < 3; i++)
+		json_decref(twait(fx.c, tsubmit(fx.c, "{s[s] ss}", "argv",
+		    "true", "priority", "high")));
+	json_decref(twait(fx.c, tsubmit(fx.c, "{s[s] ss}", "argv", "false",
+	    "priority", "low")));
+	json_decref(tcall(fx.c, "pause", "{ss}", "priority", "normal"));
+	for (i = 0; i < 2; i++)
+		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",
+		    "normal");
+	text = fx_scrape(&fx);
+	promtext_assert(text, "triage_submissions_total{priority=\"high\"}", 3);
+	promtext_assert(text,
+	    "triage_jobs_finished_total{priority=\"high\",state=\"succeeded\"}",
+	    3);
+	promtext_assert(text,
+	    "triage_jobs_finished_total{priority=\"low\",state=\"failed\"}", 1);
+	promtext_assert(text,
+	    "triage_job_wait_seconds_count{priority=\"high\"}", 3);
+	promtext_assert(text, "triage_jobs_queued{priority=\"normal\"}", 2);
+	promtext_assert(text, "triage_priority_paused{priority=\"normal\"}", 1);
+	promtext_assert(text, "triage_slots", 2);
+	assert_true(promtext_value(text,
+	    "triage_connections_accepted_total") >= 1);
+	assert_true(promtext_value(text, "triage_store_commits_total") > 0);
+	assert_true(promtext_value(text, "process_open_fds") > 0);
+	assert_true(promtext_value(text, "process_start_time_seconds") > 0);
+	if (promtext_have_promtool())
+		promtext_check(fx.d->dir, text);
+	free(text);
+	tdaemon_end(fx.d, fx.c);
+}
+
+/* With tokens, /metrics still needs none; the API beside it does. */
+static void
+metrics_need_no_credential(void **state)
+{
+	struct fixture fx;
+	struct thttp_resp r;
+	char token[] = "/tmp/test-prometheus-token.XXXXXX", auth[128];
+	char *text;
+	int fd;
+
+	(void)state;
+	assert_true((fd = mkstemp(token)) >= 0);
+	assert_int_equal(write(fd, "0123456789abcdef0123456789abcdef\n", 33),
+	    33);
+	close(fd);
+	snprintf(auth, sizeof auth, "auth = token\ntoken_file = %s\n", token);
+	fx_start_auth(&fx, "", auth);
+	thttp(fx.addr, "GET", "/api/state", NULL, NULL, &r);
+	assert_int_equal(r.status, 401);
+	thttp_free(&r);
+	text = fx_scrape(&fx);
+	promtext_assert(text, "triage_jobs_queued{priority=\"normal\"}", 0);
+	free(text);
+	thttp(fx.addr, "POST", "/metrics", NULL, "x", &r);
+	assert_int_equal(r.status, 405);
+	thttp_free(&r);
+	unlink(token);
+	tdaemon_end(fx.d, fx.c);
+}
+
+/* The daemon's config from now on: its own [daemon] lines, then extra. */
+static void
+fx_rewrite(struct fixture *fx, const char *extra)
+{
+	FILE *f;
+
+	if ((f = fopen(fx->d->conf, "w")) == NULL)
+		fail_msg("cannot rewrite %s: %s", fx->d->conf,
+		    strerror(errno));
+	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\nlog_level = debug\n"
+	    "%s[http]\nlisten = %s\nauth = none\n", fx->d->sock, fx->d->state,
+	    extra, fx->addr);
+	fclose(f);
+}
+
+/* A reload that puts a priority between two: the label sets are the new
+ * config's, and the counts stay with their priorities. */
+static void
+counts_stay_with_their_priority_across_a_reload(void **state)
+{
+	struct fixture fx;
+	char *text;
+
+	(void)state;
+	fx_start(&fx, "[priority.a]\nrank = 0\n[priority.b]\nrank = 10\n");
+	json_decref(twait(fx.c, tsubmit(fx.c, "{s[s] ss}", "argv", "true",
+	    "priority", "b")));
+	fx_rewrite(&fx, "[priority.a]\nrank = 0\n[priority.new]\nrank = 5\n"
+	    "[priority.b]\nrank = 10\n");
+	json_decref(tcall(fx.c, "reload", "{}"));
+	text = fx_scrape(&fx);
+	promtext_assert(text, "triage_submissions_total{priority=\"b\"}", 1);
+	promtext_assert(text,
+	    "triage_jobs_finished_total{priority=\"b\",state=\"succeeded\"}",
+	    1);
+	promtext_assert(text, "triage_submissions_total{priority=\"new\"}", 0);
+	promtext_assert(text, "triage_submissions_total{priority=\"a\"}", 0);
+	free(text);
+	tdaemon_end(fx.d, fx.c);
+}
+
+/* Starts Prometheus in d's dir, scraping addr every second; its pid. It
+ * joins d's process group, which the harness kills should the test fail
+ * before prometheus_stop. */
+static pid_t
+prometheus_start(const struct tdaemon *d, const char *addr, const char *web)
+{
+	const char *dir = d->dir;
+	char path[512], flag[3][600];
+	FILE *f;
+	pid_t pid;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/prometheus.yml", dir);
+	assert_non_null(f = fopen(path, "we"));
+	fprintf(f, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+	    "scrape_configs:\n  - job_name: triage\n"
+	    "    static_configs:\n      - targets: ['%s']\n", addr);
+	assert_int_equal(fclose(f), 0);
+	snprintf(flag[0], sizeof flag[0], "--config.file=%s", path);
+	snprintf(flag[1], sizeof flag[1], "--storage.tsdb.path=%s/tsdb", dir);
+	snprintf(flag[2], sizeof flag[2], "--web.listen-address=%s", web);
+	snprintf(path, sizeof path, "%s/prometheus.log", dir);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		setpgid(0, d->pid);
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(PROMETHEUS, "prometheus", flag[0], flag[1], flag[2],
+		    (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Whether something accepts connections on addr ("127.0.0.1:PORT") now:
+ * thttp fails the test on a refused one. */
+static bool
+tcp_answers(const char *addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	int fd, ok;
+
+	sin.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
+	ok = connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0;
+	close(fd);
+	return ok;
+}
+
+static void
+prometheus_stop(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+}
+
+/* The value Prometheus's query API gives for query now: the first
+ * result's, as text, into buf; "" while it has none (or is not up). */
+static void
+prometheus_query(const char *web, const char *query, char *buf, size_t len)
+{
+	struct thttp_resp r;
+	char path[512];
+	json_t *res, *v;
+
+	buf[0] = '\0';
+	if (!tcp_answers(web))
+		return;
+	snprintf(path, sizeof path, "/api/v1/query?query=%s", query);
+	thttp(web, "GET", path, NULL, NULL, &r);
+	if (r.status == 200 && (res = json_loadb(r.body, r.len, 0, NULL))
+	    != NULL) {
+		v = json_array_get(json_object_get(json_array_get(
+		    json_object_get(json_object_get(res, "data"), "result"),
+		    0), "value"), 1);
+		if (json_is_string(v))
+			snprintf(buf, len, "%s", json_string_value(v));
+		json_decref(res);
+	}
+	thttp_free(&r);
+}
+
+/* A real Prometheus scrapes the daemon, and its query API says how many
+ * jobs wait in the paused priority. */
+static void
+prometheus_scrapes_the_daemon(void **state)
+{
+	struct fixture fx;
+	char web[64], got[64], log[600];
+	int64_t deadline;
+	pid_t prom;
+	int i;
+
+	(void)state;
+	if (access(PROMETHEUS, X_OK) != 0) {
+		print_message("skipped: no " PROMETHEUS " (Debian package "
+		    "prometheus; make deps installs it)\n");
+		skip();
+	}
+	fx_start(&fx, "");
+	json_decref(tcall(fx.c, "pause", "{ss}", "priority", "low"));
+	for (i = 0; i < 3; i++)
+		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",
+		    "low");
+	snprintf(web, sizeof web, "127.0.0.1:%d", tfree_port());
+	prom = prometheus_start(fx.d, fx.addr, web);
+	/* Up, scraped, and the sample stored: polled, with a deadline. */
+	deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
+	for (;;) {
+		prometheus_query(web,
+		    "triage_jobs_queued%7Bpriority%3D%22low%22%7D", got,
+		    sizeof got);
+		if (strcmp(got, "3") == 0)
+			break;
+		if (tleft_ms(deadline) == 0) {
+			snprintf(log, sizeof log, "cat %s/prometheus.log >&2",
+			    fx.d->dir);
+			if (system(log) != 0)
+				print_message("no prometheus.log\n");
+			prometheus_stop(prom);
+			fail_msg("Prometheus never had triage_jobs_queued{"
+			    "priority=\"low\"} 3 (last: \"%s\")", got);
+		}
+		usleep(100000);
+	}
+	/* It follows the daemon: two more. */
+	for (i = 0; i < 2; i++)
+		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",
+		    "low");
+	deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
+	do {
+		prometheus_query(web,
+		    "triage_jobs_queued%7Bpriority%3D%22low%22%7D", got,
+		    sizeof got);
+		if (tleft_ms(deadline) == 0) {
+			prometheus_stop(prom);
+			fail_msg("Prometheus never had 5 (last: \"%s\")", got);
+		}
+		if (strcmp(got, "5") != 0)
+			usleep(100000);
+	} while (strcmp(got, "5") != 0);
+	prometheus_stop(prom);
+	tdaemon_end(fx.d, fx.c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(metrics_of_a_real_daemon),
+		cmocka_unit_test(metrics_need_no_credential),
+		cmocka_unit_test(
+		    counts_stay_with_their_priority_across_a_reload),
+		cmocka_unit_test(prometheus_scrapes_the_daemon),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
