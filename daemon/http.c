@@ -40,7 +40,9 @@ http_common_headers(struct evhttp_request *req)
 
 	evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(out, "X-Frame-Options", "DENY");
-	evhttp_add_header(out, "Referrer-Policy", "no-referrer");
+	/* Not no-referrer: with it, browsers send "Origin: null" on the
+	 * page's own POSTs, which the cross-site check must refuse. */
+	evhttp_add_header(out, "Referrer-Policy", "same-origin");
 	evhttp_add_header(out, "Cache-Control", "no-store");
 }
 
@@ -178,7 +180,8 @@ http_login(struct http *h, struct evhttp_request *req)
 	explicit_bzero(body, sizeof body);
 	if (!ok) {
 		http_log_peer(req, "a login with a wrong token");
-		http_redirect(req, "/login?failed=1");
+		/* The anchor shows the form's message, with no script. */
+		http_redirect(req, "/login?failed=1#failed");
 		return;
 	}
 	if (http_auth_open(h->auth, req) == NULL) {
@@ -295,6 +298,11 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			http_login(h, req);
 		else
 			http_static_serve(h, req, "login.html", 200);
+		return;
+	}
+	/* The login page's style is no secret. */
+	if (strcmp(path, "/dashboard.css") == 0 && cmd == EVHTTP_REQ_GET) {
+		http_static_serve(h, req, "dashboard.css", 200);
 		return;
 	}
 	if (s == NULL && !bearer) {

@@ -48,6 +48,8 @@ write_dashboard(const char *dir)
 	twrite_text(path, "<form>login</form>\n");
 	snprintf(path, sizeof path, "%s/dashboard.js", dir);
 	twrite_text(path, "\"use strict\";\n");
+	snprintf(path, sizeof path, "%s/dashboard.css", dir);
+	twrite_text(path, "body { margin: 0 }\n");
 	snprintf(path, sizeof path, "%s/secret.txt", dir);
 	twrite_text(path, "not served\n");
 }
@@ -151,6 +153,7 @@ static void
 test_no_credential_is_refused(void **state)
 {
 	struct hd *h = hd_start("");
+	char *v;
 	static const char *const paths[] = { "/api/state", "/api/session",
 	    "/api/events", "/api/jobs", "/api/jobs/1", "/dashboard.js" };
 	struct thttp_resp r;
@@ -182,10 +185,17 @@ test_no_credential_is_refused(void **state)
 	thttp(h->addr, "GET", "/login", NULL, NULL, &r);
 	assert_status(&r, 200);
 	thttp_free(&r);
+	/* The login page's style is the one file open to anyone. */
+	thttp(h->addr, "GET", "/dashboard.css", NULL, NULL, &r);
+	assert_status(&r, 200);
+	thttp_free(&r);
 	/* A wrong token at the form goes back to it, saying so. */
 	thttp(h->addr, "POST", "/login", NULL, "token=wrong", &r);
 	assert_status(&r, 303);
 	assert_null(thttp_header(&r, "Set-Cookie"));
+	assert_non_null(v = thttp_header(&r, "Location"));
+	assert_string_equal(v, "/login?failed=1#failed");
+	free(v);
 	thttp_free(&r);
 	twait_log(h->d, "a login with a wrong token");
 	hd_end(h);
