@@ -256,7 +256,10 @@ bench_idle_summary(const char *measure, unsigned long long ticks,
 int
 main(int argc, char **argv)
 {
-	struct bench_daemon_conf conf = { .daemon = "slots = 2\n" };
+	/* With the HTTP listener on: metrics and the dashboard's series
+	 * must not tick either. */
+	struct bench_daemon_conf conf = { .daemon = "slots = 2\n",
+	    .http = true };
 	long seconds, queued;
 	struct bench_opts_count counts[] = {
 		{ "seconds", 1, 86400, &seconds, BENCH_IDLE_SECONDS,
@@ -267,8 +270,9 @@ main(int argc, char **argv)
 	struct bench_opts opts = {
 		.prog = "bench-idle",
 		.about = "Counts the CPU ticks and wakeups (context switches) "
-		    "of triaged and its workers\nover a window with nothing "
-		    "queued, then over one with jobs queued but paused.\n",
+		    "of triaged (its HTTP listener on) and its workers\nover a "
+		    "window with nothing queued, then over one with jobs queued "
+		    "but paused.\n",
 		.counts = counts,
 		.ncounts = sizeof counts / sizeof counts[0],
 	};
