@@ -431,13 +431,9 @@ main(int argc, char **argv)
 	}
 	if (prune_start(&td) != 0)
 		fatalx("out of memory");
-	/* HTTP first: a client that reaches the job socket finds it up. */
-	if (http_start(&td, &cause) != 0)
-		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
-	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
-	    == NULL)
-		fatalx("cannot listen: %s", cause ? cause : "?");
-
+	/* Signals before anyone can connect: a client that reaches the
+	 * socket may stop us at once, and the loop takes the signal when it
+	 * runs (till then, SIGTERM's default would kill us unclean). */
 	sigs[0] = evsignal_new(td.base, SIGTERM, stop_cb, &td);
 	sigs[1] = evsignal_new(td.base, SIGINT, stop_cb, &td);
 	sigs[2] = evsignal_new(td.base, SIGHUP, hup_cb, &td);
@@ -445,6 +441,12 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
 			fatalx("cannot handle signals");
+	/* HTTP first: a client that reaches the job socket finds it up. */
+	if (http_start(&td, &cause) != 0)
+		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
+	if ((td.server = server_open(&td, socket_path, listen_fd, &cause))
+	    == NULL)
+		fatalx("cannot listen: %s", cause ? cause : "?");
 
 	log_notice("ready on %s: %u slots (%s policy), %u workers, %u "
 	    "priorities, state in %s", socket_path, td.cfg->slots,
