@@ -4,8 +4,10 @@
 #define TRIAGED_JOBS_PRIVATE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
-struct job;
+#include "job.h"
+
 struct triaged;
 
 /* Into the semaphore, at its place by seq, unless it is held, waits for
@@ -20,5 +22,18 @@ void jobs_set_held(struct triaged *td, struct job *job, bool held);
 void jobs_move(struct triaged *td, struct job *job, unsigned prio);
 /* Writes it, and publishes change once that is on disk. */
 void jobs_edited(struct triaged *td, struct job *job, const char *change);
+
+/* For jobs-changed.c, what another daemon did. Counts job as in prio and
+ * state, held or not: delta jobs more (or fewer). */
+void jobs_count_job(struct triaged *td, struct job *job, unsigned prio,
+    enum job_state state, bool held, int delta);
+/* Forgets the changes of job id not written yet (their writes are
+ * refused: another daemon's came first), and its launch. */
+void jobs_drop_pending(struct triaged *td, uint64_t id);
+/* Publishes job's change from state from, in its turn. */
+void jobs_record_change(struct triaged *td, struct job *job,
+    enum job_state from);
+/* A job of another daemon has queue order seq: ours come after it. */
+void jobs_seen_seq(struct triaged *td, int64_t seq);
 
 #endif

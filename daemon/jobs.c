@@ -359,7 +359,7 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 	if (job_state_terminal(to)) {
 		jobs_run(job)->finished_at = now;
 		/* It was written at insert; memory is for the living. */
-		job_drop_env(job);
+		store_forget_env(td->store, job);
 	}
 	if (to == JOB_RUNNING)
 		store_update_nosync(td->store, job);
@@ -684,6 +684,57 @@ jobs_edited(struct triaged *td, struct job *job, const char *change)
 }
 
 void
+jobs_count_job(struct triaged *td, struct job *job, unsigned prio,
+    enum job_state state, bool held, int delta)
+{
+	bool now = job->held;
+
+	job->held = held;
+	jobs_tally(td->jobs, job, prio, state, delta);
+	job->held = now;
+}
+
+/* Drops what q holds of job id that is not durable yet (all: durable or
+ * not). */
+static void
+jobs_drop_items(struct jobs_items *q, uint64_t id, uint64_t durable,
+    bool all)
+{
+	struct jobs_item *it, *next;
+
+	for (it = TAILQ_FIRST(q); it != NULL; it = next) {
+		next = TAILQ_NEXT(it, entry);
+		if (it->kind == JOBS_BARRIER || it->id != id ||
+		    (!all && it->gen <= durable))
+			continue;
+		TAILQ_REMOVE(q, it, entry);
+		jobs_item_free(it);
+	}
+}
+
+void
+jobs_drop_pending(struct triaged *td, uint64_t id)
+{
+	struct jobs *js = td->jobs;
+
+	jobs_drop_items(&js->items, id, js->durable, false);
+	jobs_drop_items(&js->launches, id, js->durable, true);
+}
+
+void
+jobs_record_change(struct triaged *td, struct job *job, enum job_state from)
+{
+	jobs_record(td, job, from, NULL, jobs_gen(td));
+}
+
+void
+jobs_seen_seq(struct triaged *td, int64_t seq)
+{
+	if (seq >= td->jobs->next_seq)
+		td->jobs->next_seq = seq + 1;
+}
+
+void
 jobs_enqueue(struct triaged *td, struct job *job)
 {
 	/* Free to go now: it joins the tail, and keeps that place across a
@@ -749,6 +800,9 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 		job_free(job);
 		a->done_cb(td, NULL, cause, a->arg);
 	} else {
+		/* Its id: a store shared with other daemons gives it only
+		 * with the commit. */
+		a->queued->id = job->id;
 		jobs_tally(js, job, prio, JOB_QUEUED, 1);
 		job_status_get(job, &a->queued->status);
 		jobs_admit(td, job);
@@ -783,9 +837,9 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	jobs_tally_staged(td->jobs, job, prio, 1);
 	a->job = job;
 	TAILQ_INSERT_TAIL(&td->jobs->admissions, a, entry);
-	/* Its id is known now; its status once the commit is over. */
+	/* Its place among the changes to publish is taken now; its id and
+	 * status once the commit is over. */
 	a->queued->kind = JOBS_EVENT;
-	a->queued->id = job->id;
 	a->queued->from = JOB_QUEUED;
 	jobs_item_add(td, a->queued, store_generation(td->store));
 	return 0;
@@ -833,7 +887,7 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 			free(jobs_run(job)->reason);
 			jobs_run(job)->reason = r->reason;
 			r->reason = NULL;
-			job_drop_env(job);
+			store_forget_env(td->store, job);
 		}
 	}
 	r->done_cb(td, job, cause, r->arg);
@@ -951,11 +1005,22 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 {
 	struct triaged *td = arg;
 	enum job_state state = out->state;
-	struct job_run *run = jobs_run(job);
+	struct job_run *run;
+	int prio;
 
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
+	if (job->taken) {
+		/* Another node has the job: this run's end is nobody's. */
+		job->taken = false;
+		prio = config_priority_find(td->cfg, job->priority);
+		job->waiter.prio = prio < 0 ? 0 : (unsigned)prio;
+		if (job->state == JOB_QUEUED && !job->run->begun)
+			jobs_admit(td, job);
+		return;
+	}
+	run = jobs_run(job);
 	run->stdout_truncated = out->stdout_truncated;
 	run->stderr_truncated = out->stderr_truncated;
 	run->stdout_dropped = out->stdout_dropped;
@@ -1005,7 +1070,7 @@ jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
 	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
 	jobs_tally(td->jobs, job, prio, job->state, 1);
 	if (job_state_terminal(job->state))
-		job_drop_env(job);
+		store_forget_env(td->store, job);
 }
 
 void

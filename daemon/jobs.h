@@ -104,6 +104,10 @@ void jobs_end(struct triaged *td, struct job *job, enum job_state state);
  * start, or lost (shutdown = requeue decides). */
 void jobs_stop_running(struct triaged *td);
 
+/* Follows what other daemons sharing the store do to jobs
+ * (jobs-changed.c). */
+void jobs_follow_store(struct triaged *td);
+
 /* For recovery: counts a job read from the store as it is, and sets up its
  * place in its queue (prio). */
 void jobs_loaded(struct triaged *td, struct job *job, unsigned prio);

@@ -16,6 +16,7 @@
 
 #include "caller-env.h"
 #include "client.h"
+#include "cluster.h"
 #include "config.h"
 #include "deps.h"
 #include "fdlimit.h"
@@ -394,12 +395,18 @@ main(int argc, char **argv)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
 	/* After the pool has noted the limit the jobs are to keep. */
 	fdlimit_raise(td.cfg->max_clients, td.cfg->workers);
-	if (asprintf(&db_path, "%s/triage.db", td.cfg->state_dir) < 0)
-		fatalx("out of memory");
-	if ((td.store = store_open(td.base, db_path, &cause)) == NULL)
-		fatalx("cannot open the job store: %s", cause ? cause :
-		    "out of memory");
-	free(db_path);
+	if (td.cfg->cluster.enabled) {
+		if (cluster_open_store(&td, &cause) != 0)
+			fatalx("cannot open the cluster's job store: %s",
+			    cause ? cause : "out of memory");
+	} else {
+		if (asprintf(&db_path, "%s/triage.db", td.cfg->state_dir) < 0)
+			fatalx("out of memory");
+		if ((td.store = store_open(td.base, db_path, &cause)) == NULL)
+			fatalx("cannot open the job store: %s", cause ? cause :
+			    "out of memory");
+		free(db_path);
+	}
 	/* For the benchmark's comparison: a commit for every submission. */
 	if ((env = getenv("TRIAGED_GROUP_COMMIT")) != NULL &&
 	    strcmp(env, "0") == 0) {
@@ -409,6 +416,7 @@ main(int argc, char **argv)
 	}
 	if (jobs_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");
+	jobs_follow_store(&td);
 	/* Before recovery, which changes jobs they count. */
 	if (metrics_init(&td, &cause) != 0 || series_init(&td, &cause) != 0)
 		fatalx("%s", cause ? cause : "out of memory");

@@ -184,6 +184,15 @@ recover_kill(const struct job *job)
 	close(fd);
 }
 
+/* Whether job's attempt began on this daemon: every one does but in a
+ * cluster, where the job names its node. */
+static bool
+recover_here(const struct triaged *td, const struct job *job)
+{
+	return !td->cfg->cluster.enabled || job->node == NULL ||
+	    strcmp(job->node, td->cfg->cluster.node) == 0;
+}
+
 int
 recover_jobs(struct triaged *td, char **cause)
 {
@@ -210,9 +219,11 @@ recover_jobs(struct triaged *td, char **cause)
 		prio = config_priority_find(td->cfg, job->priority);
 		jobs_loaded(td, job, prio < 0 ? 0 : (unsigned)prio);
 		if (job->state == JOB_RUNNING ||
-		    (job->state == JOB_QUEUED && job->run->begun))
-			ran[nrun++] = job;
-		else if (job->state == JOB_QUEUED)
+		    (job->state == JOB_QUEUED && job->run->begun)) {
+			/* Another node's run is its own, in a cluster. */
+			if (recover_here(td, job))
+				ran[nrun++] = job;
+		} else if (job->state == JOB_QUEUED)
 			queued[n++] = job;
 	}
 	jobs_set_next_seq(td, max_seq + 1);

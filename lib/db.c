@@ -15,6 +15,7 @@
 #include "db.h"
 #include "db-private.h"
 #include "job.h"
+#include "jobrow.h"
 
 /* How long a write waits for a reader such as an operator's sqlite3 shell
  * holding a lock, before it fails with "database is locked". */
@@ -273,7 +274,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
     char **cause)
 {
 	sqlite3_stmt *st = db->stmt[DB_LOAD];
-	struct db_row_cache cache = { NULL, NULL, NULL, NULL };
+	struct jobrow_cache cache = { 0 };
 	struct job *job;
 	int rc, ret = -1;
 
@@ -295,7 +296,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
 	}
 	ret = 0;
 out:
-	db_row_cache_clear(&cache);
+	jobrow_cache_clear(&cache);
 	/* Also ends the read transaction, which would hold back
 	 * checkpoints. */
 	db_reset(st);

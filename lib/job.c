@@ -200,6 +200,22 @@ job_status_set(struct job *job, const struct job_status *st)
 }
 
 void
+job_take_stored(struct job *job, struct job *from)
+{
+	struct job old = *job;
+
+	/* Whole, then the daemon's own fields back: what from held is the
+	 * job's now, and from holds the job's old allocations, to free. */
+	*job = *from;
+	job->waiter = old.waiter;
+	job->begin_slot = old.begin_slot;
+	job->gated = old.gated;
+	job->taken = old.taken;
+	job->version = old.version;
+	*from = old;
+}
+
+void
 job_drop_env(struct job *job)
 {
 	intern_strv_drop(job->env);

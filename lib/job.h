@@ -85,6 +85,9 @@ struct job {
 	/* The daemon's, not stored: its place in the queue of begin times
 	 * (1 + index, 0 = not there). */
 	uint32_t begin_slot;
+	/* Its row's version in a database shared with other daemons, whose
+	 * updates name it (0 elsewhere): store-pg.c's. */
+	uint32_t version;
 	uint16_t slots;		/* at most the config's 1024 */
 	int8_t nice;		/* 0 to 19 */
 	bool exclusive;
@@ -93,6 +96,10 @@ struct job {
 	/* The daemon's, not stored: its dependencies hold it outside the
 	 * semaphore. */
 	bool gated;
+	/* The daemon's, not stored: another daemon took this job while its
+	 * run here went on (a lease that ran out); that run's end is not
+	 * the job's. */
+	bool taken;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -140,6 +147,12 @@ void job_free(struct job *job);
  * signal, times, usage, truncation, begun; not the reason) cleared. The
  * state is the caller's. */
 void job_new_attempt(struct job *job);
+
+/* The job takes every stored field of from (a newer copy read from a
+ * database) but its id; its own fields (its place in the semaphore, the
+ * queue of begin times, gated, taken, version) stay. from is left with the
+ * job's old fields, for job_free. */
+void job_take_stored(struct job *job, struct job *from);
 
 /* Frees the environment (env becomes NULL): a job that has ended keeps
  * it on disk only, where a retry reads it back. */

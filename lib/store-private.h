@@ -46,6 +46,7 @@ struct store_ops {
 	uint64_t (*generation)(const struct store *st);
 	int (*sync)(struct store *st, store_synced_cb cb, void *arg);
 	int (*env)(struct store *st, struct job *job, char **cause);
+	void (*forget_env)(struct store *st, struct job *job);
 	int (*remove)(struct store *st, uint64_t id);
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);
@@ -61,6 +62,10 @@ struct store {
 	void *committed_arg;
 	store_written_cb written_cb;
 	void *written_arg;
+	store_status_cb status_cb;
+	void *status_arg;
+	store_changed_cb changed_cb;
+	void *changed_arg;
 	struct store_commit_stats stats;
 };
 

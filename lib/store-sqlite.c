@@ -479,6 +479,14 @@ sqlstore_env(struct store *st, struct job *job, char **cause)
 	return 0;
 }
 
+/* The disk has it: a retry reads it back (store_env). */
+static void
+sqlstore_forget_env(struct store *st, struct job *job)
+{
+	(void)st;
+	job_drop_env(job);
+}
+
 static int
 sqlstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
     size_t max, size_t *n, char **cause)
@@ -497,6 +505,7 @@ static const struct store_ops sqlstore_ops = {
 	.generation = sqlstore_generation,
 	.sync = sqlstore_sync,
 	.env = sqlstore_env,
+	.forget_env = sqlstore_forget_env,
 	.remove = sqlstore_remove,
 	.expired = sqlstore_expired,
 	.flush = sqlstore_flush,

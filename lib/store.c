@@ -167,6 +167,26 @@ store_env(struct store *st, struct job *job, char **cause)
 	return st->ops->env(st, job, cause);
 }
 
+void
+store_forget_env(struct store *st, struct job *job)
+{
+	st->ops->forget_env(st, job);
+}
+
+void
+store_set_status_cb(struct store *st, store_status_cb cb, void *arg)
+{
+	st->status_cb = cb;
+	st->status_arg = arg;
+}
+
+void
+store_set_changed_cb(struct store *st, store_changed_cb cb, void *arg)
+{
+	st->changed_cb = cb;
+	st->changed_arg = arg;
+}
+
 int
 store_remove(struct store *st, uint64_t id)
 {

@@ -11,6 +11,7 @@
 
 struct event_base;
 struct job;
+struct job_status;
 struct store;
 
 /*
@@ -36,6 +37,49 @@ struct store *store_open(struct event_base *base, const char *path,
 /* Writes what is pending (its failure is only logged by the caller, who
  * gets nothing back) and frees the store and every job. */
 void store_close(struct store *st);
+
+/* A store in the cluster's PostgreSQL, shared with other daemons. */
+struct store_pg_options {
+	const char *conninfo;	/* libpq's; never put in a message */
+	const char *node;	/* this daemon's name in the cluster */
+	unsigned slots;		/* its slots, for the others to see */
+	/* The config's priorities as text (config_priorities_text): the
+	 * cluster's must be the same. */
+	const char *priorities;
+};
+/*
+ * Connects (blocking: for a daemon's start), makes or checks the tables,
+ * checks the priorities, registers the node, and loads every job of the
+ * cluster. Then works on base without blocking. NULL with *cause set.
+ */
+struct store *store_open_pg(struct event_base *base,
+    const struct store_pg_options *o, char **cause);
+
+/* Whether the database can be reached, on each change (cause: why not).
+ * A SQLite store never calls it. */
+typedef void (*store_status_cb)(bool up, const char *cause, void *arg);
+void store_set_status_cb(struct store *st, store_status_cb cb, void *arg);
+
+/*
+ * A job changed in the database by someone else (a daemon sharing it):
+ * their row is in the job now, changed in place, and wins over any change
+ * of ours not yet written (whose write the database then refuses); before
+ * is the job's status until then. GONE comes before the job is freed; NEW
+ * after it joined the table (before is NULL). A SQLite store never calls
+ * it.
+ */
+enum store_change {
+	STORE_CHANGE_NEW,
+	STORE_CHANGE_UPDATED,
+	STORE_CHANGE_GONE,
+};
+typedef void (*store_changed_cb)(struct job *job, enum store_change what,
+    const struct job_status *before, void *arg);
+void store_set_changed_cb(struct store *st, store_changed_cb cb, void *arg);
+
+/* The job's environment is not needed in memory any more (it ended): the
+ * store may drop it, and store_env brings it back. */
+void store_forget_env(struct store *st, struct job *job);
 
 /* false: a transaction (and fsync) for each new job, for comparison. */
 void store_set_grouping(struct store *st, bool grouping);

@@ -1,0 +1,76 @@
+/* cluster.c - this daemon as a node of a cluster: the store it shares with
+ * the other nodes through PostgreSQL, and what it says of it in the log. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "config.h"
+#include "jobs.h"
+#include "log.h"
+#include "store.h"
+#include "triaged.h"
+
+char *
+cluster_priorities_text(const struct config *cfg)
+{
+	const struct config_priority *p;
+	char *text, *more;
+	unsigned i;
+
+	if (asprintf(&text, "policy %s", cfg->policy) < 0)
+		return NULL;
+	for (i = 0; i < cfg->npriorities; i++) {
+		p = &cfg->priorities[i];
+		if (asprintf(&more, "%s; %s rank=%u weight=%u max_queued=%u "
+		    "max_running=%u", text, p->name, p->rank, p->weight,
+		    p->max_queued, p->max_running) < 0) {
+			free(text);
+			return NULL;
+		}
+		free(text);
+		text = more;
+	}
+	return text;
+}
+
+/* The database went away or came back: said once each time, with why. */
+static void
+cluster_status_cb(bool up, const char *cause, void *arg)
+{
+	(void)arg;
+	if (up && cause == NULL)
+		log_notice("cluster: connected to PostgreSQL");
+	else if (up)
+		log_warnx("cluster: %s", cause);
+	else
+		log_warnx("cluster: PostgreSQL is unreachable: %s; new jobs "
+		    "are refused, running ones go on, and their ends are "
+		    "written once it is back (reconnecting)", cause);
+}
+
+int
+cluster_open_store(struct triaged *td, char **cause)
+{
+	const struct config *cfg = td->cfg;
+	struct store_pg_options o = {
+		.conninfo = cfg->cluster.postgresql,
+		.node = cfg->cluster.node,
+		.slots = cfg->slots,
+	};
+	char *prios;
+
+	if ((prios = cluster_priorities_text(cfg)) == NULL) {
+		*cause = strdup("out of memory");
+		return -1;
+	}
+	o.priorities = prios;
+	td->store = store_open_pg(td->base, &o, cause);
+	free(prios);
+	if (td->store == NULL)
+		return -1;
+	store_set_status_cb(td->store, cluster_status_cb, td);
+	log_notice("cluster: node %s, %zu jobs in the cluster's database",
+	    cfg->cluster.node, store_count(td->store));
+	return 0;
+}

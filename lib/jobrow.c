@@ -1,0 +1,827 @@
+/* jobrow.c - a job as a row of the jobs table and back, whatever the database:
+ * SQL NULL for what the job keeps as unknown, JSON for argv, env, after and
+ * labels, and checks on reading. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "intern.h"
+#include "job.h"
+#include "jobrow.h"
+#include "jsonw.h"
+#include "nodename.h"
+
+
+int
+jobrow_fail(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cause == NULL)
+		return -1;
+	va_start(ap, fmt);
+	if (vasprintf(cause, fmt, ap) < 0)
+		*cause = strdup("out of memory");
+	va_end(ap);
+	return -1;
+}
+
+/* A job's values into a sink, which stops at its first failure: the sink
+ * keeps its error for the message. */
+struct jobrow_writer {
+	const struct jobrow_sink *sink;
+	void *ctx;
+	int rc;
+};
+
+static void
+jobrow_put_int(struct jobrow_writer *b, int col, int64_t v)
+{
+	if (b->rc == 0)
+		b->rc = b->sink->integer(b->ctx, col, v);
+}
+
+static void
+jobrow_put_null(struct jobrow_writer *b, int col)
+{
+	if (b->rc == 0)
+		b->rc = b->sink->null(b->ctx, col);
+}
+
+static void
+jobrow_put_opt_int(struct jobrow_writer *b, int col, bool known, int64_t v)
+{
+	if (known)
+		jobrow_put_int(b, col, v);
+	else
+		jobrow_put_null(b, col);
+}
+
+/* Negative is unknown. */
+static void
+jobrow_put_opt_real(struct jobrow_writer *b, int col, double v)
+{
+	if (v < 0)
+		jobrow_put_null(b, col);
+	else if (b->rc == 0)
+		b->rc = b->sink->real(b->ctx, col, v);
+}
+
+/* Borrows s, which outlives the statement's use; NULL is NULL. */
+static void
+jobrow_put_text(struct jobrow_writer *b, int col, const char *s)
+{
+	if (s == NULL)
+		jobrow_put_null(b, col);
+	else if (b->rc == 0)
+		b->rc = b->sink->text(b->ctx, col, s);
+}
+
+/* Takes s, which the sink frees once done with it, even on failure. */
+static void
+jobrow_put_owned(struct jobrow_writer *b, int col, char *s)
+{
+	if (b->rc != 0)
+		free(s);
+	else if (s == NULL)
+		jobrow_put_null(b, col);
+	else
+		b->rc = b->sink->owned(b->ctx, col, s);
+}
+
+/* The text w holds as an allocated string for SQLite, or NULL when a
+ * string was not UTF-8 or memory ran out. */
+static char *
+jobrow_written(struct jsonw *w)
+{
+	const char *text;
+	size_t len;
+	char *s;
+
+	if ((text = jsonw_text(w, &len)) == NULL || (s = malloc(len + 1))
+	    == NULL)
+		return NULL;
+	memcpy(s, text, len);
+	s[len] = '\0';
+	return s;
+}
+
+/* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
+ * string is not UTF-8 or memory runs out. Written as text, with no JSON
+ * object between: every new job stores two of them. */
+static char *
+jobrow_strv_json(struct jsonw *w, char *const *v)
+{
+	jsonw_reset(w);
+	jsonw_strv(w, v);
+	return jobrow_written(w);
+}
+
+/* The ids as a compact JSON array; NULL when memory runs out. */
+static char *
+jobrow_ids_json(struct jsonw *w, const uint64_t *ids, size_t n)
+{
+	jsonw_reset(w);
+	jsonw_ids(w, ids, n);
+	return jobrow_written(w);
+}
+
+/* ids, which SQLite must hold as integers: 0, or -1 naming what. */
+static int
+jobrow_ids_check(const struct job *job, const char *what,
+    const uint64_t *ids, size_t n, char **cause)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == 0 || ids[i] > INT64_MAX)
+			return jobrow_fail(cause, "cannot store job %" PRIu64
+			    ": %s holds id %" PRIu64 ", out of range",
+			    job->id, what, ids[i]);
+	return 0;
+}
+
+/* The JSON columns written once, which may fail before any binding. */
+static int
+jobrow_bind_json(struct jobrow_writer *b, const struct job *job,
+    char **cause)
+{
+	/* Kept for the next row: the text is copied out of it. */
+	static struct jsonw w;
+	char *argv, *env, *after = NULL, *after_any = NULL;
+
+	if (jobrow_ids_check(job, "after", job->after, job->nafter,
+	    cause) == -1 || jobrow_ids_check(job, "after_any",
+	    job->after_any, job->nafter_any, cause) == -1)
+		return -1;
+	argv = jobrow_strv_json(&w, job->argv);
+	env = jobrow_strv_json(&w, job->env);
+	if (job->nafter > 0)
+		after = jobrow_ids_json(&w, job->after, job->nafter);
+	if (job->nafter_any > 0)
+		after_any = jobrow_ids_json(&w, job->after_any,
+		    job->nafter_any);
+	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL) ||
+	    (job->nafter_any > 0 && after_any == NULL)) {
+		free(argv);
+		free(env);
+		free(after);
+		free(after_any);
+		return jobrow_fail(cause, "cannot store job %" PRIu64 ": argv or "
+		    "env is not UTF-8, or out of memory", job->id);
+	}
+	jobrow_put_owned(b, JOBROW_ARGV, argv);
+	jobrow_put_owned(b, JOBROW_ENV, env);
+	jobrow_put_owned(b, JOBROW_AFTER, after);
+	jobrow_put_owned(b, JOBROW_AFTER_ANY, after_any);
+	return 0;
+}
+
+int
+jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
+    void *ctx, char **cause)
+{
+	struct jobrow_writer b = { sink, ctx, 0 };
+	char *labels = NULL;
+
+	/* SQLite integers are signed 64 bits. */
+	if (job->id == 0 || job->id > INT64_MAX ||
+	    job->timeout_ms > INT64_MAX ||
+	    job->run->stdout_dropped > INT64_MAX ||
+	    job->run->stderr_dropped > INT64_MAX)
+		return jobrow_fail(cause, "cannot store job %" PRIu64 ": id, "
+		    "timeout or dropped bytes out of range", job->id);
+	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
+	    (labels = json_dumps(job->labels, JSON_COMPACT)) == NULL)
+		return jobrow_fail(cause, "cannot store job %" PRIu64 ": its "
+		    "labels are not UTF-8, or out of memory", job->id);
+	jobrow_put_int(&b, JOBROW_ID, (int64_t)job->id);
+	if (all) {
+		if (jobrow_bind_json(&b, job, cause) == -1) {
+			free(labels);
+			return -1;
+		}
+		jobrow_put_text(&b, JOBROW_CWD, job->cwd);
+		jobrow_put_int(&b, JOBROW_SLOTS, job->slots);
+		jobrow_put_int(&b, JOBROW_EXCLUSIVE, job->exclusive);
+		jobrow_put_int(&b, JOBROW_UID, job->uid);
+		jobrow_put_int(&b, JOBROW_GID, job->gid);
+		jobrow_put_opt_int(&b, JOBROW_SUBMITTED_AT,
+		    job->submitted_at >= 0, job->submitted_at);
+		jobrow_put_int(&b, JOBROW_MERGE_OUTPUT, job->merge_output);
+		jobrow_put_text(&b, JOBROW_PINNED_NODE, job->pinned_node);
+	}
+	jobrow_put_text(&b, JOBROW_NAME, job_name(job));
+	jobrow_put_text(&b, JOBROW_PRIORITY, job->priority);
+	jobrow_put_int(&b, JOBROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
+	jobrow_put_text(&b, JOBROW_STATE, job_state_name(job->state));
+	jobrow_put_int(&b, JOBROW_RETRIES, job->retries);
+	jobrow_put_int(&b, JOBROW_SEQ, job->seq);
+	jobrow_put_opt_int(&b, JOBROW_STARTED_AT, job->run->started_at >= 0,
+	    job->run->started_at);
+	jobrow_put_opt_int(&b, JOBROW_FINISHED_AT, job->run->finished_at >= 0,
+	    job->run->finished_at);
+	jobrow_put_opt_int(&b, JOBROW_PID, job->run->pid > 0, job->run->pid);
+	jobrow_put_opt_int(&b, JOBROW_EXIT_CODE, job->run->exit_code >= 0,
+	    job->run->exit_code);
+	jobrow_put_opt_int(&b, JOBROW_SIGNAL, job->run->signal > 0,
+	    job->run->signal);
+	jobrow_put_text(&b, JOBROW_REASON, job->run->reason);
+	jobrow_put_int(&b, JOBROW_ATTEMPT, job->attempt);
+	jobrow_put_opt_real(&b, JOBROW_USER_TIME, job->run->user_time);
+	jobrow_put_opt_real(&b, JOBROW_SYSTEM_TIME, job->run->system_time);
+	jobrow_put_opt_int(&b, JOBROW_MAX_RSS_KB, job->run->max_rss_kb >= 0,
+	    job->run->max_rss_kb);
+	jobrow_put_int(&b, JOBROW_STDOUT_TRUNCATED,
+	    job->run->stdout_truncated);
+	jobrow_put_int(&b, JOBROW_STDERR_TRUNCATED,
+	    job->run->stderr_truncated);
+	jobrow_put_int(&b, JOBROW_BEGUN, job->run->begun);
+	jobrow_put_opt_int(&b, JOBROW_START_TICKS, job->run->start_ticks > 0,
+	    (int64_t)job->run->start_ticks);
+	jobrow_put_owned(&b, JOBROW_LABELS, labels);
+	jobrow_put_int(&b, JOBROW_HELD, job->held);
+	jobrow_put_opt_int(&b, JOBROW_BEGIN_AT, job->begin_at >= 0,
+	    job->begin_at);
+	jobrow_put_int(&b, JOBROW_NICE, job->nice);
+	jobrow_put_int(&b, JOBROW_STDOUT_DROPPED,
+	    (int64_t)job->run->stdout_dropped);
+	jobrow_put_int(&b, JOBROW_STDERR_DROPPED,
+	    (int64_t)job->run->stderr_dropped);
+	jobrow_put_text(&b, JOBROW_NODE, job->node);
+	if (b.rc != 0)
+		return jobrow_fail(cause, "cannot store job %" PRIu64 ": %s",
+		    job->id, sink->error(ctx));
+	return 0;
+}
+
+/* What is wrong with the row being read, for the message. */
+struct jobrow_reader {
+	const struct jobrow_source *src;
+	void *ctx;
+	char why[256];
+};
+
+static int
+jobrow_bad(struct jobrow_reader *r, int col, const char *what)
+{
+	const char *name = r->src->name(r->ctx, col);
+
+	snprintf(r->why, sizeof r->why, "column %s %s",
+	    name != NULL ? name : "?", what);
+	return -1;
+}
+
+static int
+jobrow_oom(struct jobrow_reader *r)
+{
+	snprintf(r->why, sizeof r->why, "out of memory");
+	return -1;
+}
+
+/* A NOT NULL integer column, within [min, max], into *v. */
+static int
+jobrow_int(struct jobrow_reader *r, int col, int64_t min, int64_t max,
+    int64_t *v)
+{
+	char what[64];
+
+	if (r->src->type(r->ctx, col) != JOBROW_INTEGER)
+		return jobrow_bad(r, col, "is not an integer");
+	*v = r->src->integer(r->ctx, col);
+	if (*v < min || *v > max) {
+		snprintf(what, sizeof what, "is out of range (%" PRId64 ")",
+		    *v);
+		return jobrow_bad(r, col, what);
+	}
+	return 0;
+}
+
+/* A column where NULL means unknown, which is if_null in the job. */
+static int
+jobrow_opt_int(struct jobrow_reader *r, int col, int64_t min, int64_t max,
+    int64_t if_null, int64_t *v)
+{
+	if (r->src->type(r->ctx, col) == JOBROW_NULL) {
+		*v = if_null;
+		return 0;
+	}
+	return jobrow_int(r, col, min, max, v);
+}
+
+/* A REAL column, NULL meaning unknown, -1 in the job. */
+static int
+jobrow_opt_real(struct jobrow_reader *r, int col, double *v)
+{
+	switch (r->src->type(r->ctx, col)) {
+	case JOBROW_NULL:
+		*v = -1;
+		return 0;
+	case JOBROW_INTEGER:
+	case JOBROW_REAL:
+		*v = r->src->real(r->ctx, col);
+		if (*v < 0)
+			return jobrow_bad(r, col, "is negative");
+		return 0;
+	default:
+		return jobrow_bad(r, col, "is not a number");
+	}
+}
+
+/* A TEXT column, borrowed until the next step; NULL for SQL NULL when
+ * nullable. */
+static int
+jobrow_text_ref(struct jobrow_reader *r, int col, bool nullable,
+    const char **s)
+{
+	enum jobrow_type type = r->src->type(r->ctx, col);
+	size_t len;
+
+	*s = NULL;
+	if (type == JOBROW_NULL && nullable)
+		return 0;
+	if (type != JOBROW_TEXT)
+		return jobrow_bad(r, col, "is not text");
+	if ((*s = r->src->text(r->ctx, col, &len)) == NULL)
+		return jobrow_oom(r);
+	/* A C string ends at the first NUL; the job would lose the rest. */
+	if (strlen(*s) != len)
+		return jobrow_bad(r, col, "holds a NUL byte");
+	return 0;
+}
+
+/* A TEXT column, copied into *out (NULL for SQL NULL when nullable). */
+static int
+jobrow_text(struct jobrow_reader *r, int col, bool nullable, char **out)
+{
+	const char *s;
+
+	if (jobrow_text_ref(r, col, nullable, &s) == -1)
+		return -1;
+	if (s != NULL && (*out = strdup(s)) == NULL)
+		return jobrow_oom(r);
+	return 0;
+}
+
+/* A TEXT column of JSON whose top is an array, a new reference in *arr;
+ * NULL when the column is NULL and nullable. */
+static int
+jobrow_json_array(struct jobrow_reader *r, int col, bool nullable,
+    json_t **arr)
+{
+	json_error_t err;
+	const char *s;
+
+	*arr = NULL;
+	if (jobrow_text_ref(r, col, nullable, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if ((*arr = json_loads(s, 0, &err)) == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			return jobrow_oom(r);
+		return jobrow_bad(r, col, "is not JSON");
+	}
+	if (!json_is_array(*arr)) {
+		json_decref(*arr);
+		*arr = NULL;
+		return jobrow_bad(r, col, "is not a JSON array");
+	}
+	return 0;
+}
+
+/* A JSON array of strings into a new NULL-terminated vector (empty, not
+ * NULL, for []). */
+static int
+jobrow_strv(struct jobrow_reader *r, int col, char ***out)
+{
+	json_t *arr, *elem;
+	char **v;
+	size_t i;
+	int rc = -1;
+
+	if (jobrow_json_array(r, col, false, &arr) == -1)
+		return -1;
+	if ((v = calloc(json_array_size(arr) + 1, sizeof *v)) == NULL) {
+		rc = jobrow_oom(r);
+		goto out;
+	}
+	*out = v;	/* the job frees what was copied so far */
+	json_array_foreach(arr, i, elem) {
+		if (!json_is_string(elem)) {
+			rc = jobrow_bad(r, col, "holds a non-string");
+			goto out;
+		}
+		if ((v[i] = strdup(json_string_value(elem))) == NULL) {
+			rc = jobrow_oom(r);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/*
+ * The usual JSON array of strings, as json_dumps writes it, without
+ * jansson: no escapes, only printable ASCII, no spaces. Returns 1 with *out
+ * a new vector in one allocation (job_strv_pack's), 0 when s is anything
+ * else (for jansson to read), -1 out of memory.
+ */
+static int
+jobrow_strv_plain(const char *s, char ***out)
+{
+	size_t n = 0, bytes = 0, i;
+	const char *p = s + 1;
+	char **v, *dst;
+
+	if (*s != '[')
+		return 0;
+	while (*p != ']') {
+		if (*p++ != '"')
+			return 0;
+		for (; *p != '"'; p++, bytes++)
+			if (*p == '\\' || *p < 0x20 || *p > 0x7e)
+				return 0;
+		p++;
+		bytes++;
+		n++;
+		if (*p == ',' && p[1] == '"')
+			p++;
+		else if (*p != ']')
+			return 0;
+	}
+	if (p[1] != '\0')
+		return 0;
+	if ((v = malloc((n + 1) * sizeof *v + bytes)) == NULL)
+		return -1;
+	dst = (char *)&v[n + 1];
+	for (p = s + 1, i = 0; i < n; i++) {
+		v[i] = dst;
+		for (p++; *p != '"'; p++)
+			*dst++ = *p;
+		*dst++ = '\0';
+		p += 2;		/* the quote, and the comma or bracket */
+	}
+	v[n] = NULL;
+	*out = v;
+	return 1;
+}
+
+/* A JSON array of strings into a new vector in one allocation (see
+ * job_strv_pack). */
+static int
+jobrow_strv_packed(struct jobrow_reader *r, int col, char ***out)
+{
+	char **v = NULL;
+	const char *s;
+	int rc;
+
+	if (jobrow_text_ref(r, col, false, &s) == -1)
+		return -1;
+	if ((rc = jobrow_strv_plain(s, out)) != 0)
+		return rc == 1 ? 0 : jobrow_oom(r);
+	rc = jobrow_strv(r, col, &v);
+	if (rc == 0 && (*out = job_strv_pack(v)) == NULL)
+		rc = jobrow_oom(r);
+	job_free_strv(v);
+	return rc;
+}
+
+/* The job's shared environment from column col: the one of the row before
+ * when the text is the same, as it mostly is. */
+static int
+jobrow_env_shared(struct jobrow_reader *r, int col, struct job *job,
+    struct jobrow_cache *cache)
+{
+	char **v = NULL;
+	const char *s;
+	char *text;
+
+	if (jobrow_text_ref(r, col, false, &s) == -1)
+		return -1;
+	if (cache->env != NULL && strcmp(cache->env_text, s) == 0) {
+		job->env = intern_strv_hold(cache->env);
+		return 0;
+	}
+	if (jobrow_strv_packed(r, col, &v) == -1)
+		return -1;
+	job->env = intern_strv(v);
+	free(v);
+	if (job->env == NULL || (text = strdup(s)) == NULL)
+		return jobrow_oom(r);
+	free(cache->env_text);
+	intern_strv_drop(cache->env);
+	cache->env_text = text;
+	cache->env = intern_strv_hold(job->env);
+	return 0;
+}
+
+/* A shared copy of s in *field (job->cwd, job->priority): the one in *last
+ * when it is the same, as it mostly is. 0, or -1 out of memory. */
+static int
+jobrow_shared(const char **field, const char *s, const char **last)
+{
+	if (*last != NULL && strcmp(*last, s) == 0) {
+		*field = intern_str_hold(*last);
+		return 0;
+	}
+	if ((*field = intern_str(s)) == NULL)
+		return -1;
+	intern_str_drop(*last);
+	*last = intern_str_hold(*field);
+	return 0;
+}
+
+void
+jobrow_cache_clear(struct jobrow_cache *cache)
+{
+	free(cache->env_text);
+	intern_strv_drop(cache->env);
+	intern_str_drop(cache->cwd);
+	intern_str_drop(cache->priority);
+	intern_str_drop(cache->node);
+	intern_str_drop(cache->pinned_node);
+	memset(cache, 0, sizeof *cache);
+}
+
+/* A JSON array of job ids, or NULL, into *ids and *n (NULL and 0 for none). */
+static int
+jobrow_ids(struct jobrow_reader *r, int col, uint64_t **ids, uint32_t *n)
+{
+	json_t *arr, *elem;
+	size_t i;
+	int rc = -1;
+
+	if (jobrow_json_array(r, col, true, &arr) == -1)
+		return -1;
+	if (arr == NULL || json_array_size(arr) == 0) {
+		rc = 0;
+		goto out;
+	}
+	if ((*ids = calloc(json_array_size(arr), sizeof **ids)) == NULL) {
+		rc = jobrow_oom(r);
+		goto out;
+	}
+	json_array_foreach(arr, i, elem) {
+		if (!json_is_integer(elem) || json_integer_value(elem) < 1) {
+			rc = jobrow_bad(r, col, "holds something not a job id");
+			goto out;
+		}
+		(*ids)[i] = (uint64_t)json_integer_value(elem);
+		*n = (uint32_t)(i + 1);	/* a row holds far fewer */
+	}
+	rc = 0;
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/* A JSON object of strings, or NULL, into *labels (NULL for none). */
+static int
+jobrow_labels(struct jobrow_reader *r, int col, json_t **labels)
+{
+	json_error_t err;
+	const char *s, *key;
+	json_t *value;
+
+	if (jobrow_text_ref(r, col, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if ((*labels = json_loads(s, 0, &err)) == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			return jobrow_oom(r);
+		return jobrow_bad(r, col, "is not JSON");
+	}
+	if (!json_is_object(*labels))
+		return jobrow_bad(r, col, "is not a JSON object");
+	json_object_foreach(*labels, key, value)
+		if (!json_is_string(value))
+			return jobrow_bad(r, col, "holds a non-string");
+	return 0;
+}
+
+/* A node's name or NULL (schema version 6), shared like cwd. */
+static int
+jobrow_node(struct jobrow_reader *r, int col, const char **field,
+    const char **last)
+{
+	const char *s;
+
+	if (jobrow_text_ref(r, col, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if (!nodename_valid(s))
+		return jobrow_bad(r, col, "is not a node name");
+	if (jobrow_shared(field, s, last) == -1)
+		return jobrow_oom(r);
+	return 0;
+}
+
+/* The columns of protocol v1.1 (schema version 5). */
+static int
+jobrow_fill_v11(struct jobrow_reader *r, struct job *job,
+    struct job_run *run)
+{
+	int64_t v;
+
+	if (jobrow_labels(r, JOBROW_LABELS, &job->labels) == -1 ||
+	    jobrow_ids(r, JOBROW_AFTER_ANY, &job->after_any,
+	    &job->nafter_any) == -1 ||
+	    jobrow_opt_int(r, JOBROW_BEGIN_AT, 0, INT64_MAX, -1,
+	    &job->begin_at) == -1)
+		return -1;
+	if (jobrow_int(r, JOBROW_HELD, 0, 1, &v) == -1)
+		return -1;
+	job->held = v;
+	if (jobrow_int(r, JOBROW_NICE, 0, 19, &v) == -1)
+		return -1;
+	job->nice = (int8_t)v;
+	if (jobrow_int(r, JOBROW_MERGE_OUTPUT, 0, 1, &v) == -1)
+		return -1;
+	job->merge_output = v;
+	if (jobrow_int(r, JOBROW_STDOUT_DROPPED, 0, INT64_MAX, &v) == -1)
+		return -1;
+	run->stdout_dropped = (uint64_t)v;
+	if (jobrow_int(r, JOBROW_STDERR_DROPPED, 0, INT64_MAX, &v) == -1)
+		return -1;
+	run->stderr_dropped = (uint64_t)v;
+	return 0;
+}
+
+/* Every column but id into job, and what its runs left into *run; -1 with
+ * r->why. */
+static int
+jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
+    struct jobrow_cache *cache)
+{
+	const char *state, *cwd, *priority, *name;
+	int64_t v;
+	int s;
+
+	/* argv first: the name is stored only when it is not argv's. */
+	if (jobrow_strv_packed(r, JOBROW_ARGV, &job->argv) == -1 ||
+	    jobrow_text_ref(r, JOBROW_NAME, false, &name) == -1)
+		return -1;
+	if (strcmp(name, job_name(job)) != 0 &&
+	    (job->name = strdup(name)) == NULL)
+		return jobrow_oom(r);
+	if (jobrow_text_ref(r, JOBROW_STATE, false, &state) == -1)
+		return -1;
+	if ((s = job_state_parse(state)) == -1) {
+		snprintf(r->why, sizeof r->why, "unknown state \"%.64s\"",
+		    state);
+		return -1;
+	}
+	job->state = (enum job_state)s;
+	/* An ended job's environment stays on disk (job_drop_env). */
+	if (!job_state_terminal(job->state) &&
+	    jobrow_env_shared(r, JOBROW_ENV, job, cache) == -1)
+		return -1;
+	if (jobrow_text_ref(r, JOBROW_CWD, false, &cwd) == -1 ||
+	    jobrow_text_ref(r, JOBROW_PRIORITY, false, &priority) == -1)
+		return -1;
+	if (jobrow_shared(&job->cwd, cwd, &cache->cwd) == -1 ||
+	    jobrow_shared(&job->priority, priority, &cache->priority) == -1)
+		return jobrow_oom(r);
+
+	if (jobrow_int(r, JOBROW_SLOTS, 0, UINT16_MAX, &v) == -1)
+		return -1;
+	job->slots = (uint16_t)v;
+	if (jobrow_int(r, JOBROW_EXCLUSIVE, 0, 1, &v) == -1)
+		return -1;
+	job->exclusive = v;
+	if (jobrow_int(r, JOBROW_TIMEOUT_MS, 0, INT64_MAX, &v) == -1)
+		return -1;
+	job->timeout_ms = (uint64_t)v;
+	if (jobrow_int(r, JOBROW_RETRIES, 0, UINT_MAX, &v) == -1)
+		return -1;
+	job->retries = (unsigned)v;
+	/* Version 2 gave every old row seq = id; NULL can only be a row
+	 * written by hand since, and id is its natural place. */
+	if (jobrow_opt_int(r, JOBROW_SEQ, INT64_MIN, INT64_MAX,
+	    (int64_t)job->id, &v) == -1)
+		return -1;
+	job->seq = v;
+	if (jobrow_ids(r, JOBROW_AFTER, &job->after, &job->nafter) == -1)
+		return -1;
+	if (jobrow_int(r, JOBROW_UID, 0, UINT32_MAX, &v) == -1)
+		return -1;
+	job->uid = (uid_t)v;
+	if (jobrow_int(r, JOBROW_GID, 0, UINT32_MAX, &v) == -1)
+		return -1;
+	job->gid = (gid_t)v;
+
+	if (jobrow_opt_int(r, JOBROW_SUBMITTED_AT, 0, INT64_MAX, -1,
+	    &job->submitted_at) == -1 ||
+	    jobrow_opt_int(r, JOBROW_STARTED_AT, 0, INT64_MAX, -1,
+	    &run->started_at) == -1 ||
+	    jobrow_opt_int(r, JOBROW_FINISHED_AT, 0, INT64_MAX, -1,
+	    &run->finished_at) == -1)
+		return -1;
+	if (jobrow_opt_int(r, JOBROW_PID, 0, INT_MAX, 0, &v) == -1)
+		return -1;
+	run->pid = (pid_t)v;
+	if (jobrow_opt_int(r, JOBROW_EXIT_CODE, 0, INT_MAX, -1, &v) == -1)
+		return -1;
+	run->exit_code = (int)v;
+	if (jobrow_opt_int(r, JOBROW_SIGNAL, 0, INT_MAX, 0, &v) == -1)
+		return -1;
+	run->signal = (int)v;
+	if (jobrow_text(r, JOBROW_REASON, true, &run->reason) == -1)
+		return -1;
+	if (jobrow_int(r, JOBROW_ATTEMPT, 0, UINT_MAX, &v) == -1)
+		return -1;
+	job->attempt = (unsigned)v;
+	if (jobrow_opt_real(r, JOBROW_USER_TIME, &run->user_time) == -1 ||
+	    jobrow_opt_real(r, JOBROW_SYSTEM_TIME, &run->system_time) == -1 ||
+	    jobrow_opt_int(r, JOBROW_MAX_RSS_KB, 0, INT64_MAX, -1,
+	    &run->max_rss_kb) == -1)
+		return -1;
+	if (jobrow_int(r, JOBROW_STDOUT_TRUNCATED, 0, 1, &v) == -1)
+		return -1;
+	run->stdout_truncated = v;
+	if (jobrow_int(r, JOBROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
+		return -1;
+	run->stderr_truncated = v;
+	if (jobrow_int(r, JOBROW_BEGUN, 0, 1, &v) == -1)
+		return -1;
+	run->begun = v;
+	if (jobrow_opt_int(r, JOBROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
+		return -1;
+	run->start_ticks = (uint64_t)v;
+	if (jobrow_fill_v11(r, job, run) == -1 ||
+	    jobrow_node(r, JOBROW_NODE, &job->node, &cache->node) == -1 ||
+	    jobrow_node(r, JOBROW_PINNED_NODE, &job->pinned_node,
+	    &cache->pinned_node) == -1)
+		return -1;
+	return 0;
+}
+
+int
+jobrow_env(const struct jobrow_source *src, void *ctx, int col, uint64_t id,
+    char ***env, char **cause)
+{
+	struct jobrow_reader r = { src, ctx, "" };
+	char **v = NULL, **p;
+
+	if (jobrow_strv(&r, col, &v) == -1) {
+		if (v != NULL) {
+			for (p = v; *p != NULL; p++)
+				free(*p);
+			free(v);
+		}
+		return jobrow_fail(cause, "cannot load the environment of job "
+		    "%" PRIu64 ": %s", id, r.why);
+	}
+	*env = v;
+	return 0;
+}
+
+struct job *
+jobrow_get(const struct jobrow_source *src, void *ctx,
+    struct jobrow_cache *cache, char **cause)
+{
+	struct jobrow_reader r = { src, ctx, "" };
+	struct job_run run = job_run_none, *own;
+	struct job *job;
+	int64_t id;
+
+	if (src->type(ctx, JOBROW_ID) != JOBROW_INTEGER ||
+	    (id = src->integer(ctx, JOBROW_ID)) < 1) {
+		jobrow_fail(cause, "cannot load a job: its id is not a "
+		    "positive integer");
+		return NULL;
+	}
+	if ((job = job_new()) == NULL) {
+		jobrow_fail(cause, "out of memory");
+		return NULL;
+	}
+	job->id = (uint64_t)id;
+	if (jobrow_fill(&r, job, &run, cache) == -1)
+		goto fail;
+	/* A job that never ran shares job_run_none. */
+	if (!job_run_is_none(&run) || run.reason != NULL) {
+		if ((own = job_run_edit(job)) == NULL) {
+			jobrow_oom(&r);
+			goto fail;
+		}
+		*own = run;
+	}
+	return job;
+fail:
+	free(run.reason);
+	jobrow_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
+	job_free(job);
+	return NULL;
+}

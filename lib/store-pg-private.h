@@ -1,0 +1,72 @@
+/* store-pg-private.h - what store-pg.c (commits) and store-pg-sync.c (reading
+ * what other daemons changed) share, and nothing else includes. */
+#ifndef TRIAGE_STORE_PG_PRIVATE_H
+#define TRIAGE_STORE_PG_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+#include "jobrow.h"
+#include "pgrow.h"
+#include "store-private.h"
+#include "vec.h"
+
+/* Rows written since snapshot $1: by a transaction it saw in progress or
+ * that began after it (pg_snapshot_xmin bounds the index scan). */
+#define PGSTORE_SINCE(table)						\
+	" FROM " table " WHERE txid >= pg_snapshot_xmin($1::pg_snapshot)" \
+	" AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)"
+#define PGSTORE_SYNC_JOBS						\
+	"SELECT version, " PGROW_SELECT PGSTORE_SINCE("triage_jobs")
+#define PGSTORE_SYNC_REMOVED "SELECT id" PGSTORE_SINCE("triage_removed")
+
+struct event;
+struct pgconn;
+struct pgcommit;
+
+/* The channel every writing transaction NOTIFYs, its payload the writer
+ * ("node boot"), so that a daemon can skip its own. */
+#define PGSTORE_CHANNEL "triage"
+
+struct pgstore {
+	struct store st;		/* first: a struct store * is one */
+	struct event_base *base;
+	struct pgconn *conn;
+	PGconn *locks;			/* idle: it holds the node's locks */
+	char *node;
+	char boot[24];			/* this run of the daemon, as text */
+	char self[96];			/* "node boot": our NOTIFY payload */
+	bool up;
+	struct event *commit_ev;
+	uint64_t commits;		/* commits begun */
+	struct pgcommit *flight;	/* the commit under way, or NULL */
+	bool doubt;			/* its outcome is unknown: ask */
+	struct vec staged;		/* struct store_staged */
+	struct vec dirty;		/* uint64_t ids, maybe repeated */
+	struct vec claims;		/* uint64_t ids: store_update_soon */
+	struct vec removed;		/* uint64_t ids */
+	struct vec syncs;		/* struct store_sync */
+	bool paused_dirty;
+	struct vec ids;			/* int64_t: ids to give new jobs */
+	bool ids_asked;
+	/* Reading what changed: the snapshot of the last read, and whether
+	 * another read is wanted once this one is over. */
+	char *snapshot;
+	bool syncing;
+	bool sync_again;
+	struct jobrow_cache cache;
+};
+
+static inline struct pgstore *
+pgstore(struct store *st)
+{
+	return (struct pgstore *)st;
+}
+
+/* store-pg-sync.c: reads every change since the last read, now or once
+ * the read under way is over. */
+void pgstore_sync_changes(struct pgstore *s);
+
+#endif

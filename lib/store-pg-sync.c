@@ -1,0 +1,159 @@
+/* store-pg-sync.c - what other daemons changed, read on their NOTIFY: every
+ * row written by a transaction the last read could not see, in one
+ * REPEATABLE READ transaction whose snapshot the next read starts from. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "job.h"
+#include "jobtable.h"
+#include "pg-util.h"
+#include "pgconn.h"
+#include "pgrow.h"
+#include "store.h"
+#include "store-pg-private.h"
+
+enum pgsync_result {
+	PGSYNC_BEGIN,
+	PGSYNC_SNAPSHOT,
+	PGSYNC_JOBS,
+	PGSYNC_REMOVED,
+	PGSYNC_PAUSED,
+	PGSYNC_COMMIT,
+	PGSYNC_NRESULTS,
+};
+
+static void
+pgsync_changed(struct pgstore *s, struct job *job, enum store_change what,
+    const struct job_status *before)
+{
+	if (s->st.changed_cb != NULL)
+		s->st.changed_cb(job, what, before, s->st.changed_arg);
+}
+
+/*
+ * A row read from the database: a new job joins the table; a known one
+ * takes the row's fields, unless the row is no newer than what it has
+ * (our own writes come back this way). Takes row.
+ */
+static void
+pgsync_apply(struct pgstore *s, struct job *row, uint32_t version)
+{
+	struct job *job = store_get(&s->st, row->id);
+	struct job_status before;
+
+	if (job == NULL) {
+		row->version = version;
+		if (jobtable_add(&s->st.jobs, row) != 0) {
+			/* Out of memory: the next read brings it again. */
+			job_free(row);
+			return;
+		}
+		pgsync_changed(s, row, STORE_CHANGE_NEW, NULL);
+		return;
+	}
+	if (version <= job->version) {
+		job_free(row);
+		return;
+	}
+	job_status_get(job, &before);
+	job_take_stored(job, row);
+	job_free(row);
+	job->version = version;
+	pgsync_changed(s, job, STORE_CHANGE_UPDATED, &before);
+}
+
+static void
+pgsync_gone(struct pgstore *s, uint64_t id)
+{
+	struct job *job = store_get(&s->st, id);
+
+	if (job == NULL)
+		return;
+	pgsync_changed(s, job, STORE_CHANGE_GONE, NULL);
+	job_free(jobtable_remove(&s->st.jobs, id));
+}
+
+static void
+pgsync_read(struct pgstore *s, PGresult *const *res)
+{
+	const PGresult *r = res[PGSYNC_JOBS];
+	struct job *row;
+	char *cause = NULL, *snap;
+	int i;
+
+	if ((snap = strdup(PQgetvalue(res[PGSYNC_SNAPSHOT], 0, 0))) == NULL)
+		return;		/* read again from the old one */
+	for (i = 0; i < PQntuples(r); i++) {
+		if ((row = pgrow_read(r, i, 1, &s->cache, &cause)) == NULL) {
+			if (s->st.status_cb != NULL)
+				s->st.status_cb(true, cause, s->st.status_arg);
+			free(cause);
+			cause = NULL;
+			continue;
+		}
+		pgsync_apply(s, row, (uint32_t)strtoul(PQgetvalue(r, i, 0),
+		    NULL, 10));
+	}
+	r = res[PGSYNC_REMOVED];
+	for (i = 0; i < PQntuples(r); i++)
+		pgsync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
+	free(s->snapshot);
+	s->snapshot = snap;
+}
+
+static void
+pgsync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+{
+	struct pgstore *s = arg;
+	size_t i;
+
+	s->syncing = false;
+	if (cause == NULL && n == PGSYNC_NRESULTS) {
+		for (i = 0; i < n; i++)
+			if (PQresultStatus(res[i]) != PGRES_COMMAND_OK &&
+			    PQresultStatus(res[i]) != PGRES_TUPLES_OK)
+				break;
+		if (i == n)
+			pgsync_read(s, res);
+		else if (s->st.status_cb != NULL)
+			s->st.status_cb(true, pg_message(NULL, res[i]),
+			    s->st.status_arg);
+	}
+	/* Lost: the connection's return reads again. */
+	if (s->sync_again && cause == NULL) {
+		s->sync_again = false;
+		pgstore_sync_changes(s);
+	}
+}
+
+void
+pgstore_sync_changes(struct pgstore *s)
+{
+	const char *values[1] = { s->snapshot };
+	struct pgconn_stmt q[PGSYNC_NRESULTS] = {
+		[PGSYNC_BEGIN] = { NULL, "BEGIN ISOLATION LEVEL REPEATABLE"
+		    " READ READ ONLY", 0, NULL, NULL, NULL },
+		[PGSYNC_SNAPSHOT] = { NULL, "SELECT pg_current_snapshot()::text",
+		    0, NULL, NULL, NULL },
+		[PGSYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL },
+		[PGSYNC_REMOVED] = { "sync_removed", NULL, 1, values, NULL,
+		    NULL },
+		[PGSYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
+		    0, NULL, NULL, NULL },
+		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
+	};
+
+	if (s->syncing) {
+		s->sync_again = true;
+		return;
+	}
+	if (!s->up)
+		return;
+	s->syncing = true;
+	if (pgconn_batch(s->conn, q, PGSYNC_NRESULTS, pgsync_cb, s) != 0)
+		s->syncing = false;
+}
+

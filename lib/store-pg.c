@@ -1,0 +1,1194 @@
+/* store-pg.c - the store in the cluster's PostgreSQL: the changes of a loop
+ * turn go out as one transaction without blocking the loop, each update
+ * fenced by the version of the row it read. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <libpq-fe.h>
+
+#include "job.h"
+#include "jobrow.h"
+#include "pg-schema.h"
+#include "pg-util.h"
+#include "pgconn.h"
+#include "pgrow.h"
+#include "store.h"
+#include "store-pg-private.h"
+#include "timefmt.h"
+
+/* How long a failed commit waits before the next try of what it could not
+ * write (the connection itself comes back on its own backoff). */
+#define PGSTORE_RETRY_MS 1000
+/* The advisory lock every node holds shared while it runs (and, with a
+ * node's name hashed as the second key, its name). */
+#define PGSTORE_LOCK_CLUSTER "1953653089"
+/* Ids asked for at a time, ahead of the jobs that take them. */
+#define PGSTORE_IDS 256
+
+/* The statements, prepared on every connection. */
+static const struct {
+	const char *name;
+	const char *sql;
+} pgstore_stmts[] = {
+	{ "ins", "INSERT INTO triage_jobs (" PGROW_SELECT ") VALUES ("
+	    PGROW_INSERT_PARAMS ")" },
+	/* The version it read, $29: another daemon's write since refuses
+	 * this one. */
+	{ "upd", "UPDATE triage_jobs SET " PGROW_CHANGES_SET ","
+	    " version = version + 1 WHERE id = $1 AND version = $29"
+	    " RETURNING version" },
+	/* A claim does not wait for a row another daemon holds: that one
+	 * is taking the job. */
+	{ "claim", "UPDATE triage_jobs SET " PGROW_CHANGES_SET ","
+	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
+	    " WHERE id = $1 AND version = $29 FOR UPDATE SKIP LOCKED)"
+	    " RETURNING version" },
+	{ "sync_jobs", PGSTORE_SYNC_JOBS },
+	{ "sync_removed", PGSTORE_SYNC_REMOVED },
+	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
+	    " RETURNING id) INSERT INTO triage_removed (id, removed_at)"
+	    " SELECT id, $2 FROM d ON CONFLICT DO NOTHING" },
+	{ "paused_clear", "DELETE FROM triage_paused" },
+	{ "paused_set", "INSERT INTO triage_paused"
+	    " SELECT unnest($1::text[])" },
+	/* Whether a commit whose answer was lost happened: see pgcommit. */
+	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
+	    " commit_xid = pg_current_xact_id()"
+	    " WHERE name = $1 AND boot = $2" },
+	{ "marked", "SELECT commit_gen, commit_xid::text FROM triage_nodes"
+	    " WHERE name = $1 AND boot = $2" },
+	{ "versions", "SELECT id, version FROM triage_jobs"
+	    " WHERE id = ANY($1::bigint[]) AND txid = $2::xid8" },
+	{ "notify", "SELECT pg_notify('" PGSTORE_CHANNEL "', $1)" },
+	{ "ids", "SELECT nextval('triage_job_id') FROM"
+	    " generate_series(1, $1::integer)" },
+};
+#define PGSTORE_NSTMTS (sizeof pgstore_stmts / sizeof pgstore_stmts[0])
+
+/* A commit on its way: what it wrote, to settle once it is answered. */
+struct pgcommit {
+	struct pgstore *s;
+	uint64_t gen;
+	uint64_t start_us;
+	struct vec staged;		/* struct store_staged, ids given */
+	struct vec syncs;		/* struct store_sync */
+	struct vec updated;		/* uint64_t ids, one UPDATE each */
+	struct vec removed;		/* uint64_t ids */
+	bool paused;			/* it wrote the paused list */
+	bool claims;			/* it held claims: tell written_cb */
+	size_t first_update;		/* index of the first UPDATE result */
+	size_t ids_at;			/* of the refill of ids; 0: none */
+};
+
+static const struct store_ops pgstore_ops;
+static void pgstore_commit_cb(evutil_socket_t, short, void *);
+static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
+    const char *);
+
+static const struct pgstore *
+pgstore_const(const struct store *st)
+{
+	return (const struct pgstore *)st;
+}
+
+/* A commit at the end of this turn of the loop, unless one is on its way:
+ * its end schedules the next. */
+static void
+pgstore_schedule(struct pgstore *s)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (s->flight == NULL)
+		evtimer_add(s->commit_ev, &now);
+}
+
+static void
+pgstore_status(struct pgstore *s, bool up, const char *cause)
+{
+	if (s->st.status_cb != NULL)
+		s->st.status_cb(up, cause, s->st.status_arg);
+}
+
+/* The versions our commit in doubt gave the rows it updated: those whose
+ * last writer is its transaction. Then it is settled as done. */
+static void
+pgstore_versions_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgcommit *c = arg;
+	struct job *job;
+	int i;
+
+	(void)n;
+	if (cause != NULL || PQresultStatus(res[0]) != PGRES_TUPLES_OK) {
+		c->s->doubt = true;
+		return;
+	}
+	for (i = 0; i < PQntuples(res[0]); i++)
+		if ((job = store_get(&c->s->st, strtoull(PQgetvalue(res[0],
+		    i, 0), NULL, 10))) != NULL)
+			job->version = (uint32_t)strtoul(PQgetvalue(res[0], i,
+			    1), NULL, 10);
+	pgstore_settle(c, NULL, 0, NULL);
+}
+
+/* The ids a commit updated, as a bigint[] literal; NULL out of memory. */
+static char *
+pgstore_ids_array(const struct vec *ids)
+{
+	const uint64_t *v = ids->v;
+	size_t i, len = 3 + ids->n * 21;
+	char *a, *p;
+
+	if ((a = malloc(len)) == NULL)
+		return NULL;
+	p = a;
+	*p++ = '{';
+	for (i = 0; i < ids->n; i++)
+		p += sprintf(p, "%s%" PRIu64, i > 0 ? "," : "", v[i]);
+	strcpy(p, "}");
+	return a;
+}
+
+/*
+ * The answer to "did the commit in doubt happen?": it did when the node's
+ * mark holds its generation. Then the rows it updated are asked for their
+ * versions (its xid tells ours from another daemon's later write).
+ */
+static void
+pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgcommit *c = arg;
+	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
+	const char *values[2];
+	char *ids;
+	uint64_t gen = 0;
+
+	(void)n;
+	if (cause != NULL || PQresultStatus(res[0]) != PGRES_TUPLES_OK) {
+		/* Down again: ask again when it is back. */
+		c->s->doubt = true;
+		return;
+	}
+	if (PQntuples(res[0]) == 1)
+		gen = strtoull(PQgetvalue(res[0], 0, 0), NULL, 10);
+	if (gen < c->gen) {
+		pgstore_settle(c, NULL, 0, "the connection to PostgreSQL was "
+		    "lost before the commit");
+		return;
+	}
+	if (c->updated.n == 0) {
+		pgstore_settle(c, NULL, 0, NULL);
+		return;
+	}
+	if ((ids = pgstore_ids_array(&c->updated)) == NULL) {
+		c->s->doubt = true;
+		return;
+	}
+	values[0] = ids;
+	values[1] = PQgetvalue(res[0], 0, 1);
+	q.values = values;
+	if (pgconn_batch(c->s->conn, &q, 1, pgstore_versions_cb, c) != 0)
+		c->s->doubt = true;
+	free(ids);
+}
+
+static void
+pgstore_ask_doubt(struct pgstore *s)
+{
+	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL };
+	const char *values[2] = { s->node, s->boot };
+
+	q.values = values;
+	s->doubt = false;
+	if (pgconn_batch(s->conn, &q, 1, pgstore_marked_cb, s->flight) != 0)
+		s->doubt = true;
+}
+
+static void
+pgstore_conn_state_cb(bool up, const char *cause, void *arg)
+{
+	struct pgstore *s = arg;
+
+	s->up = up;
+	pgstore_status(s, up, cause);
+	if (!up)
+		return;
+	if (s->doubt && s->flight != NULL)
+		pgstore_ask_doubt(s);
+	/* What was missed while down. */
+	pgstore_sync_changes(s);
+	pgstore_schedule(s);
+}
+
+static void
+pgstore_notify_cb(const char *channel, const char *payload, void *arg)
+{
+	struct pgstore *s = arg;
+
+	(void)channel;
+	if (strcmp(payload, s->self) != 0)
+		pgstore_sync_changes(s);
+}
+
+/* The first ids, so that the first commit need not wait for them. */
+static int
+pgstore_load_ids(struct pgstore *s, PGconn *pg, char **cause)
+{
+	PGresult *res;
+	int64_t id;
+	int i;
+
+	if ((res = pg_query(pg, "SELECT nextval('triage_job_id') FROM"
+	    " generate_series(1, 64)", cause)) == NULL)
+		return -1;
+	for (i = 0; i < PQntuples(res); i++) {
+		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		if (vec_push(&s->ids, sizeof id, &id) != 0) {
+			PQclear(res);
+			return pg_fail(cause, "out of memory");
+		}
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* The length of the "; "-separated item at s. */
+static size_t
+pgstore_item_len(const char *s)
+{
+	const char *end = strstr(s, "; ");
+
+	return end != NULL ? (size_t)(end - s) : strlen(s);
+}
+
+/* The first item where the texts differ, in a message of *cause. */
+static int
+pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
+{
+	size_t a, b;
+
+	for (;;) {
+		a = pgstore_item_len(mine);
+		b = pgstore_item_len(theirs);
+		if (a != b || strncmp(mine, theirs, a) != 0)
+			break;
+		mine += a + (mine[a] != '\0' ? 2 : 0);
+		theirs += b + (theirs[b] != '\0' ? 2 : 0);
+	}
+	if (a == 0) {
+		mine = "nothing";
+		a = strlen(mine);
+	}
+	if (b == 0) {
+		theirs = "nothing";
+		b = strlen(theirs);
+	}
+	return pg_fail(cause, "this daemon's priorities are not those of the "
+	    "nodes running: here \"%.*s\", in the cluster \"%.*s\" (every "
+	    "node of a cluster has the same policy and [priority.*] ranks, "
+	    "weights, max_queued and max_running; to change them, stop every "
+	    "node, then start them with the new config)", (int)a, mine,
+	    (int)b, theirs);
+}
+
+/*
+ * The cluster's priorities are one set. Every daemon holds the shared lock
+ * of the cluster while it runs; one that can also take it alone is the
+ * only one, and its priorities become the cluster's. Else they must be the
+ * ones the cluster has, or it says which differ.
+ */
+static int
+pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
+{
+	const char *values[1] = { mine };
+	PGresult *res;
+	bool alone;
+	int rc = 0;
+
+	if ((res = pg_query(pg, "SELECT pg_advisory_lock_shared("
+	    PGSTORE_LOCK_CLUSTER "), pg_try_advisory_lock("
+	    PGSTORE_LOCK_CLUSTER ")", cause)) == NULL)
+		return -1;
+	alone = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	PQclear(res);
+	if (alone) {
+		res = pg_query_params(pg, "INSERT INTO triage_meta"
+		    " VALUES ('priorities', $1) ON CONFLICT (key) DO UPDATE"
+		    " SET value = $1 RETURNING value", 1, values, cause);
+		if (res == NULL || pg_exec(pg, "SELECT pg_advisory_unlock("
+		    PGSTORE_LOCK_CLUSTER ")", cause) != 0)
+			rc = -1;
+		PQclear(res);
+		return rc;
+	}
+	if ((res = pg_query(pg, "SELECT value FROM triage_meta"
+	    " WHERE key = 'priorities'", cause)) == NULL)
+		return -1;
+	if (PQntuples(res) < 1)
+		rc = pg_fail(cause, "the cluster's priorities cannot be read");
+	else if (strcmp(PQgetvalue(res, 0, 0), mine) != 0)
+		rc = pgstore_priorities_differ(mine, PQgetvalue(res, 0, 0),
+		    cause);
+	PQclear(res);
+	return rc;
+}
+
+/* One daemon per node name: it holds the name's lock while it runs. */
+static int
+pgstore_claim_node(PGconn *pg, const char *node, char **cause)
+{
+	const char *values[1] = { node };
+	PGresult *res;
+	int rc = 0;
+
+	if ((res = pg_query_params(pg, "SELECT pg_try_advisory_lock("
+	    PGSTORE_LOCK_CLUSTER ", hashtext($1))", 1, values, cause))
+	    == NULL)
+		return -1;
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
+		rc = pg_fail(cause, "node %s is running already: another "
+		    "daemon of the cluster has that name (set [cluster] node)",
+		    node);
+	PQclear(res);
+	return rc;
+}
+
+static int
+pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
+    char **cause)
+{
+	char nslots[16], now[24];
+	const char *values[4] = { s->node, s->boot, nslots, now };
+	PGresult *res;
+
+	snprintf(nslots, sizeof nslots, "%u", slots);
+	snprintf(now, sizeof now, "%" PRId64, timefmt_now());
+	res = pg_query_params(pg, "INSERT INTO triage_nodes (name, boot,"
+	    " slots, started_at) VALUES ($1, $2, $3, $4) ON CONFLICT (name)"
+	    " DO UPDATE SET boot = $2, slots = $3, started_at = $4,"
+	    " commit_gen = 0 RETURNING name", 4, values, cause);
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
+/*
+ * Every job, and the snapshot they were read in: the next read of changes
+ * starts from it. In one REPEATABLE READ transaction, so that the rows and
+ * the snapshot agree.
+ */
+static int
+pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
+{
+	PGresult *res;
+	struct job *job;
+	int i;
+
+	if (pg_exec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	    cause) != 0)
+		return -1;
+	if ((res = pg_query(pg, "SELECT pg_current_snapshot()::text",
+	    cause)) == NULL)
+		goto fail;
+	s->snapshot = strdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	if (s->snapshot == NULL) {
+		pg_fail(cause, "out of memory");
+		goto fail;
+	}
+	if ((res = pg_query(pg, "SELECT version, " PGROW_SELECT
+	    " FROM triage_jobs ORDER BY id", cause)) == NULL)
+		goto fail;
+	for (i = 0; i < PQntuples(res); i++) {
+		if ((job = pgrow_read(res, i, 1, &s->cache, cause)) == NULL)
+			break;
+		job->version = (uint32_t)strtoul(PQgetvalue(res, i, 0),
+		    NULL, 10);
+		if (jobtable_add(&s->st.jobs, job) != 0) {
+			job_free(job);
+			pg_fail(cause, "out of memory");
+			break;
+		}
+	}
+	if (i < PQntuples(res)) {
+		PQclear(res);
+		goto fail;
+	}
+	PQclear(res);
+	if ((res = pg_query(pg, "SELECT priority FROM triage_paused",
+	    cause)) == NULL)
+		goto fail;
+	for (i = 0; i < PQntuples(res); i++)
+		store_load_paused(&s->st, PQgetvalue(res, i, 0));
+	PQclear(res);
+	return pg_exec(pg, "COMMIT", cause);
+fail:
+	(void)pg_exec(pg, "ROLLBACK", NULL);
+	return -1;
+}
+
+/*
+ * What a daemon does once, blocking, as it starts. The connection stays
+ * open, idle, for the daemon's life: it holds the locks of the node's name
+ * and of the cluster's priorities.
+ */
+static int
+pgstore_start(struct pgstore *s, const struct store_pg_options *o,
+    char **cause)
+{
+	PGconn *pg = PQconnectdb(o->conninfo);
+
+	s->locks = pg;
+	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
+		return pg_fail(cause, "cannot connect to PostgreSQL: %s",
+		    pg_message(pg, NULL));
+	if (pg_schema_setup(pg, cause) != 0 ||
+	    pgstore_claim_node(pg, s->node, cause) != 0 ||
+	    pgstore_check_priorities(pg, o->priorities, cause) != 0 ||
+	    pgstore_register(s, pg, o->slots, cause) != 0 ||
+	    pgstore_load(s, pg, cause) != 0 ||
+	    pgstore_load_ids(s, pg, cause) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
+{
+	size_t i;
+
+	if ((s->conn = pgconn_new(s->base, conninfo, pgstore_conn_state_cb,
+	    pgstore_notify_cb, s, cause)) == NULL)
+		return -1;
+	for (i = 0; i < PGSTORE_NSTMTS; i++)
+		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
+		    pgstore_stmts[i].sql) != 0)
+			return pg_fail(cause, "out of memory");
+	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
+	    pgconn_start(s->conn) != 0)
+		return pg_fail(cause, "cannot start the connection to "
+		    "PostgreSQL: %s", strerror(errno));
+	return 0;
+}
+
+struct store *
+store_open_pg(struct event_base *base, const struct store_pg_options *o,
+    char **cause)
+{
+	struct pgstore *s;
+	struct timespec ts;
+
+	if ((s = calloc(1, sizeof *s)) == NULL ||
+	    (s->node = strdup(o->node)) == NULL ||
+	    (s->commit_ev = evtimer_new(base, pgstore_commit_cb, s))
+	    == NULL) {
+		if (s != NULL)
+			free(s->node);
+		free(s);
+		*cause = strdup("out of memory");
+		return NULL;
+	}
+	store_init(&s->st, &pgstore_ops);
+	s->base = base;
+	/* A new number each start: the wall clock in us, and the pid. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(s->boot, sizeof s->boot, "%" PRId64,
+	    ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000) * 64 +
+	    (getpid() & 63));
+	snprintf(s->self, sizeof s->self, "%s %s", s->node, s->boot);
+	if (pgstore_start(s, o, cause) != 0 ||
+	    pgstore_connect(s, o->conninfo, cause) != 0) {
+		store_close(&s->st);
+		return NULL;
+	}
+	return &s->st;
+}
+
+static void
+pgstore_close(struct store *st)
+{
+	struct pgstore *s = pgstore(st);
+	struct store_staged *staged = s->staged.v;
+	size_t i;
+
+	/* Answers that will never come settle as failures, freeing what the
+	 * commit under way held. */
+	pgconn_free(s->conn);
+	s->conn = NULL;
+	for (i = 0; i < s->staged.n; i++)
+		job_free(staged[i].job);
+	store_fini(st);
+	vec_free(&s->staged);
+	vec_free(&s->dirty);
+	vec_free(&s->claims);
+	vec_free(&s->removed);
+	vec_free(&s->syncs);
+	vec_free(&s->ids);
+	jobrow_cache_clear(&s->cache);
+	if (s->locks != NULL)
+		PQfinish(s->locks);
+	free(s->snapshot);
+	free(s->node);
+	if (s->commit_ev != NULL)
+		event_free(s->commit_ev);
+	free(s);
+}
+
+/* One transaction at a time, always. */
+static void
+pgstore_set_grouping(struct store *st, bool grouping)
+{
+	(void)st;
+	(void)grouping;
+}
+
+static int
+pgstore_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
+{
+	struct pgstore *s = pgstore(st);
+	struct store_staged staged = { job, cb, arg };
+
+	/* Its id comes with the commit, from the cluster's sequence. */
+	job->id = 0;
+	if (vec_push(&s->staged, sizeof staged, &staged) != 0)
+		return -1;
+	pgstore_schedule(s);
+	return 0;
+}
+
+static void
+pgstore_mark(struct store *st, struct job *job, enum store_mark how)
+{
+	struct pgstore *s = pgstore(st);
+
+	/* A claim: written only if no other daemon holds the row. Out of
+	 * memory, it is written as any change, waiting for the row. */
+	if (how == STORE_MARK_SOON)
+		(void)vec_push(&s->claims, sizeof job->id, &job->id);
+	if (vec_push(&s->dirty, sizeof job->id, &job->id) != 0)
+		return;
+	pgstore_schedule(s);
+}
+
+/* Every commit is written as it commits. */
+static uint64_t
+pgstore_write_generation(const struct store *st)
+{
+	return pgstore_const(st)->commits + 1;
+}
+
+static void
+pgstore_paused_changed(struct store *st)
+{
+	struct pgstore *s = pgstore(st);
+
+	s->paused_dirty = true;
+	pgstore_schedule(s);
+}
+
+static bool
+pgstore_has_changes(const struct pgstore *s)
+{
+	return s->staged.n > 0 || s->dirty.n > 0 || s->removed.n > 0 ||
+	    s->paused_dirty;
+}
+
+static bool
+pgstore_pending(const struct store *st)
+{
+	const struct pgstore *s = pgstore_const(st);
+
+	return pgstore_has_changes(s) || s->flight != NULL;
+}
+
+/* The commit after which everything done so far is written: the one on
+ * its way when nothing waits behind it. */
+static uint64_t
+pgstore_generation(const struct store *st)
+{
+	const struct pgstore *s = pgstore_const(st);
+
+	if (!pgstore_has_changes(s) && s->flight != NULL)
+		return s->commits;
+	return s->commits + 1;
+}
+
+static int
+pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
+{
+	struct pgstore *s = pgstore(st);
+	struct store_sync sync = { cb, arg };
+
+	if (vec_push(&s->syncs, sizeof sync, &sync) != 0)
+		return -1;
+	pgstore_schedule(s);
+	return 0;
+}
+
+/*
+ * An ended job's environment, for a retry: read on the connection that
+ * holds the locks, blocking, as store_env is. A retry is an operator's
+ * act, rare, and a database that does not answer fails it.
+ */
+static int
+pgstore_env(struct store *st, struct job *job, char **cause)
+{
+	struct pgstore *s = pgstore(st);
+	char id[24], **env = NULL;
+	const char *values[1] = { id };
+	PGresult *res;
+	int rc;
+
+	snprintf(id, sizeof id, "%" PRIu64, job->id);
+	/* Lost with a restart of the server, say: its locks with it. */
+	if (PQstatus(s->locks) != CONNECTION_OK ||
+	    pg_exec(s->locks, "SELECT 1", NULL) != 0) {
+		PQreset(s->locks);
+		(void)pgstore_claim_node(s->locks, s->node, NULL);
+		(void)pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
+		    PGSTORE_LOCK_CLUSTER ")", NULL);
+	}
+	if ((res = pg_query_params(s->locks, "SELECT env FROM triage_jobs"
+	    " WHERE id = $1", 1, values, cause)) == NULL)
+		return -1;
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return pg_fail(cause, "job %" PRIu64 " is not in the cluster's "
+		    "database", job->id);
+	}
+	rc = pgrow_env(res, 0, 0, job->id, &env, cause);
+	PQclear(res);
+	if (rc != 0)
+		return -1;
+	if (job_set_env(job, env) != 0)
+		return pg_fail(cause, "out of memory");
+	return 0;
+}
+
+/* Ended jobs keep theirs in the database, as with SQLite. */
+static void
+pgstore_forget_env(struct store *st, struct job *job)
+{
+	(void)st;
+	job_drop_env(job);
+}
+
+static int
+pgstore_remove(struct store *st, uint64_t id)
+{
+	struct pgstore *s = pgstore(st);
+
+	if (store_get(st, id) == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (vec_push(&s->removed, sizeof id, &id) != 0)
+		return -1;
+	job_free(jobtable_remove(&st->jobs, id));
+	pgstore_schedule(s);
+	return 0;
+}
+
+/* A terminal job's end, to sort the expired by. */
+struct pgstore_end {
+	int64_t at;
+	uint64_t id;
+};
+
+static int
+pgstore_cmp_end(const void *a, const void *b)
+{
+	const struct pgstore_end *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* From memory, which holds every job of the cluster. */
+static int
+pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
+    size_t max, size_t *n, char **cause)
+{
+	struct vec ends = { 0 };
+	struct pgstore_end e, *v;
+	struct job *job;
+	size_t pos = 0, i;
+
+	*n = 0;
+	while ((job = store_iter(st, &pos)) != NULL) {
+		if (!job_state_terminal(job->state) ||
+		    job->run->finished_at < 0 ||
+		    job->run->finished_at >= before_ms)
+			continue;
+		e.at = job->run->finished_at;
+		e.id = job->id;
+		if (vec_push(&ends, sizeof e, &e) != 0) {
+			vec_free(&ends);
+			return pg_fail(cause, "out of memory");
+		}
+	}
+	v = ends.v;
+	if (ends.n > 1)
+		qsort(v, ends.n, sizeof *v, pgstore_cmp_end);
+	for (i = 0; i < ends.n && i < max; i++)
+		ids[(*n)++] = v[i].id;
+	vec_free(&ends);
+	return 0;
+}
+
+static int
+pgstore_cmp_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool
+pgstore_is_claim(const struct pgstore *s, uint64_t id)
+{
+	return bsearch(&id, s->claims.v, s->claims.n, sizeof id,
+	    pgstore_cmp_id) != NULL;
+}
+
+/* Everything a commit's statements point into, until they are sent. */
+struct pgstore_batch {
+	struct pgconn_stmt *stmts;
+	size_t n;
+	struct pgrow *rows;
+	size_t nrows;
+	char (*nums)[24];
+	size_t nnums;
+	char *paused;
+	const char **values;		/* the short statements' values */
+	size_t nvalues;
+};
+
+static void
+pgstore_batch_free(struct pgstore_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nrows; i++)
+		pgrow_clear(&b->rows[i]);
+	free(b->rows);
+	free(b->stmts);
+	free(b->nums);
+	free(b->paused);
+	free(b->values);
+}
+
+static const char *
+pgstore_num(struct pgstore_batch *b, int64_t v)
+{
+	snprintf(b->nums[b->nnums], sizeof b->nums[0], "%" PRId64, v);
+	return b->nums[b->nnums++];
+}
+
+static void
+pgstore_stmt(struct pgstore_batch *b, const char *name, const char *sql,
+    int nparams, const char *const *values)
+{
+	b->stmts[b->n++] = (struct pgconn_stmt){ name, sql, nparams,
+	    values, NULL, NULL };
+}
+
+/* Short statements' values, kept in b. */
+static const char **
+pgstore_values(struct pgstore_batch *b, size_t n)
+{
+	const char **v = &b->values[b->nvalues];
+
+	b->nvalues += n;
+	return v;
+}
+
+/* The paused priorities as a text[] literal: their names need no quotes
+ * ([a-z0-9_-]). */
+static char *
+pgstore_paused_array(const struct store *st)
+{
+	char **names = st->paused.v;
+	size_t i, len = 3;
+	char *a;
+
+	for (i = 0; i < st->paused.n; i++)
+		len += strlen(names[i]) + 1;
+	if ((a = malloc(len)) == NULL)
+		return NULL;
+	strcpy(a, "{");
+	for (i = 0; i < st->paused.n; i++) {
+		if (i > 0)
+			strcat(a, ",");
+		strcat(a, names[i]);
+	}
+	strcat(a, "}");
+	return a;
+}
+
+/*
+ * The statements of commit c: new jobs, then each changed job fenced by
+ * its version (a claim also skips a row another daemon holds), removals,
+ * the paused list, the node's mark, the NOTIFY, and more ids when few
+ * are left. 0, or -1 with *cause (nothing sent).
+ */
+static int
+pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
+    char **cause)
+{
+	struct store_staged *staged = c->staged.v;
+	uint64_t *ids = c->updated.v, *gone = c->removed.v;
+	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 8;
+	const char **v;
+	struct job *job;
+
+	if ((b->stmts = calloc(nst, sizeof *b->stmts)) == NULL ||
+	    (b->rows = calloc(c->staged.n + c->updated.n + 1,
+	    sizeof *b->rows)) == NULL ||
+	    (b->nums = calloc(c->updated.n + c->removed.n + 8,
+	    sizeof *b->nums)) == NULL ||
+	    (b->values = calloc(c->updated.n * 0 + c->removed.n * 2 + 16,
+	    sizeof *b->values)) == NULL)
+		return pg_fail(cause, "out of memory");
+	pgstore_stmt(b, NULL, "BEGIN", 0, NULL);
+	for (i = 0; i < c->staged.n; i++) {
+		if (pgrow_params(&b->rows[b->nrows], staged[i].job, true,
+		    cause) != 0)
+			return -1;
+		pgstore_stmt(b, "ins", NULL, JOBROW_NCOLUMNS,
+		    b->rows[b->nrows++].values);
+	}
+	c->first_update = b->n;
+	for (i = 0; i < c->updated.n; i++) {
+		job = store_get(&s->st, ids[i]);
+		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
+			return -1;
+		b->rows[b->nrows].changes[PGROW_NCHANGES + 1] =
+		    pgstore_num(b, job->version);
+		pgstore_stmt(b, pgstore_is_claim(s, ids[i]) ? "claim" : "upd",
+		    NULL, PGROW_NCHANGES + 2,
+		    pgrow_changes(&b->rows[b->nrows++]));
+	}
+	for (i = 0; i < c->removed.n; i++) {
+		v = pgstore_values(b, 2);
+		v[0] = pgstore_num(b, (int64_t)gone[i]);
+		v[1] = pgstore_num(b, timefmt_now());
+		pgstore_stmt(b, "del", NULL, 2, v);
+	}
+	if (c->paused) {
+		if ((b->paused = pgstore_paused_array(&s->st)) == NULL)
+			return pg_fail(cause, "out of memory");
+		pgstore_stmt(b, "paused_clear", NULL, 0, NULL);
+		v = pgstore_values(b, 1);
+		v[0] = b->paused;
+		pgstore_stmt(b, "paused_set", NULL, 1, v);
+	}
+	v = pgstore_values(b, 3);
+	v[0] = s->node;
+	v[1] = s->boot;
+	v[2] = pgstore_num(b, (int64_t)c->gen);
+	pgstore_stmt(b, "mark", NULL, 3, v);
+	v = pgstore_values(b, 1);
+	v[0] = s->self;
+	pgstore_stmt(b, "notify", NULL, 1, v);
+	pgstore_stmt(b, NULL, "COMMIT", 0, NULL);
+	if (s->ids.n < PGSTORE_IDS / 2 && !s->ids_asked) {
+		c->ids_at = b->n;
+		v = pgstore_values(b, 1);
+		v[0] = pgstore_num(b, PGSTORE_IDS);
+		pgstore_stmt(b, "ids", NULL, 1, v);
+		s->ids_asked = true;
+	}
+	return 0;
+}
+
+static void
+pgstore_commit_free(struct pgcommit *c)
+{
+	vec_free(&c->staged);
+	vec_free(&c->syncs);
+	vec_free(&c->updated);
+	vec_free(&c->removed);
+	free(c);
+}
+
+/* Takes ids, one for each new job while there are ids: the rest wait for
+ * the next commit, which this one's refill gives ids. */
+static int
+pgstore_take_staged(struct pgstore *s, struct pgcommit *c)
+{
+	struct store_staged *staged = s->staged.v;
+	int64_t *ids = s->ids.v;
+	size_t n = s->staged.n < s->ids.n ? s->staged.n : s->ids.n, i;
+
+	if (n == s->staged.n) {
+		c->staged = vec_take(&s->staged);
+	} else {
+		if (vec_reserve(&c->staged, sizeof *staged, n) != 0)
+			return -1;
+		memcpy(c->staged.v, staged, n * sizeof *staged);
+		c->staged.n = n;
+		memmove(staged, &staged[n], (s->staged.n - n) *
+		    sizeof *staged);
+		s->staged.n -= n;
+	}
+	staged = c->staged.v;
+	for (i = 0; i < n; i++)
+		staged[i].job->id = (uint64_t)ids[i];
+	memmove(ids, &ids[n], (s->ids.n - n) * sizeof *ids);
+	s->ids.n -= n;
+	return 0;
+}
+
+/* The changed jobs still in the table, each once, in id order. */
+static void
+pgstore_take_dirty(struct pgstore *s, struct pgcommit *c)
+{
+	uint64_t *ids;
+	size_t i, k = 0;
+
+	c->updated = vec_take(&s->dirty);
+	ids = c->updated.v;
+	if (c->updated.n > 1)
+		qsort(ids, c->updated.n, sizeof *ids, pgstore_cmp_id);
+	for (i = 0; i < c->updated.n; i++)
+		if ((i == 0 || ids[i] != ids[k - 1]) &&
+		    store_get(&s->st, ids[i]) != NULL)
+			ids[k++] = ids[i];
+	c->updated.n = k;
+	if (s->claims.n > 1)
+		qsort(s->claims.v, s->claims.n, sizeof(uint64_t),
+		    pgstore_cmp_id);
+}
+
+static void
+pgstore_batch_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgcommit *c = arg;
+
+	if (cause != NULL && c->s->conn != NULL) {
+		/* Lost on the way: whether it happened is asked once the
+		 * connection is back. Closing, it is a failure. */
+		c->s->doubt = true;
+		if (c->s->up)
+			pgstore_ask_doubt(c->s);
+		return;
+	}
+	pgstore_settle(c, res, n, cause);
+}
+
+static void
+pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pgstore *s = arg;
+	struct pgstore_batch b = { 0 };
+	struct pgcommit *c;
+	char *cause = NULL;
+
+	(void)fd;
+	(void)what;
+	if (s->flight != NULL || (!pgstore_has_changes(s) && s->syncs.n == 0))
+		return;
+	if ((c = calloc(1, sizeof *c)) == NULL)
+		return;		/* the next change schedules it again */
+	c->s = s;
+	c->gen = ++s->commits;
+	c->start_us = timefmt_mono_us();
+	s->st.stats.commits++;
+	if (pgstore_take_staged(s, c) != 0) {
+		free(c);
+		s->commits--;
+		return;
+	}
+	pgstore_take_dirty(s, c);
+	c->removed = vec_take(&s->removed);
+	c->syncs = vec_take(&s->syncs);
+	c->paused = s->paused_dirty;
+	s->paused_dirty = false;
+	c->claims = s->claims.n > 0;
+	s->flight = c;
+	if (pgstore_build(s, c, &b, &cause) != 0 ||
+	    pgconn_batch(s->conn, b.stmts, b.n, pgstore_batch_cb, c) != 0) {
+		pgstore_batch_free(&b);
+		s->claims.n = 0;
+		pgstore_settle(c, NULL, 0, cause != NULL ? cause :
+		    "out of memory");
+		free(cause);
+		return;
+	}
+	s->claims.n = 0;
+	pgstore_batch_free(&b);
+}
+
+/* The first error among a commit's results, or NULL when it committed. */
+static const char *
+pgstore_error(PGresult *const *res, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		switch (PQresultStatus(res[i])) {
+		case PGRES_COMMAND_OK:
+		case PGRES_TUPLES_OK:
+		case PGRES_PIPELINE_ABORTED:
+			break;
+		default:
+			return pg_message(NULL, res[i]);
+		}
+	}
+	return NULL;
+}
+
+/* The changes of a failed commit wait for the next one; its new jobs are
+ * told (their ids are spent). */
+static void
+pgstore_requeue(struct pgstore *s, struct pgcommit *c)
+{
+	uint64_t *ids = c->updated.v;
+	size_t i;
+
+	for (i = 0; i < c->updated.n; i++)
+		(void)vec_push(&s->dirty, sizeof *ids, &ids[i]);
+	ids = c->removed.v;
+	for (i = 0; i < c->removed.n; i++)
+		(void)vec_push(&s->removed, sizeof *ids, &ids[i]);
+	if (c->paused)
+		s->paused_dirty = true;
+}
+
+/* More ids, from the refill at the end of a commit's batch. */
+static void
+pgstore_take_ids(struct pgstore *s, const PGresult *res)
+{
+	int64_t id;
+	int i;
+
+	s->ids_asked = false;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return;
+	for (i = 0; i < PQntuples(res); i++) {
+		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		(void)vec_push(&s->ids, sizeof id, &id);
+	}
+}
+
+/*
+ * The updates' answers: a row is ours at its new version; none means
+ * another daemon changed the job first, and its row is read back to
+ * replace ours. Without answers (a commit in doubt that happened), every
+ * updated job is read back.
+ */
+static void
+pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
+    PGresult *const *res)
+{
+	uint64_t *ids = c->updated.v;
+	struct job *job;
+	const PGresult *r;
+	size_t i;
+	bool refused = false;
+
+	for (i = 0; i < c->updated.n; i++) {
+		if ((job = store_get(&s->st, ids[i])) == NULL)
+			continue;
+		r = res != NULL ? res[c->first_update + i] : NULL;
+		if (r != NULL && PQntuples(r) == 1) {
+			job->version = (uint32_t)strtoul(PQgetvalue(r, 0, 0),
+			    NULL, 10);
+			continue;
+		}
+		refused = true;
+	}
+	if (refused)
+		pgstore_sync_changes(s);
+}
+
+static void
+pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
+    const char *cause)
+{
+	struct pgstore *s = c->s;
+	struct store *st = &s->st;
+	struct store_staged *sj;
+	struct store_sync *y;
+	const char *err = cause;
+	size_t i;
+
+	s->flight = NULL;
+	if (err == NULL && res != NULL)
+		err = pgstore_error(res, n);
+	if (c->ids_at != 0)
+		s->ids_asked = false;
+	if (c->ids_at != 0 && res != NULL && c->ids_at < n)
+		pgstore_take_ids(s, res[c->ids_at]);
+	hist_observe(&st->stats.seconds, &hist_commit_seconds,
+	    (double)(timefmt_mono_us() - c->start_us) / 1e6);
+	sj = c->staged.v;
+	if (err != NULL) {
+		st->stats.failures++;
+		pgstore_requeue(s, c);
+	} else {
+		for (i = 0; i < c->staged.n; i++) {
+			sj[i].job->version = 1;
+			(void)jobtable_add(&st->jobs, sj[i].job);
+		}
+		pgstore_settle_updates(s, c, res);
+	}
+	for (i = 0; i < c->staged.n; i++) {
+		if (err != NULL)
+			sj[i].job->id = 0;
+		sj[i].cb(sj[i].job, err == NULL, err, sj[i].arg);
+	}
+	y = c->syncs.v;
+	for (i = 0; i < c->syncs.n; i++)
+		y[i].cb(err, y[i].arg);
+	if (st->committed_cb != NULL)
+		st->committed_cb(c->gen, err, st->committed_arg);
+	if (err == NULL && c->claims && st->written_cb != NULL)
+		st->written_cb(c->gen, st->written_arg);
+	if (err != NULL && pgstore_has_changes(s)) {
+		static const struct timeval retry = { PGSTORE_RETRY_MS / 1000,
+		    (PGSTORE_RETRY_MS % 1000) * 1000 };
+
+		evtimer_add(s->commit_ev, &retry);
+	} else if (pgstore_has_changes(s) || s->syncs.n > 0)
+		pgstore_schedule(s);
+	pgstore_commit_free(c);
+}
+
+static int
+pgstore_flush(struct store *st, char **cause)
+{
+	(void)st;
+	(void)cause;
+	/* The loop writes: a daemon stopping runs it until it has. */
+	return 0;
+}
+
+static const struct store_ops pgstore_ops = {
+	.close = pgstore_close,
+	.set_grouping = pgstore_set_grouping,
+	.add = pgstore_add,
+	.mark = pgstore_mark,
+	.write_generation = pgstore_write_generation,
+	.paused_changed = pgstore_paused_changed,
+	.pending = pgstore_pending,
+	.generation = pgstore_generation,
+	.sync = pgstore_sync,
+	.env = pgstore_env,
+	.forget_env = pgstore_forget_env,
+	.remove = pgstore_remove,
+	.expired = pgstore_expired,
+	.flush = pgstore_flush,
+};
