@@ -24,13 +24,13 @@ struct job;
 	"attempt, user_time, system_time, max_rss_kb, "			\
 	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
 	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped"
+	"stdout_dropped, stderr_dropped, node, pinned_node"
 /* Parameters of a row: the id and DB_ROW_COLUMNS. */
-#define DB_ROW_NPARAMS 38
+#define DB_ROW_NPARAMS 40
 #define DB_ROW_PARAMS							\
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
 	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
-	"?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38"
+	"?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40"
 
 /*
  * The columns a job's life and the update method change, by the same
@@ -45,7 +45,7 @@ struct job;
 	"system_time = ?25, max_rss_kb = ?26, stdout_truncated = ?27, "	\
 	"stderr_truncated = ?28, begun = ?29, start_ticks = ?30, "	\
 	"labels = ?31, held = ?32, begin_at = ?33, nice = ?35, "	\
-	"stdout_dropped = ?37, stderr_dropped = ?38"
+	"stdout_dropped = ?37, stderr_dropped = ?38, node = ?39"
 
 /* Sets *cause (when cause is not NULL) to the formatted message, or to
  * "out of memory" when that cannot be allocated; returns -1. */
@@ -63,7 +63,7 @@ int db_schema_check(sqlite3 *sq, const char *path, int *version,
 int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
 
 /*
- * db-row.c. db_row_bind binds job's columns to st's parameters ?1 to ?38:
+ * db-row.c. db_row_bind binds job's columns to st's parameters ?1 to ?40:
  * every one when all is set (INSERT), else those of DB_ROW_CHANGES_SET and
  * the id (strings borrowed from job until st is reset); 0 or -1 with
  * *cause. db_row_read makes a new job from the current row of SELECT id,
@@ -76,8 +76,10 @@ int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
 struct db_row_cache {
 	char *env_text;		/* the last env column read, as stored */
 	char *const *env;	/* its shared copy (intern.h), held for it */
-	const char *cwd;	/* the last cwd and priority, held too */
+	const char *cwd;	/* the last cwd, priority and nodes, held too */
 	const char *priority;
+	const char *node;
+	const char *pinned_node;
 };
 int db_row_bind(sqlite3_stmt *st, const struct job *job, bool all,
     char **cause);

@@ -16,6 +16,7 @@
 #include "intern.h"
 #include "job.h"
 #include "jsonw.h"
+#include "nodename.h"
 
 /* Columns of SELECT id, DB_ROW_COLUMNS; parameter ?N is column N - 1. */
 enum db_row_column {
@@ -57,6 +58,8 @@ enum db_row_column {
 	DB_ROW_MERGE_OUTPUT,
 	DB_ROW_STDOUT_DROPPED,
 	DB_ROW_STDERR_DROPPED,
+	DB_ROW_NODE,
+	DB_ROW_PINNED_NODE,
 };
 
 /* Binding stops at the first failure, whose code is kept for the message
@@ -252,6 +255,7 @@ db_row_bind_at(sqlite3_stmt *st, int base, const struct job *job, bool all,
 		db_row_bind_opt_int(&b, DB_ROW_SUBMITTED_AT,
 		    job->submitted_at >= 0, job->submitted_at);
 		db_row_bind_int(&b, DB_ROW_MERGE_OUTPUT, job->merge_output);
+		db_row_bind_text(&b, DB_ROW_PINNED_NODE, job->pinned_node);
 	}
 	db_row_bind_text(&b, DB_ROW_NAME, job_name(job));
 	db_row_bind_text(&b, DB_ROW_PRIORITY, job->priority);
@@ -290,6 +294,7 @@ db_row_bind_at(sqlite3_stmt *st, int base, const struct job *job, bool all,
 	    (int64_t)job->run->stdout_dropped);
 	db_row_bind_int(&b, DB_ROW_STDERR_DROPPED,
 	    (int64_t)job->run->stderr_dropped);
+	db_row_bind_text(&b, DB_ROW_NODE, job->node);
 	if (b.rc != SQLITE_OK)
 		return db_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sqlite3_errstr(b.rc));
@@ -580,6 +585,8 @@ db_row_cache_clear(struct db_row_cache *cache)
 	intern_strv_drop(cache->env);
 	intern_str_drop(cache->cwd);
 	intern_str_drop(cache->priority);
+	intern_str_drop(cache->node);
+	intern_str_drop(cache->pinned_node);
 	memset(cache, 0, sizeof *cache);
 }
 
@@ -637,6 +644,24 @@ db_row_labels(struct db_row_reader *r, int col, json_t **labels)
 	json_object_foreach(*labels, key, value)
 		if (!json_is_string(value))
 			return db_row_bad(r, col, "holds a non-string");
+	return 0;
+}
+
+/* A node's name or NULL (schema version 6), shared like cwd. */
+static int
+db_row_node(struct db_row_reader *r, int col, const char **field,
+    const char **last)
+{
+	const char *s;
+
+	if (db_row_text_ref(r, col, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if (!nodename_valid(s))
+		return db_row_bad(r, col, "is not a node name");
+	if (db_row_shared(field, s, last) == -1)
+		return db_row_oom(r);
 	return 0;
 }
 
@@ -772,7 +797,12 @@ db_row_fill(struct db_row_reader *r, struct job *job, struct job_run *run,
 	if (db_row_opt_int(r, DB_ROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
 		return -1;
 	run->start_ticks = (uint64_t)v;
-	return db_row_fill_v11(r, job, run);
+	if (db_row_fill_v11(r, job, run) == -1 ||
+	    db_row_node(r, DB_ROW_NODE, &job->node, &cache->node) == -1 ||
+	    db_row_node(r, DB_ROW_PINNED_NODE, &job->pinned_node,
+	    &cache->pinned_node) == -1)
+		return -1;
+	return 0;
 }
 
 int

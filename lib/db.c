@@ -273,7 +273,7 @@ db_load(struct db *db, int (*cb)(struct job *job, void *arg), void *arg,
     char **cause)
 {
 	sqlite3_stmt *st = db->stmt[DB_LOAD];
-	struct db_row_cache cache = { NULL, NULL, NULL, NULL };
+	struct db_row_cache cache = { 0 };
 	struct job *job;
 	int rc, ret = -1;
 
