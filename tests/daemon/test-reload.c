@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "cli.h"
 #include "harness.h"
 
 /* The daemon's config from now on: what tdaemon_start wrote ([daemon]
@@ -277,6 +278,42 @@ test_syntax_error_rejected(void **state)
 	assert_int_equal(stats_int(c, "slots"), 1);
 	json_decref(twait(c, tsubmit(c, "{s[s] ss}", "argv", "true",
 	    "priority", "b")));
+	tdaemon_end(d, c);
+}
+
+/* [cluster] cannot come or go while the daemon runs; its connection
+ * string, which may hold a password, shows neither in the reply nor in the
+ * log, even when libpq cannot parse it. */
+static void
+test_cluster_needs_a_restart_and_is_never_shown(void **state)
+{
+	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
+	struct client *c = tconnect(d);
+	struct client_error e;
+	char *log;
+
+	(void)state;
+	rewrite(d, "slots = 1\n[priority.a]\nrank = 0\n[priority.b]\n"
+	    "rank = 10\n[cluster]\npostgresql = host=db1 user=t "
+	    "password=hunter2\nnode = n1\n");
+	reload_rejected(c, &e);
+	assert_non_null(strstr(e.errors, "[cluster] added: that needs a "
+	    "restart"));
+	twait_log(d, "[cluster] added");
+	rewrite(d, "slots = 1\n[priority.a]\nrank = 0\n[priority.b]\n"
+	    "rank = 10\n[cluster]\npostgresql = postgresql://t:hunter2@"
+	    "[::1/db\n");
+	reload_rejected(c, &e);
+	assert_non_null(strstr(e.errors, "postgresql: libpq cannot parse "
+	    "this connection string: "));
+	twait_log(d, "libpq cannot parse");
+	assert_null(strstr(e.errors, "hunter2"));
+	assert_null(strstr(e.message, "hunter2"));
+	log = tslurp(d->log);
+	if (strstr(log, "hunter2") != NULL)
+		fail_msg("the password is in the log:\n%s", log);
+	free(log);
+	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
 	tdaemon_end(d, c);
 }
 
@@ -562,6 +599,7 @@ main(void)
 		cmocka_unit_test(test_more_slots),
 		cmocka_unit_test(test_fewer_never_kills),
 		cmocka_unit_test(test_syntax_error_rejected),
+		cmocka_unit_test(test_cluster_needs_a_restart_and_is_never_shown),
 		cmocka_unit_test(test_drop_priority),
 		cmocka_unit_test(test_log_level),
 		cmocka_unit_test(test_admin_group),
