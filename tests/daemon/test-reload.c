@@ -281,6 +281,24 @@ test_syntax_error_rejected(void **state)
 	tdaemon_end(d, c);
 }
 
+/* d's config becomes TWO_PRIOS's with a [cluster] whose postgresql is
+ * cluster (and any more lines); a reload is refused, with what among its
+ * errors and in the log. */
+static void
+reload_refused_saying(const struct tdaemon *d, struct client *c,
+    struct client_error *e, const char *cluster, const char *what)
+{
+	char extra[512];
+
+	snprintf(extra, sizeof extra, "%s[cluster]\npostgresql = %s\n",
+	    TWO_PRIOS, cluster);
+	rewrite(d, extra);
+	reload_rejected(c, e);
+	if (strstr(e->errors, what) == NULL)
+		fail_msg("the errors do not say \"%s\": %s", what, e->errors);
+	twait_log(d, what);
+}
+
 /* [cluster] cannot come or go while the daemon runs; its connection
  * string, which may hold a password, shows neither in the reply nor in the
  * log, even when libpq cannot parse it. */
@@ -293,20 +311,11 @@ test_cluster_needs_a_restart_and_is_never_shown(void **state)
 	char *log;
 
 	(void)state;
-	rewrite(d, "slots = 1\n[priority.a]\nrank = 0\n[priority.b]\n"
-	    "rank = 10\n[cluster]\npostgresql = host=db1 user=t "
-	    "password=hunter2\nnode = n1\n");
-	reload_rejected(c, &e);
-	assert_non_null(strstr(e.errors, "[cluster] added: that needs a "
-	    "restart"));
-	twait_log(d, "[cluster] added");
-	rewrite(d, "slots = 1\n[priority.a]\nrank = 0\n[priority.b]\n"
-	    "rank = 10\n[cluster]\npostgresql = postgresql://t:hunter2@"
-	    "[::1/db\n");
-	reload_rejected(c, &e);
-	assert_non_null(strstr(e.errors, "postgresql: libpq cannot parse "
-	    "this connection string: "));
-	twait_log(d, "libpq cannot parse");
+	reload_refused_saying(d, c, &e, "host=db1 user=t password=hunter2\n"
+	    "node = n1", "[cluster] added: that needs a restart");
+	assert_null(strstr(e.errors, "hunter2"));
+	reload_refused_saying(d, c, &e, "postgresql://t:hunter2@[::1/db",
+	    "postgresql: libpq cannot parse this connection string: ");
 	assert_null(strstr(e.errors, "hunter2"));
 	assert_null(strstr(e.message, "hunter2"));
 	log = tslurp(d->log);

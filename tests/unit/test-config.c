@@ -1269,6 +1269,24 @@ http_keys_are_read(void **state)
 	config_free(cfg);
 }
 
+/* Each of the n values, between before and after, is refused with one
+ * error, want, on line. */
+static void
+assert_each_bad(const char *before, const char *const *values, size_t n,
+    const char *after, unsigned line, const char *want)
+{
+	char text[256], *cause;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof text, "%s%s%s", before, values[i], after);
+		cause = load_bad(text);
+		assert_error(cause, line, want);
+		assert_int_equal(count_lines(cause), 1);
+		free(cause);
+	}
+}
+
 static void
 http_bad_listen_addresses_are_errors(void **state)
 {
@@ -1277,19 +1295,10 @@ http_bad_listen_addresses_are_errors(void **state)
 		"127.0.0.1:65536", "127.0.0.1:x", "::1:9187", "[127.0.0.1]:80",
 		"[::1]9187", "relative/path", "1.2.3.4:80x",
 	};
-	char text[256], *cause;
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
-		snprintf(text, sizeof text, "[http]\nlisten = %s\n"
-		    "token_file = /t\n", bad[i]);
-		cause = load_bad(text);
-		assert_error(cause, 2, "listen: expected HOST:PORT with a "
-		    "numeric IPv4 or [IPv6] host*");
-		assert_int_equal(count_lines(cause), 1);
-		free(cause);
-	}
+	assert_each_bad("[http]\nlisten = ", bad, sizeof bad / sizeof *bad,
+	    "\ntoken_file = /t\n", 2, "listen: expected HOST:PORT with a "
+	    "numeric IPv4 or [IPv6] host*");
 }
 
 static void
@@ -1458,19 +1467,12 @@ cluster_bad_node_lease_and_keys_are_errors(void **state)
 		"a b", "node/1", "caf\xc3\xa9", "n:1",
 		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 	};
-	char text[256], *cause;
-	size_t i;
+	char *cause;
 
 	(void)state;
-	for (i = 0; i < sizeof bad_nodes / sizeof *bad_nodes; i++) {
-		snprintf(text, sizeof text, "[cluster]\npostgresql = dbname=t\n"
-		    "node = %s\n", bad_nodes[i]);
-		cause = load_bad(text);
-		assert_error(cause, 3, "node: expected a node name: 1 to 64 of "
-		    "A-Z, a-z, 0-9, _, . and -, not*");
-		assert_int_equal(count_lines(cause), 1);
-		free(cause);
-	}
+	assert_each_bad("[cluster]\npostgresql = dbname=t\nnode = ",
+	    bad_nodes, sizeof bad_nodes / sizeof *bad_nodes, "\n", 3, "node: "
+	    "expected a node name: 1 to 64 of A-Z, a-z, 0-9, _, . and -, not*");
 	cause = load_bad("[cluster]\npostgresql = dbname=t\nnode =\n");
 	assert_error(cause, 3, "node: expected a node name*");
 	free(cause);

@@ -1061,6 +1061,22 @@ raw_exec_fixture(const char *name)
 	raw_exec(fx->path, sql);
 }
 
+/* Opens the file of a fixture at schema version, which db_open brings to
+ * DB_SCHEMA_VERSION, and loads its jobs into l. */
+static struct db *
+open_fixture(const char *name, int version, struct loaded *l)
+{
+	struct db *db;
+
+	raw_exec_fixture(name);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), version);
+	db = open_ok();
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
+	    DB_SCHEMA_VERSION);
+	load_ok(db, l);
+	return db;
+}
+
 static void
 test_migrate_v4(void **state)
 {
@@ -1070,12 +1086,7 @@ test_migrate_v4(void **state)
 	size_t i;
 
 	(void)state;
-	raw_exec_fixture("store-v4.sql");
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 4);
-	db = open_ok();
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
-	load_ok(db, &l);
+	db = open_fixture("store-v4.sql", 4, &l);
 	assert_int_equal(l.n, 4);
 	for (i = 0; i < l.n; i++) {
 		job = l.jobs[i];
@@ -1117,12 +1128,7 @@ test_migrate_v5(void **state)
 	size_t i;
 
 	(void)state;
-	raw_exec_fixture("store-v5.sql");
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 5);
-	db = open_ok();
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
-	load_ok(db, &l);
+	db = open_fixture("store-v5.sql", 5, &l);
 	assert_int_equal(l.n, 4);
 	for (i = 0; i < l.n; i++) {
 		assert_int_equal(l.jobs[i]->id, i + 1);
