@@ -6,12 +6,14 @@
 # prometheus (promtool, and the server itself) for the tests of /metrics;
 # libcurl is the tests' HTTP client (tests/daemon/thttp.c); chromium is the
 # browser of the dashboard's test (tests/daemon/test-dashboard.c, driven
-# through tests/daemon/cdp.c).
+# through tests/daemon/cdp.c). libpq-dev: the cluster's store talks to
+# PostgreSQL through libpq; postgresql-15: its tests start a real server
+# (initdb and postgres in a temp dir).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
 	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh \
-	libcurl4-openssl-dev prometheus chromium
+	libcurl4-openssl-dev prometheus chromium postgresql-15 libpq-dev
 # The pkg-config names of the libraries we link against.
-PKGS := libevent jansson sqlite3 libsystemd inih
+PKGS := libevent jansson sqlite3 libsystemd inih libpq
 TEST_PKGS := cmocka libcurl
 
 # From glibc: b64_ntop (libresolv), the maths of timeouts, threads in tests.

@@ -29,6 +29,7 @@ extern char **environ;
 #define CMD_SUBMIT_AFTER_ANY	0x11c
 #define CMD_SUBMIT_NICE		0x11d
 #define CMD_SUBMIT_MERGE	0x11e
+#define CMD_SUBMIT_NODE		0x11f
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
@@ -37,7 +38,8 @@ const struct cmd_entry cmd_submit_entry = {
 	.args = "[-p PRIO] [-n NAME] [--slots N | --exclusive]\n"
 	    "           [--timeout T] [--retries N] [--after ID,...]\n"
 	    "           [--after-any ID,...] [--at TIME | --delay D] [--hold]\n"
-	    "           [--nice N] [--merge-output] [--label K=V]...\n"
+	    "           [--nice N] [--merge-output] [--node NODE] "
+	    "[--label K=V]...\n"
 	    "           [--env K=V]... [--clean-env] [--wait] [--] CMD [ARG...]",
 	.summary = "queue a command and print its job id",
 	.options =
@@ -75,6 +77,8 @@ const struct cmd_entry cmd_submit_entry = {
 	    "                       priority's; lower only for admins)\n"
 	    "      --merge-output   send its stderr to its stdout, as 2>&1 "
 	    "does\n"
+	    "      --node NODE      run it on that node of the cluster only "
+	    "(default: any)\n"
 	    "      --label K=V      tag it, to choose it by later "
 	    "(repeatable)\n"
 	    "      --env K=V        set K in the job's environment "
@@ -193,6 +197,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "delay", required_argument, NULL, CMD_SUBMIT_DELAY },
 		{ "nice", required_argument, NULL, CMD_SUBMIT_NICE },
 		{ "merge-output", no_argument, NULL, CMD_SUBMIT_MERGE },
+		{ "node", required_argument, NULL, CMD_SUBMIT_NODE },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -268,6 +273,9 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_SUBMIT_MERGE:
 			json_object_set_new(params, "merge_output",
 			    json_true());
+			break;
+		case CMD_SUBMIT_NODE:
+			rc = jobopt_node(ctx, params, optarg);
 			break;
 		case CMD_GETOPT_EXIT:
 			rc = ctx->status;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "jobopt.h"
+#include "nodename.h"
 #include "timefmt.h"
 #include "units.h"
 #include "when.h"
@@ -95,6 +96,16 @@ jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch, const char *arg)
 	if ((v = json_string(arg)) == NULL)
 		return cmd_usage(ctx, "-%c: not valid UTF-8", ch);
 	json_object_set_new(params, ch == 'p' ? "priority" : "name", v);
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_node(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	if (!nodename_valid(arg))
+		return cmd_usage(ctx, "invalid --node '%s' (%s)", arg,
+		    NODENAME_FORM);
+	json_object_set_new(params, "node", xjson(json_string(arg)));
 	return CMD_EXIT_OK;
 }
 

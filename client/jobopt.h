@@ -29,6 +29,8 @@ int jobopt_label(struct cmd_ctx *ctx, json_t *params, const char *arg);
 /* -p PRIO or -n NAME (the option's letter in ch): "priority" or "name". */
 int jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch,
     const char *arg);
+/* --node NODE: "node", a node name (nodename.h). */
+int jobopt_node(struct cmd_ctx *ctx, json_t *params, const char *arg);
 /* --retries N: "retries", 0 or more. */
 int jobopt_retries(struct cmd_ctx *ctx, json_t *params, const char *arg);
 

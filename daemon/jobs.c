@@ -531,7 +531,10 @@ jobs_begin(struct triaged *td, struct job *job)
 {
 	struct jobs_item *it;
 
-	if ((it = calloc(1, sizeof *it)) == NULL) {
+	/* The attempt is this node's from the write of its start on. */
+	if ((it = calloc(1, sizeof *it)) == NULL ||
+	    job_set_node(job, td->cfg->cluster.node) != 0) {
+		free(it);
 		log_warnx("job %llu: out of memory starting it",
 		    (unsigned long long)job->id);
 		psem_release(td->sem, &job->waiter);

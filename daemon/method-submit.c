@@ -15,6 +15,7 @@
 #include "labels.h"
 #include "log.h"
 #include "method.h"
+#include "nodename.h"
 #include "passwd.h"
 #include "psem.h"
 #include "rpc.h"
@@ -261,6 +262,28 @@ submit_check_queueing(const struct config *cfg, json_t *params,
 	return method_check_begin_at(params, err);
 }
 
+/* node: a name of the form, and a node there is. Without a cluster the
+ * only node is this daemon. */
+static int
+submit_check_node(const struct config *cfg, json_t *params,
+    struct method_err *err)
+{
+	json_t *node = json_object_get(params, "node");
+	const char *name;
+
+	if (node == NULL)
+		return 0;
+	name = json_string_value(node);
+	if (!nodename_valid(name))
+		return method_fail(err, RPC_INVALID_PARAMS, "node", "\"node\" "
+		    "must be a node name: %s", NODENAME_FORM);
+	if (strcmp(name, cfg->cluster.node) != 0)
+		return method_fail(err, RPC_INVALID_PARAMS, "node", "no node "
+		    "%s in this cluster (this daemon is %s)", name,
+		    cfg->cluster.node);
+	return 0;
+}
+
 static int
 submit_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
@@ -279,6 +302,7 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
 	    &cfg->priorities[prio], err) != 0 ||
 	    submit_check_queueing(cfg, params, err) != 0 ||
+	    submit_check_node(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
 	if (method_check_name(cfg, params, err) != 0)
@@ -511,6 +535,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 	const struct submit_user *user;
 	struct method_later *later;
 	struct job *job;
+	json_t *node;
 	int prio;
 
 	if (td->phase != TRIAGED_RUNNING) {
@@ -543,7 +568,10 @@ submit_handler(struct rpc_req *req, json_t *params)
 		goto fail;
 	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);
-	if (job_set_priority(job, td->cfg->priorities[prio].name) != 0) {
+	node = json_object_get(params, "node");
+	if (job_set_priority(job, td->cfg->priorities[prio].name) != 0 ||
+	    (node != NULL &&
+	    job_set_pinned_node(job, json_string_value(node)) != 0)) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
@@ -577,6 +605,7 @@ static const struct method_param submit_params[] = {
 	{ "hold", PARAM_BOOLEAN, false, NULL },
 	{ "begin_at", PARAM_STRING, false, NULL },
 	{ "after_any", PARAM_ARRAY, false, NULL },
+	{ "node", PARAM_STRING, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 

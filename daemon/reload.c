@@ -22,6 +22,7 @@
 #include "series.h"
 #include "store.h"
 #include "triaged.h"
+#include "units.h"
 
 struct reload {
 	char *path;
@@ -29,7 +30,7 @@ struct reload {
 	char *cpu_max;
 	struct caller_env env;
 	char *home, *xdg_state_home, *xdg_runtime_dir, *triage_socket,
-	    *triage_config;
+	    *triage_config, *hostname;
 };
 
 /* A copy of s, which may be NULL; false when out of memory. */
@@ -56,7 +57,8 @@ reload_new(const struct config_opts *opts)
 	    !reload_dup(&rl->xdg_state_home, env->xdg_state_home) ||
 	    !reload_dup(&rl->xdg_runtime_dir, env->xdg_runtime_dir) ||
 	    !reload_dup(&rl->triage_socket, env->triage_socket) ||
-	    !reload_dup(&rl->triage_config, env->triage_config)) {
+	    !reload_dup(&rl->triage_config, env->triage_config) ||
+	    !reload_dup(&rl->hostname, env->hostname)) {
 		reload_free(rl);
 		return NULL;
 	}
@@ -65,6 +67,7 @@ reload_new(const struct config_opts *opts)
 	rl->env.xdg_runtime_dir = rl->xdg_runtime_dir;
 	rl->env.triage_socket = rl->triage_socket;
 	rl->env.triage_config = rl->triage_config;
+	rl->env.hostname = rl->hostname;
 	return rl;
 }
 
@@ -80,6 +83,7 @@ reload_free(struct reload *rl)
 	free(rl->xdg_runtime_dir);
 	free(rl->triage_socket);
 	free(rl->triage_config);
+	free(rl->hostname);
 	free(rl);
 }
 
@@ -123,6 +127,37 @@ reload_same_string(const char *a, const char *b)
 	    (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
+/* [cluster] is fixed while the daemon runs: it is connected to its
+ * database as its node under its lease. The connection string is never
+ * shown: it may hold a password. Without the section on either side the
+ * node is only the host's name, free to follow it. */
+static void
+reload_check_cluster(const struct config_cluster *old,
+    const struct config_cluster *new, const char *restart,
+    struct reload_why *why)
+{
+	char was[UNITS_FORMAT_MAX], is[UNITS_FORMAT_MAX];
+
+	if (old->enabled != new->enabled) {
+		reload_reject(why, "[cluster] %s: %s", new->enabled ?
+		    "added" : "removed", restart);
+		return;
+	}
+	if (!old->enabled)
+		return;
+	if (strcmp(old->postgresql, new->postgresql) != 0)
+		reload_reject(why, "[cluster] postgresql changed: %s",
+		    restart);
+	if (strcmp(old->node, new->node) != 0)
+		reload_reject(why, "[cluster] node changed (%s -> %s): %s",
+		    old->node, new->node, restart);
+	if (old->lease_ms != new->lease_ms)
+		reload_reject(why, "[cluster] lease changed (%s -> %s): %s",
+		    units_format_duration(old->lease_ms, was, sizeof was),
+		    units_format_duration(new->lease_ms, is, sizeof is),
+		    restart);
+}
+
 /* What only a restart can change: the socket is bound, the state_dir
  * locked and open, and every job's credentials follow run_as_submitter. */
 static void
@@ -153,6 +188,7 @@ reload_check_fixed(const struct config *old, const struct config *new,
 		reload_reject(why, "run_as_submitter changed (%s -> %s): %s",
 		    old->run_as_submitter ? "yes" : "no",
 		    new->run_as_submitter ? "yes" : "no", restart);
+	reload_check_cluster(&old->cluster, &new->cluster, restart, why);
 }
 
 /* map[i]: old priority i's index in new, or -1 when it goes; a priority

@@ -20,6 +20,8 @@ struct caller_env {
 	const char *xdg_runtime_dir;	/* $XDG_RUNTIME_DIR */
 	const char *triage_socket;	/* $TRIAGE_SOCKET */
 	const char *triage_config;	/* $TRIAGE_CONFIG */
+	const char *hostname;		/* the default [cluster] node's source;
+					 * NULL: gethostname(2)'s */
 };
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "caller-env.h"
 #include "config.h"
@@ -12,6 +13,7 @@
 #include "config-table.h"
 #include "cpus.h"
 #include "listenaddr.h"
+#include "nodename.h"
 
 /* Where the file set a [daemon] key; 0 if it did not. */
 static unsigned
@@ -200,6 +202,57 @@ config_check_http(struct config_parse *ps, struct config *cfg)
 	}
 }
 
+/* What a daemon calls itself when [cluster] does not say: its host's
+ * name up to the first '.'. Without the section nobody else sees the
+ * name, so a host name that gives none is no reason to refuse to start. */
+static void
+config_default_node(struct config_parse *ps, struct config *cfg,
+    const struct caller_env *env)
+{
+	char host[256], node[NODENAME_MAX + 1];
+	const char *name = env->hostname;
+
+	if (name == NULL) {
+		if (gethostname(host, sizeof host) == -1)
+			host[0] = '\0';
+		host[sizeof host - 1] = '\0';
+		name = host;
+	}
+	if (nodename_from_host(name, node) == -1) {
+		if (ps->cluster_line != 0) {
+			config_parse_error(ps, ps->cluster_line, "node: not set, "
+			    "and the host name \"%s\" does not make a node "
+			    "name (%s, up to the first .): set node in "
+			    "[cluster]", name, NODENAME_FORM);
+			return;
+		}
+		strcpy(node, "localhost");
+	}
+	if ((cfg->cluster.node = strdup(node)) == NULL)
+		ps->oom = true;
+}
+
+/* A [cluster] section names its database; every config names its node. */
+static void
+config_check_cluster(struct config_parse *ps, struct config *cfg,
+    const struct caller_env *env)
+{
+	int node = config_table_find(config_table_cluster,
+	    CONFIG_TABLE_CLUSTER_KEYS, "node");
+	int pg = config_table_find(config_table_cluster,
+	    CONFIG_TABLE_CLUSTER_KEYS, "postgresql");
+
+	cfg->cluster.enabled = ps->cluster_line != 0;
+	if (cfg->cluster.enabled && ps->cluster_lines[pg] == 0) {
+		config_parse_error(ps, ps->cluster_line, "postgresql: missing "
+		    "from [cluster] (a libpq connection string such as "
+		    "\"host=db1 dbname=triage user=triage\")");
+	}
+	/* A bad node given is reported already; no default hides it. */
+	if (ps->cluster_lines[node] == 0)
+		config_default_node(ps, cfg, env);
+}
+
 /* What can only be decided once the whole file is read. */
 static void
 config_finish(struct config_parse *ps, struct config *cfg,
@@ -211,6 +264,7 @@ config_finish(struct config_parse *ps, struct config *cfg,
 	config_check_ranks(ps);
 	config_check_default(ps);
 	config_check_http(ps, cfg);
+	config_check_cluster(ps, cfg, opts->env);
 	if (ps->nerrors > 0 || ps->oom)
 		return;
 
@@ -288,6 +342,8 @@ config_load(const struct config_opts *opts, char **cause)
 	    CONFIG_TABLE_DAEMON_KEYS, cfg);
 	config_parse_defaults(&ps, config_table_http, CONFIG_TABLE_HTTP_KEYS,
 	    cfg);
+	config_parse_defaults(&ps, config_table_cluster,
+	    CONFIG_TABLE_CLUSTER_KEYS, cfg);
 	if (opts->path != NULL)
 		config_read(&ps, cfg, opts, &open_errno);
 	if (cfg->path == NULL && ps.nerrors == 0)
@@ -329,6 +385,8 @@ config_free(struct config *cfg)
 	free(cfg->http.listen);
 	free(cfg->http.token_file);
 	free(cfg->http.dashboard_dir);
+	free(cfg->cluster.postgresql);
+	free(cfg->cluster.node);
 	free(cfg->priorities);
 	free(cfg);
 }

@@ -205,6 +205,21 @@ config_parse_priority(struct config_parse *ps, const char *header,
 	ps->cur = pp;
 }
 
+/* The header of a section the file may hold once; *first is where it
+ * started, 0 until then. A second one adds to the first. */
+static void
+config_parse_single(struct config_parse *ps, const char *name,
+    enum config_parse_section section, unsigned *first)
+{
+	ps->section = section;
+	ps->cur = NULL;
+	if (*first != 0) {
+		config_parse_error(ps, ps->lineno, "[%s]: section given twice, "
+		    "first on line %u", name, *first);
+	} else
+		*first = ps->lineno;
+}
+
 /* A section header: name is what lies between '[' and ']', rest follows. */
 static void
 config_parse_section(struct config_parse *ps, const char *name,
@@ -215,27 +230,21 @@ config_parse_section(struct config_parse *ps, const char *name,
 		config_parse_error(ps, ps->lineno, "[%s]: unexpected \"%s\" "
 		    "after the section header", name, rest);
 	}
-	if (strcmp(name, "daemon") == 0) {
-		ps->section = CONFIG_PARSE_DAEMON;
-		ps->cur = NULL;
-		if (ps->daemon_line != 0) {
-			config_parse_error(ps, ps->lineno, "[daemon]: section "
-			    "given twice, first on line %u", ps->daemon_line);
-		} else
-			ps->daemon_line = ps->lineno;
-	} else if (strcmp(name, "http") == 0) {
-		ps->section = CONFIG_PARSE_HTTP;
-		ps->cur = NULL;
-		if (ps->http_line != 0) {
-			config_parse_error(ps, ps->lineno, "[http]: section "
-			    "given twice, first on line %u", ps->http_line);
-		} else
-			ps->http_line = ps->lineno;
-	} else if (strncmp(name, "priority.", 9) == 0)
+	if (strcmp(name, "daemon") == 0)
+		config_parse_single(ps, name, CONFIG_PARSE_DAEMON,
+		    &ps->daemon_line);
+	else if (strcmp(name, "http") == 0)
+		config_parse_single(ps, name, CONFIG_PARSE_HTTP,
+		    &ps->http_line);
+	else if (strcmp(name, "cluster") == 0)
+		config_parse_single(ps, name, CONFIG_PARSE_CLUSTER,
+		    &ps->cluster_line);
+	else if (strncmp(name, "priority.", 9) == 0)
 		config_parse_priority(ps, name, name + 9);
 	else {
 		config_parse_error(ps, ps->lineno, "[%s]: unknown section; "
-		    "expected [daemon], [http] or [priority.NAME]", name);
+		    "expected [daemon], [http], [cluster] or [priority.NAME]",
+		    name);
 		ps->section = CONFIG_PARSE_IGNORED;
 		ps->cur = NULL;
 	}
@@ -404,7 +413,8 @@ config_parse_key(struct config_parse *ps, const struct config_key *table,
 	if (i == -1) {
 		config_parse_error(ps, ps->lineno, "%s: unknown key in [%s%s]",
 		    name, ps->cur != NULL ? "priority." :
-		    ps->section == CONFIG_PARSE_HTTP ? "http" : "daemon",
+		    ps->section == CONFIG_PARSE_HTTP ? "http" :
+		    ps->section == CONFIG_PARSE_CLUSTER ? "cluster" : "daemon",
 		    ps->cur != NULL ? ps->cur->p.name : "");
 		return;
 	}
@@ -445,7 +455,8 @@ config_parse_handle_cb(void *user, const char *section, const char *name,
 	switch (ps->section) {
 	case CONFIG_PARSE_NONE:
 		config_parse_error(ps, ps->lineno, "%s: outside any section; "
-		    "keys go under [daemon], [http] or [priority.NAME]", name);
+		    "keys go under [daemon], [http], [cluster] or "
+		    "[priority.NAME]", name);
 		break;
 	case CONFIG_PARSE_DAEMON:
 		config_parse_key(ps, config_table_daemon,
@@ -455,6 +466,11 @@ config_parse_handle_cb(void *user, const char *section, const char *name,
 	case CONFIG_PARSE_HTTP:
 		config_parse_key(ps, config_table_http,
 		    CONFIG_TABLE_HTTP_KEYS, ps->http_lines, NULL, ps->cfg,
+		    name, value);
+		break;
+	case CONFIG_PARSE_CLUSTER:
+		config_parse_key(ps, config_table_cluster,
+		    CONFIG_TABLE_CLUSTER_KEYS, ps->cluster_lines, NULL, ps->cfg,
 		    name, value);
 		break;
 	case CONFIG_PARSE_PRIORITY:

@@ -30,6 +30,7 @@ enum config_parse_section {
 	CONFIG_PARSE_DAEMON,
 	CONFIG_PARSE_PRIORITY,
 	CONFIG_PARSE_HTTP,
+	CONFIG_PARSE_CLUSTER,
 	CONFIG_PARSE_IGNORED,	/* a bad header, already reported */
 };
 
@@ -56,6 +57,8 @@ struct config_parse {
 	unsigned daemon_lines[CONFIG_TABLE_DAEMON_KEYS];
 	unsigned http_line;	/* the [http] header; 0: none */
 	unsigned http_lines[CONFIG_TABLE_HTTP_KEYS];
+	unsigned cluster_line;	/* the [cluster] header; 0: none */
+	unsigned cluster_lines[CONFIG_TABLE_CLUSTER_KEYS];
 	char *default_priority;	/* the name given, resolved at the end */
 
 	struct config_parse_priority *priorities;	/* PRIORITIES_MAX */

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "config-table.h"
+#include "nodename.h"
 
 #define KIB (UINT64_C(1) << 10)
 #define GIB (UINT64_C(1) << 30)
@@ -200,6 +201,22 @@ const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS] = {
 	  D(http.dashboard_dir), 0, NULL,
 	  "the dashboard's files; unset: ../share/triage/dashboard from "
 	  "triaged's directory" },
+};
+
+const struct config_key config_table_cluster[CONFIG_TABLE_CLUSTER_KEYS] = {
+	{ "postgresql", CONFIG_TYPE_CONNINFO, 0, 0, NULL,
+	  D(cluster.postgresql), 0, NULL,
+	  "libpq connection string (key=value pairs or a postgresql:// "
+	  "URI) of the cluster's database; required in [cluster]; never "
+	  "shown, since it may hold a password" },
+	{ "node", CONFIG_TYPE_NODE, 1, NODENAME_MAX, NULL,
+	  D(cluster.node), 0, NULL,
+	  "this daemon's name in the cluster, 1 to 64 of A-Z, a-z, 0-9, _, "
+	  ". and -; unset: the host name up to its first ." },
+	{ "lease", CONFIG_TYPE_DURATION, 1000, 3600 * 1000, "30s",
+	  D(cluster.lease_ms), 0, NULL,
+	  "how long the cluster waits for a silent node before its running "
+	  "jobs run elsewhere, 1s to 1h" },
 };
 
 const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {

@@ -19,6 +19,9 @@ enum config_type {
 	CONFIG_TYPE_GROUP,	/* gid_t, and bool at flag_offset */
 	CONFIG_TYPE_PRIORITY,	/* a priority name, resolved by config.c */
 	CONFIG_TYPE_LISTEN,	/* char *, allocated: a listenaddr.h address */
+	CONFIG_TYPE_CONNINFO,	/* char *, allocated: a libpq connection
+				   string, never repeated in messages */
+	CONFIG_TYPE_NODE,	/* char *, allocated: a nodename.h name */
 };
 
 struct config_choice {
@@ -39,14 +42,17 @@ struct config_key {
 	const char *help;
 };
 
-/* The rows of [daemon] and [http] (into struct config) and of
+/* The rows of [daemon], [http] and [cluster] (into struct config) and of
  * [priority.NAME] (into struct config_priority). The counts size the
  * per-key bookkeeping. */
 #define CONFIG_TABLE_DAEMON_KEYS 32
 #define CONFIG_TABLE_HTTP_KEYS 6
+#define CONFIG_TABLE_CLUSTER_KEYS 3
 #define CONFIG_TABLE_PRIORITY_KEYS 9
 extern const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS];
 extern const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS];
+extern const struct config_key
+    config_table_cluster[CONFIG_TABLE_CLUSTER_KEYS];
 extern const struct config_key
     config_table_priority[CONFIG_TABLE_PRIORITY_KEYS];
 

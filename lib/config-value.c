@@ -13,7 +13,9 @@
 
 #include "config.h"
 #include "config-table.h"
+#include "conninfo.h"
 #include "listenaddr.h"
+#include "nodename.h"
 #include "units.h"
 
 /* The enums of struct config are stored through an int. */
@@ -226,19 +228,13 @@ config_value_mode(const struct config_key *key, const char *value,
 	    " to %#" PRIo64 " such as 0660", key->min, key->max);
 }
 
+/* A copy of value into the char * at dest, freeing what was there. */
 static int
-config_value_path(const struct config_key *key, const char *value,
-    void *dest, char **why)
+config_value_string(const char *value, void *dest, char **why)
 {
-	size_t len = strlen(value);
 	char *copy;
 
-	if (len < key->min || len > key->max) {
-		return config_value_bad(why, value, "a path of %" PRIu64
-		    " to %" PRIu64 " bytes", key->min, key->max);
-	}
-	copy = strdup(value);
-	if (copy == NULL) {
+	if ((copy = strdup(value)) == NULL) {
 		*why = NULL;
 		return -1;
 	}
@@ -248,22 +244,65 @@ config_value_path(const struct config_key *key, const char *value,
 }
 
 static int
+config_value_path(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	size_t len = strlen(value);
+
+	if (len < key->min || len > key->max) {
+		return config_value_bad(why, value, "a path of %" PRIu64
+		    " to %" PRIu64 " bytes", key->min, key->max);
+	}
+	return config_value_string(value, dest, why);
+}
+
+static int
 config_value_listen(const char *value, void *dest, char **why)
 {
 	struct listenaddr addr;
 	const char *expected;
-	char *copy;
 
 	if (listenaddr_parse(value, &addr, &expected) == -1)
 		return config_value_bad(why, value, "%s", expected);
-	copy = strdup(value);
-	if (copy == NULL) {
-		*why = NULL;
+	return config_value_string(value, dest, why);
+}
+
+/* Unlike every other type, the value is never quoted back: it may hold a
+ * password. */
+static int
+config_value_conninfo(const char *value, void *dest, char **why)
+{
+	char *reason;
+
+	if (value[0] == '\0') {
+		if (asprintf(why, "expected a libpq connection string such as "
+		    "\"host=db1 dbname=triage\" or \"service=triage\", not an "
+		    "empty value") == -1)
+			*why = NULL;
 		return -1;
 	}
-	free(*(char **)dest);
-	*(char **)dest = copy;
-	return 0;
+	if (conninfo_check(value, &reason) == -1) {
+		if (reason == NULL) {
+			*why = NULL;
+			return -1;
+		}
+		if (asprintf(why, "libpq cannot parse this connection string: "
+		    "%s (the value is not shown: it may hold a password)",
+		    reason) == -1)
+			*why = NULL;
+		free(reason);
+		return -1;
+	}
+	return config_value_string(value, dest, why);
+}
+
+static int
+config_value_node(const char *value, void *dest, char **why)
+{
+	if (!nodename_valid(value))
+		return config_value_bad(why, value, "a node name: %s",
+		    NODENAME_FORM);
+	return config_value_string(value, dest, why);
 }
 
 static int
@@ -349,6 +388,10 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 		return config_value_path(key, value, dest, why);
 	case CONFIG_TYPE_LISTEN:
 		return config_value_listen(value, dest, why);
+	case CONFIG_TYPE_CONNINFO:
+		return config_value_conninfo(value, dest, why);
+	case CONFIG_TYPE_NODE:
+		return config_value_node(value, dest, why);
 	case CONFIG_TYPE_BOOL:
 		return config_value_bool(value, dest, why);
 	case CONFIG_TYPE_ENUM:

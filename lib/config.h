@@ -46,6 +46,18 @@ struct config_http {
 	char *dashboard_dir;	/* NULL: beside triaged, ../share/... */
 };
 
+/* [cluster]: the PostgreSQL database several daemons share their queues
+ * through. Without the section, node is still set: a lone daemon is the
+ * one node there is. */
+struct config_cluster {
+	bool enabled;		/* the section is there */
+	/* A libpq connection string, NULL without the section. It may hold
+	 * a password: no message, log line or reply may show it. */
+	char *postgresql;
+	char *node;		/* never NULL: the default is filled in */
+	uint64_t lease_ms;
+};
+
 struct config_priority {
 	char name[CONFIG_PRIORITY_NAME_MAX + 1];
 	unsigned rank;
@@ -103,6 +115,7 @@ struct config {
 	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
 
 	struct config_http http;
+	struct config_cluster cluster;
 
 	struct config_priority *priorities;	/* sorted by rank, most urgent first */
 	unsigned npriorities;
@@ -116,7 +129,7 @@ struct config_opts {
 	const char *cpu_max;	/* cgroup v2 cpu.max for slots = auto; NULL: our own */
 	/* Who loads it, never NULL: euid decides run_as_submitter's default
 	 * and whether it may be on, and with xdg_state_home and home, the
-	 * default state_dir. */
+	 * default state_dir, and its host name the default node. */
 	const struct caller_env *env;
 };
 

@@ -76,6 +76,11 @@ static const char *const db_schema_steps[] = {
 	"ALTER TABLE jobs ADD COLUMN merge_output INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN stdout_dropped INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN stderr_dropped INTEGER NOT NULL DEFAULT 0"),
+
+	/* 5 -> 6: the node an attempt runs or ran on, and the node a
+	 * submission asked for (NULL: never started; any node). */
+	("ALTER TABLE jobs ADD COLUMN node TEXT;"
+	"ALTER TABLE jobs ADD COLUMN pinned_node TEXT"),
 };
 
 _Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==

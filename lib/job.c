@@ -129,6 +129,8 @@ job_free(struct job *job)
 	intern_strv_drop(job->env);
 	intern_str_drop(job->cwd);
 	intern_str_drop(job->priority);
+	intern_str_drop(job->node);
+	intern_str_drop(job->pinned_node);
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
@@ -245,6 +247,18 @@ int
 job_set_priority(struct job *job, const char *priority)
 {
 	return job_set_shared(&job->priority, priority);
+}
+
+int
+job_set_node(struct job *job, const char *node)
+{
+	return job_set_shared(&job->node, node);
+}
+
+int
+job_set_pinned_node(struct job *job, const char *node)
+{
+	return job_set_shared(&job->pinned_node, node);
 }
 
 int
@@ -391,6 +405,12 @@ job_opt_int(bool known, json_int_t v)
 }
 
 static json_t *
+job_opt_string(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+static json_t *
 job_opt_real(double v)
 {
 	return v >= 0 ? json_real(v) : json_null();
@@ -435,6 +455,8 @@ job_to_json(const struct job *job, int64_t position,
 	rc |= job_json_set(o, "name", json_string(job_name(job)));
 	rc |= job_json_set(o, "argv", job_strv_json(job->argv));
 	rc |= job_json_set(o, "priority", json_string(job->priority));
+	rc |= job_json_set(o, "node", job_opt_string(job->node));
+	rc |= job_json_set(o, "pinned_node", job_opt_string(job->pinned_node));
 	rc |= job_json_set(o, "state", json_string(job_state_name(job->state)));
 	rc |= job_json_set(o, "slots", json_integer(job->slots));
 	rc |= job_json_set(o, "exclusive", json_boolean(job->exclusive));
@@ -452,8 +474,7 @@ job_to_json(const struct job *job, int64_t position,
 	rc |= job_json_set(o, "exit_code",
 	    job_opt_int(run->exit_code >= 0, run->exit_code));
 	rc |= job_json_set(o, "signal", job_signal_json(run->signal));
-	rc |= job_json_set(o, "reason",
-	    run->reason ? json_string(run->reason) : json_null());
+	rc |= job_json_set(o, "reason", job_opt_string(run->reason));
 	rc |= job_json_set(o, "attempt", json_integer(job->attempt));
 	rc |= job_json_set(o, "user_time", job_opt_real(run->user_time));
 	rc |= job_json_set(o, "system_time", job_opt_real(run->system_time));
@@ -537,6 +558,10 @@ job_write_json(const struct job *job, int64_t position,
 	jsonw_strv(w, job->argv);
 	JOB_KEY(w, "priority");
 	jsonw_string(w, job->priority);
+	JOB_KEY(w, "node");
+	job_opt_string_text(w, job->node);
+	JOB_KEY(w, "pinned_node");
+	job_opt_string_text(w, job->pinned_node);
 	JOB_KEY(w, "state");
 	jsonw_string(w, job_state_name(job->state));
 	JOB_KEY(w, "slots");

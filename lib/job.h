@@ -60,10 +60,15 @@ struct job {
 	 * through job_set_argv. */
 	char **argv;
 	/* Shared with every job that has the same (intern.h): set them
-	 * through job_set_env, job_set_cwd and job_set_priority. */
+	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node
+	 * and job_set_pinned_node. */
 	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
 	const char *cwd;
 	const char *priority;	/* the priority's name */
+	/* The node its current or last attempt runs or ran on; NULL:
+	 * never started. */
+	const char *node;
+	const char *pinned_node; /* the node it must run on; NULL: any */
 	/* Never NULL; read it freely, change it through job_run_edit(). */
 	const struct job_run *run;
 	uint64_t timeout_ms;	/* 0 = none */
@@ -159,11 +164,13 @@ void job_take_stored(struct job *job, struct job *from);
 void job_drop_env(struct job *job);
 
 /*
- * The job holds a shared copy of cwd or priority from now on. 0, or -1 out
- * of memory with nothing changed.
+ * The job holds a shared copy of cwd, priority or a node's name from now
+ * on (NULL: none). 0, or -1 out of memory with nothing changed.
  */
 int job_set_cwd(struct job *job, const char *cwd);
 int job_set_priority(struct job *job, const char *priority);
+int job_set_node(struct job *job, const char *node);
+int job_set_pinned_node(struct job *job, const char *node);
 /*
  * Takes env (a NULL-terminated vector of strings from malloc, freed here
  * whatever happens) and holds a shared copy of it instead; NULL drops the

@@ -587,6 +587,8 @@ test_bad_queue_options_are_usage_errors(void **state)
 	assert_usage("--label: \"a b=c\" is not KEY=VALUE", "list", "--label",
 	    "a b=c");
 	assert_usage("--nice '20' (0 to 19)", "submit", "--nice", "20", "true");
+	assert_usage("--node 'a b' (1 to 64 of A-Z", "submit", "--node", "a b",
+	    "true");
 	assert_usage("--nice '-1'", "update", "3", "--nice", "-1");
 	assert_usage("invalid --after-any 'x'", "submit", "--after-any", "x",
 	    "true");

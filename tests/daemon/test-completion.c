@@ -164,6 +164,7 @@ test_both_shells(const char *shell)
 	assert_offers(shell, "triage submit --priority ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage pause ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage submit --ni", "--nice\n");
+	assert_offers(shell, "triage submit --no", "--node\n");
 	assert_offers(shell, "triage output --ta", "--tail\n");
 	assert_offers_one(shell, "triage cancel --s", "--signal", true);
 	assert_offers_one(shell, "triage cancel --s", "--state", true);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "cli.h"
 #include "harness.h"
 
 /* The daemon's config from now on: what tdaemon_start wrote ([daemon]
@@ -277,6 +278,51 @@ test_syntax_error_rejected(void **state)
 	assert_int_equal(stats_int(c, "slots"), 1);
 	json_decref(twait(c, tsubmit(c, "{s[s] ss}", "argv", "true",
 	    "priority", "b")));
+	tdaemon_end(d, c);
+}
+
+/* d's config becomes TWO_PRIOS's with a [cluster] whose postgresql is
+ * cluster (and any more lines); a reload is refused, with what among its
+ * errors and in the log. */
+static void
+reload_refused_saying(const struct tdaemon *d, struct client *c,
+    struct client_error *e, const char *cluster, const char *what)
+{
+	char extra[512];
+
+	snprintf(extra, sizeof extra, "%s[cluster]\npostgresql = %s\n",
+	    TWO_PRIOS, cluster);
+	rewrite(d, extra);
+	reload_rejected(c, e);
+	if (strstr(e->errors, what) == NULL)
+		fail_msg("the errors do not say \"%s\": %s", what, e->errors);
+	twait_log(d, what);
+}
+
+/* [cluster] cannot come or go while the daemon runs; its connection
+ * string, which may hold a password, shows neither in the reply nor in the
+ * log, even when libpq cannot parse it. */
+static void
+test_cluster_needs_a_restart_and_is_never_shown(void **state)
+{
+	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
+	struct client *c = tconnect(d);
+	struct client_error e;
+	char *log;
+
+	(void)state;
+	reload_refused_saying(d, c, &e, "host=db1 user=t password=hunter2\n"
+	    "node = n1", "[cluster] added: that needs a restart");
+	assert_null(strstr(e.errors, "hunter2"));
+	reload_refused_saying(d, c, &e, "postgresql://t:hunter2@[::1/db",
+	    "postgresql: libpq cannot parse this connection string: ");
+	assert_null(strstr(e.errors, "hunter2"));
+	assert_null(strstr(e.message, "hunter2"));
+	log = tslurp(d->log);
+	if (strstr(log, "hunter2") != NULL)
+		fail_msg("the password is in the log:\n%s", log);
+	free(log);
+	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
 	tdaemon_end(d, c);
 }
 
@@ -562,6 +608,7 @@ main(void)
 		cmocka_unit_test(test_more_slots),
 		cmocka_unit_test(test_fewer_never_kills),
 		cmocka_unit_test(test_syntax_error_rejected),
+		cmocka_unit_test(test_cluster_needs_a_restart_and_is_never_shown),
 		cmocka_unit_test(test_drop_priority),
 		cmocka_unit_test(test_log_level),
 		cmocka_unit_test(test_admin_group),

@@ -6,6 +6,7 @@
 #include "caller-env.h"
 #include "config.h"
 #include "fuzz.h"
+#include "nodename.h"
 
 static char fuzz_file[4096];
 
@@ -34,7 +35,8 @@ fuzz_path(void)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct caller_env env = { .euid = 1000, .home = "/home/fuzz" };
+	struct caller_env env = { .euid = 1000, .home = "/home/fuzz",
+	    .hostname = "fuzz.example" };
 	struct config_opts opts = { .path = fuzz_path(), .env = &env };
 	struct config *cfg;
 	char *cause = NULL;
@@ -57,6 +59,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(cfg->default_priority < cfg->npriorities);
 	FUZZ_ASSERT(cfg->workers >= cfg->slots && cfg->slots >= 1);
 	FUZZ_ASSERT(cfg->max_argv >= 1 && cfg->max_name >= 1);
+	FUZZ_ASSERT(cfg->cluster.node != NULL &&
+	    nodename_valid(cfg->cluster.node));
+	FUZZ_ASSERT(!cfg->cluster.enabled || cfg->cluster.postgresql != NULL);
+	FUZZ_ASSERT(cfg->cluster.lease_ms >= 1000 &&
+	    cfg->cluster.lease_ms <= 3600 * 1000);
 	for (i = 0; i < cfg->npriorities; i++) {
 		FUZZ_ASSERT(config_priority_find(cfg,
 		    cfg->priorities[i].name) == (int)i);

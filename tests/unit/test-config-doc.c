@@ -18,13 +18,14 @@
 
 /*
  * The page's key sections are the ones whose .SH title names [daemon],
- * [http] or [priority.NAME]. In them every .TP starts the entry of a key, so the
+ * [http], [cluster] or [priority.NAME]. In them every .TP starts the entry of a key, so the
  * next line must be ".B KEY"; value lists inside an entry use .IP.
  */
 enum doc_section {
 	DOC_OTHER = -1,
 	DOC_DAEMON,
 	DOC_HTTP,
+	DOC_CLUSTER,
 	DOC_PRIORITY,
 };
 
@@ -38,6 +39,8 @@ static const struct {
 	    CONFIG_TABLE_DAEMON_KEYS },
 	[DOC_HTTP] = { "[http]", "[http]", config_table_http,
 	    CONFIG_TABLE_HTTP_KEYS },
+	[DOC_CLUSTER] = { "[cluster]", "[cluster]", config_table_cluster,
+	    CONFIG_TABLE_CLUSTER_KEYS },
 	[DOC_PRIORITY] = { "[priority.", "[priority.NAME]",
 	    config_table_priority, CONFIG_TABLE_PRIORITY_KEYS },
 };
@@ -61,6 +64,8 @@ doc_section_of(const char *sh_line)
 		return DOC_DAEMON;
 	if (strstr(sh_line, doc_sections[DOC_HTTP].title) != NULL)
 		return DOC_HTTP;
+	if (strstr(sh_line, doc_sections[DOC_CLUSTER].title) != NULL)
+		return DOC_CLUSTER;
 	if (strstr(sh_line, doc_sections[DOC_PRIORITY].title) != NULL)
 		return DOC_PRIORITY;
 	return DOC_OTHER;
@@ -159,6 +164,13 @@ every_http_key_is_documented_once(void **state)
 }
 
 static void
+every_cluster_key_is_documented_once(void **state)
+{
+	(void)state;
+	check_every_key_is_documented_once(DOC_CLUSTER);
+}
+
+static void
 every_priority_key_is_documented_once(void **state)
 {
 	(void)state;
@@ -194,7 +206,8 @@ every_documented_key_is_in_the_table(void **state)
 	assert_int_equal(bad, 0);
 	/* Guards against a page whose section titles no longer match. */
 	assert_int_equal(keys, CONFIG_TABLE_DAEMON_KEYS +
-	    CONFIG_TABLE_HTTP_KEYS + CONFIG_TABLE_PRIORITY_KEYS);
+	    CONFIG_TABLE_HTTP_KEYS + CONFIG_TABLE_CLUSTER_KEYS +
+	    CONFIG_TABLE_PRIORITY_KEYS);
 }
 
 int
@@ -203,6 +216,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_daemon_key_is_documented_once),
 		cmocka_unit_test(every_http_key_is_documented_once),
+		cmocka_unit_test(every_cluster_key_is_documented_once),
 		cmocka_unit_test(every_priority_key_is_documented_once),
 		cmocka_unit_test(every_documented_key_is_in_the_table),
 	};

@@ -129,12 +129,12 @@ load_ok(const char *text)
 	return load_ok_as(text, &user_env);
 }
 
-/* Loads text as <dir>/triage.conf, which must be refused; returns the
- * cause, which the caller frees. */
+/* Loads text as <dir>/triage.conf for env, which must be refused; returns
+ * the cause, which the caller frees. */
 static char *
-load_bad(const char *text)
+load_bad_as(const char *text, const struct caller_env *env)
 {
-	struct config_opts opts = { fx->conf, false, fx->no_limit, &user_env };
+	struct config_opts opts = { fx->conf, false, fx->no_limit, env };
 	struct config *cfg;
 	char *cause = NULL;
 
@@ -150,6 +150,13 @@ load_bad(const char *text)
 	assert_true(cause[0] != '\0');
 	assert_true(cause[strlen(cause) - 1] != '\n');
 	return cause;
+}
+
+/* The same for a user. */
+static char *
+load_bad(const char *text)
+{
+	return load_bad_as(text, &user_env);
 }
 
 static size_t
@@ -1080,7 +1087,7 @@ unknown_section_is_an_error_and_its_keys_are_skipped(void **state)
 	cause = load_bad("[daemon]\nslots = 2\n[deamon]\nslots = 3\n"
 	    "[priority]\nrank = 1\n");
 	assert_error(cause, 3, "[deamon]: unknown section; expected [daemon], "
-	    "[http] or [priority.NAME]");
+	    "[http], [cluster] or [priority.NAME]");
 	assert_error(cause, 5, "[priority]: unknown section*");
 	assert_int_equal(count_lines(cause), 2);
 	free(cause);
@@ -1221,7 +1228,7 @@ key_outside_any_section_is_an_error(void **state)
 	(void)state;
 	cause = load_bad("slots = 2\n[daemon]\n");
 	assert_error(cause, 1, "slots: outside any section; keys go under "
-	    "[daemon], [http] or [priority.NAME]");
+	    "[daemon], [http], [cluster] or [priority.NAME]");
 	free(cause);
 }
 
@@ -1262,6 +1269,24 @@ http_keys_are_read(void **state)
 	config_free(cfg);
 }
 
+/* Each of the n values, between before and after, is refused with one
+ * error, want, on line. */
+static void
+assert_each_bad(const char *before, const char *const *values, size_t n,
+    const char *after, unsigned line, const char *want)
+{
+	char text[256], *cause;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(text, sizeof text, "%s%s%s", before, values[i], after);
+		cause = load_bad(text);
+		assert_error(cause, line, want);
+		assert_int_equal(count_lines(cause), 1);
+		free(cause);
+	}
+}
+
 static void
 http_bad_listen_addresses_are_errors(void **state)
 {
@@ -1270,19 +1295,10 @@ http_bad_listen_addresses_are_errors(void **state)
 		"127.0.0.1:65536", "127.0.0.1:x", "::1:9187", "[127.0.0.1]:80",
 		"[::1]9187", "relative/path", "1.2.3.4:80x",
 	};
-	char text[256], *cause;
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
-		snprintf(text, sizeof text, "[http]\nlisten = %s\n"
-		    "token_file = /t\n", bad[i]);
-		cause = load_bad(text);
-		assert_error(cause, 2, "listen: expected HOST:PORT with a "
-		    "numeric IPv4 or [IPv6] host*");
-		assert_int_equal(count_lines(cause), 1);
-		free(cause);
-	}
+	assert_each_bad("[http]\nlisten = ", bad, sizeof bad / sizeof *bad,
+	    "\ntoken_file = /t\n", 2, "listen: expected HOST:PORT with a "
+	    "numeric IPv4 or [IPv6] host*");
 }
 
 static void
@@ -1309,6 +1325,202 @@ http_needs_a_listen_and_a_credential(void **state)
 	assert_error(cause, 3, "[http]: section given twice, first on line 1");
 	assert_error(cause, 4, "nope: unknown key in [http]");
 	free(cause);
+}
+
+
+/* A user on a host whose name is host. */
+static struct caller_env
+host_env(const char *host)
+{
+	struct caller_env env = user_env;
+
+	env.hostname = host;
+	return env;
+}
+
+static void
+cluster_section_is_optional_and_the_node_is_the_host(void **state)
+{
+	struct caller_env env = host_env("build-7.example.org");
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok_as("[daemon]\nslots = 2\n", &env);
+	assert_false(cfg->cluster.enabled);
+	assert_null(cfg->cluster.postgresql);
+	assert_string_equal(cfg->cluster.node, "build-7");
+	assert_int_equal(cfg->cluster.lease_ms, 30000);
+	config_free(cfg);
+
+	/* The built-in defaults, no file, name the node too. */
+	env = host_env("solo");
+	cfg = load_ok_as("", &env);
+	assert_string_equal(cfg->cluster.node, "solo");
+	config_free(cfg);
+
+	/* The host's own name when the caller gives none. */
+	cfg = load_ok("[daemon]\nslots = 2\n");
+	assert_non_null(cfg->cluster.node);
+	assert_true(cfg->cluster.node[0] != '\0');
+	assert_null(strchr(cfg->cluster.node, '.'));
+	config_free(cfg);
+}
+
+static void
+cluster_keys_are_read(void **state)
+{
+	struct caller_env env = host_env("db.example.org");
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok_as("[cluster]\npostgresql = host=db1 dbname=triage "
+	    "user=triage\nnode = build-7\nlease = 2m\n", &env);
+	assert_true(cfg->cluster.enabled);
+	assert_string_equal(cfg->cluster.postgresql,
+	    "host=db1 dbname=triage user=triage");
+	assert_string_equal(cfg->cluster.node, "build-7");
+	assert_int_equal(cfg->cluster.lease_ms, 120000);
+	config_free(cfg);
+
+	/* A URI, the defaults of node and lease; the bounds of lease. */
+	cfg = load_ok_as("[cluster]\npostgresql = postgresql://triage@db1:5433"
+	    "/triage?sslmode=require\nlease = 1s\n", &env);
+	assert_string_equal(cfg->cluster.postgresql,
+	    "postgresql://triage@db1:5433/triage?sslmode=require");
+	assert_string_equal(cfg->cluster.node, "db");
+	assert_int_equal(cfg->cluster.lease_ms, 1000);
+	config_free(cfg);
+	cfg = load_ok_as("[cluster]\npostgresql = service=triage\nlease = 1h\n"
+	    "node = " "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAA_.-\n", &env);
+	assert_int_equal(cfg->cluster.lease_ms, 3600000);
+	assert_int_equal(strlen(cfg->cluster.node), 64);
+	config_free(cfg);
+}
+
+static void
+cluster_needs_its_database(void **state)
+{
+	char *cause;
+
+	(void)state;
+	cause = load_bad("[daemon]\nslots = 2\n[cluster]\nnode = a\n");
+	assert_error(cause, 3, "postgresql: missing from [cluster] (a libpq "
+	    "connection string*");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	cause = load_bad("[cluster]\npostgresql =\n");
+	assert_error(cause, 2, "postgresql: expected a libpq connection "
+	    "string such as \"host=db1 dbname=triage\" or \"service=triage\", "
+	    "not an empty value");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+}
+
+/* libpq's reason is given, but nothing of the value: each of these
+ * passwords would show in libpq's own message. */
+static void
+cluster_bad_conninfo_is_an_error_that_hides_the_value(void **state)
+{
+	static const struct {
+		const char *value, *secret, *reason;
+	} bad[] = {
+		{ "host=db1 password=hunter2 more", "more",
+		  "missing \"=\" after \"...\" in connection info string" },
+		{ "password=hunter2 x=y", "x",
+		  "invalid connection option \"...\"" },
+		{ "password='hunter2", "hunter2",
+		  "unterminated quoted string in connection info string" },
+		{ "postgresql://u:hunter2@[::1/db", "hunter2",
+		  "end of string reached when looking for matching \"]\" in "
+		  "IPv6 host address in URI: \"...\"" },
+		{ "postgresql://u:hunter2%zz@db1/db", "hunter2",
+		  "invalid percent-encoded token: \"...\"" },
+		{ "postgresql://u:hunter2@db1/db?hunter2", "hunter2",
+		  "missing key/value separator \"=\" in URI query parameter: "
+		  "\"...\"" },
+	};
+	char text[256], want[512], *cause;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(text, sizeof text, "[cluster]\nnode = n1\n"
+		    "postgresql = %s\n", bad[i].value);
+		cause = load_bad(text);
+		snprintf(want, sizeof want, "postgresql: libpq cannot parse "
+		    "this connection string: %s (the value is not shown: it "
+		    "may hold a password)", bad[i].reason);
+		assert_error(cause, 3, want);
+		assert_int_equal(count_lines(cause), 1);
+		if (strstr(cause, bad[i].secret) != NULL ||
+		    strstr(cause, "hunter2") != NULL)
+			fail_msg("the value shows in: %s", cause);
+		free(cause);
+	}
+}
+
+static void
+cluster_bad_node_lease_and_keys_are_errors(void **state)
+{
+	static const char *const bad_nodes[] = {
+		"a b", "node/1", "caf\xc3\xa9", "n:1",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	char *cause;
+
+	(void)state;
+	assert_each_bad("[cluster]\npostgresql = dbname=t\nnode = ",
+	    bad_nodes, sizeof bad_nodes / sizeof *bad_nodes, "\n", 3, "node: "
+	    "expected a node name: 1 to 64 of A-Z, a-z, 0-9, _, . and -, not*");
+	cause = load_bad("[cluster]\npostgresql = dbname=t\nnode =\n");
+	assert_error(cause, 3, "node: expected a node name*");
+	free(cause);
+	cause = load_bad("[cluster]\npostgresql = dbname=t\nlease = 999ms\n"
+	    "[cluster]\nlease = 2h\nnope = 1\nnode = a\nnode = b\n");
+	assert_error(cause, 3, "lease: expected a duration from 1s to 1h*");
+	assert_error(cause, 4, "[cluster]: section given twice, first on "
+	    "line 1");
+	assert_error(cause, 5, "lease: given twice, first on line 3");
+	assert_error(cause, 6, "nope: unknown key in [cluster]");
+	assert_error(cause, 8, "node: given twice, first on line 7");
+	assert_int_equal(count_lines(cause), 5);
+	free(cause);
+	cause = load_bad("[cluster]\npostgresql = dbname=t\nlease = x\n");
+	assert_error(cause, 3, "lease: expected a duration from 1s to 1h, "
+	    "such as 500ms, 30s, 5m, 2h or 7d, not \"x\"");
+	free(cause);
+}
+
+static void
+host_name_that_makes_no_node_name(void **state)
+{
+	struct caller_env env = host_env("my host.example");
+	struct config *cfg;
+	char *cause;
+
+	(void)state;
+	cause = load_bad_as("[cluster]\npostgresql = dbname=t\n", &env);
+	assert_error(cause, 1, "node: not set, and the host name \"my "
+	    "host.example\" does not make a node name (1 to 64 of A-Z, a-z, "
+	    "0-9, _, . and -, up to the first .): set node in [cluster]");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	env = host_env(".example");
+	cause = load_bad_as("[cluster]\npostgresql = dbname=t\n", &env);
+	assert_error(cause, 1, "node: not set, and the host name*");
+	free(cause);
+
+	/* Set, it needs no host name. */
+	cfg = load_ok_as("[cluster]\npostgresql = dbname=t\nnode = n1\n",
+	    &env);
+	assert_string_equal(cfg->cluster.node, "n1");
+	config_free(cfg);
+	/* Without a cluster nobody else sees the name. */
+	env = host_env("my host");
+	cfg = load_ok_as("[daemon]\nslots = 2\n", &env);
+	assert_string_equal(cfg->cluster.node, "localhost");
+	config_free(cfg);
 }
 
 static void
@@ -1496,6 +1708,12 @@ main(void)
 		T(http_keys_are_read),
 		T(http_bad_listen_addresses_are_errors),
 		T(http_needs_a_listen_and_a_credential),
+		T(cluster_section_is_optional_and_the_node_is_the_host),
+		T(cluster_keys_are_read),
+		T(cluster_needs_its_database),
+		T(cluster_bad_conninfo_is_an_error_that_hides_the_value),
+		T(cluster_bad_node_lease_and_keys_are_errors),
+		T(host_name_that_makes_no_node_name),
 		T(malformed_lines_are_errors),
 		T(line_too_long_is_an_error_not_a_misparse),
 		T(all_errors_are_reported_together_in_line_order),

@@ -1044,28 +1044,49 @@ test_migrate_v1(void **state)
  * daemon's, dumped) comes up with every job as it was and protocol v1.1's
  * fields at their defaults.
  */
+/* Runs the SQL of a file of tests/unit/fixtures into the database. */
 static void
-test_migrate_v4(void **state)
+raw_exec_fixture(const char *name)
 {
-	struct loaded l = { 0 };
-	char sql[8192];
-	struct job *job;
-	struct db *db;
-	size_t i, n;
+	char path[256], sql[8192];
+	size_t n;
 	FILE *f;
 
-	(void)state;
-	assert_non_null(f = fopen("tests/unit/fixtures/store-v4.sql", "r"));
+	snprintf(path, sizeof path, "tests/unit/fixtures/%s", name);
+	assert_non_null(f = fopen(path, "r"));
 	n = fread(sql, 1, sizeof sql - 1, f);
 	assert_true(n > 0 && n < sizeof sql - 1);
 	sql[n] = '\0';
 	fclose(f);
 	raw_exec(fx->path, sql);
-	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 4);
+}
+
+/* Opens the file of a fixture at schema version, which db_open brings to
+ * DB_SCHEMA_VERSION, and loads its jobs into l. */
+static struct db *
+open_fixture(const char *name, int version, struct loaded *l)
+{
+	struct db *db;
+
+	raw_exec_fixture(name);
+	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), version);
 	db = open_ok();
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
 	    DB_SCHEMA_VERSION);
-	load_ok(db, &l);
+	load_ok(db, l);
+	return db;
+}
+
+static void
+test_migrate_v4(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *job;
+	struct db *db;
+	size_t i;
+
+	(void)state;
+	db = open_fixture("store-v4.sql", 4, &l);
 	assert_int_equal(l.n, 4);
 	for (i = 0; i < l.n; i++) {
 		job = l.jobs[i];
@@ -1088,6 +1109,69 @@ test_migrate_v4(void **state)
 	assert_int_equal(l.jobs[2]->after[0], 1);
 	assert_int_equal(l.jobs[3]->retries, 2);
 	assert_int_equal(l.jobs[3]->timeout_ms, 30000);
+	loaded_free(&l);
+	db_close(db);
+}
+
+/*
+ * A file the last release wrote (schema 5, a real daemon's, dumped) comes
+ * up with every job as it was, no node for any, and nodes stored from then
+ * on.
+ */
+static void
+test_migrate_v5(void **state)
+{
+	struct loaded l = { 0 };
+	struct job *job;
+	char *cause = NULL, buf[64];
+	struct db *db;
+	size_t i;
+
+	(void)state;
+	db = open_fixture("store-v5.sql", 5, &l);
+	assert_int_equal(l.n, 4);
+	for (i = 0; i < l.n; i++) {
+		assert_int_equal(l.jobs[i]->id, i + 1);
+		assert_null(l.jobs[i]->node);
+		assert_null(l.jobs[i]->pinned_node);
+	}
+	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
+	assert_string_equal(json_string_value(json_object_get(
+	    l.jobs[0]->labels, "team")), "ops");
+	assert_int_equal(l.jobs[1]->state, JOB_FAILED);
+	assert_int_equal(l.jobs[1]->nice, 5);
+	assert_true(l.jobs[1]->merge_output);
+	assert_true(l.jobs[2]->held);
+	assert_int_equal(l.jobs[2]->after_any[0], 1);
+	assert_true(l.jobs[3]->begin_at > 0);
+
+	/* A job that began on a node, and one pinned to another. */
+	job = l.jobs[3];
+	assert_int_equal(job_set_node(job, "build-7"), 0);
+	assert_int_equal(db_update(db, job, &cause), 0);
+	job = l.jobs[2];
+	assert_int_equal(job_set_node(job, "build-7"), 0);
+	assert_int_equal(job_set_pinned_node(job, "build-8"), 0);
+	assert_int_equal(db_update(db, job, &cause), 0);
+	loaded_free(&l);
+	db_close(db);
+	raw_text(fx->path, "SELECT id || ' ' || ifnull(node, '-') || ' ' ||"
+	    " ifnull(pinned_node, '-') FROM jobs WHERE id >= 3 ORDER BY id", buf,
+	    sizeof buf);
+	/* pinned_node is the submission's: written at insert only. */
+	assert_string_equal(buf, "3 build-7 -\n4 build-7 -\n");
+
+	raw_exec(fx->path, "UPDATE jobs SET pinned_node = 'build-8' WHERE "
+	    "id = 3");
+	db = open_ok();
+	load_ok(db, &l);
+	assert_null(l.jobs[1]->node);
+	assert_string_equal(l.jobs[2]->node, "build-7");
+	assert_string_equal(l.jobs[2]->pinned_node, "build-8");
+	assert_string_equal(l.jobs[3]->node, "build-7");
+	/* Shared, as cwd is, by every job of a node. */
+	assert_ptr_equal(l.jobs[2]->node, l.jobs[3]->node);
+	assert_null(l.jobs[3]->pinned_node);
 	loaded_free(&l);
 	db_close(db);
 }
@@ -1121,7 +1205,7 @@ test_newer_refused(void **state)
 	cause = open_bad(fx->path);
 	assert_contains(cause, "newer triage");
 	assert_contains(cause, "schema version 99");
-	assert_contains(cause, "knows up to 5");
+	assert_contains(cause, "knows up to 6");
 	free(cause);
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), 99);
 }
@@ -1225,6 +1309,10 @@ test_bad_rows(void **state)
 	    "column name is not text");
 	load_bad("UPDATE jobs SET user_time = -1 WHERE id = 7",
 	    "column user_time is negative");
+	load_bad("UPDATE jobs SET node = 'a b' WHERE id = 7",
+	    "column node is not a node name");
+	load_bad("UPDATE jobs SET pinned_node = x'41' WHERE id = 7",
+	    "column pinned_node is not text");
 }
 
 int
@@ -1248,6 +1336,7 @@ main(void)
 		T(test_expired_uses_index),
 		T(test_migrate_v1),
 		T(test_migrate_v4),
+		T(test_migrate_v5),
 		T(test_migrate_atomic),
 		T(test_newer_refused),
 		T(test_not_a_database),

@@ -136,6 +136,8 @@ a_job_with_every_field_set(void **state)
 	job->nafter_any = 1;
 	job->nice = 19;
 	job->merge_output = true;
+	assert_int_equal(job_set_node(job, "build-7"), 0);
+	assert_int_equal(job_set_pinned_node(job, "n\"ode.\\1"), 0);
 	assert_same(job, -1, NULL);
 	assert_same(job, 3, "held");
 
@@ -149,6 +151,41 @@ a_job_with_every_field_set(void **state)
 	run->exit_code = 255;
 	json_decref(job->labels);
 	job->labels = json_object();
+	assert_same(job, -1, NULL);
+	job_free(job);
+}
+
+/* Where a job runs or ran and where it must: strings or null, right after
+ * its priority. */
+static void
+node_and_pinned_node_follow_priority(void **state)
+{
+	struct job *job = fresh_job();
+	struct jsonw w = { 0 };
+	const char *text;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(job_write_json(job, -1, NULL, &w), 0);
+	text = jsonw_text(&w, &len);
+	assert_non_null(strstr(text, "\"priority\":\"normal\",\"node\":null,"
+	    "\"pinned_node\":null,\"state\":"));
+	jsonw_free(&w);
+
+	assert_int_equal(job_set_pinned_node(job, "n1"), 0);
+	assert_int_equal(job_set_node(job, "n1"), 0);
+	memset(&w, 0, sizeof w);
+	assert_int_equal(job_write_json(job, -1, NULL, &w), 0);
+	text = jsonw_text(&w, &len);
+	assert_non_null(strstr(text, "\"priority\":\"normal\",\"node\":\"n1\","
+	    "\"pinned_node\":\"n1\",\"state\":"));
+	jsonw_free(&w);
+	assert_same(job, -1, NULL);
+
+	/* Shared with every job on that node; NULL lets go of it. */
+	assert_ptr_equal(job->node, job->pinned_node);
+	assert_int_equal(job_set_pinned_node(job, NULL), 0);
+	assert_null(job->pinned_node);
 	assert_same(job, -1, NULL);
 	job_free(job);
 }
@@ -184,6 +221,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_fresh_job),
 		cmocka_unit_test(a_job_with_every_field_set),
+		cmocka_unit_test(node_and_pinned_node_follow_priority),
 		cmocka_unit_test(the_same_failures),
 	};
 
