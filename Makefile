@@ -9,9 +9,9 @@
 # through tests/daemon/cdp.c).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
 	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh \
-	libcurl4-openssl-dev prometheus chromium
+	libcurl4-openssl-dev prometheus chromium postgresql-15 libpq-dev
 # The pkg-config names of the libraries we link against.
-PKGS := libevent jansson sqlite3 libsystemd inih
+PKGS := libevent jansson sqlite3 libsystemd inih libpq
 TEST_PKGS := cmocka libcurl
 
 # From glibc: b64_ntop (libresolv), the maths of timeouts, threads in tests.
