@@ -80,6 +80,10 @@ struct pgconn {
 	 * of failed batches, results libpq read while sending, a loss. */
 	struct event		*defer;
 	char			*lost;		/* a loss pgconn_batch saw */
+	/* The error that ends the session the server sent (FATAL: a
+	 * shutdown...), which says more than libpq's "server closed the
+	 * connection unexpectedly" that follows it. */
+	char			*fatal;
 	struct pgconn_batches	 sent;		/* in flight, in order */
 	struct pgconn_batches	 failed;	/* for defer to fail */
 	int			 busy;		/* our callbacks under way */
@@ -112,10 +116,15 @@ pgconn_oneline(const char *msg)
 		}
 		while (j > 0 && line[j - 1] == ' ')
 			j--;
-		line[j++] = ';';
-		line[j++] = ' ';
 		while (i + 1 < len && (msg[i + 1] == ' ' || msg[i + 1] == '\t'))
 			i++;
+		/* A line that goes on with a sentence, or a new one. */
+		if (i + 1 < len && msg[i + 1] >= 'a' && msg[i + 1] <= 'z')
+			line[j++] = ' ';
+		else {
+			line[j++] = ';';
+			line[j++] = ' ';
+		}
 	}
 	line[j] = '\0';
 	if (j == 0 && (p = strdup("unknown error")) != NULL) {
@@ -198,7 +207,7 @@ pgconn_new(struct event_base *base, const char *conninfo,
 	TAILQ_INIT(&c->sent);
 	TAILQ_INIT(&c->failed);
 	if ((c->conninfo = strdup(conninfo)) == NULL ||
-	    (c->cause = strdup("connecting")) == NULL ||
+	    (c->cause = strdup("not started")) == NULL ||
 	    (c->timer = evtimer_new(base, pgconn_timer_cb, c)) == NULL ||
 	    (c->defer = event_new(base, -1, 0, pgconn_defer_cb, c)) == NULL)
 		goto oom;
@@ -392,6 +401,22 @@ pgconn_close(struct pgconn *c)
 		PQfinish(c->conn);
 		c->conn = NULL;
 	}
+	free(c->fatal);
+	c->fatal = NULL;
+}
+
+/* Keeps res's message when it is an error that ends the session. */
+static void
+pgconn_keep_fatal(struct pgconn *c, const PGresult *res)
+{
+	const char *severity, *msg;
+
+	severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
+	msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	if (severity == NULL || msg == NULL || c->fatal != NULL ||
+	    (strcmp(severity, "FATAL") != 0 && strcmp(severity, "PANIC") != 0))
+		return;
+	c->fatal = strdup(msg);
 }
 
 /* The delay before reconnection attempt number c->attempts (from 0). */
@@ -424,7 +449,8 @@ pgconn_lose(struct pgconn *c, const char *msg)
 	char *line, *cause = NULL;
 	int ms;
 
-	if ((line = pgconn_oneline(msg)) != NULL) {
+	if ((line = pgconn_oneline(c->fatal != NULL ? c->fatal : msg)) !=
+	    NULL) {
 		free(c->cause);
 		c->cause = line;
 	}
@@ -452,6 +478,7 @@ pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
     void *arg)
 {
 	struct pgconn *c = arg;
+	const char *msg;
 	char *why;
 	size_t i;
 
@@ -460,10 +487,11 @@ pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
 	for (i = 0; i < n; i++) {
 		if (PQresultStatus(results[i]) == PGRES_COMMAND_OK)
 			continue;
+		msg = PQresultErrorField(results[i], PG_DIAG_MESSAGE_PRIMARY);
 		if (asprintf(&why, "%s %s: %s", i < c->nprep ?
 		    "preparing statement" : "listening to channel",
 		    i < c->nprep ? c->preps[i].name :
-		    c->channels[i - c->nprep],
+		    c->channels[i - c->nprep], msg != NULL ? msg :
 		    PQresultErrorMessage(results[i])) == -1)
 			why = NULL;
 		pgconn_lose(c, why != NULL ? why : "set-up failed");
@@ -493,6 +521,8 @@ pgconn_results(struct pgconn *c)
 			b->next++;
 			continue;
 		}
+		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
+			pgconn_keep_fatal(c, res);
 		if (b == NULL || (b->next >= b->n &&
 		    PQresultStatus(res) != PGRES_PIPELINE_SYNC)) {
 			/* Nobody's (the error of a server going away):
@@ -668,15 +698,31 @@ pgconn_connect_cb(evutil_socket_t fd, short what, void *arg)
 	pgconn_leave(c);
 }
 
+/* The server's notices and warnings, which libpq would print to stderr:
+ * lib/ prints nothing. What a caller needs to know comes with results, or
+ * with a loss, whose cause an error ending the session becomes. */
+static void
+pgconn_notice_cb(void *arg, const PGresult *res)
+{
+	pgconn_keep_fatal(arg, res);
+}
+
 /* An attempt to connect, without blocking (but for the resolution of a
  * host name, which libpq does itself). */
 static void
 pgconn_connect(struct pgconn *c)
 {
+	/*
+	 * Keepalives before dbname, which may override them: an idle
+	 * connection to a server gone silent (a network split) is found
+	 * lost within half a minute, not hours; after it, never overridden.
+	 */
 	static const char *const keys[] = {
+		"keepalives_idle", "keepalives_interval", "keepalives_count",
 		"dbname", "fallback_application_name", NULL
 	};
-	const char *values[] = { c->conninfo, "triaged", NULL };
+	const char *values[] = { "10", "5", "3", c->conninfo, "triaged",
+	    NULL };
 	struct timeval tv = { PGCONN_CONNECT_TIMEOUT_SEC, 0 };
 
 	c->phase = PGCONN_CONNECTING;
@@ -689,6 +735,8 @@ pgconn_connect(struct pgconn *c)
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
+	/* libpq's own would print the server's notices to stderr. */
+	PQsetNoticeReceiver(c->conn, pgconn_notice_cb, c);
 	evtimer_add(c->timer, &tv);
 	/* PQconnectStartParams's own step was writing. */
 	pgconn_connect_wait(c, EV_WRITE);
@@ -740,6 +788,9 @@ pgconn_start(struct pgconn *c)
 		errno = EBUSY;
 		return -1;
 	}
+	free(c->cause);
+	if ((c->cause = strdup("connecting")) == NULL)
+		return -1;
 	c->phase = PGCONN_WAITING;
 	/* This is the attempt made at once: a failure waits before the
 	 * next. */
