@@ -244,7 +244,9 @@ tlog_copy(const struct tdaemon *d, off_t from, const char *why)
 		from = 0;
 	while ((n = read(fd, buf, sizeof buf)) == -1 && errno == EINTR)
 		continue;
-	tputs_err("---- triaged log (");
+	tputs_err("---- ");
+	tputs_err(d->kind[0] != '\0' ? d->kind : "triaged");
+	tputs_err(" log (");
 	tputs_err(d->log);
 	tputs_err(")");
 	if (why != NULL) {
@@ -584,11 +586,7 @@ _cmocka_run_group_tests(const char *group_name,
 	return rc;
 }
 
-/* Starts triaged on d's config and waits until its socket answers. On
- * failure d is left registered, for the test's clean-up. */
-/* In a forked child: takes on user's ids and groups, for good, or exits
- * 127 saying why. */
-static void
+void
 tbecome(const char *user)
 {
 	struct passwd *pw = getpwnam(user);
@@ -601,6 +599,8 @@ tbecome(const char *user)
 	}
 }
 
+/* Starts triaged on d's config and waits until its socket answers. On
+ * failure d is left registered, for the test's clean-up. */
 static void
 tdaemon_launch(struct tdaemon *d)
 {
@@ -730,6 +730,12 @@ tdaemon_start_as(const char *extra, const char *user)
 	fclose(f);
 	tdaemon_launch(d);
 	return d;
+}
+
+void
+tdaemon_adopt(struct tdaemon *d)
+{
+	tlive_add(d);
 }
 
 void

@@ -32,6 +32,8 @@ struct tdaemon {
 	char state[300];
 	char bin[300];		/* the triaged it runs */
 	char user[64];		/* its user, when not the test's */
+	char kind[16];		/* what it is, for its log's banner: "" is
+				 * triaged, tdaemon_adopt's callers say */
 };
 
 /*
@@ -57,6 +59,17 @@ void texec_triaged(const char *conf) __attribute__((noreturn));
 /* True when the daemons run under TRIAGE_TEST_WRAPPER (make valgrind): for
  * the few tests that cannot hold there, which skip saying why. */
 bool twrapped(void);
+/*
+ * Registers a server a test fixture starts itself (tests/daemon/tpg.c's
+ * PostgreSQL) for the same clean-up as a daemon's: d, calloc'd, with pid
+ * (0 while it is not running, else the leader of a process group of its
+ * own), dir, log and kind set; tdaemon_free ends it. Fails the test, freeing
+ * d, when too many are alive.
+ */
+void tdaemon_adopt(struct tdaemon *d);
+/* In a forked child: takes on user's ids and groups, for good, or exits
+ * 127 saying why. */
+void tbecome(const char *user);
 /* Starts it again on the same config and state, after a stop or crash. */
 void tdaemon_restart(struct tdaemon *d);
 /* kill -9 of the daemon alone (its workers notice and follow it). */

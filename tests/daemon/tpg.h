@@ -1,0 +1,42 @@
+/* tpg.h - for the daemon tests: a real PostgreSQL server of the test's own,
+ * in a temp dir, reached on a Unix socket there only. */
+#ifndef TRIAGE_TEST_TPG_H
+#define TRIAGE_TEST_TPG_H
+
+#include <libpq-fe.h>
+
+struct tpg;
+
+/*
+ * Starts a server: initdb and postgres of the newest
+ * /usr/lib/postgresql/VERSION/bin, run as the postgres user when the test
+ * runs as root, else as the test's user, with trust authentication on its
+ * socket for that user and for the test's (a role named like the test's
+ * user, root included, a superuser: libpq's default user works). Returns
+ * NULL, having printed a one-line reason, when PostgreSQL is not installed
+ * (the caller skips); fails the test on any other error, with the server's
+ * log. The server dies with the test, and a failed test's is killed and its
+ * dir removed by the harness (tdaemon_adopt).
+ */
+struct tpg *tpg_start(void);
+/* Creates the empty database name ([a-z0-9_]) and returns its conninfo,
+ * "host=DIR port=PORT dbname=NAME", the caller's to free. */
+char *tpg_createdb(struct tpg *pg, const char *name);
+/* The socket dir and port, for conninfos of the test's making. */
+const char *tpg_host(const struct tpg *pg);
+int tpg_port(const struct tpg *pg);
+/* Fast shutdown (SIGINT), waiting until the server has exited. */
+void tpg_stop(struct tpg *pg);
+/* Stops it if it runs, and starts it again on the same data, socket dir
+ * and port; returns once it accepts connections. */
+void tpg_restart(struct tpg *pg);
+/* kill -9 of the postmaster and of every process it had forked, then a
+ * start as tpg_restart's: the server recovers from its WAL. */
+void tpg_crash_restart(struct tpg *pg);
+/* Runs one SQL statement as the server's superuser on database dbname;
+ * fails the test on error. The result is the caller's to PQclear. */
+PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);
+/* Stops the server, removes its dir, frees pg. NULL is a no-op. */
+void tpg_free(struct tpg *pg);
+
+#endif
