@@ -877,7 +877,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		    pgstore_num(b, job->version);
 		pgstore_stmt(b, pgstore_is_claim(s, ids[i]) ? "claim" : "upd",
 		    NULL, PGROW_NCHANGES + 2,
-		    pgrow_changes(&b->rows[b->nrows++]));
+		    b->rows[b->nrows++].changes);
 	}
 	for (i = 0; i < c->removed.n; i++) {
 		v = pgstore_values(b, 2);
