@@ -39,6 +39,8 @@ struct pgstore {
 	char boot[24];			/* this run of the daemon, as text */
 	char self[96];			/* "node boot": our NOTIFY payload */
 	bool up;
+	bool ever_up;			/* the loop's connection came up once */
+	char *down_cause;		/* why it is down, when it is */
 	struct event *commit_ev;
 	uint64_t commits;		/* commits begun */
 	struct pgcommit *flight;	/* the commit under way, or NULL */

@@ -218,9 +218,16 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 	struct pgstore *s = arg;
 
 	s->up = up;
-	pgstore_status(s, up, cause);
+	if (!up) {
+		free(s->down_cause);
+		s->down_cause = strdup(cause != NULL ? cause : "?");
+	}
+	/* The first connection is no news: the start connected already. */
+	if (s->ever_up || !up)
+		pgstore_status(s, up, cause);
 	if (!up)
 		return;
+	s->ever_up = true;
 	if (s->doubt && s->flight != NULL)
 		pgstore_ask_doubt(s);
 	/* What was missed while down. */
@@ -537,6 +544,7 @@ pgstore_close(struct store *st)
 	if (s->locks != NULL)
 		PQfinish(s->locks);
 	free(s->snapshot);
+	free(s->down_cause);
 	free(s->node);
 	if (s->commit_ev != NULL)
 		event_free(s->commit_ev);
@@ -1000,6 +1008,9 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (s->flight != NULL || (!pgstore_has_changes(s) && s->syncs.n == 0))
 		return;
+	/* The first connection is on its way: its coming up commits. */
+	if (!s->up && !s->ever_up && s->down_cause == NULL)
+		return;
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return;		/* the next change schedules it again */
 	c->s = s;
@@ -1018,6 +1029,17 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	s->paused_dirty = false;
 	c->claims = s->claims.n > 0;
 	s->flight = c;
+	if (!s->up) {
+		/* Down: new jobs are refused at once, changes wait. */
+		s->claims.n = 0;
+		if (asprintf(&cause, "PostgreSQL is unreachable: %s",
+		    s->down_cause != NULL ? s->down_cause : "?") < 0)
+			cause = NULL;
+		pgstore_settle(c, NULL, 0, cause != NULL ? cause :
+		    "out of memory");
+		free(cause);
+		return;
+	}
 	if (pgstore_build(s, c, &b, &cause) != 0 ||
 	    pgconn_batch(s->conn, b.stmts, b.n, pgstore_batch_cb, c) != 0) {
 		pgstore_batch_free(&b);

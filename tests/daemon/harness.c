@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "tpg.h"
 #include "proc.h"
 
 /* Words of TRIAGE_TEST_WRAPPER used at most. */
@@ -422,6 +423,16 @@ tlive_add(struct tdaemon *d)
 	tlive[i].d = d;
 }
 
+void
+tdaemon_keep(const struct tdaemon *d)
+{
+	int i;
+
+	for (i = 0; i < TLIVE_MAX; i++)
+		if (tlive[i].d == d)
+			tlive[i].of_test = false;
+}
+
 static void
 tlive_remove(const struct tdaemon *d)
 {
@@ -691,6 +702,45 @@ tdaemon_start(const char *extra)
 	return tdaemon_start_as(extra, NULL);
 }
 
+bool
+tcluster(void)
+{
+	const char *v = getenv("TRIAGE_TEST_CLUSTER");
+
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+/*
+ * Under TRIAGE_TEST_CLUSTER, the [cluster] section that makes the daemon a
+ * one-node cluster, in a database of its own on the test's own server
+ * (started with the first daemon, gone with the test). Not when the test
+ * makes clusters of its own.
+ */
+static void
+tcluster_section(FILE *f, const char *extra)
+{
+	static struct tpg *pg;
+	static unsigned n;
+	struct passwd *pw = getpwuid(getuid());
+	char name[32], *conninfo;
+
+	if (!tcluster() || (extra != NULL && strstr(extra, "[cluster]")))
+		return;
+	if (pg == NULL) {
+		if ((pg = tpg_start()) == NULL)
+			fail_msg("TRIAGE_TEST_CLUSTER is set, but there is no "
+			    "PostgreSQL to run");
+		/* Every test's daemons use it: it goes at exit. */
+		tpg_keep(pg);
+	}
+	snprintf(name, sizeof name, "solo%u", ++n);
+	conninfo = tpg_createdb(pg, name);
+	/* The role of the test's user: the daemon may run as another. */
+	fprintf(f, "\n[cluster]\npostgresql = %s user=%s\nnode = solo\n",
+	    conninfo, pw != NULL ? pw->pw_name : "root");
+	free(conninfo);
+}
+
 struct tdaemon *
 tdaemon_start_as(const char *extra, const char *user)
 {
@@ -727,6 +777,7 @@ tdaemon_start_as(const char *extra, const char *user)
 	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n%s%s\n", d->sock,
 	    d->state, extra && strncmp(extra, "log_level", 9) == 0 ? "" :
 	    "log_level = debug\n", extra ? extra : "");
+	tcluster_section(f, extra);
 	fclose(f);
 	tdaemon_launch(d);
 	return d;

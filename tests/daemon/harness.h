@@ -70,6 +70,10 @@ void tdaemon_adopt(struct tdaemon *d);
 /* In a forked child: takes on user's ids and groups, for good, or exits
  * 127 saying why. */
 void tbecome(const char *user);
+/* Whether TRIAGE_TEST_CLUSTER is set (make test-onenode): every daemon
+ * tdaemon_start makes is then a one-node cluster in PostgreSQL, for the
+ * tests of the SQLite file itself to skip, saying why. */
+bool tcluster(void);
 /* Starts it again on the same config and state, after a stop or crash. */
 void tdaemon_restart(struct tdaemon *d);
 /* kill -9 of the daemon alone (its workers notice and follow it). */
@@ -81,6 +85,9 @@ void tdaemon_end(struct tdaemon *d, struct client *c);
 /* A cmocka group teardown for the daemon a group setup left in *state:
  * stops it (it must exit cleanly) and frees it. */
 int tdaemon_group_teardown(void **state);
+/* For what a test starts (tdaemon_adopt) that outlives it: reaped at
+ * exit, not at the end of the test. */
+void tdaemon_keep(const struct tdaemon *d);
 /* Kills the whole process group, removes the temp dir, frees. */
 void tdaemon_free(struct tdaemon *d);
 /* Prints the daemon's whole log to stderr. */

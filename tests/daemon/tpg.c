@@ -383,3 +383,9 @@ tpg_free(struct tpg *pg)
 	tdaemon_free(pg->d);
 	free(pg);
 }
+
+void
+tpg_keep(struct tpg *pg)
+{
+	tdaemon_keep(pg->d);
+}

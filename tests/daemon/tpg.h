@@ -36,6 +36,9 @@ void tpg_crash_restart(struct tpg *pg);
 /* Runs one SQL statement as the server's superuser on database dbname;
  * fails the test on error. The result is the caller's to PQclear. */
 PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);
+/* The server outlives the test that started it (the harness reaps it
+ * at exit): one server for a whole program's tests. */
+void tpg_keep(struct tpg *pg);
 /* Stops the server, removes its dir, frees pg. NULL is a no-op. */
 void tpg_free(struct tpg *pg);
 
