@@ -1,5 +1,5 @@
-/* store.c - the store's front: the table of jobs and the paused priorities
- * every database keeps alike, and the calls each database makes its own. */
+/* store-front.c - the store's front (store.h): the table of jobs and the
+ * paused priorities every database keeps alike, and the calls it passes on. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
