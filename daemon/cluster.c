@@ -6,7 +6,7 @@
 
 #include "cluster.h"
 #include "config.h"
-#include "jobs.h"
+#include "job.h"
 #include "log.h"
 #include "store.h"
 #include "triaged.h"
@@ -73,4 +73,47 @@ cluster_open_store(struct triaged *td, char **cause)
 	log_notice("cluster: node %s, %zu jobs in the cluster's database",
 	    cfg->cluster.node, store_count(td->store));
 	return 0;
+}
+
+int
+cluster_reload_check(struct triaged *td, const struct config *new,
+    char **cause)
+{
+	char *old_text, *new_text;
+	int rc = 0;
+
+	if (!td->cfg->cluster.enabled)
+		return 0;
+	old_text = cluster_priorities_text(td->cfg);
+	new_text = cluster_priorities_text(new);
+	if (old_text == NULL || new_text == NULL) {
+		*cause = strdup("out of memory");
+		rc = -1;
+	} else if (strcmp(old_text, new_text) != 0)
+		rc = store_set_priorities(td->store, new_text, cause);
+	free(old_text);
+	free(new_text);
+	return rc;
+}
+
+bool
+cluster_has_node(struct triaged *td, const char *name)
+{
+	const struct store_node *nodes;
+	size_t i, n;
+
+	if (strcmp(name, td->cfg->cluster.node) == 0)
+		return true;
+	nodes = store_nodes(td->store, &n);
+	for (i = 0; i < n; i++)
+		if (strcmp(nodes[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+bool
+cluster_runs_here(const struct triaged *td, const struct job *job)
+{
+	return job->pinned_node == NULL ||
+	    strcmp(job->pinned_node, td->cfg->cluster.node) == 0;
 }

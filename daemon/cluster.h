@@ -3,7 +3,10 @@
 #ifndef TRIAGED_CLUSTER_H
 #define TRIAGED_CLUSTER_H
 
+#include <stdbool.h>
+
 struct config;
+struct job;
 struct triaged;
 
 /*
@@ -17,5 +20,15 @@ char *cluster_priorities_text(const struct config *cfg);
 /* The store in the cluster's database ([cluster]), into td->store; 0, or
  * -1 with *cause. */
 int cluster_open_store(struct triaged *td, char **cause);
+
+/* For a reload to new: priorities that change become the cluster's, which
+ * only a node running alone may do. 0, or -1 with *cause. */
+int cluster_reload_check(struct triaged *td, const struct config *new,
+    char **cause);
+
+/* Whether name is this node or one the cluster has seen. */
+bool cluster_has_node(struct triaged *td, const char *name);
+/* Whether this node may run job: any may, but a job pinned to another. */
+bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
 #endif

@@ -129,6 +129,13 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	case STORE_CHANGE_NEW:
 		jobs_changed_new(td, job);
 		break;
+	case STORE_CHANGE_REFUSED:
+		/* What it was to do is off (a launch, events); its row,
+		 * read back, says what it does now. */
+		jobs_drop_pending(td, job->id);
+		if (!run_has(td->run, job))
+			jobs_changed_unqueue(td, job);
+		break;
 	case STORE_CHANGE_UPDATED:
 		jobs_changed_updated(td, job, before);
 		break;

@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "beginq.h"
+#include "cluster.h"
 #include "config.h"
 #include "jobs.h"
 #include "jobs-private.h"
@@ -637,8 +638,10 @@ jobs_begin_cb(evutil_socket_t fd, short what, void *arg)
 void
 jobs_try_acquire(struct triaged *td, struct job *job)
 {
+	/* A job pinned to another node waits for that node's slots. */
 	if (job->state != JOB_QUEUED || job->held || job->gated ||
-	    psem_waiter_state(&job->waiter) != PSEM_IDLE)
+	    psem_waiter_state(&job->waiter) != PSEM_IDLE ||
+	    !cluster_runs_here(td, job))
 		return;
 	if (job->begin_at >= 0 && job->begin_at > timefmt_now()) {
 		jobs_begin_later(td, job);

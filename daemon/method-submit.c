@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "conn.h"
 #include "job.h"
@@ -277,7 +278,8 @@ submit_check_node(const struct config *cfg, json_t *params,
 	if (!nodename_valid(name))
 		return method_fail(err, RPC_INVALID_PARAMS, "node", "\"node\" "
 		    "must be a node name: %s", NODENAME_FORM);
-	if (strcmp(name, cfg->cluster.node) != 0)
+	/* A cluster's nodes are the store's to know (submit_handler). */
+	if (!cfg->cluster.enabled && strcmp(name, cfg->cluster.node) != 0)
 		return method_fail(err, RPC_INVALID_PARAMS, "node", "no node "
 		    "%s in this cluster (this daemon is %s)", name,
 		    cfg->cluster.node);
@@ -569,6 +571,12 @@ submit_handler(struct rpc_req *req, json_t *params)
 	submit_process(params, &td->cfg->priorities[prio], job);
 	submit_queueing(params, job);
 	node = json_object_get(params, "node");
+	if (node != NULL && !cluster_has_node(td, json_string_value(node))) {
+		rpc_error(req, RPC_INVALID_PARAMS, "node", "no node %s in this "
+		    "cluster (this daemon is %s)", json_string_value(node),
+		    td->cfg->cluster.node);
+		goto fail;
+	}
 	if (job_set_priority(job, td->cfg->priorities[prio].name) != 0 ||
 	    (node != NULL &&
 	    job_set_pinned_node(job, json_string_value(node)) != 0)) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "caller-env.h"
+#include "cluster.h"
 #include "config.h"
 #include "http.h"
 #include "jobs.h"
@@ -321,6 +322,11 @@ reload_config(struct triaged *td, char **errors)
 	reload_map(td, new, map, &why);
 	if (why.text == NULL && !why.nomem)
 		reload_check_fit(td, new, map, &why);
+	if (why.text == NULL && !why.nomem &&
+	    cluster_reload_check(td, new, &cause) != 0) {
+		reload_reject(&why, "%s", cause ? cause : "out of memory");
+		free(cause);
+	}
 	if (why.text == NULL && !why.nomem &&
 	    jobs_reprioritize(td, new->npriorities, map) != 0)
 		reload_reject(&why, "cannot renumber the priorities: %s",

@@ -15,11 +15,51 @@ store_init(struct store *st, const struct store_ops *ops)
 	st->ops = ops;
 }
 
+static void
+store_free_nodes(struct vec *nodes)
+{
+	struct store_node *v = nodes->v;
+	size_t i;
+
+	for (i = 0; i < nodes->n; i++)
+		free(v[i].name);
+	vec_free(nodes);
+}
+
+int
+store_load_nodes(struct store *st, const struct store_node *nodes, size_t n)
+{
+	struct vec fresh = { 0 };
+	struct store_node node;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		node = nodes[i];
+		if ((node.name = strdup(nodes[i].name)) == NULL ||
+		    vec_push(&fresh, sizeof node, &node) != 0) {
+			free(node.name);
+			store_free_nodes(&fresh);
+			return -1;
+		}
+	}
+	store_free_nodes(&st->nodes);
+	st->nodes = fresh;
+	return 0;
+}
+
+const struct store_node *
+store_nodes(const struct store *st, size_t *n)
+{
+	*n = st->nodes.n;
+	return st->nodes.v;
+}
+
 void
 store_fini(struct store *st)
 {
 	size_t i;
 
+	store_free_nodes(&st->nodes);
 	jobtable_free(&st->jobs);
 	for (i = 0; i < st->paused.n; i++)
 		free(((char **)st->paused.v)[i]);
@@ -171,6 +211,12 @@ void
 store_forget_env(struct store *st, struct job *job)
 {
 	st->ops->forget_env(st, job);
+}
+
+int
+store_set_priorities(struct store *st, const char *text, char **cause)
+{
+	return st->ops->set_priorities(st, text, cause);
 }
 
 void

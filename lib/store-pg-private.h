@@ -21,6 +21,18 @@
 #define PGSTORE_SYNC_JOBS						\
 	"SELECT version, " PGROW_SELECT PGSTORE_SINCE("triage_jobs")
 #define PGSTORE_SYNC_REMOVED "SELECT id" PGSTORE_SINCE("triage_removed")
+/* The advisory lock every node holds shared while it runs (and, with a
+ * node's name hashed as the second key, its name). */
+#define PGSTORE_LOCK_CLUSTER "1953653089"
+/* The nodes, each up when its daemon holds its name's lock. */
+#define PGSTORE_NODES							\
+	"SELECT name, slots, started_at, EXISTS (SELECT 1 FROM pg_locks l" \
+	" WHERE l.locktype = 'advisory' AND l.granted AND l.database ="	\
+	" (SELECT oid FROM pg_database WHERE datname = current_database())" \
+	" AND l.classid = " PGSTORE_LOCK_CLUSTER " AND l.objsubid = 2"	\
+	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid)"	\
+	" FROM triage_nodes n ORDER BY name"
+
 
 struct event;
 struct pgconn;
@@ -70,5 +82,13 @@ pgstore(struct store *st)
 /* store-pg-sync.c: reads every change since the last read, now or once
  * the read under way is over. */
 void pgstore_sync_changes(struct pgstore *s);
+/* Reads back the rows of ids (uint64_t), whose writes were refused: each
+ * job is told of its row (STORE_CHANGE_UPDATED) even when it is no newer,
+ * and of its end when it is gone. */
+void pgstore_refetch(struct pgstore *s, const struct vec *ids);
+/* ids (uint64_t) as a bigint[] literal; NULL out of memory. */
+char *pgstore_ids_array(const struct vec *ids);
+/* The nodes of a result of PGSTORE_NODES, for the store. */
+void pgstore_read_nodes(struct pgstore *s, const PGresult *res);
 
 #endif

@@ -21,6 +21,7 @@ enum pgsync_result {
 	PGSYNC_JOBS,
 	PGSYNC_REMOVED,
 	PGSYNC_PAUSED,
+	PGSYNC_NODES,
 	PGSYNC_COMMIT,
 	PGSYNC_NRESULTS,
 };
@@ -39,7 +40,8 @@ pgsync_changed(struct pgstore *s, struct job *job, enum store_change what,
  * (our own writes come back this way). Takes row.
  */
 static void
-pgsync_apply(struct pgstore *s, struct job *row, uint32_t version)
+pgsync_apply(struct pgstore *s, struct job *row, uint32_t version,
+    bool always)
 {
 	struct job *job = store_get(&s->st, row->id);
 	struct job_status before;
@@ -54,11 +56,13 @@ pgsync_apply(struct pgstore *s, struct job *row, uint32_t version)
 		pgsync_changed(s, row, STORE_CHANGE_NEW, NULL);
 		return;
 	}
+	job_status_get(job, &before);
 	if (version <= job->version) {
 		job_free(row);
+		if (always)
+			pgsync_changed(s, job, STORE_CHANGE_UPDATED, &before);
 		return;
 	}
-	job_status_get(job, &before);
 	job_take_stored(job, row);
 	job_free(row);
 	job->version = version;
@@ -95,11 +99,12 @@ pgsync_read(struct pgstore *s, PGresult *const *res)
 			continue;
 		}
 		pgsync_apply(s, row, (uint32_t)strtoul(PQgetvalue(r, i, 0),
-		    NULL, 10));
+		    NULL, 10), false);
 	}
 	r = res[PGSYNC_REMOVED];
 	for (i = 0; i < PQntuples(r); i++)
 		pgsync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
+	pgstore_read_nodes(s, res[PGSYNC_NODES]);
 	free(s->snapshot);
 	s->snapshot = snap;
 }
@@ -143,6 +148,7 @@ pgstore_sync_changes(struct pgstore *s)
 		    NULL },
 		[PGSYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
 		    0, NULL, NULL, NULL },
+		[PGSYNC_NODES] = { NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
 		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
 	};
 
@@ -157,3 +163,98 @@ pgstore_sync_changes(struct pgstore *s)
 		s->syncing = false;
 }
 
+
+void
+pgstore_read_nodes(struct pgstore *s, const PGresult *res)
+{
+	struct store_node *nodes;
+	int i, n = PQntuples(res);
+
+	if ((nodes = calloc((size_t)n + 1, sizeof *nodes)) == NULL)
+		return;		/* the old ones until the next read */
+	for (i = 0; i < n; i++) {
+		nodes[i].name = PQgetvalue(res, i, 0);
+		nodes[i].slots = (unsigned)strtoul(PQgetvalue(res, i, 1), NULL,
+		    10);
+		nodes[i].started_at = strtoll(PQgetvalue(res, i, 2), NULL, 10);
+		nodes[i].up = strcmp(PQgetvalue(res, i, 3), "t") == 0;
+	}
+	(void)store_load_nodes(&s->st, nodes, (size_t)n);
+	free(nodes);
+}
+
+/* The ids asked for, for their answer. */
+struct pgsync_refetch {
+	struct pgstore *s;
+	struct vec ids;
+};
+
+static void
+pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgsync_refetch *rf = arg;
+	struct pgstore *s = rf->s;
+	const uint64_t *ids = rf->ids.v;
+	struct job *row;
+	char *why = NULL;
+	size_t i;
+	int k;
+
+	if (cause == NULL && n == 1 &&
+	    PQresultStatus(res[0]) == PGRES_TUPLES_OK) {
+		for (k = 0; k < PQntuples(res[0]); k++) {
+			if ((row = pgrow_read(res[0], k, 1, &s->cache, &why))
+			    == NULL) {
+				free(why);
+				why = NULL;
+				continue;
+			}
+			pgsync_apply(s, row, (uint32_t)strtoul(
+			    PQgetvalue(res[0], k, 0), NULL, 10), true);
+		}
+		/* Those it did not find are gone. */
+		for (i = 0; i < rf->ids.n; i++) {
+			for (k = 0; k < PQntuples(res[0]); k++)
+				if (strtoull(PQgetvalue(res[0], k, 1), NULL,
+				    10) == ids[i])
+					break;
+			if (k == PQntuples(res[0]))
+				pgsync_gone(s, ids[i]);
+		}
+	} else
+		/* Lost: the connection's return reads every change. */
+		pgstore_sync_changes(s);
+	vec_free(&rf->ids);
+	free(rf);
+}
+
+void
+pgstore_refetch(struct pgstore *s, const struct vec *ids)
+{
+	struct pgconn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL };
+	struct pgsync_refetch *rf;
+	const char *values[1];
+	char *array;
+
+	if ((rf = calloc(1, sizeof *rf)) == NULL ||
+	    vec_reserve(&rf->ids, sizeof(uint64_t), ids->n) != 0 ||
+	    (array = pgstore_ids_array(ids)) == NULL) {
+		if (rf != NULL)
+			vec_free(&rf->ids);
+		free(rf);
+		pgstore_sync_changes(s);
+		return;
+	}
+	memcpy(rf->ids.v, ids->v, ids->n * sizeof(uint64_t));
+	rf->ids.n = ids->n;
+	rf->s = s;
+	values[0] = array;
+	q.values = values;
+	if (pgconn_batch(s->conn, &q, 1, pgsync_refetch_cb, rf) != 0) {
+		vec_free(&rf->ids);
+		free(rf);
+		pgstore_sync_changes(s);
+	}
+	free(array);
+}

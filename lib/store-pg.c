@@ -25,9 +25,8 @@
 /* How long a failed commit waits before the next try of what it could not
  * write (the connection itself comes back on its own backoff). */
 #define PGSTORE_RETRY_MS 1000
-/* The advisory lock every node holds shared while it runs (and, with a
- * node's name hashed as the second key, its name). */
-#define PGSTORE_LOCK_CLUSTER "1953653089"
+/* How long a stopping daemon waits for its last writes. */
+#define PGSTORE_FLUSH_MS 10000
 /* Ids asked for at a time, ahead of the jobs that take them. */
 #define PGSTORE_IDS 256
 
@@ -50,6 +49,8 @@ static const struct {
 	    " WHERE id = $1 AND version = $29 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING version" },
 	{ "sync_jobs", PGSTORE_SYNC_JOBS },
+	{ "refetch", "SELECT version, " PGROW_SELECT " FROM triage_jobs"
+	    " WHERE id = ANY($1::bigint[])" },
 	{ "sync_removed", PGSTORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
 	    " RETURNING id) INSERT INTO triage_removed (id, removed_at)"
@@ -138,8 +139,7 @@ pgstore_versions_cb(PGresult *const *res, size_t n, const char *cause,
 	pgstore_settle(c, NULL, 0, NULL);
 }
 
-/* The ids a commit updated, as a bigint[] literal; NULL out of memory. */
-static char *
+char *
 pgstore_ids_array(const struct vec *ids)
 {
 	const uint64_t *v = ids->v;
@@ -307,6 +307,36 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
 }
 
 /*
+ * Writes the cluster's priorities when this daemon, holding the cluster's
+ * lock shared, can take it alone too: no other daemon runs. 1 when it
+ * wrote them, 0 when others run, -1 with *cause.
+ */
+static int
+pgstore_write_priorities(PGconn *pg, const char *text, char **cause)
+{
+	const char *values[1] = { text };
+	PGresult *res;
+	bool alone;
+	int rc = 1;
+
+	if ((res = pg_query(pg, "SELECT pg_try_advisory_lock("
+	    PGSTORE_LOCK_CLUSTER ")", cause)) == NULL)
+		return -1;
+	alone = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (!alone)
+		return 0;
+	res = pg_query_params(pg, "INSERT INTO triage_meta"
+	    " VALUES ('priorities', $1) ON CONFLICT (key) DO UPDATE"
+	    " SET value = $1 RETURNING value", 1, values, cause);
+	if (res == NULL || pg_exec(pg, "SELECT pg_advisory_unlock("
+	    PGSTORE_LOCK_CLUSTER ")", cause) != 0)
+		rc = -1;
+	PQclear(res);
+	return rc;
+}
+
+/*
  * The cluster's priorities are one set. Every daemon holds the shared lock
  * of the cluster while it runs; one that can also take it alone is the
  * only one, and its priorities become the cluster's. Else they must be the
@@ -315,30 +345,19 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
 static int
 pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
 {
-	const char *values[1] = { mine };
 	PGresult *res;
-	bool alone;
-	int rc = 0;
+	int rc;
 
-	if ((res = pg_query(pg, "SELECT pg_advisory_lock_shared("
-	    PGSTORE_LOCK_CLUSTER "), pg_try_advisory_lock("
-	    PGSTORE_LOCK_CLUSTER ")", cause)) == NULL)
+	if (pg_exec(pg, "SELECT pg_advisory_lock_shared("
+	    PGSTORE_LOCK_CLUSTER ")", cause) != 0 ||
+	    (rc = pgstore_write_priorities(pg, mine, cause)) == -1)
 		return -1;
-	alone = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
-	PQclear(res);
-	if (alone) {
-		res = pg_query_params(pg, "INSERT INTO triage_meta"
-		    " VALUES ('priorities', $1) ON CONFLICT (key) DO UPDATE"
-		    " SET value = $1 RETURNING value", 1, values, cause);
-		if (res == NULL || pg_exec(pg, "SELECT pg_advisory_unlock("
-		    PGSTORE_LOCK_CLUSTER ")", cause) != 0)
-			rc = -1;
-		PQclear(res);
-		return rc;
-	}
+	if (rc == 1)
+		return 0;
 	if ((res = pg_query(pg, "SELECT value FROM triage_meta"
 	    " WHERE key = 'priorities'", cause)) == NULL)
 		return -1;
+	rc = 0;
 	if (PQntuples(res) < 1)
 		rc = pg_fail(cause, "the cluster's priorities cannot be read");
 	else if (strcmp(PQgetvalue(res, 0, 0), mine) != 0)
@@ -436,6 +455,10 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 		goto fail;
 	for (i = 0; i < PQntuples(res); i++)
 		store_load_paused(&s->st, PQgetvalue(res, i, 0));
+	PQclear(res);
+	if ((res = pg_query(pg, PGSTORE_NODES, cause)) == NULL)
+		goto fail;
+	pgstore_read_nodes(s, res);
 	PQclear(res);
 	return pg_exec(pg, "COMMIT", cause);
 fail:
@@ -642,6 +665,40 @@ pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
 	return 0;
 }
 
+/* The connection of the locks, lost with a restart of the server, say,
+ * made again, and its locks taken again. */
+static void
+pgstore_locks_check(struct pgstore *s)
+{
+	if (PQstatus(s->locks) == CONNECTION_OK &&
+	    pg_exec(s->locks, "SELECT 1", NULL) == 0)
+		return;
+	PQreset(s->locks);
+	(void)pgstore_claim_node(s->locks, s->node, NULL);
+	(void)pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
+	    PGSTORE_LOCK_CLUSTER ")", NULL);
+}
+
+/* For a reload: blocking, on the connection of the locks, as a reload is
+ * an operator's act. */
+static int
+pgstore_set_priorities(struct store *st, const char *text, char **cause)
+{
+	struct pgstore *s = pgstore(st);
+
+	pgstore_locks_check(s);
+	switch (pgstore_write_priorities(s->locks, text, cause)) {
+	case 1:
+		return 0;
+	case 0:
+		return pg_fail(cause, "other nodes of the cluster run with its "
+		    "priorities: to change them, stop every node, then start "
+		    "them with the new config");
+	default:
+		return -1;
+	}
+}
+
 /*
  * An ended job's environment, for a retry: read on the connection that
  * holds the locks, blocking, as store_env is. A retry is an operator's
@@ -657,14 +714,7 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 	int rc;
 
 	snprintf(id, sizeof id, "%" PRIu64, job->id);
-	/* Lost with a restart of the server, say: its locks with it. */
-	if (PQstatus(s->locks) != CONNECTION_OK ||
-	    pg_exec(s->locks, "SELECT 1", NULL) != 0) {
-		PQreset(s->locks);
-		(void)pgstore_claim_node(s->locks, s->node, NULL);
-		(void)pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
-		    PGSTORE_LOCK_CLUSTER ")", NULL);
-	}
+	pgstore_locks_check(s);
 	if ((res = pg_query_params(s->locks, "SELECT env FROM triage_jobs"
 	    " WHERE id = $1", 1, values, cause)) == NULL)
 		return -1;
@@ -765,8 +815,8 @@ pgstore_cmp_id(const void *a, const void *b)
 static bool
 pgstore_is_claim(const struct pgstore *s, uint64_t id)
 {
-	return bsearch(&id, s->claims.v, s->claims.n, sizeof id,
-	    pgstore_cmp_id) != NULL;
+	return s->claims.n > 0 && bsearch(&id, s->claims.v, s->claims.n,
+	    sizeof id, pgstore_cmp_id) != NULL;
 }
 
 /* Everything a commit's statements point into, until they are sent. */
@@ -930,32 +980,67 @@ pgstore_commit_free(struct pgcommit *c)
 	free(c);
 }
 
-/* Takes ids, one for each new job while there are ids: the rest wait for
- * the next commit, which this one's refill gives ids. */
-static int
+/* More ids, from the refill at the end of a commit's batch. */
+static void
+pgstore_take_ids(struct pgstore *s, const PGresult *res)
+{
+	int64_t id;
+	int i;
+
+	s->ids_asked = false;
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		return;
+	for (i = 0; i < PQntuples(res); i++) {
+		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		(void)vec_push(&s->ids, sizeof id, &id);
+	}
+}
+
+/* Gives every new job an id: the caller made sure there are enough, so
+ * that every staged job goes with this commit (store_generation). */
+static void
 pgstore_take_staged(struct pgstore *s, struct pgcommit *c)
 {
-	struct store_staged *staged = s->staged.v;
+	struct store_staged *staged;
 	int64_t *ids = s->ids.v;
-	size_t n = s->staged.n < s->ids.n ? s->staged.n : s->ids.n, i;
+	size_t i, n = s->staged.n;
 
-	if (n == s->staged.n) {
-		c->staged = vec_take(&s->staged);
-	} else {
-		if (vec_reserve(&c->staged, sizeof *staged, n) != 0)
-			return -1;
-		memcpy(c->staged.v, staged, n * sizeof *staged);
-		c->staged.n = n;
-		memmove(staged, &staged[n], (s->staged.n - n) *
-		    sizeof *staged);
-		s->staged.n -= n;
-	}
+	c->staged = vec_take(&s->staged);
+	/* Down, the commit fails at once: no ids spent. */
+	if (!s->up)
+		return;
 	staged = c->staged.v;
 	for (i = 0; i < n; i++)
 		staged[i].job->id = (uint64_t)ids[i];
 	memmove(ids, &ids[n], (s->ids.n - n) * sizeof *ids);
 	s->ids.n -= n;
-	return 0;
+}
+
+static void
+pgstore_ids_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+{
+	struct pgstore *s = arg;
+
+	s->ids_asked = false;
+	if (cause == NULL && n == 1)
+		pgstore_take_ids(s, res[0]);
+	pgstore_schedule(s);
+}
+
+/* More ids than there are new jobs waiting, ahead of their commit. */
+static void
+pgstore_ask_ids(struct pgstore *s)
+{
+	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL };
+	const char *values[1];
+	char num[24];
+
+	snprintf(num, sizeof num, "%zu", s->staged.n + PGSTORE_IDS);
+	values[0] = num;
+	q.values = values;
+	s->ids_asked = true;
+	if (pgconn_batch(s->conn, &q, 1, pgstore_ids_cb, s) != 0)
+		s->ids_asked = false;
 }
 
 /* The changed jobs still in the table, each once, in id order. */
@@ -1011,17 +1096,20 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	/* The first connection is on its way: its coming up commits. */
 	if (!s->up && !s->ever_up && s->down_cause == NULL)
 		return;
+	/* More new jobs than ids (a burst): the ids first, then the commit
+	 * (from the answer). */
+	if (s->up && s->staged.n > s->ids.n) {
+		if (!s->ids_asked)
+			pgstore_ask_ids(s);
+		return;
+	}
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return;		/* the next change schedules it again */
 	c->s = s;
 	c->gen = ++s->commits;
 	c->start_us = timefmt_mono_us();
 	s->st.stats.commits++;
-	if (pgstore_take_staged(s, c) != 0) {
-		free(c);
-		s->commits--;
-		return;
-	}
+	pgstore_take_staged(s, c);
 	pgstore_take_dirty(s, c);
 	c->removed = vec_take(&s->removed);
 	c->syncs = vec_take(&s->syncs);
@@ -1089,27 +1177,11 @@ pgstore_requeue(struct pgstore *s, struct pgcommit *c)
 		s->paused_dirty = true;
 }
 
-/* More ids, from the refill at the end of a commit's batch. */
-static void
-pgstore_take_ids(struct pgstore *s, const PGresult *res)
-{
-	int64_t id;
-	int i;
-
-	s->ids_asked = false;
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		return;
-	for (i = 0; i < PQntuples(res); i++) {
-		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
-		(void)vec_push(&s->ids, sizeof id, &id);
-	}
-}
-
 /*
  * The updates' answers: a row is ours at its new version; none means
- * another daemon changed the job first, and its row is read back to
- * replace ours. Without answers (a commit in doubt that happened), every
- * updated job is read back.
+ * another daemon changed the job first (or holds the row, for a claim):
+ * the job is told, and its row read back to replace ours. Without answers
+ * (a commit in doubt that happened: the versions are set), none is.
  */
 static void
 pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
@@ -1118,22 +1190,36 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 	uint64_t *ids = c->updated.v;
 	struct job *job;
 	const PGresult *r;
+	struct vec refused = { 0 };
 	size_t i;
-	bool refused = false;
 
+	if (res == NULL)
+		return;
 	for (i = 0; i < c->updated.n; i++) {
 		if ((job = store_get(&s->st, ids[i])) == NULL)
 			continue;
-		r = res != NULL ? res[c->first_update + i] : NULL;
-		if (r != NULL && PQntuples(r) == 1) {
+		r = res[c->first_update + i];
+		if (PQntuples(r) == 1) {
 			job->version = (uint32_t)strtoul(PQgetvalue(r, 0, 0),
 			    NULL, 10);
 			continue;
 		}
-		refused = true;
+		/* A claim undone: its launch must not happen. */
+		if (job->state == JOB_QUEUED && job->run->begun) {
+			struct job_run *run = job_run_edit(job);
+
+			if (run != NULL)
+				run->begun = false;
+		}
+		if (s->st.changed_cb != NULL)
+			s->st.changed_cb(job, STORE_CHANGE_REFUSED, NULL,
+			    s->st.changed_arg);
+		/* Out of memory, the next read of changes brings it. */
+		(void)vec_push(&refused, sizeof ids[i], &ids[i]);
 	}
-	if (refused)
-		pgstore_sync_changes(s);
+	if (refused.n > 0)
+		pgstore_refetch(s, &refused);
+	vec_free(&refused);
 }
 
 static void
@@ -1189,13 +1275,30 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	pgstore_commit_free(c);
 }
 
+/*
+ * Writes are the loop's: a daemon that has left its loop (stopping, after
+ * event_base_loopexit) runs it here until they are done, or PostgreSQL
+ * cannot be reached, or for PGSTORE_FLUSH_MS at most. Inside the loop,
+ * there is nothing to do but say what waits.
+ */
 static int
 pgstore_flush(struct store *st, char **cause)
 {
-	(void)st;
-	(void)cause;
-	/* The loop writes: a daemon stopping runs it until it has. */
-	return 0;
+	struct pgstore *s = pgstore(st);
+	uint64_t deadline = timefmt_mono_us() + PGSTORE_FLUSH_MS * 1000;
+
+	if (event_base_got_exit(s->base))
+		while (pgstore_pending(st) && s->up &&
+		    timefmt_mono_us() < deadline)
+			if (event_base_loop(s->base, EVLOOP_ONCE) == -1)
+				break;
+	if (!pgstore_pending(st))
+		return 0;
+	return pg_fail(cause, "%zu new jobs and %zu changes are not written "
+	    "to PostgreSQL%s", s->staged.n + (s->flight != NULL ?
+	    s->flight->staged.n : 0), s->dirty.n + (s->flight != NULL ?
+	    s->flight->updated.n : 0), s->up ? "" : " (unreachable): the "
+	    "next start finds the jobs that ran here as they were");
 }
 
 static const struct store_ops pgstore_ops = {
@@ -1210,6 +1313,7 @@ static const struct store_ops pgstore_ops = {
 	.sync = pgstore_sync,
 	.env = pgstore_env,
 	.forget_env = pgstore_forget_env,
+	.set_priorities = pgstore_set_priorities,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,

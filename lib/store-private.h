@@ -47,6 +47,8 @@ struct store_ops {
 	int (*sync)(struct store *st, store_synced_cb cb, void *arg);
 	int (*env)(struct store *st, struct job *job, char **cause);
 	void (*forget_env)(struct store *st, struct job *job);
+	int (*set_priorities)(struct store *st, const char *text,
+	    char **cause);
 	int (*remove)(struct store *st, uint64_t id);
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);
@@ -58,6 +60,7 @@ struct store {
 	const struct store_ops *ops;
 	struct jobtable jobs;
 	struct vec paused;		/* char *, the paused priorities */
+	struct vec nodes;		/* struct store_node, by name */
 	store_committed_cb committed_cb;
 	void *committed_arg;
 	store_written_cb written_cb;
@@ -75,5 +78,9 @@ void store_init(struct store *st, const struct store_ops *ops);
 void store_fini(struct store *st);
 /* For loading: a paused priority read from the database. */
 void store_load_paused(struct store *st, const char *name);
+/* For loading: the nodes become the n read (names copied). 0, or -1 out
+ * of memory with the old ones kept. */
+int store_load_nodes(struct store *st, const struct store_node *nodes,
+    size_t n);
 
 #endif

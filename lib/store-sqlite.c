@@ -487,6 +487,16 @@ sqlstore_forget_env(struct store *st, struct job *job)
 	job_drop_env(job);
 }
 
+/* One host: its config is the only one. */
+static int
+sqlstore_set_priorities(struct store *st, const char *text, char **cause)
+{
+	(void)st;
+	(void)text;
+	(void)cause;
+	return 0;
+}
+
 static int
 sqlstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
     size_t max, size_t *n, char **cause)
@@ -506,6 +516,7 @@ static const struct store_ops sqlstore_ops = {
 	.sync = sqlstore_sync,
 	.env = sqlstore_env,
 	.forget_env = sqlstore_forget_env,
+	.set_priorities = sqlstore_set_priorities,
 	.remove = sqlstore_remove,
 	.expired = sqlstore_expired,
 	.flush = sqlstore_flush,

@@ -64,18 +64,43 @@ void store_set_status_cb(struct store *st, store_status_cb cb, void *arg);
  * A job changed in the database by someone else (a daemon sharing it):
  * their row is in the job now, changed in place, and wins over any change
  * of ours not yet written (whose write the database then refuses); before
- * is the job's status until then. GONE comes before the job is freed; NEW
- * after it joined the table (before is NULL). A SQLite store never calls
- * it.
+ * is the job's status until then. REFUSED comes first when the database
+ * refused a write of ours (another daemon changed the job, or holds its
+ * row): the job is as we made it, but for a claim's begun, which is undone;
+ * UPDATED follows with the database's row (before is the job as it is when
+ * that row is no newer: it must be looked at afresh all the same). GONE
+ * comes before the job is freed; NEW after it joined the table (before is
+ * NULL for both, and for REFUSED). A SQLite store never calls it.
  */
 enum store_change {
 	STORE_CHANGE_NEW,
+	STORE_CHANGE_REFUSED,
 	STORE_CHANGE_UPDATED,
 	STORE_CHANGE_GONE,
 };
 typedef void (*store_changed_cb)(struct job *job, enum store_change what,
     const struct job_status *before, void *arg);
 void store_set_changed_cb(struct store *st, store_changed_cb cb, void *arg);
+
+/*
+ * The priorities every daemon sharing the store must have become text (as
+ * store_pg_options' priorities), for a reload that changes them: only
+ * while no other daemon runs, or they would differ. 0, or -1 with *cause.
+ * A SQLite store has no one to agree with.
+ */
+int store_set_priorities(struct store *st, const char *text, char **cause);
+
+/* A daemon sharing the store (store_nodes). */
+struct store_node {
+	char *name;
+	unsigned slots;
+	int64_t started_at;	/* ms since the epoch */
+	bool up;		/* connected: its daemon runs */
+};
+/* The daemons sharing the store as last read (this one among them):
+ * borrowed, *n of them, valid until the store reads again. A SQLite store
+ * has none. */
+const struct store_node *store_nodes(const struct store *st, size_t *n);
 
 /* The job's environment is not needed in memory any more (it ended): the
  * store may drop it, and store_env brings it back. */

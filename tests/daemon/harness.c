@@ -47,12 +47,15 @@ struct tlive {
 	off_t		 from;		/* the log's size when this test began */
 	bool		 of_test;	/* started by the running test */
 	bool		 dumped;	/* its log is out for this test */
+	bool		 kept;		/* for every test: reaped at exit */
 };
 static struct tlive tlive[TLIVE_MAX];
 /* The test process: its forks must not clean up after it. */
 static pid_t towner;
 /* Inside a test (between our setup and teardown around it). */
 static bool tin_test;
+/* At exit: what was kept for every test goes too. */
+static bool tin_exit;
 
 const char *
 tbin(const char *name)
@@ -322,7 +325,7 @@ treap(int i, const char *why)
 	struct tdaemon *d = tlive[i].d;
 
 	tlive[i].d = NULL;
-	if (!tlive[i].dumped)
+	if (!tlive[i].dumped && !tlive[i].kept)
 		tlog_copy(d, tlive[i].from, why);
 	tkill(d);
 	if (trm_dir(d) == -1)
@@ -350,13 +353,15 @@ treap_left(bool all, const char *why)
 	int i;
 
 	for (i = 0; i < TLIVE_MAX; i++)
-		if (tlive[i].d != NULL && (all || tlive[i].of_test))
+		if (tlive[i].d != NULL && (all || tlive[i].of_test) &&
+		    (!tlive[i].kept || getpid() != towner || tin_exit))
 			treap(i, why);
 }
 
 static void
 tatexit(void)
 {
+	tin_exit = true;
 	if (getpid() == towner)
 		treap_left(true, "was still running at exit");
 }
@@ -420,6 +425,7 @@ tlive_add(struct tdaemon *d)
 	tlive[i].from = 0;
 	tlive[i].of_test = tin_test;
 	tlive[i].dumped = false;
+	tlive[i].kept = false;
 	tlive[i].d = d;
 }
 
@@ -429,8 +435,10 @@ tdaemon_keep(const struct tdaemon *d)
 	int i;
 
 	for (i = 0; i < TLIVE_MAX; i++)
-		if (tlive[i].d == d)
+		if (tlive[i].d == d) {
 			tlive[i].of_test = false;
+			tlive[i].kept = true;
+		}
 }
 
 static void
@@ -717,7 +725,7 @@ tcluster(void)
  * makes clusters of its own.
  */
 static void
-tcluster_section(FILE *f, const char *extra)
+tcluster_section(struct tdaemon *d, const char *extra)
 {
 	static struct tpg *pg;
 	static unsigned n;
@@ -736,9 +744,27 @@ tcluster_section(FILE *f, const char *extra)
 	snprintf(name, sizeof name, "solo%u", ++n);
 	conninfo = tpg_createdb(pg, name);
 	/* The role of the test's user: the daemon may run as another. */
-	fprintf(f, "\n[cluster]\npostgresql = %s user=%s\nnode = solo\n",
-	    conninfo, pw != NULL ? pw->pw_name : "root");
+	snprintf(d->cluster, sizeof d->cluster, "\n[cluster]\npostgresql = "
+	    "%s user=%s\nnode = " TCLUSTER_NODE "\n", conninfo,
+	    pw != NULL ? pw->pw_name : "root");
 	free(conninfo);
+}
+
+void
+tdaemon_rewrite(const struct tdaemon *d, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	if ((f = fopen(d->conf, "w")) == NULL)
+		fail_msg("cannot rewrite %s: %s", d->conf, strerror(errno));
+	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n", d->sock,
+	    d->state);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fprintf(f, "\n%s", d->cluster);
+	fclose(f);
 }
 
 struct tdaemon *
@@ -747,7 +773,6 @@ tdaemon_start_as(const char *extra, const char *user)
 	struct tdaemon *d = calloc(1, sizeof *d);
 	char dir[sizeof d->dir] = "/tmp/triage-test-XXXXXX";
 	struct passwd *pw = NULL;
-	FILE *f;
 
 	assert_non_null(d);
 	/* From here on a failure leaves d to the clean-up (treap), which
@@ -770,15 +795,11 @@ tdaemon_start_as(const char *extra, const char *user)
 		if (chown(d->dir, pw->pw_uid, pw->pw_gid) == -1)
 			fail_msg("chown %s: %s", d->dir, strerror(errno));
 	}
-	if ((f = fopen(d->conf, "w")) == NULL)
-		fail_msg("cannot create %s: %s", d->conf, strerror(errno));
+	tcluster_section(d, extra);
 	/* Debug logs, for the failures, unless extra says otherwise (a load
 	 * test, whose log would cost the daemon more than its jobs). */
-	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n%s%s\n", d->sock,
-	    d->state, extra && strncmp(extra, "log_level", 9) == 0 ? "" :
-	    "log_level = debug\n", extra ? extra : "");
-	tcluster_section(f, extra);
-	fclose(f);
+	tdaemon_rewrite(d, "%s%s", extra && strncmp(extra, "log_level", 9) ==
+	    0 ? "" : "log_level = debug\n", extra ? extra : "");
 	tdaemon_launch(d);
 	return d;
 }

@@ -34,6 +34,9 @@ struct tdaemon {
 	char user[64];		/* its user, when not the test's */
 	char kind[16];		/* what it is, for its log's banner: "" is
 				 * triaged, tdaemon_adopt's callers say */
+	/* Under TRIAGE_TEST_CLUSTER, its [cluster] section, which every
+	 * config it is given keeps (tdaemon_rewrite). */
+	char cluster[512];
 };
 
 /*
@@ -70,10 +73,17 @@ void tdaemon_adopt(struct tdaemon *d);
 /* In a forked child: takes on user's ids and groups, for good, or exits
  * 127 saying why. */
 void tbecome(const char *user);
+/* The daemon's config from now on: its [daemon] socket and state_dir
+ * lines, then the printf-formatted text (more [daemon] keys first, then
+ * any sections), then its [cluster] section if it has one. */
+void tdaemon_rewrite(const struct tdaemon *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Whether TRIAGE_TEST_CLUSTER is set (make test-onenode): every daemon
  * tdaemon_start makes is then a one-node cluster in PostgreSQL, for the
  * tests of the SQLite file itself to skip, saying why. */
 bool tcluster(void);
+/* The node those one-node clusters are. */
+#define TCLUSTER_NODE "solo"
 /* Starts it again on the same config and state, after a stop or crash. */
 void tdaemon_restart(struct tdaemon *d);
 /* kill -9 of the daemon alone (its workers notice and follow it). */

@@ -65,9 +65,13 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 	}
 	json_decref(res);
 	assert_int_equal(queued, N - 1);
-	/* New ids follow the old ones. */
+	/* New ids follow the old ones: right after them, but in a cluster,
+	 * whose daemons take ids from its sequence ahead, in blocks. */
 	id = tsubmit(c, "{s[s]}", "argv", "true");
-	assert_int_equal(id, first + N);
+	if (tcluster())
+		assert_true(id >= first + N);
+	else
+		assert_int_equal(id, first + N);
 	tdaemon_end(d, c);
 }
 
@@ -469,12 +473,18 @@ write_v1_db(const char *dir)
 static void
 test_older_database_is_migrated(void **state)
 {
-	struct tdaemon *d = tdaemon_start(NULL);
+	struct tdaemon *d;
 	struct client *c;
 	json_t *job, *page;
 	int64_t id;
 
 	(void)state;
+	if (tcluster()) {
+		print_message("skipped: an older SQLite file, which a cluster "
+		    "does not use\n");
+		skip();
+	}
+	d = tdaemon_start(NULL);
 	assert_int_equal(tdaemon_stop(d), 0);
 	{
 		char cmd[400];

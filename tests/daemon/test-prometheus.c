@@ -147,15 +147,8 @@ metrics_need_no_credential(void **state)
 static void
 fx_rewrite(struct fixture *fx, const char *extra)
 {
-	FILE *f;
-
-	if ((f = fopen(fx->d->conf, "w")) == NULL)
-		fail_msg("cannot rewrite %s: %s", fx->d->conf,
-		    strerror(errno));
-	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\nlog_level = debug\n"
-	    "%s[http]\nlisten = %s\nauth = none\n", fx->d->sock, fx->d->state,
-	    extra, fx->addr);
-	fclose(f);
+	tdaemon_rewrite(fx->d, "log_level = debug\n%s[http]\nlisten = %s\n"
+	    "auth = none\n", extra, fx->addr);
 }
 
 /* A reload that puts a priority between two: the label sets are the new

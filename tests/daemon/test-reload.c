@@ -25,14 +25,8 @@
 static void
 rewrite(const struct tdaemon *d, const char *extra)
 {
-	FILE *f;
-
-	if ((f = fopen(d->conf, "w")) == NULL)
-		fail_msg("cannot rewrite %s: %s", d->conf, strerror(errno));
-	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n%s%s\n", d->sock,
-	    d->state, strstr(extra, "log_level") ? "" : "log_level = debug\n",
-	    extra);
-	fclose(f);
+	tdaemon_rewrite(d, "%s%s\n", strstr(extra, "log_level") ? "" :
+	    "log_level = debug\n", extra);
 }
 
 static void
