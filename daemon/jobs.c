@@ -1144,7 +1144,8 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
 		if (st.paused)
 			return "paused";
-		if (st.cap != 0 && st.held + now->waiter.permits > st.cap)
+		if (st.cap != 0 && st.held + st.elsewhere +
+		    now->waiter.permits > st.cap)
 			return "max_running";
 	}
 	return position > 0 ? "queue" : "slots";
