@@ -181,8 +181,26 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	}
 }
 
+/* Another node paused or resumed a priority: so does this one. */
+static void
+jobs_changed_paused_cb(const char *name, bool paused, void *arg)
+{
+	struct triaged *td = arg;
+	int prio = config_priority_find(td->cfg, name);
+
+	if (prio < 0)
+		return;
+	if (paused)
+		psem_pause(td->sem, (unsigned)prio);
+	else
+		psem_resume(td->sem, (unsigned)prio);
+	log_notice("%s %s by another node", paused ? "paused" : "resumed",
+	    name);
+}
+
 void
 jobs_follow_store(struct triaged *td)
 {
 	store_set_changed_cb(td->store, jobs_changed_cb, td);
+	store_set_paused_cb(td->store, jobs_changed_paused_cb, td);
 }
