@@ -12,6 +12,7 @@
 #include "pgconn.h"
 #include "store.h"
 #include "store-pg-private.h"
+#include "timefmt.h"
 
 /* Its statements, prepared on every connection (store-pg.c). */
 const char pgstore_lease_sql[] =
@@ -95,6 +96,12 @@ pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 		pgstore_sync_changes(s);
 }
 
+/*
+ * Only once connected for a whole lease: after the server was away (or as
+ * this daemon starts), every other node has had its lease's time to renew
+ * on its own connection, and a lease that ran out meanwhile is one nobody
+ * could renew.
+ */
 void
 pgstore_take_over(struct store *st)
 {
@@ -102,7 +109,7 @@ pgstore_take_over(struct store *st)
 	struct pgconn_stmt q = { "takeover", NULL, 2, NULL, NULL, NULL };
 	const char *values[2] = { s->node, s->self };
 
-	if (!s->up)
+	if (!s->up || timefmt_mono_us() - s->up_since_us < s->lease_ms * 1000)
 		return;
 	q.values = values;
 	(void)pgconn_batch(s->conn, &q, 1, pgstore_took_cb, s);

@@ -60,6 +60,7 @@ struct pgstore {
 	char self[96];			/* "node boot": our NOTIFY payload */
 	bool up;
 	bool ever_up;			/* the loop's connection came up once */
+	uint64_t up_since_us;		/* monotonic: since it is up */
 	char *down_cause;		/* why it is down, when it is */
 	struct event *commit_ev;
 	uint64_t commits;		/* commits begun */

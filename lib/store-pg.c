@@ -90,6 +90,11 @@ struct pgcommit {
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
+	/* Each UPDATE's kind, and the job's count of replacements then. */
+	struct {
+		bool claim;
+		uint16_t replaced;
+	} *sent;
 	size_t ids_at;			/* of the refill of ids; 0: none */
 };
 
@@ -234,6 +239,9 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 	if (!up)
 		return;
 	s->ever_up = true;
+	/* Nobody could renew while the server was away: ours first. */
+	s->up_since_us = timefmt_mono_us();
+	pgstore_renew_lease(&s->st);
 	if (s->doubt && s->flight != NULL)
 		pgstore_ask_doubt(s);
 	/* What was missed while down. */
@@ -952,13 +960,18 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		    b->rows[b->nrows++].values);
 	}
 	c->first_update = b->n;
+	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
+	    sizeof *c->sent)) == NULL)
+		return pg_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
 		job = store_get(&s->st, ids[i]);
 		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
 		b->rows[b->nrows].changes[PGROW_NCHANGES + 1] =
 		    pgstore_num(b, job->version);
-		pgstore_stmt(b, pgstore_is_claim(s, ids[i]) ? "claim" : "upd",
+		c->sent[i].claim = pgstore_is_claim(s, ids[i]);
+		c->sent[i].replaced = job->replaced;
+		pgstore_stmt(b, c->sent[i].claim ? "claim" : "upd",
 		    NULL, PGROW_NCHANGES + 2,
 		    b->rows[b->nrows++].changes);
 	}
@@ -1004,6 +1017,7 @@ pgstore_commit_free(struct pgcommit *c)
 	vec_free(&c->syncs);
 	vec_free(&c->updated);
 	vec_free(&c->removed);
+	free(c->sent);
 	free(c);
 }
 
@@ -1239,8 +1253,13 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 			    NULL, 10);
 			continue;
 		}
-		/* A claim undone: its launch must not happen. */
-		if (job->state == JOB_QUEUED && job->run->begun) {
+		/* Another daemon's row has replaced the job since: the
+		 * job follows it already, and what was done since stands. */
+		if (c->sent[i].replaced != job->replaced)
+			continue;
+		/* A claim of ours undone: its launch must not happen. */
+		if (c->sent[i].claim && job->state == JOB_QUEUED &&
+		    job->run->begun) {
 			struct job_run *run = job_run_edit(job);
 
 			if (run != NULL)
