@@ -91,6 +91,7 @@ static const char pg_schema_v1[] =
 	" name text PRIMARY KEY,"
 	" boot bigint NOT NULL,"
 	" slots integer NOT NULL,"
+	" busy integer NOT NULL DEFAULT 0,"	/* slots held, as last told */
 	" started_at bigint NOT NULL,"
 	" lease_until timestamptz,"
 	" commit_gen bigint NOT NULL DEFAULT 0,"

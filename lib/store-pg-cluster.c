@@ -16,7 +16,7 @@
 
 /* Its statements, prepared on every connection (store-pg.c). */
 const char pgstore_lease_sql[] =
-    "UPDATE triage_nodes SET lease_until = now() + $3::interval"
+    "UPDATE triage_nodes SET lease_until = now() + $3::interval, busy = $4"
     " WHERE name = $1 AND boot = $2";
 /*
  * The jobs of every other node whose lease has run out go back to their
@@ -70,16 +70,18 @@ void
 pgstore_renew_lease(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "lease", NULL, 3, NULL, NULL, NULL };
-	const char *values[3];
-	char lease[48];
+	struct pgconn_stmt q = { "lease", NULL, 4, NULL, NULL, NULL };
+	const char *values[4];
+	char lease[48], busy[16];
 
 	if (!s->up)
 		return;
 	pgstore_lease_text(s, lease, sizeof lease);
+	snprintf(busy, sizeof busy, "%u", s->busy);
 	values[0] = s->node;
 	values[1] = s->boot;
 	values[2] = lease;
+	values[3] = busy;
 	q.values = values;
 	(void)pgconn_batch(s->conn, &q, 1, pgstore_ignore_cb, s);
 }
@@ -151,4 +153,10 @@ pgstore_read_cancels(struct pgstore *s, const PGresult *res)
 		    (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10),
 		    s->st.cancel_arg);
 	}
+}
+
+void
+pgstore_set_busy(struct store *st, unsigned busy)
+{
+	pgstore(st)->busy = busy;
 }

@@ -62,7 +62,7 @@ static const struct {
 	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
 	    " commit_xid = pg_current_xact_id(),"
-	    " lease_until = now() + $4::interval"
+	    " lease_until = now() + $4::interval, busy = $5"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "lease", pgstore_lease_sql },
 	{ "takeover", pgstore_takeover_sql },
@@ -946,9 +946,9 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	if ((b->stmts = calloc(nst, sizeof *b->stmts)) == NULL ||
 	    (b->rows = calloc(c->staged.n + c->updated.n + 1,
 	    sizeof *b->rows)) == NULL ||
-	    (b->nums = calloc(c->updated.n + c->removed.n + 8,
+	    (b->nums = calloc(c->updated.n + 2 * c->removed.n + 8,
 	    sizeof *b->nums)) == NULL ||
-	    (b->values = calloc(c->updated.n * 0 + c->removed.n * 2 + 16,
+	    (b->values = calloc(2 * c->removed.n + 16,
 	    sizeof *b->values)) == NULL)
 		return pg_fail(cause, "out of memory");
 	pgstore_stmt(b, NULL, "BEGIN", 0, NULL);
@@ -989,13 +989,14 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		v[0] = b->paused;
 		pgstore_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 4);
+	v = pgstore_values(b, 5);
 	v[0] = s->node;
 	v[1] = s->boot;
 	v[2] = pgstore_num(b, (int64_t)c->gen);
 	pgstore_lease_text(s, b->lease, sizeof b->lease);
 	v[3] = b->lease;
-	pgstore_stmt(b, "mark", NULL, 4, v);
+	v[4] = pgstore_num(b, s->busy);
+	pgstore_stmt(b, "mark", NULL, 5, v);
 	v = pgstore_values(b, 1);
 	v[0] = s->self;
 	pgstore_stmt(b, "notify", NULL, 1, v);
@@ -1372,6 +1373,7 @@ static const struct store_ops pgstore_ops = {
 	.renew_lease = pgstore_renew_lease,
 	.take_over = pgstore_take_over,
 	.cancel_elsewhere = pgstore_cancel_elsewhere,
+	.set_busy = pgstore_set_busy,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,
