@@ -65,7 +65,7 @@ cmd_stats_nodes(const json_t *nodes)
 	table_align_right(t, 1);
 	table_align_right(t, 2);
 	json_array_foreach(nodes, i, node) {
-		cells[0] = json_string_value(json_object_get(node, "name"));
+		cells[0] = json_string_value(json_object_get(node, "node"));
 		cells[1] = format_int(json_object_get(node, "slots"), slots,
 		    sizeof slots);
 		cells[2] = format_int(json_object_get(node, "slots_busy"), busy,

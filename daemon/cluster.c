@@ -133,7 +133,7 @@ cluster_nodes_json(struct triaged *td)
 		return NULL;
 	for (i = 0; i < n; i++)
 		json_array_append_new(a, json_pack("{ss sI sI sb}",
-		    "name", nodes[i].name,
+		    "node", nodes[i].name,
 		    "slots", (json_int_t)nodes[i].slots,
 		    "slots_busy", (json_int_t)nodes[i].busy,
 		    "up", nodes[i].up));

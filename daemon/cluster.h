@@ -38,8 +38,9 @@ bool cluster_runs_here(const struct triaged *td, const struct job *job);
 int cluster_lease_start(struct triaged *td);
 void cluster_lease_stop(void);
 
-/* stats' nodes: each node's name, slots, slots_busy (as it last wrote)
- * and whether it runs; a new reference, NULL without a cluster. */
+/* stats' nodes: each node's node (its name: the priorities have stats'
+ * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up);
+ * a new reference, NULL without a cluster. */
 json_t *cluster_nodes_json(struct triaged *td);
 
 #endif
