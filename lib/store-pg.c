@@ -274,7 +274,7 @@ pgstore_load_ids(struct pgstore *s, PGconn *pg, char **cause)
 		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
 		if (vec_push(&s->ids, sizeof id, &id) != 0) {
 			PQclear(res);
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		}
 	}
 	PQclear(res);
@@ -312,7 +312,7 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
 		theirs = "nothing";
 		b = strlen(theirs);
 	}
-	return pg_fail(cause, "this daemon's priorities are not those of the "
+	return cause_fail(cause, "this daemon's priorities are not those of the "
 	    "nodes running: here \"%.*s\", in the cluster \"%.*s\" (every "
 	    "node of a cluster has the same policy and [priority.*] ranks, "
 	    "weights, max_queued and max_running; to change them, stop every "
@@ -373,7 +373,7 @@ pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
 		return -1;
 	rc = 0;
 	if (PQntuples(res) < 1)
-		rc = pg_fail(cause, "the cluster's priorities cannot be read");
+		rc = cause_fail(cause, "the cluster's priorities cannot be read");
 	else if (strcmp(PQgetvalue(res, 0, 0), mine) != 0)
 		rc = pgstore_priorities_differ(mine, PQgetvalue(res, 0, 0),
 		    cause);
@@ -394,7 +394,7 @@ pgstore_claim_node(PGconn *pg, const char *node, char **cause)
 	    == NULL)
 		return -1;
 	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
-		rc = pg_fail(cause, "node %s is running already: another "
+		rc = cause_fail(cause, "node %s is running already: another "
 		    "daemon of the cluster has that name (set [cluster] node)",
 		    node);
 	PQclear(res);
@@ -442,7 +442,7 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 	s->snapshot = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (s->snapshot == NULL) {
-		pg_fail(cause, "out of memory");
+		cause_fail(cause, "out of memory");
 		goto fail;
 	}
 	if ((res = pg_query(pg, "SELECT version, " PGROW_SELECT
@@ -455,7 +455,7 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 		    NULL, 10);
 		if (jobtable_add(&s->st.jobs, job) != 0) {
 			job_free(job);
-			pg_fail(cause, "out of memory");
+			cause_fail(cause, "out of memory");
 			break;
 		}
 	}
@@ -493,7 +493,7 @@ pgstore_start(struct pgstore *s, const struct store_pg_options *o,
 
 	s->locks = pg;
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
-		return pg_fail(cause, "cannot connect to PostgreSQL: %s",
+		return cause_fail(cause, "cannot connect to PostgreSQL: %s",
 		    pg_message(pg, NULL));
 	if (pg_schema_setup(pg, cause) != 0 ||
 	    pgstore_claim_node(pg, s->node, cause) != 0 ||
@@ -516,10 +516,10 @@ pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
 	for (i = 0; i < PGSTORE_NSTMTS; i++)
 		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
 		    pgstore_stmts[i].sql) != 0)
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
 	    pgconn_start(s->conn) != 0)
-		return pg_fail(cause, "cannot start the connection to "
+		return cause_fail(cause, "cannot start the connection to "
 		    "PostgreSQL: %s", strerror(errno));
 	return 0;
 }
@@ -708,7 +708,7 @@ pgstore_set_priorities(struct store *st, const char *text, char **cause)
 	case 1:
 		return 0;
 	case 0:
-		return pg_fail(cause, "other nodes of the cluster run with its "
+		return cause_fail(cause, "other nodes of the cluster run with its "
 		    "priorities: to change them, stop every node, then start "
 		    "them with the new config");
 	default:
@@ -737,7 +737,7 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
-		return pg_fail(cause, "job %" PRIu64 " is not in the cluster's "
+		return cause_fail(cause, "job %" PRIu64 " is not in the cluster's "
 		    "database", job->id);
 	}
 	rc = pgrow_env(res, 0, 0, job->id, &env, cause);
@@ -745,7 +745,7 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 	if (rc != 0)
 		return -1;
 	if (job_set_env(job, env) != 0)
-		return pg_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	return 0;
 }
 
@@ -809,7 +809,7 @@ pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
 		e.id = job->id;
 		if (vec_push(&ends, sizeof e, &e) != 0) {
 			vec_free(&ends);
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		}
 	}
 	v = ends.v;
@@ -950,7 +950,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	    sizeof *b->nums)) == NULL ||
 	    (b->values = calloc(2 * c->removed.n + 16,
 	    sizeof *b->values)) == NULL)
-		return pg_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	pgstore_stmt(b, NULL, "BEGIN", 0, NULL);
 	for (i = 0; i < c->staged.n; i++) {
 		if (pgrow_params(&b->rows[b->nrows], staged[i].job, true,
@@ -962,7 +962,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	c->first_update = b->n;
 	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
 	    sizeof *c->sent)) == NULL)
-		return pg_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
 		job = store_get(&s->st, ids[i]);
 		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
@@ -983,7 +983,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	}
 	if (c->paused) {
 		if ((b->paused = pgstore_paused_array(&s->st)) == NULL)
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		pgstore_stmt(b, "paused_clear", NULL, 0, NULL);
 		v = pgstore_values(b, 1);
 		v[0] = b->paused;
@@ -1350,7 +1350,7 @@ pgstore_flush(struct store *st, char **cause)
 				break;
 	if (!pgstore_pending(st))
 		return 0;
-	return pg_fail(cause, "%zu new jobs and %zu changes are not written "
+	return cause_fail(cause, "%zu new jobs and %zu changes are not written "
 	    "to PostgreSQL%s", s->staged.n + (s->flight != NULL ?
 	    s->flight->staged.n : 0), s->dirty.n + (s->flight != NULL ?
 	    s->flight->updated.n : 0), s->up ? "" : " (unreachable): the "
