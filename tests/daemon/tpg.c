@@ -217,6 +217,10 @@ tpg_start(void)
 	assert_non_null(pg->d = calloc(1, sizeof *pg->d));
 	snprintf(pg->bindir, sizeof pg->bindir, "%s", bindir);
 	snprintf(pg->d->kind, sizeof pg->d->kind, "postgres");
+	/* Its children are not in its process group (below): SIGQUIT, its
+	 * immediate shutdown, has it end them and wait for them, so that no
+	 * process writes in the dir being removed. */
+	pg->d->stop_signal = SIGQUIT;
 	/* From here on a failure leaves the dir and the server to the
 	 * harness's clean-up. */
 	tdaemon_adopt(pg->d);
