@@ -1,0 +1,178 @@
+/* jobtable.c - jobs sorted by id in one array, with tombstones where jobs
+ * were removed, swept away a quarter at a time. */
+#include <stdint.h>
+#include <string.h>
+
+#include "job.h"
+#include "jobtable.h"
+
+static uintptr_t *
+jobtable_entries(const struct jobtable *t)
+{
+	return t->entries.v;
+}
+
+/* The job of an entry, NULL for a tombstone. */
+static struct job *
+jobtable_entry_job(uintptr_t e)
+{
+	return (e & 1) ? NULL : (struct job *)e;
+}
+
+static uint64_t
+jobtable_entry_id(uintptr_t e)
+{
+	return (e & 1) ? (uint64_t)(e >> 1) : ((struct job *)e)->id;
+}
+
+/* The index of the first entry whose id is >= id. */
+static size_t
+jobtable_lower_bound(const struct jobtable *t, uint64_t id)
+{
+	uintptr_t *e = jobtable_entries(t);
+	size_t lo = 0, hi = t->entries.n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (jobtable_entry_id(e[mid]) < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first job at index i or after; NULL at the end. */
+static struct job *
+jobtable_live_from(const struct jobtable *t, size_t i)
+{
+	uintptr_t *e = jobtable_entries(t);
+
+	for (; i < t->entries.n; i++)
+		if (!(e[i] & 1))
+			return (struct job *)e[i];
+	return NULL;
+}
+
+/* Drops the tombstones, keeping the order. */
+static void
+jobtable_sweep(struct jobtable *t)
+{
+	uintptr_t *e = jobtable_entries(t);
+	size_t i, k = 0;
+
+	for (i = 0; i < t->entries.n; i++)
+		if (!(e[i] & 1))
+			e[k++] = e[i];
+	t->entries.n = k;
+	t->dead = 0;
+}
+
+void
+jobtable_free(struct jobtable *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->entries.n; i++)
+		job_free(jobtable_entry_job(jobtable_entries(t)[i]));
+	vec_free(&t->entries);
+	t->dead = 0;
+}
+
+int
+jobtable_reserve(struct jobtable *t, size_t n)
+{
+	return vec_reserve(&t->entries, sizeof(uintptr_t), n);
+}
+
+int
+jobtable_add(struct jobtable *t, struct job *job)
+{
+	uintptr_t e = (uintptr_t)job, *v;
+	size_t i, n = t->entries.n;
+
+	if (n == 0 || jobtable_entry_id(jobtable_entries(t)[n - 1]) < job->id)
+		return vec_push(&t->entries, sizeof e, &e);
+	i = jobtable_lower_bound(t, job->id);
+	v = jobtable_entries(t);
+	/* The tombstone of the same id, from a removal: its place. */
+	if (v[i] == (((uintptr_t)job->id << 1) | 1)) {
+		v[i] = e;
+		t->dead--;
+		return 0;
+	}
+	if (vec_reserve(&t->entries, sizeof e, 1) != 0)
+		return -1;
+	v = jobtable_entries(t);
+	memmove(&v[i + 1], &v[i], (n - i) * sizeof *v);
+	v[i] = e;
+	t->entries.n++;
+	return 0;
+}
+
+struct job *
+jobtable_remove(struct jobtable *t, uint64_t id)
+{
+	size_t i = jobtable_lower_bound(t, id);
+	uintptr_t *e = jobtable_entries(t);
+	struct job *job;
+
+	if (i >= t->entries.n || (job = jobtable_entry_job(e[i])) == NULL ||
+	    job->id != id)
+		return NULL;
+	/* Ids fit: the databases' are at most INT64_MAX. */
+	e[i] = ((uintptr_t)id << 1) | 1;
+	/* The sweep costs the whole array, once per so many removals. */
+	if (++t->dead > t->entries.n / 4)
+		jobtable_sweep(t);
+	return job;
+}
+
+struct job *
+jobtable_get(const struct jobtable *t, uint64_t id)
+{
+	size_t i = jobtable_lower_bound(t, id);
+	struct job *job;
+
+	if (i < t->entries.n && (job = jobtable_entry_job(
+	    jobtable_entries(t)[i])) != NULL && job->id == id)
+		return job;
+	return NULL;
+}
+
+struct job *
+jobtable_next(const struct jobtable *t, uint64_t after_id)
+{
+	if (after_id == UINT64_MAX)
+		return NULL;
+	return jobtable_live_from(t, jobtable_lower_bound(t, after_id + 1));
+}
+
+struct job *
+jobtable_iter(const struct jobtable *t, size_t *pos)
+{
+	uintptr_t *e = jobtable_entries(t);
+
+	for (; *pos < t->entries.n; (*pos)++)
+		if (!(e[*pos] & 1))
+			return (struct job *)e[(*pos)++];
+	return NULL;
+}
+
+struct job *
+jobtable_last(const struct jobtable *t)
+{
+	uintptr_t *e = jobtable_entries(t);
+	size_t i;
+
+	for (i = t->entries.n; i > 0; i--)
+		if (!(e[i - 1] & 1))
+			return (struct job *)e[i - 1];
+	return NULL;
+}
+
+size_t
+jobtable_count(const struct jobtable *t)
+{
+	return t->entries.n - t->dead;
+}

@@ -1,0 +1,44 @@
+/* jobtable.h - every job a store holds, by id: found by binary search, walked
+ * in id order, removed without moving the rest. */
+#ifndef TRIAGE_JOBTABLE_H
+#define TRIAGE_JOBTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vec.h"
+
+struct job;
+
+/* Zero it to start empty. */
+struct jobtable {
+	/* By id: a job's pointer, or where one was removed a tombstone,
+	 * (id << 1) | 1, so that a removal moves nothing. Tombstones go in
+	 * one sweep once they are a quarter of the entries. */
+	struct vec entries;	/* uintptr_t */
+	size_t dead;		/* tombstones among them */
+};
+
+/* Frees every job and the table's memory. */
+void jobtable_free(struct jobtable *t);
+/* Room for n more jobs, so that adding them cannot fail: 0, or -1 ENOMEM. */
+int jobtable_reserve(struct jobtable *t, size_t n);
+/*
+ * Adds job, whose id no job in the table has, in its place by id: at the
+ * end in O(1) when its id is the largest, as a store's own new jobs are;
+ * else by moving the ones after it. 0, or -1 with ENOMEM.
+ */
+int jobtable_add(struct jobtable *t, struct job *job);
+/* Takes the job with this id out (the caller frees it); NULL when there
+ * is none. */
+struct job *jobtable_remove(struct jobtable *t, uint64_t id);
+
+struct job *jobtable_get(const struct jobtable *t, uint64_t id);
+/* The job with the smallest id above after_id; NULL at the end. */
+struct job *jobtable_next(const struct jobtable *t, uint64_t after_id);
+/* Every job in id order, in O(1) a step (store_iter). */
+struct job *jobtable_iter(const struct jobtable *t, size_t *pos);
+struct job *jobtable_last(const struct jobtable *t);
+size_t jobtable_count(const struct jobtable *t);
+
+#endif

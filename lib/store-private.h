@@ -1,0 +1,74 @@
+/* store-private.h - what the store's front (store.c) and its two databases
+ * (store-sqlite.c, store-pg.c) share, and nothing else includes. */
+#ifndef TRIAGE_STORE_PRIVATE_H
+#define TRIAGE_STORE_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobtable.h"
+#include "store.h"
+#include "vec.h"
+
+/* How a change must be written (store_update and its kin). */
+enum store_mark {
+	STORE_MARK_SYNC,	/* store_update */
+	STORE_MARK_NOSYNC,	/* store_update_nosync */
+	STORE_MARK_SOON,	/* store_update_soon */
+};
+
+/* A new job waiting for its commit, and whom to tell. */
+struct store_staged {
+	struct job *job;
+	store_added_cb cb;
+	void *arg;
+};
+
+/* A store_sync waiting for its commit. */
+struct store_sync {
+	store_synced_cb cb;
+	void *arg;
+};
+
+/* What each database does its own way; the rest of store.h is the front's,
+ * on the table and lists below. */
+struct store_ops {
+	void (*close)(struct store *st);
+	void (*set_grouping)(struct store *st, bool grouping);
+	int (*add)(struct store *st, struct job *job, store_added_cb cb,
+	    void *arg);
+	void (*mark)(struct store *st, struct job *job, enum store_mark how);
+	uint64_t (*write_generation)(const struct store *st);
+	/* The paused list changed: write it with the next commit. */
+	void (*paused_changed)(struct store *st);
+	bool (*pending)(const struct store *st);
+	uint64_t (*generation)(const struct store *st);
+	int (*sync)(struct store *st, store_synced_cb cb, void *arg);
+	int (*env)(struct store *st, struct job *job, char **cause);
+	int (*remove)(struct store *st, uint64_t id);
+	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
+	    size_t max, size_t *n, char **cause);
+	int (*flush)(struct store *st, char **cause);
+};
+
+/* The first member of each database's own store. */
+struct store {
+	const struct store_ops *ops;
+	struct jobtable jobs;
+	struct vec paused;		/* char *, the paused priorities */
+	store_committed_cb committed_cb;
+	void *committed_arg;
+	store_written_cb written_cb;
+	void *written_arg;
+	struct store_commit_stats stats;
+};
+
+/* For a database's open: the front's part set up (ops, empty lists). */
+void store_init(struct store *st, const struct store_ops *ops);
+/* For a database's close: the front's part freed, every job with it. */
+void store_fini(struct store *st);
+/* For loading: a paused priority read from the database. */
+void store_load_paused(struct store *st, const char *name);
+
+#endif
