@@ -572,31 +572,29 @@ pgconn_input(struct pgconn *c)
 		pgconn_flush(c);
 }
 
+static void pgconn_connect_step(struct pgconn *);
+
+/* The socket is ready: for the connection's making, or to read, or to
+ * write (c->wr). */
 static void
-pgconn_read_cb(evutil_socket_t fd, short what, void *arg)
+pgconn_io_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pgconn *c = arg;
 
 	(void)fd;
-	(void)what;
 	pgconn_enter(c);
-	if (!pgconn_gone(c))
+	if (pgconn_gone(c))
+		;
+	else if (c->phase == PGCONN_CONNECTING)
+		pgconn_connect_step(c);
+	else if (!(what & EV_WRITE))
 		pgconn_input(c);
-	pgconn_leave(c);
-}
-
-static void
-pgconn_write_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pgconn *c = arg;
-
-	(void)fd;
-	(void)what;
-	pgconn_enter(c);
-	/* libpq reads while it sends when the server's replies fill up:
-	 * those are read now, the socket will not say so again. */
-	if (!pgconn_gone(c) && pgconn_flush(c) == 0)
+	else if (pgconn_flush(c) == 0) {
+		/* libpq reads while it sends when the server's replies
+		 * fill up: those are read now, the socket will not say so
+		 * again. */
 		pgconn_input(c);
+	}
 	pgconn_leave(c);
 }
 
@@ -616,10 +614,9 @@ pgconn_setup(struct pgconn *c)
 		return;
 	}
 	event_free(c->io);
-	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pgconn_read_cb,
+	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pgconn_io_cb, c);
+	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST, pgconn_io_cb,
 	    c);
-	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST,
-	    pgconn_write_cb, c);
 	b = pgconn_batch_new(c->nprep + c->nchannels, pgconn_setup_cb, c);
 	if (c->io == NULL || c->wr == NULL || b == NULL ||
 	    event_add(c->io, NULL) == -1) {
@@ -652,14 +649,12 @@ pgconn_setup(struct pgconn *c)
 }
 
 /* Waits for what PQconnectPoll asked for. */
-static void pgconn_connect_cb(evutil_socket_t, short, void *);
 static void
 pgconn_connect_wait(struct pgconn *c, short what)
 {
 	if (c->io != NULL)
 		event_free(c->io);
-	c->io = event_new(c->base, PQsocket(c->conn), what,
-	    pgconn_connect_cb, c);
+	c->io = event_new(c->base, PQsocket(c->conn), what, pgconn_io_cb, c);
 	if (c->io == NULL || event_add(c->io, NULL) == -1)
 		pgconn_lose(c, "out of memory");
 }
@@ -683,19 +678,6 @@ pgconn_connect_step(struct pgconn *c)
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		break;
 	}
-}
-
-static void
-pgconn_connect_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pgconn *c = arg;
-
-	(void)fd;
-	(void)what;
-	pgconn_enter(c);
-	if (!pgconn_gone(c))
-		pgconn_connect_step(c);
-	pgconn_leave(c);
 }
 
 /* The server's notices and warnings, which libpq would print to stderr:
