@@ -651,6 +651,34 @@ test_big_batch(void **state)
 	free(value);
 }
 
+/* Up and idle, the connection wakes the loop for nothing: no timer, no
+ * polling (the cluster's idle daemons must cost no queries, no CPU). */
+static void
+test_idle_costs_no_wakeups(void **state)
+{
+	struct fx *fx = fx_get(state);
+	struct timeval tv = { 0, 300 * 1000 };
+	struct tbatch b = { 0 };
+	int turns = 0;
+
+	fx_new(fx, fx->conninfo);
+	assert_int_equal(pgconn_listen(fx->c, "jobs"), 0);
+	fx_up(fx);
+	BATCH(fx, &b, "SELECT 1");
+	WAIT_FOR(fx, b.calls == 1);
+	fx->ticked = false;
+	assert_int_equal(event_base_once(fx->loop.base, -1, EV_TIMEOUT,
+	    fx_tick_cb, fx, &tv), 0);
+	while (!fx->ticked) {
+		assert_int_not_equal(event_base_loop(fx->loop.base,
+		    EVLOOP_ONCE), -1);
+		turns++;
+	}
+	/* The one turn that ran the tick itself. */
+	assert_int_equal(turns, 1);
+	assert_true(pgconn_up(fx->c));
+}
+
 /* pgconn_free fails what is out with "closing", from inside a callback
  * too. */
 static void
@@ -693,6 +721,7 @@ main(void)
 		T(test_conninfo_unparsable),
 		T(test_conninfo_unreachable),
 		T(test_big_batch),
+		T(test_idle_costs_no_wakeups),
 		T(test_free_with_batches_out),
 	};
 
