@@ -16,7 +16,8 @@ struct tpg;
  * NULL, having printed a one-line reason, when PostgreSQL is not installed
  * (the caller skips); fails the test on any other error, with the server's
  * log. The server dies with the test, and a failed test's is killed and its
- * dir removed by the harness (tdaemon_adopt).
+ * dir removed by the harness (tdaemon_adopt). initdb runs once per program:
+ * each server starts on a copy of its files.
  */
 struct tpg *tpg_start(void);
 /* Creates the empty database name ([a-z0-9_]) and returns its conninfo,
@@ -36,7 +37,8 @@ void tpg_crash_restart(struct tpg *pg);
 /* Runs one SQL statement as the server's superuser on database dbname;
  * fails the test on error. The result is the caller's to PQclear. */
 PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);
-/* Stops the server, removes its dir, frees pg. NULL is a no-op. */
+/* Stops the server (an immediate shutdown, waited for), removes its dir,
+ * frees pg. NULL is a no-op. */
 void tpg_free(struct tpg *pg);
 
 #endif
