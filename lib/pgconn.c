@@ -543,6 +543,10 @@ pgconn_input(struct pgconn *c)
 {
 	PGnotify *n;
 
+	/* First what waits to be sent, as reading may have made room: libpq
+	 * reads what came while it sends, which is then read below. */
+	if (event_pending(c->wr, EV_WRITE, NULL) && pgconn_flush(c) == -1)
+		return;
 	if (!PQconsumeInput(c->conn)) {
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		return;
@@ -558,13 +562,8 @@ pgconn_input(struct pgconn *c)
 	}
 	if (pgconn_gone(c))
 		return;
-	if (PQstatus(c->conn) == CONNECTION_BAD) {
+	if (PQstatus(c->conn) == CONNECTION_BAD)
 		pgconn_lose(c, PQerrorMessage(c->conn));
-		return;
-	}
-	/* Reading may have made room for what waits to be sent. */
-	if (event_pending(c->wr, EV_WRITE, NULL))
-		pgconn_flush(c);
 }
 
 static void pgconn_connect_step(struct pgconn *);
@@ -577,19 +576,14 @@ pgconn_io_cb(evutil_socket_t fd, short what, void *arg)
 	struct pgconn *c = arg;
 
 	(void)fd;
+	(void)what;
 	pgconn_enter(c);
 	if (pgconn_gone(c))
 		;
 	else if (c->phase == PGCONN_CONNECTING)
 		pgconn_connect_step(c);
-	else if (!(what & EV_WRITE))
-		pgconn_input(c);
-	else if (pgconn_flush(c) == 0) {
-		/* libpq reads while it sends when the server's replies
-		 * fill up: those are read now, the socket will not say so
-		 * again. */
-		pgconn_input(c);
-	}
+	else
+		pgconn_input(c);	/* writes, then reads */
 	pgconn_leave(c);
 }
 
@@ -642,7 +636,9 @@ pgconn_setup(struct pgconn *c)
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
-	pgconn_flush(c);
+	/* What libpq read while sending is read from the loop. */
+	if (pgconn_flush(c) == 0)
+		pgconn_defer(c);
 }
 
 /* Waits for what PQconnectPoll asked for. */
