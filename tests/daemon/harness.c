@@ -646,8 +646,13 @@ tdaemon_launch(struct tdaemon *d)
 		/* Relative paths of a config are the test dir's. */
 		if (chdir(d->dir) != 0)
 			_exit(127);
-		if (d->user[0] != '\0')
+		if (d->user[0] != '\0') {
 			tbecome(d->user);
+			/* A change of user clears the parent-death signal. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(127);
+		}
 		texec_program(d->bin, d->conf);
 	}
 	if (pid == -1)
