@@ -133,6 +133,18 @@ pgconn_oneline(const char *msg)
 	return line;
 }
 
+static bool
+pgconn_has_alnum(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))
+			return true;
+	return false;
+}
+
 /*
  * PQconninfoParse's message on one line, with what it quotes of the string
  * kept only when it is a connection option's name: its other quotes may be
@@ -162,7 +174,8 @@ pgconn_parse_error(const char *msg)
 			break;
 		}
 		len = (size_t)(q - p);
-		known = false;
+		/* Punctuation ("=") tells nothing of a password either. */
+		known = len > 0 && !pgconn_has_alnum(p, len);
 		for (o = opts; o != NULL && o->keyword != NULL; o++)
 			if (strlen(o->keyword) == len &&
 			    strncmp(o->keyword, p, len) == 0)
