@@ -140,16 +140,16 @@ pgstore_sync_changes(struct pgstore *s)
 	const char *values[1] = { s->snapshot };
 	struct pgconn_stmt q[PGSYNC_NRESULTS] = {
 		[PGSYNC_BEGIN] = { NULL, "BEGIN ISOLATION LEVEL REPEATABLE"
-		    " READ READ ONLY", 0, NULL, NULL, NULL },
+		    " READ READ ONLY", 0, NULL, NULL, NULL, 0 },
 		[PGSYNC_SNAPSHOT] = { NULL, "SELECT pg_current_snapshot()::text",
-		    0, NULL, NULL, NULL },
-		[PGSYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL },
+		    0, NULL, NULL, NULL, 0 },
+		[PGSYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL, 0 },
 		[PGSYNC_REMOVED] = { "sync_removed", NULL, 1, values, NULL,
-		    NULL },
+		    NULL, 0 },
 		[PGSYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
-		    0, NULL, NULL, NULL },
-		[PGSYNC_NODES] = { NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
-		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
+		    0, NULL, NULL, NULL, 0 },
+		[PGSYNC_NODES] = { NULL, PGSTORE_NODES, 0, NULL, NULL, NULL, 0 },
+		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL, 0 },
 	};
 
 	if (s->syncing) {
@@ -232,7 +232,7 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 void
 pgstore_refetch(struct pgstore *s, const struct vec *ids)
 {
-	struct pgconn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL };
+	struct pgconn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL, 0 };
 	struct pgsync_refetch *rf;
 	const char *values[1];
 	char *array;

@@ -53,7 +53,8 @@ static const struct {
 	    " WHERE id = ANY($1::bigint[])" },
 	{ "sync_removed", PGSTORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
-	    " RETURNING id) INSERT INTO triage_removed (id, removed_at)"
+	    " RETURNING id), o AS (DELETE FROM triage_output WHERE job = $1)"
+	    " INSERT INTO triage_removed (id, removed_at)"
 	    " SELECT id, $2 FROM d ON CONFLICT DO NOTHING" },
 	{ "paused_clear", "DELETE FROM triage_paused" },
 	{ "paused_set", "INSERT INTO triage_paused"
@@ -166,7 +167,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
 	struct pgcommit *c = arg;
-	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
+	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL, 0 };
 	const char *values[2];
 	char *ids;
 	uint64_t gen = 0;
@@ -203,7 +204,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 static void
 pgstore_ask_doubt(struct pgstore *s)
 {
-	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL };
+	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL, 0 };
 	const char *values[2] = { s->node, s->boot };
 
 	q.values = values;
@@ -503,6 +504,8 @@ pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
 		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
 		    pgstore_stmts[i].sql) != 0)
 			return pg_fail(cause, "out of memory");
+	if (pgstore_output_prepare(s->conn) != 0)
+		return pg_fail(cause, "out of memory");
 	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
 	    pgconn_start(s->conn) != 0)
 		return pg_fail(cause, "cannot start the connection to "
@@ -858,7 +861,7 @@ pgstore_stmt(struct pgstore_batch *b, const char *name, const char *sql,
     int nparams, const char *const *values)
 {
 	b->stmts[b->n++] = (struct pgconn_stmt){ name, sql, nparams,
-	    values, NULL, NULL };
+	    values, NULL, NULL, 0 };
 }
 
 /* Short statements' values, kept in b. */
@@ -1031,7 +1034,7 @@ pgstore_ids_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 static void
 pgstore_ask_ids(struct pgstore *s)
 {
-	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL };
+	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL, 0 };
 	const char *values[1];
 	char num[24];
 
@@ -1317,4 +1320,6 @@ static const struct store_ops pgstore_ops = {
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,
+	.output_append = pgstore_output_append,
+	.output_read = pgstore_output_read,
 };
