@@ -206,7 +206,9 @@ output_local(struct rpc_req *req, const struct output_job *oj,
 		goto fail;
 	what = "read";
 	pg.offset = output_offset(offset, c.size);
-	if (c.fd != -1 && ((buf = malloc((size_t)limit)) == NULL ||
+	/* Past the end there is nothing to read (and pread refuses offsets
+	 * past what a file can hold). */
+	if (c.fd != -1 && pg.offset < c.size && ((buf = malloc((size_t)limit)) == NULL ||
 	    (got = capture_read(&c, buf, (size_t)limit, (off_t)pg.offset))
 	    < 0)) {
 		capture_close(&c);
