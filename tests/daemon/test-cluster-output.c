@@ -25,6 +25,8 @@
 
 static struct tpg *pg;
 static struct tdaemon *a, *b;
+/* Each test's connections to a and b. */
+static struct client *ca, *cb;
 
 /*
  * Node a runs nothing of these tests (the jobs are pinned to b); both
@@ -72,6 +74,27 @@ group_teardown(void **state)
 	tdaemon_free(a);
 	tdaemon_free(b);
 	tpg_free(pg);
+	return 0;
+}
+
+static int
+connect_both(void **state)
+{
+	(void)state;
+	if (pg != NULL) {
+		ca = tconnect(a);
+		cb = tconnect(b);
+	}
+	return 0;
+}
+
+static int
+disconnect_both(void **state)
+{
+	(void)state;
+	client_free(ca);
+	client_free(cb);
+	ca = cb = NULL;
 	return 0;
 }
 
@@ -137,6 +160,16 @@ wait_known(struct client *c, int64_t id)
 	return job;
 }
 
+/* The same, for a job that must succeed. */
+static void
+wait_succeeded(struct client *c, int64_t id)
+{
+	json_t *job = wait_ended(c, id);
+
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+}
+
 /* Polls a's output of the stream until its data from offset 0 is want. */
 static json_t *
 page_when(struct client *c, int64_t id, const char *stream,
@@ -159,7 +192,7 @@ page_when(struct client *c, int64_t id, const char *stream,
 /* a's reply (read from the database) is b's (read from b's files), to the
  * byte, for the page asked. */
 static void
-assert_same_page(struct client *ca, struct client *cb, int64_t id,
+assert_same_page(int64_t id,
     const char *stream, json_int_t offset, json_int_t limit)
 {
 	json_t *pa = page_at(ca, id, stream, offset, limit);
@@ -179,7 +212,7 @@ assert_same_page(struct client *ca, struct client *cb, int64_t id,
 
 /* Every page the tests care for, a's the same as b's. */
 static void
-assert_same_everywhere(struct client *ca, struct client *cb, int64_t id,
+assert_same_everywhere(int64_t id,
     const char *stream, json_int_t size)
 {
 	static const json_int_t limits[] = { 1, 7, 1000, 65536, 1 << 20 };
@@ -189,7 +222,7 @@ assert_same_everywhere(struct client *ca, struct client *cb, int64_t id,
 
 	for (i = 0; i < sizeof offsets / sizeof offsets[0]; i++)
 		for (j = 0; j < sizeof limits / sizeof limits[0]; j++)
-			assert_same_page(ca, cb, id, stream, offsets[i],
+			assert_same_page(id, stream, offsets[i],
 			    limits[j]);
 }
 
@@ -204,15 +237,12 @@ jbool(const json_t *o, const char *key)
 static void
 test_running_then_ended(void **state)
 {
-	struct client *ca, *cb;
 	char script[1200];
 	json_t *page, *job;
 	int64_t id;
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
-	cb = tconnect(b);
 	snprintf(script, sizeof script, "printf 'first\\n'; printf 'err1\\n'"
 	    " >&2; %s; printf 'second\\n'; printf 'err2' >&2",
 	    tgate_sh(b, "run-gate"));
@@ -231,9 +261,7 @@ test_running_then_ended(void **state)
 	json_decref(job);
 
 	topen_gate(b, "run-gate");
-	job = wait_ended(ca, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(ca, id);
 	/* Seen ended at a, its output is all there at once. */
 	page = page_at(ca, id, "stdout", 0, 1 << 20);
 	assert_string_equal(tjstr(page, "data"), "first\nsecond\n");
@@ -243,10 +271,8 @@ test_running_then_ended(void **state)
 	assert_string_equal(tjstr(page, "data"), "err1\nerr2");
 	assert_true(jbool(page, "eof"));
 	json_decref(page);
-	assert_same_everywhere(ca, cb, id, "stdout", 13);
-	assert_same_everywhere(ca, cb, id, "stderr", 10);
-	client_free(ca);
-	client_free(cb);
+	assert_same_everywhere(id, "stdout", 13);
+	assert_same_everywhere(id, "stderr", 10);
 }
 
 /* Bytes that are no UTF-8 come as base64, pages of any size and offset
@@ -256,9 +282,8 @@ static void
 test_binary_pages(void **state)
 {
 	enum { SIZE = 200000 };
-	struct client *ca, *cb;
 	char script[256];
-	json_t *page, *job, *whole;
+	json_t *page, *whole;
 	json_int_t off;
 	char *all, *part;
 	size_t len = 0;
@@ -266,22 +291,18 @@ test_binary_pages(void **state)
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
-	cb = tconnect(b);
 	/* Past a chunk of the database's (64 KiB), under max_output. */
 	snprintf(script, sizeof script, "head -c %d /dev/urandom; "
 	    "printf '\\377\\376' >&2", MAX_OUTPUT - 1);
 	id = submit_on_b(ca, script, "high", 0);
-	job = wait_ended(ca, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(ca, id);
 
 	page = page_at(ca, id, "stderr", 0, 100);
 	assert_string_equal(tjstr(page, "encoding"), "base64");
 	assert_string_equal(tjstr(page, "data"), "//4=");
 	json_decref(page);
-	assert_same_everywhere(ca, cb, id, "stdout", MAX_OUTPUT - 1);
-	assert_same_everywhere(ca, cb, id, "stderr", 2);
+	assert_same_everywhere(id, "stdout", MAX_OUTPUT - 1);
+	assert_same_everywhere(id, "stderr", 2);
 
 	/* Pages of 6999 bytes, in turn, are b's one page. */
 	whole = page_at(cb, id, "stdout", 0, 1 << 20);
@@ -305,41 +326,32 @@ test_binary_pages(void **state)
 	assert_string_equal(all, tjstr(whole, "data"));
 	free(all);
 	json_decref(whole);
-	client_free(ca);
-	client_free(cb);
 }
 
 /* Past max_output (head): cut there, truncated, read alike at a. */
 static void
 test_truncated(void **state)
 {
-	struct client *ca, *cb;
-	json_t *page, *job;
+	json_t *page;
 	int64_t id;
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
-	cb = tconnect(b);
 	id = submit_on_b(ca, "seq 1 100000", "high", 0);
-	job = wait_ended(ca, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(ca, id);
 	page = page_at(ca, id, "stdout", -10, 100);
 	assert_true(jbool(page, "truncated"));
 	assert_true(jbool(page, "eof"));
 	assert_int_equal(tjint(page, "offset"), MAX_OUTPUT - 10);
 	assert_int_equal(tjint(page, "dropped"), 0);
 	json_decref(page);
-	assert_same_everywhere(ca, cb, id, "stdout", MAX_OUTPUT);
-	client_free(ca);
-	client_free(cb);
+	assert_same_everywhere(id, "stdout", MAX_OUTPUT);
 }
 
 /* Whether a's page from 0 is b's, ending with last (the job is quiet at
  * its gate then). */
 static bool
-same_now(struct client *ca, struct client *cb, int64_t id, const char *last)
+same_now(int64_t id, const char *last)
 {
 	json_t *pa = page_at(ca, id, "stdout", 0, 1 << 20);
 	json_t *pb = page_at(cb, id, "stdout", 0, 1 << 20);
@@ -358,21 +370,18 @@ same_now(struct client *ca, struct client *cb, int64_t id, const char *last)
 static void
 test_tail_dropped(void **state)
 {
-	struct client *ca, *cb;
 	int64_t id, deadline;
 	char script[1200];
-	json_t *page, *job;
+	json_t *page;
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
-	cb = tconnect(b);
 	snprintf(script, sizeof script, "seq 1 100000; %s; seq 100001 "
 	    "150000", tgate_sh(b, "tail-gate"));
 	id = submit_on_b(ca, script, "low", 0);
 	json_decref(wait_known(cb, id));
 	deadline = tdeadline(WAIT_MS);
-	while (!same_now(ca, cb, id, "\n100000\n")) {
+	while (!same_now(id, "\n100000\n")) {
 		tcheck_deadline(deadline, "job %lld's kept tail never read "
 		    "alike at a and b", (long long)id);
 		usleep(POLL_MS * 1000);
@@ -384,9 +393,7 @@ test_tail_dropped(void **state)
 	json_decref(page);
 
 	topen_gate(b, "tail-gate");
-	job = wait_ended(ca, id);
-	assert_string_equal(tstate(job), "succeeded");
-	json_decref(job);
+	wait_succeeded(ca, id);
 	page = page_at(ca, id, "stdout", -7, 100);
 	assert_string_equal(tjstr(page, "data"), "150000\n");
 	assert_int_equal(tjint(page, "offset"), MAX_OUTPUT - 7);
@@ -394,24 +401,19 @@ test_tail_dropped(void **state)
 	assert_int_equal(tjint(page, "dropped"), 938895 - MAX_OUTPUT);
 	assert_true(jbool(page, "truncated"));
 	json_decref(page);
-	assert_same_everywhere(ca, cb, id, "stdout", MAX_OUTPUT);
-	client_free(ca);
-	client_free(cb);
+	assert_same_everywhere(id, "stdout", MAX_OUTPUT);
 }
 
 /* A retried job: its new attempt's output, afresh, at a as at b. */
 static void
 test_retry(void **state)
 {
-	struct client *ca, *cb;
 	char script[1200];
 	json_t *page, *job;
 	int64_t id;
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
-	cb = tconnect(b);
 	snprintf(script, sizeof script, "if [ -e %s/retried ]; then echo "
 	    "second; else touch %s/retried; echo first try; exit 3; fi",
 	    b->dir, b->dir);
@@ -424,9 +426,7 @@ test_retry(void **state)
 	assert_string_equal(tjstr(page, "data"), "second\n");
 	assert_int_equal(tjint(page, "attempt"), 2);
 	json_decref(page);
-	assert_same_everywhere(ca, cb, id, "stdout", 7);
-	client_free(ca);
-	client_free(cb);
+	assert_same_everywhere(id, "stdout", 7);
 }
 
 /* Opens the gate of the job the CLI follows once its first line is seen
@@ -460,18 +460,15 @@ opener_main(void *arg)
 static void
 test_cli_follow(void **state)
 {
-	struct client *ca;
 	char script[1200], id[32], *out, *err;
 	struct opener o;
 	pthread_t t;
 
 	(void)state;
 	need_pg();
-	ca = tconnect(a);
 	snprintf(script, sizeof script, "echo one; %s; echo two",
 	    tgate_sh(b, "follow-gate"));
 	o.id = submit_on_b(ca, script, "high", 0);
-	client_free(ca);
 	snprintf(id, sizeof id, "%lld", (long long)o.id);
 	assert_int_equal(pthread_create(&t, NULL, opener_main, &o), 0);
 	assert_int_equal(tcli(a, &out, &err, "output", "-f", id, NULL), 0);
@@ -486,12 +483,18 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_running_then_ended),
-		cmocka_unit_test(test_binary_pages),
-		cmocka_unit_test(test_truncated),
-		cmocka_unit_test(test_tail_dropped),
-		cmocka_unit_test(test_retry),
-		cmocka_unit_test(test_cli_follow),
+		cmocka_unit_test_setup_teardown(test_running_then_ended, connect_both,
+		    disconnect_both),
+		cmocka_unit_test_setup_teardown(test_binary_pages, connect_both,
+		    disconnect_both),
+		cmocka_unit_test_setup_teardown(test_truncated, connect_both,
+		    disconnect_both),
+		cmocka_unit_test_setup_teardown(test_tail_dropped, connect_both,
+		    disconnect_both),
+		cmocka_unit_test_setup_teardown(test_retry, connect_both,
+		    disconnect_both),
+		cmocka_unit_test_setup_teardown(test_cli_follow, connect_both,
+		    disconnect_both),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
