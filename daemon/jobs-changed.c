@@ -33,6 +33,38 @@ jobs_changed_ours(const struct triaged *td, const struct job *job)
 	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) == 0;
 }
 
+/* Whether the row says the attempt runs on another node, holding its
+ * slots there. */
+static bool
+jobs_changed_there(const struct triaged *td, const struct job *job)
+{
+	return (job->state == JOB_RUNNING ||
+	    (job->state == JOB_QUEUED && job->run->begun)) &&
+	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) != 0;
+}
+
+/* Counts job's slots as held elsewhere in its priority (on), or no more:
+ * max_running is the cluster's. */
+static void
+jobs_changed_elsewhere(struct triaged *td, struct job *job, bool on)
+{
+	struct psem_prio_stats st;
+	unsigned prio = job->waiter.prio;
+
+	if (job->elsewhere == on ||
+	    psem_prio_stats(td->sem, prio, &st) != 0)
+		return;
+	job->elsewhere = on;
+	psem_set_elsewhere(td->sem, prio, on ? st.elsewhere + job->slots :
+	    st.elsewhere >= job->slots ? st.elsewhere - job->slots : 0);
+}
+
+void
+jobs_count_elsewhere(struct triaged *td, struct job *job)
+{
+	jobs_changed_elsewhere(td, job, jobs_changed_there(td, job));
+}
+
 /* Out of the semaphore and the queue of begin times: the row decides
  * afresh where it goes. */
 static void
@@ -66,9 +98,10 @@ static void
 jobs_changed_new(struct triaged *td, struct job *job)
 {
 	jobs_loaded(td, job, jobs_changed_prio(td, job));
+	jobs_count_elsewhere(td, job);
 	jobs_seen_seq(td, job->seq);
 	jobs_changed_admit(td, job);
-	jobs_record_change(td, job, job->state);
+	jobs_record_change(td, job, job->state, NULL);
 }
 
 static void
@@ -78,6 +111,7 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 	unsigned prio = jobs_changed_prio(td, job);
 
 	jobs_drop_pending(td, job->id);
+	jobs_changed_elsewhere(td, job, false);
 	jobs_count_job(td, job, job->waiter.prio, before->state, before->held,
 	    -1);
 	jobs_count_job(td, job, prio, job->state, job->held, 1);
@@ -102,7 +136,13 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 		job->waiter.prio = prio;
 		jobs_changed_admit(td, job);
 	}
-	jobs_record_change(td, job, before->state);
+	jobs_count_elsewhere(td, job);
+	/* Listeners take a change that keeps the state for a submission:
+	 * say what it is. */
+	jobs_record_change(td, job, before->state,
+	    before->state != job->state ? NULL :
+	    before->held != job->held ? (job->held ? "held" : "released") :
+	    "updated");
 }
 
 static void
@@ -116,6 +156,7 @@ jobs_changed_gone(struct triaged *td, struct job *job)
 		run_stop(td->run, job, JOB_LOST, SIGKILL, "removed");
 	}
 	jobs_changed_unqueue(td, job);
+	jobs_changed_elsewhere(td, job, false);
 	jobs_count_job(td, job, job->waiter.prio, job->state, job->held, -1);
 }
 
@@ -130,6 +171,9 @@ jobs_changed_cb(struct job *job, enum store_change what,
 		jobs_changed_new(td, job);
 		break;
 	case STORE_CHANGE_REFUSED:
+		log_debug("job %llu: a write of it was refused (version %u): "
+		    "another node changed it first", (unsigned long long)
+		    job->id, job->version);
 		/* What it was to do is off (a launch, events); its row,
 		 * read back, says what it does now. */
 		jobs_drop_pending(td, job->id);
@@ -137,6 +181,10 @@ jobs_changed_cb(struct job *job, enum store_change what,
 			jobs_changed_unqueue(td, job);
 		break;
 	case STORE_CHANGE_UPDATED:
+		log_debug("job %llu: now %s%s, attempt %u, node %s, version %u",
+		    (unsigned long long)job->id, job_state_name(job->state),
+		    job->run->begun ? " (begun)" : "", job->attempt,
+		    job->node != NULL ? job->node : "none", job->version);
 		jobs_changed_updated(td, job, before);
 		break;
 	case STORE_CHANGE_GONE:
@@ -145,8 +193,26 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	}
 }
 
+/* Another node paused or resumed a priority: so does this one. */
+static void
+jobs_changed_paused_cb(const char *name, bool paused, void *arg)
+{
+	struct triaged *td = arg;
+	int prio = config_priority_find(td->cfg, name);
+
+	if (prio < 0)
+		return;
+	if (paused)
+		psem_pause(td->sem, (unsigned)prio);
+	else
+		psem_resume(td->sem, (unsigned)prio);
+	log_notice("%s %s by another node", paused ? "paused" : "resumed",
+	    name);
+}
+
 void
 jobs_follow_store(struct triaged *td)
 {
 	store_set_changed_cb(td->store, jobs_changed_cb, td);
+	store_set_paused_cb(td->store, jobs_changed_paused_cb, td);
 }

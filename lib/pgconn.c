@@ -863,10 +863,9 @@ pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts, size_t n,
 			s = &stmts[i];
 			ok = s->name != NULL ? PQsendQueryPrepared(c->conn,
 			    s->name, s->nparams, s->values, s->lengths,
-			    s->formats, s->binary_results) :
-			    PQsendQueryParams(c->conn, s->sql, s->nparams,
-			    NULL, s->values, s->lengths, s->formats,
-			    s->binary_results);
+			    s->formats, 0) : PQsendQueryParams(c->conn, s->sql,
+			    s->nparams, NULL, s->values, s->lengths,
+			    s->formats, 0);
 		}
 		TAILQ_INSERT_TAIL(&c->sent, b, entry);
 		flushed = ok && PQpipelineSync(c->conn) ? PQflush(c->conn) :

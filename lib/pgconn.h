@@ -43,8 +43,6 @@ struct pgconn_stmt {
 	const int *lengths;	/* NULL: every value text; else for bytea
 				 * values given in binary (formats) */
 	const int *formats;	/* NULL: all text */
-	int binary_results;	/* 1: every column of the rows in binary
-				 * (bytea raw, bigint big-endian), 0: text */
 };
 
 /*

@@ -1,6 +1,5 @@
 /* store-pg-output.c - captured output in the cluster's PostgreSQL: chunks of
  * each stream at their absolute offsets, for every daemon to read. */
-#include <endian.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -153,16 +152,16 @@ pgstore_output_append(struct store *st, const struct store_output_key *k,
 	values[0] = t.job;
 	values[1] = t.attempt;
 	q[n++] = (struct pgconn_stmt){ "out_older", NULL, 2, values, NULL,
-	    NULL, 0 };
+	    NULL };
 	if (drop_before > 0) {
 		values[2] = t.job;
 		values[3] = t.attempt;
 		values[4] = t.stream;
 		values[5] = before;
 		q[n++] = (struct pgconn_stmt){ "out_drop", NULL, 4,
-		    &values[2], NULL, NULL, 0 };
+		    &values[2], NULL, NULL };
 		q[n++] = (struct pgconn_stmt){ "out_trim", NULL, 4,
-		    &values[2], NULL, NULL, 0 };
+		    &values[2], NULL, NULL };
 	}
 	for (i = 0; i < nchunks; i++) {
 		const char **v = &values[8 + 5 * i];
@@ -177,7 +176,7 @@ pgstore_output_append(struct store *st, const struct store_output_key *k,
 		v[4] = (const char *)data + at;
 		l[4] = (int)(len - at < PGOUT_CHUNK ? len - at : PGOUT_CHUNK);
 		q[n++] = (struct pgconn_stmt){ "out_put", NULL, 5, v, l,
-		    chunk_formats, 0 };
+		    chunk_formats };
 	}
 	if (pgconn_batch(s->conn, q, n, pgout_write_cb, w) != 0)
 		goto out;
@@ -200,22 +199,19 @@ struct pgout_read {
 	size_t limit;
 };
 
-/* A bigint column of a binary result. */
+/* A bigint column of a result (0 when NULL). */
 static uint64_t
 pgout_int8(const PGresult *res, int row, int col)
 {
-	uint64_t v;
-
-	if (PQgetisnull(res, row, col) || PQgetlength(res, row, col) != 8)
-		return 0;
-	memcpy(&v, PQgetvalue(res, row, col), sizeof v);
-	return be64toh(v);
+	return PQgetisnull(res, row, col) ? 0 :
+	    strtoull(PQgetvalue(res, row, col), NULL, 10);
 }
 
 /*
  * The page from the rows: the bytes from at on, as far as the rows run
  * without a gap (a chunk not yet written ends the page; the next read
- * gets the rest). Returns 0, or -1 out of memory.
+ * gets the rest). Results come as text, each chunk's bytea in hex, which
+ * libpq decodes. Returns 0, or -1 out of memory.
  */
 static int
 pgout_page(const PGresult *res, const struct pgout_read *r,
@@ -223,6 +219,7 @@ pgout_page(const PGresult *res, const struct pgout_read *r,
 {
 	uint64_t lo = pgout_int8(res, 0, 0), hi = pgout_int8(res, 0, 1);
 	uint64_t at = pgout_int8(res, 0, 2), off, end, want, from;
+	unsigned char *chunk;
 	size_t len;
 	int i;
 
@@ -235,24 +232,27 @@ pgout_page(const PGresult *res, const struct pgout_read *r,
 	if ((*buf = malloc(want + 1)) == NULL)
 		return -1;
 	pg->data = *buf;
-	for (i = 0; i < PQntuples(res); i++) {
+	for (i = 0; i < PQntuples(res) && pg->len < want; i++) {
 		if (PQgetisnull(res, i, 3))
 			break;
 		off = pgout_int8(res, i, 3);
-		len = (size_t)PQgetlength(res, i, 4);
-		end = off + len;
 		from = at + pg->len;
 		if (off > from)
 			break;		/* a gap */
-		if (end <= from)
-			continue;	/* overlapped by the rows before */
+		if ((chunk = PQunescapeBytea((const unsigned char *)
+		    PQgetvalue(res, i, 4), &len)) == NULL)
+			return -1;
+		end = off + len;
 		if (end > at + want)
 			end = at + want;
-		memcpy(*buf + pg->len, PQgetvalue(res, i, 4) + (from - off),
-		    (size_t)(end - from));
-		pg->len += (size_t)(end - from);
-		if (pg->len == want)
-			break;
+		/* Rows that overlap (a write sent again) hold the same
+		 * bytes: only what lies past the page so far is new. */
+		if (end > from) {
+			memcpy(*buf + pg->len, chunk + (from - off),
+			    (size_t)(end - from));
+			pg->len += (size_t)(end - from);
+		}
+		PQfreemem(chunk);
 	}
 	return 0;
 }
@@ -289,7 +289,7 @@ pgstore_output_read(struct store *st, const struct store_output_key *k,
 	struct pgout_keytext t;
 	char off[24], lim[24];
 	const char *values[5] = { t.job, t.attempt, t.stream, off, lim };
-	struct pgconn_stmt q = { "out_read", NULL, 5, values, NULL, NULL, 1 };
+	struct pgconn_stmt q = { "out_read", NULL, 5, values, NULL, NULL };
 	struct pgout_read *r;
 
 	if ((r = malloc(sizeof *r)) == NULL) {

@@ -59,10 +59,16 @@ static const struct {
 	{ "paused_clear", "DELETE FROM triage_paused" },
 	{ "paused_set", "INSERT INTO triage_paused"
 	    " SELECT unnest($1::text[])" },
-	/* Whether a commit whose answer was lost happened: see pgcommit. */
+	/* Whether a commit whose answer was lost happened (see pgcommit),
+	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
-	    " commit_xid = pg_current_xact_id()"
+	    " commit_xid = pg_current_xact_id(),"
+	    " lease_until = now() + $4::interval"
 	    " WHERE name = $1 AND boot = $2" },
+	{ "lease", pgstore_lease_sql },
+	{ "takeover", pgstore_takeover_sql },
+	{ "cancel", pgstore_cancel_sql },
+	{ "sync_cancels", PGSTORE_SYNC_CANCELS },
 	{ "marked", "SELECT commit_gen, commit_xid::text FROM triage_nodes"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "versions", "SELECT id, version FROM triage_jobs"
@@ -167,7 +173,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
 	struct pgcommit *c = arg;
-	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL, 0 };
+	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
 	const char *values[2];
 	char *ids;
 	uint64_t gen = 0;
@@ -204,7 +210,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 static void
 pgstore_ask_doubt(struct pgstore *s)
 {
-	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL, 0 };
+	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL };
 	const char *values[2] = { s->node, s->boot };
 
 	q.values = values;
@@ -532,6 +538,7 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	}
 	store_init(&s->st, &pgstore_ops);
 	s->base = base;
+	s->lease_ms = o->lease_ms;
 	/* A new number each start: the wall clock in us, and the pid. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(s->boot, sizeof s->boot, "%" PRId64,
@@ -604,11 +611,13 @@ pgstore_mark(struct store *st, struct job *job, enum store_mark how)
 {
 	struct pgstore *s = pgstore(st);
 
+	struct pgstore_mark m = { job->id, job->replaced };
+
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
 	if (how == STORE_MARK_SOON)
-		(void)vec_push(&s->claims, sizeof job->id, &job->id);
-	if (vec_push(&s->dirty, sizeof job->id, &job->id) != 0)
+		(void)vec_push(&s->claims, sizeof m, &m);
+	if (vec_push(&s->dirty, sizeof m, &m) != 0)
 		return;
 	pgstore_schedule(s);
 }
@@ -815,11 +824,26 @@ pgstore_cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether a mark is the job's still: made since its row was last read
+ * from another daemon's write (which undoes every change made before). */
+static bool
+pgstore_mark_live(const struct pgstore *s, const struct pgstore_mark *m)
+{
+	const struct job *job = store_get(&s->st, m->id);
+
+	return job != NULL && job->replaced == m->replaced;
+}
+
 static bool
 pgstore_is_claim(const struct pgstore *s, uint64_t id)
 {
-	return s->claims.n > 0 && bsearch(&id, s->claims.v, s->claims.n,
-	    sizeof id, pgstore_cmp_id) != NULL;
+	const struct pgstore_mark *m = s->claims.v;
+	size_t i;
+
+	for (i = 0; i < s->claims.n; i++)
+		if (m[i].id == id && pgstore_mark_live(s, &m[i]))
+			return true;
+	return false;
 }
 
 /* Everything a commit's statements point into, until they are sent. */
@@ -831,6 +855,7 @@ struct pgstore_batch {
 	char (*nums)[24];
 	size_t nnums;
 	char *paused;
+	char lease[48];
 	const char **values;		/* the short statements' values */
 	size_t nvalues;
 };
@@ -861,7 +886,7 @@ pgstore_stmt(struct pgstore_batch *b, const char *name, const char *sql,
     int nparams, const char *const *values)
 {
 	b->stmts[b->n++] = (struct pgconn_stmt){ name, sql, nparams,
-	    values, NULL, NULL, 0 };
+	    values, NULL, NULL };
 }
 
 /* Short statements' values, kept in b. */
@@ -954,11 +979,13 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		v[0] = b->paused;
 		pgstore_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 3);
+	v = pgstore_values(b, 4);
 	v[0] = s->node;
 	v[1] = s->boot;
 	v[2] = pgstore_num(b, (int64_t)c->gen);
-	pgstore_stmt(b, "mark", NULL, 3, v);
+	pgstore_lease_text(s, b->lease, sizeof b->lease);
+	v[3] = b->lease;
+	pgstore_stmt(b, "mark", NULL, 4, v);
 	v = pgstore_values(b, 1);
 	v[0] = s->self;
 	pgstore_stmt(b, "notify", NULL, 1, v);
@@ -1034,7 +1061,7 @@ pgstore_ids_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 static void
 pgstore_ask_ids(struct pgstore *s)
 {
-	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL, 0 };
+	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL };
 	const char *values[1];
 	char num[24];
 
@@ -1046,25 +1073,26 @@ pgstore_ask_ids(struct pgstore *s)
 		s->ids_asked = false;
 }
 
-/* The changed jobs still in the table, each once, in id order. */
+/* The changed jobs still in the table whose changes still stand, each
+ * once, in id order. The marks' vector becomes the ids'. */
 static void
 pgstore_take_dirty(struct pgstore *s, struct pgcommit *c)
 {
+	struct pgstore_mark *m;
 	uint64_t *ids;
 	size_t i, k = 0;
 
 	c->updated = vec_take(&s->dirty);
-	ids = c->updated.v;
+	m = c->updated.v;
 	if (c->updated.n > 1)
-		qsort(ids, c->updated.n, sizeof *ids, pgstore_cmp_id);
+		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_id);
+	/* In place: an id takes no more room than a mark. */
+	ids = c->updated.v;
 	for (i = 0; i < c->updated.n; i++)
-		if ((i == 0 || ids[i] != ids[k - 1]) &&
-		    store_get(&s->st, ids[i]) != NULL)
-			ids[k++] = ids[i];
+		if ((k == 0 || m[i].id != ids[k - 1]) &&
+		    pgstore_mark_live(s, &m[i]))
+			ids[k++] = m[i].id;
 	c->updated.n = k;
-	if (s->claims.n > 1)
-		qsort(s->claims.v, s->claims.n, sizeof(uint64_t),
-		    pgstore_cmp_id);
 }
 
 static void
@@ -1117,6 +1145,7 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	c->removed = vec_take(&s->removed);
 	c->syncs = vec_take(&s->syncs);
 	c->paused = s->paused_dirty;
+	s->flight_paused = c->paused;
 	s->paused_dirty = false;
 	c->claims = s->claims.n > 0;
 	s->flight = c;
@@ -1169,10 +1198,16 @@ static void
 pgstore_requeue(struct pgstore *s, struct pgcommit *c)
 {
 	uint64_t *ids = c->updated.v;
+	struct pgstore_mark m;
+	struct job *job;
 	size_t i;
 
 	for (i = 0; i < c->updated.n; i++)
-		(void)vec_push(&s->dirty, sizeof *ids, &ids[i]);
+		if ((job = store_get(&s->st, ids[i])) != NULL) {
+			m.id = ids[i];
+			m.replaced = job->replaced;
+			(void)vec_push(&s->dirty, sizeof m, &m);
+		}
 	ids = c->removed.v;
 	for (i = 0; i < c->removed.n; i++)
 		(void)vec_push(&s->removed, sizeof *ids, &ids[i]);
@@ -1237,6 +1272,7 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	size_t i;
 
 	s->flight = NULL;
+	s->flight_paused = false;
 	if (err == NULL && res != NULL)
 		err = pgstore_error(res, n);
 	if (c->ids_at != 0)
@@ -1317,6 +1353,9 @@ static const struct store_ops pgstore_ops = {
 	.env = pgstore_env,
 	.forget_env = pgstore_forget_env,
 	.set_priorities = pgstore_set_priorities,
+	.renew_lease = pgstore_renew_lease,
+	.take_over = pgstore_take_over,
+	.cancel_elsewhere = pgstore_cancel_elsewhere,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,
