@@ -128,8 +128,9 @@ clout_send(struct cluster_output *co, struct clout_ship *sp, int i,
 	if ((w = malloc(sizeof *w)) == NULL)
 		return -1;
 	*w = (struct clout_write){ sp, i, from, from + len };
-	if (store_output_append(co->td->store, &k, from, buf, len,
-	    drop_before, clout_written_cb, w) != 0) {
+	if ((len > 0 ? store_output_append(co->td->store, &k, from, buf, len,
+	    drop_before, clout_written_cb, w) : store_output_drop(
+	    co->td->store, &k, drop_before, clout_written_cb, w)) != 0) {
 		free(w);
 		return -1;
 	}
