@@ -52,6 +52,7 @@ enum jobrow_column {
 	JOBROW_STDERR_DROPPED,
 	JOBROW_NODE,
 	JOBROW_PINNED_NODE,
+	JOBROW_USERNAME,
 	JOBROW_NCOLUMNS,
 };
 
@@ -95,6 +96,7 @@ struct jobrow_cache {
 	const char *priority;
 	const char *node;
 	const char *pinned_node;
+	const char *user;
 };
 void jobrow_cache_clear(struct jobrow_cache *cache);
 
@@ -113,9 +115,5 @@ struct job *jobrow_get(const struct jobrow_source *src, void *ctx,
  * (job id's environment); 0 or -1 with *cause. */
 int jobrow_env(const struct jobrow_source *src, void *ctx, int col,
     uint64_t id, char ***env, char **cause);
-
-/* Sets *cause (when cause is not NULL) to the formatted message; -1. */
-int jobrow_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 #endif
