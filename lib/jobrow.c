@@ -599,38 +599,30 @@ jobrow_labels(struct jobrow_reader *r, int col, json_t **labels)
 	return 0;
 }
 
-/* A node's name or NULL (schema version 6), shared like cwd. */
-static int
-jobrow_node(struct jobrow_reader *r, int col, const char **field,
-    const char **last)
+/* A login name: not empty, without '/', ':' or a newline. */
+static bool
+jobrow_user_valid(const char *s)
 {
-	const char *s;
-
-	if (jobrow_text_ref(r, col, true, &s) == -1)
-		return -1;
-	if (s == NULL)
-		return 0;
-	if (!nodename_valid(s))
-		return jobrow_bad(r, col, "is not a node name");
-	if (jobrow_shared(field, s, last) == -1)
-		return jobrow_oom(r);
-	return 0;
+	return *s != '\0' && strlen(s) <= 256 && strpbrk(s, "/:\n") == NULL;
 }
 
-/* A user's name or NULL (schema version 7), shared like cwd: a login
- * name has no '/', ':' or newline, and is not empty. */
+/* A name or NULL that valid accepts (else it "is not " what), shared like
+ * cwd: a node's (schema version 6), a user's (7). */
 static int
-jobrow_user(struct jobrow_reader *r, int col, const char **field,
-    const char **last)
+jobrow_name(struct jobrow_reader *r, int col, bool (*valid)(const char *),
+    const char *what, const char **field, const char **last)
 {
+	char why[64];
 	const char *s;
 
 	if (jobrow_text_ref(r, col, true, &s) == -1)
 		return -1;
 	if (s == NULL)
 		return 0;
-	if (*s == '\0' || strlen(s) > 256 || strpbrk(s, "/:\n") != NULL)
-		return jobrow_bad(r, col, "is not a user name");
+	if (!valid(s)) {
+		snprintf(why, sizeof why, "is not %s", what);
+		return jobrow_bad(r, col, why);
+	}
 	if (jobrow_shared(field, s, last) == -1)
 		return jobrow_oom(r);
 	return 0;
@@ -769,10 +761,12 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 		return -1;
 	run->start_ticks = (uint64_t)v;
 	if (jobrow_fill_v11(r, job, run) == -1 ||
-	    jobrow_node(r, JOBROW_NODE, &job->node, &cache->node) == -1 ||
-	    jobrow_node(r, JOBROW_PINNED_NODE, &job->pinned_node,
-	    &cache->pinned_node) == -1 ||
-	    jobrow_user(r, JOBROW_USERNAME, &job->user, &cache->user) == -1)
+	    jobrow_name(r, JOBROW_NODE, nodename_valid, "a node name",
+	    &job->node, &cache->node) == -1 ||
+	    jobrow_name(r, JOBROW_PINNED_NODE, nodename_valid, "a node name",
+	    &job->pinned_node, &cache->pinned_node) == -1 ||
+	    jobrow_name(r, JOBROW_USERNAME, jobrow_user_valid, "a user name",
+	    &job->user, &cache->user) == -1)
 		return -1;
 	return 0;
 }
