@@ -8,23 +8,16 @@
 
 #include <sqlite3.h>
 
+#include "jobrow.h"
+
 struct job;
 
 /*
- * Every column of a job but id, in the order of enum db_row_column in
- * db-row.c, and their parameters: id is always ?1, so that one binding serves
+ * Every column of a job but id, in jobrow.h's order, and their parameters: id is always ?1, so that one binding serves
  * INSERT (id, DB_ROW_COLUMNS) and UPDATE ... SET (DB_ROW_COLUMNS) WHERE id = ?1,
  * and SELECT id, DB_ROW_COLUMNS reads column i from parameter i + 1.
- * "after" is quoted because it is an SQL keyword.
  */
-#define DB_ROW_COLUMNS							\
-	"name, argv, env, cwd, priority, state, slots, exclusive, "	\
-	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
-	"started_at, finished_at, pid, exit_code, signal, reason, "	\
-	"attempt, user_time, system_time, max_rss_kb, "			\
-	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
-	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped, node, pinned_node, username"
+#define DB_ROW_COLUMNS JOBROW_COLUMNS
 /* Parameters of a row: the id and DB_ROW_COLUMNS. */
 #define DB_ROW_NPARAMS 41
 #define DB_ROW_PARAMS							\

@@ -56,6 +56,17 @@ enum jobrow_column {
 	JOBROW_NCOLUMNS,
 };
 
+/* The columns after id, in that order, as both databases name them
+ * ("after" is quoted: it is an SQL keyword). */
+#define JOBROW_COLUMNS							\
+	"name, argv, env, cwd, priority, state, slots, exclusive, "	\
+	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
+	"started_at, finished_at, pid, exit_code, signal, reason, "	\
+	"attempt, user_time, system_time, max_rss_kb, "			\
+	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
+	"labels, held, begin_at, after_any, nice, merge_output, "	\
+	"stdout_dropped, stderr_dropped, node, pinned_node, username"
+
 enum jobrow_type {
 	JOBROW_NULL,
 	JOBROW_INTEGER,

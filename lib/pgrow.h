@@ -11,14 +11,7 @@
 #include "jobrow.h"
 
 /* The columns of triage_jobs in jobrow's order, for SELECT and INSERT. */
-#define PGROW_SELECT							\
-	"id, name, argv, env, cwd, priority, state, slots, exclusive, "	\
-	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
-	"started_at, finished_at, pid, exit_code, signal, reason, "	\
-	"attempt, user_time, system_time, max_rss_kb, "			\
-	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
-	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped, node, pinned_node, username"
+#define PGROW_SELECT "id, " JOBROW_COLUMNS
 #define PGROW_INSERT_PARAMS						\
 	"$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "	\
 	"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, "	\

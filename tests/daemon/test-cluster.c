@@ -29,7 +29,6 @@
  * renewals. */
 #define LEASE "5s"
 
-static struct tpg *group_pg;
 
 struct cluster {
 	struct tdaemon *d[NODES];
@@ -37,22 +36,6 @@ struct cluster {
 	char *conninfo;
 	char db[16];
 };
-
-static int
-group_setup(void **state)
-{
-	(void)state;
-	group_pg = tpg_start();
-	return 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	tpg_free(group_pg);
-	return 0;
-}
 
 /* The [cluster] section of node i, and extra [daemon] keys before it. */
 static void
@@ -76,11 +59,11 @@ cluster_start(unsigned slots, const char *extra)
 	char daemon[512], conf[2048];
 	int i;
 
-	if (group_pg == NULL)
+	if (tpg_group == NULL)
 		skip();
 	assert_non_null(cl = calloc(1, sizeof *cl));
 	snprintf(cl->db, sizeof cl->db, "cl%d", ++ndb);
-	cl->conninfo = tpg_createdb(group_pg, cl->db);
+	cl->conninfo = tpg_createdb(tpg_group, cl->db);
 	snprintf(daemon, sizeof daemon, "slots = %u\nkill_grace = 1s\n%s",
 	    slots, extra);
 	for (i = 0; i < NODES; i++) {
@@ -501,11 +484,11 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	/* Commits on their way when the server dies. */
 	for (i = 0; i < NODES; i++)
 		send_submits(cl, i, BURST);
-	tpg_crash_restart(group_pg);
+	tpg_crash_restart(tpg_group);
 	for (i = 0; i < NODES; i++)
 		recv_submits(cl, i, BURST, acked, &nacked);
 	/* Down a while: jobs end, submissions are refused. */
-	tpg_stop(group_pg);
+	tpg_stop(tpg_group);
 	topen_gate(cl->d[0], "later");
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (i = 0; i < HELD; i++)
@@ -516,7 +499,7 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 		}
 	for (i = 0; i < NODES; i++)
 		send_submits(cl, i, BURST);
-	tpg_restart(group_pg);
+	tpg_restart(tpg_group);
 	for (i = 0; i < NODES; i++)
 		recv_submits(cl, i, BURST, acked, &nacked);
 	/* It goes on, once the node has its connection back. */
@@ -612,7 +595,7 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET username ="
 	    " 'no-such-user-here', name = 'elsewhere', version = version + 1"
 	    " WHERE id = %lld; NOTIFY triage", (long long)id);
-	res = tpg_query(group_pg, cl->db, sql);
+	res = tpg_query(tpg_group, cl->db, sql);
 	PQclear(res);
 	/* a has read the row (its name says so) before it releases it. */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
@@ -652,6 +635,6 @@ main(void)
 		    test_submitter_is_found_by_name_where_the_job_runs),
 	};
 
-	return cmocka_run_group_tests_name("cluster", tests, group_setup,
-	    group_teardown);
+	return cmocka_run_group_tests_name("cluster", tests, tpg_group_setup,
+	    tpg_group_teardown);
 }

@@ -58,7 +58,6 @@ struct fx {
 };
 
 /* The server all the tests share; each has a database of its own. */
-static struct tpg *group_pg;
 
 static void
 state_cb(bool up, const char *cause, void *arg)
@@ -184,33 +183,17 @@ fx_run_for(struct fx *fx, int ms)
 }
 
 static int
-group_setup(void **state)
-{
-	(void)state;
-	group_pg = tpg_start();
-	return 0;
-}
-
-static int
-group_teardown(void **state)
-{
-	(void)state;
-	tpg_free(group_pg);
-	return 0;
-}
-
-static int
 setup(void **state)
 {
 	static int ndb;
 	struct fx *fx;
 
 	*state = NULL;
-	if (group_pg == NULL)
+	if (tpg_group == NULL)
 		return 0;	/* each test skips (cmocka: not from a setup) */
 	assert_non_null(fx = loop_new(sizeof *fx, "pgconn"));
 	*state = fx;
-	fx->pg = group_pg;
+	fx->pg = tpg_group;
 	snprintf(fx->db, sizeof fx->db, "t%d", ++ndb);
 	fx->conninfo = tpg_createdb(fx->pg, fx->db);
 	return 0;
@@ -732,5 +715,6 @@ main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return cmocka_run_group_tests(tests, tpg_group_setup,
+	    tpg_group_teardown);
 }

@@ -491,3 +491,22 @@ tpg_keep(struct tpg *pg)
 {
 	tdaemon_keep(pg->d);
 }
+
+struct tpg *tpg_group;
+
+int
+tpg_group_setup(void **state)
+{
+	(void)state;
+	tpg_group = tpg_start();
+	return 0;
+}
+
+int
+tpg_group_teardown(void **state)
+{
+	(void)state;
+	tpg_free(tpg_group);
+	tpg_group = NULL;
+	return 0;
+}

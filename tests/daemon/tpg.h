@@ -37,6 +37,11 @@ void tpg_crash_restart(struct tpg *pg);
 /* Runs one SQL statement as the server's superuser on database dbname;
  * fails the test on error. The result is the caller's to PQclear. */
 PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);
+/* The server of a group of tests (NULL when PostgreSQL is not
+ * installed: its tests skip), for cmocka's group setup and teardown. */
+extern struct tpg *tpg_group;
+int tpg_group_setup(void **state);
+int tpg_group_teardown(void **state);
 /* The server outlives the test that started it (the harness reaps it
  * at exit): one server for a whole program's tests. */
 void tpg_keep(struct tpg *pg);
