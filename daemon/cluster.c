@@ -57,6 +57,7 @@ cluster_open_store(struct triaged *td, char **cause)
 		.conninfo = cfg->cluster.postgresql,
 		.node = cfg->cluster.node,
 		.slots = cfg->slots,
+		.lease_ms = cfg->cluster.lease_ms,
 	};
 	char *prios;
 

@@ -31,4 +31,9 @@ bool cluster_has_node(struct triaged *td, const char *name);
 /* Whether this node may run job: any may, but a job pinned to another. */
 bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
+/* The lease, takeovers and cancels (cluster-lease.c), after recovery;
+ * nothing without a cluster. 0, or -1 out of memory. */
+int cluster_lease_start(struct triaged *td);
+void cluster_lease_stop(void);
+
 #endif

@@ -33,6 +33,38 @@ jobs_changed_ours(const struct triaged *td, const struct job *job)
 	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) == 0;
 }
 
+/* Whether the row says the attempt runs on another node, holding its
+ * slots there. */
+static bool
+jobs_changed_there(const struct triaged *td, const struct job *job)
+{
+	return (job->state == JOB_RUNNING ||
+	    (job->state == JOB_QUEUED && job->run->begun)) &&
+	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) != 0;
+}
+
+/* Counts job's slots as held elsewhere in its priority (on), or no more:
+ * max_running is the cluster's. */
+static void
+jobs_changed_elsewhere(struct triaged *td, struct job *job, bool on)
+{
+	struct psem_prio_stats st;
+	unsigned prio = job->waiter.prio;
+
+	if (job->elsewhere == on ||
+	    psem_prio_stats(td->sem, prio, &st) != 0)
+		return;
+	job->elsewhere = on;
+	psem_set_elsewhere(td->sem, prio, on ? st.elsewhere + job->slots :
+	    st.elsewhere >= job->slots ? st.elsewhere - job->slots : 0);
+}
+
+void
+jobs_count_elsewhere(struct triaged *td, struct job *job)
+{
+	jobs_changed_elsewhere(td, job, jobs_changed_there(td, job));
+}
+
 /* Out of the semaphore and the queue of begin times: the row decides
  * afresh where it goes. */
 static void
@@ -66,6 +98,7 @@ static void
 jobs_changed_new(struct triaged *td, struct job *job)
 {
 	jobs_loaded(td, job, jobs_changed_prio(td, job));
+	jobs_count_elsewhere(td, job);
 	jobs_seen_seq(td, job->seq);
 	jobs_changed_admit(td, job);
 	jobs_record_change(td, job, job->state);
@@ -78,6 +111,7 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 	unsigned prio = jobs_changed_prio(td, job);
 
 	jobs_drop_pending(td, job->id);
+	jobs_changed_elsewhere(td, job, false);
 	jobs_count_job(td, job, job->waiter.prio, before->state, before->held,
 	    -1);
 	jobs_count_job(td, job, prio, job->state, job->held, 1);
@@ -102,6 +136,7 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 		job->waiter.prio = prio;
 		jobs_changed_admit(td, job);
 	}
+	jobs_count_elsewhere(td, job);
 	jobs_record_change(td, job, before->state);
 }
 
@@ -116,6 +151,7 @@ jobs_changed_gone(struct triaged *td, struct job *job)
 		run_stop(td->run, job, JOB_LOST, SIGKILL, "removed");
 	}
 	jobs_changed_unqueue(td, job);
+	jobs_changed_elsewhere(td, job, false);
 	jobs_count_job(td, job, job->waiter.prio, job->state, job->held, -1);
 }
 
@@ -145,8 +181,26 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	}
 }
 
+/* Another node paused or resumed a priority: so does this one. */
+static void
+jobs_changed_paused_cb(const char *name, bool paused, void *arg)
+{
+	struct triaged *td = arg;
+	int prio = config_priority_find(td->cfg, name);
+
+	if (prio < 0)
+		return;
+	if (paused)
+		psem_pause(td->sem, (unsigned)prio);
+	else
+		psem_resume(td->sem, (unsigned)prio);
+	log_notice("%s %s by another node", paused ? "paused" : "resumed",
+	    name);
+}
+
 void
 jobs_follow_store(struct triaged *td)
 {
 	store_set_changed_cb(td->store, jobs_changed_cb, td);
+	store_set_paused_cb(td->store, jobs_changed_paused_cb, td);
 }

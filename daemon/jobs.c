@@ -942,6 +942,17 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig)
 	char reason[64];
 
 	snprintf(reason, sizeof reason, "canceled by uid %u", (unsigned)by);
+	/* Its attempt is another node's: that node cancels it. */
+	if (td->cfg->cluster.enabled && !run_has(td->run, job) &&
+	    (job->state == JOB_RUNNING ||
+	    (job->state == JOB_QUEUED && job->run->begun)) &&
+	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) != 0) {
+		if (store_cancel_elsewhere(td->store, job, sig, (unsigned)by)
+		    != 0)
+			log_warnx("job %llu: out of memory asking node %s to "
+			    "cancel it", (unsigned long long)job->id, job->node);
+		return;
+	}
 	if (job->state == JOB_RUNNING || run_has(td->run, job)) {
 		run_stop(td->run, job, JOB_CANCELED, sig, reason);
 		return;
@@ -1144,7 +1155,8 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
 		if (st.paused)
 			return "paused";
-		if (st.cap != 0 && st.held + now->waiter.permits > st.cap)
+		if (st.cap != 0 && st.held + st.elsewhere +
+		    now->waiter.permits > st.cap)
 			return "max_running";
 	}
 	return position > 0 ? "queue" : "slots";

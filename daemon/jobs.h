@@ -108,6 +108,10 @@ void jobs_stop_running(struct triaged *td);
  * (jobs-changed.c). */
 void jobs_follow_store(struct triaged *td);
 
+/* For recovery (and jobs-changed.c): a job whose attempt runs on another
+ * node counts toward its priority's max_running here too. */
+void jobs_count_elsewhere(struct triaged *td, struct job *job);
+
 /* For recovery: counts a job read from the store as it is, and sets up its
  * place in its queue (prio). */
 void jobs_loaded(struct triaged *td, struct job *job, unsigned prio);

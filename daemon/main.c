@@ -437,7 +437,7 @@ main(int argc, char **argv)
 		fatalx("not starting: the jobs in %s do not fit the config",
 		    td.cfg->state_dir);
 	}
-	if (prune_start(&td) != 0)
+	if (prune_start(&td) != 0 || cluster_lease_start(&td) != 0)
 		fatalx("out of memory");
 	/* Signals before anyone can connect: a client that reaches the
 	 * socket may stop us at once, and the loop takes the signal when it
@@ -472,6 +472,7 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop();
+	cluster_lease_stop();
 	notify_stop();
 	series_free(&td);
 	metrics_free(&td);

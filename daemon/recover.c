@@ -223,6 +223,8 @@ recover_jobs(struct triaged *td, char **cause)
 			/* Another node's run is its own, in a cluster. */
 			if (recover_here(td, job))
 				ran[nrun++] = job;
+			else
+				jobs_count_elsewhere(td, job);
 		} else if (job->state == JOB_QUEUED)
 			queued[n++] = job;
 	}

@@ -213,6 +213,7 @@ job_take_stored(struct job *job, struct job *from)
 	job->begin_slot = old.begin_slot;
 	job->gated = old.gated;
 	job->taken = old.taken;
+	job->elsewhere = old.elsewhere;
 	job->version = old.version;
 	*from = old;
 }

@@ -105,6 +105,9 @@ struct job {
 	 * run here went on (a lease that ran out); that run's end is not
 	 * the job's. */
 	bool taken;
+	/* The daemon's, not stored: its slots are counted as held on another
+	 * node, toward its priority's max_running. */
+	bool elsewhere;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -155,7 +158,8 @@ void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
  * database) but its id; its own fields (its place in the semaphore, the
- * queue of begin times, gated, taken, version) stay. from is left with the
+ * queue of begin times, gated, taken, elsewhere, version) stay. from is
+ * left with the
  * job's old fields, for job_free. */
 void job_take_stored(struct job *job, struct job *from);
 

@@ -17,6 +17,7 @@ struct psem_class {
 	struct psem_waitq waiters;
 	unsigned queued;
 	unsigned held;
+	unsigned elsewhere;	/* held by others, toward the cap only */
 	unsigned cap;		/* 0 = none */
 	unsigned weight;
 	bool paused;

@@ -105,8 +105,8 @@ psem_eligible(const struct psem *sem)
 		c = &sem->sched.classes[i];
 		if (c->queued == 0 || c->paused)
 			continue;
-		if (c->cap != 0 &&
-		    c->held + TAILQ_FIRST(&c->waiters)->permits > c->cap)
+		if (c->cap != 0 && c->held + c->elsewhere +
+		    TAILQ_FIRST(&c->waiters)->permits > c->cap)
 			continue;
 		mask |= UINT64_C(1) << i;
 	}
@@ -246,6 +246,19 @@ psem_set_cap(struct psem *sem, unsigned prio, unsigned cap)
 	if (c == NULL)
 		return -1;
 	c->cap = cap;
+	psem_pump(sem);
+	psem_schedule(sem);
+	return 0;
+}
+
+int
+psem_set_elsewhere(struct psem *sem, unsigned prio, unsigned n)
+{
+	struct psem_class *c = psem_class(sem, prio);
+
+	if (c == NULL)
+		return -1;
+	c->elsewhere = n;
 	psem_pump(sem);
 	psem_schedule(sem);
 	return 0;
@@ -562,6 +575,7 @@ psem_reshape(struct psem *sem, unsigned nprio, const int *map)
 			w->prio = (unsigned)map[i];
 		n->queued = c->queued;
 		n->held = c->held;
+		n->elsewhere = c->elsewhere;
 		n->cap = c->cap;
 		n->weight = c->weight;
 		n->paused = c->paused;
@@ -620,6 +634,7 @@ psem_prio_stats(const struct psem *sem, unsigned prio,
 		return -1;
 	st->queued = c->queued;
 	st->held = c->held;
+	st->elsewhere = c->elsewhere;
 	st->cap = c->cap;
 	st->weight = c->weight;
 	st->paused = c->paused;

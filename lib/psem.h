@@ -86,6 +86,10 @@ int psem_set_weight(struct psem *sem, unsigned prio, unsigned weight);
 /* At most cap permits held at once by prio; 0 lifts the cap. Waiters queued
  * already that could never fit stay queued until the cap is raised. */
 int psem_set_cap(struct psem *sem, unsigned prio, unsigned cap);
+/* n permits of prio are held elsewhere (by the other daemons of a
+ * cluster): they count toward its cap, not against the semaphore's own
+ * permits. 0, or -1 for no such priority. */
+int psem_set_elsewhere(struct psem *sem, unsigned prio, unsigned n);
 /* A paused priority keeps its waiters but is granted nothing. */
 int psem_pause(struct psem *sem, unsigned prio);
 int psem_resume(struct psem *sem, unsigned prio);
@@ -140,6 +144,7 @@ int64_t psem_position_at(const struct psem *sem, unsigned prio, uint64_t index);
 struct psem_prio_stats {
 	unsigned queued;	/* waiters in the FIFO */
 	unsigned held;		/* permits held by granted waiters */
+	unsigned elsewhere;	/* psem_set_elsewhere's */
 	unsigned cap;
 	unsigned weight;
 	bool paused;

@@ -220,6 +220,81 @@ store_set_priorities(struct store *st, const char *text, char **cause)
 }
 
 void
+store_renew_lease(struct store *st)
+{
+	if (st->ops->renew_lease != NULL)
+		st->ops->renew_lease(st);
+}
+
+void
+store_take_over(struct store *st)
+{
+	if (st->ops->take_over != NULL)
+		st->ops->take_over(st);
+}
+
+int
+store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
+    unsigned by)
+{
+	if (st->ops->cancel_elsewhere == NULL)
+		return 0;
+	return st->ops->cancel_elsewhere(st, job, sig, by);
+}
+
+void
+store_set_cancel_cb(struct store *st, store_cancel_cb cb, void *arg)
+{
+	st->cancel_cb = cb;
+	st->cancel_arg = arg;
+}
+
+void
+store_set_paused_cb(struct store *st, store_paused_cb cb, void *arg)
+{
+	st->paused_cb = cb;
+	st->paused_arg = arg;
+}
+
+static bool
+store_name_in(const char *name, char *const *names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+void
+store_load_paused_set(struct store *st, char *const *names, size_t n)
+{
+	char **mine = st->paused.v, *name;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (store_paused(st, names[i]))
+			continue;
+		store_load_paused(st, names[i]);
+		if (st->paused_cb != NULL && store_paused(st, names[i]))
+			st->paused_cb(names[i], true, st->paused_arg);
+	}
+	for (i = 0; i < st->paused.n; ) {
+		mine = st->paused.v;
+		if (store_name_in(mine[i], names, n)) {
+			i++;
+			continue;
+		}
+		name = mine[i];
+		mine[i] = mine[--st->paused.n];
+		if (st->paused_cb != NULL)
+			st->paused_cb(name, false, st->paused_arg);
+		free(name);
+	}
+}
+
+void
 store_set_status_cb(struct store *st, store_status_cb cb, void *arg)
 {
 	st->status_cb = cb;

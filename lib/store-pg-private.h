@@ -48,6 +48,7 @@ struct pgstore {
 	struct pgconn *conn;
 	PGconn *locks;			/* idle: it holds the node's locks */
 	char *node;
+	uint64_t lease_ms;
 	char boot[24];			/* this run of the daemon, as text */
 	char self[96];			/* "node boot": our NOTIFY payload */
 	bool up;
@@ -63,6 +64,7 @@ struct pgstore {
 	struct vec removed;		/* uint64_t ids */
 	struct vec syncs;		/* struct store_sync */
 	bool paused_dirty;
+	bool flight_paused;		/* the commit under way writes them */
 	struct vec ids;			/* int64_t: ids to give new jobs */
 	bool ids_asked;
 	/* Reading what changed: the snapshot of the last read, and whether
@@ -88,6 +90,21 @@ void pgstore_sync_changes(struct pgstore *s);
 void pgstore_refetch(struct pgstore *s, const struct vec *ids);
 /* ids (uint64_t) as a bigint[] literal; NULL out of memory. */
 char *pgstore_ids_array(const struct vec *ids);
+/* store-pg-cluster.c: the lease, the takeover, cancels of other nodes'
+ * jobs; their statements, and the lease as an interval's text. */
+extern const char pgstore_lease_sql[];
+extern const char pgstore_takeover_sql[];
+extern const char pgstore_cancel_sql[];
+#define PGSTORE_SYNC_CANCELS						\
+	"SELECT job, attempt, signal, by_uid" PGSTORE_SINCE("triage_cancels")
+void pgstore_lease_text(const struct pgstore *s, char *buf, size_t size);
+void pgstore_renew_lease(struct store *st);
+void pgstore_take_over(struct store *st);
+int pgstore_cancel_elsewhere(struct store *st, const struct job *job,
+    int sig, unsigned by);
+/* The cancels of a result of PGSTORE_SYNC_CANCELS: those of attempts that
+ * run here go to the store's cancel_cb. */
+void pgstore_read_cancels(struct pgstore *s, const PGresult *res);
 /* The nodes of a result of PGSTORE_NODES, for the store. */
 void pgstore_read_nodes(struct pgstore *s, const PGresult *res);
 

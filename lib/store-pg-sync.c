@@ -22,6 +22,7 @@ enum pgsync_result {
 	PGSYNC_REMOVED,
 	PGSYNC_PAUSED,
 	PGSYNC_NODES,
+	PGSYNC_CANCELS,
 	PGSYNC_COMMIT,
 	PGSYNC_NRESULTS,
 };
@@ -80,6 +81,24 @@ pgsync_gone(struct pgstore *s, uint64_t id)
 	job_free(jobtable_remove(&s->st.jobs, id));
 }
 
+/* The cluster's paused priorities, as another node may have changed them;
+ * not while a change of ours waits to be written, which would undo it. */
+static void
+pgsync_paused(struct pgstore *s, const PGresult *res)
+{
+	char **names;
+	int i, n = PQntuples(res);
+
+	if (s->paused_dirty || (s->flight != NULL && s->flight_paused))
+		return;
+	if ((names = calloc((size_t)n + 1, sizeof *names)) == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		names[i] = PQgetvalue(res, i, 0);
+	store_load_paused_set(&s->st, names, (size_t)n);
+	free(names);
+}
+
 static void
 pgsync_read(struct pgstore *s, PGresult *const *res)
 {
@@ -104,7 +123,9 @@ pgsync_read(struct pgstore *s, PGresult *const *res)
 	r = res[PGSYNC_REMOVED];
 	for (i = 0; i < PQntuples(r); i++)
 		pgsync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
+	pgsync_paused(s, res[PGSYNC_PAUSED]);
 	pgstore_read_nodes(s, res[PGSYNC_NODES]);
+	pgstore_read_cancels(s, res[PGSYNC_CANCELS]);
 	free(s->snapshot);
 	s->snapshot = snap;
 }
@@ -149,6 +170,8 @@ pgstore_sync_changes(struct pgstore *s)
 		[PGSYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
 		    0, NULL, NULL, NULL },
 		[PGSYNC_NODES] = { NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
+		[PGSYNC_CANCELS] = { "sync_cancels", NULL, 1, values, NULL,
+		    NULL },
 		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
 	};
 

@@ -58,10 +58,16 @@ static const struct {
 	{ "paused_clear", "DELETE FROM triage_paused" },
 	{ "paused_set", "INSERT INTO triage_paused"
 	    " SELECT unnest($1::text[])" },
-	/* Whether a commit whose answer was lost happened: see pgcommit. */
+	/* Whether a commit whose answer was lost happened (see pgcommit),
+	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
-	    " commit_xid = pg_current_xact_id()"
+	    " commit_xid = pg_current_xact_id(),"
+	    " lease_until = now() + $4::interval"
 	    " WHERE name = $1 AND boot = $2" },
+	{ "lease", pgstore_lease_sql },
+	{ "takeover", pgstore_takeover_sql },
+	{ "cancel", pgstore_cancel_sql },
+	{ "sync_cancels", PGSTORE_SYNC_CANCELS },
 	{ "marked", "SELECT commit_gen, commit_xid::text FROM triage_nodes"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "versions", "SELECT id, version FROM triage_jobs"
@@ -529,6 +535,7 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	}
 	store_init(&s->st, &pgstore_ops);
 	s->base = base;
+	s->lease_ms = o->lease_ms;
 	/* A new number each start: the wall clock in us, and the pid. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(s->boot, sizeof s->boot, "%" PRId64,
@@ -828,6 +835,7 @@ struct pgstore_batch {
 	char (*nums)[24];
 	size_t nnums;
 	char *paused;
+	char lease[48];
 	const char **values;		/* the short statements' values */
 	size_t nvalues;
 };
@@ -951,11 +959,13 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		v[0] = b->paused;
 		pgstore_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 3);
+	v = pgstore_values(b, 4);
 	v[0] = s->node;
 	v[1] = s->boot;
 	v[2] = pgstore_num(b, (int64_t)c->gen);
-	pgstore_stmt(b, "mark", NULL, 3, v);
+	pgstore_lease_text(s, b->lease, sizeof b->lease);
+	v[3] = b->lease;
+	pgstore_stmt(b, "mark", NULL, 4, v);
 	v = pgstore_values(b, 1);
 	v[0] = s->self;
 	pgstore_stmt(b, "notify", NULL, 1, v);
@@ -1114,6 +1124,7 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	c->removed = vec_take(&s->removed);
 	c->syncs = vec_take(&s->syncs);
 	c->paused = s->paused_dirty;
+	s->flight_paused = c->paused;
 	s->paused_dirty = false;
 	c->claims = s->claims.n > 0;
 	s->flight = c;
@@ -1234,6 +1245,7 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	size_t i;
 
 	s->flight = NULL;
+	s->flight_paused = false;
 	if (err == NULL && res != NULL)
 		err = pgstore_error(res, n);
 	if (c->ids_at != 0)
@@ -1314,6 +1326,9 @@ static const struct store_ops pgstore_ops = {
 	.env = pgstore_env,
 	.forget_env = pgstore_forget_env,
 	.set_priorities = pgstore_set_priorities,
+	.renew_lease = pgstore_renew_lease,
+	.take_over = pgstore_take_over,
+	.cancel_elsewhere = pgstore_cancel_elsewhere,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,

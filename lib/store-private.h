@@ -49,6 +49,11 @@ struct store_ops {
 	void (*forget_env)(struct store *st, struct job *job);
 	int (*set_priorities)(struct store *st, const char *text,
 	    char **cause);
+	/* NULL for a store that shares nothing. */
+	void (*renew_lease)(struct store *st);
+	void (*take_over)(struct store *st);
+	int (*cancel_elsewhere)(struct store *st, const struct job *job,
+	    int sig, unsigned by);
 	int (*remove)(struct store *st, uint64_t id);
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);
@@ -69,6 +74,10 @@ struct store {
 	void *status_arg;
 	store_changed_cb changed_cb;
 	void *changed_arg;
+	store_cancel_cb cancel_cb;
+	void *cancel_arg;
+	store_paused_cb paused_cb;
+	void *paused_arg;
 	struct store_commit_stats stats;
 };
 
@@ -78,6 +87,9 @@ void store_init(struct store *st, const struct store_ops *ops);
 void store_fini(struct store *st);
 /* For loading: a paused priority read from the database. */
 void store_load_paused(struct store *st, const char *name);
+/* For reading changes: the paused priorities become names[0..n); each
+ * that changes is told to paused_cb. */
+void store_load_paused_set(struct store *st, char *const *names, size_t n);
 /* For loading: the nodes become the n read (names copied). 0, or -1 out
  * of memory with the old ones kept. */
 int store_load_nodes(struct store *st, const struct store_node *nodes,

@@ -46,6 +46,7 @@ struct store_pg_options {
 	/* The config's priorities as text (config_priorities_text): the
 	 * cluster's must be the same. */
 	const char *priorities;
+	uint64_t lease_ms;	/* how long its running jobs stay its own */
 };
 /*
  * Connects (blocking: for a daemon's start), makes or checks the tables,
@@ -89,6 +90,30 @@ void store_set_changed_cb(struct store *st, store_changed_cb cb, void *arg);
  * A SQLite store has no one to agree with.
  */
 int store_set_priorities(struct store *st, const char *text, char **cause);
+
+/*
+ * A cluster's duties, which a SQLite store has none of (it does nothing,
+ * and never calls back). store_renew_lease keeps this daemon's running
+ * jobs its own for lease_ms more (each commit renews it too).
+ * store_take_over puts the jobs of daemons whose lease ran out back in
+ * their queues as new attempts, at their place, the reason naming the
+ * node, as a crash here would; the store then reads the change.
+ * store_cancel_elsewhere asks the daemon running job's attempt to cancel
+ * it with sig, for uid by: 0, or -1 out of memory. That daemon's store
+ * calls its cancel_cb with the job.
+ */
+void store_renew_lease(struct store *st);
+void store_take_over(struct store *st);
+int store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
+    unsigned by);
+typedef void (*store_cancel_cb)(struct job *job, int sig, unsigned by,
+    void *arg);
+void store_set_cancel_cb(struct store *st, store_cancel_cb cb, void *arg);
+
+/* Another daemon paused (or resumed) the priority called name: the store
+ * keeps it so already (store_paused). A SQLite store never calls it. */
+typedef void (*store_paused_cb)(const char *name, bool paused, void *arg);
+void store_set_paused_cb(struct store *st, store_paused_cb cb, void *arg);
 
 /* A daemon sharing the store (store_nodes). */
 struct store_node {

@@ -129,8 +129,7 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 	client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 
-	twrite_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
-	    "[priority.normal]\nrank = 10\n", d->sock, d->state);
+	tdaemon_rewrite(d, "[priority.normal]\nrank = 10\n");
 	snprintf(out, sizeof out, "%s/refused.log", d->dir);
 	status = trun_refused(d->conf, out);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
@@ -139,9 +138,8 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 	    "jobs are queued or running: put its section back") == NULL)
 		fail_msg("not said: %s", text);
 
-	twrite_text(d->conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
-	    "[priority.normal]\nrank = 10\n[priority.extra]\nrank = 30\n",
-	    d->sock, d->state);
+	tdaemon_rewrite(d, "[priority.normal]\nrank = 10\n[priority.extra]\n"
+	    "rank = 30\n");
 	tdaemon_restart(d);
 	c = tconnect(d);
 	/* Still paused, as before the stop. */

@@ -430,7 +430,6 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	struct client_error e;
 	struct tdaemon *d;
 	struct client *by_gid, *sys, *root;
-	char conf[1024];
 
 	(void)state;
 	if (!need_root())
@@ -443,11 +442,9 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	assert_int_equal(tcall_error(sys, "resume", &e, "{ss}", "priority",
 	    "spare"), -32002);
 	/* Now group bin (2) is the admin group: bin's primary group. */
-	snprintf(conf, sizeof conf, "[daemon]\nsocket = %s\nstate_dir = %s\n"
-	    "socket_mode = 0666\nadmin_group = bin\n[priority.held]\n"
-	    "rank = 5\n[priority.normal]\nrank = 10\n[priority.spare]\n"
-	    "rank = 20\n", d->sock, d->state);
-	twrite_text(d->conf, "%s", conf);
+	tdaemon_rewrite(d, "socket_mode = 0666\nadmin_group = bin\n"
+	    "[priority.held]\nrank = 5\n[priority.normal]\nrank = 10\n"
+	    "[priority.spare]\nrank = 20\n");
 	json_decref(tcall(root, "reload", "{}"));
 	assert_int_equal(tcall_error(by_gid, "resume", &e, "{ss}", "priority",
 	    "spare"), -32002);

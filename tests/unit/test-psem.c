@@ -1050,6 +1050,53 @@ test_first_and_next_walk_a_fifo_from_its_head(void **state)
 	fixture_free(fx);
 }
 
+/* Permits held elsewhere (other daemons of a cluster) count toward a cap
+ * and nothing else: the local permits stay free for other priorities, and
+ * the capped one goes again as they are given back. */
+static void
+test_held_elsewhere_counts_toward_the_cap_only(void **state)
+{
+	struct fixture *fx = fixture_new(4, 2, "strict");
+	struct tw c[2], o[3];
+	struct psem_prio_stats st;
+	int i;
+
+	(void)state;
+	assert_int_equal(psem_set_cap(fx->sem, 0, 2), 0);
+	assert_int_equal(psem_set_elsewhere(fx->sem, 0, 2), 0);
+	tw_init(fx, &c[0], 0, 0, 1);
+	assert_int_equal(psem_acquire(fx->sem, &c[0].w), 0);
+	for (i = 0; i < 3; i++) {
+		tw_init(fx, &o[i], 10 + i, 1, 1);
+		assert_int_equal(psem_acquire(fx->sem, &o[i].w), 1);
+	}
+	settle(fx);
+	assert_int_equal(c[0].granted, 0);
+	assert_int_equal(psem_available(fx->sem), 1);
+	assert_int_equal(psem_prio_stats(fx->sem, 0, &st), 0);
+	assert_int_equal(st.held, 0);
+	assert_int_equal(st.elsewhere, 2);
+	/* One given back elsewhere: the cap has room for one here. */
+	assert_int_equal(psem_set_elsewhere(fx->sem, 0, 1), 0);
+	settle(fx);
+	assert_int_equal(c[0].granted, 1);
+	tw_init(fx, &c[1], 1, 0, 1);
+	assert_int_equal(psem_release(fx->sem, &o[0].w), 0);
+	assert_int_equal(psem_acquire(fx->sem, &c[1].w), 0);
+	settle(fx);
+	assert_int_equal(c[1].granted, 0);
+	/* None elsewhere: the second goes too. */
+	assert_int_equal(psem_set_elsewhere(fx->sem, 0, 0), 0);
+	settle(fx);
+	assert_int_equal(c[1].granted, 1);
+	assert_int_equal(psem_set_elsewhere(fx->sem, 2, 1), -1);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(psem_release(fx->sem, &c[i].w), 0);
+	for (i = 1; i < 3; i++)
+		assert_int_equal(psem_release(fx->sem, &o[i].w), 0);
+	fixture_free(fx);
+}
+
 int
 main(void)
 {
@@ -1074,6 +1121,7 @@ main(void)
 		cmocka_unit_test(test_set_policy_switches_order),
 		cmocka_unit_test(test_positions_through_changes),
 		cmocka_unit_test(test_first_and_next_walk_a_fifo_from_its_head),
+		cmocka_unit_test(test_held_elsewhere_counts_toward_the_cap_only),
 	};
 
 	return cmocka_run_group_tests_name("psem", tests, NULL, NULL);
