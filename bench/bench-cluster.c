@@ -1,0 +1,853 @@
+/* bench-cluster.c - `make bench`: several triaged sharing their queues through
+ * PostgreSQL: jobs/s by 1, 2 and 3 nodes, claim latency, idle queries. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench-daemon.h"
+#include "bench-opts.h"
+#include "bench-pg.h"
+#include "bench-proc.h"
+#include "bench-stat.h"
+#include "bench-tmpdir.h"
+#include "bench-why.h"
+#include "client.h"
+
+#define BENCH_CLUSTER_ROUNDS		3
+#define BENCH_CLUSTER_QUICK_ROUNDS	1
+#define BENCH_CLUSTER_JOBS		1500
+#define BENCH_CLUSTER_QUICK_JOBS	300
+#define BENCH_CLUSTER_SAMPLES		200
+#define BENCH_CLUSTER_QUICK_SAMPLES	50
+#define BENCH_CLUSTER_IDLE_SECONDS	60
+#define BENCH_CLUSTER_QUICK_IDLE_SECONDS 10
+/* The slots of every contestant, split evenly between its nodes. */
+#define BENCH_CLUSTER_SLOTS		6
+#define BENCH_CLUSTER_MAX_NODES		3
+/* Submissions in flight on one connection, as bench-dispatch. */
+#define BENCH_CLUSTER_WINDOW		1000
+/* Ids per wait request: a short line, and few requests. */
+#define BENCH_CLUSTER_WAIT_IDS		500
+/* A round of a few thousand `true` is seconds, and a job whose node went
+ * silent is taken over after the lease (30 s): this is a stuck cluster. */
+#define BENCH_CLUSTER_REPLY_MS		120000
+/* A job of the latency samples starts in milliseconds; this is stuck. */
+#define BENCH_CLUSTER_STAMP_MS		60000
+#define BENCH_CLUSTER_SLICE_MS		100
+/*
+ * Before the idle window: a PostgreSQL 15 backend sends its counts to
+ * pg_stat_database at most once a second, and an idle one within 10 s
+ * (PGSTAT_IDLE_INTERVAL); past that, what the cluster did before the
+ * window is counted before it.
+ */
+#define BENCH_CLUSTER_SETTLE_MS		11000
+/* Jobs run before the idle window, so that it follows work. */
+#define BENCH_CLUSTER_IDLE_JOBS		12
+
+/* One contestant of the throughput rounds: SQLite, or a cluster. */
+struct bench_cluster_who {
+	const char *name;
+	unsigned nodes;		/* 0: one daemon on SQLite */
+	unsigned rounds;	/* that ran */
+	double rate[16];	/* jobs/s, each round */
+	uint64_t ran[BENCH_CLUSTER_MAX_NODES]; /* jobs each node ran,
+						 * over every round */
+	struct bench_why why;
+};
+
+/* The daemons of one contestant: one on SQLite, or 1 to 3 nodes on a
+ * database of their own. */
+struct bench_cluster_set {
+	struct bench_daemon *d[BENCH_CLUSTER_MAX_NODES];
+	unsigned n;
+};
+
+struct bench_cluster {
+	const char *dir;	/* parent of every temp dir */
+	char tmp[256];		/* ours: the latency FIFOs */
+	char stamp[PATH_MAX];	/* ref-stamp, beside us */
+	struct bench_pg *pg;
+	unsigned dbs;		/* databases made, for their names */
+	uint64_t jobs;		/* per throughput round */
+	long samples;		/* of the latency, each */
+	long idle_seconds;
+};
+
+/* One node's share of a round's submissions, in a thread of its own so
+ * that every node is fed at once. */
+struct bench_cluster_feed {
+	pthread_t thread;
+	struct client *cl;
+	uint64_t n;
+	json_int_t *ids;	/* n, filled in */
+	struct bench_why why;
+};
+
+/* ---- the daemons ---- */
+
+/* Stops every daemon of s, saying why one did not stop cleanly. false
+ * when one did not, or when ok is false (then the logs are printed). */
+static bool
+bench_cluster_stop(struct bench_cluster_set *s, bool ok)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		ok = bench_daemon_finish(s->d[i], "bench-cluster", ok) && ok;
+	s->n = 0;
+	return ok;
+}
+
+/*
+ * Starts nodes daemons (0: one on SQLite) with the slots split between
+ * them, each a node of a new database. 0, or -1 with *cause set
+ * (allocated) and nothing left running.
+ */
+static int
+bench_cluster_start(struct bench_cluster *b, unsigned nodes,
+    struct bench_cluster_set *s, char **cause)
+{
+	struct bench_daemon_conf conf = { 0 };
+	char db[32], daemon[64], cluster[1024], *conninfo = NULL;
+	unsigned i, count = nodes > 0 ? nodes : 1;
+
+	*cause = NULL;
+	s->n = 0;
+	snprintf(daemon, sizeof daemon, "slots = %u\n",
+	    BENCH_CLUSTER_SLOTS / count);
+	conf.daemon = daemon;
+	if (nodes > 0) {
+		snprintf(db, sizeof db, "bench%u", ++b->dbs);
+		if ((conninfo = bench_pg_createdb(b->pg, db, cause)) == NULL)
+			return -1;
+		conf.cluster = cluster;
+	}
+	for (i = 0; i < count; i++) {
+		if (nodes > 0)
+			snprintf(cluster, sizeof cluster, "postgresql = %s\n"
+			    "node = n%u\n", conninfo, i + 1);
+		if ((s->d[i] = bench_daemon_start(b->dir, &conf, cause))
+		    == NULL) {
+			free(conninfo);
+			(void)bench_cluster_stop(s, false);
+			return -1;
+		}
+		s->n++;
+	}
+	free(conninfo);
+	return 0;
+}
+
+/* Connects to every daemon of s. 0, or -1 with *cause set (allocated) and
+ * none connected. */
+static int
+bench_cluster_connect(const struct bench_cluster_set *s, struct client **cl,
+    char **cause)
+{
+	unsigned i, k;
+
+	for (i = 0; i < s->n; i++) {
+		if ((cl[i] = client_connect(s->d[i]->sock, cause)) == NULL) {
+			for (k = 0; k < i; k++)
+				client_free(cl[k]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- jobs/s ---- */
+
+static void *
+bench_cluster_feed_cb(void *arg)
+{
+	struct bench_cluster_feed *f = arg;
+	struct client_error e;
+	uint64_t sent = 0, got = 0;
+	int64_t rid, first = -1, r;
+	json_t *res, *id;
+
+	while (got < f->n) {
+		while (sent < f->n && sent - got < BENCH_CLUSTER_WINDOW) {
+			if ((r = client_send(f->cl, "submit", json_pack(
+			    "{s[s]}", "argv", "true"), &e)) == -1) {
+				bench_why_set(&f->why, "submit: %s",
+				    e.message);
+				return NULL;
+			}
+			if (first == -1)
+				first = r;
+			sent++;
+		}
+		if ((res = client_recv(f->cl, &rid, BENCH_CLUSTER_REPLY_MS,
+		    &e)) == NULL) {
+			bench_why_set(&f->why, "submit: %s", e.message);
+			return NULL;
+		}
+		id = json_object_get(res, "id");
+		if (!json_is_integer(id) || rid < first ||
+		    (uint64_t)(rid - first) >= f->n) {
+			json_decref(res);
+			bench_why_set(&f->why, "submit replied with something "
+			    "other than a job");
+			return NULL;
+		}
+		/* Request ids count up, in the order sent. */
+		f->ids[rid - first] = json_integer_value(id);
+		json_decref(res);
+		got++;
+	}
+	return NULL;
+}
+
+/* Which node of s a job ran on, by its "node"; -1 when none of them. */
+static int
+bench_cluster_node_of(const json_t *job, unsigned nodes)
+{
+	const char *node = json_string_value(json_object_get(job, "node"));
+	unsigned i;
+	char name[16];
+
+	if (nodes == 0)
+		return 0;
+	for (i = 0; node != NULL && i < nodes; i++) {
+		snprintf(name, sizeof name, "n%u", i + 1);
+		if (strcmp(node, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Waits on cl until every job of f is terminal, checking that each
+ * succeeded and counting where they ran. 0, or -1 after saying why. */
+static int
+bench_cluster_wait(struct bench_cluster_who *c, struct client *cl,
+    const struct bench_cluster_feed *f)
+{
+	struct client_error e;
+	uint64_t i, k, sent = 0, ok = 0;
+	json_t *a, *res, *job;
+	const char *state;
+	int64_t rid;
+	size_t j;
+	int node;
+
+	for (i = 0; i < f->n; i += BENCH_CLUSTER_WAIT_IDS) {
+		if ((a = json_array()) == NULL)
+			return -1;
+		for (k = i; k < f->n && k < i + BENCH_CLUSTER_WAIT_IDS; k++)
+			json_array_append_new(a, json_integer(f->ids[k]));
+		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
+		    == -1) {
+			bench_why_set(&c->why, "wait: %s", e.message);
+			return -1;
+		}
+		sent++;
+	}
+	for (i = 0; i < sent; i++) {
+		if ((res = client_recv(cl, &rid, BENCH_CLUSTER_REPLY_MS, &e))
+		    == NULL) {
+			bench_why_set(&c->why, "wait: %s", e.message);
+			return -1;
+		}
+		json_array_foreach(json_object_get(res, "jobs"), j, job) {
+			state = json_string_value(json_object_get(job,
+			    "state"));
+			if (state == NULL || strcmp(state, "succeeded") != 0) {
+				bench_why_set(&c->why, "job %"
+				    JSON_INTEGER_FORMAT " ended %s",
+				    json_integer_value(json_object_get(job,
+				    "id")), state ? state : "(no state)");
+				continue;
+			}
+			ok++;
+			if ((node = bench_cluster_node_of(job, c->nodes)) >= 0)
+				c->ran[node]++;
+		}
+		json_decref(res);
+	}
+	if (ok != f->n) {
+		bench_why_set(&c->why, "%" PRIu64 " of %" PRIu64 " jobs "
+		    "succeeded", ok, f->n);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One round of c on fresh daemons: the jobs split between its nodes, each
+ * node's share submitted pipelined on a connection of its own, all at
+ * once; timed from the first submit to the last job's end (the last wait
+ * reply), each node's jobs waited for on that node.
+ */
+static void
+bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
+{
+	struct bench_cluster_feed f[BENCH_CLUSTER_MAX_NODES];
+	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	struct bench_cluster_set s;
+	unsigned i, started = 0, count = c->nodes > 0 ? c->nodes : 1;
+	char *cause = NULL;
+	json_int_t *ids;
+	double t0, t1;
+	int rc;
+
+	if ((ids = calloc(b->jobs, sizeof *ids)) == NULL) {
+		bench_why_set(&c->why, "out of memory");
+		return;
+	}
+	if (bench_cluster_start(b, c->nodes, &s, &cause) == -1) {
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
+		free(cause);
+		free(ids);
+		return;
+	}
+	if (bench_cluster_connect(&s, cl, &cause) == -1) {
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
+		free(cause);
+		goto out;
+	}
+	memset(f, 0, sizeof f);
+	for (i = 0; i < count; i++) {
+		f[i].cl = cl[i];
+		f[i].n = b->jobs / count + (i < b->jobs % count ? 1 : 0);
+		f[i].ids = i == 0 ? ids : f[i - 1].ids + f[i - 1].n;
+	}
+	t0 = bench_stat_now();
+	for (started = 0; started < count; started++) {
+		if ((rc = pthread_create(&f[started].thread, NULL,
+		    bench_cluster_feed_cb, &f[started])) != 0) {
+			bench_why_set(&c->why, "cannot start a thread: %s",
+			    strerror(rc));
+			break;
+		}
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(f[i].thread, NULL);
+		if (f[i].why.failed)
+			bench_why_set(&c->why, "n%u: %s", i + 1, f[i].why.text);
+	}
+	for (i = 0; i < count && !c->why.failed; i++)
+		(void)bench_cluster_wait(c, cl[i], &f[i]);
+	t1 = bench_stat_now();
+	if (!c->why.failed && c->rounds < sizeof c->rate / sizeof c->rate[0]) {
+		c->rate[c->rounds++] = (double)b->jobs / (t1 - t0);
+		fprintf(stderr, "bench-cluster:   %-8s %6" PRIu64 " jobs %8.3f s"
+		    " %8.0f jobs/s\n", c->name, b->jobs, t1 - t0,
+		    (double)b->jobs / (t1 - t0));
+	}
+	for (i = 0; i < count; i++)
+		client_free(cl[i]);
+out:
+	if (bench_daemon_interrupted() != 0)
+		bench_why_set(&c->why, "interrupted");
+	if (!bench_cluster_stop(&s, !c->why.failed))
+		bench_why_set(&c->why, "a daemon did not stop cleanly");
+	free(ids);
+}
+
+/* Prints the throughput table and its summaries: each cluster against the
+ * SQLite daemon of the same run. */
+static void
+bench_cluster_rates_report(const struct bench_cluster *b,
+    const struct bench_cluster_who *who, size_t n)
+{
+	double sqlite = bench_stat_median(who[0].rate, who[0].rounds), rate;
+	char ran[96];
+	size_t i, k, len;
+
+	printf("\ntriage cluster throughput: %" PRIu64 " jobs of `true`, "
+	    "%d slots split between the nodes, submitted pipelined to every "
+	    "node at once, first submit to last end; median of each's "
+	    "rounds\n\n", b->jobs, BENCH_CLUSTER_SLOTS);
+	printf("%-8s %8s %10s %10s  %s\n", "", "rounds", "jobs/s", "x SQLite",
+	    "jobs run by each node (all rounds)");
+	for (i = 0; i < n; i++) {
+		if (who[i].rounds == 0) {
+			printf("%-8s failed: %s\n", who[i].name,
+			    who[i].why.text);
+			continue;
+		}
+		rate = bench_stat_median(who[i].rate, who[i].rounds);
+		ran[0] = '\0';
+		for (k = 0, len = 0; k < who[i].nodes; k++)
+			len += (size_t)snprintf(ran + len, sizeof ran - len,
+			    "%sn%zu %" PRIu64, k > 0 ? ", " : "", k + 1,
+			    who[i].ran[k]);
+		printf("%-8s %8u %10.0f %10.2f  %s\n", who[i].name,
+		    who[i].rounds, rate, sqlite > 0 ? rate / sqlite : 0, ran);
+	}
+	for (i = 1; i < n; i++) {
+		if (who[i].rounds == 0 || who[0].rounds == 0) {
+			printf("SUMMARY\tcluster\tjobs/s, %s\t(failed)\t-\t-\t"
+			    "-\n", who[i].name);
+			continue;
+		}
+		rate = bench_stat_median(who[i].rate, who[i].rounds);
+		printf("SUMMARY\tcluster\tjobs/s, %s, %d slots\t%.0f jobs/s "
+		    "(%.2f x SQLite)\tSQLite %.0f jobs/s\t-\t-\n", who[i].name,
+		    BENCH_CLUSTER_SLOTS, rate, rate / sqlite, sqlite);
+	}
+}
+
+/* ---- claim latency ---- */
+
+/* A contestant of the latency: its daemons, a connection to each, and the
+ * FIFO its jobs stamp their start into. */
+struct bench_cluster_lat {
+	const char *name;
+	struct bench_cluster_set s;
+	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	bool connected;
+	char stamps[PATH_MAX];
+	int fd;
+	char buf[256];		/* read, not yet parsed */
+	size_t len;
+	double *ms;		/* reply to start, one a sample; below 0
+				 * when the job started before the reply */
+	double *sent_ms;	/* submit sent to start */
+	size_t n;
+	unsigned strays;	/* starts of jobs other than the sample's: a
+				 * job of an earlier sample run again */
+};
+
+/* The next start stamp of l's FIFO: when (CLOCK_MONOTONIC ns) and which
+ * job. 0, or -1 after saying why. */
+static int
+bench_cluster_stamp(struct bench_cluster_lat *l, long long *ns,
+    long long *job)
+{
+	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
+	int ready, waited = 0;
+	char *nl, kind;
+	ssize_t got;
+
+	while ((nl = memchr(l->buf, '\n', l->len)) == NULL) {
+		if (bench_daemon_interrupted() != 0)
+			return -1;
+		/* In slices, so that an interruption is seen at once. */
+		ready = poll(&pfd, 1, BENCH_CLUSTER_SLICE_MS);
+		if (ready == -1 && errno == EINTR)
+			continue;
+		if (ready == 0 && (waited += BENCH_CLUSTER_SLICE_MS) <
+		    BENCH_CLUSTER_STAMP_MS)
+			continue;
+		if (ready <= 0) {
+			fprintf(stderr, "bench-cluster: %s: no job started "
+			    "within %d s\n", l->name,
+			    BENCH_CLUSTER_STAMP_MS / 1000);
+			return -1;
+		}
+		got = read(l->fd, l->buf + l->len, sizeof l->buf - l->len);
+		if (got == -1 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (got <= 0) {
+			fprintf(stderr, "bench-cluster: %s: %s\n", l->stamps,
+			    got == 0 ? "end of file" : strerror(errno));
+			return -1;
+		}
+		l->len += (size_t)got;
+	}
+	*nl = '\0';
+	if (sscanf(l->buf, "%c %lld %lld", &kind, ns, job) != 3 ||
+	    kind != 'S') {
+		fprintf(stderr, "bench-cluster: bad stamp \"%s\"\n", l->buf);
+		return -1;
+	}
+	l->len -= (size_t)(nl + 1 - l->buf);
+	memmove(l->buf, nl + 1, l->len);
+	return 0;
+}
+
+/*
+ * One sample of l, submitted to its node i: the time from the submit's
+ * reply, and from its sending, to the job's own stamp of its start; then
+ * the job's end is waited for, so that the next sample finds the daemons
+ * idle again. 0, or -1 after saying why.
+ */
+static int
+bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
+    unsigned i)
+{
+	struct client *cl = l->cl[i % l->s.n];
+	struct client_error e;
+	long long sent, reply, start, job_id;
+	json_t *job, *done;
+	json_int_t id;
+
+	sent = bench_stat_now_ns();
+	job = client_call(cl, "submit", json_pack("{s[sss]}", "argv",
+	    b->stamp, "start", l->stamps), BENCH_CLUSTER_STAMP_MS, &e);
+	reply = bench_stat_now_ns();
+	if (job == NULL) {
+		fprintf(stderr, "bench-cluster: %s: submit: %s\n", l->name,
+		    e.message);
+		return -1;
+	}
+	id = json_integer_value(json_object_get(job, "id"));
+	json_decref(job);
+	do {
+		if (bench_cluster_stamp(l, &start, &job_id) == -1)
+			return -1;
+		if (job_id != (long long)id)
+			l->strays++;
+	} while (job_id != (long long)id);
+	l->ms[l->n] = (double)(start - reply) / 1e6;
+	l->sent_ms[l->n++] = (double)(start - sent) / 1e6;
+	if ((done = client_call(cl, "wait", json_pack("{s[I]}", "ids",
+	    (json_int_t)id), BENCH_CLUSTER_STAMP_MS, &e)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s: wait: %s\n", l->name,
+		    e.message);
+		return -1;
+	}
+	json_decref(done);
+	return 0;
+}
+
+/* Makes l's FIFO and starts its daemons. 0, or -1 after saying why. */
+static int
+bench_cluster_lat_open(struct bench_cluster *b, struct bench_cluster_lat *l,
+    unsigned nodes)
+{
+	char *cause = NULL;
+
+	if ((l->ms = calloc((size_t)b->samples, sizeof *l->ms)) == NULL ||
+	    (l->sent_ms = calloc((size_t)b->samples, sizeof *l->sent_ms))
+	    == NULL)
+		return -1;
+	if ((size_t)snprintf(l->stamps, sizeof l->stamps, "%s/%s.stamps",
+	    b->tmp, nodes > 0 ? "cluster" : "sqlite") >= sizeof l->stamps ||
+	    mkfifo(l->stamps, 0600) == -1 ||
+	    /* Read-write: no open blocks, and no read sees EOF. */
+	    (l->fd = open(l->stamps, O_RDWR | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", l->stamps,
+		    strerror(errno));
+		return -1;
+	}
+	if (bench_cluster_start(b, nodes, &l->s, &cause) == -1 ||
+	    bench_cluster_connect(&l->s, l->cl, &cause) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", l->name,
+		    cause ? cause : "out of memory");
+		free(cause);
+		return -1;
+	}
+	l->connected = true;
+	return 0;
+}
+
+/* Disconnects and stops l's daemons; ok made false by a bad stop. */
+static bool
+bench_cluster_lat_close(struct bench_cluster_lat *l, bool ok)
+{
+	unsigned i;
+
+	if (l->connected) {
+		for (i = 0; i < l->s.n; i++)
+			client_free(l->cl[i]);
+	}
+	ok = bench_cluster_stop(&l->s, ok);
+	if (l->fd != -1)
+		close(l->fd);
+	free(l->ms);
+	free(l->sent_ms);
+	return ok;
+}
+
+/* One line of the latency table; its p50 and p99 of both measures into
+ * q[4] (reply to start, then submit to start). */
+static void
+bench_cluster_lat_line(struct bench_cluster_lat *l, double q[4])
+{
+	size_t i, early = 0;
+
+	for (i = 0; i < l->n; i++)
+		early += l->ms[i] < 0;
+	q[0] = bench_stat_quantile(l->ms, l->n, 0.5);
+	q[1] = bench_stat_quantile(l->ms, l->n, 0.99);
+	q[2] = bench_stat_quantile(l->sent_ms, l->n, 0.5);
+	q[3] = bench_stat_quantile(l->sent_ms, l->n, 0.99);
+	printf("%-26s %8.3f %8.3f %8.3f  %8.3f %8.3f %8.3f  %6zu %6u\n",
+	    l->name, q[0], q[1], bench_stat_quantile(l->ms, l->n, 1), q[2],
+	    q[3], bench_stat_quantile(l->sent_ms, l->n, 1), early, l->strays);
+}
+
+static void
+bench_cluster_lat_report(struct bench_cluster_lat *c,
+    struct bench_cluster_lat *s)
+{
+	double cq[4], sq[4];
+
+	printf("\ntriage claim latency: a job's exec after its submit's reply "
+	    "(below 0: it started before the reply came) and after the "
+	    "submit was sent, nothing else queued or running, %zu samples "
+	    "each, taking turns; the cluster's submits go to its nodes in "
+	    "turn; runs again: starts of an earlier sample's job\n\n",
+	    c->n);
+	printf("%-26s %26s  %26s  %6s %6s\n", "", "reply to start, ms",
+	    "submit to start, ms", "before", "runs");
+	printf("%-26s %8s %8s %8s  %8s %8s %8s  %6s %6s\n", "", "p50", "p99",
+	    "max", "p50", "p99", "max", "reply", "again");
+	bench_cluster_lat_line(c, cq);
+	bench_cluster_lat_line(s, sq);
+	printf("SUMMARY\tcluster\tclaim latency, 3 nodes idle: reply (submit)"
+	    " to start\tp50 %.2f (%.2f) ms, p99 %.2f (%.2f) ms\tSQLite p50 "
+	    "%.2f (%.2f) ms, p99 %.2f (%.2f) ms\t-\t-\n", cq[0], cq[2], cq[1],
+	    cq[3], sq[0], sq[2], sq[1], sq[3]);
+}
+
+/* Both contestants, taking turns. false after saying why. */
+static bool
+bench_cluster_latency(struct bench_cluster *b)
+{
+	struct bench_cluster_lat c = { .name = "cluster, 3 nodes (2+2+2)",
+	    .fd = -1 };
+	struct bench_cluster_lat s = { .name = "SQLite, 1 daemon (6)",
+	    .fd = -1 };
+	bool ok = false;
+	long i;
+
+	fprintf(stderr, "bench-cluster: claim latency, %ld samples each...\n",
+	    b->samples);
+	if (bench_cluster_lat_open(b, &c, BENCH_CLUSTER_MAX_NODES) == -1 ||
+	    bench_cluster_lat_open(b, &s, 0) == -1)
+		goto out;
+	for (i = 0; i < b->samples; i++) {
+		if (bench_cluster_sample(b, &c, (unsigned)i) == -1 ||
+		    bench_cluster_sample(b, &s, 0) == -1)
+			goto out;
+	}
+	ok = true;
+	bench_cluster_lat_report(&c, &s);
+out:
+	ok = bench_cluster_lat_close(&c, ok);
+	ok = bench_cluster_lat_close(&s, ok);
+	return ok;
+}
+
+/* ---- idle queries ---- */
+
+/* Sleeps ms, or less when interrupted. */
+static void
+bench_cluster_sleep(long ms)
+{
+	while (ms > 0 && bench_daemon_interrupted() == 0) {
+		bench_daemon_sleep_ms(ms < 100 ? ms : 100);
+		ms -= 100;
+	}
+}
+
+/* Runs a few jobs through the first node and waits for their ends. 0, or
+ * -1 after saying why. */
+static int
+bench_cluster_warm(const struct bench_cluster_set *s)
+{
+	struct bench_cluster_who w = { .name = "warm-up",
+	    .nodes = BENCH_CLUSTER_MAX_NODES };
+	json_int_t ids[BENCH_CLUSTER_IDLE_JOBS];
+	struct bench_cluster_feed f = { .n = BENCH_CLUSTER_IDLE_JOBS,
+	    .ids = ids };
+	char *cause = NULL;
+	int rc = -1;
+
+	if ((f.cl = client_connect(s->d[0]->sock, &cause)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
+		free(cause);
+		return -1;
+	}
+	(void)bench_cluster_feed_cb(&f);
+	if (f.why.failed)
+		fprintf(stderr, "bench-cluster: %s\n", f.why.text);
+	else if (bench_cluster_wait(&w, f.cl, &f) == -1)
+		fprintf(stderr, "bench-cluster: %s\n", w.why.text);
+	else
+		rc = 0;
+	client_free(f.cl);
+	return rc;
+}
+
+/*
+ * 3 nodes after a few jobs, nothing queued or running anywhere: the
+ * transactions of their database over the window, scaled to a minute.
+ * false after saying why.
+ */
+static bool
+bench_cluster_idle(struct bench_cluster *b)
+{
+	struct bench_cluster_set s;
+	long long before, after;
+	double t0, t1, per_min;
+	char *cause = NULL, db[32];
+	bool ok = false;
+
+	if (bench_cluster_start(b, BENCH_CLUSTER_MAX_NODES, &s, &cause)
+	    == -1) {
+		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
+		    "out of memory");
+		free(cause);
+		return false;
+	}
+	snprintf(db, sizeof db, "bench%u", b->dbs);
+	if (bench_cluster_warm(&s) == -1)
+		goto out;
+	fprintf(stderr, "bench-cluster: idle: settling %d s, then %ld s...\n",
+	    BENCH_CLUSTER_SETTLE_MS / 1000, b->idle_seconds);
+	bench_cluster_sleep(BENCH_CLUSTER_SETTLE_MS);
+	if ((before = bench_pg_xacts(b->pg, db, &cause)) == -1)
+		goto fail;
+	t0 = bench_stat_now();
+	bench_cluster_sleep(b->idle_seconds * 1000);
+	if (bench_daemon_interrupted() != 0)
+		goto out;
+	if ((after = bench_pg_xacts(b->pg, db, &cause)) == -1)
+		goto fail;
+	t1 = bench_stat_now();
+	per_min = (double)(after - before) * 60 / (t1 - t0);
+	printf("\ntriage cluster idle: transactions of the cluster's database "
+	    "(pg_stat_database xact_commit + xact_rollback, read from another "
+	    "database) while 3 nodes have nothing queued or running, after %d "
+	    "jobs\n\n%-28s %12s %14s\n", BENCH_CLUSTER_IDLE_JOBS, "",
+	    "transactions", "per minute");
+	printf("%-28s %12lld %14.1f\n", "3 nodes, window", after - before,
+	    per_min);
+	printf("SUMMARY\tcluster\tidle queries/min, 3 nodes, nothing queued, "
+	    "%ld s\t%.1f\t-\t0\t%s\n", b->idle_seconds, per_min,
+	    after == before ? "met" : "MISSED");
+	ok = true;
+	goto out;
+fail:
+	fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
+	    "out of memory");
+	free(cause);
+out:
+	return bench_cluster_stop(&s, ok);
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	static struct bench_cluster_who who[] = {
+		{ .name = "SQLite", .nodes = 0 },
+		{ .name = "1 node", .nodes = 1 },
+		{ .name = "2 nodes", .nodes = 2 },
+		{ .name = "3 nodes", .nodes = 3 },
+	};
+	static struct bench_cluster b;
+	long rounds, jobs;
+	struct bench_opts_count counts[] = {
+		{ "rounds", 1, 16, &rounds, BENCH_CLUSTER_ROUNDS,
+		    BENCH_CLUSTER_QUICK_ROUNDS, "throughput rounds of each" },
+		{ "jobs", 1, 10000000, &jobs, BENCH_CLUSTER_JOBS,
+		    BENCH_CLUSTER_QUICK_JOBS, "jobs of a throughput round" },
+		{ "samples", 1, 1000000, &b.samples, BENCH_CLUSTER_SAMPLES,
+		    BENCH_CLUSTER_QUICK_SAMPLES, "latency samples of each" },
+		{ "seconds", 1, 86400, &b.idle_seconds,
+		    BENCH_CLUSTER_IDLE_SECONDS,
+		    BENCH_CLUSTER_QUICK_IDLE_SECONDS, "idle window" },
+	};
+	struct bench_opts opts = {
+		.prog = "bench-cluster",
+		.about = "Runs triaged nodes sharing their queues through a "
+		    "PostgreSQL server of its own: jobs/s of\n1, 2 and 3 nodes "
+		    "(6 slots split between them) against one daemon on "
+		    "SQLite, the\nclaim latency of an idle 3-node cluster "
+		    "against SQLite's, and the queries per\nminute of 3 idle "
+		    "nodes.\n",
+		.counts = counts,
+		.ncounts = sizeof counts / sizeof counts[0],
+	};
+	char *cause = NULL;
+	bool ok = true;
+	unsigned r;
+	size_t i;
+	int rc;
+
+	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
+		return rc;
+	b.dir = opts.dir;
+	b.jobs = (uint64_t)jobs;
+	if (bench_proc_beside("ref-stamp", b.stamp, sizeof b.stamp) == -1 ||
+	    access(b.stamp, X_OK) == -1) {
+		fprintf(stderr, "bench-cluster: needs ref-stamp beside it "
+		    "(make bench-build)\n");
+		return 1;
+	}
+	if (bench_tmpdir_make(b.dir, "cluster", b.tmp, sizeof b.tmp) == -1) {
+		fprintf(stderr, "bench-cluster: mkdtemp in %s: %s\n", b.dir,
+		    strerror(errno));
+		return 1;
+	}
+	/* The daemons' jobs reach the FIFOs. */
+	if (chmod(b.tmp, 0711) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", b.tmp,
+		    strerror(errno));
+		ok = false;
+		goto out;
+	}
+	fprintf(stderr, "bench-cluster: starting PostgreSQL...\n");
+	if ((b.pg = bench_pg_start(b.dir, &cause)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
+		free(cause);
+		ok = false;
+		goto out;
+	}
+
+	for (r = 0; r < (unsigned)rounds && bench_daemon_interrupted() == 0;
+	    r++) {
+		fprintf(stderr, "bench-cluster: jobs/s, round %u of %ld\n",
+		    r + 1, rounds);
+		for (i = 0; i < sizeof who / sizeof who[0] &&
+		    bench_daemon_interrupted() == 0; i++)
+			bench_cluster_round(&b, &who[i]);
+	}
+	for (i = 0; i < sizeof who / sizeof who[0]; i++) {
+		if (who[i].why.failed) {
+			fprintf(stderr, "bench-cluster: %s: %s\n", who[i].name,
+			    who[i].why.text);
+			ok = false;
+		}
+	}
+	if (bench_daemon_interrupted() == 0)
+		bench_cluster_rates_report(&b, who, sizeof who / sizeof who[0]);
+	if (bench_daemon_interrupted() == 0)
+		ok = bench_cluster_latency(&b) && ok;
+	if (bench_daemon_interrupted() == 0)
+		ok = bench_cluster_idle(&b) && ok;
+
+out:
+	if (bench_pg_free(b.pg, &cause) == -1) {
+		if (bench_daemon_interrupted() == 0) {
+			fprintf(stderr, "bench-cluster: %s\n", cause ? cause :
+			    "oom");
+			ok = false;
+		}
+		free(cause);
+	}
+	if (bench_tmpdir_remove(b.tmp) == -1)
+		fprintf(stderr, "bench-cluster: cannot remove %s: %s\n", b.tmp,
+		    strerror(errno));
+	if (fflush(stdout) == EOF) {
+		fprintf(stderr, "bench-cluster: stdout: %s\n", strerror(errno));
+		ok = false;
+	}
+	if (bench_daemon_interrupted() != 0) {
+		fprintf(stderr, "bench-cluster: interrupted\n");
+		return 128 + bench_daemon_interrupted();
+	}
+	return ok ? 0 : 1;
+}
