@@ -101,7 +101,7 @@ jobs_changed_new(struct triaged *td, struct job *job)
 	jobs_count_elsewhere(td, job);
 	jobs_seen_seq(td, job->seq);
 	jobs_changed_admit(td, job);
-	jobs_record_change(td, job, job->state);
+	jobs_record_change(td, job, job->state, NULL);
 }
 
 static void
@@ -137,7 +137,12 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 		jobs_changed_admit(td, job);
 	}
 	jobs_count_elsewhere(td, job);
-	jobs_record_change(td, job, before->state);
+	/* Listeners take a change that keeps the state for a submission:
+	 * say what it is. */
+	jobs_record_change(td, job, before->state,
+	    before->state != job->state ? NULL :
+	    before->held != job->held ? (job->held ? "held" : "released") :
+	    "updated");
 }
 
 static void
@@ -166,6 +171,9 @@ jobs_changed_cb(struct job *job, enum store_change what,
 		jobs_changed_new(td, job);
 		break;
 	case STORE_CHANGE_REFUSED:
+		log_debug("job %llu: a write of it was refused (version %u): "
+		    "another node changed it first", (unsigned long long)
+		    job->id, job->version);
 		/* What it was to do is off (a launch, events); its row,
 		 * read back, says what it does now. */
 		jobs_drop_pending(td, job->id);
@@ -173,6 +181,10 @@ jobs_changed_cb(struct job *job, enum store_change what,
 			jobs_changed_unqueue(td, job);
 		break;
 	case STORE_CHANGE_UPDATED:
+		log_debug("job %llu: now %s%s, attempt %u, node %s, version %u",
+		    (unsigned long long)job->id, job_state_name(job->state),
+		    job->run->begun ? " (begun)" : "", job->attempt,
+		    job->node != NULL ? job->node : "none", job->version);
 		jobs_changed_updated(td, job, before);
 		break;
 	case STORE_CHANGE_GONE:

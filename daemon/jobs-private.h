@@ -30,9 +30,10 @@ void jobs_count_job(struct triaged *td, struct job *job, unsigned prio,
 /* Forgets the changes of job id not written yet (their writes are
  * refused: another daemon's came first), and its launch. */
 void jobs_drop_pending(struct triaged *td, uint64_t id);
-/* Publishes job's change from state from, in its turn. */
+/* Publishes job's change from state from (change as jobs_event's), in its
+ * turn. */
 void jobs_record_change(struct triaged *td, struct job *job,
-    enum job_state from);
+    enum job_state from, const char *change);
 /* A job of another daemon has queue order seq: ours come after it. */
 void jobs_seen_seq(struct triaged *td, int64_t seq);
 

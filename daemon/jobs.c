@@ -728,9 +728,10 @@ jobs_drop_pending(struct triaged *td, uint64_t id)
 }
 
 void
-jobs_record_change(struct triaged *td, struct job *job, enum job_state from)
+jobs_record_change(struct triaged *td, struct job *job, enum job_state from,
+    const char *change)
 {
-	jobs_record(td, job, from, NULL, jobs_gen(td));
+	jobs_record(td, job, from, change, jobs_gen(td));
 }
 
 void

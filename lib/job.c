@@ -214,6 +214,7 @@ job_take_stored(struct job *job, struct job *from)
 	job->gated = old.gated;
 	job->taken = old.taken;
 	job->elsewhere = old.elsewhere;
+	job->replaced = old.replaced + 1;
 	job->version = old.version;
 	*from = old;
 }

@@ -108,6 +108,9 @@ struct job {
 	/* The daemon's, not stored: its slots are counted as held on another
 	 * node, toward its priority's max_running. */
 	bool elsewhere;
+	/* The store's, not stored: how many times another daemon's row
+	 * replaced it (it wraps), which undoes the changes made before. */
+	uint16_t replaced;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -158,8 +161,8 @@ void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
  * database) but its id; its own fields (its place in the semaphore, the
- * queue of begin times, gated, taken, elsewhere, version) stay. from is
- * left with the
+ * queue of begin times, gated, taken, elsewhere, version) stay, and its
+ * count of replacements grows. from is left with the
  * job's old fields, for job_free. */
 void job_take_stored(struct job *job, struct job *from);
 

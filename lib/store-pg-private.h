@@ -42,6 +42,13 @@ struct pgcommit;
  * ("node boot"), so that a daemon can skip its own. */
 #define PGSTORE_CHANNEL "triage"
 
+/* A change to write: the job, and its count of replacements when it
+ * changed (a row of another daemon's since undoes the change). */
+struct pgstore_mark {
+	uint64_t id;
+	uint16_t replaced;
+};
+
 struct pgstore {
 	struct store st;		/* first: a struct store * is one */
 	struct event_base *base;
@@ -59,8 +66,8 @@ struct pgstore {
 	struct pgcommit *flight;	/* the commit under way, or NULL */
 	bool doubt;			/* its outcome is unknown: ask */
 	struct vec staged;		/* struct store_staged */
-	struct vec dirty;		/* uint64_t ids, maybe repeated */
-	struct vec claims;		/* uint64_t ids: store_update_soon */
+	struct vec dirty;		/* struct pgstore_mark, maybe repeated */
+	struct vec claims;		/* the same: store_update_soon's */
 	struct vec removed;		/* uint64_t ids */
 	struct vec syncs;		/* struct store_sync */
 	bool paused_dirty;

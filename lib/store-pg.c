@@ -608,11 +608,13 @@ pgstore_mark(struct store *st, struct job *job, enum store_mark how)
 {
 	struct pgstore *s = pgstore(st);
 
+	struct pgstore_mark m = { job->id, job->replaced };
+
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
 	if (how == STORE_MARK_SOON)
-		(void)vec_push(&s->claims, sizeof job->id, &job->id);
-	if (vec_push(&s->dirty, sizeof job->id, &job->id) != 0)
+		(void)vec_push(&s->claims, sizeof m, &m);
+	if (vec_push(&s->dirty, sizeof m, &m) != 0)
 		return;
 	pgstore_schedule(s);
 }
@@ -819,11 +821,26 @@ pgstore_cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether a mark is the job's still: made since its row was last read
+ * from another daemon's write (which undoes every change made before). */
+static bool
+pgstore_mark_live(const struct pgstore *s, const struct pgstore_mark *m)
+{
+	const struct job *job = store_get(&s->st, m->id);
+
+	return job != NULL && job->replaced == m->replaced;
+}
+
 static bool
 pgstore_is_claim(const struct pgstore *s, uint64_t id)
 {
-	return s->claims.n > 0 && bsearch(&id, s->claims.v, s->claims.n,
-	    sizeof id, pgstore_cmp_id) != NULL;
+	const struct pgstore_mark *m = s->claims.v;
+	size_t i;
+
+	for (i = 0; i < s->claims.n; i++)
+		if (m[i].id == id && pgstore_mark_live(s, &m[i]))
+			return true;
+	return false;
 }
 
 /* Everything a commit's statements point into, until they are sent. */
@@ -1053,25 +1070,26 @@ pgstore_ask_ids(struct pgstore *s)
 		s->ids_asked = false;
 }
 
-/* The changed jobs still in the table, each once, in id order. */
+/* The changed jobs still in the table whose changes still stand, each
+ * once, in id order. The marks' vector becomes the ids'. */
 static void
 pgstore_take_dirty(struct pgstore *s, struct pgcommit *c)
 {
+	struct pgstore_mark *m;
 	uint64_t *ids;
 	size_t i, k = 0;
 
 	c->updated = vec_take(&s->dirty);
-	ids = c->updated.v;
+	m = c->updated.v;
 	if (c->updated.n > 1)
-		qsort(ids, c->updated.n, sizeof *ids, pgstore_cmp_id);
+		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_id);
+	/* In place: an id takes no more room than a mark. */
+	ids = c->updated.v;
 	for (i = 0; i < c->updated.n; i++)
-		if ((i == 0 || ids[i] != ids[k - 1]) &&
-		    store_get(&s->st, ids[i]) != NULL)
-			ids[k++] = ids[i];
+		if ((k == 0 || m[i].id != ids[k - 1]) &&
+		    pgstore_mark_live(s, &m[i]))
+			ids[k++] = m[i].id;
 	c->updated.n = k;
-	if (s->claims.n > 1)
-		qsort(s->claims.v, s->claims.n, sizeof(uint64_t),
-		    pgstore_cmp_id);
 }
 
 static void
@@ -1177,10 +1195,16 @@ static void
 pgstore_requeue(struct pgstore *s, struct pgcommit *c)
 {
 	uint64_t *ids = c->updated.v;
+	struct pgstore_mark m;
+	struct job *job;
 	size_t i;
 
 	for (i = 0; i < c->updated.n; i++)
-		(void)vec_push(&s->dirty, sizeof *ids, &ids[i]);
+		if ((job = store_get(&s->st, ids[i])) != NULL) {
+			m.id = ids[i];
+			m.replaced = job->replaced;
+			(void)vec_push(&s->dirty, sizeof m, &m);
+		}
 	ids = c->removed.v;
 	for (i = 0; i < c->removed.n; i++)
 		(void)vec_push(&s->removed, sizeof *ids, &ids[i]);

@@ -1,0 +1,457 @@
+/* test-cluster.c - three real triaged on one real PostgreSQL, each its own
+ * node: shared queues, the order of starts, a node killed or stopped past
+ * its lease, the database restarted, and every method across nodes. */
+#include <errno.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "client.h"
+#include "harness.h"
+#include "tpg.h"
+
+#define NODES 3
+/* Short, so that a dead node's jobs come back within a test's wait. */
+#define LEASE "2s"
+
+static struct tpg *group_pg;
+
+struct cluster {
+	struct tdaemon *d[NODES];
+	struct client *c[NODES];
+	char *conninfo;
+	char db[16];
+};
+
+static int
+group_setup(void **state)
+{
+	(void)state;
+	group_pg = tpg_start();
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	tpg_free(group_pg);
+	return 0;
+}
+
+/* The [cluster] section of node i, and extra [daemon] keys before it. */
+static void
+cluster_conf(struct cluster *cl, int i, const char *extra, char *buf,
+    size_t size)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	snprintf(buf, size, "%s[cluster]\npostgresql = %s user=%s\n"
+	    "node = %c\nlease = " LEASE "\n", extra, cl->conninfo,
+	    pw != NULL ? pw->pw_name : "root", 'a' + i);
+}
+
+/* Three nodes on a database of their own, slots each, and extra config
+ * (more [daemon] keys, then sections). Skips without PostgreSQL. */
+static struct cluster *
+cluster_start(unsigned slots, const char *extra)
+{
+	static int ndb;
+	struct cluster *cl;
+	char daemon[512], conf[2048];
+	int i;
+
+	if (group_pg == NULL)
+		skip();
+	assert_non_null(cl = calloc(1, sizeof *cl));
+	snprintf(cl->db, sizeof cl->db, "cl%d", ++ndb);
+	cl->conninfo = tpg_createdb(group_pg, cl->db);
+	snprintf(daemon, sizeof daemon, "slots = %u\nkill_grace = 1s\n%s",
+	    slots, extra);
+	for (i = 0; i < NODES; i++) {
+		cluster_conf(cl, i, daemon, conf, sizeof conf);
+		cl->d[i] = tdaemon_start(conf);
+		cl->c[i] = tconnect(cl->d[i]);
+	}
+	return cl;
+}
+
+static void
+cluster_end(struct cluster *cl)
+{
+	int i;
+
+	for (i = 0; i < NODES; i++)
+		if (cl->d[i] != NULL)
+			tdaemon_end(cl->d[i], cl->c[i]);
+	free(cl->conninfo);
+	free(cl);
+}
+
+/* A job's member, as node i sees it (a string, "" for null). */
+static void
+job_str(struct cluster *cl, int i, int64_t id, const char *key, char *buf,
+    size_t size)
+{
+	json_t *job = tget(cl->c[i], id);
+	const char *v = json_string_value(json_object_get(job, key));
+
+	snprintf(buf, size, "%s", v != NULL ? v : "");
+	json_decref(job);
+}
+
+/* The job as node i sees it; NULL while it has not heard of it (the job
+ * was submitted at another node, whose NOTIFY is on its way). */
+static json_t *
+job_at(struct cluster *cl, int i, int64_t id)
+{
+	struct client_error e;
+	json_t *job;
+
+	job = client_call(cl->c[i], "get", json_pack("{sI}", "id",
+	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e);
+	if (job == NULL && e.code != -32001)
+		fail_msg("get %lld at node %c: %s", (long long)id, 'a' + i,
+		    e.message);
+	return job;
+}
+
+/* Polls node i until job id is in state (and, when attempt > 0, at that
+ * attempt). */
+static void
+wait_state(struct cluster *cl, int i, int64_t id, const char *state,
+    json_int_t attempt)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	json_t *job;
+	bool there;
+
+	for (;;) {
+		job = job_at(cl, i, id);
+		there = job != NULL && strcmp(tstate(job), state) == 0 &&
+		    (attempt == 0 || tjint(job, "attempt") == attempt);
+		json_decref(job);
+		if (there)
+			return;
+		tcheck_deadline(deadline, "job %lld to be %s at node %c",
+		    (long long)id, state, 'a' + i);
+		usleep(10000);
+	}
+}
+
+/* A job that writes "start ID ATTEMPT NODE" to the ledger, waits for its
+ * gate, then writes "done ID ATTEMPT". */
+static int64_t
+submit_ledgered(struct cluster *cl, int via, const char *gate,
+    const char *prio)
+{
+	char sh[1500];
+
+	snprintf(sh, sizeof sh, "echo start $TRIAGE_JOB_ID $TRIAGE_ATTEMPT "
+	    ">> %s/ledger; %s; echo done $TRIAGE_JOB_ID $TRIAGE_ATTEMPT >> "
+	    "%s/ledger", cl->d[0]->dir, tgate_sh(cl->d[0], gate),
+	    cl->d[0]->dir);
+	return tsubmit(cl->c[via], "{s[sss] ss}", "argv", "sh", "-c", sh,
+	    "priority", prio);
+}
+
+/* How many lines of the ledger are word then id (and attempt, when not
+ * 0). */
+static int
+ledger_count(struct cluster *cl, const char *word, int64_t id,
+    unsigned attempt)
+{
+	char path[400], line[128], w[16];
+	long long lid;
+	unsigned la;
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof path, "%s/ledger", cl->d[0]->dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "%15s %lld %u", w, &lid, &la) == 3 &&
+		    strcmp(w, word) == 0 && lid == id &&
+		    (attempt == 0 || la == attempt))
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Jobs submitted through every node run on every node, and each node
+ * sees every job's whole life. */
+static void
+test_jobs_run_on_every_node(void **state)
+{
+	struct cluster *cl = cluster_start(2, "");
+	int64_t id[2 * NODES];
+	char node[32];
+	bool ran[NODES] = { false };
+	int i, k;
+
+	(void)state;
+	for (i = 0; i < 2 * NODES; i++)
+		id[i] = submit_ledgered(cl, i % NODES, "open", "normal");
+	/* Six slots in all: every job runs at once, so every node runs
+	 * two. */
+	for (i = 0; i < 2 * NODES; i++) {
+		wait_state(cl, 0, id[i], "running", 1);
+		job_str(cl, 0, id[i], "node", node, sizeof node);
+		assert_int_equal(strlen(node), 1);
+		ran[node[0] - 'a'] = true;
+	}
+	for (k = 0; k < NODES; k++)
+		assert_true(ran[k]);
+	topen_gate(cl->d[0], "open");
+	for (i = 0; i < 2 * NODES; i++)
+		for (k = 0; k < NODES; k++) {
+			json_t *job = twait(cl->c[k], id[i]);
+
+			assert_string_equal(tstate(job), "succeeded");
+			json_decref(job);
+		}
+	cluster_end(cl);
+}
+
+/*
+ * Every slot of the cluster held; then jobs of three priorities, through
+ * every node, each holding its slot until let go: the slots freed one at a
+ * time, wherever they are, go to the most urgent job, then the oldest.
+ */
+static void
+test_start_order_is_priority_then_submission(void **state)
+{
+	static const char *const prios[] = { "low", "normal", "high" };
+	struct cluster *cl = cluster_start(1, "");
+	int64_t block[NODES], id[9], want[9];
+	char gate[32];
+	int i, k, n = 0;
+
+	(void)state;
+	for (i = 0; i < NODES; i++) {
+		snprintf(gate, sizeof gate, "block%d", i);
+		block[i] = submit_ledgered(cl, i, gate, "normal");
+	}
+	for (i = 0; i < NODES; i++)
+		wait_state(cl, 0, block[i], "running", 1);
+	for (i = 0; i < 9; i++) {
+		snprintf(gate, sizeof gate, "job%d", i);
+		id[i] = submit_ledgered(cl, i % NODES, gate, prios[i % 3]);
+	}
+	/* high (2, 5, 8), normal (1, 4, 7), low (0, 3, 6). */
+	for (k = 2; k >= 0; k--)
+		for (i = k; i < 9; i += 3)
+			want[n++] = i;
+	/* Every node has heard of every job before a slot frees. */
+	for (k = 0; k < NODES; k++)
+		for (i = 0; i < 9; i++)
+			wait_state(cl, k, id[i], "queued", 1);
+	snprintf(gate, sizeof gate, "block%d", 1);
+	topen_gate(cl->d[0], gate);
+	for (n = 0; n < 9; n++) {
+		wait_state(cl, 0, id[want[n]], "running", 1);
+		/* The one freed slot went to it alone. */
+		for (i = n + 1; i < 9; i++)
+			tassert_state(cl->c[0], id[want[i]], "queued");
+		snprintf(gate, sizeof gate, "job%d", (int)want[n]);
+		topen_gate(cl->d[0], gate);
+		wait_state(cl, 0, id[want[n]], "succeeded", 1);
+	}
+	for (i = 0; i < NODES; i++) {
+		snprintf(gate, sizeof gate, "block%d", i);
+		topen_gate(cl->d[0], gate);
+		json_decref(twait(cl->c[0], block[i]));
+	}
+	cluster_end(cl);
+}
+
+/*
+ * kill -9 of a node while it runs jobs: once its lease has run out, the
+ * others take its jobs back to their queues and run them as attempt 2;
+ * every job succeeds, and no attempt that was done ran again.
+ */
+static void
+test_killed_node_jobs_run_again_elsewhere(void **state)
+{
+	struct cluster *cl = cluster_start(2, "");
+	int64_t id[2 * NODES];
+	char node[32], reason[256];
+	json_t *job;
+	int i, lost = 0;
+
+	(void)state;
+	for (i = 0; i < 2 * NODES; i++)
+		id[i] = submit_ledgered(cl, i % NODES, "open", "normal");
+	for (i = 0; i < 2 * NODES; i++)
+		wait_state(cl, 0, id[i], "running", 1);
+	tdaemon_crash(cl->d[1]);
+	client_free(cl->c[1]);
+	cl->c[1] = NULL;
+	/* Its two jobs come back as second attempts, queued (every other
+	 * slot is held), saying whose lease ran out. */
+	for (i = 0; i < 2 * NODES; i++) {
+		job_str(cl, 0, id[i], "node", node, sizeof node);
+		if (strcmp(node, "b") != 0)
+			continue;
+		wait_state(cl, 0, id[i], "queued", 2);
+		wait_state(cl, 2, id[i], "queued", 2);
+		job_str(cl, 2, id[i], "reason", reason, sizeof reason);
+		assert_non_null(strstr(reason, "node b"));
+		lost++;
+	}
+	assert_int_equal(lost, 2);
+	topen_gate(cl->d[0], "open");
+	for (i = 0; i < 2 * NODES; i++) {
+		job = twait(cl->c[2], id[i]);
+		assert_string_equal(tstate(job), "succeeded");
+		assert_int_not_equal(strcmp(tjstr(job, "node"), "b"), 0);
+		/* Done once: a killed attempt never wrote "done". */
+		assert_int_equal(ledger_count(cl, "done", id[i], 0), 1);
+		assert_int_equal(ledger_count(cl, "done", id[i],
+		    (unsigned)tjint(job, "attempt")), 1);
+		json_decref(job);
+	}
+	tdaemon_free(cl->d[1]);
+	cl->d[1] = NULL;
+	cluster_end(cl);
+}
+
+/* A gated job pinned to node i. */
+static int64_t
+submit_pinned(struct cluster *cl, int i, const char *gate)
+{
+	char node[2] = { (char)('a' + i), '\0' };
+
+	return tsubmit_gated_with(cl->c[i], cl->d[0], gate, "{ss}", "node",
+	    node);
+}
+
+/*
+ * A node stopped (SIGSTOP) past its lease, whose job is taken and done
+ * elsewhere as attempt 2, then continued: what it then writes of its own
+ * attempt is refused, and attempt 2's outcome stands everywhere.
+ */
+static void
+test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	int64_t hold_a, hold_c, id;
+	char node[32];
+	json_t *job;
+
+	(void)state;
+	/* a's and c's one slot held: the job goes to b. */
+	hold_a = submit_pinned(cl, 0, "hold-a");
+	hold_c = submit_pinned(cl, 2, "hold-c");
+	wait_state(cl, 0, hold_a, "running", 1);
+	wait_state(cl, 0, hold_c, "running", 1);
+	id = submit_ledgered(cl, 0, "job", "normal");
+	wait_state(cl, 0, id, "running", 1);
+	job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "b");
+
+	tstop(cl->d[1]->pid);
+	wait_state(cl, 0, id, "queued", 2);
+	topen_gate(cl->d[0], "hold-a");
+	wait_state(cl, 0, id, "running", 2);
+	/* Both attempts end: b's process ran on while its daemon slept. */
+	topen_gate(cl->d[0], "job");
+	wait_state(cl, 0, id, "succeeded", 2);
+	assert_int_equal(ledger_count(cl, "done", id, 2), 1);
+
+	assert_int_equal(kill(cl->d[1]->pid, SIGCONT), 0);
+	/* b hears of attempt 2, having tried to write attempt 1's end... */
+	wait_state(cl, 1, id, "succeeded", 2);
+	/* ...and whatever it wrote is behind a commit it makes now. */
+	json_decref(twait(cl->c[1], tsubmit(cl->c[1], "{s[s]}", "argv",
+	    "true")));
+	job = tget(cl->c[2], id);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	assert_string_equal(tjstr(job, "node"), "a");
+	json_decref(job);
+	topen_gate(cl->d[0], "hold-c");
+	json_decref(twait(cl->c[0], hold_c));
+	cluster_end(cl);
+}
+
+/*
+ * `wait` and `watch` at one node on a job that runs on another, and a
+ * cancel at a third: the node that runs it kills it.
+ */
+static void
+test_wait_watch_and_cancel_across_nodes(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	struct client *w = tconnect(cl->d[0]);
+	struct client_error e;
+	int64_t done, doomed, got;
+	json_t *job;
+	pid_t pid;
+	bool ran = false, ended = false;
+
+	(void)state;
+	json_decref(tcall(w, "watch", "{}"));
+	done = submit_pinned(cl, 1, "done");
+	doomed = submit_pinned(cl, 2, "never");
+	/* A wait at c for b's job, pending while the job runs. */
+	assert_true(client_send(cl->c[2], "wait", json_pack("{sI}", "id",
+	    (json_int_t)done), &e) > 0);
+	wait_state(cl, 0, done, "running", 1);
+	topen_gate(cl->d[0], "done");
+	job = client_recv(cl->c[2], &got, HARNESS_TIMEOUT_MS, &e);
+	assert_non_null(job);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_string_equal(tjstr(job, "node"), "b");
+	json_decref(job);
+	/* a's watch saw it run and end, though a never ran it. */
+	while (!ended) {
+		job = tnotification(w);
+		if (tjint(job, "id") == done) {
+			ran |= strcmp(tstate(job), "running") == 0;
+			ended = strcmp(tstate(job), "succeeded") == 0;
+		}
+		json_decref(job);
+	}
+	assert_true(ran);
+
+	pid = trunning_pid(cl->c[2], doomed);
+	json_decref(tcall(cl->c[0], "cancel", "{sI}", "id",
+	    (json_int_t)doomed));
+	job = twait(cl->c[1], doomed);
+	assert_string_equal(tstate(job), "canceled");
+	assert_non_null(strstr(tjstr(job, "reason"), "canceled by uid"));
+	json_decref(job);
+	twait_gone(pid);
+	client_free(w);
+	cluster_end(cl);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jobs_run_on_every_node),
+		cmocka_unit_test(test_start_order_is_priority_then_submission),
+		cmocka_unit_test(test_killed_node_jobs_run_again_elsewhere),
+		cmocka_unit_test(
+		    test_stopped_node_cannot_overwrite_the_new_attempt),
+		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
+	};
+
+	return cmocka_run_group_tests_name("cluster", tests, group_setup,
+	    group_teardown);
+}
