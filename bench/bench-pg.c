@@ -182,13 +182,16 @@ bench_pg_initdb(struct bench_pg *pg, char **cause)
 			kill(pid, SIGKILL);
 		bench_daemon_sleep_ms(BENCH_PG_POLL_MS);
 	}
+	if (bench_daemon_interrupted() != 0) {
+		*cause = strdup("interrupted");
+		return -1;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (bench_daemon_interrupted() == 0)
-			bench_pg_dump_log(pg);
-		bench_pg_cause(cause, "initdb failed (%s %d)%s",
-		    WIFEXITED(status) ? "exit status" : "signal",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-		    bench_daemon_interrupted() ? "" : ": its output is above");
+		bench_pg_dump_log(pg);
+		bench_pg_cause(cause, "initdb failed (%s %d): its output is "
+		    "above", WIFEXITED(status) ? "exit status" : "signal",
+		    WIFEXITED(status) ? WEXITSTATUS(status) :
+		    WTERMSIG(status));
 		return -1;
 	}
 	return 0;
