@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "bench-daemon.h"
+#include "bench-jobs.h"
 #include "bench-opts.h"
 #include "bench-pg.h"
 #include "bench-proc.h"
@@ -38,10 +39,6 @@
 /* The slots of every contestant, split evenly between its nodes. */
 #define BENCH_CLUSTER_SLOTS		6
 #define BENCH_CLUSTER_MAX_NODES		3
-/* Submissions in flight on one connection, as bench-dispatch. */
-#define BENCH_CLUSTER_WINDOW		1000
-/* Ids per wait request: a short line, and few requests. */
-#define BENCH_CLUSTER_WAIT_IDS		500
 /* A round of a few thousand `true` is seconds, and a job whose node went
  * silent is taken over after the lease (30 s): this is a stuck cluster. */
 #define BENCH_CLUSTER_REPLY_MS		120000
@@ -179,116 +176,37 @@ static void *
 bench_cluster_feed_cb(void *arg)
 {
 	struct bench_cluster_feed *f = arg;
-	struct client_error e;
-	uint64_t sent = 0, got = 0;
-	int64_t rid, first = -1, r;
-	json_t *res, *id;
 
-	while (got < f->n) {
-		while (sent < f->n && sent - got < BENCH_CLUSTER_WINDOW) {
-			if ((r = client_send(f->cl, "submit", json_pack(
-			    "{s[s]}", "argv", "true"), &e)) == -1) {
-				bench_why_set(&f->why, "submit: %s",
-				    e.message);
-				return NULL;
-			}
-			if (first == -1)
-				first = r;
-			sent++;
-		}
-		if ((res = client_recv(f->cl, &rid, BENCH_CLUSTER_REPLY_MS,
-		    &e)) == NULL) {
-			bench_why_set(&f->why, "submit: %s", e.message);
-			return NULL;
-		}
-		id = json_object_get(res, "id");
-		if (!json_is_integer(id) || rid < first ||
-		    (uint64_t)(rid - first) >= f->n) {
-			json_decref(res);
-			bench_why_set(&f->why, "submit replied with something "
-			    "other than a job");
-			return NULL;
-		}
-		/* Request ids count up, in the order sent. */
-		f->ids[rid - first] = json_integer_value(id);
-		json_decref(res);
-		got++;
-	}
+	(void)bench_jobs_submit(f->cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
+	    &f->why);
 	return NULL;
 }
 
-/* Which node of s a job ran on, by its "node"; -1 when none of them. */
-static int
-bench_cluster_node_of(const json_t *job, unsigned nodes)
+/* Counts a job that succeeded on the node it ran on (its "node": n1, n2
+ * or n3). */
+static void
+bench_cluster_ran_cb(const json_t *job, void *arg)
 {
+	struct bench_cluster_who *c = arg;
 	const char *node = json_string_value(json_object_get(job, "node"));
 	unsigned i;
 	char name[16];
 
-	if (nodes == 0)
-		return 0;
-	for (i = 0; node != NULL && i < nodes; i++) {
+	for (i = 0; node != NULL && i < c->nodes; i++) {
 		snprintf(name, sizeof name, "n%u", i + 1);
 		if (strcmp(node, name) == 0)
-			return (int)i;
+			c->ran[i]++;
 	}
-	return -1;
 }
 
-/* Waits on cl until every job of f is terminal, checking that each
+/* Waits on cl until every job of f has ended, checking that each
  * succeeded and counting where they ran. 0, or -1 after saying why. */
 static int
 bench_cluster_wait(struct bench_cluster_who *c, struct client *cl,
     const struct bench_cluster_feed *f)
 {
-	struct client_error e;
-	uint64_t i, k, sent = 0, ok = 0;
-	json_t *a, *res, *job;
-	const char *state;
-	int64_t rid;
-	size_t j;
-	int node;
-
-	for (i = 0; i < f->n; i += BENCH_CLUSTER_WAIT_IDS) {
-		if ((a = json_array()) == NULL)
-			return -1;
-		for (k = i; k < f->n && k < i + BENCH_CLUSTER_WAIT_IDS; k++)
-			json_array_append_new(a, json_integer(f->ids[k]));
-		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
-		    == -1) {
-			bench_why_set(&c->why, "wait: %s", e.message);
-			return -1;
-		}
-		sent++;
-	}
-	for (i = 0; i < sent; i++) {
-		if ((res = client_recv(cl, &rid, BENCH_CLUSTER_REPLY_MS, &e))
-		    == NULL) {
-			bench_why_set(&c->why, "wait: %s", e.message);
-			return -1;
-		}
-		json_array_foreach(json_object_get(res, "jobs"), j, job) {
-			state = json_string_value(json_object_get(job,
-			    "state"));
-			if (state == NULL || strcmp(state, "succeeded") != 0) {
-				bench_why_set(&c->why, "job %"
-				    JSON_INTEGER_FORMAT " ended %s",
-				    json_integer_value(json_object_get(job,
-				    "id")), state ? state : "(no state)");
-				continue;
-			}
-			ok++;
-			if ((node = bench_cluster_node_of(job, c->nodes)) >= 0)
-				c->ran[node]++;
-		}
-		json_decref(res);
-	}
-	if (ok != f->n) {
-		bench_why_set(&c->why, "%" PRIu64 " of %" PRIu64 " jobs "
-		    "succeeded", ok, f->n);
-		return -1;
-	}
-	return 0;
+	return bench_jobs_wait(cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
+	    bench_cluster_ran_cb, c, &c->why);
 }
 
 /*

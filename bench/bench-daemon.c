@@ -491,12 +491,18 @@ bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok)
 void
 bench_daemon_dump_log(const struct bench_daemon *d)
 {
+	bench_daemon_dump_file("triaged", d->log);
+}
+
+void
+bench_daemon_dump_file(const char *what, const char *path)
+{
 	char line[1024];
 	FILE *f;
 
-	if ((f = fopen(d->log, "r")) == NULL)
+	if ((f = fopen(path, "r")) == NULL)
 		return;
-	fprintf(stderr, "---- triaged log (%s) ----\n", d->log);
+	fprintf(stderr, "---- %s log (%s) ----\n", what, path);
 	while (fgets(line, sizeof line, f) != NULL)
 		fputs(line, stderr);
 	fprintf(stderr, "---- end of log ----\n");

@@ -83,5 +83,7 @@ bool bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok);
 void bench_daemon_sleep_ms(long ms);
 /* Prints the daemon's log to stderr, for a run that failed. */
 void bench_daemon_dump_log(const struct bench_daemon *d);
+/* The same for another program's log at path, what naming it. */
+void bench_daemon_dump_file(const char *what, const char *path);
 
 #endif

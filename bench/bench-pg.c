@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "bench-daemon.h"
 #include "bench-pg.h"
 #include "bench-tmpdir.h"
+#include "bench-why.h"
 
 /* The socket is DIR/.s.PGSQL.PORT in a dir of our own: any port does, no
  * TCP port is opened. */
@@ -46,21 +46,6 @@ struct bench_pg {
 	gid_t gid;
 	bool become;		/* whether the child changes to uid, gid */
 };
-
-static void
-bench_pg_cause(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-bench_pg_cause(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) == -1)
-		*cause = NULL;
-	va_end(ap);
-}
 
 /* The newest /usr/lib/postgresql/VERSION/bin with initdb and postgres. */
 static bool
@@ -134,16 +119,7 @@ bench_pg_spawn(const struct bench_pg *pg, const char *const argv[],
 static void
 bench_pg_dump_log(const struct bench_pg *pg)
 {
-	char line[1024];
-	FILE *f;
-
-	if ((f = fopen(pg->log, "r")) == NULL)
-		return;
-	fprintf(stderr, "---- postgres log (%s) ----\n", pg->log);
-	while (fgets(line, sizeof line, f) != NULL)
-		fputs(line, stderr);
-	fprintf(stderr, "---- end of log ----\n");
-	fclose(f);
+	bench_daemon_dump_file("postgres", pg->log);
 }
 
 /* Whether pid has exited; WNOWAIT leaves it a zombie, so that its group id
@@ -173,7 +149,7 @@ bench_pg_initdb(struct bench_pg *pg, char **cause)
 	snprintf(initdb, sizeof initdb, "%s/initdb", pg->bindir);
 	snprintf(user, sizeof user, "--username=%s", pg->super);
 	if ((pid = bench_pg_spawn(pg, argv, false)) == -1) {
-		bench_pg_cause(cause, "cannot fork: %s", strerror(errno));
+		bench_why_alloc(cause, "cannot fork: %s", strerror(errno));
 		return -1;
 	}
 	while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -188,7 +164,7 @@ bench_pg_initdb(struct bench_pg *pg, char **cause)
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		bench_pg_dump_log(pg);
-		bench_pg_cause(cause, "initdb failed (%s %d): its output is "
+		bench_why_alloc(cause, "initdb failed (%s %d): its output is "
 		    "above", WIFEXITED(status) ? "exit status" : "signal",
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 		    WTERMSIG(status));
@@ -225,13 +201,13 @@ bench_pg_launch(struct bench_pg *pg, char **cause)
 	snprintf(port, sizeof port, "%d", BENCH_PG_PORT);
 	if ((pg->pid = bench_pg_spawn(pg, argv, true)) == -1) {
 		pg->pid = 0;
-		bench_pg_cause(cause, "cannot fork: %s", strerror(errno));
+		bench_why_alloc(cause, "cannot fork: %s", strerror(errno));
 		return -1;
 	}
 	/* Also here: the guard may kill the group before the child ran.
 	 * EACCES: the child has exec'd, after its own setpgid. */
 	if (setpgid(pg->pid, pg->pid) == -1 && errno != EACCES) {
-		bench_pg_cause(cause, "setpgid: %s", strerror(errno));
+		bench_why_alloc(cause, "setpgid: %s", strerror(errno));
 		return -1;
 	}
 	bench_daemon_guard_group(pg->pid);
@@ -249,7 +225,7 @@ bench_pg_launch(struct bench_pg *pg, char **cause)
 		}
 		if ((waited += BENCH_PG_POLL_MS) > BENCH_PG_TIMEOUT_MS) {
 			bench_pg_dump_log(pg);
-			bench_pg_cause(cause, "postgres did not accept "
+			bench_why_alloc(cause, "postgres did not accept "
 			    "connections on %s within %d s", pg->dir,
 			    BENCH_PG_TIMEOUT_MS / 1000);
 			return -1;
@@ -275,7 +251,7 @@ bench_pg_query(const struct bench_pg *pg, const char *dbname,
 		return NULL;
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
-		bench_pg_cause(cause, "PostgreSQL, database %s: %s", dbname,
+		bench_why_alloc(cause, "PostgreSQL, database %s: %s", dbname,
 		    PQerrorMessage(conn));
 		PQfinish(conn);
 		return NULL;
@@ -283,7 +259,7 @@ bench_pg_query(const struct bench_pg *pg, const char *dbname,
 	res = PQexec(conn, sql);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK) {
-		bench_pg_cause(cause, "PostgreSQL: %s: %s", sql,
+		bench_why_alloc(cause, "PostgreSQL: %s: %s", sql,
 		    PQerrorMessage(conn));
 		PQclear(res);
 		res = NULL;
@@ -299,7 +275,7 @@ bench_pg_users(struct bench_pg *pg, char **cause)
 	const struct passwd *pw;
 
 	if ((pw = getpwuid(geteuid())) == NULL) {
-		bench_pg_cause(cause, "no user has uid %d", (int)geteuid());
+		bench_why_alloc(cause, "no user has uid %d", (int)geteuid());
 		return -1;
 	}
 	snprintf(pg->us, sizeof pg->us, "%s", pw->pw_name);
@@ -307,7 +283,7 @@ bench_pg_users(struct bench_pg *pg, char **cause)
 	if (geteuid() != 0)
 		return 0;
 	if ((pw = getpwnam(BENCH_PG_SYSTEM_USER)) == NULL) {
-		bench_pg_cause(cause, "no user %s (PostgreSQL's package makes "
+		bench_why_alloc(cause, "no user %s (PostgreSQL's package makes "
 		    "it), whom a root benchmark runs the server as",
 		    BENCH_PG_SYSTEM_USER);
 		return -1;
@@ -342,7 +318,7 @@ bench_pg_start(const char *parent, char **cause)
 		return NULL;
 	}
 	if (bench_tmpdir_make(parent, "pg", pg->dir, sizeof pg->dir) == -1) {
-		bench_pg_cause(cause, "cannot make a temp dir in %s: %s",
+		bench_why_alloc(cause, "cannot make a temp dir in %s: %s",
 		    parent, strerror(errno));
 		free(pg);
 		return NULL;
@@ -353,7 +329,7 @@ bench_pg_start(const char *parent, char **cause)
 	 * data. */
 	if ((pg->become && chown(pg->dir, pg->uid, pg->gid) == -1) ||
 	    chmod(pg->dir, 0755) == -1) {
-		bench_pg_cause(cause, "%s: %s", pg->dir, strerror(errno));
+		bench_why_alloc(cause, "%s: %s", pg->dir, strerror(errno));
 		goto fail;
 	}
 	if (bench_pg_initdb(pg, cause) == -1 ||
@@ -384,7 +360,7 @@ bench_pg_createdb(struct bench_pg *pg, const char *name, char **cause)
 	if (name[0] == '\0' || strlen(name) > 63 ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
 	    strlen(name)) {
-		bench_pg_cause(cause, "bad database name \"%s\"", name);
+		bench_why_alloc(cause, "bad database name \"%s\"", name);
 		return NULL;
 	}
 	snprintf(sql, sizeof sql, "CREATE DATABASE %s", name);
@@ -415,7 +391,7 @@ bench_pg_xacts(struct bench_pg *pg, const char *name, char **cause)
 		return -1;
 	}
 	if (PQstatus(conn) != CONNECTION_OK) {
-		bench_pg_cause(cause, "PostgreSQL: %s", PQerrorMessage(conn));
+		bench_why_alloc(cause, "PostgreSQL: %s", PQerrorMessage(conn));
 		PQfinish(conn);
 		return -1;
 	}
@@ -423,10 +399,10 @@ bench_pg_xacts(struct bench_pg *pg, const char *name, char **cause)
 	    "pg_stat_database WHERE datname = $1", 1, NULL, params, NULL,
 	    NULL, 0);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		bench_pg_cause(cause, "PostgreSQL: pg_stat_database: %s",
+		bench_why_alloc(cause, "PostgreSQL: pg_stat_database: %s",
 		    PQerrorMessage(conn));
 	else if (PQntuples(res) != 1)
-		bench_pg_cause(cause, "pg_stat_database has no database %s",
+		bench_why_alloc(cause, "pg_stat_database has no database %s",
 		    name);
 	else
 		n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
@@ -445,13 +421,13 @@ bench_pg_free(struct bench_pg *pg, char **cause)
 		return 0;
 	if (pg->pid > 0) {
 		if (kill(pg->pid, SIGINT) == -1) {
-			bench_pg_cause(cause, "cannot stop postgres: %s",
+			bench_why_alloc(cause, "cannot stop postgres: %s",
 			    strerror(errno));
 			rc = -1;
 		}
 		while (rc == 0 && !bench_pg_exited(pg->pid)) {
 			if ((waited += BENCH_PG_POLL_MS) > BENCH_PG_TIMEOUT_MS) {
-				bench_pg_cause(cause, "postgres did not stop "
+				bench_why_alloc(cause, "postgres did not stop "
 				    "within %d s of SIGINT",
 				    BENCH_PG_TIMEOUT_MS / 1000);
 				rc = -1;
@@ -463,7 +439,7 @@ bench_pg_free(struct bench_pg *pg, char **cause)
 			continue;
 		if (rc == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		    && bench_daemon_interrupted() == 0) {
-			bench_pg_cause(cause, "postgres stopped with status "
+			bench_why_alloc(cause, "postgres stopped with status "
 			    "%#x", (unsigned)status);
 			rc = -1;
 		}
