@@ -5,6 +5,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "table.h"
 #include "timefmt.h"
 
 static int cmd_stats_exec(struct cmd_ctx *, int, char **);
@@ -46,6 +47,40 @@ cmd_stats_run_as(const json_t *run_as)
 		    format_int(json_object_get(run_as, "uid"), a, sizeof a));
 }
 
+/* A cluster's nodes, one row each: their slots, as each last wrote what
+ * it holds, and whether its daemon runs. */
+static void
+cmd_stats_nodes(const json_t *nodes)
+{
+	static const char *const headers[] = { "NODE", "SLOTS", "BUSY", "UP" };
+	const char *cells[4];
+	char slots[24], busy[24];
+	const json_t *node;
+	struct table *t;
+	size_t i;
+
+	if (!json_is_array(nodes) || json_array_size(nodes) == 0)
+		return;
+	t = table_new(headers, 4);
+	table_align_right(t, 1);
+	table_align_right(t, 2);
+	json_array_foreach(nodes, i, node) {
+		cells[0] = json_string_value(json_object_get(node, "node"));
+		cells[1] = format_int(json_object_get(node, "slots"), slots,
+		    sizeof slots);
+		cells[2] = format_int(json_object_get(node, "slots_busy"), busy,
+		    sizeof busy);
+		cells[3] = json_is_true(json_object_get(node, "up")) ? "yes" :
+		    "no";
+		if (cells[0] == NULL)
+			cells[0] = "-";
+		table_add(t, cells);
+	}
+	printf("\n");
+	table_print(t, stdout);
+	table_free(t);
+}
+
 static void
 cmd_stats_print(const json_t *stats)
 {
@@ -71,8 +106,13 @@ cmd_stats_print(const json_t *stats)
 	    json_is_number(json_object_get(stats, "uptime")) ?
 	    (int64_t)(uptime * 1000) : -1, up, sizeof up));
 	version = json_string_value(json_object_get(stats, "version"));
-	printf("version:  %s\n\n", version != NULL ? version : "-");
+	printf("version:  %s\n", version != NULL ? version : "-");
+	if (json_is_string(json_object_get(stats, "node")))
+		printf("node:     %s\n", json_string_value(json_object_get(
+		    stats, "node")));
+	printf("\n");
 	cmd_priorities_table(stats, cmd_stats_columns, stdout);
+	cmd_stats_nodes(json_object_get(stats, "nodes"));
 }
 
 static int

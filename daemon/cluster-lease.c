@@ -51,7 +51,13 @@ static void
 cluster_lease_check(struct triaged *td)
 {
 	uint64_t ms = td->cfg->cluster.lease_ms;
+	struct psem_prio_stats st;
+	unsigned i, busy = 0;
 
+	for (i = 0; i < psem_priorities(td->sem); i++)
+		if (psem_prio_stats(td->sem, i, &st) == 0)
+			busy += st.held;
+	store_set_busy(td->store, busy);
 	if (run_count(td->run) > 0)
 		cluster_arm(lease.renew_ev, ms / 3);
 	if (cluster_elsewhere(td) > 0)

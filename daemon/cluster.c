@@ -118,3 +118,24 @@ cluster_runs_here(const struct triaged *td, const struct job *job)
 	return job->pinned_node == NULL ||
 	    strcmp(job->pinned_node, td->cfg->cluster.node) == 0;
 }
+
+json_t *
+cluster_nodes_json(struct triaged *td)
+{
+	const struct store_node *nodes;
+	json_t *a;
+	size_t i, n;
+
+	if (!td->cfg->cluster.enabled)
+		return NULL;
+	nodes = store_nodes(td->store, &n);
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{ss sI sI sb}",
+		    "node", nodes[i].name,
+		    "slots", (json_int_t)nodes[i].slots,
+		    "slots_busy", (json_int_t)nodes[i].busy,
+		    "up", nodes[i].up));
+	return a;
+}

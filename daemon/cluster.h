@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 
+#include <jansson.h>
+
 struct config;
 struct job;
 struct triaged;
@@ -35,5 +37,10 @@ bool cluster_runs_here(const struct triaged *td, const struct job *job);
  * nothing without a cluster. 0, or -1 out of memory. */
 int cluster_lease_start(struct triaged *td);
 void cluster_lease_stop(void);
+
+/* stats' nodes: each node's node (its name: the priorities have stats'
+ * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up);
+ * a new reference, NULL without a cluster. */
+json_t *cluster_nodes_json(struct triaged *td);
 
 #endif

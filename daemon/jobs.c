@@ -1372,7 +1372,7 @@ jobs_stats(struct triaged *td)
 	/* Counted as queued too: held is a kind of queued. */
 	json_object_set_new(counts, "held",
 	    json_integer((json_int_t)jobs_held(td, -1)));
-	return json_pack("{sI sI sI sI so so sf ss ss so}",
+	return json_pack("{sI sI sI sI so so sf ss ss so ss so*}",
 	    "slots", (json_int_t)psem_permits(td->sem),
 	    /* What is held: above slots for a while after a reload made
 	     * them fewer. */
@@ -1384,5 +1384,7 @@ jobs_stats(struct triaged *td)
 	    "uptime", (double)(timefmt_mono_ms() - td->started_mono_ms) / 1000,
 	    "version", TRIAGE_VERSION,
 	    "policy", cfg->policy,
-	    "run_as", jobs_run_as(td));
+	    "run_as", jobs_run_as(td),
+	    "node", cfg->cluster.node,
+	    "nodes", cluster_nodes_json(td));
 }

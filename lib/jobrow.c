@@ -14,24 +14,11 @@
 
 #include "intern.h"
 #include "job.h"
+#include "cause.h"
 #include "jobrow.h"
 #include "jsonw.h"
 #include "nodename.h"
 
-
-int
-jobrow_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return -1;
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = strdup("out of memory");
-	va_end(ap);
-	return -1;
-}
 
 /* A job's values into a sink, which stops at its first failure: the sink
  * keeps its error for the message. */
@@ -142,7 +129,7 @@ jobrow_ids_check(const struct job *job, const char *what,
 
 	for (i = 0; i < n; i++)
 		if (ids[i] == 0 || ids[i] > INT64_MAX)
-			return jobrow_fail(cause, "cannot store job %" PRIu64
+			return cause_fail(cause, "cannot store job %" PRIu64
 			    ": %s holds id %" PRIu64 ", out of range",
 			    job->id, what, ids[i]);
 	return 0;
@@ -174,7 +161,7 @@ jobrow_bind_json(struct jobrow_writer *b, const struct job *job,
 		free(env);
 		free(after);
 		free(after_any);
-		return jobrow_fail(cause, "cannot store job %" PRIu64 ": argv or "
+		return cause_fail(cause, "cannot store job %" PRIu64 ": argv or "
 		    "env is not UTF-8, or out of memory", job->id);
 	}
 	jobrow_put_owned(b, JOBROW_ARGV, argv);
@@ -196,11 +183,11 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	    job->timeout_ms > INT64_MAX ||
 	    job->run->stdout_dropped > INT64_MAX ||
 	    job->run->stderr_dropped > INT64_MAX)
-		return jobrow_fail(cause, "cannot store job %" PRIu64 ": id, "
+		return cause_fail(cause, "cannot store job %" PRIu64 ": id, "
 		    "timeout or dropped bytes out of range", job->id);
 	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
 	    (labels = json_dumps(job->labels, JSON_COMPACT)) == NULL)
-		return jobrow_fail(cause, "cannot store job %" PRIu64 ": its "
+		return cause_fail(cause, "cannot store job %" PRIu64 ": its "
 		    "labels are not UTF-8, or out of memory", job->id);
 	jobrow_put_int(&b, JOBROW_ID, (int64_t)job->id);
 	if (all) {
@@ -257,7 +244,7 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	    (int64_t)job->run->stderr_dropped);
 	jobrow_put_text(&b, JOBROW_NODE, job->node);
 	if (b.rc != 0)
-		return jobrow_fail(cause, "cannot store job %" PRIu64 ": %s",
+		return cause_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sink->error(ctx));
 	return 0;
 }
@@ -781,7 +768,7 @@ jobrow_env(const struct jobrow_source *src, void *ctx, int col, uint64_t id,
 				free(*p);
 			free(v);
 		}
-		return jobrow_fail(cause, "cannot load the environment of job "
+		return cause_fail(cause, "cannot load the environment of job "
 		    "%" PRIu64 ": %s", id, r.why);
 	}
 	*env = v;
@@ -799,12 +786,12 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 
 	if (src->type(ctx, JOBROW_ID) != JOBROW_INTEGER ||
 	    (id = src->integer(ctx, JOBROW_ID)) < 1) {
-		jobrow_fail(cause, "cannot load a job: its id is not a "
+		cause_fail(cause, "cannot load a job: its id is not a "
 		    "positive integer");
 		return NULL;
 	}
 	if ((job = job_new()) == NULL) {
-		jobrow_fail(cause, "out of memory");
+		cause_fail(cause, "out of memory");
 		return NULL;
 	}
 	job->id = (uint64_t)id;
@@ -821,7 +808,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 	return job;
 fail:
 	free(run.reason);
-	jobrow_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
+	cause_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
 	job_free(job);
 	return NULL;
 }

@@ -114,8 +114,4 @@ struct job *jobrow_get(const struct jobrow_source *src, void *ctx,
 int jobrow_env(const struct jobrow_source *src, void *ctx, int col,
     uint64_t id, char ***env, char **cause);
 
-/* Sets *cause (when cause is not NULL) to the formatted message; -1. */
-int jobrow_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 #endif

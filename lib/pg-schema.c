@@ -91,6 +91,7 @@ static const char pg_schema_v1[] =
 	" name text PRIMARY KEY,"
 	" boot bigint NOT NULL,"
 	" slots integer NOT NULL,"
+	" busy integer NOT NULL DEFAULT 0,"	/* slots held, as last told */
 	" started_at bigint NOT NULL,"
 	" lease_until timestamptz,"
 	" commit_gen bigint NOT NULL DEFAULT 0,"
@@ -136,7 +137,7 @@ pg_schema_setup(PGconn *pg, char **cause)
 		/* Another program's tables are not ours to add to. */
 		if (strcmp(PQgetvalue(res, 0, 1), "0") != 0) {
 			PQclear(res);
-			pg_fail(cause, "the database has tables, none of them "
+			cause_fail(cause, "the database has tables, none of them "
 			    "triage's: give triage a database of its own");
 			goto out;
 		}
@@ -152,13 +153,13 @@ pg_schema_setup(PGconn *pg, char **cause)
 		    strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
 		PQclear(res);
 		if (version > PG_SCHEMA_VERSION) {
-			pg_fail(cause, "the cluster's tables were made by a "
+			cause_fail(cause, "the cluster's tables were made by a "
 			    "newer triage: schema version %ld, this one knows "
 			    "up to %d", version, PG_SCHEMA_VERSION);
 			goto out;
 		}
 		if (version < 1) {
-			pg_fail(cause, "triage_meta has no schema version: "
+			cause_fail(cause, "triage_meta has no schema version: "
 			    "the tables are not triage's");
 			goto out;
 		}

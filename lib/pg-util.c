@@ -7,20 +7,6 @@
 
 #include "pg-util.h"
 
-int
-pg_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return -1;
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = strdup("out of memory");
-	va_end(ap);
-	return -1;
-}
-
 const char *
 pg_message(const PGconn *pg, const PGresult *res)
 {
@@ -52,7 +38,7 @@ pg_exec(PGconn *pg, const char *sql, char **cause)
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = pg_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
+		rc = cause_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
 	PQclear(res);
 	return rc;
 }
@@ -65,7 +51,7 @@ pg_query_params(PGconn *pg, const char *sql, int nparams,
 	    NULL, 0);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		pg_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
+		cause_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
 		PQclear(res);
 		return NULL;
 	}

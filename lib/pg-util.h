@@ -5,9 +5,8 @@
 
 #include <libpq-fe.h>
 
-/* Sets *cause (when cause is not NULL) to the formatted message; -1. */
-int pg_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+#include "cause.h"
+
 /* libpq's message of a failed result or connection, as one line (no
  * trailing newline, no "ERROR:  " prefix), in a static buffer. */
 const char *pg_message(const PGconn *pg, const PGresult *res);

@@ -243,6 +243,13 @@ store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
 }
 
 void
+store_set_busy(struct store *st, unsigned busy)
+{
+	if (st->ops->set_busy != NULL)
+		st->ops->set_busy(st, busy);
+}
+
+void
 store_set_cancel_cb(struct store *st, store_cancel_cb cb, void *arg)
 {
 	st->cancel_cb = cb;

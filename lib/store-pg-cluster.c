@@ -12,10 +12,11 @@
 #include "pgconn.h"
 #include "store.h"
 #include "store-pg-private.h"
+#include "timefmt.h"
 
 /* Its statements, prepared on every connection (store-pg.c). */
 const char pgstore_lease_sql[] =
-    "UPDATE triage_nodes SET lease_until = now() + $3::interval"
+    "UPDATE triage_nodes SET lease_until = now() + $3::interval, busy = $4"
     " WHERE name = $1 AND boot = $2";
 /*
  * The jobs of every other node whose lease has run out go back to their
@@ -69,16 +70,18 @@ void
 pgstore_renew_lease(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "lease", NULL, 3, NULL, NULL, NULL };
-	const char *values[3];
-	char lease[48];
+	struct pgconn_stmt q = { "lease", NULL, 4, NULL, NULL, NULL };
+	const char *values[4];
+	char lease[48], busy[16];
 
 	if (!s->up)
 		return;
 	pgstore_lease_text(s, lease, sizeof lease);
+	snprintf(busy, sizeof busy, "%u", s->busy);
 	values[0] = s->node;
 	values[1] = s->boot;
 	values[2] = lease;
+	values[3] = busy;
 	q.values = values;
 	(void)pgconn_batch(s->conn, &q, 1, pgstore_ignore_cb, s);
 }
@@ -95,6 +98,12 @@ pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 		pgstore_sync_changes(s);
 }
 
+/*
+ * Only once connected for a whole lease: after the server was away (or as
+ * this daemon starts), every other node has had its lease's time to renew
+ * on its own connection, and a lease that ran out meanwhile is one nobody
+ * could renew.
+ */
 void
 pgstore_take_over(struct store *st)
 {
@@ -102,7 +111,7 @@ pgstore_take_over(struct store *st)
 	struct pgconn_stmt q = { "takeover", NULL, 2, NULL, NULL, NULL };
 	const char *values[2] = { s->node, s->self };
 
-	if (!s->up)
+	if (!s->up || timefmt_mono_us() - s->up_since_us < s->lease_ms * 1000)
 		return;
 	q.values = values;
 	(void)pgconn_batch(s->conn, &q, 1, pgstore_took_cb, s);
@@ -144,4 +153,10 @@ pgstore_read_cancels(struct pgstore *s, const PGresult *res)
 		    (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10),
 		    s->st.cancel_arg);
 	}
+}
+
+void
+pgstore_set_busy(struct store *st, unsigned busy)
+{
+	pgstore(st)->busy = busy;
 }

@@ -26,7 +26,8 @@
 #define PGSTORE_LOCK_CLUSTER "1953653089"
 /* The nodes, each up when its daemon holds its name's lock. */
 #define PGSTORE_NODES							\
-	"SELECT name, slots, started_at, EXISTS (SELECT 1 FROM pg_locks l" \
+	"SELECT name, slots, started_at, busy,"				\
+	" EXISTS (SELECT 1 FROM pg_locks l"				\
 	" WHERE l.locktype = 'advisory' AND l.granted AND l.database ="	\
 	" (SELECT oid FROM pg_database WHERE datname = current_database())" \
 	" AND l.classid = " PGSTORE_LOCK_CLUSTER " AND l.objsubid = 2"	\
@@ -56,10 +57,12 @@ struct pgstore {
 	PGconn *locks;			/* idle: it holds the node's locks */
 	char *node;
 	uint64_t lease_ms;
+	unsigned busy;			/* our slots held: store_set_busy */
 	char boot[24];			/* this run of the daemon, as text */
 	char self[96];			/* "node boot": our NOTIFY payload */
 	bool up;
 	bool ever_up;			/* the loop's connection came up once */
+	uint64_t up_since_us;		/* monotonic: since it is up */
 	char *down_cause;		/* why it is down, when it is */
 	struct event *commit_ev;
 	uint64_t commits;		/* commits begun */
@@ -109,6 +112,7 @@ void pgstore_renew_lease(struct store *st);
 void pgstore_take_over(struct store *st);
 int pgstore_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);
+void pgstore_set_busy(struct store *st, unsigned busy);
 /* The cancels of a result of PGSTORE_SYNC_CANCELS: those of attempts that
  * run here go to the store's cancel_cb. */
 void pgstore_read_cancels(struct pgstore *s, const PGresult *res);

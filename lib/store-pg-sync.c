@@ -200,7 +200,9 @@ pgstore_read_nodes(struct pgstore *s, const PGresult *res)
 		nodes[i].slots = (unsigned)strtoul(PQgetvalue(res, i, 1), NULL,
 		    10);
 		nodes[i].started_at = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-		nodes[i].up = strcmp(PQgetvalue(res, i, 3), "t") == 0;
+		nodes[i].busy = (unsigned)strtoul(PQgetvalue(res, i, 3), NULL,
+		    10);
+		nodes[i].up = strcmp(PQgetvalue(res, i, 4), "t") == 0;
 	}
 	(void)store_load_nodes(&s->st, nodes, (size_t)n);
 	free(nodes);

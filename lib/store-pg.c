@@ -62,7 +62,7 @@ static const struct {
 	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
 	    " commit_xid = pg_current_xact_id(),"
-	    " lease_until = now() + $4::interval"
+	    " lease_until = now() + $4::interval, busy = $5"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "lease", pgstore_lease_sql },
 	{ "takeover", pgstore_takeover_sql },
@@ -90,6 +90,11 @@ struct pgcommit {
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
+	/* Each UPDATE's kind, and the job's count of replacements then. */
+	struct {
+		bool claim;
+		uint16_t replaced;
+	} *sent;
 	size_t ids_at;			/* of the refill of ids; 0: none */
 };
 
@@ -234,6 +239,9 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 	if (!up)
 		return;
 	s->ever_up = true;
+	/* Nobody could renew while the server was away: ours first. */
+	s->up_since_us = timefmt_mono_us();
+	pgstore_renew_lease(&s->st);
 	if (s->doubt && s->flight != NULL)
 		pgstore_ask_doubt(s);
 	/* What was missed while down. */
@@ -266,7 +274,7 @@ pgstore_load_ids(struct pgstore *s, PGconn *pg, char **cause)
 		id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
 		if (vec_push(&s->ids, sizeof id, &id) != 0) {
 			PQclear(res);
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		}
 	}
 	PQclear(res);
@@ -304,7 +312,7 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
 		theirs = "nothing";
 		b = strlen(theirs);
 	}
-	return pg_fail(cause, "this daemon's priorities are not those of the "
+	return cause_fail(cause, "this daemon's priorities are not those of the "
 	    "nodes running: here \"%.*s\", in the cluster \"%.*s\" (every "
 	    "node of a cluster has the same policy and [priority.*] ranks, "
 	    "weights, max_queued and max_running; to change them, stop every "
@@ -365,7 +373,7 @@ pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
 		return -1;
 	rc = 0;
 	if (PQntuples(res) < 1)
-		rc = pg_fail(cause, "the cluster's priorities cannot be read");
+		rc = cause_fail(cause, "the cluster's priorities cannot be read");
 	else if (strcmp(PQgetvalue(res, 0, 0), mine) != 0)
 		rc = pgstore_priorities_differ(mine, PQgetvalue(res, 0, 0),
 		    cause);
@@ -386,7 +394,7 @@ pgstore_claim_node(PGconn *pg, const char *node, char **cause)
 	    == NULL)
 		return -1;
 	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
-		rc = pg_fail(cause, "node %s is running already: another "
+		rc = cause_fail(cause, "node %s is running already: another "
 		    "daemon of the cluster has that name (set [cluster] node)",
 		    node);
 	PQclear(res);
@@ -434,7 +442,7 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 	s->snapshot = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (s->snapshot == NULL) {
-		pg_fail(cause, "out of memory");
+		cause_fail(cause, "out of memory");
 		goto fail;
 	}
 	if ((res = pg_query(pg, "SELECT version, " PGROW_SELECT
@@ -447,7 +455,7 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 		    NULL, 10);
 		if (jobtable_add(&s->st.jobs, job) != 0) {
 			job_free(job);
-			pg_fail(cause, "out of memory");
+			cause_fail(cause, "out of memory");
 			break;
 		}
 	}
@@ -485,7 +493,7 @@ pgstore_start(struct pgstore *s, const struct store_pg_options *o,
 
 	s->locks = pg;
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
-		return pg_fail(cause, "cannot connect to PostgreSQL: %s",
+		return cause_fail(cause, "cannot connect to PostgreSQL: %s",
 		    pg_message(pg, NULL));
 	if (pg_schema_setup(pg, cause) != 0 ||
 	    pgstore_claim_node(pg, s->node, cause) != 0 ||
@@ -508,10 +516,10 @@ pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
 	for (i = 0; i < PGSTORE_NSTMTS; i++)
 		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
 		    pgstore_stmts[i].sql) != 0)
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
 	    pgconn_start(s->conn) != 0)
-		return pg_fail(cause, "cannot start the connection to "
+		return cause_fail(cause, "cannot start the connection to "
 		    "PostgreSQL: %s", strerror(errno));
 	return 0;
 }
@@ -700,7 +708,7 @@ pgstore_set_priorities(struct store *st, const char *text, char **cause)
 	case 1:
 		return 0;
 	case 0:
-		return pg_fail(cause, "other nodes of the cluster run with its "
+		return cause_fail(cause, "other nodes of the cluster run with its "
 		    "priorities: to change them, stop every node, then start "
 		    "them with the new config");
 	default:
@@ -729,7 +737,7 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
-		return pg_fail(cause, "job %" PRIu64 " is not in the cluster's "
+		return cause_fail(cause, "job %" PRIu64 " is not in the cluster's "
 		    "database", job->id);
 	}
 	rc = pgrow_env(res, 0, 0, job->id, &env, cause);
@@ -737,7 +745,7 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 	if (rc != 0)
 		return -1;
 	if (job_set_env(job, env) != 0)
-		return pg_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	return 0;
 }
 
@@ -801,7 +809,7 @@ pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
 		e.id = job->id;
 		if (vec_push(&ends, sizeof e, &e) != 0) {
 			vec_free(&ends);
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		}
 	}
 	v = ends.v;
@@ -938,11 +946,11 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	if ((b->stmts = calloc(nst, sizeof *b->stmts)) == NULL ||
 	    (b->rows = calloc(c->staged.n + c->updated.n + 1,
 	    sizeof *b->rows)) == NULL ||
-	    (b->nums = calloc(c->updated.n + c->removed.n + 8,
+	    (b->nums = calloc(c->updated.n + 2 * c->removed.n + 8,
 	    sizeof *b->nums)) == NULL ||
-	    (b->values = calloc(c->updated.n * 0 + c->removed.n * 2 + 16,
+	    (b->values = calloc(2 * c->removed.n + 16,
 	    sizeof *b->values)) == NULL)
-		return pg_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	pgstore_stmt(b, NULL, "BEGIN", 0, NULL);
 	for (i = 0; i < c->staged.n; i++) {
 		if (pgrow_params(&b->rows[b->nrows], staged[i].job, true,
@@ -952,13 +960,18 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		    b->rows[b->nrows++].values);
 	}
 	c->first_update = b->n;
+	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
+	    sizeof *c->sent)) == NULL)
+		return cause_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
 		job = store_get(&s->st, ids[i]);
 		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
 		b->rows[b->nrows].changes[PGROW_NCHANGES + 1] =
 		    pgstore_num(b, job->version);
-		pgstore_stmt(b, pgstore_is_claim(s, ids[i]) ? "claim" : "upd",
+		c->sent[i].claim = pgstore_is_claim(s, ids[i]);
+		c->sent[i].replaced = job->replaced;
+		pgstore_stmt(b, c->sent[i].claim ? "claim" : "upd",
 		    NULL, PGROW_NCHANGES + 2,
 		    b->rows[b->nrows++].changes);
 	}
@@ -970,19 +983,20 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	}
 	if (c->paused) {
 		if ((b->paused = pgstore_paused_array(&s->st)) == NULL)
-			return pg_fail(cause, "out of memory");
+			return cause_fail(cause, "out of memory");
 		pgstore_stmt(b, "paused_clear", NULL, 0, NULL);
 		v = pgstore_values(b, 1);
 		v[0] = b->paused;
 		pgstore_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 4);
+	v = pgstore_values(b, 5);
 	v[0] = s->node;
 	v[1] = s->boot;
 	v[2] = pgstore_num(b, (int64_t)c->gen);
 	pgstore_lease_text(s, b->lease, sizeof b->lease);
 	v[3] = b->lease;
-	pgstore_stmt(b, "mark", NULL, 4, v);
+	v[4] = pgstore_num(b, s->busy);
+	pgstore_stmt(b, "mark", NULL, 5, v);
 	v = pgstore_values(b, 1);
 	v[0] = s->self;
 	pgstore_stmt(b, "notify", NULL, 1, v);
@@ -1004,6 +1018,7 @@ pgstore_commit_free(struct pgcommit *c)
 	vec_free(&c->syncs);
 	vec_free(&c->updated);
 	vec_free(&c->removed);
+	free(c->sent);
 	free(c);
 }
 
@@ -1239,8 +1254,13 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 			    NULL, 10);
 			continue;
 		}
-		/* A claim undone: its launch must not happen. */
-		if (job->state == JOB_QUEUED && job->run->begun) {
+		/* Another daemon's row has replaced the job since: the
+		 * job follows it already, and what was done since stands. */
+		if (c->sent[i].replaced != job->replaced)
+			continue;
+		/* A claim of ours undone: its launch must not happen. */
+		if (c->sent[i].claim && job->state == JOB_QUEUED &&
+		    job->run->begun) {
 			struct job_run *run = job_run_edit(job);
 
 			if (run != NULL)
@@ -1330,7 +1350,7 @@ pgstore_flush(struct store *st, char **cause)
 				break;
 	if (!pgstore_pending(st))
 		return 0;
-	return pg_fail(cause, "%zu new jobs and %zu changes are not written "
+	return cause_fail(cause, "%zu new jobs and %zu changes are not written "
 	    "to PostgreSQL%s", s->staged.n + (s->flight != NULL ?
 	    s->flight->staged.n : 0), s->dirty.n + (s->flight != NULL ?
 	    s->flight->updated.n : 0), s->up ? "" : " (unreachable): the "
@@ -1353,6 +1373,7 @@ static const struct store_ops pgstore_ops = {
 	.renew_lease = pgstore_renew_lease,
 	.take_over = pgstore_take_over,
 	.cancel_elsewhere = pgstore_cancel_elsewhere,
+	.set_busy = pgstore_set_busy,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,

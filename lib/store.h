@@ -119,9 +119,13 @@ void store_set_paused_cb(struct store *st, store_paused_cb cb, void *arg);
 struct store_node {
 	char *name;
 	unsigned slots;
+	unsigned busy;		/* slots held, as it last wrote */
 	int64_t started_at;	/* ms since the epoch */
 	bool up;		/* connected: its daemon runs */
 };
+/* This daemon's slots held, for the others to see: written with its next
+ * commit or lease. */
+void store_set_busy(struct store *st, unsigned busy);
 /* The daemons sharing the store as last read (this one among them):
  * borrowed, *n of them, valid until the store reads again. A SQLite store
  * has none. */

@@ -440,6 +440,131 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	cluster_end(cl);
 }
 
+/* Sends n submissions of `true` through node i without waiting. */
+static void
+send_submits(struct cluster *cl, int i, int n)
+{
+	struct client_error e;
+	int k;
+
+	for (k = 0; k < n; k++)
+		assert_true(client_send(cl->c[i], "submit", json_pack("{s[s]}",
+		    "argv", "true"), &e) > 0);
+}
+
+/* The answers of n submissions sent through node i: each acknowledged
+ * id goes to acked (*nacked grows), each refusal must be -32603. */
+static void
+recv_submits(struct cluster *cl, int i, int n, int64_t *acked,
+    int *nacked)
+{
+	struct client_error e;
+	json_t *res;
+	int64_t got;
+	int k;
+
+	for (k = 0; k < n; k++) {
+		res = client_recv(cl->c[i], &got, 4 * HARNESS_TIMEOUT_MS, &e);
+		if (res != NULL) {
+			acked[(*nacked)++] = tjint(res, "id");
+			json_decref(res);
+		} else if (e.code != -32603)
+			fail_msg("submit through node %c: %d %s", 'a' + i,
+			    e.code, e.message);
+	}
+}
+
+/*
+ * PostgreSQL killed mid-run, with submissions on their way, then stopped a
+ * while with jobs ending meanwhile: every acknowledged job is there and
+ * runs, no job is there that was not acknowledged, the ends are written
+ * once it is back, and submissions go on.
+ */
+static void
+test_database_restart_loses_nothing_acknowledged(void **state)
+{
+	enum { BURST = 40, HELD = 4 };
+	struct cluster *cl = cluster_start(2, "");
+	int64_t acked[2 * NODES * BURST + 1], held[HELD], deadline;
+	int nacked = 0, i, k, n;
+	json_t *res, *job;
+	size_t j;
+
+	(void)state;
+	for (i = 0; i < HELD; i++)
+		held[i] = submit_ledgered(cl, i % NODES, "later", "normal");
+	for (i = 0; i < HELD; i++)
+		wait_state(cl, 0, held[i], "running", 1);
+	/* Commits on their way when the server dies. */
+	for (i = 0; i < NODES; i++)
+		send_submits(cl, i, BURST);
+	tpg_crash_restart(group_pg);
+	for (i = 0; i < NODES; i++)
+		recv_submits(cl, i, BURST, acked, &nacked);
+	/* Down a while: jobs end, submissions are refused. */
+	tpg_stop(group_pg);
+	topen_gate(cl->d[0], "later");
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (i = 0; i < HELD; i++)
+		while (ledger_count(cl, "done", held[i], 1) == 0) {
+			tcheck_deadline(deadline, "job %lld to end",
+			    (long long)held[i]);
+			usleep(10000);
+		}
+	for (i = 0; i < NODES; i++)
+		send_submits(cl, i, BURST);
+	tpg_restart(group_pg);
+	for (i = 0; i < NODES; i++)
+		recv_submits(cl, i, BURST, acked, &nacked);
+	/* It goes on, once the node has its connection back. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
+		struct client_error e;
+
+		res = client_call(cl->c[1], "submit", json_pack("{s[s]}",
+		    "argv", "true"), HARNESS_TIMEOUT_MS, &e);
+		if (res != NULL)
+			break;
+		if (e.code != -32603)
+			fail_msg("submit: %d %s", e.code, e.message);
+		tcheck_deadline(deadline, "node b to take jobs again");
+		usleep(50000);
+	}
+	acked[nacked++] = tjint(res, "id");
+	json_decref(res);
+
+	for (i = 0; i < HELD; i++)
+		for (k = 0; k < NODES; k++) {
+			job = twait(cl->c[k], held[i]);
+			assert_string_equal(tstate(job), "succeeded");
+			json_decref(job);
+		}
+	for (i = 0; i < nacked; i++) {
+		job = twait(cl->c[i % NODES], acked[i]);
+		assert_string_equal(tstate(job), "succeeded");
+		json_decref(job);
+	}
+	/* Exactly those: no job stored whose submitter was told it was not. */
+	res = tcall(cl->c[0], "list", "{s[sss]si}", "state", "queued",
+	    "running", "succeeded", "limit", 1000);
+	n = 0;
+	json_array_foreach(json_object_get(res, "jobs"), j, job) {
+		for (i = 0; i < nacked && acked[i] != tjint(job, "id"); i++)
+			continue;
+		for (k = 0; k < HELD && held[k] != tjint(job, "id"); k++)
+			continue;
+		if (i == nacked && k == HELD)
+			fail_msg("job %lld is stored, but its submitter was "
+			    "told it was not", (long long)tjint(job, "id"));
+		n++;
+	}
+	json_decref(res);
+	assert_int_equal(n, nacked + HELD);
+	print_message("database restarts: %d of %d submissions acknowledged, "
+	    "the rest refused\n", nacked, 2 * NODES * BURST + 1);
+	cluster_end(cl);
+}
+
 int
 main(void)
 {
@@ -450,6 +575,8 @@ main(void)
 		cmocka_unit_test(
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
 		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
+		cmocka_unit_test(
+		    test_database_restart_loses_nothing_acknowledged),
 	};
 
 	return cmocka_run_group_tests_name("cluster", tests, group_setup,
