@@ -3,10 +3,8 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,6 +21,7 @@
 #include "bench-opts.h"
 #include "bench-pg.h"
 #include "bench-proc.h"
+#include "bench-stamps.h"
 #include "bench-stat.h"
 #include "bench-tmpdir.h"
 #include "bench-why.h"
@@ -44,7 +43,6 @@
 #define BENCH_CLUSTER_REPLY_MS		120000
 /* A job of the latency samples starts in milliseconds; this is stuck. */
 #define BENCH_CLUSTER_STAMP_MS		60000
-#define BENCH_CLUSTER_SLICE_MS		100
 /*
  * Before the idle window: a PostgreSQL 15 backend sends its counts to
  * pg_stat_database at most once a second, and an idle one within 10 s
@@ -334,10 +332,7 @@ struct bench_cluster_lat {
 	struct bench_cluster_set s;
 	struct client *cl[BENCH_CLUSTER_MAX_NODES];
 	bool connected;
-	char stamps[PATH_MAX];
-	int fd;
-	char buf[256];		/* read, not yet parsed */
-	size_t len;
+	struct bench_stamps st;
 	double *ms;		/* reply to start, one a sample; below 0
 				 * when the job started before the reply */
 	double *sent_ms;	/* submit sent to start */
@@ -345,54 +340,6 @@ struct bench_cluster_lat {
 	unsigned strays;	/* starts of jobs other than the sample's: a
 				 * job of an earlier sample run again */
 };
-
-/* The next start stamp of l's FIFO: when (CLOCK_MONOTONIC ns) and which
- * job. 0, or -1 after saying why. */
-static int
-bench_cluster_stamp(struct bench_cluster_lat *l, long long *ns,
-    long long *job)
-{
-	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
-	int ready, waited = 0;
-	char *nl, kind;
-	ssize_t got;
-
-	while ((nl = memchr(l->buf, '\n', l->len)) == NULL) {
-		if (bench_daemon_interrupted() != 0)
-			return -1;
-		/* In slices, so that an interruption is seen at once. */
-		ready = poll(&pfd, 1, BENCH_CLUSTER_SLICE_MS);
-		if (ready == -1 && errno == EINTR)
-			continue;
-		if (ready == 0 && (waited += BENCH_CLUSTER_SLICE_MS) <
-		    BENCH_CLUSTER_STAMP_MS)
-			continue;
-		if (ready <= 0) {
-			fprintf(stderr, "bench-cluster: %s: no job started "
-			    "within %d s\n", l->name,
-			    BENCH_CLUSTER_STAMP_MS / 1000);
-			return -1;
-		}
-		got = read(l->fd, l->buf + l->len, sizeof l->buf - l->len);
-		if (got == -1 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (got <= 0) {
-			fprintf(stderr, "bench-cluster: %s: %s\n", l->stamps,
-			    got == 0 ? "end of file" : strerror(errno));
-			return -1;
-		}
-		l->len += (size_t)got;
-	}
-	*nl = '\0';
-	if (sscanf(l->buf, "%c %lld %lld", &kind, ns, job) != 3 ||
-	    kind != 'S') {
-		fprintf(stderr, "bench-cluster: bad stamp \"%s\"\n", l->buf);
-		return -1;
-	}
-	l->len -= (size_t)(nl + 1 - l->buf);
-	memmove(l->buf, nl + 1, l->len);
-	return 0;
-}
 
 /*
  * One sample of l, submitted to its node i: the time from the submit's
@@ -407,12 +354,13 @@ bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
 	struct client *cl = l->cl[i % l->s.n];
 	struct client_error e;
 	long long sent, reply, start, job_id;
+	char kind;
 	json_t *job, *done;
 	json_int_t id;
 
 	sent = bench_stat_now_ns();
 	job = client_call(cl, "submit", json_pack("{s[sss]}", "argv",
-	    b->stamp, "start", l->stamps), BENCH_CLUSTER_STAMP_MS, &e);
+	    b->stamp, "start", l->st.path), BENCH_CLUSTER_STAMP_MS, &e);
 	reply = bench_stat_now_ns();
 	if (job == NULL) {
 		fprintf(stderr, "bench-cluster: %s: submit: %s\n", l->name,
@@ -422,8 +370,14 @@ bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
 	id = json_integer_value(json_object_get(job, "id"));
 	json_decref(job);
 	do {
-		if (bench_cluster_stamp(l, &start, &job_id) == -1)
+		if (bench_stamps_next(&l->st, BENCH_CLUSTER_STAMP_MS, &kind,
+		    &start, &job_id) == -1)
 			return -1;
+		if (kind != 'S') {
+			fprintf(stderr, "bench-cluster: stamp %c, not a "
+			    "start\n", kind);
+			return -1;
+		}
 		if (job_id != (long long)id)
 			l->strays++;
 	} while (job_id != (long long)id);
@@ -450,15 +404,10 @@ bench_cluster_lat_open(struct bench_cluster *b, struct bench_cluster_lat *l,
 	    (l->sent_ms = calloc((size_t)b->samples, sizeof *l->sent_ms))
 	    == NULL)
 		return -1;
-	if ((size_t)snprintf(l->stamps, sizeof l->stamps, "%s/%s.stamps",
-	    b->tmp, nodes > 0 ? "cluster" : "sqlite") >= sizeof l->stamps ||
-	    mkfifo(l->stamps, 0600) == -1 ||
-	    /* Read-write: no open blocks, and no read sees EOF. */
-	    (l->fd = open(l->stamps, O_RDWR | O_NONBLOCK | O_CLOEXEC)) == -1) {
-		fprintf(stderr, "bench-cluster: %s: %s\n", l->stamps,
-		    strerror(errno));
+	l->st.prog = "bench-cluster";
+	if (bench_stamps_open(&l->st, b->tmp, nodes > 0 ? "cluster" :
+	    "sqlite") == -1)
 		return -1;
-	}
 	if (bench_cluster_start(b, nodes, &l->s, &cause) == -1 ||
 	    bench_cluster_connect(&l->s, l->cl, &cause) == -1) {
 		fprintf(stderr, "bench-cluster: %s: %s\n", l->name,
@@ -481,8 +430,7 @@ bench_cluster_lat_close(struct bench_cluster_lat *l, bool ok)
 			client_free(l->cl[i]);
 	}
 	ok = bench_cluster_stop(&l->s, ok);
-	if (l->fd != -1)
-		close(l->fd);
+	bench_stamps_close(&l->st);
 	free(l->ms);
 	free(l->sent_ms);
 	return ok;
@@ -539,9 +487,9 @@ static bool
 bench_cluster_latency(struct bench_cluster *b)
 {
 	struct bench_cluster_lat c = { .name = "cluster, 3 nodes (2+2+2)",
-	    .fd = -1 };
+	    .st.fd = -1 };
 	struct bench_cluster_lat s = { .name = "SQLite, 1 daemon (6)",
-	    .fd = -1 };
+	    .st.fd = -1 };
 	bool ok = false;
 	long i;
 
