@@ -397,16 +397,32 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
 }
 
-/* What the job's priority says of its process, as the config is now. */
-static void
-jobs_run_opts(const struct triaged *td, const struct job *job,
+/*
+ * What the job's priority says of its process, as the config is now, and
+ * in a cluster whom it runs as: its user, by name, on this node (a root
+ * daemon). 0, or -1 with the job's reason set when the user is not here.
+ */
+static int
+jobs_run_opts(const struct triaged *td, struct job *job,
     struct run_job_opts *opts)
 {
 	const struct config_priority *p =
 	    &td->cfg->priorities[job->waiter.prio];
 
+	memset(opts, 0, sizeof *opts);
 	opts->io_idle = p->io_class == CONFIG_IO_IDLE;
 	opts->keep_tail = p->output_keep == CONFIG_OUTPUT_KEEP_TAIL;
+	if (!td->cfg->cluster.enabled || job->user == NULL ||
+	    td->uid != 0 || !td->cfg->run_as_submitter)
+		return 0;
+	if (passwd_by_name(job->user, &opts->uid, &opts->gid) != 0) {
+		job_set_reason(job, "user %s %s on node %s", job->user,
+		    errno == ENOENT ? "does not exist" : strerror(errno),
+		    td->cfg->cluster.node);
+		return -1;
+	}
+	opts->as_user = true;
+	return 0;
 }
 
 static void
@@ -428,7 +444,13 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 		store_update(td->store, job);
 		return;
 	}
-	jobs_run_opts(td, job, &opts);
+	if (jobs_run_opts(td, job, &opts) != 0) {
+		log_warnx("job %llu: %s", (unsigned long long)job->id,
+		    job->run->reason);
+		psem_release(td->sem, &job->waiter);
+		jobs_change(td, job, JOB_FAILED);
+		return;
+	}
 	if (run_start(td->run, job, &opts) != 0) {
 		log_warnx("job %llu: out of memory starting it",
 		    (unsigned long long)job->id);

@@ -577,6 +577,13 @@ submit_handler(struct rpc_req *req, json_t *params)
 		    td->cfg->cluster.node);
 		goto fail;
 	}
+	/* Whom it runs as, by name too: a cluster's node looks the name up
+	 * where it runs the job. */
+	if (td->uid == 0 && td->cfg->run_as_submitter &&
+	    job_set_user(job, user->name) != 0) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		goto fail;
+	}
 	if (job_set_priority(job, td->cfg->priorities[prio].name) != 0 ||
 	    (node != NULL &&
 	    job_set_pinned_node(job, json_string_value(node)) != 0)) {

@@ -196,8 +196,8 @@ run_hand(struct jobrun *jr)
 	spec.cwd = job->cwd;
 	spec.set_creds = run->params.set_creds;
 	spec.no_new_privs = run->params.no_new_privs;
-	spec.uid = job->uid;
-	spec.gid = job->gid;
+	spec.uid = jr->opts.as_user ? jr->opts.uid : job->uid;
+	spec.gid = jr->opts.as_user ? jr->opts.gid : job->gid;
 	spec.groups_epoch = run->groups_epoch;
 	spec.stdout_path = out;
 	spec.stderr_path = err;

@@ -37,6 +37,11 @@ struct run_outcome {
 struct run_job_opts {
 	bool io_idle;		/* io_class = idle */
 	bool keep_tail;		/* output_keep = tail */
+	/* Run as this uid and gid rather than the job's: its user's on
+	 * this node (a cluster's hosts share users by name). */
+	bool as_user;
+	uid_t uid;
+	gid_t gid;
 };
 
 struct run_callbacks {

@@ -24,13 +24,13 @@ struct job;
 	"attempt, user_time, system_time, max_rss_kb, "			\
 	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
 	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped, node, pinned_node"
+	"stdout_dropped, stderr_dropped, node, pinned_node, username"
 /* Parameters of a row: the id and DB_ROW_COLUMNS. */
-#define DB_ROW_NPARAMS 40
+#define DB_ROW_NPARAMS 41
 #define DB_ROW_PARAMS							\
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
 	"?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, " \
-	"?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40"
+	"?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40, ?41"
 
 /*
  * The columns a job's life and the update method change, by the same
@@ -64,7 +64,7 @@ int db_schema_migrate(sqlite3 *sq, const char *path, char **cause);
 
 /*
  * db-row.c, SQLite's side of jobrow.c. db_row_bind binds job's columns to
- * st's parameters ?1 to ?40: every one when all is set (INSERT), else those
+ * st's parameters ?1 to ?41: every one when all is set (INSERT), else those
  * of DB_ROW_CHANGES_SET and the id (strings borrowed from job until st is
  * reset); 0 or -1 with *cause. db_row_read makes a new job from the
  * current row of SELECT id, DB_ROW_COLUMNS; NULL with *cause (naming the

@@ -81,6 +81,10 @@ static const char *const db_schema_steps[] = {
 	 * submission asked for (NULL: never started; any node). */
 	("ALTER TABLE jobs ADD COLUMN node TEXT;"
 	"ALTER TABLE jobs ADD COLUMN pinned_node TEXT"),
+
+	/* 6 -> 7: the user a job runs as, by name, looked up on the node
+	 * that runs it (NULL: by uid, as older rows did). */
+	"ALTER TABLE jobs ADD COLUMN username TEXT",
 };
 
 _Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==

@@ -11,7 +11,7 @@ struct db;
 struct job;
 
 /* The schema this code writes; older files are migrated on open. */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 /*
  * Opens the database at path, creating it if missing (mode 0600), in WAL

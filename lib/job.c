@@ -131,6 +131,7 @@ job_free(struct job *job)
 	intern_str_drop(job->priority);
 	intern_str_drop(job->node);
 	intern_str_drop(job->pinned_node);
+	intern_str_drop(job->user);
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
@@ -261,6 +262,12 @@ int
 job_set_pinned_node(struct job *job, const char *node)
 {
 	return job_set_shared(&job->pinned_node, node);
+}
+
+int
+job_set_user(struct job *job, const char *user)
+{
+	return job_set_shared(&job->user, user);
 }
 
 int

@@ -60,8 +60,8 @@ struct job {
 	 * through job_set_argv. */
 	char **argv;
 	/* Shared with every job that has the same (intern.h): set them
-	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node
-	 * and job_set_pinned_node. */
+	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node,
+	 * job_set_pinned_node and job_set_user. */
 	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
 	const char *cwd;
 	const char *priority;	/* the priority's name */
@@ -69,6 +69,10 @@ struct job {
 	 * never started. */
 	const char *node;
 	const char *pinned_node; /* the node it must run on; NULL: any */
+	/* The user it runs as, by name, for a root daemon: looked up on the
+	 * node that runs it (a cluster's hosts share their users, not
+	 * always their uids). NULL: by uid. */
+	const char *user;
 	/* Never NULL; read it freely, change it through job_run_edit(). */
 	const struct job_run *run;
 	uint64_t timeout_ms;	/* 0 = none */
@@ -178,6 +182,7 @@ int job_set_cwd(struct job *job, const char *cwd);
 int job_set_priority(struct job *job, const char *priority);
 int job_set_node(struct job *job, const char *node);
 int job_set_pinned_node(struct job *job, const char *node);
+int job_set_user(struct job *job, const char *user);
 /*
  * Takes env (a NULL-terminated vector of strings from malloc, freed here
  * whatever happens) and holds a shared copy of it instead; NULL drops the

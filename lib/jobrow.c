@@ -204,6 +204,7 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 		    job->submitted_at >= 0, job->submitted_at);
 		jobrow_put_int(&b, JOBROW_MERGE_OUTPUT, job->merge_output);
 		jobrow_put_text(&b, JOBROW_PINNED_NODE, job->pinned_node);
+		jobrow_put_text(&b, JOBROW_USERNAME, job->user);
 	}
 	jobrow_put_text(&b, JOBROW_NAME, job_name(job));
 	jobrow_put_text(&b, JOBROW_PRIORITY, job->priority);
@@ -537,6 +538,7 @@ jobrow_cache_clear(struct jobrow_cache *cache)
 	intern_str_drop(cache->priority);
 	intern_str_drop(cache->node);
 	intern_str_drop(cache->pinned_node);
+	intern_str_drop(cache->user);
 	memset(cache, 0, sizeof *cache);
 }
 
@@ -610,6 +612,25 @@ jobrow_node(struct jobrow_reader *r, int col, const char **field,
 		return 0;
 	if (!nodename_valid(s))
 		return jobrow_bad(r, col, "is not a node name");
+	if (jobrow_shared(field, s, last) == -1)
+		return jobrow_oom(r);
+	return 0;
+}
+
+/* A user's name or NULL (schema version 7), shared like cwd: a login
+ * name has no '/', ':' or newline, and is not empty. */
+static int
+jobrow_user(struct jobrow_reader *r, int col, const char **field,
+    const char **last)
+{
+	const char *s;
+
+	if (jobrow_text_ref(r, col, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if (*s == '\0' || strlen(s) > 256 || strpbrk(s, "/:\n") != NULL)
+		return jobrow_bad(r, col, "is not a user name");
 	if (jobrow_shared(field, s, last) == -1)
 		return jobrow_oom(r);
 	return 0;
@@ -750,7 +771,8 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	if (jobrow_fill_v11(r, job, run) == -1 ||
 	    jobrow_node(r, JOBROW_NODE, &job->node, &cache->node) == -1 ||
 	    jobrow_node(r, JOBROW_PINNED_NODE, &job->pinned_node,
-	    &cache->pinned_node) == -1)
+	    &cache->pinned_node) == -1 ||
+	    jobrow_user(r, JOBROW_USERNAME, &job->user, &cache->user) == -1)
 		return -1;
 	return 0;
 }

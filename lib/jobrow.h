@@ -52,6 +52,7 @@ enum jobrow_column {
 	JOBROW_STDERR_DROPPED,
 	JOBROW_NODE,
 	JOBROW_PINNED_NODE,
+	JOBROW_USERNAME,
 	JOBROW_NCOLUMNS,
 };
 
@@ -95,6 +96,7 @@ struct jobrow_cache {
 	const char *priority;
 	const char *node;
 	const char *pinned_node;
+	const char *user;
 };
 void jobrow_cache_clear(struct jobrow_cache *cache);
 

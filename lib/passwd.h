@@ -1,5 +1,5 @@
-/* passwd.h - one uid's entry in the password database, for the callers of
- * lib/ that need a home directory or a user name it does not look up. */
+/* passwd.h - one user's entry in the password database, by uid or by name,
+ * for the callers of lib/ that need what it holds. */
 #ifndef TRIAGE_PASSWD_H
 #define TRIAGE_PASSWD_H
 
@@ -14,5 +14,8 @@
  * and then sets nothing.
  */
 int passwd_lookup(uid_t uid, char **name, char **home, char **shell);
+/* The uid and gid of the user called name (getpwnam_r): 0, or -1 with
+ * errno as passwd_lookup's (ENOENT: no such user). */
+int passwd_by_name(const char *name, uid_t *uid, gid_t *gid);
 
 #endif

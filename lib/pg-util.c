@@ -1,6 +1,5 @@
 /* pg-util.c - blocking libpq calls for a daemon's start, and libpq's
  * messages made into the one-line causes the rest of triage reports. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,6 +13,7 @@
 #include <libpq-fe.h>
 
 #include "pgconn.h"
+#include "vec.h"
 
 /* Reconnection: the first attempt at once, then this doubling... */
 #define PGCONN_BACKOFF_MIN_MS	100
@@ -58,10 +59,8 @@ struct pgconn {
 	pgconn_notify_cb	 notify_cb;
 	void			*arg;
 	/* what every (re)connection sets up */
-	struct pgconn_prep	*preps;
-	size_t			 nprep;
-	char			**channels;
-	size_t			 nchannels;
+	struct vec		 preps;		/* of struct pgconn_prep */
+	struct vec		 channels;	/* of char *, allocated */
 
 	enum pgconn_phase	 phase;
 	PGconn			*conn;
@@ -134,6 +133,18 @@ pgconn_oneline(const char *msg)
 	return line;
 }
 
+static bool
+pgconn_has_alnum(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9'))
+			return true;
+	return false;
+}
+
 /*
  * PQconninfoParse's message on one line, with what it quotes of the string
  * kept only when it is a connection option's name: its other quotes may be
@@ -163,7 +174,8 @@ pgconn_parse_error(const char *msg)
 			break;
 		}
 		len = (size_t)(q - p);
-		known = false;
+		/* Punctuation ("=") tells nothing of a password either. */
+		known = len > 0 && !pgconn_has_alnum(p, len);
 		for (o = opts; o != NULL && o->keyword != NULL; o++)
 			if (strlen(o->keyword) == len &&
 			    strncmp(o->keyword, p, len) == 0)
@@ -221,7 +233,7 @@ oom:
 int
 pgconn_prepare(struct pgconn *c, const char *name, const char *sql)
 {
-	struct pgconn_prep *grown, p;
+	struct pgconn_prep p;
 
 	if (c->phase != PGCONN_NEW) {
 		errno = EBUSY;
@@ -229,37 +241,31 @@ pgconn_prepare(struct pgconn *c, const char *name, const char *sql)
 	}
 	p.name = strdup(name);
 	p.sql = strdup(sql);
-	grown = p.name != NULL && p.sql != NULL ? reallocarray(c->preps,
-	    c->nprep + 1, sizeof *grown) : NULL;
-	if (grown == NULL) {
+	if (p.name == NULL || p.sql == NULL ||
+	    vec_push(&c->preps, sizeof p, &p) == -1) {
 		free(p.name);
 		free(p.sql);
 		errno = ENOMEM;
 		return -1;
 	}
-	grown[c->nprep++] = p;
-	c->preps = grown;
 	return 0;
 }
 
 int
 pgconn_listen(struct pgconn *c, const char *channel)
 {
-	char **grown, *copy;
+	char *copy;
 
 	if (c->phase != PGCONN_NEW) {
 		errno = EBUSY;
 		return -1;
 	}
 	if ((copy = strdup(channel)) == NULL ||
-	    (grown = reallocarray(c->channels, c->nchannels + 1,
-	    sizeof *grown)) == NULL) {
+	    vec_push(&c->channels, sizeof copy, &copy) == -1) {
 		free(copy);
 		errno = ENOMEM;
 		return -1;
 	}
-	grown[c->nchannels++] = copy;
-	c->channels = grown;
 	return 0;
 }
 
@@ -478,6 +484,8 @@ pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
     void *arg)
 {
 	struct pgconn *c = arg;
+	const struct pgconn_prep *preps = c->preps.v;
+	char *const *channels = c->channels.v;
 	const char *msg;
 	char *why;
 	size_t i;
@@ -488,10 +496,10 @@ pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
 		if (PQresultStatus(results[i]) == PGRES_COMMAND_OK)
 			continue;
 		msg = PQresultErrorField(results[i], PG_DIAG_MESSAGE_PRIMARY);
-		if (asprintf(&why, "%s %s: %s", i < c->nprep ?
+		if (asprintf(&why, "%s %s: %s", i < c->preps.n ?
 		    "preparing statement" : "listening to channel",
-		    i < c->nprep ? c->preps[i].name :
-		    c->channels[i - c->nprep], msg != NULL ? msg :
+		    i < c->preps.n ? preps[i].name :
+		    channels[i - c->preps.n], msg != NULL ? msg :
 		    PQresultErrorMessage(results[i])) == -1)
 			why = NULL;
 		pgconn_lose(c, why != NULL ? why : "set-up failed");
@@ -548,6 +556,10 @@ pgconn_input(struct pgconn *c)
 {
 	PGnotify *n;
 
+	/* First what waits to be sent, as reading may have made room: libpq
+	 * reads what came while it sends, which is then read below. */
+	if (event_pending(c->wr, EV_WRITE, NULL) && pgconn_flush(c) == -1)
+		return;
 	if (!PQconsumeInput(c->conn)) {
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		return;
@@ -563,40 +575,28 @@ pgconn_input(struct pgconn *c)
 	}
 	if (pgconn_gone(c))
 		return;
-	if (PQstatus(c->conn) == CONNECTION_BAD) {
+	if (PQstatus(c->conn) == CONNECTION_BAD)
 		pgconn_lose(c, PQerrorMessage(c->conn));
-		return;
-	}
-	/* Reading may have made room for what waits to be sent. */
-	if (event_pending(c->wr, EV_WRITE, NULL))
-		pgconn_flush(c);
 }
 
+static void pgconn_connect_step(struct pgconn *);
+
+/* The socket is ready: for the connection's making, or to read, or to
+ * write (c->wr). */
 static void
-pgconn_read_cb(evutil_socket_t fd, short what, void *arg)
+pgconn_io_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pgconn *c = arg;
 
 	(void)fd;
 	(void)what;
 	pgconn_enter(c);
-	if (!pgconn_gone(c))
-		pgconn_input(c);
-	pgconn_leave(c);
-}
-
-static void
-pgconn_write_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pgconn *c = arg;
-
-	(void)fd;
-	(void)what;
-	pgconn_enter(c);
-	/* libpq reads while it sends when the server's replies fill up:
-	 * those are read now, the socket will not say so again. */
-	if (!pgconn_gone(c) && pgconn_flush(c) == 0)
-		pgconn_input(c);
+	if (pgconn_gone(c))
+		;
+	else if (c->phase == PGCONN_CONNECTING)
+		pgconn_connect_step(c);
+	else
+		pgconn_input(c);	/* writes, then reads */
 	pgconn_leave(c);
 }
 
@@ -604,6 +604,8 @@ pgconn_write_cb(evutil_socket_t fd, short what, void *arg)
 static void
 pgconn_setup(struct pgconn *c)
 {
+	const struct pgconn_prep *preps = c->preps.v;
+	char *const *channels = c->channels.v;
 	struct pgconn_batch *b;
 	evutil_socket_t fd = PQsocket(c->conn);
 	char *quoted, *sql;
@@ -616,11 +618,10 @@ pgconn_setup(struct pgconn *c)
 		return;
 	}
 	event_free(c->io);
-	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pgconn_read_cb,
+	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pgconn_io_cb, c);
+	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST, pgconn_io_cb,
 	    c);
-	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST,
-	    pgconn_write_cb, c);
-	b = pgconn_batch_new(c->nprep + c->nchannels, pgconn_setup_cb, c);
+	b = pgconn_batch_new(c->preps.n + c->channels.n, pgconn_setup_cb, c);
 	if (c->io == NULL || c->wr == NULL || b == NULL ||
 	    event_add(c->io, NULL) == -1) {
 		free(b);
@@ -629,12 +630,12 @@ pgconn_setup(struct pgconn *c)
 	}
 	c->phase = PGCONN_SETTING_UP;
 	TAILQ_INSERT_TAIL(&c->sent, b, entry);
-	for (i = 0, ok = 1; ok && i < c->nprep; i++)
-		ok = PQsendPrepare(c->conn, c->preps[i].name,
-		    c->preps[i].sql, 0, NULL);
-	for (i = 0; ok && i < c->nchannels; i++) {
-		quoted = PQescapeIdentifier(c->conn, c->channels[i],
-		    strlen(c->channels[i]));
+	for (i = 0, ok = 1; ok && i < c->preps.n; i++)
+		ok = PQsendPrepare(c->conn, preps[i].name, preps[i].sql, 0,
+		    NULL);
+	for (i = 0; ok && i < c->channels.n; i++) {
+		quoted = PQescapeIdentifier(c->conn, channels[i],
+		    strlen(channels[i]));
 		if (quoted == NULL || asprintf(&sql, "LISTEN %s", quoted) == -1)
 			ok = 0;
 		else {
@@ -648,18 +649,18 @@ pgconn_setup(struct pgconn *c)
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
-	pgconn_flush(c);
+	/* What libpq read while sending is read from the loop. */
+	if (pgconn_flush(c) == 0)
+		pgconn_defer(c);
 }
 
 /* Waits for what PQconnectPoll asked for. */
-static void pgconn_connect_cb(evutil_socket_t, short, void *);
 static void
 pgconn_connect_wait(struct pgconn *c, short what)
 {
 	if (c->io != NULL)
 		event_free(c->io);
-	c->io = event_new(c->base, PQsocket(c->conn), what,
-	    pgconn_connect_cb, c);
+	c->io = event_new(c->base, PQsocket(c->conn), what, pgconn_io_cb, c);
 	if (c->io == NULL || event_add(c->io, NULL) == -1)
 		pgconn_lose(c, "out of memory");
 }
@@ -683,19 +684,6 @@ pgconn_connect_step(struct pgconn *c)
 		pgconn_lose(c, PQerrorMessage(c->conn));
 		break;
 	}
-}
-
-static void
-pgconn_connect_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pgconn *c = arg;
-
-	(void)fd;
-	(void)what;
-	pgconn_enter(c);
-	if (!pgconn_gone(c))
-		pgconn_connect_step(c);
-	pgconn_leave(c);
 }
 
 /* The server's notices and warnings, which libpq would print to stderr:
@@ -897,6 +885,8 @@ pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts, size_t n,
 static void
 pgconn_destroy(struct pgconn *c)
 {
+	struct pgconn_prep *preps = c->preps.v;
+	char **channels = c->channels.v;
 	size_t i;
 
 	c->busy++;	/* a pgconn_free from these callbacks does nothing */
@@ -907,14 +897,14 @@ pgconn_destroy(struct pgconn *c)
 		event_free(c->timer);
 	if (c->defer != NULL)
 		event_free(c->defer);
-	for (i = 0; i < c->nprep; i++) {
-		free(c->preps[i].name);
-		free(c->preps[i].sql);
+	for (i = 0; i < c->preps.n; i++) {
+		free(preps[i].name);
+		free(preps[i].sql);
 	}
-	free(c->preps);
-	for (i = 0; i < c->nchannels; i++)
-		free(c->channels[i]);
-	free(c->channels);
+	vec_free(&c->preps);
+	for (i = 0; i < c->channels.n; i++)
+		free(channels[i]);
+	vec_free(&c->channels);
 	free(c->conninfo);
 	free(c->cause);
 	free(c->lost);

@@ -18,12 +18,12 @@
 	"attempt, user_time, system_time, max_rss_kb, "			\
 	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
 	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped, node, pinned_node"
+	"stdout_dropped, stderr_dropped, node, pinned_node, username"
 #define PGROW_INSERT_PARAMS						\
 	"$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "	\
 	"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, "	\
 	"$27, $28, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38, "	\
-	"$39, $40"
+	"$39, $40, $41"
 /* What a job's life changes, as an UPDATE writes it: $1 is the id, then
  * the changes in this order (pgrow_changes); the caller's own parameter
  * follows them, $(PGROW_NCHANGES + 2). */

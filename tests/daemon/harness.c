@@ -29,6 +29,8 @@
 
 /* Words of TRIAGE_TEST_WRAPPER used at most. */
 #define WRAPPER_WORDS 64
+/* How many 10 ms naps tkill waits for a server to obey its stop_signal. */
+#define TSTOP_NAPS 1000
 /* Daemons alive at once in one test binary. */
 #define TLIVE_MAX 64
 /* A gated job gives up after this many 20 ms naps, over 5 min (run-tests.sh's
@@ -279,12 +281,27 @@ tdaemon_dump_log(const struct tdaemon *d)
 }
 
 /* Kills d's process group and reaps d. SIGKILL cannot be refused, so the
- * blocking wait ends. */
+ * blocking wait ends. A d with a stop_signal gets it first, and the time to
+ * end its own processes before the SIGKILL. */
 static void
 tkill(struct tdaemon *d)
 {
+	struct timespec nap = { 0, 10 * 1000000 };
+	int i;
+
 	if (d->pid <= 0)
 		return;
+	if (d->stop_signal != 0) {
+		kill(d->pid, SIGCONT);
+		kill(d->pid, d->stop_signal);
+		for (i = 0; i < TSTOP_NAPS; i++) {
+			if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
+				d->pid = 0;
+				return;
+			}
+			nanosleep(&nap, NULL);
+		}
+	}
 	kill(-d->pid, SIGKILL);
 	while (waitpid(d->pid, NULL, 0) == -1 && errno == EINTR)
 		continue;
@@ -648,8 +665,13 @@ tdaemon_launch(struct tdaemon *d)
 		/* Relative paths of a config are the test dir's. */
 		if (chdir(d->dir) != 0)
 			_exit(127);
-		if (d->user[0] != '\0')
+		if (d->user[0] != '\0') {
 			tbecome(d->user);
+			/* A change of user clears the parent-death signal. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(127);
+		}
 		texec_program(d->bin, d->conf);
 	}
 	if (pid == -1)

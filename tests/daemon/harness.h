@@ -34,6 +34,9 @@ struct tdaemon {
 	char user[64];		/* its user, when not the test's */
 	char kind[16];		/* what it is, for its log's banner: "" is
 				 * triaged, tdaemon_adopt's callers say */
+	int stop_signal;	/* 0, or what the clean-up sends pid before
+				 * it kills the group: for a server whose
+				 * processes are not all in its group */
 	/* Under TRIAGE_TEST_CLUSTER, its [cluster] section, which every
 	 * config it is given keeps (tdaemon_rewrite). */
 	char cluster[512];
@@ -66,8 +69,8 @@ bool twrapped(void);
  * Registers a server a test fixture starts itself (tests/daemon/tpg.c's
  * PostgreSQL) for the same clean-up as a daemon's: d, calloc'd, with pid
  * (0 while it is not running, else the leader of a process group of its
- * own), dir, log and kind set; tdaemon_free ends it. Fails the test, freeing
- * d, when too many are alive.
+ * own), dir, log, kind and maybe stop_signal set; tdaemon_free ends it.
+ * Fails the test, freeing d, when too many are alive.
  */
 void tdaemon_adopt(struct tdaemon *d);
 /* In a forked child: takes on user's ids and groups, for good, or exits

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -565,6 +566,73 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	cluster_end(cl);
 }
 
+/*
+ * A root daemon runs a job as its submitter, whom the node that runs it
+ * finds by name: the user nobody's job, submitted at a, runs at b as
+ * nobody; a job whose user b does not have fails there, saying so.
+ */
+static void
+test_submitter_is_found_by_name_where_the_job_runs(void **state)
+{
+	struct cluster *cl = cluster_start(1, "socket_mode = 0666\n");
+	struct passwd *pw = getpwnam("nobody");
+	struct client *as_nobody;
+	char sql[256], out[64];
+	int64_t id, deadline;
+	json_t *job;
+	PGresult *res;
+	bool renamed;
+
+	(void)state;
+	if (pw == NULL)
+		skip();
+	/* nobody passes through a's dir to its socket. */
+	assert_int_equal(chmod(cl->d[0]->dir, 0711), 0);
+	assert_int_equal(seteuid(pw->pw_uid), 0);
+	as_nobody = tconnect(cl->d[0]);
+	assert_int_equal(seteuid(0), 0);
+	id = tsubmit(as_nobody, "{s[sss] ss ss}", "argv", "sh", "-c",
+	    "id -u", "node", "b", "cwd", "/");
+	job = twait(cl->c[2], id);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_string_equal(tjstr(job, "node"), "b");
+	json_decref(job);
+	job = tcall(cl->c[1], "output", "{sI ss}", "id", (json_int_t)id,
+	    "stream", "stdout");
+	snprintf(out, sizeof out, "%u\n", (unsigned)pw->pw_uid);
+	assert_string_equal(tjstr(job, "data"), out);
+	json_decref(job);
+
+	/* A user b does not know: as if it had been submitted elsewhere. */
+	id = tsubmit(as_nobody, "{s[s] ss ss sb}", "argv", "true", "node", "b",
+	    "cwd", "/", "hold", 1);
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET username ="
+	    " 'no-such-user-here', name = 'elsewhere', version = version + 1"
+	    " WHERE id = %lld; NOTIFY triage", (long long)id);
+	res = tpg_query(group_pg, cl->db, sql);
+	PQclear(res);
+	/* a has read the row (its name says so) before it releases it. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
+		job = tget(cl->c[0], id);
+		renamed = strcmp(tjstr(job, "name"), "elsewhere") == 0;
+		json_decref(job);
+		if (renamed)
+			break;
+		tcheck_deadline(deadline, "node a to read job %lld's row",
+		    (long long)id);
+		usleep(10000);
+	}
+	json_decref(tcall(as_nobody, "release", "{sI}", "id", (json_int_t)id));
+	job = twait(cl->c[0], id);
+	assert_string_equal(tstate(job), "failed");
+	assert_non_null(strstr(tjstr(job, "reason"),
+	    "user no-such-user-here does not exist on node b"));
+	json_decref(job);
+	client_free(as_nobody);
+	cluster_end(cl);
+}
+
 int
 main(void)
 {
@@ -577,6 +645,8 @@ main(void)
 		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
 		cmocka_unit_test(
 		    test_database_restart_loses_nothing_acknowledged),
+		cmocka_unit_test(
+		    test_submitter_is_found_by_name_where_the_job_runs),
 	};
 
 	return cmocka_run_group_tests_name("cluster", tests, group_setup,

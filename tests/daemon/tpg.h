@@ -16,7 +16,8 @@ struct tpg;
  * NULL, having printed a one-line reason, when PostgreSQL is not installed
  * (the caller skips); fails the test on any other error, with the server's
  * log. The server dies with the test, and a failed test's is killed and its
- * dir removed by the harness (tdaemon_adopt).
+ * dir removed by the harness (tdaemon_adopt). initdb runs once per program:
+ * each server starts on a copy of its files.
  */
 struct tpg *tpg_start(void);
 /* Creates the empty database name ([a-z0-9_]) and returns its conninfo,
@@ -39,7 +40,8 @@ PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);
 /* The server outlives the test that started it (the harness reaps it
  * at exit): one server for a whole program's tests. */
 void tpg_keep(struct tpg *pg);
-/* Stops the server, removes its dir, frees pg. NULL is a no-op. */
+/* Stops the server (an immediate shutdown, waited for), removes its dir,
+ * frees pg. NULL is a no-op. */
 void tpg_free(struct tpg *pg);
 
 #endif
