@@ -61,6 +61,7 @@ struct pgconn {
 	/* what every (re)connection sets up */
 	struct vec		 preps;		/* of struct pgconn_prep */
 	struct vec		 channels;	/* of char *, allocated */
+	int			 backoff_max_ms;
 
 	enum pgconn_phase	 phase;
 	PGconn			*conn;
@@ -212,6 +213,7 @@ pgconn_new(struct event_base *base, const char *conninfo,
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		goto oom;
 	c->base = base;
+	c->backoff_max_ms = PGCONN_BACKOFF_MAX_MS;
 	c->state_cb = state_cb;
 	c->notify_cb = notify_cb;
 	c->arg = arg;
@@ -249,6 +251,13 @@ pgconn_prepare(struct pgconn *c, const char *name, const char *sql)
 		return -1;
 	}
 	return 0;
+}
+
+void
+pgconn_set_backoff_max(struct pgconn *c, int ms)
+{
+	c->backoff_max_ms = ms < PGCONN_BACKOFF_MIN_MS ? PGCONN_BACKOFF_MIN_MS :
+	    ms > PGCONN_BACKOFF_MAX_MS ? PGCONN_BACKOFF_MAX_MS : ms;
 }
 
 int
@@ -434,10 +443,10 @@ pgconn_backoff_ms(const struct pgconn *c)
 
 	if (c->attempts == 0)
 		return 0;
-	for (i = 1; i < c->attempts && ms < PGCONN_BACKOFF_MAX_MS; i++)
+	for (i = 1; i < c->attempts && ms < c->backoff_max_ms; i++)
 		ms *= 2;
-	if (ms > PGCONN_BACKOFF_MAX_MS)
-		ms = PGCONN_BACKOFF_MAX_MS;
+	if (ms > c->backoff_max_ms)
+		ms = c->backoff_max_ms;
 	/* So that the daemons of a cluster that lost the same server do
 	 * not all come back to it at the same instant. */
 	return ms * 3 / 4 + (int)arc4random_uniform((uint32_t)ms / 2 + 1);

@@ -64,6 +64,10 @@ struct pgconn *pgconn_new(struct event_base *base, const char *conninfo,
  */
 int pgconn_prepare(struct pgconn *c, const char *name, const char *sql);
 int pgconn_listen(struct pgconn *c, const char *channel);
+/* The longest wait between attempts to reconnect: 5 s unless made
+ * shorter (100 ms at least), for a user whose peers must not take it for
+ * dead meanwhile (a cluster's lease). */
+void pgconn_set_backoff_max(struct pgconn *c, int ms);
 /* Starts connecting, from the loop (never blocking it): state_cb tells the
  * outcome. 0, or -1 with errno (EBUSY when started already). */
 int pgconn_start(struct pgconn *c);

@@ -418,6 +418,12 @@ pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
 	if (res == NULL)
 		return -1;
 	PQclear(res);
+	/* The others hear of a new node (submit's node names it). */
+	values[0] = s->self;
+	if ((res = pg_query_params(pg, "SELECT pg_notify('" PGSTORE_CHANNEL
+	    "', $1)", 1, values, cause)) == NULL)
+		return -1;
+	PQclear(res);
 	return 0;
 }
 
@@ -517,6 +523,9 @@ pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
 		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
 		    pgstore_stmts[i].sql) != 0)
 			return cause_fail(cause, "out of memory");
+	/* Back within a quarter of a lease: the others wait a lease after
+	 * their own return before they take anybody's jobs. */
+	pgconn_set_backoff_max(s->conn, (int)(s->lease_ms / 4));
 	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
 	    pgconn_start(s->conn) != 0)
 		return cause_fail(cause, "cannot start the connection to "

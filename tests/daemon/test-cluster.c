@@ -593,7 +593,8 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 	assert_int_equal(seteuid(0), 0);
 	id = tsubmit(as_nobody, "{s[sss] ss ss}", "argv", "sh", "-c",
 	    "id -u", "node", "b", "cwd", "/");
-	job = twait(cl->c[2], id);
+	wait_state(cl, 2, id, "succeeded", 1);
+	job = tget(cl->c[2], id);
 	assert_string_equal(tstate(job), "succeeded");
 	assert_string_equal(tjstr(job, "node"), "b");
 	json_decref(job);
