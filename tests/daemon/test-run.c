@@ -187,7 +187,7 @@ fx_job(struct fx *fx, uint64_t id, const char *const *argv)
 static void
 fx_start_job(struct fx *fx, struct job *job)
 {
-	static const struct run_job_opts opts = { false, false };
+	static const struct run_job_opts opts = { .io_idle = false };
 
 	fx->in_call = true;
 	assert_int_equal(run_start(fx->run, job, &opts), 0);
