@@ -179,7 +179,7 @@ pgstore_sync_changes(struct pgstore *s)
 		s->sync_again = true;
 		return;
 	}
-	if (!s->up)
+	if (!s->up || s->conn == NULL)
 		return;
 	s->syncing = true;
 	if (pgconn_batch(s->conn, q, PGSYNC_NRESULTS, pgsync_cb, s) != 0)
@@ -262,6 +262,8 @@ pgstore_refetch(struct pgstore *s, const struct vec *ids)
 	const char *values[1];
 	char *array;
 
+	if (s->conn == NULL)
+		return;
 	if ((rf = calloc(1, sizeof *rf)) == NULL ||
 	    vec_reserve(&rf->ids, sizeof(uint64_t), ids->n) != 0 ||
 	    (array = pgstore_ids_array(ids)) == NULL) {

@@ -100,6 +100,7 @@ struct pgcommit {
 
 static const struct store_ops pgstore_ops;
 static void pgstore_commit_cb(evutil_socket_t, short, void *);
+static void pgstore_commit_free(struct pgcommit *);
 static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
     const char *);
 
@@ -219,7 +220,8 @@ pgstore_ask_doubt(struct pgstore *s)
 
 	q.values = values;
 	s->doubt = false;
-	if (pgconn_batch(s->conn, &q, 1, pgstore_marked_cb, s->flight) != 0)
+	if (s->conn == NULL ||
+	    pgconn_batch(s->conn, &q, 1, pgstore_marked_cb, s->flight) != 0)
 		s->doubt = true;
 }
 
@@ -572,12 +574,22 @@ pgstore_close(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
 	struct store_staged *staged = s->staged.v;
+	struct pgconn *conn = s->conn;
 	size_t i;
 
-	/* Answers that will never come settle as failures, freeing what the
-	 * commit under way held. */
-	pgconn_free(s->conn);
+	/* The answers that will never come are nobody's: the daemon that
+	 * asked is gone (its last writes are behind store_flush). */
 	s->conn = NULL;
+	s->up = false;
+	pgconn_free(conn);
+	if (s->flight != NULL) {
+		staged = s->flight->staged.v;
+		for (i = 0; i < s->flight->staged.n; i++)
+			job_free(staged[i].job);
+		pgstore_commit_free(s->flight);
+		s->flight = NULL;
+	}
+	staged = s->staged.v;
 	for (i = 0; i < s->staged.n; i++)
 		job_free(staged[i].job);
 	store_fini(st);
@@ -1122,9 +1134,12 @@ pgstore_batch_cb(PGresult *const *res, size_t n, const char *cause,
 {
 	struct pgcommit *c = arg;
 
-	if (cause != NULL && c->s->conn != NULL) {
+	/* Closing: pgstore_close frees it. */
+	if (c->s->conn == NULL)
+		return;
+	if (cause != NULL) {
 		/* Lost on the way: whether it happened is asked once the
-		 * connection is back. Closing, it is a failure. */
+		 * connection is back. */
 		c->s->doubt = true;
 		if (c->s->up)
 			pgstore_ask_doubt(c->s);
