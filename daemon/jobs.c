@@ -12,6 +12,7 @@
 
 #include "beginq.h"
 #include "cluster.h"
+#include "cluster-output.h"
 #include "config.h"
 #include "jobs.h"
 #include "jobs-private.h"
@@ -457,7 +458,9 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 		psem_release(td->sem, &job->waiter);
 		job_set_reason(job, "out of memory in the daemon");
 		jobs_change(td, job, JOB_FAILED);
+		return;
 	}
+	cluster_output_begin(td, job);
 }
 
 /*
@@ -1048,6 +1051,9 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	struct job_run *run;
 	int prio;
 
+	/* Its last output goes ahead of the commit of its end: whoever sees
+	 * the end sees all of it. */
+	cluster_output_end(td, job, out->handed, job->taken);
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);

@@ -17,6 +17,7 @@
 #include "caller-env.h"
 #include "client.h"
 #include "cluster.h"
+#include "cluster-output.h"
 #include "config.h"
 #include "deps.h"
 #include "fdlimit.h"
@@ -430,6 +431,8 @@ main(int argc, char **argv)
 	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
 	    &td)) == NULL || (deps = deps_new()) == NULL)
 		fatalx("out of memory");
+	if (cluster_output_start(&td) != 0)
+		fatalx("out of memory");
 	listen_jobs(&td, deps);
 	rpc_set_dispatch(method_call);
 	if (recover_jobs(&td, &cause) != 0) {
@@ -478,6 +481,7 @@ main(int argc, char **argv)
 	metrics_free(&td);
 	jobs_free(&td);
 	deps_free(deps);
+	cluster_output_stop(&td);
 	store_close(td.store);
 	close(lock_fd);
 	free(td.output_dir);

@@ -1,21 +1,20 @@
 /* method-output.c - `output`: a page of a job's captured stdout or stderr,
- * as UTF-8 text when it is, else base64. */
+ * as UTF-8 text when it is, else base64; from this node's capture files, or
+ * from the cluster's database for a job that runs or ran on another node. */
 #include <errno.h>
-#include <fcntl.h>
 #include <resolv.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/xattr.h>
-#include <unistd.h>
 
+#include "capture.h"
+#include "cluster-output.h"
 #include "config.h"
 #include "job.h"
 #include "method.h"
-#include "pool-spec.h"
 #include "rpc.h"
 #include "run.h"
+#include "store.h"
 #include "triaged.h"
 
 #define OUTPUT_DEFAULT_LIMIT 65536
@@ -111,38 +110,6 @@ output_check(const struct method_ctx *ctx, json_t *params,
 	return method_check_id(ctx, params, err);
 }
 
-/*
- * The bytes of the stream no longer stored before the file's first: the
- * job's record once it has ended, else the count the worker marks each
- * capture file with under output_keep = tail (none under head). 0, or -1
- * with errno.
- */
-static int
-output_dropped(const struct job *job, const char *stream, int fd,
-    uint64_t *dropped)
-{
-	char text[24], *end;
-	ssize_t n;
-
-	*dropped = 0;
-	if (job_state_terminal(job->state)) {
-		*dropped = strcmp(stream, "stdout") == 0 ?
-		    job->run->stdout_dropped : job->run->stderr_dropped;
-		return 0;
-	}
-	n = fgetxattr(fd, POOL_DROPPED_XATTR, text, sizeof text - 1);
-	if (n == -1)
-		return errno == ENODATA || errno == ENOTSUP ? 0 : -1;
-	text[n] = '\0';
-	errno = 0;
-	*dropped = strtoull(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0') {
-		errno = EINVAL;
-		return -1;
-	}
-	return 0;
-}
-
 /* A negative offset counts back from the end: from 0 when the stream is
  * shorter. */
 static json_int_t
@@ -154,47 +121,175 @@ output_offset(json_int_t offset, off_t size)
 	return size + offset < 0 ? 0 : size + offset;
 }
 
-/* A page of a capture file as read. */
+/* What a reply says of the job, taken when the request came: a page read
+ * from the database comes later, and the job may have changed (or gone)
+ * meanwhile. An ended job's output was all stored before its end was. */
+struct output_job {
+	uint64_t id;
+	unsigned attempt;
+	bool terminal;
+	bool truncated;		/* the job's record, once terminal */
+	uint64_t dropped;	/* the same */
+	uint64_t max_output;
+};
+
+static void
+output_job_take(struct output_job *oj, const struct triaged *td,
+    const struct job *job, const char *stream)
+{
+	bool out = strcmp(stream, "stdout") == 0;
+
+	oj->id = job->id;
+	oj->attempt = output_attempt(td, job);
+	oj->terminal = job_state_terminal(job->state);
+	oj->truncated = out ? job->run->stdout_truncated :
+	    job->run->stderr_truncated;
+	oj->dropped = out ? job->run->stdout_dropped :
+	    job->run->stderr_dropped;
+	oj->max_output = td->cfg->max_output;
+}
+
+/* A page of a stream, from a capture file or the database. */
 struct output_page {
-	json_int_t offset;	/* asked for; then where the page starts */
-	unsigned char *buf;	/* allocated; NULL when there is no file */
-	ssize_t got;
-	off_t size;		/* of the stored stream */
+	json_int_t offset;	/* where the page starts */
+	const unsigned char *buf;
+	size_t got;
+	uint64_t size;		/* of the stored stream */
 	uint64_t dropped;	/* bytes before its first that are gone */
 };
 
-/*
- * Reads up to limit bytes of the file at path into pg, from pg->offset
- * (from the end when negative). No file: the attempt has not started
- * (or its worker is about to make the files), and so wrote nothing. 0, or
- * -1 with errno and *what the step that failed.
- */
-static int
-output_read(const struct job *job, const char *stream, const char *path,
-    json_int_t limit, struct output_page *pg, const char **what)
+static void
+output_reply(struct rpc_req *req, const struct output_job *oj,
+    const struct output_page *pg)
 {
-	struct stat st;
-	int fd, rc = -1;
+	const char *encoding = "utf-8";
+	size_t used = 0;
+	bool truncated;
+	json_t *data;
 
-	*what = "open";
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		pg->offset = output_offset(pg->offset, 0);
-		return errno == ENOENT ? 0 : -1;
+	data = output_data(pg->buf != NULL ? pg->buf :
+	    (const unsigned char *)"", pg->got, !oj->terminal ||
+	    (uint64_t)pg->offset + pg->got < pg->size, &used, &encoding);
+	if (oj->terminal)
+		truncated = oj->truncated;
+	else
+		truncated = pg->dropped > 0 || (oj->max_output > 0 &&
+		    pg->size >= oj->max_output);
+	rpc_reply(req, json_pack("{so ss sI sI sb sb sI sI}",
+	    "data", data,
+	    "encoding", encoding,
+	    "offset", pg->offset,
+	    "next_offset", pg->offset + (json_int_t)used,
+	    "eof", oj->terminal &&
+	    (uint64_t)pg->offset + used >= pg->size,
+	    "truncated", truncated,
+	    "dropped", (json_int_t)pg->dropped,
+	    "attempt", (json_int_t)oj->attempt));
+}
+
+/*
+ * The page from this daemon's capture file, answered at once. Once the job
+ * has ended, its record says what was dropped; while it runs, the file.
+ */
+static void
+output_local(struct rpc_req *req, const struct output_job *oj,
+    const char *stream, json_int_t offset, json_int_t limit)
+{
+	struct triaged *td = rpc_daemon(req);
+	struct output_page pg = { 0 };
+	struct capture c;
+	unsigned char *buf = NULL;
+	const char *what;
+	ssize_t got = 0;
+
+	if (capture_open(&c, td->output_dir, oj->id, stream, &what) != 0)
+		goto fail;
+	what = "read";
+	pg.offset = output_offset(offset, c.size);
+	/* Past the end there is nothing to read (and pread refuses offsets
+	 * past what a file can hold). */
+	if (c.fd != -1 && pg.offset < c.size && ((buf = malloc((size_t)limit)) == NULL ||
+	    (got = capture_read(&c, buf, (size_t)limit, (off_t)pg.offset))
+	    < 0)) {
+		capture_close(&c);
+		goto fail;
 	}
-	*what = "read";
-	if (fstat(fd, &st) != 0 ||
-	    output_dropped(job, stream, fd, &pg->dropped) != 0)
-		goto out;
-	pg->size = st.st_size;
-	pg->offset = output_offset(pg->offset, st.st_size);
-	if ((pg->buf = malloc((size_t)limit)) == NULL ||
-	    (pg->got = pread(fd, pg->buf, (size_t)limit, (off_t)pg->offset))
-	    < 0)
-		goto out;
-	rc = 0;
-out:
-	close(fd);
-	return rc;
+	capture_close(&c);
+	pg.buf = buf;
+	pg.got = (size_t)got;
+	pg.size = (uint64_t)c.size;
+	pg.dropped = oj->terminal ? oj->dropped : c.dropped;
+	output_reply(req, oj, &pg);
+	free(buf);
+	return;
+fail:
+	rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+	    "cannot %s the output of job %llu: %s", what,
+	    (unsigned long long)oj->id, strerror(errno));
+	free(buf);
+}
+
+/* A read of another node's job, in the database; req NULL once its
+ * client has gone. */
+struct output_later {
+	struct rpc_req *req;
+	struct output_job oj;
+};
+
+static void
+output_withdraw_cb(struct rpc_req *req, void *arg)
+{
+	struct output_later *l = arg;
+
+	(void)req;
+	l->req = NULL;
+}
+
+static void
+output_read_cb(const struct store_output_page *page, const char *cause,
+    void *arg)
+{
+	struct output_later *l = arg;
+	struct output_page pg;
+
+	if (l->req != NULL && page == NULL)
+		rpc_error(l->req, RPC_INTERNAL_ERROR, NULL, "cannot read the "
+		    "output of job %llu from the cluster's database: %s",
+		    (unsigned long long)l->oj.id, cause);
+	else if (l->req != NULL) {
+		pg = (struct output_page){ (json_int_t)page->offset,
+		    page->data, page->len, page->size, page->dropped };
+		output_reply(l->req, &l->oj, &pg);
+	}
+	free(l);
+}
+
+/* The page from the cluster's database, where the node that runs the job
+ * stores its output: answered later. */
+static void
+output_remote(struct rpc_req *req, const struct output_job *oj,
+    const char *stream, json_int_t offset, json_int_t limit)
+{
+	struct triaged *td = rpc_daemon(req);
+	struct store_output_key k = { oj->id, oj->attempt,
+	    strcmp(stream, "stdout") == 0 ? 0 : 1 };
+	struct output_later *l;
+
+	if ((l = malloc(sizeof *l)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	l->req = req;
+	l->oj = *oj;
+	if (store_output_read(td->store, &k, offset, (size_t)limit,
+	    output_read_cb, l) != 0) {
+		free(l);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "cannot read the "
+		    "output of job %llu: %s", (unsigned long long)oj->id,
+		    strerror(errno));
+		return;
+	}
+	rpc_defer(req, output_withdraw_cb, l);
 }
 
 static void
@@ -206,48 +301,18 @@ output_handler(struct rpc_req *req, json_t *params)
 	json_t *joff = json_object_get(params, "offset");
 	json_t *jlim = json_object_get(params, "limit");
 	json_int_t limit = jlim ? json_integer_value(jlim) : OUTPUT_DEFAULT_LIMIT;
-	struct output_page pg = { joff ? json_integer_value(joff) : 0, NULL,
-	    0, 0, 0 };
-	const char *encoding = "utf-8", *what;
-	size_t used = 0;
-	bool truncated, terminal;
+	json_int_t offset = joff ? json_integer_value(joff) : 0;
+	struct output_job oj;
 	struct job *job;
-	char path[4096];
-	json_t *data;
 
 	if ((job = method_job(req, params)) == NULL ||
 	    !method_may_act(req, job, "read the output of"))
 		return;
-	terminal = job_state_terminal(job->state);
-
-	snprintf(path, sizeof path, "%s/%llu.%s", td->output_dir,
-	    (unsigned long long)job->id, stream);
-	if (output_read(job, stream, path, limit, &pg, &what) != 0) {
-		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-		    "cannot %s the output of job %llu: %s", what,
-		    (unsigned long long)job->id, strerror(errno));
-		free(pg.buf);
-		return;
-	}
-	data = output_data(pg.buf ? pg.buf : (const unsigned char *)"",
-	    (size_t)pg.got, !terminal || pg.offset + pg.got < pg.size, &used,
-	    &encoding);
-	free(pg.buf);
-	if (terminal)
-		truncated = stream[3] == 'o' ? job->run->stdout_truncated :
-		    job->run->stderr_truncated;
+	output_job_take(&oj, td, job, stream);
+	if (cluster_output_elsewhere(td, job))
+		output_remote(req, &oj, stream, offset, limit);
 	else
-		truncated = pg.dropped > 0 || (td->cfg->max_output > 0 &&
-		    (uint64_t)pg.size >= td->cfg->max_output);
-	rpc_reply(req, json_pack("{so ss sI sI sb sb sI sI}",
-	    "data", data,
-	    "encoding", encoding,
-	    "offset", pg.offset,
-	    "next_offset", pg.offset + (json_int_t)used,
-	    "eof", terminal && pg.offset + (json_int_t)used >= pg.size,
-	    "truncated", truncated,
-	    "dropped", (json_int_t)pg.dropped,
-	    "attempt", (json_int_t)output_attempt(td, job)));
+		output_local(req, &oj, stream, offset, limit);
 }
 
 static const struct method_param output_params[] = {

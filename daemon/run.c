@@ -94,6 +94,7 @@ run_end(struct jobrun *jr, struct run_outcome *out)
 	struct run *run = jr->run;
 	struct job *job = jr->job;
 
+	out->handed = jr->handed;
 	run_jobrun_free(jr);
 	run->cb.ended_cb(job, out, run->arg);
 }

@@ -30,6 +30,8 @@ struct run_outcome {
 	bool stderr_truncated;
 	uint64_t stdout_dropped;	/* output_keep = tail: bytes before offset 0 */
 	uint64_t stderr_dropped;
+	bool handed;		/* a worker had it: the capture files are
+				 * this attempt's */
 };
 
 /* What a job's priority says of its process, taken when its run starts:

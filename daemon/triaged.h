@@ -29,6 +29,9 @@ struct triaged {
 	struct series *series;		/* the dashboard's last minutes */
 	struct http *http;		/* NULL: no [http] listen */
 	char *output_dir;		/* state_dir/output */
+	/* Ships this node's output to the cluster's database; NULL
+	 * unless the store keeps output (cluster-output.c). */
+	struct cluster_output *shipper;
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;

@@ -1,5 +1,6 @@
 /* store-front.c - the store's front (store.h): the table of jobs and the
  * paused priorities every database keeps alike, and the calls it passes on. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -362,4 +363,41 @@ int
 store_flush(struct store *st, char **cause)
 {
 	return st->ops->flush(st, cause);
+}
+
+bool
+store_keeps_output(const struct store *st)
+{
+	return st->ops->output_append != NULL;
+}
+
+int
+store_output_append(struct store *st, const struct store_output_key *k,
+    uint64_t offset, const void *data, size_t len, uint64_t drop_before,
+    store_output_done_cb cb, void *arg)
+{
+	if (st->ops->output_append == NULL) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	return st->ops->output_append(st, k, offset, data, len, drop_before,
+	    cb, arg);
+}
+
+int
+store_output_drop(struct store *st, const struct store_output_key *k,
+    uint64_t before, store_output_done_cb cb, void *arg)
+{
+	return store_output_append(st, k, before, NULL, 0, before, cb, arg);
+}
+
+int
+store_output_read(struct store *st, const struct store_output_key *k,
+    int64_t offset, size_t limit, store_output_read_cb cb, void *arg)
+{
+	if (st->ops->output_read == NULL) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	return st->ops->output_read(st, k, offset, limit, cb, arg);
 }

@@ -119,4 +119,13 @@ void pgstore_read_cancels(struct pgstore *s, const PGresult *res);
 /* The nodes of a result of PGSTORE_NODES, for the store. */
 void pgstore_read_nodes(struct pgstore *s, const PGresult *res);
 
+/* store-pg-output.c: the statements of captured output, prepared on c
+ * (0, or -1 out of memory), and the store's ops of it. */
+int pgstore_output_prepare(struct pgconn *c);
+int pgstore_output_append(struct store *st, const struct store_output_key *k,
+    uint64_t offset, const void *data, size_t len, uint64_t drop_before,
+    store_output_done_cb cb, void *arg);
+int pgstore_output_read(struct store *st, const struct store_output_key *k,
+    int64_t offset, size_t limit, store_output_read_cb cb, void *arg);
+
 #endif

@@ -53,7 +53,8 @@ static const struct {
 	    " WHERE id = ANY($1::bigint[])" },
 	{ "sync_removed", PGSTORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
-	    " RETURNING id) INSERT INTO triage_removed (id, removed_at)"
+	    " RETURNING id), o AS (DELETE FROM triage_output WHERE job = $1)"
+	    " INSERT INTO triage_removed (id, removed_at)"
 	    " SELECT id, $2 FROM d ON CONFLICT DO NOTHING" },
 	{ "paused_clear", "DELETE FROM triage_paused" },
 	{ "paused_set", "INSERT INTO triage_paused"
@@ -525,6 +526,8 @@ pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
 		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
 		    pgstore_stmts[i].sql) != 0)
 			return cause_fail(cause, "out of memory");
+	if (pgstore_output_prepare(s->conn) != 0)
+		return cause_fail(cause, "out of memory");
 	/* Back within a quarter of a lease: the others wait a lease after
 	 * their own return before they take anybody's jobs. */
 	pgconn_set_backoff_max(s->conn, (int)(s->lease_ms / 4));
@@ -1401,4 +1404,6 @@ static const struct store_ops pgstore_ops = {
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,
+	.output_append = pgstore_output_append,
+	.output_read = pgstore_output_read,
 };

@@ -59,6 +59,15 @@ struct store_ops {
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);
 	int (*flush)(struct store *st, char **cause);
+	/* Captured output (store_keeps_output): NULL for a store that
+	 * keeps none. */
+	int (*output_append)(struct store *st,
+	    const struct store_output_key *k, uint64_t offset,
+	    const void *data, size_t len, uint64_t drop_before,
+	    store_output_done_cb cb, void *arg);
+	int (*output_read)(struct store *st,
+	    const struct store_output_key *k, int64_t offset, size_t limit,
+	    store_output_read_cb cb, void *arg);
 };
 
 /* The first member of each database's own store. */

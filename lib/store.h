@@ -221,6 +221,66 @@ size_t store_count(const struct store *st);
 int store_expired(struct store *st, int64_t before_ms, uint64_t *ids,
     size_t max, size_t *n, char **cause);
 
+/*
+ * Captured output kept in the store, for the daemons that share it: each
+ * stream of each attempt of a job, by absolute offset (the stream's bytes
+ * from its start, those dropped under output_keep = tail included). A
+ * SQLite store keeps none: its daemon's capture files are the output.
+ */
+bool store_keeps_output(const struct store *st);
+
+/* A job's stream, as the store keeps it (stream 0: stdout, 1: stderr). */
+struct store_output_key {
+	uint64_t job;
+	unsigned attempt;
+	int stream;
+};
+
+/* An append or a drop is over; cause is NULL when it was written. */
+typedef void (*store_output_done_cb)(const char *cause, void *arg);
+
+/*
+ * Writes len bytes of data (copied) at the stream's absolute offset, in
+ * chunks of at most 64 KiB; drop_before > 0 also forgets what lies before
+ * it, in the same transaction (output_keep = tail). Sent at once on the
+ * store's connection, ahead of every commit staged later: a daemon that
+ * sees a commit made after this call sees these bytes. Writing the same
+ * bytes again is harmless. cb runs once, from the loop. 0, or -1 with
+ * errno (ENOTSUP: the store keeps no output; ENOMEM), cb never called.
+ */
+int store_output_append(struct store *st, const struct store_output_key *k,
+    uint64_t offset, const void *data, size_t len, uint64_t drop_before,
+    store_output_done_cb cb, void *arg);
+/* Forgets the stream's bytes before the absolute offset before, as
+ * store_output_append with no data. */
+int store_output_drop(struct store *st, const struct store_output_key *k,
+    uint64_t before, store_output_done_cb cb, void *arg);
+
+/*
+ * A page of a stream as read (store_output_read): offset counts from the
+ * first byte still kept, as the `output` method does; size is the count
+ * of bytes kept, dropped the count before them no longer kept.
+ */
+struct store_output_page {
+	uint64_t offset;
+	const unsigned char *data;	/* borrowed for the callback */
+	size_t len;
+	uint64_t size;
+	uint64_t dropped;
+};
+/* The page, or page NULL and cause saying why it could not be read. */
+typedef void (*store_output_read_cb)(const struct store_output_page *page,
+    const char *cause, void *arg);
+/*
+ * Reads up to limit bytes of the stream from offset (counted from the
+ * first byte kept; a negative one back from the end, from 0 when the
+ * stream is shorter), without blocking: cb runs once, from the loop (a
+ * stream never written is empty). 0, or -1 with errno (ENOTSUP, ENOMEM),
+ * cb never called.
+ */
+int store_output_read(struct store *st, const struct store_output_key *k,
+    int64_t offset, size_t limit, store_output_read_cb cb, void *arg);
+
 /* Writes everything pending now. 0, or -1 with *cause set (the changes
  * stay pending). */
 int store_flush(struct store *st, char **cause);

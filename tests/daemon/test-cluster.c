@@ -24,8 +24,10 @@
 #include "tpg.h"
 
 #define NODES 3
-/* Short, so that a dead node's jobs come back within a test's wait. */
-#define LEASE "2s"
+/* Short, so that a dead node's jobs come back within a test's wait; not
+ * so short that a live node on a loaded machine (ASan) misses its
+ * renewals. */
+#define LEASE "5s"
 
 static struct tpg *group_pg;
 
