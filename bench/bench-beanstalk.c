@@ -12,7 +12,6 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,27 +19,13 @@
 #include <unistd.h>
 
 #include "bench-beanstalk.h"
+#include "bench-why.h"
 #include "bench-daemon.h"
 #include "bench-proc.h"
 #include "bench-tmpdir.h"
 
 #define BENCH_BEANSTALK_TIMEOUT_MS 10000
 #define BENCH_BEANSTALK_POLL_MS 5
-
-static void
-bench_beanstalk_cause(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-bench_beanstalk_cause(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) == -1)
-		*cause = NULL;
-	va_end(ap);
-}
 
 /* The signals the guard blocked: a child gets them back, since a blocked
  * mask survives exec. */
@@ -134,7 +119,7 @@ bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
 				fclose(f);
 			}
 			line[strcspn(line, "\n")] = '\0';
-			bench_beanstalk_cause(cause, "beanstalkd exited at "
+			bench_why_alloc(cause, "beanstalkd exited at "
 			    "once (%s); `make bench-build` installs it",
 			    line[0] != '\0' ? line : "no message");
 			return -1;
@@ -147,7 +132,7 @@ bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
 			return 0;
 		bench_daemon_sleep_ms(BENCH_BEANSTALK_POLL_MS);
 	}
-	bench_beanstalk_cause(cause, "beanstalkd did not answer on port %s "
+	bench_why_alloc(cause, "beanstalkd did not answer on port %s "
 	    "within %d s", b->port, BENCH_BEANSTALK_TIMEOUT_MS / 1000);
 	return -1;
 }
@@ -166,7 +151,7 @@ bench_beanstalk_start(const char *parent, char **cause)
 	}
 	if (bench_tmpdir_make(parent, "beanstalkd", b->dir, sizeof b->dir)
 	    == -1) {
-		bench_beanstalk_cause(cause, "cannot make a temp dir in %s: "
+		bench_why_alloc(cause, "cannot make a temp dir in %s: "
 		    "%s", parent, strerror(errno));
 		free(b);
 		return NULL;
@@ -175,13 +160,13 @@ bench_beanstalk_start(const char *parent, char **cause)
 	snprintf(log, sizeof log, "%s/log", b->dir);
 	if (mkdir(binlog, 0700) == -1 ||
 	    bench_beanstalk_port(b->port, sizeof b->port) == -1) {
-		bench_beanstalk_cause(cause, "cannot set up beanstalkd: %s",
+		bench_why_alloc(cause, "cannot set up beanstalkd: %s",
 		    strerror(errno));
 		goto fail;
 	}
 	if ((b->pid = fork()) == -1) {
 		b->pid = 0;
-		bench_beanstalk_cause(cause, "cannot fork: %s",
+		bench_why_alloc(cause, "cannot fork: %s",
 		    strerror(errno));
 		goto fail;
 	}
@@ -189,7 +174,7 @@ bench_beanstalk_start(const char *parent, char **cause)
 		bench_beanstalk_exec(b, binlog, log, ppid);
 	/* Also here: the guard may kill the group before the child ran. */
 	if (setpgid(b->pid, b->pid) == -1 && errno != EACCES) {
-		bench_beanstalk_cause(cause, "setpgid: %s", strerror(errno));
+		bench_why_alloc(cause, "setpgid: %s", strerror(errno));
 		goto fail;
 	}
 	bench_daemon_guard_group(b->pid);

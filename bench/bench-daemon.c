@@ -24,17 +24,19 @@
 /* How long the daemon may take to answer on its socket, or to exit. */
 #define BENCH_DAEMON_TIMEOUT_MS 30000
 #define BENCH_DAEMON_POLL_MS 5
+/* Daemons running at once: a cluster of 3 nodes, and room to spare. */
+#define BENCH_DAEMON_MAX_RUNNING 8
 
 
 /* The mask main() had before the guard blocked the signals: the daemon gets
  * it back, since a blocked mask survives exec. */
 static sigset_t bench_daemon_oldmask;
 static atomic_int bench_daemon_signal;
-/* The running daemon's process group, 0 when none. Under the lock, so that
- * the guard never kills a group whose leader has been reaped (its id could
- * be reused). */
+/* The running daemons' process groups, 0 in a free place (a cluster
+ * benchmark runs several at once). Under the lock, so that the guard never
+ * kills a group whose leader has been reaped (its id could be reused). */
 static pthread_mutex_t bench_daemon_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t bench_daemon_current;
+static pid_t bench_daemon_current[BENCH_DAEMON_MAX_RUNNING];
 /* Another program's group the guard kills too (a reference server). */
 static pid_t bench_daemon_other;
 
@@ -47,22 +49,37 @@ bench_daemon_sleep_ms(long ms)
 		continue;
 }
 
-static void
+/* Makes pid's group one the guard kills. 0, or -1 when there are too many
+ * daemons running (the caller stops this one). */
+static int
 bench_daemon_set_current(pid_t pid)
 {
+	int i, rc = -1;
+
 	pthread_mutex_lock(&bench_daemon_lock);
-	bench_daemon_current = pid;
+	for (i = 0; i < BENCH_DAEMON_MAX_RUNNING && rc == -1; i++) {
+		if (bench_daemon_current[i] == 0) {
+			bench_daemon_current[i] = pid;
+			rc = 0;
+		}
+	}
 	pthread_mutex_unlock(&bench_daemon_lock);
+	return rc;
 }
 
 /* Kills the whole group of d, then forgets it: the caller reaps next. */
 static void
 bench_daemon_kill_group(struct bench_daemon *d)
 {
+	int i;
+
 	pthread_mutex_lock(&bench_daemon_lock);
 	/* ESRCH: the group is gone already; nothing else can fail here. */
 	(void)kill(-d->pid, SIGKILL);
-	bench_daemon_current = 0;
+	for (i = 0; i < BENCH_DAEMON_MAX_RUNNING; i++) {
+		if (bench_daemon_current[i] == d->pid)
+			bench_daemon_current[i] = 0;
+	}
 	pthread_mutex_unlock(&bench_daemon_lock);
 }
 
@@ -70,7 +87,7 @@ static void *
 bench_daemon_guard_cb(void *arg)
 {
 	const sigset_t *set = arg;
-	int sig;
+	int sig, i;
 
 	for (;;) {
 		if (sigwait(set, &sig) != 0)
@@ -80,8 +97,10 @@ bench_daemon_guard_cb(void *arg)
 		if (atomic_exchange(&bench_daemon_signal, sig) != 0)
 			_exit(128 + sig);
 		pthread_mutex_lock(&bench_daemon_lock);
-		if (bench_daemon_current > 0)
-			(void)kill(-bench_daemon_current, SIGKILL);
+		for (i = 0; i < BENCH_DAEMON_MAX_RUNNING; i++) {
+			if (bench_daemon_current[i] > 0)
+				(void)kill(-bench_daemon_current[i], SIGKILL);
+		}
 		if (bench_daemon_other > 0)
 			(void)kill(-bench_daemon_other, SIGKILL);
 		pthread_mutex_unlock(&bench_daemon_lock);
@@ -177,6 +196,8 @@ bench_daemon_write_conf(const struct bench_daemon *d,
 	    "[priority.normal]\nrank = 10\nmax_queued = 100000000\n");
 	if (rc >= 0 && conf->http)
 		rc = fprintf(f, "[http]\nlisten = %s\nauth = none\n", d->http);
+	if (rc >= 0 && conf->cluster != NULL)
+		rc = fprintf(f, "[cluster]\n%s", conf->cluster);
 	if (fclose(f) == EOF || rc < 0)
 		return -1;
 	return 0;
@@ -313,7 +334,13 @@ bench_daemon_spawn(struct bench_daemon *d, char **cause)
 		(void)bench_daemon_reap(d, NULL);
 		return -1;
 	}
-	bench_daemon_set_current(d->pid);
+	if (bench_daemon_set_current(d->pid) == -1) {
+		if (asprintf(cause, "more than %d daemons at once",
+		    BENCH_DAEMON_MAX_RUNNING) == -1)
+			*cause = NULL;
+		(void)bench_daemon_reap(d, NULL);
+		return -1;
+	}
 	if (bench_daemon_ready(d, cause) == -1) {
 		(void)bench_daemon_reap(d, NULL);
 		return -1;
@@ -464,12 +491,18 @@ bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok)
 void
 bench_daemon_dump_log(const struct bench_daemon *d)
 {
+	bench_daemon_dump_file("triaged", d->log);
+}
+
+void
+bench_daemon_dump_file(const char *what, const char *path)
+{
 	char line[1024];
 	FILE *f;
 
-	if ((f = fopen(d->log, "r")) == NULL)
+	if ((f = fopen(path, "r")) == NULL)
 		return;
-	fprintf(stderr, "---- triaged log (%s) ----\n", d->log);
+	fprintf(stderr, "---- %s log (%s) ----\n", what, path);
 	while (fgets(line, sizeof line, f) != NULL)
 		fputs(line, stderr);
 	fprintf(stderr, "---- end of log ----\n");

@@ -24,13 +24,17 @@ struct bench_daemon_conf {
 	const char *daemon;	/* more lines of [daemon] ("slots = 2\n") */
 	const char *priorities;	/* the [priority.NAME] sections; NULL: one
 				 * "normal" that queues up to 100000000 */
+	const char *cluster;	/* the lines of a [cluster] section
+				 * ("postgresql = ...\nnode = n1\n"); NULL:
+				 * none, the jobs are kept in SQLite */
 };
 
 /*
  * Blocks SIGINT, SIGTERM and SIGHUP in every thread and starts a thread that
- * takes them: it kills the running daemon's process group, so that the
- * clients fail at once and the normal cleanup runs. Call it first in main(),
- * before any other thread exists. Returns 0, or -1 with errno.
+ * takes them: it kills the running daemons' process groups (up to 8 run at
+ * once), so that the clients fail at once and the normal cleanup runs. Call
+ * it first in main(), before any other thread exists. Returns 0, or -1 with
+ * errno.
  */
 int bench_daemon_guard(void);
 /*
@@ -79,5 +83,7 @@ bool bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok);
 void bench_daemon_sleep_ms(long ms);
 /* Prints the daemon's log to stderr, for a run that failed. */
 void bench_daemon_dump_log(const struct bench_daemon *d);
+/* The same for another program's log at path, what naming it. */
+void bench_daemon_dump_file(const char *what, const char *path);
 
 #endif

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "bench-daemon.h"
+#include "bench-jobs.h"
 #include "bench-machine.h"
 #include "bench-proc.h"
 #include "bench-stat.h"
@@ -41,10 +42,6 @@
 #define BENCH_QUICK_JOBS	500
 #define BENCH_QUICK_TOOL_JOBS	100
 #define BENCH_SLOTS		2
-/* Submissions in flight on the one connection (see bench-submit.c). */
-#define BENCH_WINDOW		1000
-/* Ids per wait request: a short line, and few requests. */
-#define BENCH_WAIT_IDS		500
 /* A run of a few thousand /bin/true is seconds; this is a stuck daemon. */
 #define BENCH_REPLY_MS		600000
 /* What the target allows over the faster floor. */
@@ -188,100 +185,6 @@ bench_dispatch_record(struct bench_contestant *c, uint64_t jobs,
 
 /* ---- triage ---- */
 
-/* Submits n jobs pipelined, keeping their ids in ids[]. 0, or -1 after
- * saying why. */
-static int
-bench_dispatch_submit(struct bench_contestant *c, struct client *cl,
-    uint64_t n, json_int_t *ids)
-{
-	struct client_error e;
-	uint64_t sent = 0, got = 0;
-	json_t *res, *id;
-	int64_t rid, first = -1, r;
-
-	while (got < n) {
-		while (sent < n && sent - got < BENCH_WINDOW) {
-			if ((r = client_send(cl, "submit", json_pack("{s[s]}",
-			    "argv", "true"), &e)) == -1) {
-				bench_why_set(&c->why, "submit: %s",
-				    e.message);
-				return -1;
-			}
-			if (first == -1)
-				first = r;
-			sent++;
-		}
-		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
-			bench_why_set(&c->why, "submit: %s", e.message);
-			return -1;
-		}
-		id = json_object_get(res, "id");
-		if (!json_is_integer(id) || rid < first ||
-		    (uint64_t)(rid - first) >= n) {
-			json_decref(res);
-			bench_why_set(&c->why, "submit replied with something "
-			    "other than a job");
-			return -1;
-		}
-		/* Request ids count up, in the order sent. */
-		ids[rid - first] = json_integer_value(id);
-		json_decref(res);
-		got++;
-	}
-	return 0;
-}
-
-/* Waits until every job is terminal, checking that each succeeded. 0, or
- * -1 after saying why. */
-static int
-bench_dispatch_wait(struct bench_contestant *c, struct client *cl,
-    uint64_t n, const json_int_t *ids)
-{
-	struct client_error e;
-	uint64_t i, k, sent = 0, ok = 0;
-	json_t *a, *res, *job;
-	const char *state;
-	int64_t rid;
-	size_t j;
-
-	for (i = 0; i < n; i += BENCH_WAIT_IDS) {
-		if ((a = json_array()) == NULL)
-			return -1;
-		for (k = i; k < n && k < i + BENCH_WAIT_IDS; k++)
-			json_array_append_new(a, json_integer(ids[k]));
-		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
-		    == -1) {
-			bench_why_set(&c->why, "wait: %s", e.message);
-			return -1;
-		}
-		sent++;
-	}
-	for (i = 0; i < sent; i++) {
-		if ((res = client_recv(cl, &rid, BENCH_REPLY_MS, &e)) == NULL) {
-			bench_why_set(&c->why, "wait: %s", e.message);
-			return -1;
-		}
-		json_array_foreach(json_object_get(res, "jobs"), j, job) {
-			state = json_string_value(json_object_get(job,
-			    "state"));
-			if (state != NULL && strcmp(state, "succeeded") == 0)
-				ok++;
-			else
-				bench_why_set(&c->why, "job %" JSON_INTEGER_FORMAT
-				    " ended %s", json_integer_value(
-				    json_object_get(job, "id")),
-				    state ? state : "(no state)");
-		}
-		json_decref(res);
-	}
-	if (ok != n) {
-		bench_why_set(&c->why, "%" PRIu64 " of %" PRIu64 " jobs "
-		    "succeeded", ok, n);
-		return -1;
-	}
-	return 0;
-}
-
 /* The daemon's version, for the report. */
 static void
 bench_dispatch_version(struct bench *b, struct client *cl)
@@ -328,8 +231,9 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	}
 	bench_dispatch_version(b, cl);
 	t0 = bench_stat_now();
-	if (bench_dispatch_submit(c, cl, c->jobs, ids) == 0 &&
-	    bench_dispatch_wait(c, cl, c->jobs, ids) == 0) {
+	if (bench_jobs_submit(cl, c->jobs, ids, BENCH_REPLY_MS, &c->why) == 0
+	    && bench_jobs_wait(cl, c->jobs, ids, BENCH_REPLY_MS, NULL, NULL,
+	    &c->why) == 0) {
 		t1 = bench_stat_now();
 		bench_dispatch_record(c, c->jobs, t1 - t0);
 	}

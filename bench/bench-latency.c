@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -23,6 +22,7 @@
 #include "bench-opts.h"
 #include "bench-proc.h"
 #include "bench-rpc.h"
+#include "bench-stamps.h"
 #include "bench-stat.h"
 #include "bench-tmpdir.h"
 #include "client.h"
@@ -34,7 +34,6 @@
 #define BENCH_LATENCY_SLOTS 2
 /* Nothing of one sample takes this long unless something is stuck. */
 #define BENCH_LATENCY_WAIT_MS 60000
-#define BENCH_LATENCY_SLICE_MS 100
 #define BENCH_LATENCY_TARGET_MS 1.0
 
 extern char **environ;
@@ -44,11 +43,8 @@ extern char **environ;
  * other. */
 struct bench_latency_pipes {
 	char tokens[PATH_MAX];
-	char stamps[PATH_MAX];
 	int tok_fd;
-	int stamp_fd;
-	char buf[4096];		/* stamps read, not yet parsed */
-	size_t len;
+	struct bench_stamps st;
 	double *lat;		/* seconds, one a sample */
 	size_t n;
 };
@@ -59,20 +55,19 @@ static int
 bench_latency_pipes_open(struct bench_latency_pipes *p, const char *dir,
     const char *name, size_t samples)
 {
-	p->tok_fd = p->stamp_fd = -1;
+	p->tok_fd = -1;
+	p->st.prog = "bench-latency";
+	if (bench_stamps_open(&p->st, dir, name) == -1)
+		return -1;
 	if ((size_t)snprintf(p->tokens, sizeof p->tokens, "%s/%s.tokens", dir,
-	    name) >= sizeof p->tokens ||
-	    (size_t)snprintf(p->stamps, sizeof p->stamps, "%s/%s.stamps", dir,
-	    name) >= sizeof p->stamps) {
+	    name) >= sizeof p->tokens) {
 		fprintf(stderr, "bench-latency: %s: %s\n", dir,
 		    strerror(ENAMETOOLONG));
 		return -1;
 	}
-	if (mkfifo(p->tokens, 0600) == -1 || mkfifo(p->stamps, 0600) == -1 ||
-	    (p->tok_fd = open(p->tokens, O_RDWR | O_CLOEXEC)) == -1 ||
-	    (p->stamp_fd = open(p->stamps, O_RDWR | O_NONBLOCK | O_CLOEXEC))
-	    == -1) {
-		fprintf(stderr, "bench-latency: %s: %s\n", dir,
+	if (mkfifo(p->tokens, 0600) == -1 ||
+	    (p->tok_fd = open(p->tokens, O_RDWR | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "bench-latency: %s: %s\n", p->tokens,
 		    strerror(errno));
 		return -1;
 	}
@@ -88,8 +83,7 @@ bench_latency_pipes_close(struct bench_latency_pipes *p)
 {
 	if (p->tok_fd != -1)
 		close(p->tok_fd);
-	if (p->stamp_fd != -1)
-		close(p->stamp_fd);
+	bench_stamps_close(&p->st);
 	free(p->lat);
 }
 
@@ -97,45 +91,10 @@ bench_latency_pipes_close(struct bench_latency_pipes *p)
 static int
 bench_latency_stamp(struct bench_latency_pipes *p, char *kind, long long *ns)
 {
-	struct pollfd pfd = { .fd = p->stamp_fd, .events = POLLIN };
-	char *nl;
-	ssize_t n;
-	int ready, waited = 0;
+	long long job;
 
-	while ((nl = memchr(p->buf, '\n', p->len)) == NULL) {
-		if (bench_daemon_interrupted() != 0)
-			return -1;
-		/* In slices, so that an interruption is seen at once. */
-		ready = poll(&pfd, 1, BENCH_LATENCY_SLICE_MS);
-		if (ready == -1 && errno == EINTR)
-			continue;
-		if (ready == 0 && (waited += BENCH_LATENCY_SLICE_MS) <
-		    BENCH_LATENCY_WAIT_MS)
-			continue;
-		if (ready <= 0) {
-			fprintf(stderr, "bench-latency: no stamp in %s within "
-			    "%d s\n", p->stamps, BENCH_LATENCY_WAIT_MS / 1000);
-			return -1;
-		}
-		n = read(p->stamp_fd, p->buf + p->len,
-		    sizeof p->buf - p->len);
-		if (n == -1 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n <= 0) {
-			fprintf(stderr, "bench-latency: %s: %s\n", p->stamps,
-			    n == 0 ? "end of file" : strerror(errno));
-			return -1;
-		}
-		p->len += (size_t)n;
-	}
-	*nl = '\0';
-	if (sscanf(p->buf, "%c %lld", kind, ns) != 2) {
-		fprintf(stderr, "bench-latency: bad stamp \"%s\"\n", p->buf);
-		return -1;
-	}
-	p->len -= (size_t)(nl + 1 - p->buf);
-	memmove(p->buf, nl + 1, p->len);
-	return 0;
+	return bench_stamps_next(&p->st, BENCH_LATENCY_WAIT_MS, kind, ns,
+	    &job);
 }
 
 /* Waits for count low jobs to have begun ("B"). 0, or -1. */
@@ -210,7 +169,7 @@ bench_latency_submit_high(struct client *c, const char *stamp,
 	int rc = -1;
 
 	job = client_call(c, "submit", json_pack("{s[sss]ss}", "argv", stamp,
-	    "start", p->stamps, "priority", "high"), BENCH_LATENCY_WAIT_MS,
+	    "start", p->st.path, "priority", "high"), BENCH_LATENCY_WAIT_MS,
 	    &e);
 	if (job == NULL) {
 		fprintf(stderr, "bench-latency: submit: %s\n", e.message);
@@ -236,7 +195,7 @@ bench_latency_queue(const struct bench_daemon *d, const char *stamp,
 	int rc;
 
 	if ((low = json_pack("{s[ssss]ss}", "argv", stamp, "block",
-	    p->tokens, p->stamps, "priority", "low")) == NULL)
+	    p->tokens, p->st.path, "priority", "low")) == NULL)
 		return -1;
 	fprintf(stderr, "bench-latency: queueing %" PRIu64 " low jobs...\n",
 	    n + BENCH_LATENCY_SLOTS);
@@ -289,7 +248,7 @@ bench_latency_floor(const char *ref, const char *stamp,
 	argv[1] = rounds;
 	argv[2] = (char *)(uintptr_t)stamp;
 	argv[3] = p->tokens;
-	argv[4] = p->stamps;
+	argv[4] = p->st.path;
 	argv[5] = NULL;
 	sigemptyset(&none);
 	posix_spawnattr_init(&attr);
@@ -366,8 +325,8 @@ main(int argc, char **argv)
 		.ncounts = sizeof counts / sizeof counts[0],
 	};
 	static char stamp[PATH_MAX], ref[PATH_MAX], dir[PATH_MAX];
-	struct bench_latency_pipes t = { .tok_fd = -1, .stamp_fd = -1 };
-	struct bench_latency_pipes f = { .tok_fd = -1, .stamp_fd = -1 };
+	struct bench_latency_pipes t = { .tok_fd = -1, .st.fd = -1 };
+	struct bench_latency_pipes f = { .tok_fd = -1, .st.fd = -1 };
 	struct bench_daemon *d = NULL;
 	struct client *c = NULL;
 	char *cause = NULL;

@@ -17,3 +17,14 @@ bench_why_set(struct bench_why *w, const char *fmt, ...)
 	}
 	w->failed = true;
 }
+
+void
+bench_why_alloc(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(cause, fmt, ap) == -1)
+		*cause = NULL;
+	va_end(ap);
+}

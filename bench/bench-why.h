@@ -13,5 +13,9 @@ struct bench_why {
 /* Marks w failed; the reason is kept only when it is the first. */
 void bench_why_set(struct bench_why *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Sets *cause to the message, allocated: the caller's to free (NULL when
+ * out of memory). */
+void bench_why_alloc(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 #endif

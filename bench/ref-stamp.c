@@ -1,7 +1,9 @@
-/* ref-stamp.c - the job bench-latency runs: stamps CLOCK_MONOTONIC into a FIFO
- * at its start ("S"), or holds a slot until told to end ("B", then "E"). */
+/* ref-stamp.c - the job bench-latency and bench-cluster run: stamps
+ * CLOCK_MONOTONIC into a FIFO at its start ("S"), or holds a slot until told
+ * to end ("B", then "E"). */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,13 +17,17 @@ ref_stamp_now(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* One record, "K <ns>\n", in one write: shorter than PIPE_BUF, so that the
- * records of jobs writing at once never mix. */
+/* One record, "K <ns> <job>\n", in one write: shorter than PIPE_BUF, so
+ * that the records of jobs writing at once never mix. The job is triage's
+ * TRIAGE_JOB_ID, 0 outside triage: whose start it was, when a job may run
+ * twice. */
 static int
 ref_stamp_put(int fd, char kind, long long ns)
 {
-	char rec[48];
-	int n = snprintf(rec, sizeof rec, "%c %lld\n", kind, ns);
+	const char *job = getenv("TRIAGE_JOB_ID");
+	char rec[64];
+	int n = snprintf(rec, sizeof rec, "%c %lld %.20s\n", kind, ns,
+	    job != NULL ? job : "0");
 
 	return write(fd, rec, (size_t)n) == n ? 0 : -1;
 }

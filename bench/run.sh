@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BUILD:-build}/bin
-ALL=(dispatch submit scale latency idle client)
+ALL=(dispatch submit scale latency idle client cluster)
 quick=
 names=()
 for a in "$@"; do

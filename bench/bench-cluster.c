@@ -1,0 +1,792 @@
+/* bench-cluster.c - `make bench`: several triaged sharing their queues through
+ * PostgreSQL: jobs/s by 1, 2 and 3 nodes, claim latency, idle queries. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench-daemon.h"
+#include "bench-jobs.h"
+#include "bench-opts.h"
+#include "bench-pg.h"
+#include "bench-proc.h"
+#include "bench-stamps.h"
+#include "bench-stat.h"
+#include "bench-tmpdir.h"
+#include "bench-why.h"
+#include "client.h"
+
+#define BENCH_CLUSTER_ROUNDS		3
+#define BENCH_CLUSTER_QUICK_ROUNDS	1
+#define BENCH_CLUSTER_JOBS		1000
+#define BENCH_CLUSTER_QUICK_JOBS	300
+#define BENCH_CLUSTER_SAMPLES		200
+#define BENCH_CLUSTER_QUICK_SAMPLES	50
+#define BENCH_CLUSTER_IDLE_SECONDS	60
+#define BENCH_CLUSTER_QUICK_IDLE_SECONDS 10
+/* The slots of every contestant, split evenly between its nodes. */
+#define BENCH_CLUSTER_SLOTS		6
+#define BENCH_CLUSTER_MAX_NODES		3
+/* A round of a few thousand `true` is seconds, and a job whose node went
+ * silent is taken over after the lease (30 s): this is a stuck cluster. */
+#define BENCH_CLUSTER_REPLY_MS		120000
+/* A job of the latency samples starts in milliseconds; this is stuck. */
+#define BENCH_CLUSTER_STAMP_MS		60000
+/*
+ * Before the idle window: a PostgreSQL 15 backend sends its counts to
+ * pg_stat_database at most once a second, and an idle one within 10 s
+ * (PGSTAT_IDLE_INTERVAL); past that, what the cluster did before the
+ * window is counted before it.
+ */
+#define BENCH_CLUSTER_SETTLE_MS		11000
+/* Jobs run before the idle window, so that it follows work. */
+#define BENCH_CLUSTER_IDLE_JOBS		12
+
+/* One contestant of the throughput rounds: SQLite, or a cluster. */
+struct bench_cluster_who {
+	const char *name;
+	unsigned nodes;		/* 0: one daemon on SQLite */
+	unsigned rounds;	/* that ran */
+	double rate[16];	/* jobs/s, each round */
+	uint64_t ran[BENCH_CLUSTER_MAX_NODES]; /* jobs each node ran,
+						 * over every round */
+	struct bench_why why;
+};
+
+/* The daemons of one contestant: one on SQLite, or 1 to 3 nodes on a
+ * database of their own. */
+struct bench_cluster_set {
+	struct bench_daemon *d[BENCH_CLUSTER_MAX_NODES];
+	unsigned n;
+};
+
+struct bench_cluster {
+	const char *dir;	/* parent of every temp dir */
+	char tmp[256];		/* ours: the latency FIFOs */
+	char stamp[PATH_MAX];	/* ref-stamp, beside us */
+	struct bench_pg *pg;
+	unsigned dbs;		/* databases made, for their names */
+	uint64_t jobs;		/* per throughput round */
+	long samples;		/* of the latency, each */
+	long idle_seconds;
+	struct bench_cluster_idle *idle;
+};
+
+static void bench_cluster_idle_open(struct bench_cluster *b);
+
+/* One node's share of a round's submissions, in a thread of its own so
+ * that every node is fed at once. */
+struct bench_cluster_feed {
+	pthread_t thread;
+	struct client *cl;
+	uint64_t n;
+	json_int_t *ids;	/* n, filled in */
+	struct bench_why why;
+};
+
+/* ---- the daemons ---- */
+
+/* Stops every daemon of s, saying why one did not stop cleanly. false
+ * when one did not, or when ok is false (then the logs are printed). */
+static bool
+bench_cluster_stop(struct bench_cluster_set *s, bool ok)
+{
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		ok = bench_daemon_finish(s->d[i], "bench-cluster", ok) && ok;
+	s->n = 0;
+	return ok;
+}
+
+/*
+ * Starts nodes daemons (0: one on SQLite) with the slots split between
+ * them, each a node of a new database. 0, or -1 with *cause set
+ * (allocated) and nothing left running.
+ */
+static int
+bench_cluster_start(struct bench_cluster *b, unsigned nodes,
+    struct bench_cluster_set *s, char **cause)
+{
+	struct bench_daemon_conf conf = { 0 };
+	char db[32], daemon[64], cluster[1024], *conninfo = NULL;
+	unsigned i, count = nodes > 0 ? nodes : 1;
+
+	*cause = NULL;
+	s->n = 0;
+	snprintf(daemon, sizeof daemon, "slots = %u\n",
+	    BENCH_CLUSTER_SLOTS / count);
+	conf.daemon = daemon;
+	if (nodes > 0) {
+		snprintf(db, sizeof db, "bench%u", ++b->dbs);
+		if ((conninfo = bench_pg_createdb(b->pg, db, cause)) == NULL)
+			return -1;
+		conf.cluster = cluster;
+	}
+	for (i = 0; i < count; i++) {
+		if (nodes > 0)
+			snprintf(cluster, sizeof cluster, "postgresql = %s\n"
+			    "node = n%u\n", conninfo, i + 1);
+		if ((s->d[i] = bench_daemon_start(b->dir, &conf, cause))
+		    == NULL) {
+			free(conninfo);
+			(void)bench_cluster_stop(s, false);
+			return -1;
+		}
+		s->n++;
+	}
+	free(conninfo);
+	return 0;
+}
+
+/* Connects to every daemon of s. 0, or -1 with *cause set (allocated) and
+ * none connected. */
+static int
+bench_cluster_connect(const struct bench_cluster_set *s, struct client **cl,
+    char **cause)
+{
+	unsigned i, k;
+
+	for (i = 0; i < s->n; i++) {
+		if ((cl[i] = client_connect(s->d[i]->sock, cause)) == NULL) {
+			for (k = 0; k < i; k++)
+				client_free(cl[k]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- jobs/s ---- */
+
+static void *
+bench_cluster_feed_cb(void *arg)
+{
+	struct bench_cluster_feed *f = arg;
+
+	(void)bench_jobs_submit(f->cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
+	    &f->why);
+	return NULL;
+}
+
+/* Counts a job that succeeded on the node it ran on (its "node": n1, n2
+ * or n3). */
+static void
+bench_cluster_ran_cb(const json_t *job, void *arg)
+{
+	struct bench_cluster_who *c = arg;
+	const char *node = json_string_value(json_object_get(job, "node"));
+	unsigned i;
+	char name[16];
+
+	for (i = 0; node != NULL && i < c->nodes; i++) {
+		snprintf(name, sizeof name, "n%u", i + 1);
+		if (strcmp(node, name) == 0)
+			c->ran[i]++;
+	}
+}
+
+/* Waits on cl until every job of f has ended, checking that each
+ * succeeded and counting where they ran. 0, or -1 after saying why. */
+static int
+bench_cluster_wait(struct bench_cluster_who *c, struct client *cl,
+    const struct bench_cluster_feed *f)
+{
+	return bench_jobs_wait(cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
+	    bench_cluster_ran_cb, c, &c->why);
+}
+
+/*
+ * One round of c on fresh daemons: the jobs split between its nodes, each
+ * node's share submitted pipelined on a connection of its own, all at
+ * once; timed from the first submit to the last job's end (the last wait
+ * reply), each node's jobs waited for on that node.
+ */
+static void
+bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
+{
+	struct bench_cluster_feed f[BENCH_CLUSTER_MAX_NODES];
+	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	struct bench_cluster_set s;
+	unsigned i, started = 0, count = c->nodes > 0 ? c->nodes : 1;
+	char *cause = NULL;
+	json_int_t *ids;
+	double t0, t1;
+	int rc;
+
+	if ((ids = calloc(b->jobs, sizeof *ids)) == NULL) {
+		bench_why_set(&c->why, "out of memory");
+		return;
+	}
+	if (bench_cluster_start(b, c->nodes, &s, &cause) == -1) {
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
+		free(cause);
+		free(ids);
+		return;
+	}
+	if (bench_cluster_connect(&s, cl, &cause) == -1) {
+		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
+		free(cause);
+		goto out;
+	}
+	memset(f, 0, sizeof f);
+	for (i = 0; i < count; i++) {
+		f[i].cl = cl[i];
+		f[i].n = b->jobs / count + (i < b->jobs % count ? 1 : 0);
+		f[i].ids = i == 0 ? ids : f[i - 1].ids + f[i - 1].n;
+	}
+	t0 = bench_stat_now();
+	for (started = 0; started < count; started++) {
+		if ((rc = pthread_create(&f[started].thread, NULL,
+		    bench_cluster_feed_cb, &f[started])) != 0) {
+			bench_why_set(&c->why, "cannot start a thread: %s",
+			    strerror(rc));
+			break;
+		}
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(f[i].thread, NULL);
+		if (f[i].why.failed)
+			bench_why_set(&c->why, "n%u: %s", i + 1, f[i].why.text);
+	}
+	for (i = 0; i < count && !c->why.failed; i++)
+		(void)bench_cluster_wait(c, cl[i], &f[i]);
+	t1 = bench_stat_now();
+	if (!c->why.failed && c->rounds < sizeof c->rate / sizeof c->rate[0]) {
+		c->rate[c->rounds++] = (double)b->jobs / (t1 - t0);
+		fprintf(stderr, "bench-cluster:   %-8s %6" PRIu64 " jobs %8.3f s"
+		    " %8.0f jobs/s\n", c->name, b->jobs, t1 - t0,
+		    (double)b->jobs / (t1 - t0));
+	}
+	for (i = 0; i < count; i++)
+		client_free(cl[i]);
+out:
+	if (bench_daemon_interrupted() != 0)
+		bench_why_set(&c->why, "interrupted");
+	if (!bench_cluster_stop(&s, !c->why.failed))
+		bench_why_set(&c->why, "a daemon did not stop cleanly");
+	free(ids);
+}
+
+/* Prints the throughput table and its summaries: each cluster against the
+ * SQLite daemon of the same run. */
+static void
+bench_cluster_rates_report(const struct bench_cluster *b,
+    const struct bench_cluster_who *who, size_t n)
+{
+	double sqlite = bench_stat_median(who[0].rate, who[0].rounds), rate;
+	char ran[96];
+	size_t i, k, len;
+
+	printf("\ntriage cluster throughput: %" PRIu64 " jobs of `true`, "
+	    "%d slots split between the nodes, submitted pipelined to every "
+	    "node at once, first submit to last end; median of each's "
+	    "rounds\n\n", b->jobs, BENCH_CLUSTER_SLOTS);
+	printf("%-8s %8s %10s %10s  %s\n", "", "rounds", "jobs/s", "x SQLite",
+	    "jobs run by each node (all rounds)");
+	for (i = 0; i < n; i++) {
+		if (who[i].rounds == 0) {
+			printf("%-8s failed: %s\n", who[i].name,
+			    who[i].why.text);
+			continue;
+		}
+		rate = bench_stat_median(who[i].rate, who[i].rounds);
+		ran[0] = '\0';
+		for (k = 0, len = 0; k < who[i].nodes; k++)
+			len += (size_t)snprintf(ran + len, sizeof ran - len,
+			    "%sn%zu %" PRIu64, k > 0 ? ", " : "", k + 1,
+			    who[i].ran[k]);
+		printf("%-8s %8u %10.0f %10.2f  %s\n", who[i].name,
+		    who[i].rounds, rate, sqlite > 0 ? rate / sqlite : 0, ran);
+	}
+	for (i = 1; i < n; i++) {
+		if (who[i].rounds == 0 || who[0].rounds == 0) {
+			printf("SUMMARY\tcluster\tjobs/s, %s\t(failed)\t-\t-\t"
+			    "-\n", who[i].name);
+			continue;
+		}
+		rate = bench_stat_median(who[i].rate, who[i].rounds);
+		printf("SUMMARY\tcluster\tjobs/s, %s, %d slots\t%.0f jobs/s "
+		    "(%.2f x SQLite)\tSQLite %.0f jobs/s\t-\t-\n", who[i].name,
+		    BENCH_CLUSTER_SLOTS, rate, rate / sqlite, sqlite);
+	}
+}
+
+/* ---- claim latency ---- */
+
+/* A contestant of the latency: its daemons, a connection to each, and the
+ * FIFO its jobs stamp their start into. */
+struct bench_cluster_lat {
+	const char *name;
+	struct bench_cluster_set s;
+	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	bool connected;
+	struct bench_stamps st;
+	double *ms;		/* reply to start, one a sample; below 0
+				 * when the job started before the reply */
+	double *sent_ms;	/* submit sent to start */
+	size_t n;
+	unsigned strays;	/* starts of jobs other than the sample's: a
+				 * job of an earlier sample run again */
+};
+
+/*
+ * One sample of l, submitted to its node i: the time from the submit's
+ * reply, and from its sending, to the job's own stamp of its start; then
+ * the job's end is waited for, so that the next sample finds the daemons
+ * idle again. 0, or -1 after saying why.
+ */
+static int
+bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
+    unsigned i)
+{
+	struct client *cl = l->cl[i % l->s.n];
+	struct client_error e;
+	long long sent, reply, start, job_id;
+	char kind;
+	json_t *job, *done;
+	json_int_t id;
+
+	sent = bench_stat_now_ns();
+	job = client_call(cl, "submit", json_pack("{s[sss]}", "argv",
+	    b->stamp, "start", l->st.path), BENCH_CLUSTER_STAMP_MS, &e);
+	reply = bench_stat_now_ns();
+	if (job == NULL) {
+		fprintf(stderr, "bench-cluster: %s: submit: %s\n", l->name,
+		    e.message);
+		return -1;
+	}
+	id = json_integer_value(json_object_get(job, "id"));
+	json_decref(job);
+	do {
+		if (bench_stamps_next(&l->st, BENCH_CLUSTER_STAMP_MS, &kind,
+		    &start, &job_id) == -1)
+			return -1;
+		if (kind != 'S') {
+			fprintf(stderr, "bench-cluster: stamp %c, not a "
+			    "start\n", kind);
+			return -1;
+		}
+		if (job_id != (long long)id)
+			l->strays++;
+	} while (job_id != (long long)id);
+	l->ms[l->n] = (double)(start - reply) / 1e6;
+	l->sent_ms[l->n++] = (double)(start - sent) / 1e6;
+	if ((done = client_call(cl, "wait", json_pack("{s[I]}", "ids",
+	    (json_int_t)id), BENCH_CLUSTER_STAMP_MS, &e)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s: wait: %s\n", l->name,
+		    e.message);
+		return -1;
+	}
+	json_decref(done);
+	return 0;
+}
+
+/* Makes l's FIFO and starts its daemons. 0, or -1 after saying why. */
+static int
+bench_cluster_lat_open(struct bench_cluster *b, struct bench_cluster_lat *l,
+    unsigned nodes)
+{
+	char *cause = NULL;
+
+	if ((l->ms = calloc((size_t)b->samples, sizeof *l->ms)) == NULL ||
+	    (l->sent_ms = calloc((size_t)b->samples, sizeof *l->sent_ms))
+	    == NULL)
+		return -1;
+	l->st.prog = "bench-cluster";
+	if (bench_stamps_open(&l->st, b->tmp, nodes > 0 ? "cluster" :
+	    "sqlite") == -1)
+		return -1;
+	if (bench_cluster_start(b, nodes, &l->s, &cause) == -1 ||
+	    bench_cluster_connect(&l->s, l->cl, &cause) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", l->name,
+		    cause ? cause : "out of memory");
+		free(cause);
+		return -1;
+	}
+	l->connected = true;
+	return 0;
+}
+
+/* Disconnects and stops l's daemons; ok made false by a bad stop. */
+static bool
+bench_cluster_lat_close(struct bench_cluster_lat *l, bool ok)
+{
+	unsigned i;
+
+	if (l->connected) {
+		for (i = 0; i < l->s.n; i++)
+			client_free(l->cl[i]);
+	}
+	ok = bench_cluster_stop(&l->s, ok);
+	bench_stamps_close(&l->st);
+	free(l->ms);
+	free(l->sent_ms);
+	return ok;
+}
+
+/* One line of the latency table; its p50 and p99 of both measures into
+ * q[4] (reply to start, then submit to start). */
+static void
+bench_cluster_lat_line(struct bench_cluster_lat *l, double q[4])
+{
+	size_t i, early = 0;
+
+	for (i = 0; i < l->n; i++)
+		early += l->ms[i] < 0;
+	q[0] = bench_stat_quantile(l->ms, l->n, 0.5);
+	q[1] = bench_stat_quantile(l->ms, l->n, 0.99);
+	q[2] = bench_stat_quantile(l->sent_ms, l->n, 0.5);
+	q[3] = bench_stat_quantile(l->sent_ms, l->n, 0.99);
+	printf("%-26s %8.3f %8.3f %8.3f  %8.3f %8.3f %8.3f  %6zu %6u\n",
+	    l->name, q[0], q[1], bench_stat_quantile(l->ms, l->n, 1), q[2],
+	    q[3], bench_stat_quantile(l->sent_ms, l->n, 1), early, l->strays);
+}
+
+static void
+bench_cluster_lat_report(struct bench_cluster_lat *c,
+    struct bench_cluster_lat *s)
+{
+	double cq[4], sq[4];
+
+	printf("\ntriage claim latency: a job's exec after its submit's reply "
+	    "(below 0: it started before the reply came) and after the "
+	    "submit was sent, nothing else queued or running, %zu samples "
+	    "each, taking turns; the cluster's submits go to its nodes in "
+	    "turn; runs again: starts of an earlier sample's job\n\n",
+	    c->n);
+	printf("%-26s %26s  %26s  %6s %6s\n", "", "reply to start, ms",
+	    "submit to start, ms", "before", "runs");
+	printf("%-26s %8s %8s %8s  %8s %8s %8s  %6s %6s\n", "", "p50", "p99",
+	    "max", "p50", "p99", "max", "reply", "again");
+	bench_cluster_lat_line(c, cq);
+	bench_cluster_lat_line(s, sq);
+	printf("SUMMARY\tcluster\tclaim latency, 3 nodes idle: reply (submit)"
+	    " to start\tp50 %.2f (%.2f) ms, p99 %.2f (%.2f) ms\tSQLite p50 "
+	    "%.2f (%.2f) ms, p99 %.2f (%.2f) ms\t-\t-\n", cq[0], cq[2], cq[1],
+	    cq[3], sq[0], sq[2], sq[1], sq[3]);	/* Not speed, but what the samples saw: a queued row is handed to
+	 * exactly one node, so no job of theirs may start twice. */
+	printf("SUMMARY\tcluster\tjobs started twice, of %zu latency samples"
+	    "\t%u\tSQLite %u\t0\t%s\n", c->n, c->strays, s->strays,
+	    c->strays == 0 ? "met" : "MISSED");
+}
+
+/* Both contestants, taking turns. false after saying why. */
+static bool
+bench_cluster_latency(struct bench_cluster *b)
+{
+	struct bench_cluster_lat c = { .name = "cluster, 3 nodes (2+2+2)",
+	    .st.fd = -1 };
+	struct bench_cluster_lat s = { .name = "SQLite, 1 daemon (6)",
+	    .st.fd = -1 };
+	bool ok = false;
+	long i;
+
+	fprintf(stderr, "bench-cluster: claim latency, %ld samples each...\n",
+	    b->samples);
+	if (bench_cluster_lat_open(b, &c, BENCH_CLUSTER_MAX_NODES) == -1 ||
+	    bench_cluster_lat_open(b, &s, 0) == -1)
+		goto out;
+	for (i = 0; i < b->samples; i++) {
+		bench_cluster_idle_open(b);
+		if (bench_cluster_sample(b, &c, (unsigned)i) == -1 ||
+		    bench_cluster_sample(b, &s, 0) == -1)
+			goto out;
+	}
+	ok = true;
+	bench_cluster_lat_report(&c, &s);
+out:
+	ok = bench_cluster_lat_close(&c, ok);
+	ok = bench_cluster_lat_close(&s, ok);
+	return ok;
+}
+
+/* ---- idle queries ---- */
+
+/*
+ * The idle cluster: 3 nodes on a database of their own, whose window runs
+ * alongside the other measurements to save minutes. It is sound: the
+ * others use other databases, and a NOTIFY reaches only the listeners of
+ * its own database; each node's idleness is its own.
+ */
+struct bench_cluster_idle {
+	struct bench_cluster_set s;
+	char db[32];
+	double ready;		/* the window may open: warm-up + settle */
+	double t0;		/* the window opened; 0 while not */
+	long long before;
+	bool failed;		/* said on stderr */
+};
+
+/* Runs a few jobs through the first node and waits for their ends. 0, or
+ * -1 after saying why. */
+static int
+bench_cluster_warm(const struct bench_cluster_set *s)
+{
+	struct bench_cluster_who w = { .name = "warm-up",
+	    .nodes = BENCH_CLUSTER_MAX_NODES };
+	json_int_t ids[BENCH_CLUSTER_IDLE_JOBS];
+	struct bench_cluster_feed f = { .n = BENCH_CLUSTER_IDLE_JOBS,
+	    .ids = ids };
+	char *cause = NULL;
+	int rc = -1;
+
+	if ((f.cl = client_connect(s->d[0]->sock, &cause)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
+		free(cause);
+		return -1;
+	}
+	(void)bench_cluster_feed_cb(&f);
+	if (f.why.failed)
+		fprintf(stderr, "bench-cluster: %s\n", f.why.text);
+	else if (bench_cluster_wait(&w, f.cl, &f) == -1)
+		fprintf(stderr, "bench-cluster: %s\n", w.why.text);
+	else
+		rc = 0;
+	client_free(f.cl);
+	return rc;
+}
+
+/* Starts the idle cluster and runs its few jobs: the window opens once
+ * they are counted. false after saying why (and i->failed). */
+static bool
+bench_cluster_idle_start(struct bench_cluster *b,
+    struct bench_cluster_idle *i)
+{
+	char *cause = NULL;
+
+	if (bench_cluster_start(b, BENCH_CLUSTER_MAX_NODES, &i->s, &cause)
+	    == -1) {
+		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
+		    "out of memory");
+		free(cause);
+		i->failed = true;
+		return false;
+	}
+	snprintf(i->db, sizeof i->db, "bench%u", b->dbs);
+	if (bench_cluster_warm(&i->s) == -1) {
+		i->failed = true;
+		return false;
+	}
+	i->ready = bench_stat_now() + BENCH_CLUSTER_SETTLE_MS / 1000.0;
+	return true;
+}
+
+/* Opens the idle window when it may open: called between the other
+ * measurements' steps. */
+static void
+bench_cluster_idle_open(struct bench_cluster *b)
+{
+	struct bench_cluster_idle *i = b->idle;
+	char *cause = NULL;
+
+	if (i == NULL || i->failed || i->t0 > 0 || i->s.n == 0 ||
+	    bench_stat_now() < i->ready)
+		return;
+	if ((i->before = bench_pg_xacts(b->pg, i->db, &cause)) == -1) {
+		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
+		    "out of memory");
+		free(cause);
+		i->failed = true;
+		return;
+	}
+	i->t0 = bench_stat_now();
+}
+
+/* Sleeps ms, or less when interrupted. */
+static void
+bench_cluster_sleep(long ms)
+{
+	while (ms > 0 && bench_daemon_interrupted() == 0) {
+		bench_daemon_sleep_ms(ms < 100 ? ms : 100);
+		ms -= 100;
+	}
+}
+
+/*
+ * Opens the window if it is not yet, lets it last b->idle_seconds at
+ * least, then reads the transactions of the idle cluster's database again
+ * and reports them scaled to a minute; stops the cluster. false after
+ * saying why.
+ */
+static bool
+bench_cluster_idle_finish(struct bench_cluster *b,
+    struct bench_cluster_idle *i)
+{
+	double t1, per_min, left;
+	long long after;
+	char *cause = NULL;
+	bool ok = false;
+
+	if (!i->failed && i->s.n > 0 && i->t0 == 0) {
+		bench_cluster_sleep((long)((i->ready - bench_stat_now()) *
+		    1000) + 1);
+		bench_cluster_idle_open(b);
+	}
+	if (i->failed || i->s.n == 0 || bench_daemon_interrupted() != 0)
+		goto out;
+	left = i->t0 + (double)b->idle_seconds - bench_stat_now();
+	fprintf(stderr, "bench-cluster: idle: %.0f s more...\n",
+	    left > 0 ? left : 0);
+	if (left > 0)
+		bench_cluster_sleep((long)(left * 1000) + 1);
+	if (bench_daemon_interrupted() != 0)
+		goto out;
+	if ((after = bench_pg_xacts(b->pg, i->db, &cause)) == -1) {
+		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
+		    "out of memory");
+		free(cause);
+		goto out;
+	}
+	t1 = bench_stat_now();
+	per_min = (double)(after - i->before) * 60 / (t1 - i->t0);
+	printf("\ntriage cluster idle: transactions of an idle cluster's "
+	    "database (pg_stat_database xact_commit + xact_rollback, read "
+	    "from another database), 3 nodes with nothing queued or running "
+	    "after %d jobs, over the other measurements (each on a database "
+	    "of its own)\n\n%-20s %10s %14s %12s\n", BENCH_CLUSTER_IDLE_JOBS,
+	    "", "window s", "transactions", "per minute");
+	printf("%-20s %10.1f %14lld %12.1f\n", "3 nodes, idle", t1 - i->t0,
+	    after - i->before, per_min);
+	printf("SUMMARY\tcluster\tidle queries/min, 3 nodes, nothing queued, "
+	    "%.0f s\t%.1f\t-\t0\t%s\n", t1 - i->t0, per_min,
+	    after == i->before ? "met" : "MISSED");
+	ok = true;
+out:
+	return bench_cluster_stop(&i->s, ok);
+}
+
+/* ---- main ---- */
+
+int
+main(int argc, char **argv)
+{
+	static struct bench_cluster_who who[] = {
+		{ .name = "SQLite", .nodes = 0 },
+		{ .name = "1 node", .nodes = 1 },
+		{ .name = "2 nodes", .nodes = 2 },
+		{ .name = "3 nodes", .nodes = 3 },
+	};
+	static struct bench_cluster b;
+	static struct bench_cluster_idle idle;
+	long rounds, jobs;
+	struct bench_opts_count counts[] = {
+		{ "rounds", 1, 16, &rounds, BENCH_CLUSTER_ROUNDS,
+		    BENCH_CLUSTER_QUICK_ROUNDS, "throughput rounds of each" },
+		{ "jobs", 1, 10000000, &jobs, BENCH_CLUSTER_JOBS,
+		    BENCH_CLUSTER_QUICK_JOBS, "jobs of a throughput round" },
+		{ "samples", 1, 1000000, &b.samples, BENCH_CLUSTER_SAMPLES,
+		    BENCH_CLUSTER_QUICK_SAMPLES, "latency samples of each" },
+		{ "seconds", 1, 86400, &b.idle_seconds,
+		    BENCH_CLUSTER_IDLE_SECONDS,
+		    BENCH_CLUSTER_QUICK_IDLE_SECONDS, "idle window" },
+	};
+	struct bench_opts opts = {
+		.prog = "bench-cluster",
+		.about = "Runs triaged nodes sharing their queues through a "
+		    "PostgreSQL server of its own: jobs/s of\n1, 2 and 3 nodes "
+		    "(6 slots split between them) against one daemon on "
+		    "SQLite, the\nclaim latency of an idle 3-node cluster "
+		    "against SQLite's, and the queries per\nminute of 3 idle "
+		    "nodes.\n",
+		.counts = counts,
+		.ncounts = sizeof counts / sizeof counts[0],
+	};
+	char *cause = NULL;
+	bool ok = true;
+	unsigned r;
+	size_t i;
+	int rc;
+
+	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
+		return rc;
+	b.dir = opts.dir;
+	b.jobs = (uint64_t)jobs;
+	if (bench_proc_beside("ref-stamp", b.stamp, sizeof b.stamp) == -1 ||
+	    access(b.stamp, X_OK) == -1) {
+		fprintf(stderr, "bench-cluster: needs ref-stamp beside it "
+		    "(make bench-build)\n");
+		return 1;
+	}
+	if (bench_tmpdir_make(b.dir, "cluster", b.tmp, sizeof b.tmp) == -1) {
+		fprintf(stderr, "bench-cluster: mkdtemp in %s: %s\n", b.dir,
+		    strerror(errno));
+		return 1;
+	}
+	/* The daemons' jobs reach the FIFOs. */
+	if (chmod(b.tmp, 0711) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", b.tmp,
+		    strerror(errno));
+		ok = false;
+		goto out;
+	}
+	fprintf(stderr, "bench-cluster: starting PostgreSQL...\n");
+	if ((b.pg = bench_pg_start(b.dir, &cause)) == NULL) {
+		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
+		free(cause);
+		ok = false;
+		goto out;
+	}
+	/* First: its window runs alongside the rest. */
+	fprintf(stderr, "bench-cluster: idle: 3 nodes, %d jobs, then at least "
+	    "%d s of settling and %ld s of nothing, alongside the rest\n",
+	    BENCH_CLUSTER_IDLE_JOBS, BENCH_CLUSTER_SETTLE_MS / 1000,
+	    b.idle_seconds);
+	b.idle = &idle;
+	ok = bench_cluster_idle_start(&b, &idle);
+
+	for (r = 0; r < (unsigned)rounds && bench_daemon_interrupted() == 0;
+	    r++) {
+		fprintf(stderr, "bench-cluster: jobs/s, round %u of %ld\n",
+		    r + 1, rounds);
+		for (i = 0; i < sizeof who / sizeof who[0] &&
+		    bench_daemon_interrupted() == 0; i++) {
+			bench_cluster_idle_open(&b);
+			bench_cluster_round(&b, &who[i]);
+		}
+	}
+	for (i = 0; i < sizeof who / sizeof who[0]; i++) {
+		if (who[i].why.failed) {
+			fprintf(stderr, "bench-cluster: %s: %s\n", who[i].name,
+			    who[i].why.text);
+			ok = false;
+		}
+	}
+	if (bench_daemon_interrupted() == 0)
+		bench_cluster_rates_report(&b, who, sizeof who / sizeof who[0]);
+	if (bench_daemon_interrupted() == 0)
+		ok = bench_cluster_latency(&b) && ok;
+	ok = bench_cluster_idle_finish(&b, &idle) && ok;
+
+out:
+	if (bench_pg_free(b.pg, &cause) == -1) {
+		if (bench_daemon_interrupted() == 0) {
+			fprintf(stderr, "bench-cluster: %s\n", cause ? cause :
+			    "oom");
+			ok = false;
+		}
+		free(cause);
+	}
+	if (bench_tmpdir_remove(b.tmp) == -1)
+		fprintf(stderr, "bench-cluster: cannot remove %s: %s\n", b.tmp,
+		    strerror(errno));
+	if (fflush(stdout) == EOF) {
+		fprintf(stderr, "bench-cluster: stdout: %s\n", strerror(errno));
+		ok = false;
+	}
+	if (bench_daemon_interrupted() != 0) {
+		fprintf(stderr, "bench-cluster: interrupted\n");
+		return 128 + bench_daemon_interrupted();
+	}
+	return ok ? 0 : 1;
+}
