@@ -43,10 +43,12 @@ struct pgcommit;
  * ("node boot"), so that a daemon can skip its own. */
 #define PGSTORE_CHANNEL "triage"
 
-/* A change to write: the job, and its count of replacements when it
+/* A change to write: the job, the commit it was made for (its waiters
+ * wait for that one's generation), and its count of replacements when it
  * changed (a row of another daemon's since undoes the change). */
 struct pgstore_mark {
 	uint64_t id;
+	uint64_t gen;
 	uint16_t replaced;
 };
 
@@ -71,8 +73,9 @@ struct pgstore {
 	struct vec staged;		/* struct store_staged */
 	struct vec dirty;		/* struct pgstore_mark, maybe repeated */
 	struct vec claims;		/* the same: store_update_soon's */
-	struct vec removed;		/* uint64_t ids */
+	struct vec removed;		/* struct pgstore_mark */
 	struct vec syncs;		/* struct store_sync */
+	uint64_t durable;		/* the generation last told written */
 	bool paused_dirty;
 	bool flight_paused;		/* the commit under way writes them */
 	struct vec ids;			/* int64_t: ids to give new jobs */
@@ -94,6 +97,8 @@ pgstore(struct store *st)
 /* store-pg-sync.c: reads every change since the last read, now or once
  * the read under way is over. */
 void pgstore_sync_changes(struct pgstore *s);
+/* store-pg.c: the claims that waited for the read go now. */
+void pgstore_synced(struct pgstore *s);
 /* Reads back the rows of ids (uint64_t), whose writes were refused: each
  * job is told of its row (STORE_CHANGE_UPDATED) even when it is no newer,
  * and of its end when it is gone. */

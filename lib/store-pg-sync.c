@@ -148,6 +148,7 @@ pgsync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 			s->st.status_cb(true, pg_message(NULL, res[i]),
 			    s->st.status_arg);
 	}
+	pgstore_synced(s);
 	/* Lost: the connection's return reads again. */
 	if (s->sync_again && cause == NULL) {
 		s->sync_again = false;

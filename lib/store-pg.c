@@ -29,6 +29,12 @@
 #define PGSTORE_FLUSH_MS 10000
 /* Ids asked for at a time, ahead of the jobs that take them. */
 #define PGSTORE_IDS 256
+/*
+ * Changed and removed jobs written by one commit at most: a bulk cancel of
+ * 100,000 jobs goes out as many commits, each built and settled in a few
+ * milliseconds, so that the loop serves others between them.
+ */
+#define PGSTORE_COMMIT_ROWS 1000
 
 /* The statements, prepared on every connection. */
 static const struct {
@@ -86,8 +92,11 @@ struct pgcommit {
 	uint64_t start_us;
 	struct vec staged;		/* struct store_staged, ids given */
 	struct vec syncs;		/* struct store_sync */
-	struct vec updated;		/* uint64_t ids, one UPDATE each */
-	struct vec removed;		/* uint64_t ids */
+	struct vec updated;		/* struct pgstore_mark, one UPDATE
+					 * each, in id order */
+	struct vec removed;		/* struct pgstore_mark */
+	uint64_t durable;		/* written with it: every generation
+					 * up to this one */
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
@@ -152,21 +161,37 @@ pgstore_versions_cb(PGresult *const *res, size_t n, const char *cause,
 	pgstore_settle(c, NULL, 0, NULL);
 }
 
-char *
-pgstore_ids_array(const struct vec *ids)
+/* The ids of n items of size bytes each, the id first, as an array's
+ * text. */
+static char *
+pgstore_array(const void *v, size_t n, size_t size)
 {
-	const uint64_t *v = ids->v;
-	size_t i, len = 3 + ids->n * 21;
+	size_t i, len = 3 + n * 21;
+	uint64_t id;
 	char *a, *p;
 
 	if ((a = malloc(len)) == NULL)
 		return NULL;
 	p = a;
 	*p++ = '{';
-	for (i = 0; i < ids->n; i++)
-		p += sprintf(p, "%s%" PRIu64, i > 0 ? "," : "", v[i]);
+	for (i = 0; i < n; i++) {
+		memcpy(&id, (const char *)v + i * size, sizeof id);
+		p += sprintf(p, "%s%" PRIu64, i > 0 ? "," : "", id);
+	}
 	strcpy(p, "}");
 	return a;
+}
+
+char *
+pgstore_ids_array(const struct vec *ids)
+{
+	return pgstore_array(ids->v, ids->n, sizeof(uint64_t));
+}
+
+static char *
+pgstore_marks_array(const struct vec *marks)
+{
+	return pgstore_array(marks->v, marks->n, sizeof(struct pgstore_mark));
 }
 
 /*
@@ -201,7 +226,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 		pgstore_settle(c, NULL, 0, NULL);
 		return;
 	}
-	if ((ids = pgstore_ids_array(&c->updated)) == NULL) {
+	if ((ids = pgstore_marks_array(&c->updated)) == NULL) {
 		c->s->doubt = true;
 		return;
 	}
@@ -640,7 +665,7 @@ pgstore_mark(struct store *st, struct job *job, enum store_mark how)
 {
 	struct pgstore *s = pgstore(st);
 
-	struct pgstore_mark m = { job->id, job->replaced };
+	struct pgstore_mark m = { job->id, s->commits + 1, job->replaced };
 
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
@@ -785,12 +810,13 @@ static int
 pgstore_remove(struct store *st, uint64_t id)
 {
 	struct pgstore *s = pgstore(st);
+	struct pgstore_mark m = { id, s->commits + 1, 0 };
 
 	if (store_get(st, id) == NULL) {
 		errno = ENOENT;
 		return -1;
 	}
-	if (vec_push(&s->removed, sizeof id, &id) != 0)
+	if (vec_push(&s->removed, sizeof m, &m) != 0)
 		return -1;
 	job_free(jobtable_remove(&st->jobs, id));
 	pgstore_schedule(s);
@@ -843,14 +869,6 @@ pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
 		ids[(*n)++] = v[i].id;
 	vec_free(&ends);
 	return 0;
-}
-
-static int
-pgstore_cmp_id(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Whether a mark is the job's still: made since its row was last read
@@ -962,7 +980,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
     char **cause)
 {
 	struct store_staged *staged = c->staged.v;
-	uint64_t *ids = c->updated.v, *gone = c->removed.v;
+	const struct pgstore_mark *m = c->updated.v, *gone = c->removed.v;
 	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 8;
 	const char **v;
 	struct job *job;
@@ -988,12 +1006,12 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	    sizeof *c->sent)) == NULL)
 		return cause_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
-		job = store_get(&s->st, ids[i]);
+		job = store_get(&s->st, m[i].id);
 		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
 		b->rows[b->nrows].changes[PGROW_NCHANGES + 1] =
 		    pgstore_num(b, job->version);
-		c->sent[i].claim = pgstore_is_claim(s, ids[i]);
+		c->sent[i].claim = pgstore_is_claim(s, m[i].id);
 		c->sent[i].replaced = job->replaced;
 		pgstore_stmt(b, c->sent[i].claim ? "claim" : "upd",
 		    NULL, PGROW_NCHANGES + 2,
@@ -1001,7 +1019,7 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	}
 	for (i = 0; i < c->removed.n; i++) {
 		v = pgstore_values(b, 2);
-		v[0] = pgstore_num(b, (int64_t)gone[i]);
+		v[0] = pgstore_num(b, (int64_t)gone[i].id);
 		v[1] = pgstore_num(b, timefmt_now());
 		pgstore_stmt(b, "del", NULL, 2, v);
 	}
@@ -1109,26 +1127,104 @@ pgstore_ask_ids(struct pgstore *s)
 		s->ids_asked = false;
 }
 
-/* The changed jobs still in the table whose changes still stand, each
- * once, in id order. The marks' vector becomes the ids'. */
-static void
-pgstore_take_dirty(struct pgstore *s, struct pgcommit *c)
+/* Marks by id, then by the generation they were made for. */
+static int
+pgstore_cmp_mark(const void *a, const void *b)
 {
-	struct pgstore_mark *m;
-	uint64_t *ids;
-	size_t i, k = 0;
+	const struct pgstore_mark *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->gen < y->gen ? -1 : x->gen > y->gen;
+}
+
+/* Marks by the generation they were made for, then by id. */
+static int
+pgstore_cmp_mark_gen(const void *a, const void *b)
+{
+	const struct pgstore_mark *x = a, *y = b;
+
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * The changed jobs still in the table whose changes still stand, each
+ * once, under the first generation it changed for, in id order: room of
+ * them at most, the claims first (a launch waits for its claim alone), then
+ * the oldest changes. The others wait in the marks for the next commit.
+ */
+static void
+pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
+{
+	struct pgstore_mark *m, t;
+	size_t i, k = 0, claims = 0;
 
 	c->updated = vec_take(&s->dirty);
 	m = c->updated.v;
 	if (c->updated.n > 1)
-		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_id);
-	/* In place: an id takes no more room than a mark. */
-	ids = c->updated.v;
+		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_mark);
 	for (i = 0; i < c->updated.n; i++)
-		if ((k == 0 || m[i].id != ids[k - 1]) &&
+		if ((k == 0 || m[i].id != m[k - 1].id) &&
 		    pgstore_mark_live(s, &m[i]))
-			ids[k++] = m[i].id;
+			m[k++] = m[i];
 	c->updated.n = k;
+	if (k <= room)
+		return;
+	for (i = 0; i < k; i++)
+		if (pgstore_is_claim(s, m[i].id)) {
+			t = m[claims];
+			m[claims++] = m[i];
+			m[i] = t;
+		}
+	qsort(&m[claims], k - claims, sizeof *m, pgstore_cmp_mark_gen);
+	if (room < claims)
+		room = claims;
+	/* Out of memory, the rest are lost to this daemon's writes: the
+	 * next read of the row undoes them here too. */
+	(void)vec_reserve(&s->dirty, sizeof *m, k - room);
+	for (i = room; i < k; i++)
+		(void)vec_push(&s->dirty, sizeof *m, &m[i]);
+	c->updated.n = room;
+	qsort(m, room, sizeof *m, pgstore_cmp_mark);
+}
+
+/* The removals that fit in room, the oldest first; the others wait. */
+static void
+pgstore_take_removed(struct pgstore *s, struct pgcommit *c, size_t room)
+{
+	struct pgstore_mark *m = s->removed.v;
+	size_t n = s->removed.n < room ? s->removed.n : room;
+
+	if (n == s->removed.n) {
+		c->removed = vec_take(&s->removed);
+		return;
+	}
+	if (vec_reserve(&c->removed, sizeof *m, n) != 0)
+		return;
+	memcpy(c->removed.v, m, n * sizeof *m);
+	c->removed.n = n;
+	memmove(m, &m[n], (s->removed.n - n) * sizeof *m);
+	s->removed.n -= n;
+}
+
+/* Every generation up to the commit's is written with it, but for the
+ * changes left to the next commits. */
+static uint64_t
+pgstore_durable_with(const struct pgstore *s, const struct pgcommit *c)
+{
+	const struct pgstore_mark *m = s->dirty.v, *r = s->removed.v;
+	uint64_t durable = c->gen;
+	size_t i;
+
+	for (i = 0; i < s->dirty.n; i++)
+		if (m[i].gen <= durable)
+			durable = m[i].gen - 1;
+	for (i = 0; i < s->removed.n; i++)
+		if (r[i].gen <= durable)
+			durable = r[i].gen - 1;
+	return durable;
 }
 
 static void
@@ -1151,6 +1247,13 @@ pgstore_batch_cb(PGresult *const *res, size_t n, const char *cause,
 	pgstore_settle(c, res, n, cause);
 }
 
+void
+pgstore_synced(struct pgstore *s)
+{
+	if (s->claims.n > 0)
+		pgstore_commit_cb(-1, 0, s);
+}
+
 static void
 pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1162,6 +1265,11 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (s->flight != NULL || (!pgstore_has_changes(s) && s->syncs.n == 0))
+		return;
+	/* Other daemons' changes are being read: a claim waits for them,
+	 * lest it take a job one of them took already (the read's end
+	 * commits). */
+	if (s->syncing && s->claims.n > 0)
 		return;
 	/* The first connection is on its way: its coming up commits. */
 	if (!s->up && !s->ever_up && s->down_cause == NULL)
@@ -1180,9 +1288,13 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	c->start_us = timefmt_mono_us();
 	s->st.stats.commits++;
 	pgstore_take_staged(s, c);
-	pgstore_take_dirty(s, c);
-	c->removed = vec_take(&s->removed);
-	c->syncs = vec_take(&s->syncs);
+	pgstore_take_dirty(s, c, PGSTORE_COMMIT_ROWS);
+	pgstore_take_removed(s, c, c->updated.n < PGSTORE_COMMIT_ROWS ?
+	    PGSTORE_COMMIT_ROWS - c->updated.n : 0);
+	c->durable = pgstore_durable_with(s, c);
+	/* A sync waits for everything done before it. */
+	if (c->durable == c->gen)
+		c->syncs = vec_take(&s->syncs);
 	c->paused = s->paused_dirty;
 	s->flight_paused = c->paused;
 	s->paused_dirty = false;
@@ -1236,20 +1348,18 @@ pgstore_error(PGresult *const *res, size_t n)
 static void
 pgstore_requeue(struct pgstore *s, struct pgcommit *c)
 {
-	uint64_t *ids = c->updated.v;
-	struct pgstore_mark m;
+	struct pgstore_mark *m = c->updated.v;
 	struct job *job;
 	size_t i;
 
 	for (i = 0; i < c->updated.n; i++)
-		if ((job = store_get(&s->st, ids[i])) != NULL) {
-			m.id = ids[i];
-			m.replaced = job->replaced;
-			(void)vec_push(&s->dirty, sizeof m, &m);
+		if ((job = store_get(&s->st, m[i].id)) != NULL) {
+			m[i].replaced = job->replaced;
+			(void)vec_push(&s->dirty, sizeof m[i], &m[i]);
 		}
-	ids = c->removed.v;
+	m = c->removed.v;
 	for (i = 0; i < c->removed.n; i++)
-		(void)vec_push(&s->removed, sizeof *ids, &ids[i]);
+		(void)vec_push(&s->removed, sizeof m[i], &m[i]);
 	if (c->paused)
 		s->paused_dirty = true;
 }
@@ -1264,7 +1374,7 @@ static void
 pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
     PGresult *const *res)
 {
-	uint64_t *ids = c->updated.v;
+	const struct pgstore_mark *m = c->updated.v;
 	struct job *job;
 	const PGresult *r;
 	struct vec refused = { 0 };
@@ -1273,7 +1383,7 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 	if (res == NULL)
 		return;
 	for (i = 0; i < c->updated.n; i++) {
-		if ((job = store_get(&s->st, ids[i])) == NULL)
+		if ((job = store_get(&s->st, m[i].id)) == NULL)
 			continue;
 		r = res[c->first_update + i];
 		if (PQntuples(r) == 1) {
@@ -1297,7 +1407,7 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 			s->st.changed_cb(job, STORE_CHANGE_REFUSED, NULL,
 			    s->st.changed_arg);
 		/* Out of memory, the next read of changes brings it. */
-		(void)vec_push(&refused, sizeof ids[i], &ids[i]);
+		(void)vec_push(&refused, sizeof m[i].id, &m[i].id);
 	}
 	if (refused.n > 0)
 		pgstore_refetch(s, &refused);
@@ -1344,8 +1454,12 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	y = c->syncs.v;
 	for (i = 0; i < c->syncs.n; i++)
 		y[i].cb(err, y[i].arg);
+	/* What the commit left to the next ones holds back their waiters. */
+	if (err == NULL && c->durable > s->durable)
+		s->durable = c->durable;
 	if (st->committed_cb != NULL)
-		st->committed_cb(c->gen, err, st->committed_arg);
+		st->committed_cb(err == NULL ? s->durable : c->gen, err,
+		    st->committed_arg);
 	if (err == NULL && c->claims && st->written_cb != NULL)
 		st->written_cb(c->gen, st->written_arg);
 	if (err != NULL && pgstore_has_changes(s)) {

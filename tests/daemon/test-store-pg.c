@@ -1,0 +1,196 @@
+/* test-store-pg.c - the PostgreSQL store on a bare event_base and a real
+ * server: a burst of changes goes out as several commits, and nobody is
+ * told a change is written before its commit is. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "harness.h"
+#include "job.h"
+#include "store.h"
+#include "tpg.h"
+
+/* More than one commit writes (PGSTORE_COMMIT_ROWS in lib/store-pg.c). */
+#define BURST 2500
+
+struct fixture {
+	struct tpg *pg;
+	char *conninfo;
+	struct event_base *base;
+	struct store *st;
+	struct job *jobs[BURST];
+	int added;
+	/* The generations told written, in order, and whether the rows of
+	 * the burst were all written each time (read from the database). */
+	uint64_t told[64];
+	bool all_held[64];
+	int ntold;
+	uint64_t burst_gen;
+};
+
+static struct job *
+new_job(void)
+{
+	struct job *job = job_new();
+	char **env, **argv;
+
+	assert_non_null(job);
+	argv = calloc(2, sizeof *argv);
+	argv[0] = strdup("true");
+	assert_int_equal(job_set_argv(job, argv), 0);
+	env = calloc(1, sizeof *env);
+	assert_int_equal(job_set_env(job, env), 0);
+	assert_int_equal(job_set_cwd(job, "/"), 0);
+	assert_int_equal(job_set_priority(job, "normal"), 0);
+	job->submitted_at = 1700000000000;
+	return job;
+}
+
+static void
+added_cb(struct job *job, bool ok, const char *cause, void *arg)
+{
+	struct fixture *fx = arg;
+
+	assert_true(ok);
+	assert_null(cause);
+	assert_int_not_equal(job->id, 0);
+	fx->added++;
+}
+
+static long
+held_rows(struct fixture *fx)
+{
+	PGresult *res = tpg_query(fx->pg, "store",
+	    "SELECT count(*) FROM triage_jobs WHERE held <> 0");
+	long n = strtol(PQgetvalue(res, 0, 0), NULL, 10);
+
+	PQclear(res);
+	return n;
+}
+
+static void
+committed_cb(uint64_t generation, const char *cause, void *arg)
+{
+	struct fixture *fx = arg;
+
+	assert_null(cause);
+	if (fx->burst_gen == 0 || fx->ntold == 64)
+		return;
+	fx->told[fx->ntold] = generation;
+	fx->all_held[fx->ntold++] = held_rows(fx) == BURST;
+}
+
+static int
+setup(void **state)
+{
+	struct store_pg_options o = { NULL, "n1", 2, "[priority.normal]\n",
+	    30000 };
+	struct fixture *fx;
+	char *cause = NULL;
+
+	if (tpg_group == NULL)
+		skip();
+	fx = calloc(1, sizeof *fx);
+	assert_non_null(fx);
+	fx->pg = tpg_group;
+	fx->conninfo = tpg_createdb(fx->pg, "store");
+	o.conninfo = fx->conninfo;
+	fx->base = event_base_new();
+	assert_non_null(fx->base);
+	fx->st = store_open_pg(fx->base, &o, &cause);
+	if (fx->st == NULL)
+		fail_msg("store_open_pg: %s", cause);
+	store_set_committed_cb(fx->st, committed_cb, fx);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	if (fx == NULL)
+		return 0;
+	store_close(fx->st);
+	event_base_free(fx->base);
+	free(fx->conninfo);
+	free(fx);
+	return 0;
+}
+
+/* Runs the loop until *n reaches want, or fails after the deadline. */
+static void
+loop_until(struct fixture *fx, const int *n, int want)
+{
+	int64_t deadline = tdeadline(60000);
+
+	while (*n < want) {
+		tcheck_deadline(deadline, "%d of %d", *n, want);
+		event_base_loop(fx->base, EVLOOP_ONCE);
+	}
+}
+
+/*
+ * Thousands of jobs changed in one turn of the loop are written by several
+ * commits, the loop free between them; every generation told written before
+ * the last of them is older than the burst's, and once the burst's is told,
+ * every row holds its change.
+ */
+static void
+test_burst_of_changes_is_written_in_slices(void **state)
+{
+	struct fixture *fx = *state;
+	int i, last = -1;
+
+	for (i = 0; i < BURST; i++) {
+		fx->jobs[i] = new_job();
+		assert_int_equal(store_add(fx->st, fx->jobs[i], added_cb, fx),
+		    0);
+	}
+	loop_until(fx, &fx->added, BURST);
+	assert_int_equal(held_rows(fx), 0);
+	for (i = 0; i < BURST; i++) {
+		fx->jobs[i]->held = true;
+		store_update(fx->st, fx->jobs[i]);
+	}
+	fx->burst_gen = store_generation(fx->st);
+	while (last < 0) {
+		event_base_loop(fx->base, EVLOOP_ONCE);
+		for (i = 0; i < fx->ntold; i++)
+			if (fx->told[i] >= fx->burst_gen) {
+				last = i;
+				break;
+			}
+	}
+	/* Three commits at least, each told as it ends. */
+	assert_true(last >= 2);
+	for (i = 0; i < last; i++) {
+		assert_true(fx->told[i] < fx->burst_gen);
+		if (i > 0)
+			assert_true(fx->told[i] >= fx->told[i - 1]);
+	}
+	assert_true(fx->all_held[last]);
+	assert_false(store_pending(fx->st));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_burst_of_changes_is_written_in_slices, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, tpg_group_setup,
+	    tpg_group_teardown);
+}
