@@ -143,6 +143,16 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 	    before->state != job->state ? NULL :
 	    before->held != job->held ? (job->held ? "held" : "released") :
 	    "updated");
+	if (job->cancel.again) {
+		job->cancel.again = false;
+		if (!job_state_terminal(job->state)) {
+			log_notice("job %llu: canceled again: node %s changed "
+			    "it before the cancel was written",
+			    (unsigned long long)job->id, job->node != NULL ?
+			    job->node : "?");
+			jobs_cancel(td, job, job->cancel.by, job->cancel.sig);
+		}
+	}
 }
 
 static void
@@ -175,8 +185,11 @@ jobs_changed_cb(struct job *job, enum store_change what,
 		    "another node changed it first", (unsigned long long)
 		    job->id, job->version);
 		/* What it was to do is off (a launch, events); its row,
-		 * read back, says what it does now. */
+		 * read back, says what it does now. A cancel of ours was
+		 * answered: it is done again on that row. */
 		jobs_drop_pending(td, job->id);
+		if (job->state == JOB_CANCELED && job->cancel.sig != 0)
+			job->cancel.again = true;
 		if (!run_has(td->run, job))
 			jobs_changed_unqueue(td, job);
 		break;

@@ -997,6 +997,8 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig)
 		break;
 	}
 	job_set_reason(job, "%s", reason);
+	job->cancel.by = by;
+	job->cancel.sig = (int8_t)sig;
 	jobs_change(td, job, JOB_CANCELED);
 }
 

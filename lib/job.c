@@ -215,6 +215,7 @@ job_take_stored(struct job *job, struct job *from)
 	job->gated = old.gated;
 	job->taken = old.taken;
 	job->elsewhere = old.elsewhere;
+	job->cancel = old.cancel;
 	job->replaced = old.replaced + 1;
 	job->version = old.version;
 	*from = old;

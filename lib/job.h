@@ -115,6 +115,15 @@ struct job {
 	/* The store's, not stored: how many times another daemon's row
 	 * replaced it (it wraps), which undoes the changes made before. */
 	uint16_t replaced;
+	/* The daemon's, not stored: who canceled it while queued here, and
+	 * with what signal (0: nobody), and whether another daemon's write
+	 * undid that (a claim that came first): the cancel is done again on
+	 * the row read back. */
+	struct {
+		uid_t by;
+		int8_t sig;
+		bool again;
+	} cancel;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -165,7 +174,7 @@ void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
  * database) but its id; its own fields (its place in the semaphore, the
- * queue of begin times, gated, taken, elsewhere, version) stay, and its
+ * queue of begin times, gated, taken, elsewhere, version, cancel) stay, and its
  * count of replacements grows. from is left with the
  * job's old fields, for job_free. */
 void job_take_stored(struct job *job, struct job *from);

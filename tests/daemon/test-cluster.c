@@ -375,6 +375,43 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 }
 
 /*
+ * A cancel whose write was refused, another daemon having changed the row
+ * first (here a write no node heard of, as a claim that comes first is for
+ * a moment), is done again on the row read back: the job ends canceled on
+ * every node, and never runs.
+ */
+static void
+test_cancel_undone_by_another_write_is_done_again(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	int64_t block[NODES], id;
+	char sql[128];
+	json_t *job;
+	int i;
+
+	(void)state;
+	for (i = 0; i < NODES; i++)
+		block[i] = submit_ledgered(cl, i, "block", "normal");
+	for (i = 0; i < NODES; i++)
+		wait_state(cl, 0, block[i], "running", 1);
+	id = submit_ledgered(cl, 0, "open", "normal");
+	for (i = 0; i < NODES; i++)
+		wait_state(cl, i, id, "queued", 1);
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET version = "
+	    "version + 1 WHERE id = %lld", (long long)id);
+	PQclear(tpg_query(tpg_group, cl->db, sql));
+	job = tcall(cl->c[0], "cancel", "{sI}", "id", (json_int_t)id);
+	json_decref(job);
+	for (i = 0; i < NODES; i++)
+		wait_state(cl, i, id, "canceled", 1);
+	topen_gate(cl->d[0], "block");
+	for (i = 0; i < NODES; i++)
+		json_decref(twait(cl->c[0], block[i]));
+	assert_int_equal(ledger_count(cl, "start", id, 0), 0);
+	cluster_end(cl);
+}
+
+/*
  * `wait` and `watch` at one node on a job that runs on another, and a
  * cancel at a third: the node that runs it kills it.
  */
@@ -628,6 +665,7 @@ main(void)
 		cmocka_unit_test(test_killed_node_jobs_run_again_elsewhere),
 		cmocka_unit_test(
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
+		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
 		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
 		cmocka_unit_test(
 		    test_database_restart_loses_nothing_acknowledged),
