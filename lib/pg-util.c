@@ -1,10 +1,26 @@
-/* pg-util.c - blocking libpq calls for a daemon's start, and libpq's
- * messages made into the one-line causes the rest of triage reports. */
+/* pg-util.c - our connections' options, blocking libpq calls for a daemon's
+ * start, and libpq's messages made into the one-line causes we report. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pg-util.h"
+
+PGconn *
+pg_connect(const char *conninfo, bool start)
+{
+	static const char *const keys[] = {
+		"keepalives_idle", "keepalives_interval", "keepalives_count",
+		"tcp_user_timeout", "connect_timeout", "dbname",
+		"fallback_application_name", NULL
+	};
+	const char *values[] = { "10", "5", "3", "30000", "10", conninfo,
+	    "triaged", NULL };
+
+	/* expand_dbname: dbname's value is the whole connection string. */
+	return start ? PQconnectStartParams(keys, values, 1) :
+	    PQconnectdbParams(keys, values, 1);
+}
 
 const char *
 pg_message(const PGconn *pg, const PGresult *res)

@@ -1,11 +1,24 @@
-/* pg-util.h - the few blocking libpq calls a daemon makes as it starts
- * (schema, first load), with errors as one-line causes. */
+/* pg-util.h - how every connection of ours to PostgreSQL is made, and the
+ * few blocking calls a daemon makes as it starts, errors as one-line causes. */
 #ifndef TRIAGE_PG_UTIL_H
 #define TRIAGE_PG_UTIL_H
+
+#include <stdbool.h>
 
 #include <libpq-fe.h>
 
 #include "cause.h"
+
+/*
+ * A connection to conninfo (libpq's string or URI) with our defaults
+ * before it, which it may override: TCP keepalives and a TCP user timeout,
+ * so that a server gone silent (a network split) is found lost within half
+ * a minute, idle or not, rather than after the kernel's quarter of an hour
+ * of retransmissions; 10 s to connect; "triaged" as the application name.
+ * Blocking, or begun only (PQconnectStartParams) when start is set. NULL
+ * out of memory.
+ */
+PGconn *pg_connect(const char *conninfo, bool start);
 
 /* libpq's message of a failed result or connection, as one line (no
  * trailing newline, no "ERROR:  " prefix), in a static buffer. */

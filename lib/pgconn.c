@@ -12,6 +12,7 @@
 #include <event2/event.h>
 #include <libpq-fe.h>
 
+#include "pg-util.h"
 #include "pgconn.h"
 #include "vec.h"
 
@@ -709,22 +710,10 @@ pgconn_notice_cb(void *arg, const PGresult *res)
 static void
 pgconn_connect(struct pgconn *c)
 {
-	/*
-	 * Keepalives before dbname, which may override them: an idle
-	 * connection to a server gone silent (a network split) is found
-	 * lost within half a minute, not hours; after it, never overridden.
-	 */
-	static const char *const keys[] = {
-		"keepalives_idle", "keepalives_interval", "keepalives_count",
-		"dbname", "fallback_application_name", NULL
-	};
-	const char *values[] = { "10", "5", "3", c->conninfo, "triaged",
-	    NULL };
 	struct timeval tv = { PGCONN_CONNECT_TIMEOUT_SEC, 0 };
 
 	c->phase = PGCONN_CONNECTING;
-	/* expand_dbname: dbname's value is the whole connection string. */
-	if ((c->conn = PQconnectStartParams(keys, values, 1)) == NULL) {
+	if ((c->conn = pg_connect(c->conninfo, true)) == NULL) {
 		pgconn_lose(c, "out of memory");
 		return;
 	}

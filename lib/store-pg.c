@@ -110,6 +110,7 @@ struct pgcommit {
 
 static const struct store_ops pgstore_ops;
 static void pgstore_commit_cb(evutil_socket_t, short, void *);
+static void pgstore_locks_check(struct pgstore *);
 static void pgstore_commit_free(struct pgcommit *);
 static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
     const char *);
@@ -266,6 +267,10 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 		pgstore_status(s, up, cause);
 	if (!up)
 		return;
+	/* The server may have restarted, and its locks gone with it: the
+	 * node's name is its own again, and it is up to the others. */
+	if (s->ever_up)
+		pgstore_locks_check(s);
 	s->ever_up = true;
 	/* Nobody could renew while the server was away: ours first. */
 	s->up_since_us = timefmt_mono_us();
@@ -523,7 +528,7 @@ static int
 pgstore_start(struct pgstore *s, const struct store_pg_options *o,
     char **cause)
 {
-	PGconn *pg = PQconnectdb(o->conninfo);
+	PGconn *pg = pg_connect(o->conninfo, false);
 
 	s->locks = pg;
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
@@ -732,17 +737,24 @@ pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
 }
 
 /* The connection of the locks, lost with a restart of the server, say,
- * made again, and its locks taken again. */
+ * made again, and its locks taken again (blocking: the server has just
+ * answered). A name another daemon took meanwhile is said. */
 static void
 pgstore_locks_check(struct pgstore *s)
 {
+	char *cause = NULL;
+
 	if (PQstatus(s->locks) == CONNECTION_OK &&
 	    pg_exec(s->locks, "SELECT 1", NULL) == 0)
 		return;
 	PQreset(s->locks);
-	(void)pgstore_claim_node(s->locks, s->node, NULL);
-	(void)pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
-	    PGSTORE_LOCK_CLUSTER ")", NULL);
+	if (pgstore_claim_node(s->locks, s->node, &cause) != 0 ||
+	    pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
+	    PGSTORE_LOCK_CLUSTER ")", &cause) != 0) {
+		pgstore_status(s, true, cause != NULL ? cause :
+		    "out of memory");
+		free(cause);
+	}
 }
 
 /* For a reload: blocking, on the connection of the locks, as a reload is

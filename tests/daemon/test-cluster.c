@@ -114,6 +114,19 @@ job_at(struct cluster *cl, int i, int64_t id)
 	return job;
 }
 
+/* Whether node i's stats say every node is up. */
+static bool
+all_nodes_up(struct cluster *cl, int i)
+{
+	json_t *stats = tcall(cl->c[i], "stats", "{}"), *node;
+	size_t k, up = 0;
+
+	json_array_foreach(json_object_get(stats, "nodes"), k, node)
+		up += json_is_true(json_object_get(node, "up"));
+	json_decref(stats);
+	return up == NODES;
+}
+
 /* Polls node i until job id is in state (and, when attempt > 0, at that
  * attempt). */
 static void
@@ -566,6 +579,16 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 		job = twait(cl->c[i % NODES], acked[i]);
 		assert_string_equal(tstate(job), "succeeded");
 		json_decref(job);
+	}
+	/* The server's locks went with it: each node took its own again,
+	 * and every node says every other is up (a job through each makes
+	 * the others read the nodes again). */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while (!all_nodes_up(cl, 0)) {
+		tcheck_deadline(deadline, "every node up again at node a");
+		for (k = 0; k < NODES; k++)
+			json_decref(twait(cl->c[k], tsubmit(cl->c[k], "{s[s]}",
+			    "argv", "true")));
 	}
 	/* Exactly those: no job stored whose submitter was told it was not. */
 	res = tcall(cl->c[0], "list", "{s[sss]si}", "state", "queued",
