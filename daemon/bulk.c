@@ -39,8 +39,10 @@ struct bulk {
 	uint64_t last;			/* the largest id at the start */
 	struct event *ev;		/* the next slice */
 	uint64_t *ids;			/* acted on */
+	uint16_t *refused;		/* each one's refused writes then */
 	size_t nids, cap;
 	unsigned pending;		/* PENDING actions not settled yet */
+	bool writing;			/* answered once its writes are in */
 	bool scanning;			/* slices to come */
 	bool unchanged;			/* the id form: answer with the job */
 	struct method_err err;		/* err.code != 0: it failed */
@@ -88,6 +90,7 @@ bulk_free(struct bulk *b)
 	filter_free(b->filter);
 	json_decref(b->params);
 	free(b->ids);
+	free(b->refused);
 	free(b);
 }
 
@@ -104,32 +107,37 @@ bulk_fail(struct bulk *b, const struct method_err *err)
 }
 
 static void
-bulk_acted(struct bulk *b, uint64_t id)
+bulk_acted(struct bulk *b, uint64_t id, uint16_t refused)
 {
 	struct method_err err;
+	size_t cap = b->cap ? b->cap * 2 : 16;
+	uint16_t *r;
 	uint64_t *v;
 
 	if (b->nids == b->cap) {
-		if ((v = reallocarray(b->ids, b->cap ? b->cap * 2 : 16,
-		    sizeof *v)) == NULL) {
+		if ((v = reallocarray(b->ids, cap, sizeof *v)) != NULL)
+			b->ids = v;
+		if ((r = reallocarray(b->refused, cap, sizeof *r)) != NULL)
+			b->refused = r;
+		if (v == NULL || r == NULL) {
 			method_fail(&err, RPC_INTERNAL_ERROR, NULL,
 			    "out of memory");
 			bulk_fail(b, &err);
 			return;
 		}
-		b->ids = v;
-		b->cap = b->cap ? b->cap * 2 : 16;
+		b->cap = cap;
 	}
+	b->refused[b->nids] = refused;
 	b->ids[b->nids++] = id;
 }
 
 static void
-bulk_verdict(struct bulk *b, uint64_t id, enum bulk_verdict v,
-    const struct method_err *err)
+bulk_verdict(struct bulk *b, uint64_t id, uint16_t refused,
+    enum bulk_verdict v, const struct method_err *err)
 {
 	switch (v) {
 	case BULK_ACTED:
-		bulk_acted(b, id);
+		bulk_acted(b, id, refused);
 		break;
 	case BULK_SKIPPED:
 		/* The filter form passes it by; the id form tells why. */
@@ -149,13 +157,31 @@ bulk_verdict(struct bulk *b, uint64_t id, enum bulk_verdict v,
 	}
 }
 
-/* {"ids": [...]}, ascending; NULL out of memory. */
+/* Whether the write of the action on the i-th job acted on was refused,
+ * undoing the action (bulk_op.done). */
+static bool
+bulk_undone(const struct bulk *b, size_t i)
+{
+	const struct job *job;
+
+	if (b->op->done == NULL)
+		return false;
+	job = store_get(b->td->store, b->ids[i]);
+	return job != NULL && job->refused != b->refused[i];
+}
+
+/* {"ids": [...]}, ascending, but those undone; NULL out of memory. Once:
+ * the ids are sorted and the undone dropped in place. */
 static json_t *
 bulk_ids_json(struct bulk *b)
 {
 	json_t *ids = json_array();
-	size_t i;
+	size_t i, n = 0;
 
+	for (i = 0; i < b->nids; i++)
+		if (!bulk_undone(b, i))
+			b->ids[n++] = b->ids[i];
+	b->nids = n;
 	if (b->nids > 0)
 		qsort(b->ids, b->nids, sizeof *b->ids, filter_cmp_id);
 	for (i = 0; ids != NULL && i < b->nids; i++)
@@ -167,18 +193,15 @@ bulk_ids_json(struct bulk *b)
 	return ids != NULL ? json_pack("{so}", "ids", ids) : NULL;
 }
 
-/* Everything is done: the answer, then the bulk goes. */
+/* The answer, its writes on disk (or failed), then the bulk goes. */
 static void
-bulk_finish(struct bulk *b)
+bulk_answer(struct bulk *b)
 {
 	struct rpc_req *req = b->req;
+	struct method_err err;
 	struct job *job;
 	json_t *data;
 
-	if (req == NULL) {
-		bulk_free(b);
-		return;
-	}
 	b->req = NULL;
 	if (b->err.code != 0 && b->filter == NULL)
 		rpc_error(req, b->err.code, b->err.field, "%s",
@@ -190,11 +213,59 @@ bulk_finish(struct bulk *b)
 			    json_string(b->err.field));
 		rpc_error_data(req, b->err.code, data, "%s", b->err.message);
 	} else if (b->filter == NULL && b->op->id_gives_job &&
-	    (job = store_get(b->td->store, b->id)) != NULL)
-		method_reply_durable(req, jobs_json(b->td, job));
-	else
-		method_reply_durable(req, bulk_ids_json(b));
+	    (job = store_get(b->td->store, b->id)) != NULL) {
+		if (b->nids == 1 && bulk_undone(b, 0)) {
+			method_fail_refused(&err, job, b->op->done);
+			rpc_error(req, err.code, err.field, "%s", err.message);
+		} else
+			rpc_reply(req, jobs_json(b->td, job));
+	} else
+		rpc_reply(req, bulk_ids_json(b));
 	bulk_free(b);
+}
+
+static void
+bulk_written_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	struct bulk *b = arg;
+	struct method_err err;
+
+	(void)td;
+	(void)job;
+	b->writing = false;
+	if (b->req == NULL) {
+		bulk_free(b);
+		return;
+	}
+	if (cause != NULL) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "the changes could "
+		    "not be stored: %s", cause);
+		bulk_fail(b, &err);
+	}
+	bulk_answer(b);
+}
+
+/* Everything is done: answered once what it did is on disk, when the
+ * writes that undo an action (bulk_op.done) are known. */
+static void
+bulk_finish(struct bulk *b)
+{
+	struct method_err err;
+
+	if (b->req == NULL) {
+		bulk_free(b);
+		return;
+	}
+	if (b->err.code == 0 && store_pending(b->td->store)) {
+		b->writing = true;
+		if (jobs_after_commit(b->td, bulk_written_cb, b) == 0)
+			return;
+		b->writing = false;
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		bulk_fail(b, &err);
+	}
+	bulk_answer(b);
 }
 
 static void
@@ -209,9 +280,10 @@ bulk_act(struct bulk *b, struct job *job)
 {
 	struct method_err err;
 	uint64_t id = job->id;
+	uint16_t refused = job->refused;	/* act may free the job */
 
 	memset(&err, 0, sizeof err);
-	bulk_verdict(b, id, b->op->act(b, job, &err), &err);
+	bulk_verdict(b, id, refused, b->op->act(b, job, &err), &err);
 }
 
 /* Acts on the next jobs the filter selects; scanning is false after the
@@ -284,8 +356,9 @@ bulk_withdraw_cb(struct rpc_req *req, void *arg)
 	b->scanning = false;
 	if (b->ev != NULL)
 		evtimer_del(b->ev);
-	/* Actions under way still settle: the last one frees it. */
-	if (b->pending == 0)
+	/* Actions under way still settle, and writes end: the last of them
+	 * frees it. */
+	if (b->pending == 0 && !b->writing)
 		bulk_free(b);
 }
 
@@ -299,6 +372,7 @@ bulk_token(struct bulk *b, const struct job *job)
 	t->bulk = b;
 	t->id = job->id;
 	t->attempt = job->attempt;
+	t->refused = job->refused;
 	return t;
 }
 
@@ -310,7 +384,7 @@ bulk_settle(struct bulk_token *token, enum bulk_verdict v,
 
 	b->pending--;
 	if (b->req != NULL)
-		bulk_verdict(b, token->id, v, err);
+		bulk_verdict(b, token->id, token->refused, v, err);
 	free(token);
 	if (b->err.code != 0 && b->ev != NULL)
 		evtimer_del(b->ev);

@@ -37,6 +37,13 @@ struct bulk_op {
 	    struct method_err *err);
 	/* The id form's result: the job object, or else {"ids": [id]}. */
 	bool id_gives_job;
+	/*
+	 * What the action did, for an action whose write another daemon's
+	 * change may refuse, undoing it ("held"): such a job is left out of
+	 * the answer (the id form's is -32005). NULL for an action that is
+	 * done again instead (cancel), or never refused (remove).
+	 */
+	const char *done;
 };
 
 /* A check for {id | filter} params: exactly one of the two, each valid
@@ -50,7 +57,7 @@ int bulk_check(const struct method_ctx *ctx, json_t *params,
  * {"ids": [id]}); or on every job params' "filter" matches (the caller's
  * own only, unless an admin), a slice per turn of the loop, answering
  * {"ids": [...]} ascending, the jobs acted on, once every change is on
- * disk. Jobs submitted after the request are left out. A failure stops
+ * disk (without those whose write was refused: op->done). Jobs submitted after the request are left out. A failure stops
  * the filter form: the error's data.ids lists what was done before it.
  * params has passed bulk_check; req is answered, now or later.
  */
@@ -68,6 +75,7 @@ struct bulk_token {
 	struct bulk *bulk;
 	uint64_t id;
 	unsigned attempt;
+	uint16_t refused;	/* the job's refused writes then */
 };
 /* A token for job; NULL out of memory (the action then fails). */
 struct bulk_token *bulk_token(struct bulk *b, const struct job *job);

@@ -188,6 +188,7 @@ jobs_changed_cb(struct job *job, enum store_change what,
 		 * read back, says what it does now. A cancel of ours was
 		 * answered: it is done again on that row. */
 		jobs_drop_pending(td, job->id);
+		job->refused++;
 		if (job->state == JOB_CANCELED && job->cancel.sig != 0)
 			job->cancel.again = true;
 		if (!run_has(td->run, job))

@@ -25,12 +25,14 @@ static const struct bulk_op hold_op = {
 	.verb = "hold",
 	.act = hold_act,
 	.id_gives_job = true,
+	.done = "held",
 };
 
 static const struct bulk_op release_op = {
 	.verb = "release",
 	.act = release_act,
 	.id_gives_job = true,
+	.done = "released",
 };
 
 static void

@@ -77,6 +77,7 @@ static const struct bulk_op retry_op = {
 	.verb = "retry",
 	.act = retry_act,
 	.id_gives_job = true,
+	.done = "retried",
 };
 
 static void

@@ -136,7 +136,7 @@ update_handler(struct rpc_req *req, json_t *params)
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	method_reply_durable(req, jobs_json(td, job));
+	method_reply_edit(req, job, "updated");
 }
 
 static const struct method_param update_params[] = {

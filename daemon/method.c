@@ -348,6 +348,11 @@ struct method_later {
 	struct rpc_req *req;	/* NULL once its client has gone */
 	const char *what;	/* for the error: "the job", "the retry" */
 	json_t *result;		/* the answer, when it is known already */
+	/* An edit's: its job, the job's count of refused writes then, and
+	 * what the edit did. */
+	uint64_t id;
+	uint16_t refused;
+	const char *done;
 };
 
 static void
@@ -413,6 +418,58 @@ method_later_done_cb(struct triaged *td, struct job *job, const char *cause,
 	}
 	json_decref(l->result);
 	free(l);
+}
+
+void
+method_fail_refused(struct method_err *err, const struct job *job,
+    const char *done)
+{
+	method_fail(err, RPC_WRONG_STATE, "id", "job %llu was changed by "
+	    "another node as this was written (it is %s now%s%s): it was not "
+	    "%s; try again", (unsigned long long)job->id,
+	    job_state_name(job->state), job->node != NULL ? ", on " : "",
+	    job->node != NULL ? job->node : "", done);
+}
+
+static void
+method_edit_done_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	struct method_later *l = arg;
+	struct method_err err;
+
+	job = store_get(td->store, l->id);
+	if (l->req != NULL && cause == NULL && job == NULL) {
+		/* Removed meanwhile, by another node. */
+		rpc_error(l->req, RPC_NO_SUCH_JOB, "id", "no job %llu",
+		    (unsigned long long)l->id);
+		l->req = NULL;
+	} else if (l->req != NULL && cause == NULL &&
+	    job->refused != l->refused) {
+		method_fail_refused(&err, job, l->done);
+		rpc_error(l->req, err.code, err.field, "%s", err.message);
+		l->req = NULL;
+	}
+	method_later_done_cb(td, job, cause, l);
+}
+
+void
+method_reply_edit(struct rpc_req *req, struct job *job, const char *done)
+{
+	struct triaged *td = rpc_daemon(req);
+	struct method_later *l;
+
+	if (!store_pending(td->store)) {
+		rpc_reply(req, jobs_json(td, job));
+		return;
+	}
+	if ((l = method_later(req, "the change")) == NULL)
+		return;
+	l->id = job->id;
+	l->refused = job->refused;
+	l->done = done;
+	if (jobs_after_commit(td, method_edit_done_cb, l) != 0)
+		method_later_done_cb(td, NULL, "out of memory", l);
 }
 
 void

@@ -133,6 +133,18 @@ int method_priority(const struct config *cfg, json_t *params);
 void method_reply_durable(struct rpc_req *req, json_t *result);
 
 /*
+ * The answer to an edit of job, done saying what it did ("held",
+ * "updated"): the job object once the edit is on disk, or -32005 when the
+ * database refused the write, another daemon sharing it having changed the
+ * job first (a claim in the same instant): then the edit was not made.
+ */
+void method_reply_edit(struct rpc_req *req, struct job *job,
+    const char *done);
+/* The message of that -32005, for err. */
+void method_fail_refused(struct method_err *err, const struct job *job,
+    const char *done);
+
+/*
  * A request answered later by method_later_done_cb, a jobs_done_cb: with
  * the job object, or -32603 "WHAT could not be stored: CAUSE". Returns it
  * (req is deferred), or NULL after answering req with an error.

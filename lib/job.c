@@ -216,6 +216,7 @@ job_take_stored(struct job *job, struct job *from)
 	job->taken = old.taken;
 	job->elsewhere = old.elsewhere;
 	job->cancel = old.cancel;
+	job->refused = old.refused;
 	job->replaced = old.replaced + 1;
 	job->version = old.version;
 	*from = old;

@@ -124,6 +124,10 @@ struct job {
 		int8_t sig;
 		bool again;
 	} cancel;
+	/* The daemon's, not stored: how many writes of it the database
+	 * refused (it wraps): another daemon's change came first, and an
+	 * edit answered after such a write was not made. */
+	uint16_t refused;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };
@@ -174,7 +178,8 @@ void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
  * database) but its id; its own fields (its place in the semaphore, the
- * queue of begin times, gated, taken, elsewhere, version, cancel) stay, and its
+ * queue of begin times, gated, taken, elsewhere, version, cancel, refused)
+ * stay, and its
  * count of replacements grows. from is left with the
  * job's old fields, for job_free. */
 void job_take_stored(struct job *job, struct job *from);

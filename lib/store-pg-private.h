@@ -101,8 +101,10 @@ void pgstore_sync_changes(struct pgstore *s);
 void pgstore_synced(struct pgstore *s);
 /* Reads back the rows of ids (uint64_t), whose writes were refused: each
  * job is told of its row (STORE_CHANGE_UPDATED) even when it is no newer,
- * and of its end when it is gone. */
-void pgstore_refetch(struct pgstore *s, const struct vec *ids);
+ * and of its end when it is gone. Then done(arg), read or not (never when
+ * the store is closing). */
+void pgstore_refetch(struct pgstore *s, const struct vec *ids,
+    void (*done)(void *), void *arg);
 /* ids (uint64_t) as a bigint[] literal; NULL out of memory. */
 char *pgstore_ids_array(const struct vec *ids);
 /* store-pg-cluster.c: the lease, the takeover, cancels of other nodes'

@@ -213,7 +213,21 @@ pgstore_read_nodes(struct pgstore *s, const PGresult *res)
 struct pgsync_refetch {
 	struct pgstore *s;
 	struct vec ids;
+	void (*done)(void *);
+	void *arg;
 };
+
+static void
+pgsync_refetch_free(struct pgsync_refetch *rf)
+{
+	void (*done)(void *) = rf->done;
+	void *arg = rf->arg;
+
+	vec_free(&rf->ids);
+	free(rf);
+	if (done != NULL)
+		done(arg);
+}
 
 static void
 pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
@@ -227,6 +241,12 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 	size_t i;
 	int k;
 
+	/* Closing: nobody waits. */
+	if (s->conn == NULL) {
+		vec_free(&rf->ids);
+		free(rf);
+		return;
+	}
 	if (cause == NULL && n == 1 &&
 	    PQresultStatus(res[0]) == PGRES_TUPLES_OK) {
 		for (k = 0; k < PQntuples(res[0]); k++) {
@@ -251,38 +271,44 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 	} else
 		/* Lost: the connection's return reads every change. */
 		pgstore_sync_changes(s);
-	vec_free(&rf->ids);
-	free(rf);
+	pgsync_refetch_free(rf);
 }
 
 void
-pgstore_refetch(struct pgstore *s, const struct vec *ids)
+pgstore_refetch(struct pgstore *s, const struct vec *ids,
+    void (*done)(void *), void *arg)
 {
 	struct pgconn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL };
 	struct pgsync_refetch *rf;
 	const char *values[1];
-	char *array;
+	char *array = NULL;
 
-	if (s->conn == NULL)
+	if (s->conn == NULL) {
+		done(arg);
 		return;
-	if ((rf = calloc(1, sizeof *rf)) == NULL ||
-	    vec_reserve(&rf->ids, sizeof(uint64_t), ids->n) != 0 ||
-	    (array = pgstore_ids_array(ids)) == NULL) {
-		if (rf != NULL)
-			vec_free(&rf->ids);
-		free(rf);
+	}
+	if ((rf = calloc(1, sizeof *rf)) == NULL) {
 		pgstore_sync_changes(s);
+		done(arg);
+		return;
+	}
+	rf->s = s;
+	rf->done = done;
+	rf->arg = arg;
+	if (vec_reserve(&rf->ids, sizeof(uint64_t), ids->n) != 0 ||
+	    (array = pgstore_ids_array(ids)) == NULL) {
+		/* Out of memory: the next read of changes brings them. */
+		pgstore_sync_changes(s);
+		pgsync_refetch_free(rf);
 		return;
 	}
 	memcpy(rf->ids.v, ids->v, ids->n * sizeof(uint64_t));
 	rf->ids.n = ids->n;
-	rf->s = s;
 	values[0] = array;
 	q.values = values;
 	if (pgconn_batch(s->conn, &q, 1, pgsync_refetch_cb, rf) != 0) {
-		vec_free(&rf->ids);
-		free(rf);
 		pgstore_sync_changes(s);
+		pgsync_refetch_free(rf);
 	}
 	free(array);
 }

@@ -1379,17 +1379,17 @@ pgstore_requeue(struct pgstore *s, struct pgcommit *c)
 /*
  * The updates' answers: a row is ours at its new version; none means
  * another daemon changed the job first (or holds the row, for a claim):
- * the job is told, and its row read back to replace ours. Without answers
- * (a commit in doubt that happened: the versions are set), none is.
+ * the job is told, and its id goes in refused, for its row to be read back
+ * and replace ours. Without answers (a commit in doubt that happened: the
+ * versions are set), none is.
  */
 static void
 pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
-    PGresult *const *res)
+    PGresult *const *res, struct vec *refused)
 {
 	const struct pgstore_mark *m = c->updated.v;
 	struct job *job;
 	const PGresult *r;
-	struct vec refused = { 0 };
 	size_t i;
 
 	if (res == NULL)
@@ -1419,51 +1419,28 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 			s->st.changed_cb(job, STORE_CHANGE_REFUSED, NULL,
 			    s->st.changed_arg);
 		/* Out of memory, the next read of changes brings it. */
-		(void)vec_push(&refused, sizeof m[i].id, &m[i].id);
+		(void)vec_push(refused, sizeof m[i].id, &m[i].id);
 	}
-	if (refused.n > 0)
-		pgstore_refetch(s, &refused);
-	vec_free(&refused);
 }
 
+/* The end of commit c (err: why it failed): its new jobs, syncs and
+ * waiters are told, and the next commit is on its way. */
 static void
-pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
-    const char *cause)
+pgstore_settle_end(struct pgcommit *c, const char *err)
 {
 	struct pgstore *s = c->s;
 	struct store *st = &s->st;
-	struct store_staged *sj;
-	struct store_sync *y;
-	const char *err = cause;
+	struct store_staged *sj = c->staged.v;
+	struct store_sync *y = c->syncs.v;
 	size_t i;
 
 	s->flight = NULL;
 	s->flight_paused = false;
-	if (err == NULL && res != NULL)
-		err = pgstore_error(res, n);
-	if (c->ids_at != 0)
-		s->ids_asked = false;
-	if (c->ids_at != 0 && res != NULL && c->ids_at < n)
-		pgstore_take_ids(s, res[c->ids_at]);
-	hist_observe(&st->stats.seconds, &hist_commit_seconds,
-	    (double)(timefmt_mono_us() - c->start_us) / 1e6);
-	sj = c->staged.v;
-	if (err != NULL) {
-		st->stats.failures++;
-		pgstore_requeue(s, c);
-	} else {
-		for (i = 0; i < c->staged.n; i++) {
-			sj[i].job->version = 1;
-			(void)jobtable_add(&st->jobs, sj[i].job);
-		}
-		pgstore_settle_updates(s, c, res);
-	}
 	for (i = 0; i < c->staged.n; i++) {
 		if (err != NULL)
 			sj[i].job->id = 0;
 		sj[i].cb(sj[i].job, err == NULL, err, sj[i].arg);
 	}
-	y = c->syncs.v;
 	for (i = 0; i < c->syncs.n; i++)
 		y[i].cb(err, y[i].arg);
 	/* What the commit left to the next ones holds back their waiters. */
@@ -1482,6 +1459,51 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	} else if (pgstore_has_changes(s) || s->syncs.n > 0)
 		pgstore_schedule(s);
 	pgstore_commit_free(c);
+}
+
+static void
+pgstore_refetched_cb(void *arg)
+{
+	pgstore_settle_end(arg, NULL);
+}
+
+static void
+pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
+    const char *cause)
+{
+	struct pgstore *s = c->s;
+	struct store *st = &s->st;
+	struct store_staged *sj = c->staged.v;
+	struct vec refused = { 0 };
+	const char *err = cause;
+	size_t i;
+
+	if (err == NULL && res != NULL)
+		err = pgstore_error(res, n);
+	if (c->ids_at != 0)
+		s->ids_asked = false;
+	if (c->ids_at != 0 && res != NULL && c->ids_at < n)
+		pgstore_take_ids(s, res[c->ids_at]);
+	hist_observe(&st->stats.seconds, &hist_commit_seconds,
+	    (double)(timefmt_mono_us() - c->start_us) / 1e6);
+	if (err != NULL) {
+		st->stats.failures++;
+		pgstore_requeue(s, c);
+	} else {
+		for (i = 0; i < c->staged.n; i++) {
+			sj[i].job->version = 1;
+			(void)jobtable_add(&st->jobs, sj[i].job);
+		}
+		pgstore_settle_updates(s, c, res, &refused);
+	}
+	if (refused.n > 0) {
+		/* Their rows first: whoever waits for this commit (the
+		 * answer to an edit the refusal undid) finds them. */
+		pgstore_refetch(s, &refused, pgstore_refetched_cb, c);
+		vec_free(&refused);
+		return;
+	}
+	pgstore_settle_end(c, err);
 }
 
 /*

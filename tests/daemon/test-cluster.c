@@ -387,6 +387,41 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 	cluster_end(cl);
 }
 
+/* One job on every node holding its one slot, until free_every_slot. */
+static void
+hold_every_slot(struct cluster *cl, int64_t block[NODES])
+{
+	int i;
+
+	for (i = 0; i < NODES; i++)
+		block[i] = submit_ledgered(cl, i, "block", "normal");
+	for (i = 0; i < NODES; i++)
+		wait_state(cl, 0, block[i], "running", 1);
+}
+
+static void
+free_every_slot(struct cluster *cl, const int64_t block[NODES])
+{
+	int i;
+
+	topen_gate(cl->d[0], "block");
+	for (i = 0; i < NODES; i++)
+		json_decref(twait(cl->c[0], block[i]));
+}
+
+/* Moves job id's row on without a NOTIFY: a change another daemon made
+ * that node a has not heard of, as a claim that comes first is for a
+ * moment. */
+static void
+bump_version(struct cluster *cl, int64_t id)
+{
+	char sql[128];
+
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET version = "
+	    "version + 1 WHERE id = %lld", (long long)id);
+	PQclear(tpg_query(tpg_group, cl->db, sql));
+}
+
 /*
  * A cancel whose write was refused, another daemon having changed the row
  * first (here a write no node heard of, as a claim that comes first is for
@@ -398,29 +433,69 @@ test_cancel_undone_by_another_write_is_done_again(void **state)
 {
 	struct cluster *cl = cluster_start(1, "");
 	int64_t block[NODES], id;
-	char sql[128];
 	json_t *job;
 	int i;
 
 	(void)state;
-	for (i = 0; i < NODES; i++)
-		block[i] = submit_ledgered(cl, i, "block", "normal");
-	for (i = 0; i < NODES; i++)
-		wait_state(cl, 0, block[i], "running", 1);
+	hold_every_slot(cl, block);
 	id = submit_ledgered(cl, 0, "open", "normal");
 	for (i = 0; i < NODES; i++)
 		wait_state(cl, i, id, "queued", 1);
-	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET version = "
-	    "version + 1 WHERE id = %lld", (long long)id);
-	PQclear(tpg_query(tpg_group, cl->db, sql));
+	bump_version(cl, id);
 	job = tcall(cl->c[0], "cancel", "{sI}", "id", (json_int_t)id);
 	json_decref(job);
 	for (i = 0; i < NODES; i++)
 		wait_state(cl, i, id, "canceled", 1);
-	topen_gate(cl->d[0], "block");
-	for (i = 0; i < NODES; i++)
-		json_decref(twait(cl->c[0], block[i]));
+	free_every_slot(cl, block);
 	assert_int_equal(ledger_count(cl, "start", id, 0), 0);
+	cluster_end(cl);
+}
+
+/*
+ * A hold, an update and a hold by filter whose writes were refused, another
+ * daemon having changed the row first, are not answered as done: the id
+ * form says -32005 and to try again, the filter form leaves the job out,
+ * and the job is as the other change left it.
+ */
+static void
+test_edit_undone_by_another_write_is_not_answered_done(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	struct client_error e;
+	int64_t block[NODES], id;
+	json_t *res, *job;
+	int i;
+
+	(void)state;
+	hold_every_slot(cl, block);
+	id = tsubmit(cl->c[1], "{s[s] ss ss}", "argv", "true", "name",
+	    "edited", "priority", "normal");
+	wait_state(cl, 0, id, "queued", 1);
+
+	bump_version(cl, id);
+	assert_int_equal(tcall_error(cl->c[0], "hold", &e, "{sI}", "id",
+	    (json_int_t)id), -32005);
+	assert_non_null(strstr(e.message, "was not held; try again"));
+	bump_version(cl, id);
+	assert_int_equal(tcall_error(cl->c[0], "update", &e, "{sI ss}",
+	    "id", (json_int_t)id, "priority", "high"), -32005);
+	assert_non_null(strstr(e.message, "was not updated"));
+	bump_version(cl, id);
+	res = tcall(cl->c[0], "hold", "{s{ss}}", "filter", "name", "edited");
+	assert_int_equal(json_array_size(json_object_get(res, "ids")), 0);
+	json_decref(res);
+	for (i = 0; i < NODES; i++) {
+		job = tget(cl->c[i], id);
+		assert_false(json_is_true(json_object_get(job, "held")));
+		assert_string_equal(tjstr(job, "priority"), "normal");
+		json_decref(job);
+	}
+	/* Its row as it is: the same edits now go through. */
+	res = tcall(cl->c[0], "hold", "{sI}", "id", (json_int_t)id);
+	assert_true(json_is_true(json_object_get(res, "held")));
+	json_decref(res);
+	free_every_slot(cl, block);
+	json_decref(tcall(cl->c[0], "cancel", "{sI}", "id", (json_int_t)id));
 	cluster_end(cl);
 }
 
@@ -689,6 +764,8 @@ main(void)
 		cmocka_unit_test(
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
 		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
+		cmocka_unit_test(
+		    test_edit_undone_by_another_write_is_not_answered_done),
 		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
 		cmocka_unit_test(
 		    test_database_restart_loses_nothing_acknowledged),
