@@ -1,6 +1,7 @@
 #!/bin/sh
 # run-tests.sh - runs each test program given, shows its output, and ends with
-# one "N passed, N failed" line that totals the tests of every program.
+# one "N passed, N failed" line that totals the tests of every program (after
+# a "slowest:" line naming the five programs that took longest).
 #
 # A program is a cmocka binary (its "[  PASSED  ]"/"[  FAILED  ]" summary is
 # counted) or a script printing the same summary lines. A program that dies or
@@ -42,6 +43,8 @@ passed=0
 failed=0
 skipped=0
 broken=
+# "SECONDS PROGRAM" per line, for the slowest at the end.
+took=
 # The programs under way, oldest first: "pid|start|output|program " each.
 running=
 nrunning=0
@@ -111,6 +114,8 @@ finish() {
 		f=1
 	fi
 	[ "$f" -eq 0 ] || broken="$broken $f_prog"
+	took="$took$f_elapsed ${f_prog##*/}
+"
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
@@ -132,6 +137,8 @@ done
 while [ "$nrunning" -gt 0 ]; do finish; done
 
 [ -z "$broken" ] || echo "failing:$broken"
+printf '%s' "$took" | sort -rn | head -n 5 |
+    awk '{ s = s (NR > 1 ? ", " : "") $2 " " $1 " s" } END { if (s != "") print "slowest: " s }'
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else
