@@ -97,6 +97,15 @@ finish() {
 	wait "$f_pid"
 	f_rc=$?
 	f_elapsed=$(($(date +%s) - f_start))
+	# With others at once, it may have ended well before its turn here:
+	# its output's last write is when it ended.
+	f_took=$f_elapsed
+	if f_end=$(stat -c %Y "$f_out" 2>/dev/null) &&
+	    [ "$f_end" -ge "$f_start" ]; then
+		f_took=$((f_end - f_start))
+	fi
+	took="$took$f_took ${f_prog##*/}
+"
 	cat "$f_out"
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$f_out" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$f_out" | tail -n 1)
@@ -114,8 +123,6 @@ finish() {
 		f=1
 	fi
 	[ "$f" -eq 0 ] || broken="$broken $f_prog"
-	took="$took$f_elapsed ${f_prog##*/}
-"
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
