@@ -34,7 +34,7 @@
  * 100,000 jobs goes out as many commits, each built and settled in a few
  * milliseconds, so that the loop serves others between them.
  */
-#define PGSTORE_COMMIT_ROWS 1000
+#define PGSTORE_COMMIT_ROWS 500
 
 /* The statements, prepared on every connection. */
 static const struct {
