@@ -1150,30 +1150,31 @@ pgstore_cmp_mark(const void *a, const void *b)
 	return x->gen < y->gen ? -1 : x->gen > y->gen;
 }
 
-/* Marks by the generation they were made for, then by id. */
-static int
-pgstore_cmp_mark_gen(const void *a, const void *b)
-{
-	const struct pgstore_mark *x = a, *y = b;
-
-	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /*
  * The changed jobs still in the table whose changes still stand, each
  * once, under the first generation it changed for, in id order: room of
- * them at most, the claims first (a launch waits for its claim alone), then
- * the oldest changes. The others wait in the marks for the next commit.
+ * them at most, the oldest first, and every claim (a launch waits for its
+ * claim alone). The others wait in the marks for the next commits, unsorted:
+ * a backlog of 100,000 is not sorted again for each commit of a few hundred.
+ * A mark of a job also taken may stay behind: its write is one more.
  */
 static void
 pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
 {
-	struct pgstore_mark *m, t;
-	size_t i, k = 0, claims = 0;
+	struct pgstore_mark *m = s->dirty.v;
+	size_t i, k = 0, n = s->dirty.n;
 
-	c->updated = vec_take(&s->dirty);
+	if (n <= room ||
+	    vec_reserve(&c->updated, sizeof *m, room + s->claims.n) != 0)
+		c->updated = vec_take(&s->dirty);
+	else {
+		memcpy(c->updated.v, m, room * sizeof *m);
+		memcpy((struct pgstore_mark *)c->updated.v + room, s->claims.v,
+		    s->claims.n * sizeof *m);
+		c->updated.n = room + s->claims.n;
+		memmove(m, &m[room], (n - room) * sizeof *m);
+		s->dirty.n = n - room;
+	}
 	m = c->updated.v;
 	if (c->updated.n > 1)
 		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_mark);
@@ -1182,24 +1183,6 @@ pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
 		    pgstore_mark_live(s, &m[i]))
 			m[k++] = m[i];
 	c->updated.n = k;
-	if (k <= room)
-		return;
-	for (i = 0; i < k; i++)
-		if (pgstore_is_claim(s, m[i].id)) {
-			t = m[claims];
-			m[claims++] = m[i];
-			m[i] = t;
-		}
-	qsort(&m[claims], k - claims, sizeof *m, pgstore_cmp_mark_gen);
-	if (room < claims)
-		room = claims;
-	/* Out of memory, the rest are lost to this daemon's writes: the
-	 * next read of the row undoes them here too. */
-	(void)vec_reserve(&s->dirty, sizeof *m, k - room);
-	for (i = room; i < k; i++)
-		(void)vec_push(&s->dirty, sizeof *m, &m[i]);
-	c->updated.n = room;
-	qsort(m, room, sizeof *m, pgstore_cmp_mark);
 }
 
 /* The removals that fit in room, the oldest first; the others wait. */
