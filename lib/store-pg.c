@@ -1169,8 +1169,9 @@ pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
 		c->updated = vec_take(&s->dirty);
 	else {
 		memcpy(c->updated.v, m, room * sizeof *m);
-		memcpy((struct pgstore_mark *)c->updated.v + room, s->claims.v,
-		    s->claims.n * sizeof *m);
+		if (s->claims.n > 0)
+			memcpy((struct pgstore_mark *)c->updated.v + room,
+			    s->claims.v, s->claims.n * sizeof *m);
 		c->updated.n = room + s->claims.n;
 		memmove(m, &m[room], (n - room) * sizeof *m);
 		s->dirty.n = n - room;
