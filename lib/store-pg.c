@@ -669,7 +669,6 @@ static void
 pgstore_mark(struct store *st, struct job *job, enum store_mark how)
 {
 	struct pgstore *s = pgstore(st);
-
 	struct pgstore_mark m = { job->id, s->commits + 1, job->replaced };
 
 	/* A claim: written only if no other daemon holds the row. Out of
