@@ -57,8 +57,9 @@ int bulk_check(const struct method_ctx *ctx, json_t *params,
  * {"ids": [id]}); or on every job params' "filter" matches (the caller's
  * own only, unless an admin), a slice per turn of the loop, answering
  * {"ids": [...]} ascending, the jobs acted on, once every change is on
- * disk (without those whose write was refused: op->done). Jobs submitted after the request are left out. A failure stops
- * the filter form: the error's data.ids lists what was done before it.
+ * disk (without those whose write was refused: op->done). Jobs submitted
+ * after the request are left out. A failure stops the filter form: the
+ * error's data.ids lists what was done before it.
  * params has passed bulk_check; req is answered, now or later.
  */
 void bulk_start(struct rpc_req *req, json_t *params,

@@ -243,8 +243,8 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 
 	/* Closing: nobody waits. */
 	if (s->conn == NULL) {
-		vec_free(&rf->ids);
-		free(rf);
+		rf->done = NULL;
+		pgsync_refetch_free(rf);
 		return;
 	}
 	if (cause == NULL && n == 1 &&
