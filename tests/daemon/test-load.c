@@ -22,11 +22,19 @@
 #include "harness.h"
 #include "proc.h"
 
-/* What the issue asks of other clients' calls while one client misbehaves;
- * and no call held up for long at all (the daemon used to stall the others
- * for seconds at once: 7.8 s for a batch, 1.6 s for a large list). */
+/*
+ * What other clients' calls may take while one client misbehaves, and no
+ * call held up for long at all (the daemon used to stall the others for
+ * seconds at once: 7.8 s for a batch, 1.6 s for a large list). Bounds of
+ * time hold only on a machine that runs nothing else: `make test-load`
+ * runs this program alone and sets LOAD_LATENCY_ENV; in `make test` and
+ * the sanitized run, two programs at once on shared cores, the figures are
+ * printed and only what the load must not change (every reply, the
+ * daemon's size) is asserted.
+ */
 #define LOAD_P99_MS 50.0
 #define LOAD_MAX_MS 1000.0
+#define LOAD_LATENCY_ENV "TRIAGE_TEST_LATENCY"
 /*
  * The daemon's peak resident size while a client sends batches of 300
  * `list` requests over 1,000 jobs and reads nothing. Those replies would be
@@ -45,6 +53,22 @@
 #define LOAD_RSS_MAX_KB (512 * 1024)
 #endif
 #define LOAD_STATS_CALLS 200
+
+/* Asserts the bounds of time on the latencies of stats measured beside a
+ * load (p99 and max, in ms) where they are asked for: see LOAD_P99_MS. */
+static void
+check_latency(double p99, double max)
+{
+	const char *v = getenv(LOAD_LATENCY_ENV);
+
+	if (v == NULL || strcmp(v, "1") != 0) {
+		print_message("latency not asserted here (make test-load "
+		    "does, alone on the machine)\n");
+		return;
+	}
+	assert_true(p99 < LOAD_P99_MS);
+	assert_true(max < LOAD_MAX_MS);
+}
 
 static double
 timed_stats(struct client *c)
@@ -170,10 +194,9 @@ flood_and_measure(struct tdaemon *d, struct client *c, const char *params)
 	print_message("stats beside a flood of unread batches of list %s: "
 	    "p50 %.2f ms, p99 %.2f ms, max %.2f ms; daemon RSS %ld KiB "
 	    "before, peak %ld KiB\n", params, p50, p99, max, rss0, hwm);
-	if (p99 >= LOAD_P99_MS || hwm >= LOAD_RSS_MAX_KB)
+	if (hwm >= LOAD_RSS_MAX_KB)
 		tdaemon_dump_log(d);
-	assert_true(p99 < LOAD_P99_MS);
-	assert_true(max < LOAD_MAX_MS);
+	check_latency(p99, max);
 	assert_true(hwm < LOAD_RSS_MAX_KB);
 }
 
@@ -374,8 +397,7 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 	print_message("list of %d jobs: all in after %.0f ms; %d stats "
 	    "meanwhile: p50 %.2f ms, p99 %.2f ms, max %.2f ms; daemon peak RSS %ld KiB\n",
 	    N, took, n, p50, p99, lat[n - 1], hwm);
-	assert_true(p99 < LOAD_P99_MS);
-	assert_true(lat[n - 1] < LOAD_MAX_MS);
+	check_latency(p99, lat[n - 1]);
 	free(lat);
 	tdaemon_end(d, c);
 }
@@ -456,8 +478,7 @@ test_cancel_and_remove_of_100000_jobs_while_others_are_served(void **state)
 		    "stats meanwhile: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
 		    calls[i].method, calls[i].params, N, calls[i].n, took, n,
 		    p50, p99, lat[n - 1]);
-		assert_true(p99 < LOAD_P99_MS);
-		assert_true(lat[n - 1] < LOAD_MAX_MS);
+		check_latency(p99, lat[n - 1]);
 	}
 	free(lat);
 	client_free(other);
