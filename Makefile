@@ -308,7 +308,8 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
 	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage $(ZSHCOMPDIR)/_triage \
-	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf \
+	$(DOCDIR)/README.md $(DOCDIR)/examples/sandbox.conf \
+	$(DOCDIR)/examples/triage.conf \
 	$(addprefix $(DASHDIR)/,$(notdir $(DASHBOARD_SRC)))
 
 install: all
@@ -327,6 +328,7 @@ install: all
 	$(INSTALL) -m 0644 man/triaged.8 $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -m 0644 client/triage.bash-completion $(DESTDIR)$(BASHCOMPDIR)/triage
 	$(INSTALL) -m 0644 client/_triage $(DESTDIR)$(ZSHCOMPDIR)/_triage
+	$(INSTALL) -m 0644 README.md $(DESTDIR)$(DOCDIR)/
 	$(INSTALL) -m 0644 systemd/sandbox.conf config/triage.conf \
 		$(DESTDIR)$(DOCDIR)/examples/
 	$(INSTALL) -m 0644 $(DASHBOARD_SRC) $(DESTDIR)$(DASHDIR)/
@@ -344,6 +346,9 @@ install: all
 # build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
 VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
+# Asked only when a recipe names it, so that make shows the real file names.
+DEB_ARCH = $(shell dpkg --print-architecture)
+DEB_BASE = $(BUILD)/triage_$(VERSION)_$(DEB_ARCH)
 deb:
 	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(DEB_TOOLS)"
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
@@ -352,9 +357,9 @@ deb:
 	@mkdir -p $(BUILD)
 	TRIAGE_DEB_DESTDIR=$(CURDIR)/$(BUILD) dpkg-buildpackage -us -uc -b \
 		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
-		--buildinfo-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).buildinfo \
-		--changes-file=$(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).changes
-	lintian $(BUILD)/triage_$(VERSION)_$$(dpkg --print-architecture).deb
+		--buildinfo-file=$(DEB_BASE).buildinfo \
+		--changes-file=$(DEB_BASE).changes
+	lintian $(DEB_BASE).deb
 
 # systemd-analyze verify on the units as installed, with ExecStart= on the
 # triaged of build/ and Documentation= on the man pages of man/.

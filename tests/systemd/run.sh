@@ -684,13 +684,19 @@ check_deb() {
 		notok "deb: triage.socket" "not enabled and active after the install: $(sc status triage.socket --no-pager 2>&1 | head -5 | tr '\n' ' ')"
 		return
 	fi
-	id=$(tr_ submit -- sh -c 'echo packaged') &&
+	id=$(tr_ submit -p high -- sh -c 'echo packaged') &&
 	    tr_ wait "$id" >/dev/null && out=$(tr_ output "$id")
 	if [ "$out" = packaged ] && is_active triage.service &&
 	    [ "$(prop triage.service TriggeredBy)" = triage.socket ]; then
 		ok "deb: apt-get install ./${DEB##*/} gives an enabled triage.socket; its first connection starts triage.service, which runs a job"
 	else
 		notok "deb: a job through the packaged service" "output '$out'; service $(sc is-active triage.service); $(ns journalctl -u triage.service -n 5 -o cat 2>/dev/null | tr '\n' ' ')"
+	fi
+	# The README, which the man pages' readers are sent to, is there too.
+	if ns sh -c 'zcat -f /usr/share/doc/triage/README.md* | grep -q "^# triage"'; then
+		ok "deb: /usr/share/doc/triage has the README"
+	else
+		notok "deb: the README" "not in /usr/share/doc/triage: $(ns ls /usr/share/doc/triage 2>&1 | tr '\n' ' ')"
 	fi
 }
 
