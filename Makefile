@@ -303,6 +303,7 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(SYSTEMDUNITDIR)/triage.service $(SYSTEMDUNITDIR)/triage.socket \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
+	$(MANDIR)/man7/triage-protocol.7 \
 	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage $(ZSHCOMPDIR)/_triage \
 	$(DOCDIR)/examples/sandbox.conf $(DOCDIR)/examples/triage.conf \
 	$(addprefix $(DASHDIR)/,$(notdir $(DASHBOARD_SRC)))
@@ -310,7 +311,7 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 install: all
 	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
 		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
-		$(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
+		$(MANDIR)/man7 $(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
 		$(DASHDIR) $(SYSCONFDIR)/triage)
 	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
 	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
@@ -320,6 +321,7 @@ install: all
 	$(INSTALL) -m 0644 systemd/triage.sysusers $(DESTDIR)$(SYSUSERSDIR)/triage.conf
 	$(INSTALL) -m 0644 man/triage.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 0644 man/triage.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 man/triage-protocol.7 $(DESTDIR)$(MANDIR)/man7/
 	$(INSTALL) -m 0644 man/triaged.8 $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -m 0644 client/triage.bash-completion $(DESTDIR)$(BASHCOMPDIR)/triage
 	$(INSTALL) -m 0644 client/_triage $(DESTDIR)$(ZSHCOMPDIR)/_triage
