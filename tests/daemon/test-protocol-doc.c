@@ -1,6 +1,6 @@
 /* test-protocol-doc.c - triage-protocol(7) documents every method, param, job
- * member, stats member, output member and error code the daemon has, each
- * in its place, and none the daemon lacks. */
+ * member, stats member, output member, filter member and error code the
+ * daemon has, each in its place, and none the daemon lacks. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -10,14 +10,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "caller-env.h"
+#include "config.h"
 #include "harness.h"
 #include "job.h"
 #include "jsonw.h"
 #include "method.h"
+#include "rpc-codes.h"
 
 /* make test runs the tests from the top of the repository. */
 #define PDOC_PAGE "man/triage-protocol.7"
@@ -28,8 +32,8 @@
  * section is its own ".SS NAME" under ".SH METHODS"; in it, the line
  * "Params:" (or "Result:") opens a list of tagged paragraphs, ".TP" then
  * ".B NAME", which ends at the next ".PP", ".SS" or ".SH". The job and stats
- * objects' members and the error codes are such tagged paragraphs in
- * their ".SH" sections. A name merely mentioned in prose is none of these.
+ * objects' members, a filter's members and the error codes are such tagged
+ * paragraphs in their ".SH" sections. A name merely mentioned in prose is none of these.
  */
 struct pdoc {
 	char *text;
@@ -471,6 +475,82 @@ every_error_code_is_documented(void **state)
 	pdoc_free(d);
 }
 
+/* Whether cancel takes key as a member of its filter (the filter's keys
+ * are filter.c's own): a value of the key's type, checked as a request
+ * is, is refused as a key the filter does not have, or not. */
+static bool
+pdoc_filter_takes(const struct config *cfg, const char *key)
+{
+	struct method_ctx ctx = { .cfg = cfg, .uid = 1000, .gid = 1000,
+	    .admin = true, .permits = 4 };
+	struct method_err err;
+	json_t *value, *params;
+	bool takes;
+
+	if (strcmp(key, "ids") == 0)
+		value = json_pack("[i]", 1);
+	else if (strcmp(key, "state") == 0)
+		value = json_pack("[s]", "queued");
+	else if (strcmp(key, "priority") == 0)
+		value = json_string(cfg->priorities[0].name);
+	else if (strcmp(key, "labels") == 0)
+		value = json_object();
+	else if (strcmp(key, "held") == 0)
+		value = json_true();
+	else
+		value = json_string("x");
+	assert_non_null(params = json_pack("{s{so}}", "filter", key, value));
+	memset(&err, 0, sizeof err);
+	takes = method_validate(&ctx, "cancel", params, &err) == 0 ||
+	    err.code != RPC_INVALID_PARAMS ||
+	    strstr(err.message, "has no key") == NULL;
+	json_decref(params);
+	return takes;
+}
+
+/*
+ * Each member documented under SELECTING MANY JOBS is one a filter takes;
+ * and each key a filter takes, of those a method could have (list's
+ * params, which take the same selections, and ids), is documented there.
+ */
+static void
+every_filter_member_is_documented(void **state)
+{
+	struct pdoc *d = pdoc_load();
+	struct pdoc_range r = pdoc_section(d, "SELECTING MANY JOBS");
+	struct caller_env env = { .euid = geteuid(), .home = "/tmp" };
+	struct config_opts opts = { .env = &env };
+	const struct method_param *p;
+	struct config *cfg;
+	size_t i;
+	int n = 0;
+
+	(void)state;
+	assert_non_null(cfg = config_load(&opts, NULL));
+	for (i = r.from; i + 1 < r.to; i++)
+		if (strcmp(d->lines[i], ".TP") == 0 &&
+		    pdoc_starts(d->lines[i + 1], ".B ")) {
+			if (!pdoc_filter_takes(cfg, d->lines[i + 1] + 3))
+				fail_msg("%s documents a filter member \"%s\", "
+				    "which a filter does not take", PDOC_PAGE,
+				    d->lines[i + 1] + 3);
+			n++;
+		}
+	assert_false(pdoc_filter_takes(cfg, "no-such-key"));
+	if (pdoc_filter_takes(cfg, "ids") && !pdoc_has_tag(d, r, "ids", false))
+		fail_msg("%s: filter member \"ids\" is not a tagged paragraph "
+		    "of SELECTING MANY JOBS", PDOC_PAGE);
+	for (p = method_find("list")->params; p->name != NULL; p++)
+		if (pdoc_filter_takes(cfg, p->name) &&
+		    !pdoc_has_tag(d, r, p->name, false))
+			fail_msg("%s: filter member \"%s\" is not a tagged "
+			    "paragraph (.TP, .B %s) of SELECTING MANY JOBS",
+			    PDOC_PAGE, p->name, p->name);
+	assert_true(n >= 5);
+	config_free(cfg);
+	pdoc_free(d);
+}
+
 /*
  * A daemon's own stats and a job's output, whose members are built where
  * only a daemon has what they say: each is a tagged paragraph of THE STATS
@@ -538,6 +618,7 @@ main(void)
 		cmocka_unit_test(every_param_is_documented),
 		cmocka_unit_test(every_job_member_is_documented),
 		cmocka_unit_test(every_error_code_is_documented),
+		cmocka_unit_test(every_filter_member_is_documented),
 		cmocka_unit_test(stats_and_output_members_are_documented),
 	};
 
