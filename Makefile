@@ -222,8 +222,8 @@ VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-select completion crash docs durable faults fdlimit \
-	http jobproc jobs lifecycle limits load notify prometheus queue reload \
-	rpc sched security series)
+	http jobproc jobs lifecycle limits load notify prometheus \
+	protocol-doc queue reload rpc sched security series)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
 VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \
@@ -307,6 +307,7 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(SYSTEMDUNITDIR)/triage.service $(SYSTEMDUNITDIR)/triage.socket \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
+	$(MANDIR)/man7/triage-protocol.7 \
 	$(MANDIR)/man8/triaged.8 $(BASHCOMPDIR)/triage $(ZSHCOMPDIR)/_triage \
 	$(DOCDIR)/README.md $(DOCDIR)/examples/sandbox.conf \
 	$(DOCDIR)/examples/triage.conf \
@@ -315,7 +316,7 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 install: all
 	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
 		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
-		$(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
+		$(MANDIR)/man7 $(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
 		$(DASHDIR) $(SYSCONFDIR)/triage)
 	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
 	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
@@ -325,6 +326,7 @@ install: all
 	$(INSTALL) -m 0644 systemd/triage.sysusers $(DESTDIR)$(SYSUSERSDIR)/triage.conf
 	$(INSTALL) -m 0644 man/triage.1 $(DESTDIR)$(MANDIR)/man1/
 	$(INSTALL) -m 0644 man/triage.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 man/triage-protocol.7 $(DESTDIR)$(MANDIR)/man7/
 	$(INSTALL) -m 0644 man/triaged.8 $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -m 0644 client/triage.bash-completion $(DESTDIR)$(BASHCOMPDIR)/triage
 	$(INSTALL) -m 0644 client/_triage $(DESTDIR)$(ZSHCOMPDIR)/_triage
