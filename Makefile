@@ -368,10 +368,12 @@ deb:
 VERIFY := $(BUILD)/verify-units
 .PHONY: verify-units
 verify-units: all
-	rm -rf $(VERIFY) && mkdir -p $(VERIFY)/man/man1 $(VERIFY)/man/man5 $(VERIFY)/man/man8
+	rm -rf $(VERIFY) && mkdir -p $(VERIFY)/man/man1 $(VERIFY)/man/man5 \
+		$(VERIFY)/man/man7 $(VERIFY)/man/man8
 	sed 's|@sbindir@|$(CURDIR)/$(BUILD)/bin|g' systemd/triage.service > $(VERIFY)/triage.service
 	cp systemd/triage.socket $(VERIFY)/
 	cp man/triage.1 $(VERIFY)/man/man1/ && cp man/triage.conf.5 $(VERIFY)/man/man5/ && \
+		cp man/triage-protocol.7 $(VERIFY)/man/man7/ && \
 		cp man/triaged.8 $(VERIFY)/man/man8/
 	MANPATH=$(CURDIR)/$(VERIFY)/man systemd-analyze verify \
 		$(VERIFY)/triage.service $(VERIFY)/triage.socket
