@@ -42,6 +42,12 @@ void jsonw_open(struct jsonw *w);
 void jsonw_close(struct jsonw *w);
 /* ,"key": (key is ASCII without anything to escape). */
 void jsonw_key(struct jsonw *w, const char *key);
+/*
+ * The length of the UTF-8 sequence at s (before end), 0 when it is not one
+ * jansson would take: no overlong forms, no surrogates, nothing past
+ * U+10FFFF. Assumes s < end.
+ */
+size_t jsonw_utf8(const unsigned char *s, const unsigned char *end);
 /* A string, escaped as jansson escapes it; s NULL or not UTF-8 fails w. */
 void jsonw_string(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, int64_t v);
