@@ -142,6 +142,18 @@ bytestr_write(struct jsonw *w, const char *s)
 	free(b64);
 }
 
+void
+bytestr_write_strv(struct jsonw *w, char *const *v)
+{
+	jsonw_raw(w, "[", 1);
+	for (; v != NULL && *v != NULL; v++) {
+		bytestr_write(w, *v);
+		if (v[1] != NULL)
+			jsonw_raw(w, ",", 1);
+	}
+	jsonw_raw(w, "]", 1);
+}
+
 /* EINVAL with *why; -1. */
 static int
 bytestr_bad(const char **why, const char *what)

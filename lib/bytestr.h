@@ -22,6 +22,10 @@ json_t *bytestr_json(const char *s);
 /* The same, written into w (jsonw.h): byte for byte bytestr_json's dump. */
 void bytestr_write(struct jsonw *w, const char *s);
 
+/* An array of the byte strings of a NULL-terminated v (NULL v: []), each
+ * as bytestr_write writes it. */
+void bytestr_write_strv(struct jsonw *w, char *const *v);
+
 /*
  * The bytes v carries, a plain string or the object form, as an allocated
  * C string in *out (the caller's). A string with a NUL byte, in either
