@@ -275,18 +275,6 @@ jsonw_null(struct jsonw *w)
 }
 
 void
-jsonw_strv(struct jsonw *w, char *const *v)
-{
-	jsonw_raw(w, "[", 1);
-	for (; v != NULL && *v != NULL; v++) {
-		jsonw_string(w, *v);
-		if (v[1] != NULL)
-			jsonw_raw(w, ",", 1);
-	}
-	jsonw_raw(w, "]", 1);
-}
-
-void
 jsonw_ids(struct jsonw *w, const uint64_t *ids, size_t n)
 {
 	size_t i;

@@ -55,8 +55,6 @@ void jsonw_int(struct jsonw *w, int64_t v);
 void jsonw_real(struct jsonw *w, double v);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
-/* An array of the strings of a NULL-terminated v (NULL v: []). */
-void jsonw_strv(struct jsonw *w, char *const *v);
 /* An array of ids. */
 void jsonw_ids(struct jsonw *w, const uint64_t *ids, size_t n);
 /* Any JSON value, through jansson's own dump. */
