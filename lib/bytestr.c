@@ -124,12 +124,17 @@ bytestr_json(const char *s)
 void
 bytestr_write(struct jsonw *w, const char *s)
 {
+	if (s == NULL || bytestr_utf8(s, strlen(s)))
+		jsonw_string(w, s);
+	else
+		bytestr_write_base64(w, s);
+}
+
+void
+bytestr_write_base64(struct jsonw *w, const char *s)
+{
 	char *b64;
 
-	if (s == NULL || bytestr_utf8(s, strlen(s))) {
-		jsonw_string(w, s);
-		return;
-	}
 	if ((b64 = bytestr_b64_encode((const unsigned char *)s,
 	    strlen(s))) == NULL) {
 		w->failed = true;

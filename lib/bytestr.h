@@ -21,6 +21,8 @@ bool bytestr_utf8(const char *s, size_t n);
 json_t *bytestr_json(const char *s);
 /* The same, written into w (jsonw.h): byte for byte bytestr_json's dump. */
 void bytestr_write(struct jsonw *w, const char *s);
+/* The object form of s, whatever s holds. */
+void bytestr_write_base64(struct jsonw *w, const char *s);
 
 /* An array of the byte strings of a NULL-terminated v (NULL v: []), each
  * as bytestr_write writes it. */

@@ -116,17 +116,18 @@ jobrow_strv_json(struct jsonw *w, char *const *v)
 
 /* The cwd column: the path, or when it is not UTF-8 (which PostgreSQL's
  * text refuses) {"base64": ...}, which no path starting with '/' reads
- * as. */
+ * as; so does anything else starting with '{' (never a cwd of a
+ * request), to read back as it was. */
 static void
 jobrow_put_cwd(struct jobrow_writer *b, const char *cwd)
 {
 	struct jsonw w = { 0 };
 
-	if (cwd == NULL || bytestr_utf8(cwd, strlen(cwd))) {
+	if (cwd == NULL || (cwd[0] != '{' && bytestr_utf8(cwd, strlen(cwd)))) {
 		jobrow_put_text(b, JOBROW_CWD, cwd);
 		return;
 	}
-	bytestr_write(&w, cwd);
+	bytestr_write_base64(&w, cwd);
 	jobrow_put_owned(b, JOBROW_CWD, jobrow_written(&w));
 	jsonw_free(&w);
 }
