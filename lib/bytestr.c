@@ -124,10 +124,22 @@ bytestr_json(const char *s)
 void
 bytestr_write(struct jsonw *w, const char *s)
 {
-	if (s == NULL || bytestr_utf8(s, strlen(s)))
+	size_t len = w->len;
+
+	/* As a string first: jsonw_string checks the UTF-8 as it goes, and
+	 * nearly every string is; what was written of one that is not is
+	 * taken back. */
+	if (w->failed || s == NULL) {
 		jsonw_string(w, s);
-	else
+		return;
+	}
+	jsonw_string(w, s);
+	if (w->failed) {
+		/* Out of memory fails again below. */
+		w->failed = false;
+		w->len = len;
 		bytestr_write_base64(w, s);
+	}
 }
 
 void
