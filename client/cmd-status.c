@@ -75,6 +75,10 @@ cmd_status_field(const json_t *job, const char *key)
 		text = format_argv(v);
 		cmd_status_line(label, text);
 		free(text);
+	} else if (strcmp(key, "cwd") == 0) {
+		if ((text = format_bytes(v)) != NULL)
+			cmd_status_line(label, text);
+		free(text);
 	} else if (strcmp(key, "after") == 0) {
 		if (json_array_size(v) > 0)
 			cmd_status_after(v);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytestr.h"
 #include "cmd.h"
 #include "exitcode.h"
 #include "format.h"
@@ -98,14 +99,19 @@ const struct cmd_entry cmd_submit_entry = {
 	.exec = cmd_submit_exec,
 };
 
-/* Sets key to value in env, a JSON object; a usage error if not UTF-8. */
+/*
+ * Sets key to value in env, a JSON object: the value a byte string
+ * (bytestr.h), the name a key of JSON, which must be UTF-8. A variable of
+ * our own environment whose name is not is left out with a warning; one the
+ * user asked for is a usage error.
+ */
 static int
 cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
     bool from_flag)
 {
 	const char *eq = strchr(kv, '=');
-	json_t *value;
-	char *key;
+	char *key, *shown;
+	int rc = CMD_EXIT_OK;
 
 	if (eq == NULL || eq == kv) {
 		if (from_flag)
@@ -115,18 +121,21 @@ cmd_submit_setenv(struct cmd_ctx *ctx, json_t *env, const char *kv,
 	key = xmalloc((size_t)(eq - kv) + 1);
 	memcpy(key, kv, (size_t)(eq - kv));
 	key[eq - kv] = '\0';
-	value = json_string(eq + 1);
-	if (value == NULL || json_object_set_new(env, key, value) == -1) {
-		free(key);
-		/* A variable of our own environment that JSON cannot carry is
-		 * left out; one the user asked for is an error. */
+	if (bytestr_utf8(key, strlen(key)))
+		json_object_set_new(env, key, xjson(bytestr_json(eq + 1)));
+	else {
+		if ((shown = bytestr_escape(key, true)) == NULL)
+			xoom();
 		if (from_flag)
-			return cmd_usage(ctx, "--env: the value of %.*s is not "
-			    "valid UTF-8", (int)(eq - kv), kv);
-		return CMD_EXIT_OK;
+			rc = cmd_usage(ctx, "--env: the name \"%s\" is not "
+			    "valid UTF-8", shown);
+		else
+			cmd_error("warning: not sent: environment variable "
+			    "\"%s\" (its name is not UTF-8)", shown);
+		free(shown);
 	}
 	free(key);
-	return CMD_EXIT_OK;
+	return rc;
 }
 
 /* Adds the ids of "3,4" to params' array key, for the option opt. */
@@ -201,7 +210,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	json_t *params, *env, *args, *v, *job = NULL;
+	json_t *params, *env, *args, *job = NULL;
 	char **flags_env, **ep, *cwd;
 	size_t nflags_env = 0;
 	bool clean_env = false, wait = false, slots = false, exclusive = false;
@@ -303,14 +312,9 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	args = xjson(json_array());
 	json_object_set_new(params, "argv", args);
-	for (i = optind; i < argc; i++) {
-		if ((v = json_string(argv[i])) == NULL) {
-			rc = cmd_usage(ctx, "argument %d is not valid UTF-8",
-			    i - optind + 1);
-			goto out;
-		}
-		json_array_append_new(args, v);
-	}
+	/* Bytes that are not UTF-8 (file names) go as {"base64": ...}. */
+	for (i = optind; i < argc; i++)
+		json_array_append_new(args, xjson(bytestr_json(argv[i])));
 
 	if ((cwd = getcwd(NULL, 0)) == NULL) {
 		cmd_error("cannot read the current directory: %s",
@@ -318,14 +322,8 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = CMD_EXIT_FAILURE;
 		goto out;
 	}
-	v = json_string(cwd);
+	json_object_set_new(params, "cwd", xjson(bytestr_json(cwd)));
 	free(cwd);
-	if (v == NULL) {
-		cmd_error("the current directory's name is not valid UTF-8");
-		rc = CMD_EXIT_FAILURE;
-		goto out;
-	}
-	json_object_set_new(params, "cwd", v);
 
 	env = xjson(json_object());
 	json_object_set_new(params, "env", env);

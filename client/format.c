@@ -1,10 +1,13 @@
 /* format.c - how the triage CLI shows times, spans and command lines, and
- * keeps control characters from the daemon out of the user's terminal. */
+ * keeps control characters and bytes that are not UTF-8 out of the user's
+ * terminal. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytestr.h"
 #include "format.h"
 #include "timefmt.h"
 #include "units.h"
@@ -13,12 +16,10 @@
 char *
 format_clean(const char *s)
 {
-	char *copy = xstrdup(s), *p;
+	char *copy;
 
-	for (p = copy; *p != '\0'; p++) {
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	}
+	if ((copy = bytestr_escape(s, true)) == NULL)
+		xoom();
 	return copy;
 }
 
@@ -49,44 +50,104 @@ format_plain_word(const char *s)
 	return 1;
 }
 
+/* arg as bash reads $'...' back: \ and ' escaped, and what is not UTF-8
+ * or a control character as \xNN (format_clean). Allocated. */
+static char *
+format_ansi_c(const char *arg)
+{
+	char *quoted = xmalloc(strlen(arg) * 2 + 1), *q = quoted, *out;
+	const char *p;
+
+	for (p = arg; *p != '\0'; p++) {
+		if (*p == '\\' || *p == '\'')
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q = '\0';
+	out = format_clean(quoted);
+	free(quoted);
+	return out;
+}
+
+/* arg, to append to a command line: as it is, in '...', or in $'...' when
+ * it holds bytes a terminal must not get. Allocated. */
+static char *
+format_word(const char *arg)
+{
+	char *clean = format_clean(arg), *out, *o;
+	const char *p;
+
+	if (format_plain_word(clean))
+		return clean;
+	if (strcmp(clean, arg) != 0) {
+		free(clean);
+		clean = format_ansi_c(arg);
+		out = xmalloc(strlen(clean) + 4);
+		sprintf(out, "$'%s'", clean);
+		free(clean);
+		return out;
+	}
+	/* Each ' becomes '\'' (4 bytes); 2 quotes, the NUL. */
+	out = o = xmalloc(strlen(clean) * 4 + 3);
+	*o++ = '\'';
+	for (p = clean; *p != '\0'; p++) {
+		if (*p == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else
+			*o++ = *p;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	free(clean);
+	return out;
+}
+
 char *
 format_argv(const json_t *argv)
 {
-	const char *arg, *p;
+	const char *why;
+	char *out, *arg, *word;
+	size_t i, len = 0, size = 64;
 	json_t *v;
-	size_t i;
-	char *out, *clean;
-	size_t len = 0, size = 64;
 
 	out = xmalloc(size);
 	out[0] = '\0';
 	json_array_foreach(argv, i, v) {
-		if ((arg = json_string_value(v)) == NULL)
+		/* A string, or {"base64": ...} for bytes that are not UTF-8. */
+		if (bytestr_from_json(v, &arg, &why) == -1) {
+			if (errno == ENOMEM)
+				xoom();
 			continue;
-		clean = format_clean(arg);
-		/* Each ' becomes '\'' (4 bytes); 2 quotes, a space, the NUL. */
-		while (size < len + strlen(clean) * 4 + 4)
+		}
+		word = format_word(arg);
+		free(arg);
+		/* A space, the word, the NUL. */
+		while (size < len + strlen(word) + 2)
 			out = xreallocarray(out, size *= 2, 1);
 		if (i > 0)
 			out[len++] = ' ';
-		if (format_plain_word(clean)) {
-			strcpy(out + len, clean);
-			len += strlen(clean);
-		} else {
-			out[len++] = '\'';
-			for (p = clean; *p != '\0'; p++) {
-				if (*p == '\'') {
-					memcpy(out + len, "'\\''", 4);
-					len += 4;
-				} else
-					out[len++] = *p;
-			}
-			out[len++] = '\'';
-			out[len] = '\0';
-		}
-		free(clean);
+		strcpy(out + len, word);
+		len += strlen(word);
+		free(word);
 	}
 	return out;
+}
+
+char *
+format_bytes(const json_t *v)
+{
+	const char *why;
+	char *bytes, *clean;
+
+	if (bytestr_from_json(v, &bytes, &why) == -1) {
+		if (errno == ENOMEM)
+			xoom();
+		return NULL;
+	}
+	clean = format_clean(bytes);
+	free(bytes);
+	return clean;
 }
 
 const char *

@@ -8,13 +8,18 @@
 
 #include <jansson.h>
 
-/* A copy of s (allocated) with control characters shown as '?'. */
+/* A copy of s (allocated) with control characters and bytes that are not
+ * UTF-8 shown as \xNN. */
 char *format_clean(const char *s);
 /* The columns s takes on a terminal: its UTF-8 characters, counted. */
 size_t format_width(const char *s);
-/* argv (a JSON array of strings) as a shell would read it back, quoting
- * what needs it. Allocated. */
+/* argv (a JSON array of byte strings: strings, or {"base64": ...}) as
+ * bash would read it back, quoting what needs it, in $'...' with \xNN what
+ * is not UTF-8 or a control character. Allocated. */
 char *format_argv(const json_t *argv);
+/* A byte string (a job's cwd) cleaned as format_clean does; NULL when v is
+ * none. Allocated. */
+char *format_bytes(const json_t *v);
 /* A span in ms as timefmt_elapsed() writes it, or "-" when ms < 0. */
 const char *format_span(int64_t ms, char *buf, size_t len);
 /* The job's field key (an RFC 3339 time) in local time, or NULL when null.

@@ -1,5 +1,6 @@
 /* table.c - aligned text tables for the triage CLI. Cells are cleaned of
- * control characters: a job's name must not drive the user's terminal. */
+ * control characters and bytes that are not UTF-8: a job's name must not
+ * drive the user's terminal. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

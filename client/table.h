@@ -12,7 +12,8 @@ struct table *table_new(const char *const *headers, unsigned ncols);
 void table_free(struct table *t);
 /* Right-aligns column col (numbers). */
 void table_align_right(struct table *t, unsigned col);
-/* Adds a row of ncols cells, copied; control characters show as '?'. */
+/* Adds a row of ncols cells, copied; control characters and bytes that
+ * are not UTF-8 show as \xNN (format_clean). */
 void table_add(struct table *t, const char *const *cells);
 void table_print(const struct table *t, FILE *f);
 

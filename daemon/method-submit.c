@@ -2,12 +2,14 @@
  * defaults from the config and the submitter, and queue the new job. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytestr.h"
 #include "cluster.h"
 #include "config.h"
 #include "conn.h"
@@ -122,13 +124,59 @@ submit_check_strlen(struct method_err *err, const char *field,
 	    (unsigned long long)n, SUBMIT_MAX_ARG_STRLEN);
 }
 
-/* argv: non-empty strings, within max_argv and max_argv_bytes. */
+/*
+ * v, a byte string (bytestr.h: a string, or {"base64": ...} for bytes that
+ * are not UTF-8) without NUL: 0 with its length in *n, and its bytes in
+ * *out when out is not NULL (allocated); -1 with *why. A plain string is
+ * checked without a copy: most are.
+ */
+static int
+submit_bytes(const json_t *v, size_t *n, char **out, const char **why)
+{
+	char *bytes;
+
+	if (out == NULL && json_is_string(v) && memchr(json_string_value(v),
+	    '\0', json_string_length(v)) == NULL) {
+		*n = json_string_length(v);
+		return 0;
+	}
+	if (bytestr_from_json(v, &bytes, why) == -1) {
+		if (errno == ENOMEM)
+			*why = "could not be read: out of memory";
+		return -1;
+	}
+	*n = strlen(bytes);
+	if (out != NULL)
+		*out = bytes;
+	else
+		free(bytes);
+	return 0;
+}
+
+/* A byte string refused: field (err->field_buf, made from the format) and
+ * why. Returns -1. */
+static int
+submit_bytes_fail(struct method_err *err, const char *why, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->field_buf, sizeof err->field_buf, fmt, ap);
+	va_end(ap);
+	return method_fail(err, RPC_INVALID_PARAMS, err->field_buf,
+	    "\"%s\" %s: give a string, or {\"base64\": \"...\"} for bytes "
+	    "that are not UTF-8, without NUL", err->field_buf, why);
+}
+
+/* argv: non-empty byte strings, within max_argv and max_argv_bytes. */
 static int
 submit_check_argv(const struct config *cfg, json_t *argv,
     struct method_err *err)
 {
-	size_t i, n = json_array_size(argv);
+	size_t i, len, n = json_array_size(argv);
 	uint64_t bytes = 0;
+	const char *why;
 	char what[32];
 	json_t *s;
 
@@ -139,17 +187,17 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 		return submit_over(err, "argv", n, "elements", cfg->max_argv,
 		    "max_argv");
 	json_array_foreach(argv, i, s) {
-		if (!json_is_string(s) || json_string_length(s) == 0)
-			return method_fail(err, RPC_INVALID_PARAMS, "argv",
-			    "\"argv\" must hold non-empty strings only "
-			    "(element %zu is not one)", i);
+		if (submit_bytes(s, &len, NULL, &why) == -1)
+			return submit_bytes_fail(err, why, "argv[%zu]", i);
+		if (len == 0)
+			return submit_bytes_fail(err, "is empty", "argv[%zu]",
+			    i);
 		/* The name of the element only for the error. */
-		if (json_string_length(s) + 1 > SUBMIT_MAX_ARG_STRLEN) {
+		if (len + 1 > SUBMIT_MAX_ARG_STRLEN) {
 			snprintf(what, sizeof what, "element %zu", i);
-			return submit_check_strlen(err, "argv", what,
-			    json_string_length(s) + 1);
+			return submit_check_strlen(err, "argv", what, len + 1);
 		}
-		bytes += json_string_length(s) + 1;
+		bytes += len + 1;
 	}
 	if (bytes > cfg->max_argv_bytes)
 		return submit_over(err, "argv", bytes, "bytes",
@@ -157,16 +205,17 @@ submit_check_argv(const struct config *cfg, json_t *argv,
 	return 0;
 }
 
-/* env: names without '=', string values, within max_env and
+/* env: names without '=', byte string values, within max_env and
  * max_env_bytes. */
 static int
 submit_check_env(const struct config *cfg, json_t *env,
     struct method_err *err)
 {
 	uint64_t bytes = 0, n;
-	const char *key;
+	const char *key, *why;
 	char what[40];
 	json_t *value;
+	size_t len;
 
 	if (json_object_size(env) > cfg->max_env)
 		return submit_over(err, "env", json_object_size(env),
@@ -176,11 +225,9 @@ submit_check_env(const struct config *cfg, json_t *env,
 			return method_fail(err, RPC_INVALID_PARAMS, "env",
 			    "\"env\" names must be non-empty and without '=': "
 			    "\"%s\"", key);
-		if (!json_is_string(value))
-			return method_fail(err, RPC_INVALID_PARAMS, "env",
-			    "\"env\" values must be strings (\"%s\" is not)",
-			    key);
-		n = strlen(key) + 1 + json_string_length(value) + 1;
+		if (submit_bytes(value, &len, NULL, &why) == -1)
+			return submit_bytes_fail(err, why, "env.%s", key);
+		n = strlen(key) + 1 + len + 1;
 		if (n > SUBMIT_MAX_ARG_STRLEN) {
 			snprintf(what, sizeof what, "variable %.16s%s", key,
 			    strlen(key) > 16 ? "..." : "");
@@ -192,6 +239,24 @@ submit_check_env(const struct config *cfg, json_t *env,
 		return submit_over(err, "env", bytes, "bytes",
 		    cfg->max_env_bytes, "max_env_bytes");
 	return 0;
+}
+
+/* cwd: an absolute path, a byte string. */
+static int
+submit_check_cwd(json_t *cwd, struct method_err *err)
+{
+	const char *why;
+	char *path;
+	size_t len;
+	int rc = 0;
+
+	if (submit_bytes(cwd, &len, &path, &why) == -1)
+		return submit_bytes_fail(err, why, "cwd");
+	if (path[0] != '/')
+		rc = method_fail(err, RPC_INVALID_PARAMS, "cwd",
+		    "\"cwd\" must be an absolute path");
+	free(path);
+	return rc;
 }
 
 /* slots, exclusive and timeout, against the priority's limits. */
@@ -309,26 +374,27 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 		return -1;
 	if (method_check_name(cfg, params, err) != 0)
 		return -1;
-	if (cwd != NULL && json_string_value(cwd)[0] != '/')
-		return method_fail(err, RPC_INVALID_PARAMS, "cwd",
-		    "\"cwd\" must be an absolute path");
+	if (cwd != NULL && submit_check_cwd(cwd, err) != 0)
+		return -1;
 	if (env != NULL && submit_check_env(cfg, env, err) != 0)
 		return -1;
 	return 0;
 }
 
-/* A NULL-terminated copy of argv's strings, or NULL when out of memory. */
+/* A NULL-terminated copy of argv's byte strings (checked), or NULL when
+ * out of memory. */
 static char **
 submit_argv(json_t *argv)
 {
-	size_t i, n = json_array_size(argv);
+	size_t i, len, n = json_array_size(argv);
+	const char *why;
 	char **v;
 	json_t *s;
 
 	if ((v = calloc(n + 1, sizeof *v)) == NULL)
 		return NULL;
 	json_array_foreach(argv, i, s)
-		if ((v[i] = strdup(json_string_value(s))) == NULL) {
+		if (submit_bytes(s, &len, &v[i], &why) == -1) {
 			job_free_strv(v);
 			return NULL;
 		}
@@ -355,10 +421,10 @@ submit_var(const char *key, const char *value)
 static char **
 submit_env(json_t *env, const struct submit_user *u)
 {
-	const char *key;
-	size_t i = 0;
+	const char *key, *why;
+	size_t i = 0, len;
 	json_t *value;
-	char **v;
+	char **v, *bytes;
 
 	if (env == NULL) {
 		if ((v = calloc(6, sizeof *v)) == NULL)
@@ -373,9 +439,15 @@ submit_env(json_t *env, const struct submit_user *u)
 	}
 	if ((v = calloc(json_object_size(env) + 1, sizeof *v)) == NULL)
 		return NULL;
-	json_object_foreach(env, key, value)
-		if ((v[i++] = submit_var(key, json_string_value(value))) == NULL)
+	json_object_foreach(env, key, value) {
+		/* Checked: only memory can run out. */
+		if (submit_bytes(value, &len, &bytes, &why) == -1)
 			goto nomem;
+		v[i] = submit_var(key, bytes);
+		free(bytes);
+		if (v[i++] == NULL)
+			goto nomem;
+	}
 	return v;
 nomem:
 	job_free_strv(v);
@@ -496,7 +568,10 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 {
 	json_t *name = json_object_get(params, "name");
 	json_t *cwd = json_object_get(params, "cwd");
-	char *copy = NULL, **env, **argv;
+	char *copy = NULL, **env, **argv, *path = NULL;
+	const char *why;
+	size_t len;
+	int rc;
 
 	if ((argv = submit_argv(json_object_get(params, "argv"))) == NULL ||
 	    job_set_argv(job, argv) != 0)
@@ -505,7 +580,11 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	if (name != NULL && (copy = strdup(json_string_value(name))) == NULL)
 		goto nomem;
 	job_set_name(job, copy);
-	if (job_set_cwd(job, cwd ? json_string_value(cwd) : u->cwd) != 0 ||
+	if (cwd != NULL && submit_bytes(cwd, &len, &path, &why) == -1)
+		goto nomem;
+	rc = job_set_cwd(job, cwd != NULL ? path : u->cwd);
+	free(path);
+	if (rc != 0 ||
 	    (env = submit_env(json_object_get(params, "env"), u)) == NULL ||
 	    job_set_env(job, env) != 0)
 		goto nomem;
@@ -604,10 +683,12 @@ fail:
 }
 
 static const struct method_param submit_params[] = {
-	{ "argv", PARAM_ARRAY, true, "a non-empty array of non-empty strings" },
+	{ "argv", PARAM_ARRAY, true, "a non-empty array of non-empty strings "
+	  "(or {\"base64\": \"...\"})" },
 	{ "priority", PARAM_STRING, false, NULL },
 	{ "name", PARAM_STRING, false, NULL },
-	{ "cwd", PARAM_STRING, false, NULL },
+	{ "cwd", PARAM_STRING | PARAM_OBJECT, false,
+	  "a string, or {\"base64\": \"...\"}" },
 	{ "env", PARAM_OBJECT, false, "an object of strings" },
 	{ "timeout", PARAM_NUMBER, false, NULL },
 	{ "slots", PARAM_INTEGER, false, NULL },

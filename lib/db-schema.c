@@ -18,9 +18,11 @@ static const char *const db_schema_steps[] = {
 	"CREATE TABLE jobs ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
 	" name TEXT NOT NULL,"
-	" argv TEXT NOT NULL,"		/* JSON array of strings */
-	" env TEXT NOT NULL,"		/* JSON array of "K=V" */
-	" cwd TEXT NOT NULL,"
+	" argv TEXT NOT NULL,"		/* JSON array of byte strings:
+					 * strings, or {"base64": ...}
+					 * where not UTF-8 (bytestr.h) */
+	" env TEXT NOT NULL,"		/* JSON array of "K=V", the same */
+	" cwd TEXT NOT NULL,"		/* a path, or {"base64": ...} */
 	" priority TEXT NOT NULL,"
 	" state TEXT NOT NULL,"		/* job_state_name() */
 	" slots INTEGER NOT NULL,"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytestr.h"
 #include "intern.h"
 #include "job.h"
 #include "jsonw.h"
@@ -288,6 +289,32 @@ job_set_env(struct job *job, char **env)
 	return 0;
 }
 
+/* argv[0]'s basename, as protocol.md names a job by default. */
+static const char *
+job_default_name(const struct job *job)
+{
+	const char *base;
+
+	if (job->argv == NULL || job->argv[0] == NULL)
+		return "";
+	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
+		return base + 1;
+	return job->argv[0];
+}
+
+/* A job without a name of its own whose default is not UTF-8 (file names
+ * are bytes) is named that with each bad byte written \xNN, kept: a name
+ * is always a string of the job object. Out of memory it stays without,
+ * and its object fails to be written. */
+static void
+job_name_escape(struct job *job)
+{
+	const char *base = job_default_name(job);
+
+	if (job->name == NULL && !bytestr_utf8(base, strlen(base)))
+		job->name = bytestr_escape(base, false);
+}
+
 char **
 job_strv_pack(char *const *v)
 {
@@ -319,20 +346,8 @@ job_set_argv(struct job *job, char **argv)
 		return -1;
 	free(job->argv);
 	job->argv = packed;
+	job_name_escape(job);
 	return 0;
-}
-
-/* argv[0]'s basename, as protocol.md names a job by default. */
-static const char *
-job_default_name(const struct job *job)
-{
-	const char *base;
-
-	if (job->argv == NULL || job->argv[0] == NULL)
-		return "";
-	if ((base = strrchr(job->argv[0], '/')) != NULL && base[1] != '\0')
-		return base + 1;
-	return job->argv[0];
 }
 
 void
@@ -345,6 +360,7 @@ job_set_name(struct job *job, char *name)
 		free(name);
 		job->name = NULL;
 	}
+	job_name_escape(job);
 }
 
 const char *
@@ -357,7 +373,7 @@ int
 job_set_reason(struct job *job, const char *fmt, ...)
 {
 	struct job_run *run;
-	char *reason = NULL;
+	char *reason = NULL, *escaped;
 	va_list ap;
 	int n;
 
@@ -369,6 +385,14 @@ job_set_reason(struct job *job, const char *fmt, ...)
 		va_end(ap);
 		if (n < 0)
 			return -1;
+		/* A path in it may not be UTF-8, and the job object must
+		 * still be written. */
+		if (!bytestr_utf8(reason, (size_t)n)) {
+			escaped = bytestr_escape(reason, false);
+			free(reason);
+			if ((reason = escaped) == NULL)
+				return -1;
+		}
 	}
 	if ((run = job_run_edit(job)) == NULL) {
 		free(reason);
@@ -389,13 +413,14 @@ job_time_json(int64_t ms)
 	return json_string(timefmt_rfc3339(ms, buf));
 }
 
+/* Byte strings: what is not UTF-8 as {"base64": ...} (bytestr.h). */
 static json_t *
 job_strv_json(char *const *v)
 {
 	json_t *arr = json_array();
 
 	for (; arr != NULL && v != NULL && *v != NULL; v++)
-		if (json_array_append_new(arr, json_string(*v)) != 0) {
+		if (json_array_append_new(arr, bytestr_json(*v)) != 0) {
 			json_decref(arr);
 			return NULL;
 		}
@@ -474,7 +499,7 @@ job_to_json(const struct job *job, int64_t position,
 	rc |= job_json_set(o, "timeout", json_real((double)job->timeout_ms / 1000));
 	rc |= job_json_set(o, "retries", json_integer(job->retries));
 	rc |= job_json_set(o, "after", job_ids_json(job->after, job->nafter));
-	rc |= job_json_set(o, "cwd", json_string(job->cwd));
+	rc |= job_json_set(o, "cwd", bytestr_json(job->cwd));
 	rc |= job_json_set(o, "uid", json_integer(job->uid));
 	rc |= job_json_set(o, "gid", json_integer(job->gid));
 	rc |= job_json_set(o, "submitted_at", job_time_json(job->submitted_at));
@@ -566,7 +591,7 @@ job_write_json(const struct job *job, int64_t position,
 	JOB_KEY(w, "name");
 	jsonw_string(w, job_name(job));
 	JOB_KEY(w, "argv");
-	jsonw_strv(w, job->argv);
+	bytestr_write_strv(w, job->argv);
 	JOB_KEY(w, "priority");
 	jsonw_string(w, job->priority);
 	JOB_KEY(w, "node");
@@ -586,7 +611,7 @@ job_write_json(const struct job *job, int64_t position,
 	JOB_KEY(w, "after");
 	jsonw_ids(w, job->after, job->nafter);
 	JOB_KEY(w, "cwd");
-	jsonw_string(w, job->cwd);
+	bytestr_write(w, job->cwd);
 	JOB_KEY(w, "uid");
 	jsonw_int(w, job->uid);
 	JOB_KEY(w, "gid");

@@ -214,17 +214,21 @@ int job_set_argv(struct job *job, char **argv);
 char **job_strv_pack(char *const *v);
 
 /* Takes name (from malloc, or NULL): the job stores none when it is the
- * default, argv[0]'s basename. */
+ * default, argv[0]'s basename; but a default that is not UTF-8 is stored
+ * with each bad byte written \xNN (job_set_argv does the same), so that a
+ * job's name is always a string of its JSON. */
 void job_set_name(struct job *job, char *name);
 /* The job's name, stored or by default; borrowed. */
 const char *job_name(const struct job *job);
 
-/* Sets reason to a copy of the formatted text (NULL clears it); 0 or -1. */
+/* Sets reason to a copy of the formatted text (NULL clears it), with each
+ * byte of what is not UTF-8 written \xNN (a path it quotes); 0 or -1. */
 int job_set_reason(struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
- * The job object of protocol.md, a new reference; position is its place in
+ * The job object of protocol.md, a new reference (argv and cwd as byte
+ * strings, bytestr.h: {"base64": ...} where they are not UTF-8); position is its place in
  * the queue, or -1 for null; pending_reason why it is queued still, or NULL
  * for null. NULL when out of memory.
  */

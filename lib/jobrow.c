@@ -1,6 +1,7 @@
 /* jobrow.c - a job as a row of the jobs table and back, whatever the database:
  * SQL NULL for what the job keeps as unknown, JSON for argv, env, after and
  * labels, and checks on reading. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "bytestr.h"
 #include "intern.h"
 #include "job.h"
 #include "cause.h"
@@ -100,15 +102,34 @@ jobrow_written(struct jsonw *w)
 	return s;
 }
 
-/* v as a compact JSON array of strings (NULL v gives "[]"); NULL when a
- * string is not UTF-8 or memory runs out. Written as text, with no JSON
- * object between: every new job stores two of them. */
+/* v as a compact JSON array of byte strings (NULL v gives "[]"): what is
+ * not UTF-8 as {"base64": ...} (bytestr.h); NULL when memory runs out.
+ * Written as text, with no JSON object between: every new job stores two
+ * of them. */
 static char *
 jobrow_strv_json(struct jsonw *w, char *const *v)
 {
 	jsonw_reset(w);
-	jsonw_strv(w, v);
+	bytestr_write_strv(w, v);
 	return jobrow_written(w);
+}
+
+/* The cwd column: the path, or when it is not UTF-8 (which PostgreSQL's
+ * text refuses) {"base64": ...}, which no path starting with '/' reads
+ * as; so does anything else starting with '{' (never a cwd of a
+ * request), to read back as it was. */
+static void
+jobrow_put_cwd(struct jobrow_writer *b, const char *cwd)
+{
+	struct jsonw w = { 0 };
+
+	if (cwd == NULL || (cwd[0] != '{' && bytestr_utf8(cwd, strlen(cwd)))) {
+		jobrow_put_text(b, JOBROW_CWD, cwd);
+		return;
+	}
+	bytestr_write_base64(&w, cwd);
+	jobrow_put_owned(b, JOBROW_CWD, jobrow_written(&w));
+	jsonw_free(&w);
 }
 
 /* The ids as a compact JSON array; NULL when memory runs out. */
@@ -161,8 +182,8 @@ jobrow_bind_json(struct jobrow_writer *b, const struct job *job,
 		free(env);
 		free(after);
 		free(after_any);
-		return cause_fail(cause, "cannot store job %" PRIu64 ": argv or "
-		    "env is not UTF-8, or out of memory", job->id);
+		return cause_fail(cause, "cannot store job %" PRIu64 ": out of "
+		    "memory", job->id);
 	}
 	jobrow_put_owned(b, JOBROW_ARGV, argv);
 	jobrow_put_owned(b, JOBROW_ENV, env);
@@ -195,7 +216,7 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 			free(labels);
 			return -1;
 		}
-		jobrow_put_text(&b, JOBROW_CWD, job->cwd);
+		jobrow_put_cwd(&b, job->cwd);
 		jobrow_put_int(&b, JOBROW_SLOTS, job->slots);
 		jobrow_put_int(&b, JOBROW_EXCLUSIVE, job->exclusive);
 		jobrow_put_int(&b, JOBROW_UID, job->uid);
@@ -390,6 +411,7 @@ jobrow_json_array(struct jobrow_reader *r, int col, bool nullable,
 static int
 jobrow_strv(struct jobrow_reader *r, int col, char ***out)
 {
+	const char *why;	/* the message says it its way */
 	json_t *arr, *elem;
 	char **v;
 	size_t i;
@@ -403,12 +425,11 @@ jobrow_strv(struct jobrow_reader *r, int col, char ***out)
 	}
 	*out = v;	/* the job frees what was copied so far */
 	json_array_foreach(arr, i, elem) {
-		if (!json_is_string(elem)) {
-			rc = jobrow_bad(r, col, "holds a non-string");
-			goto out;
-		}
-		if ((v[i] = strdup(json_string_value(elem))) == NULL) {
-			rc = jobrow_oom(r);
+		if (bytestr_from_json(elem, &v[i], &why) == -1) {
+			rc = errno == ENOMEM ? jobrow_oom(r) :
+			    jobrow_bad(r, col, json_is_object(elem) ?
+			    "holds a malformed {\"base64\": ...}" :
+			    "holds a non-string");
 			goto out;
 		}
 	}
@@ -542,6 +563,39 @@ jobrow_cache_clear(struct jobrow_cache *cache)
 	memset(cache, 0, sizeof *cache);
 }
 
+/* The cwd column, a path or {"base64": ...} (jobrow_put_cwd), into the
+ * job's shared cwd. */
+static int
+jobrow_cwd(struct jobrow_reader *r, struct job *job,
+    struct jobrow_cache *cache)
+{
+	const char *s, *why;
+	char *bytes = NULL;
+	json_t *v;
+	int rc;
+
+	if (jobrow_text_ref(r, JOBROW_CWD, false, &s) == -1)
+		return -1;
+	if (s[0] != '{') {
+		if (jobrow_shared(&job->cwd, s, &cache->cwd) == -1)
+			return jobrow_oom(r);
+		return 0;
+	}
+	if ((v = json_loads(s, 0, NULL)) == NULL ||
+	    bytestr_from_json(v, &bytes, &why) == -1) {
+		rc = errno == ENOMEM ? jobrow_oom(r) :
+		    jobrow_bad(r, JOBROW_CWD, "is neither a path nor "
+		    "{\"base64\": ...}");
+		json_decref(v);
+		return rc;
+	}
+	json_decref(v);
+	rc = jobrow_shared(&job->cwd, bytes, &cache->cwd) == -1 ?
+	    jobrow_oom(r) : 0;
+	free(bytes);
+	return rc;
+}
+
 /* A JSON array of job ids, or NULL, into *ids and *n (NULL and 0 for none). */
 static int
 jobrow_ids(struct jobrow_reader *r, int col, uint64_t **ids, uint32_t *n)
@@ -665,7 +719,7 @@ static int
 jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
     struct jobrow_cache *cache)
 {
-	const char *state, *cwd, *priority, *name;
+	const char *state, *priority, *name;
 	int64_t v;
 	int s;
 
@@ -688,11 +742,10 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	if (!job_state_terminal(job->state) &&
 	    jobrow_env_shared(r, JOBROW_ENV, job, cache) == -1)
 		return -1;
-	if (jobrow_text_ref(r, JOBROW_CWD, false, &cwd) == -1 ||
+	if (jobrow_cwd(r, job, cache) == -1 ||
 	    jobrow_text_ref(r, JOBROW_PRIORITY, false, &priority) == -1)
 		return -1;
-	if (jobrow_shared(&job->cwd, cwd, &cache->cwd) == -1 ||
-	    jobrow_shared(&job->priority, priority, &cache->priority) == -1)
+	if (jobrow_shared(&job->priority, priority, &cache->priority) == -1)
 		return jobrow_oom(r);
 
 	if (jobrow_int(r, JOBROW_SLOTS, 0, UINT16_MAX, &v) == -1)

@@ -94,12 +94,7 @@ jsonw_key(struct jsonw *w, const char *key)
 	w->buf[w->len++] = ':';
 }
 
-/*
- * The length of the UTF-8 sequence at s (at most end), 0 when it is not
- * one jansson would take: no overlong forms, no surrogates, nothing past
- * U+10FFFF.
- */
-static size_t
+size_t
 jsonw_utf8(const unsigned char *s, const unsigned char *end)
 {
 	uint32_t cp;
@@ -277,18 +272,6 @@ void
 jsonw_null(struct jsonw *w)
 {
 	jsonw_raw(w, "null", 4);
-}
-
-void
-jsonw_strv(struct jsonw *w, char *const *v)
-{
-	jsonw_raw(w, "[", 1);
-	for (; v != NULL && *v != NULL; v++) {
-		jsonw_string(w, *v);
-		if (v[1] != NULL)
-			jsonw_raw(w, ",", 1);
-	}
-	jsonw_raw(w, "]", 1);
 }
 
 void

@@ -42,6 +42,12 @@ void jsonw_open(struct jsonw *w);
 void jsonw_close(struct jsonw *w);
 /* ,"key": (key is ASCII without anything to escape). */
 void jsonw_key(struct jsonw *w, const char *key);
+/*
+ * The length of the UTF-8 sequence at s (before end), 0 when it is not one
+ * jansson would take: no overlong forms, no surrogates, nothing past
+ * U+10FFFF. Assumes s < end.
+ */
+size_t jsonw_utf8(const unsigned char *s, const unsigned char *end);
 /* A string, escaped as jansson escapes it; s NULL or not UTF-8 fails w. */
 void jsonw_string(struct jsonw *w, const char *s);
 void jsonw_int(struct jsonw *w, int64_t v);
@@ -49,8 +55,6 @@ void jsonw_int(struct jsonw *w, int64_t v);
 void jsonw_real(struct jsonw *w, double v);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
-/* An array of the strings of a NULL-terminated v (NULL v: []). */
-void jsonw_strv(struct jsonw *w, char *const *v);
 /* An array of ids. */
 void jsonw_ids(struct jsonw *w, const uint64_t *ids, size_t n);
 /* Any JSON value, through jansson's own dump. */

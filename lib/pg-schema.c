@@ -29,9 +29,11 @@ static const char pg_schema_v1[] =
 	" version bigint NOT NULL DEFAULT 1,"
 	" txid xid8 NOT NULL DEFAULT pg_current_xact_id(),"
 	" name text NOT NULL,"
-	" argv text NOT NULL,"			/* JSON array of strings */
-	" env text NOT NULL,"			/* JSON array of "K=V" */
-	" cwd text NOT NULL,"
+	" argv text NOT NULL,"			/* JSON array of byte strings:
+						 * strings, or {"base64": ...}
+						 * where not UTF-8 (bytestr.h) */
+	" env text NOT NULL,"			/* JSON array of "K=V", the same */
+	" cwd text NOT NULL,"			/* a path, or {"base64": ...} */
 	" priority text NOT NULL,"
 	" state text NOT NULL,"
 	" slots integer NOT NULL,"

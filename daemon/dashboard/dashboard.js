@@ -305,7 +305,7 @@
 	function updateQueuedItem(li, job) {
 		const name = li.querySelector(".name");
 		setText(name, job.name);
-		name.title = job.argv ? job.argv.join(" ") : job.name;
+		name.title = job.argv ? job.argv.map(bytesText).join(" ") : job.name;
 		li.querySelector(".held").hidden = !job.held;
 		syncActions(li.querySelector(".actions"), job);
 	}
@@ -424,7 +424,8 @@
 
 	function updateRunningCard(card, job) {
 		setText(card.querySelector(".name"), job.name);
-		card.querySelector(".name").title = job.argv ? job.argv.join(" ") : "";
+		card.querySelector(".name").title = job.argv ?
+		    job.argv.map(bytesText).join(" ") : "";
 		setText(card.querySelector(".prio"), job.priority +
 		    (job.pid ? " · pid " + job.pid : ""));
 		const started = parseTime(job.started_at);
@@ -466,7 +467,8 @@
 
 	function updateRecentRow(tr, job) {
 		setText(tr.querySelector(".name"), job.name);
-		tr.querySelector(".name").title = job.argv ? job.argv.join(" ") : "";
+		tr.querySelector(".name").title = job.argv ?
+		    job.argv.map(bytesText).join(" ") : "";
 		setText(tr.querySelector(".prio"), job.priority);
 		const st = tr.querySelector(".state");
 		setText(st, job.state.replace("_", " "));
@@ -582,6 +584,24 @@
 			refreshJob();
 	}
 
+	/* A byte string of a job (an element of argv, its cwd): a string, or
+	 * {"base64": ...} for bytes that are not UTF-8, shown with \xNN for
+	 * each byte that is not printable ASCII. */
+	function bytesText(v) {
+		if (typeof v === "string")
+			return v;
+		if (v === null || typeof v !== "object" ||
+		    typeof v.base64 !== "string")
+			return String(v);
+		let s = "";
+		for (const c of atob(v.base64)) {
+			const b = c.charCodeAt(0);
+			s += b >= 0x20 && b < 0x7f ? c :
+			    "\\x" + b.toString(16).padStart(2, "0");
+		}
+		return s;
+	}
+
 	/* ---- the job page ---- */
 
 	const FIELD_ORDER = ["id", "name", "state", "reason", "priority", "argv",
@@ -597,8 +617,11 @@
 		if (k.endsWith("_at"))
 			return v + "  (" + fmtWhen(v) + ")";
 		if (k === "argv" && Array.isArray(v))
-			return v.map((a) => /^[A-Za-z0-9_./=:@%+-]+$/.test(a) ? a :
+			return v.map(bytesText).map((a) =>
+			    /^[A-Za-z0-9_./=:@%+-]+$/.test(a) ? a :
 			    "'" + a.replace(/'/g, "'\\''") + "'").join(" ");
+		if (k === "cwd")
+			return bytesText(v);
 		if (typeof v === "object")
 			return JSON.stringify(v);
 		return String(v);

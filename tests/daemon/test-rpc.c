@@ -160,7 +160,7 @@ test_unknown_method_and_bad_params(void **state)
 	assert_string_equal(e.field, "cwd");
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]s{si}}", "argv",
 	    "true", "env", "X", 1), -32602);
-	assert_string_equal(e.field, "env");
+	assert_string_equal(e.field, "env.X");
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]si}", "argv",
 	    "true", "timout", 5), -32602);
 	assert_string_equal(e.field, "timout");

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+#include "bytestr.h"
 #include "caller-env.h"
 #include "config.h"
 #include "filter.h"
@@ -53,14 +54,28 @@ fuzz_check_labels(const struct config *cfg, json_t *params)
 static void
 fuzz_check_submit(const struct config *cfg, json_t *params)
 {
-	json_t *argv = json_object_get(params, "argv"), *s;
+	json_t *argv = json_object_get(params, "argv"), *s, *v;
+	const char *why, *k;
 	size_t i, bytes = 0;
+	char *b;
 
 	FUZZ_ASSERT(json_array_size(argv) >= 1 &&
 	    json_array_size(argv) <= cfg->max_argv);
+	/* Byte strings, plain or {"base64": ...}, without NUL. */
 	json_array_foreach(argv, i, s) {
-		FUZZ_ASSERT(json_is_string(s) && json_string_length(s) > 0);
-		bytes += json_string_length(s) + 1;
+		FUZZ_ASSERT(bytestr_from_json(s, &b, &why) == 0);
+		FUZZ_ASSERT(b[0] != '\0');
+		bytes += strlen(b) + 1;
+		free(b);
+	}
+	json_object_foreach(json_object_get(params, "env"), k, v) {
+		FUZZ_ASSERT(bytestr_from_json(v, &b, &why) == 0);
+		free(b);
+	}
+	if ((v = json_object_get(params, "cwd")) != NULL) {
+		FUZZ_ASSERT(bytestr_from_json(v, &b, &why) == 0);
+		FUZZ_ASSERT(b[0] == '/');
+		free(b);
 	}
 	FUZZ_ASSERT(bytes <= cfg->max_argv_bytes);
 	FUZZ_ASSERT(json_object_size(json_object_get(params, "env")) <=

@@ -215,6 +215,82 @@ the_same_failures(void **state)
 	job_free(job);
 }
 
+/* The text job_write_json gives job, which must not fail. */
+static char *
+written(const struct job *job)
+{
+	struct jsonw w = { 0 };
+	const char *text;
+	char *copy;
+	size_t len;
+
+	assert_int_equal(job_write_json(job, -1, NULL, &w), 0);
+	assert_non_null(text = jsonw_text(&w, &len));
+	assert_non_null(copy = strndup(text, len));
+	jsonw_free(&w);
+	return copy;
+}
+
+/* argv and cwd that are not UTF-8 (file names are bytes) go as
+ * {"base64": ...}; what is UTF-8 stays a plain string. */
+static void
+bytes_not_utf8_go_as_base64(void **state)
+{
+	struct job *job = fresh_job();
+	char *text;
+
+	(void)state;
+	assert_int_equal(job_set_argv(job, strv("printf", "%s", "\xff\xfex")),
+	    0);
+	assert_int_equal(job_set_cwd(job, "/tmp/\xff\xfe" "d"), 0);
+	text = written(job);
+	assert_non_null(strstr(text, "\"argv\":[\"printf\",\"%s\","
+	    "{\"base64\":\"//54\"}],"));
+	assert_non_null(strstr(text, "\"cwd\":{\"base64\":\"L3RtcC///mQ=\"},"));
+	free(text);
+	assert_same(job, 3, "queue");
+	job_free(job);
+}
+
+/* The default name of a command whose base name is not UTF-8: each bad
+ * byte written \xNN, so that name is always a plain string. */
+static void
+a_default_name_not_utf8_is_escaped(void **state)
+{
+	struct job *job = fresh_job();
+	char *text;
+
+	(void)state;
+	assert_int_equal(job_set_argv(job, strv("/tmp/\xff\xfe/r\xffn",
+	    "a", NULL)), 0);
+	job_set_name(job, NULL);
+	assert_string_equal(job_name(job), "r\\xffn");
+	text = written(job);
+	assert_non_null(strstr(text, "\"name\":\"r\\\\xffn\","));
+	free(text);
+	assert_same(job, -1, NULL);
+	/* A name of its own stays. */
+	job_set_name(job, strdup("mine"));
+	assert_string_equal(job_name(job), "mine");
+	job_free(job);
+}
+
+/* A reason quoting a path that is not UTF-8 (a failed exec or chdir)
+ * keeps the job's object writable. */
+static void
+a_reason_not_utf8_is_escaped(void **state)
+{
+	struct job *job = fresh_job();
+
+	(void)state;
+	assert_int_equal(job_set_reason(job, "chdir %s: %s", "/tmp/\xff",
+	    "No such file or directory"), 0);
+	assert_string_equal(job->run->reason,
+	    "chdir /tmp/\\xff: No such file or directory");
+	free(written(job));
+	job_free(job);
+}
+
 int
 main(void)
 {
@@ -223,6 +299,9 @@ main(void)
 		cmocka_unit_test(a_job_with_every_field_set),
 		cmocka_unit_test(node_and_pinned_node_follow_priority),
 		cmocka_unit_test(the_same_failures),
+		cmocka_unit_test(bytes_not_utf8_go_as_base64),
+		cmocka_unit_test(a_default_name_not_utf8_is_escaped),
+		cmocka_unit_test(a_reason_not_utf8_is_escaped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "bytestr.h"
 #include "jsonw.h"
 
 /* jansson's text for value (stolen), NUL-terminated, allocated. */
@@ -161,9 +162,9 @@ objects_and_arrays_as_jansson_dumps_them(void **state)
 	jsonw_key(&w, "i");
 	jsonw_int(&w, -7);
 	jsonw_key(&w, "argv");
-	jsonw_strv(&w, argv);
+	bytestr_write_strv(&w, argv);
 	jsonw_key(&w, "none");
-	jsonw_strv(&w, NULL);
+	bytestr_write_strv(&w, NULL);
 	jsonw_key(&w, "ids");
 	jsonw_ids(&w, ids, 3);
 	jsonw_key(&w, "no_ids");
