@@ -110,10 +110,10 @@ update_handler(struct rpc_req *req, json_t *params)
 	    !method_may_act(req, job, "update"))
 		return;
 	if (!jobs_editable(job)) {
-		rpc_error(req, RPC_WRONG_STATE, NULL, "job %llu is %s: only a "
+		rpc_error(req, RPC_WRONG_STATE, NULL, "job %llu %s: only a "
 		    "queued job can be updated", (unsigned long long)job->id,
-		    job->state == JOB_QUEUED ? "starting" :
-		    job_state_name(job->state));
+		    job->state == JOB_QUEUED ? "is starting" :
+		    job_state_phrase(job->state));
 		return;
 	}
 	if ((u.prio = update_priority(req, params, job)) == -2 ||
