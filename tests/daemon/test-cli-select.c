@@ -237,10 +237,19 @@ test_retry_remove_and_clean_by_label(void **state)
 	    "--state", "succeeded", NULL), 0);
 	snprintf(want, sizeof want, "%s\n", b);
 	tcli_assert_printed(out, err, want);
+	/* A count; the ids with -v. */
 	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
 	    0);
-	snprintf(want, sizeof want, "%s\n", a);
+	tcli_assert_printed(out, err, "removed 1 job\n");
+	tcli_submitted(cli(&out, &err, "submit", "--wait", "--label",
+	    "grp=r1", "--", "true", NULL), &out, &err, b);
+	assert_int_equal(cli(&out, &err, "clean", "-v", "--label", "grp=r1",
+	    NULL), 0);
+	snprintf(want, sizeof want, "%s\nremoved 1 job\n", b);
 	tcli_assert_printed(out, err, want);
+	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
+	    0);
+	tcli_assert_printed(out, err, "removed 0 jobs\n");
 	assert_int_equal(cli_rc("status", a, NULL), 1);
 	/* A single id of a job that has not ended is refused. */
 	tcli_queue(a, "--hold");
