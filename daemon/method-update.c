@@ -60,8 +60,8 @@ update_priority(struct rpc_req *req, json_t *params, const struct job *job)
 	queued = jobs_count(td, prio, JOB_QUEUED) + jobs_staged(td, prio);
 	if (queued >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
-		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, queued);
+		    "priority %s is full: %u job%s queued (max_queued)",
+		    p->name, queued, queued == 1 ? "" : "s");
 		return -2;
 	}
 	return prio;
