@@ -112,7 +112,8 @@ json_t *client_read_message(struct client *c, int timeout_ms,
 
 /* The connection's socket, for a caller that waits on many clients in
  * poll(2): once it is readable, client_recv() with timeout_ms 0 takes
- * every response that came, until it fails with ETIMEDOUT. Borrowed. */
+ * every response that came, until it fails with ETIMEDOUT. Borrowed; a
+ * new one after client_reconnect() connected again, -1 after it gave up. */
 int client_fd(const struct client *c);
 
 /*
