@@ -133,11 +133,66 @@ test_wait_output_and_watch_outlast_a_restart(void **state)
 	tdaemon_end(d, c);
 }
 
+/* Counts what a client's outage callback heard: [0] lost, [1] back. */
+static void
+toutage_cb(const char *path, enum client_outage what, void *arg)
+{
+	int *n = arg;
+
+	(void)path;
+	n[what == CLIENT_OUTAGE_LOST ? 0 : 1]++;
+}
+
+/* The C client library itself: a watch renewed on the restarted daemon
+ * goes on with the job's changes, up to its end in the new attempt. */
+static void
+test_library_watch_outlasts_a_restart(void **state)
+{
+	struct tdaemon *d;
+	struct client *c, *w;
+	char script[1200];
+	int outages[2] = { 0, 0 };
+	json_t *job;
+	int64_t id;
+	bool ended = false;
+
+	(void)state;
+	d = tdaemon_start("shutdown = requeue\n");
+	c = tconnect(d);
+	w = tconnect(d);
+	client_reconnect(w, HARNESS_TIMEOUT_MS, toutage_cb, outages);
+	snprintf(script, sizeof script, "%s; exit 5",
+	    tgate_sh(d, "gate.$TRIAGE_ATTEMPT"));
+	id = tsubmit(c, "{s:[sss]}", "argv", "sh", "-c", script);
+	json_decref(tcall(w, "watch", "{s:[I]}", "ids", (json_int_t)id));
+	trunning_pid(c, id);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	/* A read on the broken connection: reconnects, renews the watch. */
+	job = tget(w, id);
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	assert_int_equal(outages[0], 1);
+	assert_int_equal(outages[1], 1);
+	topen_gate(d, "gate.2");
+	while (!ended) {
+		job = tnotification(w);
+		ended = strcmp(tstate(job), "failed") == 0;
+		if (ended)
+			assert_int_equal(tjint(job, "attempt"), 2);
+		json_decref(job);
+	}
+	assert_int_equal(outages[0], 1);
+	tdaemon_end(d, w);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wait_output_and_watch_outlast_a_restart),
+		cmocka_unit_test(test_library_watch_outlasts_a_restart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
