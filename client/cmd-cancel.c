@@ -20,17 +20,20 @@ const struct cmd_entry cmd_cancel_entry = {
 	    "                       not SIGTERM\n"
 	    SELECTOR_HELP,
 	.notes =
-	    "A queued job is canceled at once; a running one gets SIGTERM (or "
-	    "SIG), then\n"
-	    "SIGKILL after the daemon's kill_grace, and is canceled once it "
-	    "has exited.\n"
-	    "A finished job is left as it is. With several ids or an option "
-	    "that\n"
-	    "chooses jobs (they all apply), prints the ids of the jobs it "
-	    "acted on, one\n"
-	    "a line; only your own jobs are chosen, unless you are an admin. "
-	    "With\n"
-	    "--json, prints the daemon's answer: the job, or {\"ids\": "
+	    "A queued job is canceled at once; a running one gets SIGTERM "
+	    "(or SIG), then\n"
+	    "SIGKILL after the daemon's kill_grace, and is canceled once it"
+	    " has exited. A\n"
+	    "finished job is left as it is, and a line notes it. With "
+	    "several ids or an\n"
+	    "option that chooses jobs (they all apply), prints the ids of "
+	    "the jobs it\n"
+	    "acted on, one a line; only your own jobs are chosen, unless "
+	    "you are an\n"
+	    "admin. An id that names no job, or a job not yours, is said on"
+	    " stderr\n"
+	    "(status 1). With --json, prints the daemon's answer: the job, "
+	    "or {\"ids\":\n"
 	    "[...]}.\n",
 	.exec = cmd_cancel_exec,
 };

@@ -19,7 +19,7 @@ static int cmd_clean_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_clean_entry = {
 	.name = "clean",
-	.args = "[-p PRIO] [--state S] [--label K=V]...",
+	.args = "[-p PRIO] [--state S] [--label K=V]... [-v]",
 	.summary = "delete your finished jobs and their output",
 	.options =
 	    "  -p, --priority PRIO  only jobs of this priority\n"
@@ -28,13 +28,15 @@ const struct cmd_entry cmd_clean_entry = {
 	    "                       succeeded, failed, timed_out, canceled, "
 	    "lost\n"
 	    "      --label K=V      only jobs with this label (repeatable: all "
-	    "of them)\n",
+	    "of them)\n"
+	    "  -v, --verbose        print the id of each job removed, one a "
+	    "line, too\n",
 	.notes =
 	    "Removes your own jobs that have finished, also for an admin, and "
-	    "prints\n"
-	    "their ids, one a line. With --json, prints the daemon's answers, "
-	    "{\"ids\":\n"
-	    "[...]}, one per line.\n",
+	    "prints how\n"
+	    "many (\"removed 412 jobs\"). With --json, prints the daemon's "
+	    "answers,\n"
+	    "{\"ids\": [...]}, one per line.\n",
 	.exec = cmd_clean_exec,
 };
 
@@ -57,13 +59,14 @@ cmd_clean_states(struct cmd_ctx *ctx, const json_t *states)
 }
 
 /* Removes the jobs of ids, CMD_CLEAN_CHUNK at a time, printing each
- * answer. Returns an exit status. */
+ * answer (--json), or each id removed (verbose), then how many. Returns an
+ * exit status. */
 static int
-cmd_clean_remove(struct cmd_ctx *ctx, const json_t *ids)
+cmd_clean_remove(struct cmd_ctx *ctx, const json_t *ids, bool verbose)
 {
 	json_t *chunk, *result, *id;
-	size_t i, j, n = json_array_size(ids);
-	int rc;
+	size_t i, j, n = json_array_size(ids), removed = 0;
+	int rc = CMD_EXIT_OK;
 
 	for (i = 0; i < n; i += CMD_CLEAN_CHUNK) {
 		chunk = xjson(json_array());
@@ -72,10 +75,11 @@ cmd_clean_remove(struct cmd_ctx *ctx, const json_t *ids)
 		rc = cmd_call(ctx, "remove", xjson(json_pack("{s:{s:o}}",
 		    "filter", "ids", chunk)), &result);
 		if (rc != CMD_EXIT_OK)
-			return rc;
+			break;
+		removed += json_array_size(json_object_get(result, "ids"));
 		if (ctx->json)
 			format_json_line(result);
-		else {
+		else if (verbose) {
 			json_array_foreach(json_object_get(result, "ids"), j,
 			    id)
 				printf("%" JSON_INTEGER_FORMAT "\n",
@@ -83,7 +87,10 @@ cmd_clean_remove(struct cmd_ctx *ctx, const json_t *ids)
 		}
 		json_decref(result);
 	}
-	return CMD_EXIT_OK;
+	/* What was removed before a failure is said too. */
+	if (!ctx->json && (rc == CMD_EXIT_OK || removed > 0))
+		printf("removed %zu job%s\n", removed, removed == 1 ? "" : "s");
+	return rc;
 }
 
 static int
@@ -93,6 +100,7 @@ cmd_clean_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "priority", required_argument, NULL, 'p' },
 		{ "state", required_argument, NULL, CMD_CLEAN_STATE },
 		{ "label", required_argument, NULL, CMD_CLEAN_LABEL },
+		{ "verbose", no_argument, NULL, 'v' },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -100,12 +108,13 @@ cmd_clean_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	uid_t uid = geteuid();
 	size_t i;
 	int ch, rc = CMD_EXIT_OK;
+	bool verbose = false;
 
 	params = xjson(json_object());
 	states = xjson(json_array());
 	json_object_set_new(params, "state", states);
 	while (rc == CMD_EXIT_OK &&
-	    (ch = cmd_getopt(ctx, argc, argv, ":hp:", longopts)) != -1) {
+	    (ch = cmd_getopt(ctx, argc, argv, ":hp:v", longopts)) != -1) {
 		switch (ch) {
 		case 'p':
 			rc = jobopt_string(ctx, params, ch, optarg);
@@ -115,6 +124,9 @@ cmd_clean_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			break;
 		case CMD_CLEAN_LABEL:
 			rc = jobopt_label(ctx, params, optarg);
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		default:
 			rc = cmd_getopt_other(ctx, ch);
@@ -142,7 +154,7 @@ cmd_clean_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			json_array_append(ids, json_object_get(job, "id"));
 	}
 	json_decref(jobs);
-	rc = cmd_clean_remove(ctx, ids);
+	rc = cmd_clean_remove(ctx, ids, verbose);
 	json_decref(ids);
 	return rc;
 }

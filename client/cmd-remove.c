@@ -14,11 +14,12 @@ const struct cmd_entry cmd_remove_entry = {
 	.notes =
 	    "A single id of a job that has not finished is refused; with "
 	    "several ids or\n"
-	    "an option that chooses jobs, those are skipped, and the ids of "
-	    "the jobs\n"
-	    "removed are printed, one a line. See also 'triage clean'. With "
-	    "--json,\n"
-	    "prints the daemon's answer, {\"ids\": [...]}.\n",
+	    "an option that chooses jobs, those are skipped (each id is "
+	    "said on stderr,\n"
+	    "status 1), and the ids of the jobs removed are printed, one a "
+	    "line. See also\n"
+	    "'triage clean'. With --json, prints the daemon's answer, "
+	    "{\"ids\": [...]}.\n",
 	.exec = cmd_remove_exec,
 };
 

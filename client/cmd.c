@@ -195,6 +195,40 @@ cmd_parse_count(const char *s, long min, long *n)
 	return 0;
 }
 
+/* Says once per outage, on stderr, that the daemon went and came back. */
+static void
+cmd_outage_cb(const char *path, enum client_outage what, void *arg)
+{
+	(void)arg;
+	fflush(stdout);
+	if (what == CLIENT_OUTAGE_LOST)
+		cmd_error("lost triaged at %s; reconnecting", path);
+	else
+		cmd_error("reconnected to triaged at %s", path);
+}
+
+/*
+ * How long a command waits for a daemon that went away to come back:
+ * $TRIAGE_RECONNECT seconds (0: not at all), else CLIENT_RECONNECT_DEFAULT_MS.
+ * A value that is not a count of seconds is said and the default taken:
+ * a typo must not turn a long wait into a failure at the next restart.
+ */
+static int
+cmd_reconnect_ms(void)
+{
+	const char *s = getenv("TRIAGE_RECONNECT");
+	long secs;
+
+	if (s == NULL || *s == '\0')
+		return CLIENT_RECONNECT_DEFAULT_MS;
+	if (cmd_parse_count(s, 0, &secs) == -1 || secs > INT32_MAX / 1000) {
+		cmd_error("TRIAGE_RECONNECT='%s' is not a number of seconds: "
+		    "taking %d", s, CLIENT_RECONNECT_DEFAULT_MS / 1000);
+		return CLIENT_RECONNECT_DEFAULT_MS;
+	}
+	return (int)secs * 1000;
+}
+
 struct client *
 cmd_client(struct cmd_ctx *ctx)
 {
@@ -218,7 +252,9 @@ cmd_client(struct cmd_ctx *ctx)
 			xoom();
 		cmd_error("%s", cause);
 		free(cause);
-	}
+	} else
+		client_reconnect(ctx->client, cmd_reconnect_ms(),
+		    cmd_outage_cb, NULL);
 	return ctx->client;
 }
 

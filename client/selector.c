@@ -6,6 +6,7 @@
 #include "format.h"
 #include "jobopt.h"
 #include "selector.h"
+#include "verdict.h"
 #include "xmalloc.h"
 
 void
@@ -131,12 +132,19 @@ int
 selector_call(struct cmd_ctx *ctx, const char *method, json_t *params,
     bool bulk)
 {
-	json_t *result, *id;
+	const json_t *filter = json_object_get(params, "filter");
+	json_t *result, *id, *named = NULL;
 	size_t i;
 	int rc;
 
-	if ((rc = cmd_call(ctx, method, params, &result)) != CMD_EXIT_OK)
+	/* Ids alone name jobs, which must each be accounted for; options
+	 * choose, and what they leave out is not an error. */
+	if (bulk && json_object_size(filter) == 1)
+		named = json_incref(json_object_get(filter, "ids"));
+	if ((rc = cmd_call(ctx, method, params, &result)) != CMD_EXIT_OK) {
+		json_decref(named);
 		return rc;
+	}
 	if (ctx->json)
 		format_json_line(result);
 	else if (bulk) {
@@ -144,8 +152,15 @@ selector_call(struct cmd_ctx *ctx, const char *method, json_t *params,
 			printf("%" JSON_INTEGER_FORMAT "\n",
 			    json_integer_value(id));
 	}
+	fflush(stdout);
+	if (named != NULL)
+		rc = verdict_skipped(ctx, method, named,
+		    json_object_get(result, "ids"));
+	else if (!bulk)
+		rc = verdict_one(method, result);
+	json_decref(named);
 	json_decref(result);
-	return CMD_EXIT_OK;
+	return rc;
 }
 
 int

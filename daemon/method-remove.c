@@ -112,9 +112,9 @@ remove_act(struct bulk *b, struct job *job, struct method_err *err)
 	struct bulk_token *token;
 
 	if (!job_state_terminal(job->state)) {
-		method_fail(err, RPC_WRONG_STATE, "id", "job %llu is %s: only "
+		method_fail(err, RPC_WRONG_STATE, "id", "job %llu %s: only "
 		    "a job that has ended can be removed (cancel it first)",
-		    (unsigned long long)job->id, job_state_name(job->state));
+		    (unsigned long long)job->id, job_state_phrase(job->state));
 		return BULK_SKIPPED;
 	}
 	if ((token = bulk_token(b, job)) == NULL ||

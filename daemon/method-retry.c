@@ -44,10 +44,10 @@ retry_act(struct bulk *b, struct job *job, struct method_err *err)
 		return BULK_FAILED;
 	}
 	if (!job_state_terminal(job->state) || job->state == JOB_SUCCEEDED) {
-		method_fail(err, RPC_WRONG_STATE, "id", "job %llu is %s: only "
+		method_fail(err, RPC_WRONG_STATE, "id", "job %llu %s: only "
 		    "a job that failed, timed out, was canceled or was lost "
 		    "can be retried", (unsigned long long)job->id,
-		    job_state_name(job->state));
+		    job_state_phrase(job->state));
 		return BULK_SKIPPED;
 	}
 	if ((prio = config_priority_find(td->cfg, job->priority)) < 0) {

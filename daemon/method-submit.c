@@ -479,16 +479,17 @@ submit_limits(struct rpc_req *req, json_t *params, unsigned prio,
 	    jobs_staged(td, (int)prio);
 	if (queued >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
-		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, queued);
+		    "priority %s is full: %u job%s queued (max_queued)",
+		    p->name, queued, queued == 1 ? "" : "s");
 		return -1;
 	}
 	/* One user's backlog must leave room in the queues for others. */
 	queued = jobs_queued_by(td, job->uid);
 	if (queued >= td->cfg->max_queued_per_user) {
-		rpc_limit(req, "max_queued_per_user", "uid %u has %u jobs "
+		rpc_limit(req, "max_queued_per_user", "uid %u has %u job%s "
 		    "queued; the limit is %u (max_queued_per_user)",
-		    (unsigned)job->uid, queued, td->cfg->max_queued_per_user);
+		    (unsigned)job->uid, queued, queued == 1 ? "" : "s",
+		    td->cfg->max_queued_per_user);
 		return -1;
 	}
 	return 0;

@@ -60,8 +60,8 @@ update_priority(struct rpc_req *req, json_t *params, const struct job *job)
 	queued = jobs_count(td, prio, JOB_QUEUED) + jobs_staged(td, prio);
 	if (queued >= p->max_queued) {
 		rpc_error(req, RPC_QUEUE_FULL, "priority",
-		    "priority %s is full: %u jobs queued (max_queued)",
-		    p->name, queued);
+		    "priority %s is full: %u job%s queued (max_queued)",
+		    p->name, queued, queued == 1 ? "" : "s");
 		return -2;
 	}
 	return prio;
@@ -110,10 +110,10 @@ update_handler(struct rpc_req *req, json_t *params)
 	    !method_may_act(req, job, "update"))
 		return;
 	if (!jobs_editable(job)) {
-		rpc_error(req, RPC_WRONG_STATE, NULL, "job %llu is %s: only a "
+		rpc_error(req, RPC_WRONG_STATE, NULL, "job %llu %s: only a "
 		    "queued job can be updated", (unsigned long long)job->id,
-		    job->state == JOB_QUEUED ? "starting" :
-		    job_state_name(job->state));
+		    job->state == JOB_QUEUED ? "is starting" :
+		    job_state_phrase(job->state));
 		return;
 	}
 	if ((u.prio = update_priority(req, params, job)) == -2 ||

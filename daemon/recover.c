@@ -61,6 +61,7 @@ recover_check_priorities(struct triaged *td, char **cause)
 	size_t ngone = 0, i, pos = 0;
 	char *text = NULL, *more;
 	struct job *job;
+	bool one;
 
 	while ((job = store_iter(td->store, &pos)) != NULL) {
 		if (job_state_terminal(job->state) ||
@@ -77,11 +78,13 @@ recover_check_priorities(struct triaged *td, char **cause)
 		}
 	}
 	for (i = 0; i < ngone; i++) {
+		one = gone[i].n == 1;
 		if (asprintf(&more, "%s%spriority %s is not in the config, "
-		    "but %u of its jobs are queued or running: put its "
-		    "section back, let them finish (or cancel them), then "
+		    "but %u of its jobs %s queued or running: put its "
+		    "section back, let %s finish (or cancel %s), then "
 		    "remove it", text ? text : "", text ? "\n" : "",
-		    gone[i].name, gone[i].n) < 0) {
+		    gone[i].name, gone[i].n, one ? "is" : "are",
+		    one ? "it" : "them", one ? "it" : "them") < 0) {
 			free(text);
 			*cause = strdup("out of memory");
 			return -1;

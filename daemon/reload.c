@@ -210,9 +210,12 @@ reload_map(struct triaged *td, const struct config *new, int *map,
 		    jobs_staged(td, (int)i);
 		if (n != 0)
 			reload_reject(why, "priority %s is not in the new "
-			    "config, but %u of its jobs are queued or running: "
-			    "keep its section until they have finished (or "
-			    "cancel them)", old->priorities[i].name, n);
+			    "config, but %u of its jobs %s queued or running: "
+			    "keep its section until %s finished (or "
+			    "cancel %s)", old->priorities[i].name, n,
+			    n == 1 ? "is" : "are",
+			    n == 1 ? "it has" : "they have",
+			    n == 1 ? "it" : "them");
 	}
 }
 

@@ -102,10 +102,11 @@ shutdown_begin(struct triaged *td, int signo)
 		for (i = 0; i < psem_priorities(td->sem); i++) {
 			psem_prio_stats(td->sem, i, &st);
 			if (st.paused && st.queued > 0)
-				log_notice("priority %s is paused with %u jobs "
-				    "queued: draining waits until it is resumed "
-				    "(or a second signal)",
-				    td->cfg->priorities[i].name, st.queued);
+				log_notice("priority %s is paused with %u "
+				    "job%s queued: draining waits until it is "
+				    "resumed (or a second signal)",
+				    td->cfg->priorities[i].name, st.queued,
+				    st.queued == 1 ? "" : "s");
 		}
 	if (mode == CONFIG_SHUTDOWN_REQUEUE)
 		jobs_stop_running(td);

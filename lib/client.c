@@ -33,6 +33,12 @@ struct client {
 
 	json_t *responses;	/* array of response objects, oldest first */
 	json_t *notifications;	/* array of whole messages, oldest first */
+
+	/* client_reconnect(): 0 when off. */
+	int reconnect_ms;
+	client_outage_cb outage_cb;
+	void *outage_arg;
+	json_t *watches;	/* params of each watch made, to renew */
 };
 
 /* Copies src into dst as one line: control characters become spaces, and a
@@ -99,28 +105,46 @@ client_transport(struct client_error *err, int errnum, const char *fmt, ...)
 	errno = errnum;
 }
 
-struct client *
-client_connect(const char *path, char **cause)
+/* A new connection to path: its socket, or -1 with errno. */
+static int
+client_dial(const char *path)
 {
 	struct sockaddr_un sun;
-	struct client *c;
-	const char *hint;
 	int fd, saved;
 
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof sun.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+struct client *
+client_connect(const char *path, char **cause)
+{
+	struct client *c;
+	const char *hint;
+	int fd, saved;
+
+	if ((fd = client_dial(path)) == -1 && errno == ENAMETOOLONG) {
 		if (asprintf(cause, "cannot connect to %s: path too long",
 		    path) == -1)
 			*cause = NULL;
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	strcpy(sun.sun_path, path);
-
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		goto fail;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1)
+	if (fd == -1)
 		goto fail;
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		goto fail;
@@ -131,8 +155,9 @@ client_connect(const char *path, char **cause)
 	c->buf = malloc(c->size);
 	c->responses = json_array();
 	c->notifications = json_array();
+	c->watches = json_array();
 	if (c->path == NULL || c->buf == NULL || c->responses == NULL ||
-	    c->notifications == NULL) {
+	    c->notifications == NULL || c->watches == NULL) {
 		client_free(c);
 		fd = -1;
 		errno = ENOMEM;
@@ -172,6 +197,7 @@ client_free(struct client *c)
 	free(c->buf);
 	json_decref(c->responses);
 	json_decref(c->notifications);
+	json_decref(c->watches);
 	free(c);
 }
 
@@ -209,6 +235,11 @@ client_fill(struct client *c, int64_t deadline,
 	bool read_first;
 	int ready;
 
+	if (c->fd == -1) {
+		client_transport(err, ENOTCONN, "not connected to triaged at %s",
+		    c->path);
+		return -1;
+	}
 	if (c->start > 0) {
 		memmove(c->buf, c->buf + c->start, c->end - c->start);
 		c->end -= c->start;
@@ -455,6 +486,10 @@ client_send_all(struct client *c, const char *buf, size_t len)
 {
 	ssize_t n;
 
+	if (c->fd == -1) {
+		errno = ENOTCONN;
+		return -1;
+	}
 	while (len > 0) {
 		n = send(c->fd, buf, len, MSG_NOSIGNAL);
 		if (n == -1 && errno == EINTR)
@@ -570,11 +605,12 @@ client_salvage(struct client *c, int64_t id, struct client_error *err)
 	errno = saved;
 }
 
-json_t *
-client_call(struct client *c, const char *method, json_t *params,
-    int timeout_ms, struct client_error *err)
+/* Sends one request and waits until deadline for its response: the result,
+ * or NULL with *err filled in. */
+static json_t *
+client_call_once(struct client *c, const char *method, json_t *params,
+    int64_t deadline, struct client_error *err)
 {
-	int64_t deadline;
 	json_t *resp, *result;
 	int64_t id;
 	ssize_t i;
@@ -584,7 +620,6 @@ client_call(struct client *c, const char *method, json_t *params,
 			client_salvage(c, c->next_id, err);
 		return NULL;
 	}
-	deadline = client_deadline(timeout_ms);
 	for (;;) {
 		if ((i = client_find(c, id)) != -1) {
 			resp = client_take(c->responses, (size_t)i);
@@ -595,6 +630,150 @@ client_call(struct client *c, const char *method, json_t *params,
 		if (client_pump(c, deadline, err) == -1)
 			return NULL;
 	}
+}
+
+void
+client_reconnect(struct client *c, int give_up_ms, client_outage_cb cb,
+    void *arg)
+{
+	c->reconnect_ms = give_up_ms > 0 ? give_up_ms : 0;
+	c->outage_cb = cb;
+	c->outage_arg = arg;
+}
+
+/*
+ * Whether what failed with err (errnum its errno) may be done again on a
+ * new connection: the connection broke, and method (NULL: waiting for a
+ * notification) only reads, so that doing it twice changes nothing.
+ */
+static bool
+client_may_redo(const struct client *c, const char *method,
+    const struct client_error *err, int errnum)
+{
+	static const char *const readers[] = {
+		"get", "wait", "output", "list", "stats", "watch", NULL,
+	};
+	const char *const *m;
+
+	if (c->reconnect_ms == 0 || err->code != CLIENT_ERR_TRANSPORT ||
+	    (errnum != ECONNRESET && errnum != EPIPE))
+		return false;
+	if (method == NULL)
+		return true;
+	for (m = readers; *m != NULL; m++) {
+		if (strcmp(*m, method) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+client_sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		continue;
+}
+
+/* On a new connection: every watch made again, with its own params. 0, or
+ * -1 with *err filled in. */
+static int
+client_renew(struct client *c, int64_t deadline, struct client_error *err)
+{
+	json_t *params, *result;
+	size_t i;
+
+	json_array_foreach(c->watches, i, params) {
+		result = client_call_once(c, "watch", json_incref(params),
+		    deadline, err);
+		if (result == NULL)
+			return -1;
+		json_decref(result);
+	}
+	return 0;
+}
+
+/*
+ * The connection broke: connects to the same path again, waiting between
+ * attempts while the daemon is away, and renews the watches. Returns 0, or
+ * -1 with *err filled in and no socket left when the daemon stays away past
+ * c->reconnect_ms or cannot be reached for another reason.
+ */
+static int
+client_redial(struct client *c, struct client_error *err)
+{
+	int64_t give_up = client_deadline(c->reconnect_ms);
+	int pause = CLIENT_RECONNECT_FIRST_MS, left, fd, errnum;
+
+	if (c->outage_cb != NULL)
+		c->outage_cb(c->path, CLIENT_OUTAGE_LOST, c->outage_arg);
+	for (;;) {
+		if (c->fd != -1)
+			close(c->fd);
+		c->fd = -1;
+		/* What the old connection left half read is of no use. */
+		c->start = c->end = c->scanned = 0;
+		if ((fd = client_dial(c->path)) != -1) {
+			c->fd = fd;
+			if (client_renew(c, give_up, err) == 0)
+				break;
+			if (err->code != CLIENT_ERR_TRANSPORT ||
+			    (errno != ECONNRESET && errno != EPIPE))
+				return -1;
+			errnum = errno;	/* broke again: a daemon stopping */
+		} else if ((errnum = errno) != ECONNREFUSED &&
+		    errnum != ENOENT && errnum != EAGAIN) {
+			client_transport(err, errnum, "lost triaged at %s and "
+			    "cannot connect again: %s", c->path,
+			    strerror(errnum));
+			return -1;
+		}
+		if ((left = client_remaining(give_up)) == 0) {
+			if (c->fd != -1)
+				close(c->fd);
+			c->fd = -1;
+			client_transport(err, errnum, "lost triaged at %s, and "
+			    "it has not come back in %d s", c->path,
+			    c->reconnect_ms / 1000);
+			return -1;
+		}
+		client_sleep_ms(pause < left ? pause : left);
+		if ((pause *= 2) > CLIENT_RECONNECT_MAX_MS)
+			pause = CLIENT_RECONNECT_MAX_MS;
+	}
+	if (c->outage_cb != NULL)
+		c->outage_cb(c->path, CLIENT_OUTAGE_BACK, c->outage_arg);
+	return 0;
+}
+
+json_t *
+client_call(struct client *c, const char *method, json_t *params,
+    int timeout_ms, struct client_error *err)
+{
+	int64_t deadline = client_deadline(timeout_ms);
+	struct client_error e;
+	json_t *result;
+	bool again;
+
+	/* Kept for a call made again, and for a watch to renew. */
+	json_incref(params);
+	do {
+		result = client_call_once(c, method, json_incref(params),
+		    deadline, &e);
+		again = result == NULL && client_may_redo(c, method, &e, errno);
+	} while (again && client_redial(c, &e) == 0);
+	if (result != NULL && strcmp(method, "watch") == 0 &&
+	    json_array_append_new(c->watches, params != NULL ?
+	    json_incref(params) : json_object()) == -1) {
+		json_decref(result);
+		result = NULL;
+		client_transport(&e, ENOMEM, "out of memory");
+	}
+	json_decref(params);
+	if (result == NULL && err != NULL)
+		*err = e;
+	return result;
 }
 
 json_t *
@@ -621,12 +800,19 @@ json_t *
 client_notification(struct client *c, int timeout_ms,
     struct client_error *err)
 {
+	struct client_error e;
 	int64_t deadline;
 
 	deadline = client_deadline(timeout_ms);
 	while (json_array_size(c->notifications) == 0) {
-		if (client_pump(c, deadline, err) == -1)
-			return NULL;
+		if (client_pump(c, deadline, &e) == 0)
+			continue;
+		if (client_may_redo(c, NULL, &e, errno) &&
+		    client_redial(c, &e) == 0)
+			continue;
+		if (err != NULL)
+			*err = e;
+		return NULL;
 	}
 	return client_take(c->notifications, 0);
 }

@@ -42,6 +42,40 @@ struct client_error {
 struct client *client_connect(const char *path, char **cause);
 void client_free(struct client *c);
 
+/* What a reconnecting client tells its caller, who decides what to say. */
+enum client_outage {
+	CLIENT_OUTAGE_LOST,	/* the connection broke; reconnecting */
+	CLIENT_OUTAGE_BACK,	/* connected again, watches renewed */
+};
+typedef void (*client_outage_cb)(const char *path, enum client_outage what,
+    void *arg);
+
+/* The bound a tool gives client_reconnect() unless told otherwise: a
+ * restart or an upgrade of the daemon takes seconds, not minutes. */
+#define CLIENT_RECONNECT_DEFAULT_MS (5 * 60 * 1000)
+/* Between attempts to reach the daemon: the first wait, doubled each
+ * time up to the last. */
+#define CLIENT_RECONNECT_FIRST_MS 50
+#define CLIENT_RECONNECT_MAX_MS 2000
+
+/*
+ * Makes c survive a restart of the daemon: when the connection breaks
+ * (ECONNRESET, EPIPE) during client_call() of a read-side method (get,
+ * wait, output, list, stats, watch) or client_notification(), it connects
+ * to the same path again, as long as the daemon is away (ECONNREFUSED,
+ * ENOENT, EAGAIN), waiting CLIENT_RECONNECT_FIRST_MS doubling to
+ * CLIENT_RECONNECT_MAX_MS between attempts, renews every watch made with
+ * client_call() with the same params, and sends the call again. Any other
+ * method fails as before: a submit or a cancel whose answer was lost may
+ * have been done, and doing it twice is not the caller's wish. Pipelined
+ * requests (client_send) are not sent again either. give_up_ms bounds one
+ * outage (0, the default: never reconnect); past it the call fails with
+ * the transport error. cb, if not NULL, hears of each outage once, as it
+ * begins and once it is over.
+ */
+void client_reconnect(struct client *c, int give_up_ms, client_outage_cb cb,
+    void *arg);
+
 /*
  * Calls method with params (the reference is stolen; NULL sends none) and
  * waits up to timeout_ms (-1: for ever) for its response. Responses to other
@@ -78,7 +112,8 @@ json_t *client_read_message(struct client *c, int timeout_ms,
 
 /* The connection's socket, for a caller that waits on many clients in
  * poll(2): once it is readable, client_recv() with timeout_ms 0 takes
- * every response that came, until it fails with ETIMEDOUT. Borrowed. */
+ * every response that came, until it fails with ETIMEDOUT. Borrowed; a
+ * new one after client_reconnect() connected again, -1 after it gave up. */
 int client_fd(const struct client *c);
 
 /*

@@ -32,6 +32,25 @@ job_state_name(enum job_state state)
 	return job_state_names[state];
 }
 
+/* A job "is running" but "has succeeded": said of a job in messages. */
+static const char *const job_state_phrases[JOB_NSTATES] = {
+	[JOB_QUEUED] = "is queued",
+	[JOB_RUNNING] = "is running",
+	[JOB_SUCCEEDED] = "has succeeded",
+	[JOB_FAILED] = "has failed",
+	[JOB_TIMED_OUT] = "has timed out",
+	[JOB_CANCELED] = "was canceled",
+	[JOB_LOST] = "was lost",
+};
+
+const char *
+job_state_phrase(enum job_state state)
+{
+	if ((unsigned)state >= JOB_NSTATES)
+		return "is in an unknown state";
+	return job_state_phrases[state];
+}
+
 int
 job_state_parse(const char *name)
 {

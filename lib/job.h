@@ -163,6 +163,9 @@ struct job_run *job_run_edit(struct job *job);
 bool job_run_is_none(const struct job_run *r);
 
 const char *job_state_name(enum job_state state);
+/* The state as a sentence says it of a job: "is running", "has
+ * succeeded", "was canceled" ("job 12 has succeeded"). Static. */
+const char *job_state_phrase(enum job_state state);
 /* Returns the state called name, or -1. */
 int job_state_parse(const char *name);
 bool job_state_terminal(enum job_state state);

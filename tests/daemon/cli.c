@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,33 +41,63 @@ tslurp(const char *path)
 	return buf;
 }
 
-/* Runs triage with argv (its argv[0] included) as tcli says. */
-static int
-tcli_run(const struct tdaemon *d, char **out, char **err, char **argv)
+/* Starts triage with argv (its argv[0] included) as tcli_start says. */
+static void
+tcli_spawn(const struct tdaemon *d, struct tcli_bg *bg, const char *tag,
+    char **argv)
 {
-	char opath[400], epath[400];
-	int status, fd;
-	pid_t pid;
+	int fd;
 
-	snprintf(opath, sizeof opath, "%s/cli.out", d->dir);
-	snprintf(epath, sizeof epath, "%s/cli.err", d->dir);
-	if ((pid = fork()) == 0) {
+	snprintf(bg->out, sizeof bg->out, "%s/%s.out", d->dir, tag);
+	snprintf(bg->err, sizeof bg->err, "%s/%s.err", d->dir, tag);
+	if ((bg->pid = fork()) == 0) {
+		/* A test that fails leaves none behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		setenv("TRIAGE_SOCKET", d->sock, 1);
-		if ((fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
-		    dup2(fd, 1) < 0)
+		if ((fd = open(bg->out, O_WRONLY | O_CREAT | O_TRUNC,
+		    0600)) < 0 || dup2(fd, 1) < 0)
 			_exit(99);
-		if ((fd = open(epath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 ||
-		    dup2(fd, 2) < 0)
+		if ((fd = open(bg->err, O_WRONLY | O_CREAT | O_TRUNC,
+		    0600)) < 0 || dup2(fd, 2) < 0)
 			_exit(99);
 		execv(tbin("triage"), argv);
 		_exit(98);
 	}
-	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	*out = tslurp(opath);
-	*err = tslurp(epath);
-	return WEXITSTATUS(status);
+	assert_true(bg->pid > 0);
+}
+
+int
+tcli_finish(struct tcli_bg *bg, char **out, char **err)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	int status;
+	pid_t got;
+
+	while ((got = waitpid(bg->pid, &status, WNOHANG)) == 0) {
+		if (tleft_ms(deadline) == 0) {
+			kill(bg->pid, SIGKILL);
+			waitpid(bg->pid, &status, 0);
+			fail_msg("triage did not exit; stdout \"%s\", stderr "
+			    "\"%s\"", tslurp(bg->out), tslurp(bg->err));
+		}
+		poll(NULL, 0, 10);
+	}
+	assert_int_equal(got, bg->pid);
+	assert_true(WIFEXITED(status) || WIFSIGNALED(status));
+	*out = tslurp(bg->out);
+	*err = tslurp(bg->err);
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	    128 + WTERMSIG(status);
+}
+
+/* Runs triage with argv (its argv[0] included) as tcli says. */
+static int
+tcli_run(const struct tdaemon *d, char **out, char **err, char **argv)
+{
+	struct tcli_bg bg;
+
+	tcli_spawn(d, &bg, "cli", argv);
+	return tcli_finish(&bg, out, err);
 }
 
 /* The args up to NULL into argv after "triage"; the child execs a copy. */
@@ -94,6 +127,19 @@ tcli(const struct tdaemon *d, char **out, char **err, const char *arg, ...)
 	tcli_args(argv, arg, ap);
 	va_end(ap);
 	return tcli_run(d, out, err, argv);
+}
+
+void
+tcli_start(const struct tdaemon *d, struct tcli_bg *bg, const char *tag,
+    const char *arg, ...)
+{
+	char *argv[TCLI_MAX_ARGS + 1];
+	va_list ap;
+
+	va_start(ap, arg);
+	tcli_args(argv, arg, ap);
+	va_end(ap);
+	tcli_spawn(d, bg, tag, argv);
 }
 
 int

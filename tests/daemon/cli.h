@@ -26,6 +26,19 @@ int tcli_setup(void **state);
  */
 int tcli(const struct tdaemon *d, char **out, char **err, const char *arg,
     ...) __attribute__((sentinel));
+/* A triage running in the background (tcli_start). */
+struct tcli_bg {
+	pid_t pid;
+	char out[400];		/* the files of its stdout and stderr */
+	char err[400];
+};
+/* Starts triage as tcli runs it, without waiting: its stdout and stderr
+ * go to files of d's dir named after tag, which tslurp reads meanwhile. */
+void tcli_start(const struct tdaemon *d, struct tcli_bg *bg, const char *tag,
+    const char *arg, ...) __attribute__((sentinel));
+/* Waits for it to exit (fails the test after the harness's timeout) and
+ * returns as tcli does; killed by signal N: 128+N. */
+int tcli_finish(struct tcli_bg *bg, char **out, char **err);
 /* The same, freeing what it printed: its exit code alone. */
 int tcli_rc(const struct tdaemon *d, const char *arg, ...)
     __attribute__((sentinel));

@@ -40,26 +40,125 @@ test_cancel_chooses_by_priority_state_and_label(void **state)
 	assert_int_equal(cli_rc("resume", "low", NULL), 0);
 }
 
-/* Several ids are one request: those it makes no sense for are skipped. */
+/* Asserts what a triage run printed and its exit code; frees out and err. */
 static void
-test_several_ids_are_one_filter(void **state)
+tassert_said(int rc, char *out, char *err, int want_rc, const char *want_out,
+    const char *want_err)
 {
-	char *out, *err, a[32], b[32], done[32], want[100];
+	if (rc != want_rc || strcmp(out, want_out) != 0 ||
+	    strcmp(err, want_err) != 0)
+		fail_msg("exit %d, stdout \"%s\", stderr \"%s\"; not exit %d, "
+		    "stdout \"%s\", stderr \"%s\"", rc, out, err, want_rc,
+		    want_out, want_err);
+	free(out);
+	free(err);
+}
+
+/*
+ * Several ids are one request; each id it did nothing for gets a line
+ * saying why, and the exit status is 1 when one of them could not be acted
+ * on. A job that had already ended is only said of for cancel.
+ */
+static void
+test_several_ids_say_which_did_nothing(void **state)
+{
+	char *out, *err, a[32], b[32], q[32], done[32], want[100], said[600];
+	int rc, i;
 
 	(void)state;
 	tcli_queue(a, "--hold");
 	tcli_queue(b, "--hold");
 	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
 	    NULL), &out, &err, done);
-	assert_int_equal(cli(&out, &err, "cancel", a, b, done, "999999",
-	    NULL), 0);
+	rc = cli(&out, &err, "cancel", a, "999998", b, done, "999999", NULL);
 	snprintf(want, sizeof want, "%s\n%s\n", a, b);
-	tcli_assert_printed(out, err, want);
+	snprintf(said, sizeof said, "triage: no job 999998\n"
+	    "triage: job %s has already succeeded: nothing to cancel\n"
+	    "triage: no job 999999\n", done);
+	tassert_said(rc, out, err, 1, want, said);
+	/* Only ended: nothing refused. */
+	rc = cli(&out, &err, "cancel", done, a, NULL);
+	snprintf(said, sizeof said, "triage: job %s has already succeeded: "
+	    "nothing to cancel\ntriage: job %s was already canceled: nothing "
+	    "to cancel\n", done, a);
+	tassert_said(rc, out, err, 0, "", said);
 	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
-	assert_int_equal(cli(&out, &err, "remove", a, b, done, NULL), 0);
-	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, done);
+
+	rc = cli(&out, &err, "retry", a, done, NULL);
+	snprintf(want, sizeof want, "%s\n", a);
+	snprintf(said, sizeof said, "triage: job %s has succeeded: only a job "
+	    "that failed, timed out, was canceled or was lost can be "
+	    "retried\n", done);
+	tassert_said(rc, out, err, 1, want, said);
+	assert_int_equal(cli_rc("wait", a, NULL), 0);
+	tcli_queue(q, "--delay", "1h");
+	for (i = 0; i < 2; i++) {
+		rc = cli(&out, &err, i ? "release" : "hold", q, done, NULL);
+		snprintf(want, sizeof want, "%s\n", q);
+		snprintf(said, sizeof said, "triage: job %s has succeeded: "
+		    "only a queued job can be %s\n", done,
+		    i ? "released" : "held");
+		tassert_said(rc, out, err, 1, want, said);
+	}
+	rc = cli(&out, &err, "remove", q, done, "999999", NULL);
+	snprintf(want, sizeof want, "%s\n", done);
+	snprintf(said, sizeof said, "triage: job %s is queued: only a job that "
+	    "has ended can be removed (cancel it first)\n"
+	    "triage: no job 999999\n", q);
+	tassert_said(rc, out, err, 1, want, said);
+	assert_int_equal(cli_rc("cancel", q, NULL), 0);
+	assert_int_equal(cli(&out, &err, "remove", a, b, q, NULL), 0);
+	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, q);
 	tcli_assert_printed(out, err, want);
 	assert_int_equal(cli_rc("status", a, NULL), 1);
+}
+
+/*
+ * hold of a job that is not queued, and release of one that has ended, do
+ * nothing: with one id, an error naming the state. Holding a held job, or
+ * releasing a queued one that is not held, is what was asked: no error.
+ */
+static void
+test_hold_and_release_say_when_the_state_is_wrong(void **state)
+{
+	struct client *c = tconnect(tcli_daemon);
+	char *out, *err, run[32], done[32], queued[32], said[300];
+	int64_t id;
+	int rc;
+
+	(void)state;
+	id = tsubmit_gated(c, tcli_daemon, "hold-wrong", false);
+	trunning_pid(c, id);
+	snprintf(run, sizeof run, "%lld", (long long)id);
+	rc = cli(&out, &err, "hold", run, NULL);
+	snprintf(said, sizeof said, "triage: job %s is running: only a queued "
+	    "job can be held\n", run);
+	tassert_said(rc, out, err, 1, "", said);
+	rc = cli(&out, &err, "release", run, NULL);
+	tassert_said(rc, out, err, 0, "", "");
+
+	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
+	    NULL), &out, &err, done);
+	rc = cli(&out, &err, "hold", done, NULL);
+	snprintf(said, sizeof said, "triage: job %s has succeeded: only a "
+	    "queued job can be held\n", done);
+	tassert_said(rc, out, err, 1, "", said);
+	rc = cli(&out, &err, "release", done, NULL);
+	snprintf(said, sizeof said, "triage: job %s has succeeded: only a "
+	    "queued job can be released\n", done);
+	tassert_said(rc, out, err, 1, "", said);
+
+	tcli_queue(queued, "--delay", "1h");
+	rc = cli(&out, &err, "release", queued, NULL);
+	tassert_said(rc, out, err, 0, "", "");
+	assert_int_equal(cli_rc("hold", queued, NULL), 0);
+	rc = cli(&out, &err, "hold", queued, NULL);
+	tassert_said(rc, out, err, 0, "", "");
+	assert_true(theld(c, strtol(queued, NULL, 10)));
+	assert_int_equal(cli_rc("cancel", queued, NULL), 0);
+	topen_gate(tcli_daemon, "hold-wrong");
+	tassert_ends(c, id, "succeeded");
+	client_free(c);
 }
 
 static void
@@ -138,15 +237,25 @@ test_retry_remove_and_clean_by_label(void **state)
 	    "--state", "succeeded", NULL), 0);
 	snprintf(want, sizeof want, "%s\n", b);
 	tcli_assert_printed(out, err, want);
+	/* A count; the ids with -v. */
 	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
 	    0);
-	snprintf(want, sizeof want, "%s\n", a);
+	tcli_assert_printed(out, err, "removed 1 job\n");
+	tcli_submitted(cli(&out, &err, "submit", "--wait", "--label",
+	    "grp=r1", "--", "true", NULL), &out, &err, b);
+	assert_int_equal(cli(&out, &err, "clean", "-v", "--label", "grp=r1",
+	    NULL), 0);
+	snprintf(want, sizeof want, "%s\nremoved 1 job\n", b);
 	tcli_assert_printed(out, err, want);
+	assert_int_equal(cli(&out, &err, "clean", "--label", "grp=r1", NULL),
+	    0);
+	tcli_assert_printed(out, err, "removed 0 jobs\n");
 	assert_int_equal(cli_rc("status", a, NULL), 1);
 	/* A single id of a job that has not ended is refused. */
 	tcli_queue(a, "--hold");
 	assert_int_equal(cli(&out, &err, "remove", a, NULL), 1);
-	assert_int_equal(strncmp(err, "triage: ", 8), 0);
+	snprintf(want, sizeof want, "triage: job %s is queued: only a job", a);
+	assert_int_equal(strncmp(err, want, strlen(want)), 0);
 	free(out);
 	free(err);
 	assert_int_equal(cli_rc("cancel", a, NULL), 0);
@@ -180,7 +289,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cancel_chooses_by_priority_state_and_label),
-		cmocka_unit_test(test_several_ids_are_one_filter),
+		cmocka_unit_test(test_several_ids_say_which_did_nothing),
+		cmocka_unit_test(test_hold_and_release_say_when_the_state_is_wrong),
 		cmocka_unit_test(test_list_by_label_name_and_held),
 		cmocka_unit_test(test_hold_and_release_choose_by_label),
 		cmocka_unit_test(test_retry_remove_and_clean_by_label),

@@ -410,7 +410,116 @@ test_retries_after_and_retry(void **state)
 	free(out);
 	free(err);
 	assert_int_equal(cli(&out, &err, "retry", second, NULL), 1);
-	assert_non_null(strstr(err, "succeeded"));
+	assert_non_null(strstr(err, " has succeeded: only a job that failed"));
+	free(out);
+	free(err);
+}
+
+/* triage --help and triage(1) list every exit status the CLI uses, 4 of
+ * reload included. */
+static void
+test_help_lists_every_exit_status(void **state)
+{
+	static const char *const codes[] = {
+		"0", "1", "2", "3", "4", "124", "125", "126", "127", NULL,
+	};
+	const char *const *code;
+	char *out, *err, *man, want[32];
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "--help", NULL), 0);
+	man = tslurp("man/triage.1");
+	for (code = codes; *code != NULL; code++) {
+		snprintf(want, sizeof want, strlen(*code) == 1 ? "\n  %s  " :
+		    " %s ", *code);
+		if (strstr(out, want) == NULL)
+			fail_msg("--help does not list exit status %s:\n%s",
+			    *code, out);
+		snprintf(want, sizeof want, "\n.B %s\n", *code);
+		if (strstr(man, want) == NULL)
+			fail_msg("triage(1) does not list exit status %s", *code);
+	}
+	free(man);
+	free(out);
+	free(err);
+}
+
+/* Whether line's value starts at column col (its key up to ':', then
+ * blanks). */
+static bool
+value_at(const char *line, size_t col)
+{
+	size_t key = strcspn(line, ":") + 1;
+
+	return key < col && strspn(line + key, " ") == col - key &&
+	    line[col] != ' ';
+}
+
+/* The value of key ("attempt:") in status's output, in a static buffer;
+ * "" when it is not there. */
+static const char *
+status_value(const char *out, const char *key)
+{
+	static char value[256];
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof want, "\n%s ", key);
+	value[0] = '\0';
+	if ((p = strstr(out, want)) != NULL) {
+		p += strlen(want);
+		p += strspn(p, " ");
+		snprintf(value, sizeof value, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+	return value;
+}
+
+/* status: one column of values, every time in local time, and the
+ * retries that are left called so. */
+static void
+test_status_is_one_aligned_local_view(void **state)
+{
+	char *out, *err, id[32], *line, *save;
+	size_t col;
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "--retries", "1", "--wait",
+	    "--", "sh", "-c", "exit 4", NULL), 4);
+	free(out);
+	free(err);
+	tcli_queue(id, "--delay", "1h", "--retries", "2");
+	assert_int_equal(cli(&out, &err, "status", id, NULL), 0);
+	if (strstr(out, "\nbegin_at:") == NULL ||
+	    strstr(out, "\npending_reason:") == NULL ||
+	    strstr(out, "\nretries left: ") == NULL)
+		fail_msg("begin_at, pending_reason or retries left missing: %s",
+		    out);
+	/* RFC 3339 UTC ends in Z; the local form has none. */
+	if (strstr(out, "Z\n") != NULL)
+		fail_msg("a time in UTC among local ones: %s", out);
+	col = strchr(out, ':') + 1 - out;
+	col += strspn(out + col, " ");
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (!value_at(line, col))
+			fail_msg("\"%s\" is not aligned at column %zu", line,
+			    col);
+	}
+	free(out);
+	free(err);
+	assert_int_equal(cli_rc("cancel", id, NULL), 0);
+
+	/* Retries counted down: none left after the last. */
+	assert_int_equal(cli(&out, &err, "submit", "--retries", "1", "--wait",
+	    "--", "sh", "-c", "exit 4", NULL), 4);
+	out[strcspn(out, "\n")] = '\0';
+	snprintf(id, sizeof id, "%s", out);
+	free(out);
+	free(err);
+	assert_int_equal(cli(&out, &err, "status", id, NULL), 0);
+	if (strcmp(status_value(out, "attempt:"), "2") != 0 ||
+	    strcmp(status_value(out, "retries left:"), "0") != 0)
+		fail_msg("not attempt 2 with 0 retries left: %s", out);
 	free(out);
 	free(err);
 }
@@ -629,6 +738,8 @@ main(void)
 		cmocka_unit_test(test_retries_after_and_retry),
 		cmocka_unit_test(test_help_of_every_command_needs_no_daemon),
 		cmocka_unit_test(test_help_does_nothing_else),
+		cmocka_unit_test(test_help_lists_every_exit_status),
+		cmocka_unit_test(test_status_is_one_aligned_local_view),
 		cmocka_unit_test(test_bad_queue_options_are_usage_errors),
 	};
 

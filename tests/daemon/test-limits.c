@@ -69,6 +69,32 @@ test_max_queued_per_user(void **state)
 	tdaemon_end(d, c);
 }
 
+/* The limits' refusals count one job as one job, not "1 jobs". */
+static void
+test_limits_say_one_job(void **state)
+{
+	struct tdaemon *d = tdaemon_start("max_queued_per_user = 1\n"
+	    "[priority.held]\nrank = 5\nmax_queued = 1\n"
+	    "[priority.normal]\nrank = 10\n");
+	struct client *c = tconnect(d);
+	struct client_error e;
+	int64_t id;
+
+	(void)state;
+	json_decref(tcall(c, "pause", "{ss}", "priority", "held"));
+	id = submit_held(c);
+	assert_limit(&e, tcall_error(c, "submit", &e, "{s[s]ss}", "argv",
+	    "true", "priority", "held"), "max_queued");
+	if (strstr(e.message, "is full: 1 job queued (max_queued)") == NULL)
+		fail_msg("not one job: %s", e.message);
+	assert_limit(&e, tcall_error(c, "submit", &e, "{s[s]}", "argv",
+	    "true"), "max_queued_per_user");
+	if (strstr(e.message, " has 1 job queued; the limit is 1") == NULL)
+		fail_msg("not one job: %s", e.message);
+	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
+	tdaemon_end(d, c);
+}
+
 /* A connection's parked waits are bounded; other connections are not
  * held to its count. */
 static void
@@ -238,6 +264,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_queued_per_user),
+		cmocka_unit_test(test_limits_say_one_job),
 		cmocka_unit_test(test_max_waits),
 		cmocka_unit_test(test_max_watches),
 		cmocka_unit_test(test_max_clients_per_user),

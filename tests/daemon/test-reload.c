@@ -344,7 +344,8 @@ test_drop_priority(void **state)
 	rewrite(d, "slots = 1\n[priority.a]\nrank = 0\n");
 	reload_rejected(c, &e);
 	if (strstr(e.errors, "priority b") == NULL ||
-	    strstr(e.errors, "1 of its jobs") == NULL)
+	    strstr(e.errors, "1 of its jobs is queued or running: keep its "
+	    "section until it has finished (or cancel it)") == NULL)
 		fail_msg("errors do not name b and its job: %s", e.errors);
 	assert_int_equal(nprios(c), 2);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)q));

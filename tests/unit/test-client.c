@@ -471,6 +471,224 @@ error_said_before_closing_is_reported(void **state)
 	assert_string_equal(err.message, "request line too long");
 }
 
+/* What the outage callback heard: "lost" and "back", in order. */
+struct outages {
+	char said[256];
+};
+
+static void
+outage_cb(const char *path, enum client_outage what, void *arg)
+{
+	struct outages *o = arg;
+
+	(void)path;
+	strcat(o->said, what == CLIENT_OUTAGE_LOST ? "lost " : "back ");
+}
+
+/*
+ * A daemon come back, in a child: accepts one connection on the listener
+ * and answers each request with {"method", "params"} of it, and a watch
+ * also with a notification; writes each request's method and params to
+ * fd, a line each. Exits 0 at the client's EOF.
+ */
+static void
+reborn_daemon(int listener, int fd)
+{
+	char line[4096], *out, *text;
+	json_t *req, *reply;
+	size_t len = 0;
+	int conn;
+	char ch;
+	struct pollfd pfd = { .fd = listener, .events = POLLIN };
+
+	/* A client that never comes back fails the test, not hangs it. */
+	if (poll(&pfd, 1, PEER_TIMEOUT_MS) != 1 ||
+	    (conn = accept(listener, NULL, NULL)) == -1)
+		_exit(1);
+	while (read(conn, &ch, 1) == 1) {
+		if (ch != '\n') {
+			if (len < sizeof line - 1)
+				line[len++] = ch;
+			continue;
+		}
+		line[len] = '\0';
+		len = 0;
+		if ((req = json_loads(line, 0, NULL)) == NULL)
+			_exit(2);
+		reply = json_pack("{s:s,s:O,s:{s:O,s:O*}}", "jsonrpc", "2.0",
+		    "id", json_object_get(req, "id"), "result", "method",
+		    json_object_get(req, "method"), "params",
+		    json_object_get(req, "params"));
+		text = json_dumps(json_object_get(reply, "result"),
+		    JSON_COMPACT | JSON_SORT_KEYS);
+		dprintf(fd, "%s\n", text);
+		free(text);
+		out = json_dumps(reply, JSON_COMPACT);
+		dprintf(conn, "%s\n", out);
+		free(out);
+		if (strcmp(json_string_value(json_object_get(req, "method")),
+		    "watch") == 0)
+			dprintf(conn, "{\"jsonrpc\":\"2.0\",\"method\":"
+			    "\"job\",\"params\":{\"id\":7}}\n");
+		json_decref(reply);
+		json_decref(req);
+	}
+	_exit(0);
+}
+
+/* Starts reborn_daemon; its pid, and the read end of its log in *log. */
+static pid_t
+start_reborn(struct fixture *fx, int *log)
+{
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		reborn_daemon(fx->listener, p[1]);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	*log = p[0];
+	return pid;
+}
+
+/* Ends the client's connection, waits for reborn_daemon, and checks what
+ * it was asked, in order. */
+static void
+end_reborn(struct fixture *fx, pid_t pid, int log, const char *want)
+{
+	char got[4096];
+	ssize_t n, len = 0;
+	int status;
+
+	client_free(fx->c);
+	fx->c = NULL;
+	while ((n = read(log, got + len, sizeof got - 1 - (size_t)len)) > 0)
+		len += n;
+	got[len] = '\0';
+	close(log);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+	assert_string_equal(got, want);
+}
+
+/* For the tests of reconnect: a watch made, the daemon gone and come back
+ * (reborn_daemon; its log into *log); the reborn daemon's pid. */
+static pid_t
+watch_then_restart(struct fixture *fx, struct outages *o, int *log)
+{
+	struct client_error err;
+	json_t *result;
+
+	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+	result = client_call(fx->c, "watch", json_pack("{s:[i]}", "ids", 7),
+	    1000, &err);
+	assert_non_null(result);
+	json_decref(result);
+	close(fx->peer);
+	fx->peer = -1;
+	client_reconnect(fx->c, 10000, outage_cb, o);
+	return start_reborn(fx, log);
+}
+
+static void
+reconnect_renews_the_watch_and_sends_a_read_again(void **state)
+{
+	struct fixture *fx = *state;
+	struct outages o = { "" };
+	struct client_error err;
+	json_t *result;
+	pid_t pid;
+	int log;
+
+	pid = watch_then_restart(fx, &o, &log);
+	result = client_call(fx->c, "get", json_pack("{s:i}", "id", 5), 10000,
+	    &err);
+	if (result == NULL)
+		fail_msg("get: %s", err.message);
+	assert_string_equal(json_string_value(json_object_get(result,
+	    "method")), "get");
+	json_decref(result);
+	assert_string_equal(o.said, "lost back ");
+	/* The renewed watch's notification is there for the caller. */
+	result = client_notification(fx->c, 1000, &err);
+	assert_non_null(result);
+	json_decref(result);
+	end_reborn(fx, pid, log,
+	    "{\"method\":\"watch\",\"params\":{\"ids\":[7]}}\n"
+	    "{\"method\":\"get\",\"params\":{\"id\":5}}\n");
+}
+
+static void
+reconnect_goes_on_waiting_for_notifications(void **state)
+{
+	struct fixture *fx = *state;
+	struct outages o = { "" };
+	struct client_error err;
+	json_t *msg;
+	pid_t pid;
+	int log;
+
+	pid = watch_then_restart(fx, &o, &log);
+	msg = client_notification(fx->c, 10000, &err);
+	if (msg == NULL)
+		fail_msg("notification: %s", err.message);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    msg, "params"), "id")), 7);
+	json_decref(msg);
+	assert_string_equal(o.said, "lost back ");
+	end_reborn(fx, pid, log,
+	    "{\"method\":\"watch\",\"params\":{\"ids\":[7]}}\n");
+}
+
+static void
+reconnect_never_sends_a_change_again(void **state)
+{
+	struct fixture *fx = *state;
+	struct pollfd pfd = { .fd = fx->listener, .events = POLLIN };
+	struct outages o = { "" };
+	struct client_error err;
+
+	client_reconnect(fx->c, 10000, outage_cb, &o);
+	close(fx->peer);
+	fx->peer = -1;
+	errno = 0;
+	assert_null(client_call(fx->c, "submit", json_object(), 1000, &err));
+	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_true(errno == EPIPE || errno == ECONNRESET);
+	assert_string_equal(o.said, "");
+	/* Nobody came back to the listener. */
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+}
+
+static void
+reconnect_gives_up_after_its_bound(void **state)
+{
+	struct fixture *fx = *state;
+	struct outages o = { "" };
+	struct client_error err;
+	int64_t start;
+
+	client_reconnect(fx->c, 300, outage_cb, &o);
+	close(fx->peer);
+	fx->peer = -1;
+	/* The daemon's socket is gone, as when it stops. */
+	close(fx->listener);
+	unlink(fx->path);
+	fx->listener = socket(AF_UNIX, SOCK_STREAM, 0);
+	start = now_ms();
+	assert_null(client_call(fx->c, "wait", json_pack("{s:i}", "id", 5),
+	    -1, &err));
+	assert_true(now_ms() - start >= 300);
+	assert_true(now_ms() - start < PEER_TIMEOUT_MS);
+	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(err.message, fx->path));
+	assert_string_equal(o.said, "lost ");
+}
+
 #define FX(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -491,6 +709,10 @@ main(void)
 		FX(eof_is_a_transport_error),
 		FX(send_to_a_closed_peer_does_not_raise_sigpipe),
 		FX(error_said_before_closing_is_reported),
+		FX(reconnect_renews_the_watch_and_sends_a_read_again),
+		FX(reconnect_goes_on_waiting_for_notifications),
+		FX(reconnect_never_sends_a_change_again),
+		FX(reconnect_gives_up_after_its_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
