@@ -110,7 +110,7 @@ cmd_status_field(json_t *lines, const json_t *job, const char *key)
 		free(text);
 	} else if (strcmp(key, "cwd") == 0) {
 		if ((text = format_bytes(v)) != NULL)
-			cmd_status_line(label, text);
+			cmd_status_line(lines, label, text);
 		free(text);
 	} else if (strcmp(key, "after") == 0) {
 		if (json_array_size(v) > 0)
