@@ -258,6 +258,131 @@ http_too_many_headers(struct evhttp_request *req)
 	return n > HTTP_MAX_HEADERS;
 }
 
+static struct http_conn *
+http_conn_find(struct http *h, const struct evhttp_connection *evcon)
+{
+	struct http_conn *c;
+
+	if (evcon == NULL)
+		return NULL;
+	TAILQ_FOREACH(c, &h->conns, entry)
+		if (c->evcon == evcon)
+			return c;
+	return NULL;
+}
+
+/* Arms header_timeout's deadline: the connection has sent no whole
+ * request since now. */
+static void
+http_conn_idle(struct http_conn *c)
+{
+	struct timeval tv;
+	uint64_t ms = c->h->td->cfg->http.header_timeout_ms;
+
+	c->busy = false;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000 * 1000);
+	evtimer_add(c->deadline_ev, &tv);
+}
+
+/* Closes a connection that has sent no whole request: none of its
+ * requests is the user's, so evhttp frees it all, and its close callback
+ * says so. */
+static void
+http_conn_drop(struct http_conn *c, const char *why)
+{
+	char *addr = NULL;
+	ev_uint16_t port = 0;
+
+	evhttp_connection_get_peer(c->evcon, &addr, &port);
+	log_debug("http: closing a connection from %s:%u: %s",
+	    addr != NULL && addr[0] != '\0' ? addr : "a local client",
+	    (unsigned)port, why);
+	evhttp_connection_free(c->evcon);
+}
+
+static void
+http_conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->busy && c->evcon != NULL)
+		http_conn_drop(c, "no whole request within header_timeout");
+}
+
+/* The reply to one of its requests is sent: it is idle again. */
+static void
+http_conn_done_cb(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	http_conn_idle(arg);
+}
+
+static bool
+http_conn_same_addr(const struct http_conn *a, const struct http_conn *b)
+{
+	if (a->addr.ss_family != b->addr.ss_family)
+		return false;
+	if (a->addr.ss_family == AF_INET)
+		return ((const struct sockaddr_in *)&a->addr)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)&b->addr)->sin_addr.s_addr;
+	if (a->addr.ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)&a->addr)->sin6_addr,
+		    &((const struct sockaddr_in6 *)&b->addr)->sin6_addr,
+		    sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+/*
+ * The oldest connection that has sent no whole request (of like's address
+ * when like is not NULL), other than but: the one to close for a new one.
+ * NULL when every one is busy with a request.
+ */
+static struct http_conn *
+http_conn_oldest_idle(struct http *h, const struct http_conn *like,
+    const struct http_conn *but)
+{
+	struct http_conn *c;
+
+	TAILQ_FOREACH(c, &h->conns, entry)
+		if (c != but && c->evcon != NULL && !c->busy &&
+		    (like == NULL || http_conn_same_addr(c, like)))
+			return c;
+	return NULL;
+}
+
+/*
+ * A new connection within the caps: beyond max_connections_per_address,
+ * the oldest idle connection of its address is closed (the new one itself
+ * when all the others are busy); at max_connections, the oldest idle one
+ * but the new one, so that the listener accepts again. Connections that
+ * open and send nothing (slowloris) so cannot keep a scraper out.
+ */
+static void
+http_conn_limit(struct http *h, struct http_conn *c)
+{
+	const struct config_http *cfg = &h->td->cfg->http;
+	struct http_conn *it, *victim;
+	unsigned n = 0;
+
+	if (c->addr.ss_family != AF_UNSPEC) {
+		TAILQ_FOREACH(it, &h->conns, entry)
+			if (http_conn_same_addr(it, c))
+				n++;
+		if (n > cfg->max_connections_per_address &&
+		    (victim = http_conn_oldest_idle(h, c, NULL)) != NULL) {
+			http_conn_drop(victim, "max_connections_per_address");
+			if (victim == c)
+				return;
+		}
+	}
+	if (h->nconns >= cfg->max_connections &&
+	    (victim = http_conn_oldest_idle(h, NULL, c)) != NULL)
+		http_conn_drop(victim, "max_connections");
+}
+
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
@@ -265,8 +390,17 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct http_session *s;
 	const char *path, *name;
+	struct http_conn *c;
 	bool bearer;
 
+	/* A whole request: header_timeout is over for it, and it is busy
+	 * (not to be closed for a newcomer) until its reply is sent. */
+	if ((c = http_conn_find(h, evhttp_request_get_connection(req))) !=
+	    NULL) {
+		c->busy = true;
+		event_del(c->deadline_ev);
+		evhttp_request_set_on_complete_cb(req, http_conn_done_cb, c);
+	}
 	if (http_too_many_headers(req)) {
 		http_error(req, 431, 0, "more than %d header fields",
 		    HTTP_MAX_HEADERS);
@@ -382,6 +516,7 @@ http_conn_closed_cb(struct evhttp_connection *evcon, void *arg)
 	TAILQ_REMOVE(&h->conns, c, entry);
 	if (c->gone != NULL)
 		c->gone(c->gone_arg);
+	event_free(c->deadline_ev);
 	free(c);
 	h->nconns--;
 	http_resume(h);
@@ -399,6 +534,7 @@ http_hook_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
 	struct http_conn *c, *next;
+	const struct sockaddr *sa;
 	void *evcon;
 
 	(void)fd;
@@ -411,12 +547,30 @@ http_hook_cb(evutil_socket_t fd, short what, void *arg)
 		c->bev = NULL;
 		if (evcon == NULL) {
 			TAILQ_REMOVE(&h->conns, c, entry);
+			event_free(c->deadline_ev);
 			free(c);
 			h->nconns--;
 			continue;
 		}
 		c->evcon = evcon;
 		evhttp_connection_set_closecb(c->evcon, http_conn_closed_cb, c);
+		sa = evhttp_connection_get_addr(c->evcon);
+		if (sa != NULL && sa->sa_family == AF_INET)
+			memcpy(&c->addr, sa, sizeof(struct sockaddr_in));
+		else if (sa != NULL && sa->sa_family == AF_INET6)
+			memcpy(&c->addr, sa, sizeof(struct sockaddr_in6));
+		c->fresh = true;
+	}
+	/* From the head each time: a connection closed for another may be
+	 * any of them. */
+	for (;;) {
+		TAILQ_FOREACH(c, &h->conns, entry)
+			if (c->fresh)
+				break;
+		if (c == NULL)
+			break;
+		c->fresh = false;
+		http_conn_limit(h, c);
 	}
 	http_resume(h);
 }
@@ -432,11 +586,19 @@ http_bev_cb(struct event_base *base, void *arg)
 
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return NULL;	/* evhttp makes one itself, uncounted */
+	if ((c->deadline_ev = evtimer_new(base, http_conn_deadline_cb, c)) ==
+	    NULL) {
+		free(c);
+		return NULL;
+	}
 	if ((c->bev = bufferevent_socket_new(base, -1, 0)) == NULL) {
+		event_free(c->deadline_ev);
 		free(c);
 		return NULL;
 	}
 	c->h = h;
+	c->addr.ss_family = AF_UNSPEC;
+	http_conn_idle(c);
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
 	event_active(h->hook_ev, EV_TIMEOUT, 1);
 	if (++h->nconns >= h->td->cfg->http.max_connections && !h->paused) {
@@ -460,15 +622,13 @@ void
 http_conn_watch(struct http *h, struct evhttp_request *req,
     void (*gone)(void *), void *arg)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct http_conn *c;
+	struct http_conn *c = http_conn_find(h,
+	    evhttp_request_get_connection(req));
 
-	TAILQ_FOREACH(c, &h->conns, entry)
-		if (c->evcon == evcon && evcon != NULL) {
-			c->gone = gone;
-			c->gone_arg = arg;
-			return;
-		}
+	if (c != NULL) {
+		c->gone = gone;
+		c->gone_arg = arg;
+	}
 }
 
 static void
@@ -623,6 +783,7 @@ http_free(struct http *h)
 		TAILQ_REMOVE(&h->conns, c, entry);
 		if (c->evcon != NULL)
 			evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+		event_free(c->deadline_ev);
 		free(c);
 	}
 	if (h->evh != NULL)
