@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -218,32 +219,106 @@ http_static_name(const char *path)
 }
 
 /*
- * With auth = none on loopback, a page of another site whose name was
- * made to point at 127.0.0.1 (DNS rebinding) would be same-origin: the
- * Host it sends must then name this host by a loopback address or
- * "localhost".
+ * Whether host (a Host header's value, or an absolute URI's authority)
+ * is exactly a name and maybe a port: 1 for one that names this host by
+ * a loopback address or "localhost", 0 for another host, -1 for text
+ * that is no host at all. With auth = none on loopback, a page of another
+ * site whose name was made to point at 127.0.0.1 (DNS rebinding) would be
+ * same-origin: its Host names that other site.
  */
-static bool
-http_host_is_local(struct evhttp_request *req)
+static int
+http_host_kind(const char *host)
 {
-	const char *host = evhttp_find_header(
-	    evhttp_request_get_input_headers(req), "Host");
-	struct in_addr a;
-	char name[64];
+	struct in6_addr a6;
+	struct in_addr a4;
+	char name[256];
+	const char *port, *p;
 	size_t len;
+	bool ok;
 
-	if (host == NULL)
-		return true;	/* HTTP/1.0: no name to rebind */
-	if (host[0] == '[')
-		return strncmp(host, "[::1]", 5) == 0;
-	len = strcspn(host, ":");
-	if (len >= sizeof name)
-		return false;
+	if (host[0] == '[') {
+		if ((p = strchr(host, ']')) == NULL)
+			return -1;
+		port = p + 1;
+		len = (size_t)(p - host - 1);
+		host++;
+	} else {
+		len = strcspn(host, ":");
+		port = host + len;
+	}
+	if (len == 0 || len >= sizeof name)
+		return -1;
+	if (port[0] == ':') {
+		unsigned long n = 0;
+
+		for (p = port + 1; *p >= '0' && *p <= '9' && n <= 65535; p++)
+			n = n * 10 + (unsigned long)(*p - '0');
+		if (p == port + 1 || *p != '\0' || n == 0 || n > 65535)
+			return -1;
+	} else if (port[0] != '\0') {
+		return -1;
+	}
 	memcpy(name, host, len);
 	name[len] = '\0';
-	return strcmp(name, "localhost") == 0 ||
-	    (inet_pton(AF_INET, name, &a) == 1 &&
-	    (ntohl(a.s_addr) >> 24) == 127);
+	if (host[-1] == '[')
+		return inet_pton(AF_INET6, name, &a6) != 1 ? -1 :
+		    IN6_IS_ADDR_LOOPBACK(&a6) ? 1 : 0;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127 ? 1 : 0;
+	for (p = name, ok = true; *p != '\0'; p++)
+		ok = ok && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' &&
+		    *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		    *p == '.');
+	if (!ok)
+		return -1;
+	return strcasecmp(name, "localhost") == 0 ? 1 : 0;
+}
+
+/*
+ * The Host of req: at most one header; with loopback_only, exactly one
+ * (and the authority of an absolute URI, if any), naming this host. 0, or
+ * the status to refuse it with (400 no Host, 403 another host's) and why.
+ */
+static int
+http_host_check(struct evhttp_request *req, bool loopback_only,
+    const char **why)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *host = NULL, *authority;
+	struct evkeyval *kv;
+	unsigned n = 0;
+	int kind;
+
+	TAILQ_FOREACH(kv, in, next)
+		if (strcasecmp(kv->key, "Host") == 0) {
+			host = kv->value;
+			n++;
+		}
+	*why = "more than one Host header";
+	if (n > 1)
+		return 400;
+	if (!loopback_only)
+		return 0;
+	*why = "with auth = none, a request needs a Host header";
+	if (host == NULL)
+		return 400;
+	authority = uri != NULL ? evhttp_uri_get_host(uri) : NULL;
+	*why = "a Host that is not a host name or address, with maybe a port";
+	if ((kind = http_host_kind(host)) < 0)
+		return 400;
+	if (kind == 1 && authority != NULL && authority[0] != '\0') {
+		char bracketed[260];
+
+		/* evhttp gives an IPv6 authority without its brackets. */
+		snprintf(bracketed, sizeof bracketed, strchr(authority, ':') !=
+		    NULL ? "[%s]" : "%s", authority);
+		if ((kind = http_host_kind(bracketed)) < 0)
+			return 400;
+	}
+	*why = "refused: with auth = none, the Host must be a loopback address "
+	    "or localhost";
+	return kind == 1 ? 0 : 403;
 }
 
 static bool
@@ -389,9 +464,10 @@ http_request_cb(struct evhttp_request *req, void *arg)
 	struct http *h = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct http_session *s;
-	const char *path, *name;
+	const char *path, *name, *why;
 	struct http_conn *c;
 	bool bearer;
+	int status;
 
 	/* A whole request: header_timeout is over for it, and it is busy
 	 * (not to be closed for a newcomer) until its reply is sent. */
@@ -410,10 +486,9 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		http_error(req, 400, 0, "a request line that is not a URI");
 		return;
 	}
-	if (!http_auth_needs_token(h->auth) && h->unix_path == NULL &&
-	    !http_host_is_local(req)) {
-		http_error(req, 403, 0, "refused: with auth = none, the Host "
-		    "must be a loopback address or localhost");
+	if ((status = http_host_check(req, !http_auth_needs_token(h->auth) &&
+	    h->unix_path == NULL, &why)) != 0) {
+		http_error(req, status, 0, "%s", why);
 		return;
 	}
 	/* Counts and timings only: open to whoever reaches the listener. */
@@ -448,13 +523,9 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			    "with the token of token_file");
 		return;
 	}
-	if (cmd == EVHTTP_REQ_POST) {
-		const char *why;
-
-		if (http_auth_post_ok(req, s, &why) != 0) {
-			http_error(req, 403, 0, "refused: %s", why);
-			return;
-		}
+	if (cmd == EVHTTP_REQ_POST && http_auth_post_ok(req, s, &why) != 0) {
+		http_error(req, 403, 0, "refused: %s", why);
+		return;
 	}
 	if (strcmp(path, "/") == 0) {
 		if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {

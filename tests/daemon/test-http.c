@@ -25,6 +25,31 @@
 #define TOKEN "s3cret-token-of-the-tests-0123456789"
 #define PAUSED "[priority.held]\nrank = 5\n[priority.normal]\nrank = 10\n"
 
+static int raw_connect(const char *addr);
+static void raw_send(int fd, const char *text);
+static bool raw_read_until(int fd, char *buf, size_t size, size_t *len,
+    const char *needle, int64_t deadline);
+
+/* A GET /api/state with headers (each line ending in CRLF) over a
+ * connection of its own is answered with status. */
+static void
+assert_raw_status(const char *addr, const char *headers, const char *status)
+{
+	char req[512], buf[8192] = "", want[32];
+	size_t len = 0;
+	int fd = raw_connect(addr);
+
+	snprintf(req, sizeof req, "GET /api/state HTTP/1.1\r\n%s"
+	    "Connection: close\r\n\r\n", headers);
+	snprintf(want, sizeof want, "HTTP/1.1 %s ", status);
+	raw_send(fd, req);
+	if (!raw_read_until(fd, buf, sizeof buf, &len, "\r\n",
+	    tdeadline(HARNESS_TIMEOUT_MS)) || strncmp(buf, want,
+	    strlen(want)) != 0)
+		fail_msg("%s: not %s but: %.60s", headers, status, buf);
+	close(fd);
+}
+
 /* A daemon with [http] on a free port, auth = token. */
 struct hd {
 	struct tdaemon *d;
@@ -555,10 +580,12 @@ test_auth_none_on_a_unix_socket(void **state)
 static void
 test_auth_none_on_loopback_checks_the_host(void **state)
 {
-	char extra[512], addr[64], hdr[128];
+	char extra[512], addr[64], hdr[128], buf[4096] = "";
 	struct thttp_resp r;
 	struct tdaemon *d;
 	struct client *c;
+	size_t len = 0;
+	int fd;
 
 	(void)state;
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", tfree_port());
@@ -581,6 +608,34 @@ test_auth_none_on_loopback_checks_the_host(void **state)
 	thttp(addr, "GET", "/api/state", "Host: 127.evil.example", NULL, &r);
 	assert_status(&r, 403);
 	thttp_free(&r);
+	snprintf(hdr, sizeof hdr, "Host: [::1]:%s", strchr(addr, ':') + 1);
+	thttp(addr, "GET", "/api/state", hdr, NULL, &r);
+	assert_status(&r, 200);
+	thttp_free(&r);
+	/* Not a Host at all: one header, exactly a name and maybe a port. */
+	assert_raw_status(addr, "Host: [::1].evil\r\n", "400");
+	assert_raw_status(addr, "Host: [::1]evil\r\n", "400");
+	assert_raw_status(addr, "Host: localhost:80x\r\n", "400");
+	assert_raw_status(addr, "Host: localhost:\r\n", "400");
+	assert_raw_status(addr, "Host: 127.0.0.1:99999\r\n", "400");
+	assert_raw_status(addr, "Host:\r\n", "400");
+	assert_raw_status(addr, "Host: \r\n", "400");
+	assert_raw_status(addr, "Host: localhost\r\nHost: evil.example\r\n",
+	    "400");
+	assert_raw_status(addr, "Host: localhost\r\nHost: localhost\r\n",
+	    "400");
+	/* HTTP/1.1 needs one. */
+	assert_raw_status(addr, "", "400");
+	assert_raw_status(addr, "Host: localhost\r\n", "200");
+	assert_raw_status(addr, "Host: 127.0.0.1:1\r\n", "200");
+	/* An absolute URI's host is the request's host too. */
+	fd = raw_connect(addr);
+	raw_send(fd, "GET http://evil.example/api/state HTTP/1.1\r\n"
+	    "Host: localhost\r\n\r\n");
+	assert_true(raw_read_until(fd, buf, sizeof buf, &len, "\r\n",
+	    tdeadline(HARNESS_TIMEOUT_MS)));
+	assert_int_equal(strncmp(buf, "HTTP/1.1 403 ", 13), 0);
+	close(fd);
 	tdaemon_end(d, c);
 }
 
@@ -750,6 +805,8 @@ test_bounds(void **state)
 	assert_status(&r, 400);
 	thttp_free(&r);
 	free(big);
+	/* Two Host headers are no request, whatever the auth. */
+	assert_raw_status(h->addr, "Host: a\r\nHost: b\r\n", "400");
 
 	/* Two event streams take both places; a third connection is
 	 * accepted by the kernel but not served until one of them goes. */
