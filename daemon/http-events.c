@@ -132,7 +132,8 @@ http_events_build(struct http_events *e)
 {
 	json_t *state, *running, *recent;
 	char now[TIMEFMT_RFC3339_LEN];
-	size_t i;
+	const uint64_t *starting;
+	size_t i, nstarting;
 
 	timefmt_rfc3339(timefmt_now(), now);
 	running = json_array();
@@ -145,6 +146,12 @@ http_events_build(struct http_events *e)
 		return NULL;
 	for (i = 0; i < e->nrunning; i++)
 		if (http_events_add_job(e, running, e->running[i]) != 0)
+			goto fail;
+	/* Then those that have their slots and are starting (still queued,
+	 * position 0): what the busy slots hold besides the running. */
+	nstarting = jobs_starting(e->td, &starting);
+	for (i = 0; i < nstarting; i++)
+		if (http_events_add_job(e, running, starting[i]) != 0)
 			goto fail;
 	for (i = 0; i < HTTP_EVENTS_RECENT && e->recent[i] != 0; i++)
 		if (http_events_add_job(e, recent, e->recent[i]) != 0)

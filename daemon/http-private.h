@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
 
 #include <jansson.h>
 
@@ -25,7 +26,8 @@ struct triaged;
 #define HTTP_MAX_HEADERS 64
 #define HTTP_MAX_BODY (64 * 1024)
 
-/* An open HTTP connection, from its creation. */
+/* An open HTTP connection, from its creation; the list of them is in
+ * the order they opened. */
 struct http_conn {
 	TAILQ_ENTRY(http_conn) entry;
 	struct http *h;
@@ -33,6 +35,12 @@ struct http_conn {
 	struct evhttp_connection *evcon;
 	void (*gone)(void *);		/* see http_conn_watch */
 	void *gone_arg;
+	/* header_timeout's deadline, armed while it has sent no whole
+	 * request (since it opened, or since its last reply). */
+	struct event *deadline_ev;
+	bool busy;			/* a request of it is being answered */
+	bool fresh;			/* its caps are still to be checked */
+	struct sockaddr_storage addr;	/* AF_UNSPEC: a Unix socket's */
 };
 TAILQ_HEAD(http_conns, http_conn);
 

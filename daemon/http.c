@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -218,32 +219,106 @@ http_static_name(const char *path)
 }
 
 /*
- * With auth = none on loopback, a page of another site whose name was
- * made to point at 127.0.0.1 (DNS rebinding) would be same-origin: the
- * Host it sends must then name this host by a loopback address or
- * "localhost".
+ * Whether host (a Host header's value, or an absolute URI's authority)
+ * is exactly a name and maybe a port: 1 for one that names this host by
+ * a loopback address or "localhost", 0 for another host, -1 for text
+ * that is no host at all. With auth = none on loopback, a page of another
+ * site whose name was made to point at 127.0.0.1 (DNS rebinding) would be
+ * same-origin: its Host names that other site.
  */
-static bool
-http_host_is_local(struct evhttp_request *req)
+static int
+http_host_kind(const char *host)
 {
-	const char *host = evhttp_find_header(
-	    evhttp_request_get_input_headers(req), "Host");
-	struct in_addr a;
-	char name[64];
+	struct in6_addr a6;
+	struct in_addr a4;
+	char name[256];
+	const char *port, *p;
 	size_t len;
+	bool ok;
 
-	if (host == NULL)
-		return true;	/* HTTP/1.0: no name to rebind */
-	if (host[0] == '[')
-		return strncmp(host, "[::1]", 5) == 0;
-	len = strcspn(host, ":");
-	if (len >= sizeof name)
-		return false;
+	if (host[0] == '[') {
+		if ((p = strchr(host, ']')) == NULL)
+			return -1;
+		port = p + 1;
+		len = (size_t)(p - host - 1);
+		host++;
+	} else {
+		len = strcspn(host, ":");
+		port = host + len;
+	}
+	if (len == 0 || len >= sizeof name)
+		return -1;
+	if (port[0] == ':') {
+		unsigned long n = 0;
+
+		for (p = port + 1; *p >= '0' && *p <= '9' && n <= 65535; p++)
+			n = n * 10 + (unsigned long)(*p - '0');
+		if (p == port + 1 || *p != '\0' || n == 0 || n > 65535)
+			return -1;
+	} else if (port[0] != '\0') {
+		return -1;
+	}
 	memcpy(name, host, len);
 	name[len] = '\0';
-	return strcmp(name, "localhost") == 0 ||
-	    (inet_pton(AF_INET, name, &a) == 1 &&
-	    (ntohl(a.s_addr) >> 24) == 127);
+	if (host[-1] == '[')
+		return inet_pton(AF_INET6, name, &a6) != 1 ? -1 :
+		    IN6_IS_ADDR_LOOPBACK(&a6) ? 1 : 0;
+	if (inet_pton(AF_INET, name, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127 ? 1 : 0;
+	for (p = name, ok = true; *p != '\0'; p++)
+		ok = ok && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' &&
+		    *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		    *p == '.');
+	if (!ok)
+		return -1;
+	return strcasecmp(name, "localhost") == 0 ? 1 : 0;
+}
+
+/*
+ * The Host of req: at most one header; with loopback_only, exactly one
+ * (and the authority of an absolute URI, if any), naming this host. 0, or
+ * the status to refuse it with (400 no Host, 403 another host's) and why.
+ */
+static int
+http_host_check(struct evhttp_request *req, bool loopback_only,
+    const char **why)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *host = NULL, *authority;
+	struct evkeyval *kv;
+	unsigned n = 0;
+	int kind;
+
+	TAILQ_FOREACH(kv, in, next)
+		if (strcasecmp(kv->key, "Host") == 0) {
+			host = kv->value;
+			n++;
+		}
+	*why = "more than one Host header";
+	if (n > 1)
+		return 400;
+	if (!loopback_only)
+		return 0;
+	*why = "with auth = none, a request needs a Host header";
+	if (host == NULL)
+		return 400;
+	authority = uri != NULL ? evhttp_uri_get_host(uri) : NULL;
+	*why = "a Host that is not a host name or address, with maybe a port";
+	if ((kind = http_host_kind(host)) < 0)
+		return 400;
+	if (kind == 1 && authority != NULL && authority[0] != '\0') {
+		char bracketed[260];
+
+		/* evhttp gives an IPv6 authority without its brackets. */
+		snprintf(bracketed, sizeof bracketed, strchr(authority, ':') !=
+		    NULL ? "[%s]" : "%s", authority);
+		if ((kind = http_host_kind(bracketed)) < 0)
+			return 400;
+	}
+	*why = "refused: with auth = none, the Host must be a loopback address "
+	    "or localhost";
+	return kind == 1 ? 0 : 403;
 }
 
 static bool
@@ -258,15 +333,150 @@ http_too_many_headers(struct evhttp_request *req)
 	return n > HTTP_MAX_HEADERS;
 }
 
+static struct http_conn *
+http_conn_find(struct http *h, const struct evhttp_connection *evcon)
+{
+	struct http_conn *c;
+
+	if (evcon == NULL)
+		return NULL;
+	TAILQ_FOREACH(c, &h->conns, entry)
+		if (c->evcon == evcon)
+			return c;
+	return NULL;
+}
+
+/* Arms header_timeout's deadline: the connection has sent no whole
+ * request since now. */
+static void
+http_conn_idle(struct http_conn *c)
+{
+	struct timeval tv;
+	uint64_t ms = c->h->td->cfg->http.header_timeout_ms;
+
+	c->busy = false;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000 * 1000);
+	evtimer_add(c->deadline_ev, &tv);
+}
+
+/* Closes a connection that has sent no whole request: none of its
+ * requests is the user's, so evhttp frees it all, and its close callback
+ * says so. */
+static void
+http_conn_drop(struct http_conn *c, const char *why)
+{
+	char *addr = NULL;
+	ev_uint16_t port = 0;
+
+	evhttp_connection_get_peer(c->evcon, &addr, &port);
+	log_debug("http: closing a connection from %s:%u: %s",
+	    addr != NULL && addr[0] != '\0' ? addr : "a local client",
+	    (unsigned)port, why);
+	evhttp_connection_free(c->evcon);
+}
+
+static void
+http_conn_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (!c->busy && c->evcon != NULL)
+		http_conn_drop(c, "no whole request within header_timeout");
+}
+
+/* The reply to one of its requests is sent: it is idle again. */
+static void
+http_conn_done_cb(struct evhttp_request *req, void *arg)
+{
+	(void)req;
+	http_conn_idle(arg);
+}
+
+static bool
+http_conn_same_addr(const struct http_conn *a, const struct http_conn *b)
+{
+	if (a->addr.ss_family != b->addr.ss_family)
+		return false;
+	if (a->addr.ss_family == AF_INET)
+		return ((const struct sockaddr_in *)&a->addr)->sin_addr.s_addr ==
+		    ((const struct sockaddr_in *)&b->addr)->sin_addr.s_addr;
+	if (a->addr.ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)&a->addr)->sin6_addr,
+		    &((const struct sockaddr_in6 *)&b->addr)->sin6_addr,
+		    sizeof(struct in6_addr)) == 0;
+	return false;
+}
+
+/*
+ * The oldest connection that has sent no whole request (of like's address
+ * when like is not NULL), other than but: the one to close for a new one.
+ * NULL when every one is busy with a request.
+ */
+static struct http_conn *
+http_conn_oldest_idle(struct http *h, const struct http_conn *like,
+    const struct http_conn *but)
+{
+	struct http_conn *c;
+
+	TAILQ_FOREACH(c, &h->conns, entry)
+		if (c != but && c->evcon != NULL && !c->busy &&
+		    (like == NULL || http_conn_same_addr(c, like)))
+			return c;
+	return NULL;
+}
+
+/*
+ * A new connection within the caps: beyond max_connections_per_address,
+ * the oldest idle connection of its address is closed (the new one itself
+ * when all the others are busy); at max_connections, the oldest idle one
+ * but the new one, so that the listener accepts again. Connections that
+ * open and send nothing (slowloris) so cannot keep a scraper out.
+ */
+static void
+http_conn_limit(struct http *h, struct http_conn *c)
+{
+	const struct config_http *cfg = &h->td->cfg->http;
+	struct http_conn *it, *victim;
+	unsigned n = 0;
+
+	if (c->addr.ss_family != AF_UNSPEC) {
+		TAILQ_FOREACH(it, &h->conns, entry)
+			if (http_conn_same_addr(it, c))
+				n++;
+		if (n > cfg->max_connections_per_address &&
+		    (victim = http_conn_oldest_idle(h, c, NULL)) != NULL) {
+			http_conn_drop(victim, "max_connections_per_address");
+			if (victim == c)
+				return;
+		}
+	}
+	if (h->nconns >= cfg->max_connections &&
+	    (victim = http_conn_oldest_idle(h, NULL, c)) != NULL)
+		http_conn_drop(victim, "max_connections");
+}
+
 static void
 http_request_cb(struct evhttp_request *req, void *arg)
 {
 	struct http *h = arg;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const struct http_session *s;
-	const char *path, *name;
+	const char *path, *name, *why;
+	struct http_conn *c;
 	bool bearer;
+	int status;
 
+	/* A whole request: header_timeout is over for it, and it is busy
+	 * (not to be closed for a newcomer) until its reply is sent. */
+	if ((c = http_conn_find(h, evhttp_request_get_connection(req))) !=
+	    NULL) {
+		c->busy = true;
+		event_del(c->deadline_ev);
+		evhttp_request_set_on_complete_cb(req, http_conn_done_cb, c);
+	}
 	if (http_too_many_headers(req)) {
 		http_error(req, 431, 0, "more than %d header fields",
 		    HTTP_MAX_HEADERS);
@@ -276,10 +486,9 @@ http_request_cb(struct evhttp_request *req, void *arg)
 		http_error(req, 400, 0, "a request line that is not a URI");
 		return;
 	}
-	if (!http_auth_needs_token(h->auth) && h->unix_path == NULL &&
-	    !http_host_is_local(req)) {
-		http_error(req, 403, 0, "refused: with auth = none, the Host "
-		    "must be a loopback address or localhost");
+	if ((status = http_host_check(req, !http_auth_needs_token(h->auth) &&
+	    h->unix_path == NULL, &why)) != 0) {
+		http_error(req, status, 0, "%s", why);
 		return;
 	}
 	/* Counts and timings only: open to whoever reaches the listener. */
@@ -314,13 +523,9 @@ http_request_cb(struct evhttp_request *req, void *arg)
 			    "with the token of token_file");
 		return;
 	}
-	if (cmd == EVHTTP_REQ_POST) {
-		const char *why;
-
-		if (http_auth_post_ok(req, s, &why) != 0) {
-			http_error(req, 403, 0, "refused: %s", why);
-			return;
-		}
+	if (cmd == EVHTTP_REQ_POST && http_auth_post_ok(req, s, &why) != 0) {
+		http_error(req, 403, 0, "refused: %s", why);
+		return;
 	}
 	if (strcmp(path, "/") == 0) {
 		if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
@@ -382,6 +587,7 @@ http_conn_closed_cb(struct evhttp_connection *evcon, void *arg)
 	TAILQ_REMOVE(&h->conns, c, entry);
 	if (c->gone != NULL)
 		c->gone(c->gone_arg);
+	event_free(c->deadline_ev);
 	free(c);
 	h->nconns--;
 	http_resume(h);
@@ -399,6 +605,7 @@ http_hook_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http *h = arg;
 	struct http_conn *c, *next;
+	const struct sockaddr *sa;
 	void *evcon;
 
 	(void)fd;
@@ -411,12 +618,30 @@ http_hook_cb(evutil_socket_t fd, short what, void *arg)
 		c->bev = NULL;
 		if (evcon == NULL) {
 			TAILQ_REMOVE(&h->conns, c, entry);
+			event_free(c->deadline_ev);
 			free(c);
 			h->nconns--;
 			continue;
 		}
 		c->evcon = evcon;
 		evhttp_connection_set_closecb(c->evcon, http_conn_closed_cb, c);
+		sa = evhttp_connection_get_addr(c->evcon);
+		if (sa != NULL && sa->sa_family == AF_INET)
+			memcpy(&c->addr, sa, sizeof(struct sockaddr_in));
+		else if (sa != NULL && sa->sa_family == AF_INET6)
+			memcpy(&c->addr, sa, sizeof(struct sockaddr_in6));
+		c->fresh = true;
+	}
+	/* From the head each time: a connection closed for another may be
+	 * any of them. */
+	for (;;) {
+		TAILQ_FOREACH(c, &h->conns, entry)
+			if (c->fresh)
+				break;
+		if (c == NULL)
+			break;
+		c->fresh = false;
+		http_conn_limit(h, c);
 	}
 	http_resume(h);
 }
@@ -432,11 +657,19 @@ http_bev_cb(struct event_base *base, void *arg)
 
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return NULL;	/* evhttp makes one itself, uncounted */
+	if ((c->deadline_ev = evtimer_new(base, http_conn_deadline_cb, c)) ==
+	    NULL) {
+		free(c);
+		return NULL;
+	}
 	if ((c->bev = bufferevent_socket_new(base, -1, 0)) == NULL) {
+		event_free(c->deadline_ev);
 		free(c);
 		return NULL;
 	}
 	c->h = h;
+	c->addr.ss_family = AF_UNSPEC;
+	http_conn_idle(c);
 	TAILQ_INSERT_TAIL(&h->conns, c, entry);
 	event_active(h->hook_ev, EV_TIMEOUT, 1);
 	if (++h->nconns >= h->td->cfg->http.max_connections && !h->paused) {
@@ -460,15 +693,13 @@ void
 http_conn_watch(struct http *h, struct evhttp_request *req,
     void (*gone)(void *), void *arg)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-	struct http_conn *c;
+	struct http_conn *c = http_conn_find(h,
+	    evhttp_request_get_connection(req));
 
-	TAILQ_FOREACH(c, &h->conns, entry)
-		if (c->evcon == evcon && evcon != NULL) {
-			c->gone = gone;
-			c->gone_arg = arg;
-			return;
-		}
+	if (c != NULL) {
+		c->gone = gone;
+		c->gone_arg = arg;
+	}
 }
 
 static void
@@ -623,6 +854,7 @@ http_free(struct http *h)
 		TAILQ_REMOVE(&h->conns, c, entry);
 		if (c->evcon != NULL)
 			evhttp_connection_set_closecb(c->evcon, NULL, NULL);
+		event_free(c->deadline_ev);
 		free(c);
 	}
 	if (h->evh != NULL)

@@ -94,12 +94,17 @@ struct jobs {
 	 * jobs_reprioritize. */
 	struct jobs_admissions admissions;
 	struct jobs_retrials retrials;
+	/* Jobs begun here, not running yet, and some that have gone on
+	 * since (jobs_starting weeds them out): for the dashboard. */
+	uint64_t *starting;
+	size_t nstarting, starting_size;
 };
 
 static void jobs_drain(struct triaged *);
 static void jobs_begin_cb(evutil_socket_t, short, void *);
 static void jobs_launch_written(struct triaged *);
 static void jobs_begin(struct triaged *, struct job *);
+static bool jobs_is_starting(const struct job *);
 
 /* The job's own run record, to change. A few bytes: out of memory for
  * them, the daemon could not record the run's end either. */
@@ -258,6 +263,7 @@ jobs_free(struct triaged *td)
 	event_free(js->begin_ev);
 	beginq_clear(&js->beginq);
 	free(js->listeners);
+	free(js->starting);
 	uidcount_clear(&js->queued_by_uid);
 	free(js);
 	td->jobs = NULL;
@@ -543,6 +549,49 @@ jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg)
 	return 0;
 }
 
+/* Keeps the ids of jobs still starting, in the order they began. */
+static void
+jobs_starting_weed(struct triaged *td)
+{
+	struct jobs *js = td->jobs;
+	const struct job *job;
+	size_t i, n = 0;
+
+	for (i = 0; i < js->nstarting; i++)
+		if ((job = store_get(td->store, js->starting[i])) != NULL &&
+		    job->state == JOB_QUEUED && jobs_is_starting(job))
+			js->starting[n++] = js->starting[i];
+	js->nstarting = n;
+}
+
+/* Out of memory, the dashboard misses it; nothing else does. */
+static void
+jobs_starting_add(struct triaged *td, uint64_t id)
+{
+	struct jobs *js = td->jobs;
+	uint64_t *grown;
+	size_t size;
+
+	jobs_starting_weed(td);
+	if (js->nstarting == js->starting_size) {
+		size = js->starting_size == 0 ? 16 : js->starting_size * 2;
+		if ((grown = reallocarray(js->starting, size,
+		    sizeof *grown)) == NULL)
+			return;
+		js->starting = grown;
+		js->starting_size = size;
+	}
+	js->starting[js->nstarting++] = id;
+}
+
+size_t
+jobs_starting(struct triaged *td, const uint64_t **ids)
+{
+	jobs_starting_weed(td);
+	*ids = td->jobs->starting;
+	return td->jobs->nstarting;
+}
+
 /*
  * The job holds its slots: that its attempt begins is written first, and
  * once that is in the database it is handed to a worker. Written, not
@@ -569,6 +618,7 @@ jobs_begin(struct triaged *td, struct job *job)
 		return;
 	}
 	jobs_run(job)->begun = true;
+	jobs_starting_add(td, job->id);
 	store_update_soon(td->store, job);
 	it->kind = JOBS_LAUNCH;
 	it->id = job->id;
@@ -1180,9 +1230,6 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		return "begin_at";
 	if (now->gated)
 		return "after";
-	/* Granted: it has its slots, and its start is being written. */
-	if (psem_waiter_state(&now->waiter) != PSEM_QUEUED)
-		return "slots";
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
 		if (st.paused)
 			return "paused";
@@ -1193,8 +1240,27 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 	return position > 0 ? "queue" : "slots";
 }
 
-/* Where job stands in its queue now, and why it waits (NULL: it does
- * not). Only the job itself knows its place: job may be a copy. */
+/*
+ * Whether the queued job now has its slots and is starting: granted here
+ * (the grant not yet delivered, or its start being written, or its worker
+ * being handed it), or begun by a node of the cluster, this one or
+ * another. It waits for nothing any more.
+ */
+static bool
+jobs_is_starting(const struct job *now)
+{
+	enum psem_state st = psem_waiter_state(&now->waiter);
+
+	return now->run->begun || st == PSEM_GRANTED || st == PSEM_HELD;
+}
+
+/*
+ * Where job stands in its queue now, and why it waits (NULL: it does
+ * not). Only the job itself knows its place: job may be a copy. A job
+ * starting is at position 0 and waits for nothing; the others' positions
+ * do not count it, as it has left the semaphore's queue. A copy that says
+ * queued of an attempt begun since was starting then.
+ */
 static int64_t
 jobs_place(struct triaged *td, const struct job *job, const char **pending)
 {
@@ -1202,9 +1268,13 @@ jobs_place(struct triaged *td, const struct job *job, const char **pending)
 	int64_t position = -1;
 
 	*pending = NULL;
-	if (job->state == JOB_QUEUED &&
-	    (now = store_get(td->store, job->id)) != NULL &&
-	    now->state == JOB_QUEUED && now->attempt == job->attempt) {
+	if (job->state != JOB_QUEUED ||
+	    (now = store_get(td->store, job->id)) == NULL ||
+	    now->attempt != job->attempt)
+		return -1;
+	if (jobs_is_starting(now))
+		return 0;
+	if (now->state == JOB_QUEUED) {
 		if (psem_waiter_state(&now->waiter) == PSEM_QUEUED)
 			position = psem_position(td->sem, &now->waiter);
 		*pending = jobs_pending_reason(td, now, position);

@@ -162,6 +162,14 @@ bool jobs_editable(const struct job *job);
 /* For pruning: forgets a terminal job. 0, or -1 with errno. */
 int jobs_forget(struct triaged *td, uint64_t id);
 
+/*
+ * The jobs that have their slots here and are not running yet (their start
+ * is being written, or their worker handed them), in the order they got
+ * them: their number, and their ids in *ids, borrowed until the next call
+ * into jobs. Such a job is queued with position 0 and no pending_reason.
+ */
+size_t jobs_starting(struct triaged *td, const uint64_t **ids);
+
 /* The job object with its current queue position; a new reference. job may
  * be an event's view. */
 json_t *jobs_json(struct triaged *td, const struct job *job);

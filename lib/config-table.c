@@ -12,6 +12,7 @@
 #define GIB (UINT64_C(1) << 30)
 #define TIB (UINT64_C(1) << 40)
 #define DAY_MS UINT64_C(86400000)
+#define HOUR_MS UINT64_C(3600000)
 
 /* sizeof(((struct sockaddr_un *)0)->sun_path) - 1: a longer path cannot be
  * bound, so it is refused here rather than at start. */
@@ -197,6 +198,14 @@ const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS] = {
 	  D(http.timeout_ms), 0, NULL,
 	  "a request not read or a reply not taken in this time closes "
 	  "its connection, 1s to 1d" },
+	{ "header_timeout", CONFIG_TYPE_DURATION, 1000, HOUR_MS, "10s",
+	  D(http.header_timeout_ms), 0, NULL,
+	  "a connection that has not sent a whole request this long after "
+	  "it opened or after its last reply is closed, 1s to 1h" },
+	{ "max_connections_per_address", CONFIG_TYPE_UNSIGNED, 1, 10000,
+	  "16", D(http.max_connections_per_address), 0, NULL,
+	  "HTTP connections at once from one client address, 1 to 10000; "
+	  "beyond it its oldest idle one is closed" },
 	{ "dashboard_dir", CONFIG_TYPE_PATH, 1, CONFIG_PATH_MAX, NULL,
 	  D(http.dashboard_dir), 0, NULL,
 	  "the dashboard's files; unset: ../share/triage/dashboard from "

@@ -46,7 +46,7 @@ struct config_key {
  * [priority.NAME] (into struct config_priority). The counts size the
  * per-key bookkeeping. */
 #define CONFIG_TABLE_DAEMON_KEYS 32
-#define CONFIG_TABLE_HTTP_KEYS 6
+#define CONFIG_TABLE_HTTP_KEYS 8
 #define CONFIG_TABLE_CLUSTER_KEYS 3
 #define CONFIG_TABLE_PRIORITY_KEYS 9
 extern const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS];

@@ -43,6 +43,10 @@ struct config_http {
 	char *token_file;
 	unsigned max_connections;
 	uint64_t timeout_ms;
+	/* Until a connection's request has come whole: at its opening and
+	 * after each reply. */
+	uint64_t header_timeout_ms;
+	unsigned max_connections_per_address;
 	char *dashboard_dir;	/* NULL: beside triaged, ../share/... */
 };
 

@@ -225,13 +225,21 @@
 		return b;
 	}
 
+	/* Granted its slots, its process not started yet: still queued, at
+	 * position 0 and waiting for nothing. The running section shows it,
+	 * so that the slots it holds are seen held. */
+	function isStarting(job) {
+		return job.state === "queued" && job.position === 0 &&
+		    job.pending_reason === null;
+	}
+
 	/* The actions that make sense for a job as it is now. */
 	function jobActions(job) {
 		const list = [];
-		if (job.state === "queued") {
+		if (job.state === "queued" && !isStarting(job)) {
 			list.push(job.held ? "release" : "hold");
 			list.push("cancel");
-		} else if (job.state === "running") {
+		} else if (job.state === "running" || isStarting(job)) {
 			list.push("cancel");
 		} else if (RETRYABLE.includes(job.state)) {
 			list.push("retry");
@@ -326,7 +334,9 @@
 		    h("div", { class: "more" }));
 	}
 
-	function updateLane(card, p, queued, slots) {
+	/* starting: how many of p's queued jobs are starting (shown with the
+	 * running), neither listed nor "more queued" here. */
+	function updateLane(card, p, queued, slots, starting) {
 		card.dataset.paused = p.paused ? "yes" : "no";
 		card.querySelector(".paused").hidden = !p.paused;
 		const act = p.paused ? "resume" : "pause";
@@ -350,10 +360,16 @@
 		syncList(card.querySelector("ol.held-list"), held, (j) => j.id,
 		    queuedItem, updateQueuedItem);
 		card.querySelector("ol.held-list").hidden = held.length === 0;
-		const more = (p.queued || 0) - jobs.length - held.length;
+		const more = (p.queued || 0) - jobs.length - held.length - starting;
 		const moreEl = card.querySelector(".more");
-		setText(moreEl, more > 0 ? "and " + more.toLocaleString() +
-		    " more queued" : (p.queued || 0) === 0 ? "nothing queued" : "");
+		const texts = [];
+		if (more > 0)
+			texts.push("and " + more.toLocaleString() + " more queued");
+		if (starting > 0)
+			texts.push(starting.toLocaleString() + " starting");
+		if ((p.queued || 0) === 0)
+			texts.push("nothing queued");
+		setText(moreEl, texts.join(" · "));
 		moreEl.hidden = moreEl.textContent === "";
 	}
 
@@ -395,7 +411,9 @@
 		const prios = (s.stats.priorities || []).slice()
 		    .sort((a, b) => a.rank - b.rank);
 		syncList($("lanes"), prios, (p) => p.name, laneCard,
-		    (card, p) => updateLane(card, p, s.queued[p.name], s.stats.slots));
+		    (card, p) => updateLane(card, p, s.queued[p.name], s.stats.slots,
+		        (s.running || []).filter((j) => j.priority === p.name &&
+		            isStarting(j)).length));
 	}
 
 	function renderSummary(st) {
@@ -423,10 +441,14 @@
 	}
 
 	function updateRunningCard(card, job) {
+		const starting = isStarting(job);
+		card.classList.toggle("starting", starting);
+		card.dataset.state = starting ? "starting" : job.state;
 		setText(card.querySelector(".name"), job.name);
 		card.querySelector(".name").title = job.argv ?
 		    job.argv.map(bytesText).join(" ") : "";
 		setText(card.querySelector(".prio"), job.priority +
+		    (starting ? " · starting" : "") +
 		    (job.pid ? " · pid " + job.pid : ""));
 		const started = parseTime(job.started_at);
 		const el = card.querySelector(".elapsed");
@@ -449,9 +471,9 @@
 		$("running-none").hidden = running.length > 0;
 		setText($("running-count"), running.length ? running.length : "");
 		/* A job that has just started shows its output at once, not at the
-		 * next tick. */
+		 * next tick; one starting has none yet. */
 		for (const j of running)
-			if (!had.has(String(j.id)))
+			if (!had.has(String(j.id)) && !isStarting(j))
 				fetchTail(j.id);
 	}
 
@@ -578,7 +600,8 @@
 		if (page.last === null || document.hidden)
 			return;
 		for (const j of page.last.running || [])
-			fetchTail(j.id);
+			if (!isStarting(j))
+				fetchTail(j.id);
 		if (page.job !== null && page.job.job &&
 		    !TERMINAL.includes(page.job.job.state))
 			refreshJob();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 
 #include "cdp.h"
 #include "harness.h"
+#include "proc.h"
 #include "thttp.h"
 
 /* The window the screenshots are taken at, and a phone's. */
@@ -411,6 +413,68 @@ actions_clicked_in_the_page(void **state)
 }
 
 /*
+ * A job granted its slots whose process has not started (its worker is
+ * stopped here, so it stays so) is what the busy slot holds: /api/state
+ * lists it among the running, queued at position 0 and waiting for
+ * nothing, and the page shows it there as starting, not "Nothing is
+ * running" beside a busy slot. Once its worker goes on, it runs and ends.
+ */
+static void
+starting_job_explains_the_busy_slot(void **state)
+{
+	struct fx *f = *state;
+	char auth[128];
+	struct thttp_resp r;
+	json_t *st, *running, *job;
+	json_error_t err;
+	pid_t workers[64];
+	int64_t id;
+	int n, i;
+
+	fx_start(f, "");
+	fx_login(f);
+	n = proc_find(f->d->pid, 0, PROC_LIVE, workers, 64);
+	assert_true(n >= 2 && n <= 64);
+	for (i = 0; i < n; i++)
+		tstop(workers[i]);
+	id = submit_sh(f->c, "normal", "starter", "true");
+
+	snprintf(auth, sizeof auth, "Authorization: Bearer %s", f->token);
+	thttp(f->addr, "GET", "/api/state", auth, NULL, &r);
+	assert_int_equal(r.status, 200);
+	if ((st = json_loads(r.body, 0, &err)) == NULL)
+		fail_msg("not JSON (%s): %s", err.text, r.body);
+	thttp_free(&r);
+	running = json_object_get(st, "running");
+	assert_int_equal(json_array_size(running), 1);
+	job = json_array_get(running, 0);
+	assert_int_equal(tjint(job, "id"), id);
+	assert_string_equal(tstate(job), "queued");
+	assert_int_equal(tjint(job, "position"), 0);
+	assert_true(json_is_null(json_object_get(job, "pending_reason")));
+	assert_int_equal(tjint(json_object_get(st, "stats"), "slots_busy"), 1);
+	json_decref(st);
+
+	cdp_wait_true(f->b, "((e) => e !== null && "
+	    "e.classList.contains('starting') && "
+	    "e.querySelector('.prio').textContent.includes('starting'))"
+	    "(document.querySelector('#running [data-job=\"%lld\"]')) && "
+	    "document.getElementById('running-none').hidden", (long long)id);
+	/* Its lane counts it queued, as stats does, and says it starts. */
+	cdp_wait_true(f->b, "document.querySelector('[data-lane=\"normal\"] "
+	    ".more').textContent === '1 starting'");
+	cdp_screenshot(f->b, artifact("starting.png"));
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(kill(workers[i], SIGCONT), 0);
+	tassert_ends(f->c, id, "succeeded");
+	cdp_wait_true(f->b, "document.querySelector('#recent "
+	    "tr[data-job=\"%lld\"] .state')?.textContent === 'succeeded' && "
+	    "!document.getElementById('running-none').hidden", (long long)id);
+	fx_end(f);
+}
+
+/*
  * Without a credential the API answers 401 and does nothing; with the
  * session's cookie, a POST from another origin, or without the CSRF
  * header, is 403 and does nothing; the same POST done right works.
@@ -609,6 +673,8 @@ main(void)
 		    fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(actions_clicked_in_the_page,
 		    fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    starting_job_explains_the_busy_slot, fx_setup, fx_teardown),
 		cmocka_unit_test_setup_teardown(
 		    refusals_without_credential_or_from_another_site,
 		    fx_setup, fx_teardown),

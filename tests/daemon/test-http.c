@@ -25,6 +25,31 @@
 #define TOKEN "s3cret-token-of-the-tests-0123456789"
 #define PAUSED "[priority.held]\nrank = 5\n[priority.normal]\nrank = 10\n"
 
+static int raw_connect(const char *addr);
+static void raw_send(int fd, const char *text);
+static bool raw_read_until(int fd, char *buf, size_t size, size_t *len,
+    const char *needle, int64_t deadline);
+
+/* A GET /api/state with headers (each line ending in CRLF) over a
+ * connection of its own is answered with status. */
+static void
+assert_raw_status(const char *addr, const char *headers, const char *status)
+{
+	char req[512], buf[8192] = "", want[32];
+	size_t len = 0;
+	int fd = raw_connect(addr);
+
+	snprintf(req, sizeof req, "GET /api/state HTTP/1.1\r\n%s"
+	    "Connection: close\r\n\r\n", headers);
+	snprintf(want, sizeof want, "HTTP/1.1 %s ", status);
+	raw_send(fd, req);
+	if (!raw_read_until(fd, buf, sizeof buf, &len, "\r\n",
+	    tdeadline(HARNESS_TIMEOUT_MS)) || strncmp(buf, want,
+	    strlen(want)) != 0)
+		fail_msg("%s: not %s but: %.60s", headers, status, buf);
+	close(fd);
+}
+
 /* A daemon with [http] on a free port, auth = token. */
 struct hd {
 	struct tdaemon *d;
@@ -555,10 +580,31 @@ test_auth_none_on_a_unix_socket(void **state)
 static void
 test_auth_none_on_loopback_checks_the_host(void **state)
 {
-	char extra[512], addr[64], hdr[128];
+	static const struct {
+		const char *headers, *status;
+	} hosts[] = {
+		/* Not a Host at all: one header, exactly a name and maybe
+		 * a port. */
+		{ "Host: [::1].evil\r\n", "400" },
+		{ "Host: [::1]evil\r\n", "400" },
+		{ "Host: localhost:80x\r\n", "400" },
+		{ "Host: localhost:\r\n", "400" },
+		{ "Host: 127.0.0.1:99999\r\n", "400" },
+		{ "Host:\r\n", "400" },
+		{ "Host: \r\n", "400" },
+		{ "Host: localhost\r\nHost: evil.example\r\n", "400" },
+		{ "Host: localhost\r\nHost: localhost\r\n", "400" },
+		/* HTTP/1.1 needs one. */
+		{ "", "400" },
+		{ "Host: localhost\r\n", "200" },
+		{ "Host: 127.0.0.1:1\r\n", "200" },
+	};
+	char extra[512], addr[64], hdr[128], buf[4096] = "";
 	struct thttp_resp r;
 	struct tdaemon *d;
 	struct client *c;
+	size_t len = 0, i;
+	int fd;
 
 	(void)state;
 	snprintf(addr, sizeof addr, "127.0.0.1:%d", tfree_port());
@@ -581,6 +627,20 @@ test_auth_none_on_loopback_checks_the_host(void **state)
 	thttp(addr, "GET", "/api/state", "Host: 127.evil.example", NULL, &r);
 	assert_status(&r, 403);
 	thttp_free(&r);
+	snprintf(hdr, sizeof hdr, "Host: [::1]:%s", strchr(addr, ':') + 1);
+	thttp(addr, "GET", "/api/state", hdr, NULL, &r);
+	assert_status(&r, 200);
+	thttp_free(&r);
+	for (i = 0; i < sizeof hosts / sizeof *hosts; i++)
+		assert_raw_status(addr, hosts[i].headers, hosts[i].status);
+	/* An absolute URI's host is the request's host too. */
+	fd = raw_connect(addr);
+	raw_send(fd, "GET http://evil.example/api/state HTTP/1.1\r\n"
+	    "Host: localhost\r\n\r\n");
+	assert_true(raw_read_until(fd, buf, sizeof buf, &len, "\r\n",
+	    tdeadline(HARNESS_TIMEOUT_MS)));
+	assert_int_equal(strncmp(buf, "HTTP/1.1 403 ", 13), 0);
+	close(fd);
 	tdaemon_end(d, c);
 }
 
@@ -671,8 +731,54 @@ test_event_stream_pushes_changes(void **state)
 	hd_end(h);
 }
 
-/* Bounds: too many header fields, too large a body, too many connections
- * (the next one waits for a free place), a request never finished. */
+/* Opens an event stream on a connection of its own: a connection busy
+ * with its request for as long as it stays open. */
+static int
+raw_event_stream(const char *addr)
+{
+	char buf[65536] = "";
+	size_t len = 0;
+	int fd = raw_connect(addr);
+
+	raw_send(fd, "GET /api/events HTTP/1.1\r\nHost: x\r\n"
+	    "Authorization: Bearer " TOKEN "\r\n\r\n");
+	assert_true(raw_read_until(fd, buf, sizeof buf, &len,
+	    "event: state\ndata: {", tdeadline(HARNESS_TIMEOUT_MS)));
+	return fd;
+}
+
+/* The server closes fd (EOF) without answering; fails past the
+ * deadline. */
+static void
+assert_closed(int fd, int64_t deadline)
+{
+	char buf[4096] = "";
+	size_t len = 0;
+
+	assert_false(raw_read_until(fd, buf, sizeof buf, &len, "HTTP/1.",
+	    deadline));
+}
+
+/* A GET /metrics on a new connection is answered: the scraper gets in. */
+static void
+assert_scraped(const char *addr)
+{
+	char buf[65536] = "";
+	size_t len = 0;
+	int fd = raw_connect(addr);
+
+	raw_send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_true(raw_read_until(fd, buf, sizeof buf, &len,
+	    "triage_build_info", tdeadline(HARNESS_TIMEOUT_MS)));
+	close(fd);
+}
+
+/*
+ * Bounds: too many header fields (431), too large a header (evhttp's own
+ * 400, see triaged(8)), too large a body; at max_connections, with every
+ * connection busy with its request, the next one waits for a free place;
+ * an idle connection is closed by timeout.
+ */
 static void
 test_bounds(void **state)
 {
@@ -698,29 +804,117 @@ test_bounds(void **state)
 	thttp(h->addr, "POST", "/login", NULL, big, &r);
 	assert_status(&r, 413);
 	thttp_free(&r);
+	memcpy(big, "X-Big: ", 7);
+	big[70 * 1024] = '\0';
+	thttp(h->addr, "GET", "/metrics", big, NULL, &r);
+	assert_status(&r, 400);
+	thttp_free(&r);
 	free(big);
+	/* Two Host headers are no request, whatever the auth. */
+	assert_raw_status(h->addr, "Host: a\r\nHost: b\r\n", "400");
 
-	/* Two idle connections take both places; a third is accepted by
-	 * the kernel but not served until one of them goes. */
-	fd[0] = raw_connect(h->addr);
-	fd[1] = raw_connect(h->addr);
-	raw_send(fd[0], "GET /metrics");	/* never finished */
+	/* Two event streams take both places; a third connection is
+	 * accepted by the kernel but not served until one of them goes. */
+	fd[0] = raw_event_stream(h->addr);
+	fd[1] = raw_event_stream(h->addr);
 	fd[2] = raw_connect(h->addr);
 	raw_send(fd[2], "GET /api/session HTTP/1.1\r\nHost: x\r\n"
 	    "Authorization: Bearer " TOKEN "\r\n\r\n");
 	p = (struct pollfd){ fd[2], POLLIN, 0 };
 	/* A slow machine can only make this pass, never fail. */
 	assert_int_equal(poll(&p, 1, 200), 0);
-	/* timeout = 1s: the unfinished request is dropped, the idle one
-	 * too; the third is served. */
+	close(fd[0]);
 	assert_true(raw_read_until(fd[2], buf, sizeof buf, &len, "\"csrf\"",
 	    tdeadline(HARNESS_TIMEOUT_MS)));
+	/* timeout = 1s: the connection left idle after its reply goes. */
+	assert_closed(fd[2], tdeadline(HARNESS_TIMEOUT_MS));
+	close(fd[1]);
+	close(fd[2]);
+	hd_end(h);
+}
+
+#define IDLE_CLIENTS 70
+
+/*
+ * Clients that connect and never finish their headers (slowloris) cannot
+ * lock out a scraper from the same address, by the cap of connections per
+ * address or by max_connections: a new connection closes the oldest one
+ * that has sent no whole request. timeout and header_timeout are long
+ * here, so that only that can let the scraper in.
+ */
+static void
+test_idle_clients_cannot_lock_out_a_scraper(void **state)
+{
+	struct hd *h;
+	int fd[IDLE_CLIENTS], busy[4], i, round;
+	int64_t deadline;
+
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		/* First the default cap per address (16) and max_connections
+		 * (64); then a max_connections below the cap, with event
+		 * streams that must stay. */
+		h = hd_start(round == 0 ? "timeout = 1h\nheader_timeout = 1h\n" :
+		    "timeout = 1h\nheader_timeout = 1h\nmax_connections = 8\n");
+		for (i = 0; round == 1 && i < 4; i++)
+			busy[i] = raw_event_stream(h->addr);
+		for (i = 0; i < IDLE_CLIENTS; i++) {
+			fd[i] = raw_connect(h->addr);
+			raw_send(fd[i], "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+		}
+		assert_scraped(h->addr);
+		assert_scraped(h->addr);
+		/* The oldest idle ones went first. */
+		deadline = tdeadline(HARNESS_TIMEOUT_MS);
+		for (i = 0; i < IDLE_CLIENTS / 2; i++)
+			assert_closed(fd[i], deadline);
+		for (i = 0; i < IDLE_CLIENTS; i++)
+			close(fd[i]);
+		/* The streams were never taken for idle. */
+		for (i = 0; round == 1 && i < 4; i++) {
+			struct pollfd p = { busy[i], POLLIN, 0 };
+			char c;
+
+			assert_true(poll(&p, 1, 0) == 0 ||
+			    recv(busy[i], &c, 1, MSG_PEEK) == 1);
+			close(busy[i]);
+		}
+		hd_end(h);
+	}
+}
+
+/* header_timeout: a connection that has not sent a whole request in
+ * time is closed, however long timeout is; so is one left idle after its
+ * reply. */
+static void
+test_header_timeout_closes_idle_connections(void **state)
+{
+	struct hd *h = hd_start("timeout = 1h\nheader_timeout = 1s\n");
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	char buf[4096] = "";
+	size_t len = 0;
+	int fd[4], i;
+
+	(void)state;
+	fd[0] = raw_connect(h->addr);		/* nothing at all */
+	fd[1] = raw_connect(h->addr);
+	raw_send(fd[1], "GET /metrics HTTP/1.1\r\n");
+	fd[2] = raw_connect(h->addr);
+	raw_send(fd[2], "GET /metrics HTTP/1.1\r\nHost: x\r\n");
+	/* Served, then idle: kept alive no longer than that. */
+	fd[3] = raw_connect(h->addr);
+	raw_send(fd[3], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_true(raw_read_until(fd[3], buf, sizeof buf, &len,
+	    "triage_build_info", deadline));
+	for (i = 0; i < 3; i++)
+		assert_closed(fd[i], deadline);
 	len = 0;
 	buf[0] = '\0';
-	assert_false(raw_read_until(fd[0], buf, sizeof buf, &len, "never",
-	    tdeadline(HARNESS_TIMEOUT_MS)));
-	for (i = 0; i < 3; i++)
+	assert_false(raw_read_until(fd[3], buf, sizeof buf, &len, "never",
+	    deadline));
+	for (i = 0; i < 4; i++)
 		close(fd[i]);
+	assert_scraped(h->addr);
 	hd_end(h);
 }
 
@@ -737,6 +931,8 @@ main(void)
 		cmocka_unit_test(test_auth_none_on_loopback_checks_the_host),
 		cmocka_unit_test(test_event_stream_pushes_changes),
 		cmocka_unit_test(test_bounds),
+		cmocka_unit_test(test_idle_clients_cannot_lock_out_a_scraper),
+		cmocka_unit_test(test_header_timeout_closes_idle_connections),
 	};
 
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* test-queue.c - operating a queue over the wire (protocol v1.1): hold and
  * release in place, update, labels, begin_at, after_any, pending_reason. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "proc.h"
 #include "timefmt.h"
 
 /* One slot, so that a gated job blocks the rest behind it. */
@@ -221,6 +223,107 @@ test_pending_reasons(void **state)
 	assert_string_equal(pending(c, capped), "max_running");
 	topen_gate(d, "cap");
 	tassert_ends(c, capped, "succeeded");
+	tdaemon_end(d, c);
+}
+
+/* A job that has its slots and has not started: queued, position 0,
+ * waiting for nothing, on the node that holds its slots. */
+static void
+assert_starting(const json_t *job, const char *node)
+{
+	json_t *pos = json_object_get(job, "position");
+
+	assert_string_equal(tstate(job), "queued");
+	if (!json_is_integer(pos) || json_integer_value(pos) != 0)
+		fail_msg("job %lld starting, at position %s",
+		    (long long)tjint(job, "id"), json_is_null(pos) ? "null" :
+		    "not 0");
+	if (!json_is_null(json_object_get(job, "pending_reason")))
+		fail_msg("job %lld starting, pending for %s",
+		    (long long)tjint(job, "id"), tjstr(job, "pending_reason"));
+	assert_string_equal(tjstr(job, "node"), node);
+}
+
+/* The job of id in a list result. */
+static const json_t *
+listed(const json_t *result, int64_t id)
+{
+	const json_t *job;
+	size_t i;
+
+	json_array_foreach(json_object_get(result, "jobs"), i, job)
+		if (tjint(job, "id") == id)
+			return job;
+	fail_msg("job %lld not listed", (long long)id);
+	return NULL;
+}
+
+/*
+ * Granted, not started (issue 22): a job whose slots the semaphore gave
+ * and whose process has not started is queued at position 0 with no
+ * pending_reason, in every answer, and the others' positions do not count
+ * it. The submit reply on an idle daemon is in that window; a job handed to
+ * a stopped worker stays in it until the worker goes on.
+ */
+static void
+test_granted_job_is_starting(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\n");
+	struct client *c = tconnect(d), *w = tconnect(d);
+	json_t *st, *job, *x, *y, *list;
+	pid_t workers[64];
+	char node[256];
+	int64_t a, z;
+	int n, i;
+
+	(void)state;
+	st = tcall(c, "stats", "{}");
+	snprintf(node, sizeof node, "%s", tjstr(st, "node"));
+	json_decref(st);
+	job = tcall(c, "submit", "{s[s]}", "argv", "true");
+	assert_starting(job, node);
+	a = tjint(job, "id");
+	json_decref(job);
+	job = tcall(c, "submit", "{s[s]}", "argv", "true");
+	if (strcmp(tstate(job), "queued") == 0)
+		assert_starting(job, node);
+	tassert_ends(c, tjint(job, "id"), "succeeded");
+	json_decref(job);
+	tassert_ends(c, a, "succeeded");
+
+	/* The workers stopped, the jobs given them wait there. */
+	n = proc_find(d->pid, 0, PROC_LIVE, workers, 64);
+	assert_true(n >= 2 && n <= 64);
+	for (i = 0; i < n; i++)
+		tstop(workers[i]);
+	json_decref(tcall(w, "watch", "{}"));
+	x = tcall(c, "submit", "{s[s]}", "argv", "true");
+	assert_starting(x, node);
+	y = tcall(c, "submit", "{s[s]}", "argv", "true");
+	assert_starting(y, node);
+	z = tsubmit(c, "{s[s]}", "argv", "true");
+	job = tget(c, tjint(x, "id"));
+	assert_starting(job, node);
+	json_decref(job);
+	list = tcall(c, "list", "{s[s]}", "state", "queued");
+	assert_starting(listed(list, tjint(x, "id")), node);
+	assert_starting(listed(list, tjint(y, "id")), node);
+	assert_int_equal(tjint(listed(list, z), "position"), 0);
+	assert_string_equal(tjstr(listed(list, z), "pending_reason"), "slots");
+	json_decref(list);
+	job = tnotification(w);
+	assert_int_equal(tjint(job, "id"), tjint(x, "id"));
+	assert_starting(job, node);
+	json_decref(job);
+
+	for (i = 0; i < n; i++)
+		assert_int_equal(kill(workers[i], SIGCONT), 0);
+	tassert_ends(c, tjint(x, "id"), "succeeded");
+	tassert_ends(c, tjint(y, "id"), "succeeded");
+	tassert_ends(c, z, "succeeded");
+	json_decref(x);
+	json_decref(y);
+	client_free(w);
 	tdaemon_end(d, c);
 }
 
@@ -486,6 +589,7 @@ main(void)
 		cmocka_unit_test(test_hold_keeps_its_place),
 		cmocka_unit_test(test_held_at_submit_and_across_restart),
 		cmocka_unit_test(test_pending_reasons),
+		cmocka_unit_test(test_granted_job_is_starting),
 		cmocka_unit_test(test_begin_at),
 		cmocka_unit_test(test_begin_at_survives_restart),
 		cmocka_unit_test(test_after_any),

@@ -1243,6 +1243,8 @@ http_section_is_optional_and_off_by_default(void **state)
 	assert_int_equal(cfg->http.auth, CONFIG_HTTP_AUTH_TOKEN);
 	assert_int_equal(cfg->http.max_connections, 64);
 	assert_int_equal(cfg->http.timeout_ms, 30000);
+	assert_int_equal(cfg->http.header_timeout_ms, 10000);
+	assert_int_equal(cfg->http.max_connections_per_address, 16);
 	assert_null(cfg->http.token_file);
 	assert_null(cfg->http.dashboard_dir);
 	config_free(cfg);
@@ -1252,16 +1254,30 @@ static void
 http_keys_are_read(void **state)
 {
 	struct config *cfg;
+	char *cause;
 
 	(void)state;
 	cfg = load_ok("[http]\nlisten = [::1]:9187\ntoken_file = /etc/t\n"
-	    "max_connections = 8\ntimeout = 5s\ndashboard_dir = /srv/d\n");
+	    "max_connections = 8\ntimeout = 5s\ndashboard_dir = /srv/d\n"
+	    "header_timeout = 2s\nmax_connections_per_address = 4\n");
 	assert_string_equal(cfg->http.listen, "[::1]:9187");
 	assert_string_equal(cfg->http.token_file, "/etc/t");
 	assert_int_equal(cfg->http.max_connections, 8);
 	assert_int_equal(cfg->http.timeout_ms, 5000);
+	assert_int_equal(cfg->http.header_timeout_ms, 2000);
+	assert_int_equal(cfg->http.max_connections_per_address, 4);
 	assert_string_equal(cfg->http.dashboard_dir, "/srv/d");
 	config_free(cfg);
+	cause = load_bad("[http]\nlisten = /s\nauth = none\n"
+	    "header_timeout = 999ms\n");
+	assert_error(cause, 4, "header_timeout: expected a duration from 1s "
+	    "to 1h*");
+	free(cause);
+	cause = load_bad("[http]\nlisten = /s\nauth = none\n"
+	    "max_connections_per_address = 0\n");
+	assert_error(cause, 4, "max_connections_per_address: expected a "
+	    "whole number from 1 to 10000, not \"0\"");
+	free(cause);
 	cfg = load_ok("[http]\nlisten = /run/triage/http.sock\nauth = none\n");
 	assert_int_equal(cfg->http.auth, CONFIG_HTTP_AUTH_NONE);
 	config_free(cfg);
