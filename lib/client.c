@@ -756,8 +756,8 @@ client_call(struct client *c, const char *method, json_t *params,
 	json_t *result;
 	bool again;
 
-	/* Kept for a call made again, and for a watch to renew. */
-	json_incref(params);
+	/* The reference stolen is kept for a call made again, and for a
+	 * watch to renew; each attempt gets one of its own. */
 	do {
 		result = client_call_once(c, method, json_incref(params),
 		    deadline, &e);
