@@ -1,7 +1,9 @@
 /* cluster-lease.c - a node's duties to the others: renewing the lease on the
- * jobs it runs, taking over the jobs of a node whose lease ran out, and
- * cancelling its own jobs when another node asks. Timers run only while
- * there are such jobs: an idle cluster sends nothing. */
+ * jobs it runs, stopping them itself when it could not, taking over the
+ * jobs of a node whose lease ran out, and cancelling its own jobs when
+ * another node asks. Timers run only while there are such jobs: an idle
+ * cluster sends nothing. */
+#include <signal.h>
 #include <stdlib.h>
 
 #include <event2/event.h>
@@ -19,6 +21,8 @@
 struct cluster_lease {
 	struct event *renew_ev;		/* while jobs run here */
 	struct event *takeover_ev;	/* while jobs run elsewhere */
+	struct event *fence_ev;		/* while jobs run here: the lease's
+					 * end, unless renewed */
 };
 
 static struct cluster_lease lease;
@@ -45,6 +49,63 @@ cluster_arm(struct event *ev, uint64_t ms)
 		evtimer_add(ev, &tv);
 }
 
+/* The fence at the end of the lease as the database last acknowledged
+ * it (a whole lease ahead before any renewal: a job runs here only once
+ * its claim's commit, a renewal, is in). */
+static void
+cluster_arm_fence(struct triaged *td)
+{
+	uint64_t until = store_lease_until_us(td->store);
+	uint64_t now = timefmt_mono_us();
+
+	if (evtimer_pending(lease.fence_ev, NULL))
+		return;
+	cluster_arm(lease.fence_ev, until > now ? (until - now) / 1000 + 1 :
+	    td->cfg->cluster.lease_ms);
+}
+
+/*
+ * The lease ran out unrenewed (the database unreachable, silent, or this
+ * daemon too late): another node may take this node's jobs once their
+ * grace is over, so they die now, SIGTERM then SIGKILL after kill_grace,
+ * and each becomes another attempt, never an outcome. The connections
+ * are taken for dead.
+ */
+static void
+cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	uint64_t until = store_lease_until_us(td->store);
+	uint64_t now = timefmt_mono_us();
+	struct job *job;
+	size_t pos;
+	unsigned n = 0;
+
+	(void)fd;
+	(void)what;
+	if (run_count(td->run) == 0)
+		return;
+	if (until == 0 || until > now) {
+		cluster_arm_fence(td);
+		return;
+	}
+	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
+		if (!run_has(td->run, job) || job->fenced || job->taken)
+			continue;
+		job->fenced = true;
+		run_stop(td->run, job, JOB_LOST, SIGTERM,
+		    "the node's lease ran out");
+		n++;
+	}
+	if (n > 0)
+		log_warnx("cluster: node %s's lease ran out %.1f s after the "
+		    "last renewal the database acknowledged was sent; killing "
+		    "the %u jobs that run here: other nodes may take them",
+		    td->cfg->cluster.node, (double)(now - until) / 1e6 +
+		    (double)td->cfg->cluster.lease_ms / 1e3, n);
+	store_lease_lost(td->store);
+}
+
 /* Arms what the jobs now need: a renewal while this node runs any, a look
  * for dead nodes while others do. */
 static void
@@ -58,8 +119,10 @@ cluster_lease_check(struct triaged *td)
 		if (psem_prio_stats(td->sem, i, &st) == 0)
 			busy += st.held;
 	store_set_busy(td->store, busy);
-	if (run_count(td->run) > 0)
+	if (run_count(td->run) > 0) {
 		cluster_arm(lease.renew_ev, ms / 3);
+		cluster_arm_fence(td);
+	}
 	if (cluster_elsewhere(td) > 0)
 		cluster_arm(lease.takeover_ev, ms / 2);
 }
@@ -117,7 +180,9 @@ cluster_lease_start(struct triaged *td)
 	if ((lease.renew_ev = evtimer_new(td->base, cluster_renew_cb, td))
 	    == NULL ||
 	    (lease.takeover_ev = evtimer_new(td->base, cluster_takeover_cb,
-	    td)) == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
+	    td)) == NULL ||
+	    (lease.fence_ev = evtimer_new(td->base, cluster_fence_cb, td))
+	    == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
 		return -1;
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
 	/* Jobs may run elsewhere already, or have run here before a crash
@@ -133,5 +198,7 @@ cluster_lease_stop(void)
 		event_free(lease.renew_ev);
 	if (lease.takeover_ev != NULL)
 		event_free(lease.takeover_ev);
-	lease.renew_ev = lease.takeover_ev = NULL;
+	if (lease.fence_ev != NULL)
+		event_free(lease.fence_ev);
+	lease.renew_ev = lease.takeover_ev = lease.fence_ev = NULL;
 }

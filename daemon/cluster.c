@@ -58,6 +58,7 @@ cluster_open_store(struct triaged *td, char **cause)
 		.node = cfg->cluster.node,
 		.slots = cfg->slots,
 		.lease_ms = cfg->cluster.lease_ms,
+		.grace_ms = cfg->kill_grace_ms + CLUSTER_SLACK_MS,
 	};
 	char *prios;
 

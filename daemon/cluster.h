@@ -7,6 +7,10 @@
 
 #include <jansson.h>
 
+/* Past a node's lease and its kill_grace, what the others wait more before
+ * they take its jobs: for the lateness of its timers. */
+#define CLUSTER_SLACK_MS 1000
+
 struct config;
 struct job;
 struct triaged;

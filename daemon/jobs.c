@@ -1055,7 +1055,7 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 
 	/* Its last output goes ahead of the commit of its end: whoever sees
 	 * the end sees all of it. */
-	cluster_output_end(td, job, out->handed, job->taken);
+	cluster_output_end(td, job, out->handed, job->taken || job->fenced);
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
@@ -1066,6 +1066,16 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		job->waiter.prio = prio < 0 ? 0 : (unsigned)prio;
 		if (job->state == JOB_QUEUED && !job->run->begun)
 			jobs_admit(td, job);
+		return;
+	}
+	if (job->fenced) {
+		/* As another node's takeover would: whichever write comes
+		 * first stands, the other is refused and reads it back. */
+		job->fenced = false;
+		job_set_reason(job, "node %s's lease ran out while attempt %u "
+		    "ran", job->node != NULL ? job->node : "?", job->attempt);
+		jobs_requeue(td, job, true);
+		jobs_acquire(td, job);
 		return;
 	}
 	run = jobs_run(job);

@@ -227,6 +227,20 @@ store_renew_lease(struct store *st)
 		st->ops->renew_lease(st);
 }
 
+uint64_t
+store_lease_until_us(const struct store *st)
+{
+	return st->ops->lease_until_us != NULL ?
+	    st->ops->lease_until_us(st) : 0;
+}
+
+void
+store_lease_lost(struct store *st)
+{
+	if (st->ops->lease_lost != NULL)
+		st->ops->lease_lost(st);
+}
+
 void
 store_take_over(struct store *st)
 {

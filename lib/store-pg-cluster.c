@@ -27,7 +27,8 @@ const char pgstore_lease_sql[] =
  */
 const char pgstore_takeover_sql[] =
     "WITH dead AS (SELECT name FROM triage_nodes"
-    " WHERE name <> $1 AND lease_until < now() FOR UPDATE SKIP LOCKED),"
+    " WHERE name <> $1 AND lease_until + grace_ms * interval '1 ms' < now()"
+    " FOR UPDATE SKIP LOCKED),"
     " taken AS (UPDATE triage_jobs j SET state = 'queued',"
     " attempt = j.attempt + 1, begun = 0, started_at = NULL,"
     " finished_at = NULL, pid = NULL, exit_code = NULL, signal = NULL,"
@@ -55,7 +56,39 @@ pgstore_lease_text(const struct pgstore *s, char *buf, size_t size)
 	snprintf(buf, size, "%" PRIu64 " milliseconds", s->lease_ms);
 }
 
-/* Whatever the answer: a lost one is renewed by the next tick or commit. */
+/* A renewal on its way, and when it was sent. */
+struct pgstore_renewal {
+	struct pgstore *s;
+	uint64_t sent_us;
+};
+
+/* A renewal the server made holds from when it was sent (the server's
+ * lease runs from later): the node's own deadline never outlasts the
+ * others' idea of it, whatever their clocks say. A lost one is renewed by
+ * the next tick or commit. */
+static void
+pgstore_renewed_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgstore_renewal *r = arg;
+
+	if (cause == NULL && n == 1 &&
+	    PQresultStatus(res[0]) == PGRES_COMMAND_OK &&
+	    r->sent_us > r->s->lease_sent_us)
+		r->s->lease_sent_us = r->sent_us;
+	free(r);
+}
+
+uint64_t
+pgstore_lease_until_us(const struct store *st)
+{
+	const struct pgstore *s = (const struct pgstore *)st;
+
+	return s->lease_sent_us == 0 ? 0 : s->lease_sent_us +
+	    s->lease_ms * 1000;
+}
+
+/* Whatever the answer. */
 static void
 pgstore_ignore_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
@@ -71,11 +104,14 @@ pgstore_renew_lease(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
 	struct pgconn_stmt q = { "lease", NULL, 4, NULL, NULL, NULL };
+	struct pgstore_renewal *r;
 	const char *values[4];
 	char lease[48], busy[16];
 
-	if (!s->up)
+	if (!s->up || (r = malloc(sizeof *r)) == NULL)
 		return;
+	r->s = s;
+	r->sent_us = timefmt_mono_us();
 	pgstore_lease_text(s, lease, sizeof lease);
 	snprintf(busy, sizeof busy, "%u", s->busy);
 	values[0] = s->node;
@@ -83,7 +119,8 @@ pgstore_renew_lease(struct store *st)
 	values[2] = lease;
 	values[3] = busy;
 	q.values = values;
-	(void)pgconn_batch(s->conn, &q, 1, pgstore_ignore_cb, s);
+	if (pgconn_batch(s->conn, &q, 1, pgstore_renewed_cb, r) != 0)
+		free(r);
 }
 
 /* Jobs were taken: our own NOTIFY is not for us, so read them now. */

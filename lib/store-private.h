@@ -51,6 +51,8 @@ struct store_ops {
 	    char **cause);
 	/* NULL for a store that shares nothing. */
 	void (*renew_lease)(struct store *st);
+	uint64_t (*lease_until_us)(const struct store *st);
+	void (*lease_lost)(struct store *st);
 	void (*take_over)(struct store *st);
 	int (*cancel_elsewhere)(struct store *st, const struct job *job,
 	    int sig, unsigned by);

@@ -47,6 +47,9 @@ struct store_pg_options {
 	 * cluster's must be the same. */
 	const char *priorities;
 	uint64_t lease_ms;	/* how long its running jobs stay its own */
+	/* How long past its lease the others wait before they take its
+	 * jobs: what it gives them to die when it stops them itself. */
+	uint64_t grace_ms;
 };
 /*
  * Connects (blocking: for a daemon's start), makes or checks the tables,
@@ -104,6 +107,17 @@ int store_set_priorities(struct store *st, const char *text, char **cause);
  */
 void store_renew_lease(struct store *st);
 void store_take_over(struct store *st);
+/*
+ * Until when (CLOCK_MONOTONIC, in us) this daemon's running jobs are its
+ * own: lease_ms past the sending of the newest renewal the database
+ * acknowledged, so never later than the others think, whatever their
+ * clocks say (as long as their rates agree). 0 before any renewal, and
+ * for a store that shares nothing.
+ */
+uint64_t store_lease_until_us(const struct store *st);
+/* That time has passed: the connections are taken for dead and made
+ * again. */
+void store_lease_lost(struct store *st);
 int store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
     unsigned by);
 typedef void (*store_cancel_cb)(struct job *job, int sig, unsigned by,

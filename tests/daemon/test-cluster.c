@@ -22,6 +22,7 @@
 #include "client.h"
 #include "harness.h"
 #include "tpg.h"
+#include "tproxy.h"
 
 #define NODES 3
 /* Short, so that a dead node's jobs come back within a test's wait; not
@@ -35,6 +36,9 @@ struct cluster {
 	struct client *c[NODES];
 	char *conninfo;
 	char db[16];
+	const char *lease;		/* LEASE unless set */
+	/* A node's own conninfo (through a tproxy), or NULL. */
+	char *via[NODES];
 };
 
 /* The [cluster] section of node i, and extra [daemon] keys before it. */
@@ -45,25 +49,36 @@ cluster_conf(struct cluster *cl, int i, const char *extra, char *buf,
 	struct passwd *pw = getpwuid(getuid());
 
 	snprintf(buf, size, "%s[cluster]\npostgresql = %s user=%s\n"
-	    "node = %c\nlease = " LEASE "\n", extra, cl->conninfo,
-	    pw != NULL ? pw->pw_name : "root", 'a' + i);
+	    "node = %c\nlease = %s\n", extra,
+	    cl->via[i] != NULL ? cl->via[i] : cl->conninfo,
+	    pw != NULL ? pw->pw_name : "root", 'a' + i,
+	    cl->lease != NULL ? cl->lease : LEASE);
 }
 
-/* Three nodes on a database of their own, slots each, and extra config
- * (more [daemon] keys, then sections). Skips without PostgreSQL. */
+/* A cluster not started yet, on a database of its own, for
+ * cluster_start_nodes. Skips without PostgreSQL. */
 static struct cluster *
-cluster_start(unsigned slots, const char *extra)
+cluster_new(void)
 {
 	static int ndb;
 	struct cluster *cl;
-	char daemon[512], conf[2048];
-	int i;
 
 	if (tpg_group == NULL)
 		skip();
 	assert_non_null(cl = calloc(1, sizeof *cl));
 	snprintf(cl->db, sizeof cl->db, "cl%d", ++ndb);
 	cl->conninfo = tpg_createdb(tpg_group, cl->db);
+	return cl;
+}
+
+/* Its three nodes, slots each, and extra config (more [daemon] keys, then
+ * sections). */
+static void
+cluster_start_nodes(struct cluster *cl, unsigned slots, const char *extra)
+{
+	char daemon[512], conf[2048];
+	int i;
+
 	snprintf(daemon, sizeof daemon, "slots = %u\nkill_grace = 1s\n%s",
 	    slots, extra);
 	for (i = 0; i < NODES; i++) {
@@ -71,6 +86,16 @@ cluster_start(unsigned slots, const char *extra)
 		cl->d[i] = tdaemon_start(conf);
 		cl->c[i] = tconnect(cl->d[i]);
 	}
+}
+
+/* Three nodes on a database of their own, slots each, and extra config
+ * (more [daemon] keys, then sections). Skips without PostgreSQL. */
+static struct cluster *
+cluster_start(unsigned slots, const char *extra)
+{
+	struct cluster *cl = cluster_new();
+
+	cluster_start_nodes(cl, slots, extra);
 	return cl;
 }
 
@@ -82,6 +107,8 @@ cluster_end(struct cluster *cl)
 	for (i = 0; i < NODES; i++)
 		if (cl->d[i] != NULL)
 			tdaemon_end(cl->d[i], cl->c[i]);
+	for (i = 0; i < NODES; i++)
+		free(cl->via[i]);
 	free(cl->conninfo);
 	free(cl);
 }
@@ -387,6 +414,134 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 	cluster_end(cl);
 }
 
+/*
+ * A job that, as it starts, notes its pid (its process group) in
+ * DIR/pids.ID and notes in DIR/overlap any earlier attempt's process that
+ * is still there (not a zombie); then is ledgered as submit_ledgered's.
+ */
+static int64_t
+submit_watchful(struct cluster *cl, int via, const char *gate)
+{
+	const char *dir = cl->d[0]->dir;
+	char sh[2000];
+
+	snprintf(sh, sizeof sh, "p=%s/pids.$TRIAGE_JOB_ID; "
+	    "for q in $(cat $p 2>/dev/null); do "
+	    "if [ -e /proc/$q/stat ] && ! grep -q ') Z' /proc/$q/stat; then "
+	    "echo $TRIAGE_JOB_ID $TRIAGE_ATTEMPT $q >> %s/overlap; fi; done; "
+	    "echo $$ >> $p; "
+	    "echo start $TRIAGE_JOB_ID $TRIAGE_ATTEMPT >> %s/ledger; %s; "
+	    "echo done $TRIAGE_JOB_ID $TRIAGE_ATTEMPT >> %s/ledger",
+	    dir, dir, dir, tgate_sh(cl->d[0], gate), dir);
+	return tsubmit(cl->c[via], "{s[sss]}", "argv", "sh", "-c", sh);
+}
+
+/* Whether DIR/overlap exists: two attempts of a job ran at once. */
+static bool
+overlapped(struct cluster *cl)
+{
+	char path[400];
+
+	snprintf(path, sizeof path, "%s/overlap", cl->d[0]->dir);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Node c cut off from PostgreSQL by a split (its connections stay open,
+ * silent) while it runs a job: it kills the job itself once its lease has
+ * run out, saying so, before node a takes it over and runs it again; no
+ * instant has both attempts running, and c never tells an outcome of its
+ * attempt. Healed, c connects again and takes its name back from its own
+ * old session, which the server still holds.
+ */
+static void
+test_cut_off_node_kills_its_jobs_before_takeover(void **state)
+{
+	struct cluster *cl = cluster_new();
+	struct tproxy *px;
+	char node[32], conn[600];
+	int64_t hold_a, hold_b, id, deadline;
+	json_t *job;
+
+	(void)state;
+	px = tproxy_start(tpg_host(tpg_group), tpg_port(tpg_group));
+	snprintf(conn, sizeof conn, "host=%s port=%d dbname=%s",
+	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
+	assert_non_null(cl->via[2] = strdup(conn));
+	cl->lease = "3s";
+	cluster_start_nodes(cl, 1, "");
+	/* a's and b's one slot held: the job goes to c; then a's is free
+	 * for the takeover. */
+	hold_a = submit_pinned(cl, 0, "hold-a");
+	hold_b = submit_pinned(cl, 1, "hold-b");
+	wait_state(cl, 0, hold_a, "running", 1);
+	wait_state(cl, 0, hold_b, "running", 1);
+	id = submit_watchful(cl, 0, "job");
+	wait_state(cl, 0, id, "running", 1);
+	job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "c");
+	topen_gate(cl->d[0], "hold-a");
+	json_decref(twait(cl->c[0], hold_a));
+
+	tproxy_cut(px);
+	/* c's daemon still answers its own clients: its job never ends
+	 * there as an outcome, while a takes it over. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
+		job = tget(cl->c[2], id);
+		assert_true(strcmp(tstate(job), "running") == 0 ||
+		    strcmp(tstate(job), "queued") == 0);
+		json_decref(job);
+		job = job_at(cl, 0, id);
+		if (job != NULL && strcmp(tstate(job), "running") == 0 &&
+		    tjint(job, "attempt") == 2) {
+			json_decref(job);
+			break;
+		}
+		json_decref(job);
+		tcheck_deadline(deadline, "job %lld to run again on a",
+		    (long long)id);
+		usleep(20000);
+	}
+	job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "a");
+	/* Attempt 2's own look at attempt 1's process is done. */
+	while (ledger_count(cl, "start", id, 2) == 0) {
+		tcheck_deadline(deadline, "attempt 2 of job %lld to start",
+		    (long long)id);
+		usleep(20000);
+	}
+	assert_false(overlapped(cl));
+	assert_true(tlog_has(cl->d[2], "lease ran out"));
+
+	tproxy_heal(px);
+	/* Back: c hears of attempt 2, as its own name's holder again. */
+	twait_log(cl->d[2], "cluster: connected to PostgreSQL");
+	wait_state(cl, 2, id, "running", 2);
+	assert_false(tlog_has(cl->d[2], "is running already"));
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while (!all_nodes_up(cl, 0)) {
+		tcheck_deadline(deadline, "node c to be up again");
+		usleep(20000);
+	}
+	/* And it runs jobs again. */
+	json_decref(twait(cl->c[2], tsubmit(cl->c[2], "{s[s] ss}", "argv",
+	    "true", "node", "c")));
+
+	topen_gate(cl->d[0], "job");
+	job = twait(cl->c[2], id);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	assert_int_equal(ledger_count(cl, "done", id, 1), 0);
+	assert_int_equal(ledger_count(cl, "done", id, 2), 1);
+	assert_false(overlapped(cl));
+	topen_gate(cl->d[0], "hold-b");
+	json_decref(twait(cl->c[0], hold_b));
+	cluster_end(cl);
+	tproxy_free(px);
+}
+
 /* One job on every node holding its one slot, until free_every_slot. */
 static void
 hold_every_slot(struct cluster *cl, int64_t block[NODES])
@@ -595,13 +750,17 @@ static void
 test_database_restart_loses_nothing_acknowledged(void **state)
 {
 	enum { BURST = 40, HELD = 4 };
-	struct cluster *cl = cluster_start(2, "");
+	struct cluster *cl = cluster_new();
 	int64_t acked[2 * NODES * BURST + 1], held[HELD], deadline;
 	int nacked = 0, i, k, n;
 	json_t *res, *job;
 	size_t j;
 
 	(void)state;
+	/* The server away for less than a lease: running jobs go on (past
+	 * a lease unrenewed, each node would kill its own). */
+	cl->lease = "60s";
+	cluster_start_nodes(cl, 2, "");
 	for (i = 0; i < HELD; i++)
 		held[i] = submit_ledgered(cl, i % NODES, "later", "normal");
 	for (i = 0; i < HELD; i++)
@@ -763,6 +922,8 @@ main(void)
 		cmocka_unit_test(test_killed_node_jobs_run_again_elsewhere),
 		cmocka_unit_test(
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
+		cmocka_unit_test(
+		    test_cut_off_node_kills_its_jobs_before_takeover),
 		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
 		cmocka_unit_test(
 		    test_edit_undone_by_another_write_is_not_answered_done),
@@ -773,6 +934,7 @@ main(void)
 		    test_submitter_is_found_by_name_where_the_job_runs),
 	};
 
+	if (getenv("TF") != NULL) cmocka_set_test_filter(getenv("TF")); /* TMPFILTER */
 	return cmocka_run_group_tests_name("cluster", tests, tpg_group_setup,
 	    tpg_group_teardown);
 }
