@@ -934,7 +934,6 @@ main(void)
 		    test_submitter_is_found_by_name_where_the_job_runs),
 	};
 
-	if (getenv("TF") != NULL) cmocka_set_test_filter(getenv("TF")); /* TMPFILTER */
 	return cmocka_run_group_tests_name("cluster", tests, tpg_group_setup,
 	    tpg_group_teardown);
 }
