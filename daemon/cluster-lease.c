@@ -5,6 +5,7 @@
  * cluster sends nothing. */
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -23,6 +24,7 @@ struct cluster_lease {
 	struct event *takeover_ev;	/* while jobs run elsewhere */
 	struct event *fence_ev;		/* while jobs run here: the lease's
 					 * end, unless renewed */
+	uint64_t takeover_at_us;	/* when takeover_ev fires */
 };
 
 static struct cluster_lease lease;
@@ -106,6 +108,37 @@ cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
 	store_lease_lost(td->store);
 }
 
+/*
+ * The next look for nodes whose lease ran out: every half lease (a live
+ * node renews every third, so its lease as last read never seems over),
+ * or sooner, just past the moment another node's jobs may be taken, as
+ * last read.
+ */
+static void
+cluster_arm_takeover(struct triaged *td)
+{
+	const struct store_node *nodes;
+	uint64_t now = timefmt_mono_us(), at, ms;
+	size_t i, n;
+
+	ms = td->cfg->cluster.lease_ms / 2;
+	nodes = store_nodes(td->store, &n);
+	for (i = 0; i < n; i++) {
+		if (nodes[i].lease_end_us == 0 || !nodes[i].up ||
+		    strcmp(nodes[i].name, td->cfg->cluster.node) == 0)
+			continue;
+		at = nodes[i].lease_end_us + nodes[i].grace_ms * 1000;
+		if (at > now && (at - now) / 1000 + 50 < ms)
+			ms = (at - now) / 1000 + 50;
+	}
+	if (evtimer_pending(lease.takeover_ev, NULL) &&
+	    lease.takeover_at_us <= now + ms * 1000)
+		return;
+	lease.takeover_at_us = now + ms * 1000;
+	evtimer_del(lease.takeover_ev);
+	cluster_arm(lease.takeover_ev, ms);
+}
+
 /* Arms what the jobs now need: a renewal while this node runs any, a look
  * for dead nodes while others do. */
 static void
@@ -124,7 +157,7 @@ cluster_lease_check(struct triaged *td)
 		cluster_arm_fence(td);
 	}
 	if (cluster_elsewhere(td) > 0)
-		cluster_arm(lease.takeover_ev, ms / 2);
+		cluster_arm_takeover(td);
 }
 
 static void
@@ -161,6 +194,19 @@ cluster_event_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 	cluster_lease_check(td);
 }
 
+/* This node took another's jobs: the loss and the takeover, said once. */
+static void
+cluster_took_cb(const char *node, int64_t until_ms, unsigned n,
+    const char *ids, void *arg)
+{
+	char when[TIMEFMT_MAX];
+
+	(void)arg;
+	log_notice("cluster: node %s's lease ran out %s; taking over its %u "
+	    "running jobs (%s): they run again as new attempts", node,
+	    timefmt_local(until_ms, when, sizeof when), n, ids);
+}
+
 /* Another node asks: the job runs here. */
 static void
 cluster_cancel_cb(struct job *job, int sig, unsigned by, void *arg)
@@ -185,6 +231,7 @@ cluster_lease_start(struct triaged *td)
 	    == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
 		return -1;
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
+	store_set_takeover_cb(td->store, cluster_took_cb, td);
 	/* Jobs may run elsewhere already, or have run here before a crash
 	 * (recovery decided those). */
 	cluster_lease_check(td);

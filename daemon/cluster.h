@@ -34,6 +34,9 @@ int cluster_reload_check(struct triaged *td, const struct config *new,
 
 /* Whether name is this node or one the cluster has seen. */
 bool cluster_has_node(struct triaged *td, const char *name);
+/* Whether node name is up: this one, or another holding its name's lock
+ * whose lease has not run out (store_node_up). */
+bool cluster_node_up(struct triaged *td, const char *name);
 /* Whether this node may run job: any may, but a job pinned to another. */
 bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
@@ -43,7 +46,8 @@ int cluster_lease_start(struct triaged *td);
 void cluster_lease_stop(void);
 
 /* stats' nodes: each node's node (its name: the priorities have stats'
- * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up);
+ * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up:
+ * cluster_node_up);
  * a new reference, NULL without a cluster. */
 json_t *cluster_nodes_json(struct triaged *td);
 

@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "jobs-private.h"
 #include "log.h"
+#include "nodename.h"
 #include "passwd.h"
 #include "pool.h"
 #include "psem.h"
@@ -1182,6 +1183,8 @@ static const char *
 jobs_pending_reason(struct triaged *td, const struct job *now,
     int64_t position)
 {
+	static char node[NODENAME_MAX + 8];	/* for the caller's
+						 * moment only */
 	struct psem_prio_stats st;
 
 	if (now->held)
@@ -1190,6 +1193,11 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		return "begin_at";
 	if (now->gated)
 		return "after";
+	if (now->pinned_node != NULL && td->cfg->cluster.enabled &&
+	    !cluster_node_up(td, now->pinned_node)) {
+		snprintf(node, sizeof node, "node:%s", now->pinned_node);
+		return node;
+	}
 	/* Granted: it has its slots, and its start is being written. */
 	if (psem_waiter_state(&now->waiter) != PSEM_QUEUED)
 		return "slots";

@@ -8,6 +8,7 @@
 #include "job.h"
 #include "store.h"
 #include "store-private.h"
+#include "timefmt.h"
 
 void
 store_init(struct store *st, const struct store_ops *ops)
@@ -46,6 +47,13 @@ store_load_nodes(struct store *st, const struct store_node *nodes, size_t n)
 	store_free_nodes(&st->nodes);
 	st->nodes = fresh;
 	return 0;
+}
+
+bool
+store_node_up(const struct store_node *node)
+{
+	return node->up && (node->lease_end_us == 0 ||
+	    timefmt_mono_us() < node->lease_end_us);
 }
 
 const struct store_node *
@@ -262,6 +270,13 @@ store_set_busy(struct store *st, unsigned busy)
 {
 	if (st->ops->set_busy != NULL)
 		st->ops->set_busy(st, busy);
+}
+
+void
+store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg)
+{
+	st->takeover_cb = cb;
+	st->takeover_arg = arg;
 }
 
 void

@@ -26,7 +26,7 @@ const char pgstore_lease_sql[] =
  * each job once; their NOTIFY goes out only when a job was taken.
  */
 const char pgstore_takeover_sql[] =
-    "WITH dead AS (SELECT name FROM triage_nodes"
+    "WITH dead AS (SELECT name, lease_until FROM triage_nodes"
     " WHERE name <> $1 AND lease_until + grace_ms * interval '1 ms' < now()"
     " FOR UPDATE SKIP LOCKED),"
     " taken AS (UPDATE triage_jobs j SET state = 'queued',"
@@ -38,10 +38,14 @@ const char pgstore_takeover_sql[] =
     " reason = 'node ' || j.node || ' stopped renewing its lease while"
     " attempt ' || j.attempt || ' ran', version = j.version + 1"
     " FROM dead WHERE j.node = dead.name AND (j.state = 'running'"
-    " OR (j.state = 'queued' AND j.begun = 1)) RETURNING j.id),"
-    " n AS (SELECT count(*) AS c FROM taken)"
-    " SELECT c, (SELECT pg_notify('" PGSTORE_CHANNEL "', $2) WHERE c > 0)"
-    " IS NULL FROM n";
+    " OR (j.state = 'queued' AND j.begun = 1)) RETURNING j.id, j.node),"
+    " told AS (SELECT pg_notify('" PGSTORE_CHANNEL "', $2) AS x"
+    " WHERE EXISTS (SELECT 1 FROM taken))"
+    " SELECT d.name, (extract(epoch FROM d.lease_until) * 1000)::bigint,"
+    " count(*), string_agg(t.id::text, ' ' ORDER BY t.id),"
+    " (SELECT count(*) FROM told)"
+    " FROM dead d JOIN taken t ON t.node = d.name"
+    " GROUP BY d.name, d.lease_until ORDER BY d.name";
 const char pgstore_cancel_sql[] =
     "WITH i AS (INSERT INTO triage_cancels (job, attempt, signal, by_uid)"
     " VALUES ($1, $2, $3, $4) ON CONFLICT (job, attempt) DO UPDATE"
@@ -123,20 +127,34 @@ pgstore_renew_lease(struct store *st)
 		free(r);
 }
 
-/* Jobs were taken: our own NOTIFY is not for us, so read them now. */
+/* The nodes, read afresh (their leases: renewals tell nobody), and, when
+ * it was asked, what the takeover took: our own NOTIFY is not for us, so
+ * the jobs taken are read now. */
 static void
 pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
 	struct pgstore *s = arg;
+	const PGresult *r;
+	int i;
 
-	if (cause == NULL && n == 1 &&
-	    PQresultStatus(res[0]) == PGRES_TUPLES_OK &&
-	    PQntuples(res[0]) == 1 && strcmp(PQgetvalue(res[0], 0, 0), "0") != 0)
-		pgstore_sync_changes(s);
+	if (cause != NULL || n < 1 || PQresultStatus(res[0]) != PGRES_TUPLES_OK)
+		return;
+	pgstore_read_nodes(s, res[0]);
+	if (n < 2 || PQresultStatus(res[1]) != PGRES_TUPLES_OK ||
+	    PQntuples(res[1]) == 0)
+		return;
+	r = res[1];
+	for (i = 0; i < PQntuples(r) && s->st.takeover_cb != NULL; i++)
+		s->st.takeover_cb(PQgetvalue(r, i, 0),
+		    strtoll(PQgetvalue(r, i, 1), NULL, 10),
+		    (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10),
+		    PQgetvalue(r, i, 3), s->st.takeover_arg);
+	pgstore_sync_changes(s);
 }
 
 /*
- * Only once connected for a whole lease: after the server was away (or as
+ * The nodes are read each time; the takeover only once connected for a
+ * whole lease: after the server was away (or as
  * this daemon starts), every other node has had its lease's time to renew
  * on its own connection, and a lease that ran out meanwhile is one nobody
  * could renew.
@@ -145,13 +163,16 @@ void
 pgstore_take_over(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "takeover", NULL, 2, NULL, NULL, NULL };
 	const char *values[2] = { s->node, s->self };
+	struct pgconn_stmt q[2] = {
+		{ NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
+		{ "takeover", NULL, 2, values, NULL, NULL },
+	};
 
-	if (!s->up || timefmt_mono_us() - s->up_since_us < s->lease_ms * 1000)
+	if (!s->up)
 		return;
-	q.values = values;
-	(void)pgconn_batch(s->conn, &q, 1, pgstore_took_cb, s);
+	(void)pgconn_batch(s->conn, q, timefmt_mono_us() - s->up_since_us <
+	    s->lease_ms * 1000 ? 1 : 2, pgstore_took_cb, s);
 }
 
 int

@@ -24,14 +24,17 @@
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */
 #define PGSTORE_LOCK_CLUSTER "1953653089"
-/* The nodes, each up when its daemon holds its name's lock. */
+/* The nodes, each up when its daemon holds its name's lock, and while it
+ * holds slots, what is left of its lease in ms. */
 #define PGSTORE_NODES							\
 	"SELECT name, slots, started_at, busy,"				\
 	" EXISTS (SELECT 1 FROM pg_locks l"				\
 	" WHERE l.locktype = 'advisory' AND l.granted AND l.database ="	\
 	" (SELECT oid FROM pg_database WHERE datname = current_database())" \
 	" AND l.classid = " PGSTORE_LOCK_CLUSTER " AND l.objsubid = 2"	\
-	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid)"	\
+	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid),"	\
+	" grace_ms, CASE WHEN busy > 0 THEN (extract(epoch FROM"		\
+	" lease_until - now()) * 1000)::bigint END"			\
 	" FROM triage_nodes n ORDER BY name"
 
 

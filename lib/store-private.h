@@ -88,6 +88,8 @@ struct store {
 	void *changed_arg;
 	store_cancel_cb cancel_cb;
 	void *cancel_arg;
+	store_takeover_cb takeover_cb;
+	void *takeover_arg;
 	store_paused_cb paused_cb;
 	void *paused_arg;
 	struct store_commit_stats stats;

@@ -123,6 +123,12 @@ int store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
 typedef void (*store_cancel_cb)(struct job *job, int sig, unsigned by,
     void *arg);
 void store_set_cancel_cb(struct store *st, store_cancel_cb cb, void *arg);
+/* This daemon took over the running jobs of node, whose lease ran out at
+ * until_ms (ms since the epoch): n of them, their ids space-separated in
+ * ids. A SQLite store never calls it. */
+typedef void (*store_takeover_cb)(const char *node, int64_t until_ms,
+    unsigned n, const char *ids, void *arg);
+void store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg);
 
 /* Another daemon paused (or resumed) the priority called name: the store
  * keeps it so already (store_paused). A SQLite store never calls it. */
@@ -136,7 +142,15 @@ struct store_node {
 	unsigned busy;		/* slots held, as it last wrote */
 	int64_t started_at;	/* ms since the epoch */
 	bool up;		/* connected: its daemon runs */
+	/* While it holds slots: when its lease ends as last read
+	 * (CLOCK_MONOTONIC, us; a lease already over is 1), else 0; and how
+	 * long past it the others wait before they take its jobs. */
+	uint64_t lease_end_us;
+	uint64_t grace_ms;
 };
+/* Whether node is up now: connected, and its lease not run out while it
+ * holds slots. */
+bool store_node_up(const struct store_node *node);
 /* This daemon's slots held, for the others to see: written with its next
  * commit or lease. */
 void store_set_busy(struct store *st, unsigned busy);

@@ -365,6 +365,25 @@ submit_pinned(struct cluster *cl, int i, const char *gate)
 	    node);
 }
 
+/* One slot a node: a's and c's held (gates hold-a and hold-c), a
+ * ledgered job (gate job) running on b; its id. */
+static int64_t
+run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c)
+{
+	char node[32];
+	int64_t id;
+
+	*hold_a = submit_pinned(cl, 0, "hold-a");
+	*hold_c = submit_pinned(cl, 2, "hold-c");
+	wait_state(cl, 0, *hold_a, "running", 1);
+	wait_state(cl, 0, *hold_c, "running", 1);
+	id = submit_ledgered(cl, 0, "job", "normal");
+	wait_state(cl, 0, id, "running", 1);
+	job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "b");
+	return id;
+}
+
 /*
  * A node stopped (SIGSTOP) past its lease, whose job is taken and done
  * elsewhere as attempt 2, then continued: what it then writes of its own
@@ -375,19 +394,10 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 {
 	struct cluster *cl = cluster_start(1, "");
 	int64_t hold_a, hold_c, id;
-	char node[32];
 	json_t *job;
 
 	(void)state;
-	/* a's and c's one slot held: the job goes to b. */
-	hold_a = submit_pinned(cl, 0, "hold-a");
-	hold_c = submit_pinned(cl, 2, "hold-c");
-	wait_state(cl, 0, hold_a, "running", 1);
-	wait_state(cl, 0, hold_c, "running", 1);
-	id = submit_ledgered(cl, 0, "job", "normal");
-	wait_state(cl, 0, id, "running", 1);
-	job_str(cl, 0, id, "node", node, sizeof node);
-	assert_string_equal(node, "b");
+	id = run_on_b(cl, &hold_a, &hold_c);
 
 	tstop(cl->d[1]->pid);
 	wait_state(cl, 0, id, "queued", 2);
@@ -540,6 +550,111 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 	json_decref(twait(cl->c[0], hold_b));
 	cluster_end(cl);
 	tproxy_free(px);
+}
+
+/* The pending_reason of job id at node i ("" for null). */
+static void
+pending_at(struct cluster *cl, int i, int64_t id, char *buf, size_t size)
+{
+	job_str(cl, i, id, "pending_reason", buf, size);
+}
+
+/* Whether node i's stats say node name is up. */
+static bool
+node_up_at(struct cluster *cl, int i, const char *name)
+{
+	json_t *stats = tcall(cl->c[i], "stats", "{}"), *node;
+	bool up = false;
+	size_t k;
+
+	json_array_foreach(json_object_get(stats, "nodes"), k, node)
+		if (strcmp(tjstr(node, "node"), name) == 0)
+			up = json_is_true(json_object_get(node, "up"));
+	json_decref(stats);
+	return up;
+}
+
+/* Whether `triage list` at node i prints text. */
+static bool
+cli_list_has(struct cluster *cl, int i, const char *text)
+{
+	char cmd[800], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof cmd, "%s --socket %s list", tbin("triage"),
+	    cl->d[i]->sock);
+	assert_non_null(f = popen(cmd, "r"));
+	while (fgets(line, sizeof line, f) != NULL)
+		found = found || strstr(line, text) != NULL;
+	pclose(f);
+	return found;
+}
+
+/*
+ * kill -9 of node b while it runs a job and a job pinned to it waits:
+ * the others' stats say b is down once its lease has run out at the
+ * latest, the pinned job waits for "node:b" (the CLI says node b is
+ * down), and the node that takes b's job over says so in its log.
+ */
+static void
+test_dead_node_is_down_and_its_takeover_logged(void **state)
+{
+	struct cluster *cl = cluster_new();
+	int64_t hold_a, hold_c, id, pinned, t0, deadline;
+	char why[128];
+	double down_s, taken_s;
+	bool logged;
+
+	(void)state;
+	cl->lease = "3s";
+	cluster_start_nodes(cl, 1, "");
+	id = run_on_b(cl, &hold_a, &hold_c);
+	pinned = submit_pinned(cl, 1, "pinned");
+	wait_state(cl, 0, pinned, "queued", 1);
+	pending_at(cl, 0, pinned, why, sizeof why);
+	assert_string_equal(why, "slots");
+	assert_true(node_up_at(cl, 0, "b"));
+
+	t0 = (int64_t)tclock_ms();
+	tdaemon_crash(cl->d[1]);
+	client_free(cl->c[1]);
+	cl->c[1] = NULL;
+	/* Down within its lease and a bit (a look every half lease). */
+	deadline = tdeadline(3000 + 1500 + 1000);
+	while (node_up_at(cl, 0, "b")) {
+		tcheck_deadline(deadline, "node b to be down at node a");
+		usleep(20000);
+	}
+	down_s = (tclock_ms() - (double)t0) / 1000;
+	pending_at(cl, 0, pinned, why, sizeof why);
+	assert_string_equal(why, "node:b");
+	assert_true(cli_list_has(cl, 0, "node b is down"));
+	/* Its job is taken over, and the taker says so. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
+		logged = tlog_has(cl->d[0], "node b's lease ran out") ||
+		    tlog_has(cl->d[2], "node b's lease ran out");
+		if (logged)
+			break;
+		tcheck_deadline(deadline, "a takeover of node b's job logged");
+		usleep(20000);
+	}
+	taken_s = (tclock_ms() - (double)t0) / 1000;
+	assert_true(tlog_has(cl->d[0], "taking over its 1 running jobs") ||
+	    tlog_has(cl->d[2], "taking over its 1 running jobs"));
+	wait_state(cl, 0, id, "queued", 2);
+	print_message("kill -9 of a node, lease 3 s, kill_grace 1 s: down in "
+	    "stats after %.1f s, its job taken after %.1f s\n", down_s,
+	    taken_s);
+	topen_gate(cl->d[0], "job");
+	topen_gate(cl->d[0], "hold-a");
+	json_decref(twait(cl->c[0], id));
+	topen_gate(cl->d[0], "hold-c");
+	json_decref(twait(cl->c[0], hold_c));
+	tdaemon_free(cl->d[1]);
+	cl->d[1] = NULL;
+	cluster_end(cl);
 }
 
 /* One job on every node holding its one slot, until free_every_slot. */
@@ -924,6 +1039,8 @@ main(void)
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
 		cmocka_unit_test(
 		    test_cut_off_node_kills_its_jobs_before_takeover),
+		cmocka_unit_test(
+		    test_dead_node_is_down_and_its_takeover_logged),
 		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
 		cmocka_unit_test(
 		    test_edit_undone_by_another_write_is_not_answered_done),
