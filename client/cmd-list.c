@@ -79,7 +79,8 @@ cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs)
 		json_decref(result);
 		if (n < CMD_LIST_PAGE)
 			break;
-		/* Ordered by id: the next page starts after the last. */
+		/* In submission order: the next page starts after the
+		 * last job, whatever its id. */
 		if (!json_is_integer(last)) {
 			cmd_error("the daemon's list has a job without an id");
 			rc = CMD_EXIT_FAILURE;

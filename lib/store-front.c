@@ -364,6 +364,12 @@ store_next(const struct store *st, uint64_t after_id)
 }
 
 struct job *
+store_next_submitted(const struct store *st, uint64_t after_id)
+{
+	return jobtable_next_submitted(&st->jobs, after_id);
+}
+
+struct job *
 store_iter(const struct store *st, size_t *pos)
 {
 	return jobtable_iter(&st->jobs, pos);

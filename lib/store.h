@@ -234,6 +234,9 @@ int store_remove(struct store *st, uint64_t id);
 struct job *store_get(const struct store *st, uint64_t id);
 /* The job with the smallest id above after_id, borrowed; NULL at the end. */
 struct job *store_next(const struct store *st, uint64_t after_id);
+/* The job after the one with id after_id in submission order
+ * (jobtable_next_submitted), borrowed; NULL at the end. */
+struct job *store_next_submitted(const struct store *st, uint64_t after_id);
 /*
  * Every job in id order, in O(1) a step: start with *pos = 0; returns the
  * next job (borrowed) and moves *pos past it, NULL at the end. Valid while

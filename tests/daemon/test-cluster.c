@@ -657,6 +657,68 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	cluster_end(cl);
 }
 
+/*
+ * Jobs submitted alternately through nodes a and b, whose ids come from
+ * blocks of their own: list (at either node) gives them in submission
+ * order, and pages of 3 chained by after_id give each exactly once.
+ */
+static void
+test_list_is_in_submission_order_across_nodes(void **state)
+{
+	enum { N = 10 };
+	struct cluster *cl = cluster_start(1, "");
+	int64_t id[N], after;
+	json_t *res, *job;
+	size_t k;
+	int i, n, node, seen[N];
+
+	(void)state;
+	for (i = 0; i < N; i++) {
+		id[i] = tsubmit(cl->c[i % 2], "{s[s] sb}", "argv", "true",
+		    "hold", 1);
+		/* The clock's resolution, not an order: each submission a
+		 * millisecond of its own. */
+		usleep(2000);
+	}
+	/* The ids jump between blocks: id order is not submission order. */
+	assert_true(id[1] > id[2]);
+	for (node = 0; node < 2; node++) {
+		for (i = 0; i < N; i++)
+			wait_state(cl, node, id[i], "queued", 1);
+		res = tcall(cl->c[node], "list", "{}");
+		assert_int_equal(json_array_size(json_object_get(res, "jobs")),
+		    N);
+		json_array_foreach(json_object_get(res, "jobs"), k, job)
+			assert_int_equal(tjint(job, "id"), id[k]);
+		json_decref(res);
+		/* Pages of 3. */
+		memset(seen, 0, sizeof seen);
+		after = 0;
+		for (n = 0;; n++) {
+			assert_true(n <= N);
+			res = tcall(cl->c[node], "list", "{sisI}", "limit", 3,
+			    "after_id", (json_int_t)after);
+			if (json_array_size(json_object_get(res, "jobs")) == 0) {
+				json_decref(res);
+				break;
+			}
+			json_array_foreach(json_object_get(res, "jobs"), k,
+			    job) {
+				for (i = 0; i < N && id[i] != tjint(job, "id");
+				    i++)
+					continue;
+				assert_true(i < N);
+				seen[i]++;
+				after = tjint(job, "id");
+			}
+			json_decref(res);
+		}
+		for (i = 0; i < N; i++)
+			assert_int_equal(seen[i], 1);
+	}
+	cluster_end(cl);
+}
+
 /* One job on every node holding its one slot, until free_every_slot. */
 static void
 hold_every_slot(struct cluster *cl, int64_t block[NODES])
@@ -1041,6 +1103,8 @@ main(void)
 		    test_cut_off_node_kills_its_jobs_before_takeover),
 		cmocka_unit_test(
 		    test_dead_node_is_down_and_its_takeover_logged),
+		cmocka_unit_test(
+		    test_list_is_in_submission_order_across_nodes),
 		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
 		cmocka_unit_test(
 		    test_edit_undone_by_another_write_is_not_answered_done),
