@@ -25,6 +25,7 @@ struct cluster_lease {
 	struct event *fence_ev;		/* while jobs run here: the lease's
 					 * end, unless renewed */
 	uint64_t takeover_at_us;	/* when takeover_ev fires */
+	uint64_t pushed_until_us;	/* the lease the workers have */
 };
 
 static struct cluster_lease lease;
@@ -189,9 +190,28 @@ cluster_takeover_cb(evutil_socket_t fd, short what, void *arg)
 static void
 cluster_event_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 {
-	(void)ev;
 	(void)arg;
+	/* A job's process started here: its worker holds the lease too. */
+	if (ev->change == NULL && ev->job->state == JOB_RUNNING &&
+	    ev->from != JOB_RUNNING && run_has(td->run, ev->job) &&
+	    store_lease_until_us(td->store) != 0)
+		run_set_lease(td->run, ev->job,
+		    store_lease_until_us(td->store));
 	cluster_lease_check(td);
+}
+
+/* A renewal was acknowledged: the workers hear of it, though not of every
+ * one (commits renew too): once a tenth of the lease has gone by. */
+static void
+cluster_renewed_cb(uint64_t until_us, void *arg)
+{
+	struct triaged *td = arg;
+
+	if (until_us < lease.pushed_until_us +
+	    td->cfg->cluster.lease_ms * 100)
+		return;
+	lease.pushed_until_us = until_us;
+	run_set_lease(td->run, NULL, until_us);
 }
 
 /* This node took another's jobs: the loss and the takeover, said once. */
@@ -232,6 +252,7 @@ cluster_lease_start(struct triaged *td)
 		return -1;
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
 	store_set_takeover_cb(td->store, cluster_took_cb, td);
+	store_set_lease_cb(td->store, cluster_renewed_cb, td);
 	/* Jobs may run elsewhere already, or have run here before a crash
 	 * (recovery decided those). */
 	cluster_lease_check(td);

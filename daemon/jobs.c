@@ -1056,7 +1056,8 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 
 	/* Its last output goes ahead of the commit of its end: whoever sees
 	 * the end sees all of it. */
-	cluster_output_end(td, job, out->handed, job->taken || job->fenced);
+	cluster_output_end(td, job, out->handed, job->taken || job->fenced ||
+	    out->lease_ended);
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
@@ -1068,6 +1069,11 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		if (job->state == JOB_QUEUED && !job->run->begun)
 			jobs_admit(td, job);
 		return;
+	}
+	if (out->lease_ended) {
+		log_warnx("job %llu: its worker stopped it: this node's lease "
+		    "ran out unrenewed", (unsigned long long)job->id);
+		job->fenced = true;
 	}
 	if (job->fenced) {
 		/* As another node's takeover would: whichever write comes

@@ -273,6 +273,13 @@ store_set_busy(struct store *st, unsigned busy)
 }
 
 void
+store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg)
+{
+	st->lease_cb = cb;
+	st->lease_arg = arg;
+}
+
+void
 store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg)
 {
 	st->takeover_cb = cb;

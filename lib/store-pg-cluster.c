@@ -77,10 +77,19 @@ pgstore_renewed_cb(PGresult *const *res, size_t n, const char *cause,
 	struct pgstore_renewal *r = arg;
 
 	if (cause == NULL && n == 1 &&
-	    PQresultStatus(res[0]) == PGRES_COMMAND_OK &&
-	    r->sent_us > r->s->lease_sent_us)
-		r->s->lease_sent_us = r->sent_us;
+	    PQresultStatus(res[0]) == PGRES_COMMAND_OK)
+		pgstore_lease_acked(r->s, r->sent_us);
 	free(r);
+}
+
+void
+pgstore_lease_acked(struct pgstore *s, uint64_t sent_us)
+{
+	if (sent_us <= s->lease_sent_us)
+		return;
+	s->lease_sent_us = sent_us;
+	if (s->st.lease_cb != NULL)
+		s->st.lease_cb(pgstore_lease_until_us(&s->st), s->st.lease_arg);
 }
 
 uint64_t

@@ -134,6 +134,8 @@ extern const char pgstore_cancel_sql[];
 void pgstore_lease_text(const struct pgstore *s, char *buf, size_t size);
 void pgstore_renew_lease(struct store *st);
 uint64_t pgstore_lease_until_us(const struct store *st);
+/* A renewal sent at sent_us was acknowledged. */
+void pgstore_lease_acked(struct pgstore *s, uint64_t sent_us);
 void pgstore_take_over(struct store *st);
 int pgstore_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);

@@ -1559,8 +1559,7 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 		pgstore_requeue(s, c);
 	} else {
 		/* Its mark renewed the lease. */
-		if (c->start_us > s->lease_sent_us)
-			s->lease_sent_us = c->start_us;
+		pgstore_lease_acked(s, c->start_us);
 		for (i = 0; i < c->staged.n; i++) {
 			sj[i].job->version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);

@@ -90,6 +90,8 @@ struct store {
 	void *cancel_arg;
 	store_takeover_cb takeover_cb;
 	void *takeover_arg;
+	store_lease_cb lease_cb;
+	void *lease_arg;
 	store_paused_cb paused_cb;
 	void *paused_arg;
 	struct store_commit_stats stats;

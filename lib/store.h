@@ -118,6 +118,10 @@ uint64_t store_lease_until_us(const struct store *st);
 /* That time has passed: the connections are taken for dead and made
  * again. */
 void store_lease_lost(struct store *st);
+/* store_lease_until_us moved on (a renewal was acknowledged). A SQLite
+ * store never calls it. */
+typedef void (*store_lease_cb)(uint64_t until_us, void *arg);
+void store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg);
 int store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
     unsigned by);
 typedef void (*store_cancel_cb)(struct job *job, int sig, unsigned by,

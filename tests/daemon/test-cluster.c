@@ -365,65 +365,6 @@ submit_pinned(struct cluster *cl, int i, const char *gate)
 	    node);
 }
 
-/* One slot a node: a's and c's held (gates hold-a and hold-c), a
- * ledgered job (gate job) running on b; its id. */
-static int64_t
-run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c)
-{
-	char node[32];
-	int64_t id;
-
-	*hold_a = submit_pinned(cl, 0, "hold-a");
-	*hold_c = submit_pinned(cl, 2, "hold-c");
-	wait_state(cl, 0, *hold_a, "running", 1);
-	wait_state(cl, 0, *hold_c, "running", 1);
-	id = submit_ledgered(cl, 0, "job", "normal");
-	wait_state(cl, 0, id, "running", 1);
-	job_str(cl, 0, id, "node", node, sizeof node);
-	assert_string_equal(node, "b");
-	return id;
-}
-
-/*
- * A node stopped (SIGSTOP) past its lease, whose job is taken and done
- * elsewhere as attempt 2, then continued: what it then writes of its own
- * attempt is refused, and attempt 2's outcome stands everywhere.
- */
-static void
-test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
-{
-	struct cluster *cl = cluster_start(1, "");
-	int64_t hold_a, hold_c, id;
-	json_t *job;
-
-	(void)state;
-	id = run_on_b(cl, &hold_a, &hold_c);
-
-	tstop(cl->d[1]->pid);
-	wait_state(cl, 0, id, "queued", 2);
-	topen_gate(cl->d[0], "hold-a");
-	wait_state(cl, 0, id, "running", 2);
-	/* Both attempts end: b's process ran on while its daemon slept. */
-	topen_gate(cl->d[0], "job");
-	wait_state(cl, 0, id, "succeeded", 2);
-	assert_int_equal(ledger_count(cl, "done", id, 2), 1);
-
-	assert_int_equal(kill(cl->d[1]->pid, SIGCONT), 0);
-	/* b hears of attempt 2, having tried to write attempt 1's end... */
-	wait_state(cl, 1, id, "succeeded", 2);
-	/* ...and whatever it wrote is behind a commit it makes now. */
-	json_decref(twait(cl->c[1], tsubmit(cl->c[1], "{s[s]}", "argv",
-	    "true")));
-	job = tget(cl->c[2], id);
-	assert_string_equal(tstate(job), "succeeded");
-	assert_int_equal(tjint(job, "attempt"), 2);
-	assert_string_equal(tjstr(job, "node"), "a");
-	json_decref(job);
-	topen_gate(cl->d[0], "hold-c");
-	json_decref(twait(cl->c[0], hold_c));
-	cluster_end(cl);
-}
-
 /*
  * A job that, as it starts, notes its pid (its process group) in
  * DIR/pids.ID and notes in DIR/overlap any earlier attempt's process that
@@ -454,6 +395,78 @@ overlapped(struct cluster *cl)
 
 	snprintf(path, sizeof path, "%s/overlap", cl->d[0]->dir);
 	return access(path, F_OK) == 0;
+}
+
+/* One slot a node: a's and c's held (gates hold-a and hold-c), a
+ * ledgered job (gate job; watchful: submit_watchful's) running on b; its
+ * id. */
+static int64_t
+run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c,
+    bool watchful)
+{
+	char node[32];
+	int64_t id;
+
+	*hold_a = submit_pinned(cl, 0, "hold-a");
+	*hold_c = submit_pinned(cl, 2, "hold-c");
+	wait_state(cl, 0, *hold_a, "running", 1);
+	wait_state(cl, 0, *hold_c, "running", 1);
+	id = watchful ? submit_watchful(cl, 0, "job") :
+	    submit_ledgered(cl, 0, "job", "normal");
+	wait_state(cl, 0, id, "running", 1);
+	job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "b");
+	return id;
+}
+
+/*
+ * A node stopped (SIGSTOP) past its lease, whose job is taken and done
+ * elsewhere as attempt 2, then continued: its worker stopped attempt 1
+ * before the takeover (never two at once), what the node then writes of
+ * its own attempt is refused, and attempt 2's outcome stands everywhere.
+ */
+static void
+test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	int64_t hold_a, hold_c, id, deadline;
+	json_t *job;
+
+	(void)state;
+	id = run_on_b(cl, &hold_a, &hold_c, true);
+
+	tstop(cl->d[1]->pid);
+	wait_state(cl, 0, id, "queued", 2);
+	topen_gate(cl->d[0], "hold-a");
+	wait_state(cl, 0, id, "running", 2);
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while (ledger_count(cl, "start", id, 2) == 0) {
+		tcheck_deadline(deadline, "attempt 2 of job %lld to start",
+		    (long long)id);
+		usleep(20000);
+	}
+	/* b's worker stopped attempt 1 as the lease ran out, while its
+	 * daemon slept: never two at once, and attempt 1 never ends. */
+	assert_false(overlapped(cl));
+	topen_gate(cl->d[0], "job");
+	wait_state(cl, 0, id, "succeeded", 2);
+	assert_int_equal(ledger_count(cl, "done", id, 2), 1);
+	assert_int_equal(ledger_count(cl, "done", id, 1), 0);
+
+	assert_int_equal(kill(cl->d[1]->pid, SIGCONT), 0);
+	/* b hears of attempt 2, having tried to write attempt 1's end... */
+	wait_state(cl, 1, id, "succeeded", 2);
+	/* ...and whatever it wrote is behind a commit it makes now. */
+	json_decref(twait(cl->c[1], tsubmit(cl->c[1], "{s[s]}", "argv",
+	    "true")));
+	job = tget(cl->c[2], id);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	assert_string_equal(tjstr(job, "node"), "a");
+	json_decref(job);
+	topen_gate(cl->d[0], "hold-c");
+	json_decref(twait(cl->c[0], hold_c));
+	cluster_end(cl);
 }
 
 /*
@@ -609,7 +622,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	(void)state;
 	cl->lease = "3s";
 	cluster_start_nodes(cl, 1, "");
-	id = run_on_b(cl, &hold_a, &hold_c);
+	id = run_on_b(cl, &hold_a, &hold_c, false);
 	pinned = submit_pinned(cl, 1, "pinned");
 	wait_state(cl, 0, pinned, "queued", 1);
 	pending_at(cl, 0, pinned, why, sizeof why);
@@ -935,8 +948,12 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 
 	(void)state;
 	/* The server away for less than a lease: running jobs go on (past
-	 * a lease unrenewed, each node would kill its own). */
-	cl->lease = "60s";
+	 * a lease unrenewed, each node would kill its own). Not much more:
+	 * a claim whose commit the crash left in doubt can stay begun and
+	 * never launched by its node (a bug of its own, see the log of the
+	 * commit that made this 10 s), until the takeover of that node's
+	 * begun jobs. */
+	cl->lease = "10s";
 	cluster_start_nodes(cl, 2, "");
 	for (i = 0; i < HELD; i++)
 		held[i] = submit_ledgered(cl, i % NODES, "later", "normal");
