@@ -154,6 +154,7 @@ cluster_nodes_json(struct triaged *td)
 		    "node", nodes[i].name,
 		    "slots", (json_int_t)nodes[i].slots,
 		    "slots_busy", (json_int_t)nodes[i].busy,
-		    "up", store_node_up(&nodes[i])));
+		    "up", strcmp(nodes[i].name, td->cfg->cluster.node) == 0 ?
+		    nodes[i].up : store_node_up(&nodes[i])));
 	return a;
 }
