@@ -829,16 +829,20 @@ pgstore_locks_check(struct pgstore *s)
 	pgstore_note_sessions(s);
 }
 
-/* Neither connection has had an answer for a whole lease: both are taken
- * for dead (the loop's reconnects now; the locks' once it is back). */
+/* No renewal has been answered for a whole lease: the connections are
+ * taken for dead (the loop's, up for that long, reconnects now; the
+ * locks' is made again once the loop's is back). */
 static void
 pgstore_lease_lost(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
 
 	s->locks_stale = true;
-	pgconn_drop(s->conn, "no answer to the renewals of the lease for a "
-	    "whole lease");
+	/* One that came back within the lease has its renewal on the way:
+	 * the outage was the server's, and this connection is new. */
+	if (s->up && timefmt_mono_us() - s->up_since_us >= s->lease_ms * 1000)
+		pgconn_drop(s->conn, "no answer to the renewals of the lease "
+		    "for a whole lease");
 }
 
 /* For a reload: blocking, on the connection of the locks, as a reload is
