@@ -26,6 +26,8 @@ struct cluster_lease {
 					 * end, unless renewed */
 	uint64_t takeover_at_us;	/* when takeover_ev fires */
 	uint64_t pushed_until_us;	/* the lease the workers have */
+	bool expired;			/* cluster_lease_ran_out since the
+					 * last renewal acknowledged */
 };
 
 static struct cluster_lease lease;
@@ -70,28 +72,23 @@ cluster_arm_fence(struct triaged *td)
 /*
  * The lease ran out unrenewed (the database unreachable, silent, or this
  * daemon too late): another node may take this node's jobs once their
- * grace is over, so they die now, SIGTERM then SIGKILL after kill_grace,
- * and each becomes another attempt, never an outcome. The connections
- * are taken for dead.
+ * grace is over, so they die now, SIGTERM then SIGKILL after kill_grace
+ * (their workers may have begun already), and each becomes another
+ * attempt, never an outcome. The connections are taken for dead. Said and
+ * done once until a renewal is acknowledged again.
  */
-static void
-cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
+void
+cluster_lease_ran_out(struct triaged *td)
 {
-	struct triaged *td = arg;
 	uint64_t until = store_lease_until_us(td->store);
 	uint64_t now = timefmt_mono_us();
 	struct job *job;
 	size_t pos;
 	unsigned n = 0;
 
-	(void)fd;
-	(void)what;
-	if (run_count(td->run) == 0)
+	if (lease.expired)
 		return;
-	if (until == 0 || until > now) {
-		cluster_arm_fence(td);
-		return;
-	}
+	lease.expired = true;
 	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
 		if (!run_has(td->run, job) || job->fenced || job->taken)
 			continue;
@@ -100,13 +97,30 @@ cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
 		    "the node's lease ran out");
 		n++;
 	}
-	if (n > 0)
-		log_warnx("cluster: node %s's lease ran out %.1f s after the "
-		    "last renewal the database acknowledged was sent; killing "
-		    "the %u jobs that run here: other nodes may take them",
-		    td->cfg->cluster.node, (double)(now - until) / 1e6 +
-		    (double)td->cfg->cluster.lease_ms / 1e3, n);
+	log_warnx("cluster: node %s's lease ran out %.1f s after the last "
+	    "renewal the database acknowledged was sent; killing the %u jobs "
+	    "that still run here: other nodes may take them",
+	    td->cfg->cluster.node, until == 0 ? 0.0 :
+	    (double)(now - until) / 1e6 +
+	    (double)td->cfg->cluster.lease_ms / 1e3, n);
 	store_lease_lost(td->store);
+}
+
+static void
+cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	uint64_t until = store_lease_until_us(td->store);
+
+	(void)fd;
+	(void)what;
+	if (run_count(td->run) == 0)
+		return;
+	if (until == 0 || until > timefmt_mono_us()) {
+		cluster_arm_fence(td);
+		return;
+	}
+	cluster_lease_ran_out(td);
 }
 
 /*
@@ -207,6 +221,8 @@ cluster_renewed_cb(uint64_t until_us, void *arg)
 {
 	struct triaged *td = arg;
 
+	if (until_us > timefmt_mono_us())
+		lease.expired = false;
 	if (until_us < lease.pushed_until_us +
 	    td->cfg->cluster.lease_ms * 100)
 		return;

@@ -44,6 +44,10 @@ bool cluster_runs_here(const struct triaged *td, const struct job *job);
  * nothing without a cluster. 0, or -1 out of memory. */
 int cluster_lease_start(struct triaged *td);
 void cluster_lease_stop(void);
+/* This node's lease ran out unrenewed (its fence, or a worker that
+ * stopped its job for it): every job still running here is killed and
+ * becomes another attempt; logged once until a renewal comes. */
+void cluster_lease_ran_out(struct triaged *td);
 
 /* stats' nodes: each node's node (its name: the priorities have stats'
  * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up:

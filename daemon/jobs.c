@@ -1074,6 +1074,7 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		log_warnx("job %llu: its worker stopped it: this node's lease "
 		    "ran out unrenewed", (unsigned long long)job->id);
 		job->fenced = true;
+		cluster_lease_ran_out(td);
 	}
 	if (job->fenced) {
 		/* As another node's takeover would: whichever write comes
