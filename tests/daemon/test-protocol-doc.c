@@ -173,33 +173,11 @@ pdoc_list(const struct pdoc *d, struct pdoc_range r, const char *label)
 }
 
 /*
- * Whether r has the tagged paragraph ".TP" then ".B name". nested: also
- * those inside .RS/.RE (the members of the stats object's arrays), else
- * at the outer level only (the job object's pending_reason values are
- * no members).
+ * Calls cb with each tag of r: the tagged paragraphs ".TP" then ".B tag".
+ * nested: also those inside .RS/.RE (the members of the stats object's
+ * arrays), else at the outer level only (the job object's pending_reason
+ * values are no members).
  */
-static bool
-pdoc_has_tag(const struct pdoc *d, struct pdoc_range r, const char *name,
-    bool nested)
-{
-	int depth = 0;
-	size_t i;
-
-	for (i = r.from; i < r.to; i++) {
-		if (pdoc_starts(d->lines[i], ".RS"))
-			depth++;
-		else if (pdoc_starts(d->lines[i], ".RE"))
-			depth--;
-		else if (strcmp(d->lines[i], ".TP") == 0 && i + 1 < r.to &&
-		    (nested || depth == 0) &&
-		    pdoc_starts(d->lines[i + 1], ".B ") &&
-		    strcmp(d->lines[i + 1] + 3, name) == 0)
-			return true;
-	}
-	return false;
-}
-
-/* Calls cb with each tag of r (as pdoc_has_tag reads them). */
 static void
 pdoc_each_tag(const struct pdoc *d, struct pdoc_range r, bool nested,
     void (*cb)(const char *tag, void *arg), void *arg)
@@ -217,6 +195,30 @@ pdoc_each_tag(const struct pdoc *d, struct pdoc_range r, bool nested,
 		    pdoc_starts(d->lines[i + 1], ".B "))
 			cb(d->lines[i + 1] + 3, arg);
 	}
+}
+
+struct pdoc_find {
+	const char *name;
+	bool found;
+};
+
+static void
+pdoc_find_cb(const char *tag, void *arg)
+{
+	struct pdoc_find *f = arg;
+
+	f->found |= strcmp(tag, f->name) == 0;
+}
+
+/* Whether r has the tag name, as pdoc_each_tag reads them. */
+static bool
+pdoc_has_tag(const struct pdoc *d, struct pdoc_range r, const char *name,
+    bool nested)
+{
+	struct pdoc_find f = { name, false };
+
+	pdoc_each_tag(d, r, nested, pdoc_find_cb, &f);
+	return f.found;
 }
 
 /* Every key of o, and of the objects in o's arrays and objects, into
