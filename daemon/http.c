@@ -234,9 +234,9 @@ http_host_kind(const char *host)
 	char name[256];
 	const char *port, *p;
 	size_t len;
-	bool ok;
+	bool ok, bracketed = host[0] == '[';
 
-	if (host[0] == '[') {
+	if (bracketed) {
 		if ((p = strchr(host, ']')) == NULL)
 			return -1;
 		port = p + 1;
@@ -260,7 +260,7 @@ http_host_kind(const char *host)
 	}
 	memcpy(name, host, len);
 	name[len] = '\0';
-	if (host[-1] == '[')
+	if (bracketed)
 		return inet_pton(AF_INET6, name, &a6) != 1 ? -1 :
 		    IN6_IS_ADDR_LOOPBACK(&a6) ? 1 : 0;
 	if (inet_pton(AF_INET, name, &a4) == 1)
