@@ -58,7 +58,6 @@ cluster_open_store(struct triaged *td, char **cause)
 		.node = cfg->cluster.node,
 		.slots = cfg->slots,
 		.lease_ms = cfg->cluster.lease_ms,
-		.grace_ms = cfg->kill_grace_ms + CLUSTER_SLACK_MS,
 	};
 	char *prios;
 
@@ -98,36 +97,19 @@ cluster_reload_check(struct triaged *td, const struct config *new,
 	return rc;
 }
 
-/* Another node of that name, as last read; NULL when there is none. */
-static const struct store_node *
-cluster_node_find(struct triaged *td, const char *name)
+bool
+cluster_has_node(struct triaged *td, const char *name)
 {
 	const struct store_node *nodes;
 	size_t i, n;
 
+	if (strcmp(name, td->cfg->cluster.node) == 0)
+		return true;
 	nodes = store_nodes(td->store, &n);
 	for (i = 0; i < n; i++)
 		if (strcmp(nodes[i].name, name) == 0)
-			return &nodes[i];
-	return NULL;
-}
-
-bool
-cluster_has_node(struct triaged *td, const char *name)
-{
-	return strcmp(name, td->cfg->cluster.node) == 0 ||
-	    cluster_node_find(td, name) != NULL;
-}
-
-bool
-cluster_node_up(struct triaged *td, const char *name)
-{
-	const struct store_node *node;
-
-	if (strcmp(name, td->cfg->cluster.node) == 0)
-		return true;
-	node = cluster_node_find(td, name);
-	return node != NULL && store_node_up(node);
+			return true;
+	return false;
 }
 
 bool
@@ -154,7 +136,6 @@ cluster_nodes_json(struct triaged *td)
 		    "node", nodes[i].name,
 		    "slots", (json_int_t)nodes[i].slots,
 		    "slots_busy", (json_int_t)nodes[i].busy,
-		    "up", strcmp(nodes[i].name, td->cfg->cluster.node) == 0 ?
-		    nodes[i].up : store_node_up(&nodes[i])));
+		    "up", nodes[i].up));
 	return a;
 }
