@@ -155,6 +155,8 @@ submit_bytes(const json_t *v, size_t *n, char **out, const char **why)
 
 /* A byte string refused: field (err->field_buf, made from the format) and
  * why. Returns -1. */
+static int submit_bytes_fail(struct method_err *, const char *, const char *,
+    ...) __attribute__((format(printf, 3, 4)));
 static int
 submit_bytes_fail(struct method_err *err, const char *why, const char *fmt,
     ...)
