@@ -79,7 +79,8 @@ cmd_list_fetch(struct cmd_ctx *ctx, json_t *params, json_t **jobs)
 		json_decref(result);
 		if (n < CMD_LIST_PAGE)
 			break;
-		/* Ordered by id: the next page starts after the last. */
+		/* In submission order: the next page starts after the
+		 * last job, whatever its id. */
 		if (!json_is_integer(last)) {
 			cmd_error("the daemon's list has a job without an id");
 			rc = CMD_EXIT_FAILURE;
@@ -102,7 +103,7 @@ cmd_list_print(const json_t *jobs)
 	static const char *const headers[] = {
 		"ID", "PRIORITY", "STATE", "REASON", "WAITED", "RAN", "NAME",
 	};
-	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX];
+	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX], reason[96];
 	int64_t now = timefmt_now();
 	struct table *t;
 	json_t *job;
@@ -117,7 +118,8 @@ cmd_list_print(const json_t *jobs)
 		    format_int(json_object_get(job, "id"), id, sizeof id),
 		    json_string_value(json_object_get(job, "priority")),
 		    json_string_value(json_object_get(job, "state")),
-		    json_string_value(json_object_get(job, "pending_reason")),
+		    format_pending(json_object_get(job, "pending_reason"),
+		    reason, sizeof reason),
 		    format_span(timefmt_waited(job, now), waited,
 		    sizeof waited),
 		    format_span(timefmt_ran(job, now), ran, sizeof ran),

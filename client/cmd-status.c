@@ -94,7 +94,7 @@ static void
 cmd_status_field(json_t *lines, const json_t *job, const char *key)
 {
 	const json_t *v = json_object_get(job, key);
-	char buf[64], label[80];
+	char buf[96], label[80];
 	const char *s;
 	char *text;
 
@@ -127,7 +127,9 @@ cmd_status_field(json_t *lines, const json_t *job, const char *key)
 	    strcmp(key, "system_time") == 0) {
 		snprintf(buf, sizeof buf, "%.3fs", json_number_value(v));
 		cmd_status_line(lines, label, buf);
-	} else if (json_is_string(v))
+	} else if (strcmp(key, "pending_reason") == 0 && json_is_string(v))
+		cmd_status_line(lines, label, format_pending(v, buf, sizeof buf));
+	else if (json_is_string(v))
 		cmd_status_line(lines, label, json_string_value(v));
 	else if (json_is_true(v))
 		cmd_status_line(lines, label, "yes");

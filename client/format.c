@@ -197,3 +197,14 @@ format_json_line(const json_t *v)
 	json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
 	putchar('\n');
 }
+
+const char *
+format_pending(const json_t *v, char *buf, size_t len)
+{
+	const char *s = json_string_value(v);
+
+	if (s == NULL || strncmp(s, "node:", 5) != 0)
+		return s;
+	snprintf(buf, len, "node %s is down", s + 5);
+	return buf;
+}

@@ -29,6 +29,9 @@ const char *format_time(const json_t *job, const char *key, char *buf,
 /* A JSON number of seconds, exactly, as triage.conf writes a duration
  * ("30s", "5m", "1500ms"); "-" when it is not a number >= 0. */
 const char *format_seconds(const json_t *v, char *buf, size_t len);
+/* A job's pending_reason for people: "node:NAME" as "node NAME is down",
+ * the rest as it is; NULL for a non-string. */
+const char *format_pending(const json_t *v, char *buf, size_t len);
 /* A JSON integer, or "-" for anything else. */
 const char *format_int(const json_t *v, char *buf, size_t len);
 /* Prints v on one line of compact JSON to stdout. */

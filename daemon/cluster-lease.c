@@ -1,8 +1,11 @@
 /* cluster-lease.c - a node's duties to the others: renewing the lease on the
- * jobs it runs, taking over the jobs of a node whose lease ran out, and
- * cancelling its own jobs when another node asks. Timers run only while
- * there are such jobs: an idle cluster sends nothing. */
+ * jobs it runs, stopping them itself when it could not, taking over the
+ * jobs of a node whose lease ran out, and cancelling its own jobs when
+ * another node asks. Timers run only while there are such jobs: an idle
+ * cluster sends nothing. */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <event2/event.h>
 
@@ -19,6 +22,12 @@
 struct cluster_lease {
 	struct event *renew_ev;		/* while jobs run here */
 	struct event *takeover_ev;	/* while jobs run elsewhere */
+	struct event *fence_ev;		/* while jobs run here: the lease's
+					 * end, unless renewed */
+	uint64_t takeover_at_us;	/* when takeover_ev fires */
+	uint64_t pushed_until_us;	/* the lease the workers have */
+	bool expired;			/* cluster_lease_ran_out since the
+					 * last renewal acknowledged */
 };
 
 static struct cluster_lease lease;
@@ -45,6 +54,106 @@ cluster_arm(struct event *ev, uint64_t ms)
 		evtimer_add(ev, &tv);
 }
 
+/* The fence at the end of the lease as the database last acknowledged
+ * it (a whole lease ahead before any renewal: a job runs here only once
+ * its claim's commit, a renewal, is in). */
+static void
+cluster_arm_fence(struct triaged *td)
+{
+	uint64_t until = store_lease_until_us(td->store);
+	uint64_t now = timefmt_mono_us();
+
+	if (evtimer_pending(lease.fence_ev, NULL))
+		return;
+	cluster_arm(lease.fence_ev, until > now ? (until - now) / 1000 + 1 :
+	    td->cfg->cluster.lease_ms);
+}
+
+/*
+ * The lease ran out unrenewed (the database unreachable, silent, or this
+ * daemon too late): another node may take this node's jobs once their
+ * grace is over, so they die now, SIGTERM then SIGKILL after kill_grace
+ * (their workers may have begun already), and each becomes another
+ * attempt, never an outcome. The connections are taken for dead. Said and
+ * done once until a renewal is acknowledged again.
+ */
+void
+cluster_lease_ran_out(struct triaged *td)
+{
+	uint64_t until = store_lease_until_us(td->store);
+	uint64_t now = timefmt_mono_us();
+	struct job *job;
+	size_t pos;
+	unsigned n = 0;
+
+	if (lease.expired)
+		return;
+	lease.expired = true;
+	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
+		if (!run_has(td->run, job) || job->fenced || job->taken)
+			continue;
+		job->fenced = true;
+		run_stop(td->run, job, JOB_LOST, SIGTERM,
+		    "the node's lease ran out");
+		n++;
+	}
+	log_warnx("cluster: node %s's lease ran out %.1f s after the last "
+	    "renewal the database acknowledged was sent; killing the %u jobs "
+	    "that still run here: other nodes may take them",
+	    td->cfg->cluster.node, until == 0 ? 0.0 :
+	    (double)(now - until) / 1e6 +
+	    (double)td->cfg->cluster.lease_ms / 1e3, n);
+	store_lease_lost(td->store);
+}
+
+static void
+cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct triaged *td = arg;
+	uint64_t until = store_lease_until_us(td->store);
+
+	(void)fd;
+	(void)what;
+	if (run_count(td->run) == 0)
+		return;
+	if (until == 0 || until > timefmt_mono_us()) {
+		cluster_arm_fence(td);
+		return;
+	}
+	cluster_lease_ran_out(td);
+}
+
+/*
+ * The next look for nodes whose lease ran out: every half lease (a live
+ * node renews every third, so its lease as last read never seems over),
+ * or sooner, just past the moment another node's jobs may be taken, as
+ * last read.
+ */
+static void
+cluster_arm_takeover(struct triaged *td)
+{
+	const struct store_node *nodes;
+	uint64_t now = timefmt_mono_us(), at, ms;
+	size_t i, n;
+
+	ms = td->cfg->cluster.lease_ms / 2;
+	nodes = store_nodes(td->store, &n);
+	for (i = 0; i < n; i++) {
+		if (nodes[i].lease_end_us == 0 || !nodes[i].up ||
+		    strcmp(nodes[i].name, td->cfg->cluster.node) == 0)
+			continue;
+		at = nodes[i].lease_end_us + nodes[i].grace_ms * 1000;
+		if (at > now && (at - now) / 1000 + 50 < ms)
+			ms = (at - now) / 1000 + 50;
+	}
+	if (evtimer_pending(lease.takeover_ev, NULL) &&
+	    lease.takeover_at_us <= now + ms * 1000)
+		return;
+	lease.takeover_at_us = now + ms * 1000;
+	evtimer_del(lease.takeover_ev);
+	cluster_arm(lease.takeover_ev, ms);
+}
+
 /* Arms what the jobs now need: a renewal while this node runs any, a look
  * for dead nodes while others do. */
 static void
@@ -58,10 +167,12 @@ cluster_lease_check(struct triaged *td)
 		if (psem_prio_stats(td->sem, i, &st) == 0)
 			busy += st.held;
 	store_set_busy(td->store, busy);
-	if (run_count(td->run) > 0)
+	if (run_count(td->run) > 0) {
 		cluster_arm(lease.renew_ev, ms / 3);
+		cluster_arm_fence(td);
+	}
 	if (cluster_elsewhere(td) > 0)
-		cluster_arm(lease.takeover_ev, ms / 2);
+		cluster_arm_takeover(td);
 }
 
 static void
@@ -93,9 +204,43 @@ cluster_takeover_cb(evutil_socket_t fd, short what, void *arg)
 static void
 cluster_event_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 {
-	(void)ev;
 	(void)arg;
+	/* A job's process started here: its worker holds the lease too. */
+	if (ev->change == NULL && ev->job->state == JOB_RUNNING &&
+	    ev->from != JOB_RUNNING && run_has(td->run, ev->job) &&
+	    store_lease_until_us(td->store) != 0)
+		run_set_lease(td->run, ev->job,
+		    store_lease_until_us(td->store));
 	cluster_lease_check(td);
+}
+
+/* A renewal was acknowledged: the workers hear of it, though not of every
+ * one (commits renew too): once a tenth of the lease has gone by. */
+static void
+cluster_renewed_cb(uint64_t until_us, void *arg)
+{
+	struct triaged *td = arg;
+
+	if (until_us > timefmt_mono_us())
+		lease.expired = false;
+	if (until_us < lease.pushed_until_us +
+	    td->cfg->cluster.lease_ms * 100)
+		return;
+	lease.pushed_until_us = until_us;
+	run_set_lease(td->run, NULL, until_us);
+}
+
+/* This node took another's jobs: the loss and the takeover, said once. */
+static void
+cluster_took_cb(const char *node, int64_t until_ms, unsigned n,
+    const char *ids, void *arg)
+{
+	char when[TIMEFMT_MAX];
+
+	(void)arg;
+	log_notice("cluster: node %s's lease ran out %s; taking over its %u "
+	    "running jobs (%s): they run again as new attempts", node,
+	    timefmt_local(until_ms, when, sizeof when), n, ids);
 }
 
 /* Another node asks: the job runs here. */
@@ -117,9 +262,13 @@ cluster_lease_start(struct triaged *td)
 	if ((lease.renew_ev = evtimer_new(td->base, cluster_renew_cb, td))
 	    == NULL ||
 	    (lease.takeover_ev = evtimer_new(td->base, cluster_takeover_cb,
-	    td)) == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
+	    td)) == NULL ||
+	    (lease.fence_ev = evtimer_new(td->base, cluster_fence_cb, td))
+	    == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
 		return -1;
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
+	store_set_takeover_cb(td->store, cluster_took_cb, td);
+	store_set_lease_cb(td->store, cluster_renewed_cb, td);
 	/* Jobs may run elsewhere already, or have run here before a crash
 	 * (recovery decided those). */
 	cluster_lease_check(td);
@@ -133,5 +282,7 @@ cluster_lease_stop(void)
 		event_free(lease.renew_ev);
 	if (lease.takeover_ev != NULL)
 		event_free(lease.takeover_ev);
-	lease.renew_ev = lease.takeover_ev = NULL;
+	if (lease.fence_ev != NULL)
+		event_free(lease.fence_ev);
+	lease.renew_ev = lease.takeover_ev = lease.fence_ev = NULL;
 }

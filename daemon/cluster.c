@@ -58,6 +58,7 @@ cluster_open_store(struct triaged *td, char **cause)
 		.node = cfg->cluster.node,
 		.slots = cfg->slots,
 		.lease_ms = cfg->cluster.lease_ms,
+		.grace_ms = cfg->kill_grace_ms + CLUSTER_SLACK_MS,
 	};
 	char *prios;
 
@@ -97,19 +98,36 @@ cluster_reload_check(struct triaged *td, const struct config *new,
 	return rc;
 }
 
-bool
-cluster_has_node(struct triaged *td, const char *name)
+/* Another node of that name, as last read; NULL when there is none. */
+static const struct store_node *
+cluster_node_find(struct triaged *td, const char *name)
 {
 	const struct store_node *nodes;
 	size_t i, n;
 
-	if (strcmp(name, td->cfg->cluster.node) == 0)
-		return true;
 	nodes = store_nodes(td->store, &n);
 	for (i = 0; i < n; i++)
 		if (strcmp(nodes[i].name, name) == 0)
-			return true;
-	return false;
+			return &nodes[i];
+	return NULL;
+}
+
+bool
+cluster_has_node(struct triaged *td, const char *name)
+{
+	return strcmp(name, td->cfg->cluster.node) == 0 ||
+	    cluster_node_find(td, name) != NULL;
+}
+
+bool
+cluster_node_up(struct triaged *td, const char *name)
+{
+	const struct store_node *node;
+
+	if (strcmp(name, td->cfg->cluster.node) == 0)
+		return true;
+	node = cluster_node_find(td, name);
+	return node != NULL && store_node_up(node);
 }
 
 bool
@@ -136,6 +154,7 @@ cluster_nodes_json(struct triaged *td)
 		    "node", nodes[i].name,
 		    "slots", (json_int_t)nodes[i].slots,
 		    "slots_busy", (json_int_t)nodes[i].busy,
-		    "up", nodes[i].up));
+		    "up", strcmp(nodes[i].name, td->cfg->cluster.node) == 0 ?
+		    nodes[i].up : store_node_up(&nodes[i])));
 	return a;
 }

@@ -7,6 +7,10 @@
 
 #include <jansson.h>
 
+/* Past a node's lease and its kill_grace, what the others wait more before
+ * they take its jobs: for the lateness of its timers. */
+#define CLUSTER_SLACK_MS 1000
+
 struct config;
 struct job;
 struct triaged;
@@ -30,6 +34,9 @@ int cluster_reload_check(struct triaged *td, const struct config *new,
 
 /* Whether name is this node or one the cluster has seen. */
 bool cluster_has_node(struct triaged *td, const char *name);
+/* Whether node name is up: this one, or another holding its name's lock
+ * whose lease has not run out (store_node_up). */
+bool cluster_node_up(struct triaged *td, const char *name);
 /* Whether this node may run job: any may, but a job pinned to another. */
 bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
@@ -37,9 +44,14 @@ bool cluster_runs_here(const struct triaged *td, const struct job *job);
  * nothing without a cluster. 0, or -1 out of memory. */
 int cluster_lease_start(struct triaged *td);
 void cluster_lease_stop(void);
+/* This node's lease ran out unrenewed (its fence, or a worker that
+ * stopped its job for it): every job still running here is killed and
+ * becomes another attempt; logged once until a renewal comes. */
+void cluster_lease_ran_out(struct triaged *td);
 
 /* stats' nodes: each node's node (its name: the priorities have stats'
- * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up);
+ * "name"s), slots, slots_busy (as it last wrote) and whether it runs (up:
+ * cluster_node_up);
  * a new reference, NULL without a cluster. */
 json_t *cluster_nodes_json(struct triaged *td);
 

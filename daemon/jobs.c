@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "jobs-private.h"
 #include "log.h"
+#include "nodename.h"
 #include "passwd.h"
 #include "pool.h"
 #include "psem.h"
@@ -1105,7 +1106,8 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 
 	/* Its last output goes ahead of the commit of its end: whoever sees
 	 * the end sees all of it. */
-	cluster_output_end(td, job, out->handed, job->taken);
+	cluster_output_end(td, job, out->handed, job->taken || job->fenced ||
+	    out->lease_ended);
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
@@ -1116,6 +1118,22 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		job->waiter.prio = prio < 0 ? 0 : (unsigned)prio;
 		if (job->state == JOB_QUEUED && !job->run->begun)
 			jobs_admit(td, job);
+		return;
+	}
+	if (out->lease_ended) {
+		log_warnx("job %llu: its worker stopped it: this node's lease "
+		    "ran out unrenewed", (unsigned long long)job->id);
+		job->fenced = true;
+		cluster_lease_ran_out(td);
+	}
+	if (job->fenced) {
+		/* As another node's takeover would: whichever write comes
+		 * first stands, the other is refused and reads it back. */
+		job->fenced = false;
+		job_set_reason(job, "node %s's lease ran out while attempt %u "
+		    "ran", job->node != NULL ? job->node : "?", job->attempt);
+		jobs_requeue(td, job, true);
+		jobs_acquire(td, job);
 		return;
 	}
 	run = jobs_run(job);
@@ -1222,6 +1240,8 @@ static const char *
 jobs_pending_reason(struct triaged *td, const struct job *now,
     int64_t position)
 {
+	static char node[NODENAME_MAX + 8];	/* for the caller's
+						 * moment only */
 	struct psem_prio_stats st;
 
 	if (now->held)
@@ -1230,6 +1250,11 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		return "begin_at";
 	if (now->gated)
 		return "after";
+	if (now->pinned_node != NULL && td->cfg->cluster.enabled &&
+	    !cluster_node_up(td, now->pinned_node)) {
+		snprintf(node, sizeof node, "node:%s", now->pinned_node);
+		return node;
+	}
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {
 		if (st.paused)
 			return "paused";

@@ -1,5 +1,6 @@
-/* method-list.c - `list`: jobs by id, filtered by state, priority, labels,
- * name and held, a page at a time (limit, after_id), a slice per turn. */
+/* method-list.c - `list`: jobs in submission order, filtered by state,
+ * priority, labels, name and held, a page at a time (limit, after_id), a
+ * slice per turn. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
@@ -63,7 +64,8 @@ list_slice(struct list *l)
 		if (scanned % LIST_SLICE_CHECK == LIST_SLICE_CHECK - 1 &&
 		    timefmt_mono_us() - start > LIST_SLICE_US)
 			break;
-		if ((job = store_next(l->td->store, l->id)) == NULL) {
+		if ((job = store_next_submitted(l->td->store, l->id)) ==
+		    NULL) {
 			l->left = 0;
 			break;
 		}

@@ -48,6 +48,8 @@ struct pool_result {
 	bool stderr_truncated;
 	uint64_t stdout_dropped;	/* keep_tail: bytes before the kept ones */
 	uint64_t stderr_dropped;
+	bool lease_ended;	/* the worker stopped it: the node's lease ran
+				 * out unrenewed (WMSG_LEASE) */
 };
 
 #endif

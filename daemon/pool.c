@@ -680,6 +680,24 @@ pool_start(struct pool *pool, const struct pool_spec *spec)
 	return 0;
 }
 
+/* The worker that runs job_id (and, when started, has its process); NULL
+ * with errno ESRCH when there is none. */
+static struct pool_worker *
+pool_worker_of(struct pool *pool, uint64_t job_id, bool started)
+{
+	struct pool_worker *w;
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++) {
+		w = pool->workers[i];
+		if (w->state == POOL_UP && w->has_job && w->job_id == job_id &&
+		    (!started || w->job_pid > 0))
+			return w;
+	}
+	errno = ESRCH;
+	return NULL;
+}
+
 int
 pool_signal(struct pool *pool, uint64_t job_id, int sig)
 {
@@ -688,22 +706,13 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 		struct wmsg_hdr hdr;
 		struct wmsg_signal body;
 	} msg;
-	unsigned i;
 
 	if (sig <= 0 || sig >= NSIG) {
 		errno = EINVAL;
 		return -1;
 	}
-	for (i = 0; i < pool->n; i++) {
-		w = pool->workers[i];
-		if (w->state == POOL_UP && w->has_job && w->job_id == job_id &&
-		    w->job_pid > 0)
-			break;
-	}
-	if (i == pool->n) {
-		errno = ESRCH;
+	if ((w = pool_worker_of(pool, job_id, true)) == NULL)
 		return -1;
-	}
 	/* The worker does the kill: it alone knows whether it has reaped
 	 * the job already, after which the pid may be someone else's. */
 	memset(&msg, 0, sizeof msg);
@@ -711,6 +720,27 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 	msg.hdr.len = sizeof msg.body;
 	msg.body.job_id = job_id;
 	msg.body.sig = sig;
+	return pool_send(w, &msg, sizeof msg);
+}
+
+int
+pool_lease(struct pool *pool, uint64_t job_id, uint64_t until_us,
+    uint64_t grace_ms)
+{
+	struct pool_worker *w;
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_lease body;
+	} msg;
+
+	if ((w = pool_worker_of(pool, job_id, false)) == NULL)
+		return -1;
+	memset(&msg, 0, sizeof msg);
+	msg.hdr.type = WMSG_LEASE;
+	msg.hdr.len = sizeof msg.body;
+	msg.body.job_id = job_id;
+	msg.body.until_us = until_us;
+	msg.body.grace_ms = grace_ms;
 	return pool_send(w, &msg, sizeof msg);
 }
 

@@ -63,6 +63,11 @@ int pool_start(struct pool *pool, const struct pool_spec *spec);
 /* Sends sig to the running job's process group. -1 with ESRCH when job_id
  * is not running (not started yet, or already reaped). */
 int pool_signal(struct pool *pool, uint64_t job_id, int sig);
+/* Gives the worker running job_id the node's lease (struct wmsg_lease):
+ * it stops the job itself should the lease end unrenewed. -1 with ESRCH
+ * when no worker has job_id. */
+int pool_lease(struct pool *pool, uint64_t job_id, uint64_t until_us,
+    uint64_t grace_ms);
 
 /*
  * For a worker that does not act: kills the job's process group (when it

@@ -572,6 +572,7 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 	out.stderr_truncated = res->stderr_truncated;
 	out.stdout_dropped = res->stdout_dropped;
 	out.stderr_dropped = res->stderr_dropped;
+	out.lease_ended = res->lease_ended;
 	if (jr->stop_as != JOB_QUEUED) {
 		out.state = jr->stop_as;
 		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);
@@ -629,3 +630,14 @@ static const struct pool_callbacks run_pool_callbacks = {
 	.idle_cb = run_idle_cb,
 	.error_cb = run_error_cb,
 };
+
+void
+run_set_lease(struct run *run, const struct job *job, uint64_t until_us)
+{
+	struct jobrun *jr;
+
+	TAILQ_FOREACH(jr, &run->list, entry)
+		if (jr->handed && (job == NULL || jr->job == job))
+			(void)pool_lease(run->pool, jr->job->id, until_us,
+			    run->params.kill_grace_ms);
+}

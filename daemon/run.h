@@ -32,6 +32,8 @@ struct run_outcome {
 	uint64_t stderr_dropped;
 	bool handed;		/* a worker had it: the capture files are
 				 * this attempt's */
+	bool lease_ended;	/* its worker stopped it: the node's lease
+				 * ran out unrenewed (run_set_lease) */
 };
 
 /* What a job's priority says of its process, taken when its run starts:
@@ -101,5 +103,11 @@ bool run_has(const struct run *run, const struct job *job);
  * attempt's (removed at the hand-over, made afresh by the worker). */
 bool run_handed(const struct run *run, const struct job *job);
 unsigned run_count(const struct run *run);
+/* A cluster node's lease, until until_us (CLOCK_MONOTONIC), for job's run
+ * or (job NULL) every handed run: the worker stops its job itself should
+ * it end unrenewed (SIGTERM, then SIGKILL after kill_grace), even while
+ * the daemon cannot act. */
+void run_set_lease(struct run *run, const struct job *job,
+    uint64_t until_us);
 
 #endif

@@ -17,6 +17,7 @@ _Static_assert(sizeof(struct wmsg_run_head) == 48, "no hidden padding");
 	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE)
 _Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_started) == 24, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_lease) == 24, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_finished) == 328, "no hidden padding");
 _Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
     sizeof(((struct pool_result *)0)->error), "same error buffer");
@@ -38,6 +39,11 @@ wmsg_check(const struct wmsg_hdr *hdr, enum wmsg_dir dir)
 		if (dir != WMSG_TO_WORKER)
 			goto proto;
 		want = sizeof(struct wmsg_signal);
+		break;
+	case WMSG_LEASE:
+		if (dir != WMSG_TO_WORKER)
+			goto proto;
+		want = sizeof(struct wmsg_lease);
 		break;
 	case WMSG_STARTED:
 		if (dir != WMSG_TO_DAEMON)
@@ -236,6 +242,7 @@ wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
 	msg->started = res->started;
 	msg->stdout_truncated = res->stdout_truncated;
 	msg->stderr_truncated = res->stderr_truncated;
+	msg->lease_ended = res->lease_ended;
 	msg->user_time = res->user_time;
 	msg->system_time = res->system_time;
 	msg->max_rss_kb = res->max_rss_kb;
@@ -252,7 +259,7 @@ int
 wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 {
 	if (msg->started > 1 || msg->stdout_truncated > 1 ||
-	    msg->stderr_truncated > 1 || msg->pad != 0 ||
+	    msg->stderr_truncated > 1 || msg->lease_ended > 1 ||
 	    memchr(msg->error, '\0', sizeof msg->error) == NULL ||
 	    !isfinite(msg->user_time) || msg->user_time < 0 ||
 	    !isfinite(msg->system_time) || msg->system_time < 0 ||
@@ -275,5 +282,6 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	res->stderr_dropped = msg->stderr_dropped;
 	res->stdout_truncated = msg->stdout_truncated;
 	res->stderr_truncated = msg->stderr_truncated;
+	res->lease_ended = msg->lease_ended;
 	return 0;
 }

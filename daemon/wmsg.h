@@ -23,6 +23,7 @@ enum wmsg_type {
 	WMSG_SIGNAL,		/* daemon -> worker: struct wmsg_signal */
 	WMSG_STARTED,		/* worker -> daemon: struct wmsg_started */
 	WMSG_FINISHED,		/* worker -> daemon: struct wmsg_finished */
+	WMSG_LEASE,		/* daemon -> worker: struct wmsg_lease */
 };
 
 /* Who reads the message: wmsg_check() accepts only what flows that way. */
@@ -63,6 +64,18 @@ struct wmsg_signal {
 	uint32_t pad;		/* 0 */
 };
 
+/*
+ * A cluster node's lease, for the job the worker runs: unless another comes
+ * first, at until_us (CLOCK_MONOTONIC, which every process of the host
+ * shares) the job's group gets SIGTERM, and SIGKILL grace_ms later; so a
+ * daemon that cannot act (stopped) still stops its jobs in time.
+ */
+struct wmsg_lease {
+	uint64_t job_id;
+	uint64_t until_us;
+	uint64_t grace_ms;
+};
+
 struct wmsg_started {
 	uint64_t job_id;
 	int32_t pid;
@@ -77,7 +90,7 @@ struct wmsg_finished {
 	uint8_t started;	/* 0 or 1, like the two below */
 	uint8_t stdout_truncated;
 	uint8_t stderr_truncated;
-	uint8_t pad;		/* 0 */
+	uint8_t lease_ended;	/* 0 or 1: the worker stopped it (WMSG_LEASE) */
 	double user_time;
 	double system_time;
 	int64_t max_rss_kb;

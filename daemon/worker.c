@@ -66,6 +66,11 @@ struct worker_job {
 	int status;
 	struct rusage ru;
 	uint64_t deadline_ms;	/* EXITED: close the streams then (monotonic) */
+	/* The node's lease (WMSG_LEASE), 0 until the daemon gives one; then
+	 * SIGTERM at its end, SIGKILL grace later. */
+	uint64_t lease_until_us;
+	uint64_t lease_grace_ms;
+	int lease_sig;		/* the last signal it sent, 0 none */
 	struct worker_stream out[2];	/* stdout, stderr */
 };
 
@@ -385,11 +390,22 @@ worker_command(struct worker *w, struct worker_job *job)
 {
 	struct wmsg_hdr hdr;
 	struct wmsg_signal sm;
+	struct wmsg_lease lm;
 	char *payload;
 	int r;
 
 	if ((r = worker_recv(w, &hdr, &payload)) != 1)
 		return -1;
+	if (hdr.type == WMSG_LEASE) {
+		memcpy(&lm, payload, sizeof lm);
+		free(payload);
+		if (lm.job_id == job->run->spec.job_id) {
+			job->lease_until_us = lm.until_us;
+			job->lease_grace_ms = lm.grace_ms;
+			job->lease_sig = 0;
+		}
+		return 0;
+	}
 	if (hdr.type != WMSG_SIGNAL) {
 		free(payload);
 		return -1;	/* a RUN while busy: the daemon lost track */
@@ -407,6 +423,31 @@ worker_command(struct worker *w, struct worker_job *job)
 }
 
 /*
+ * The lease's end, while the job's process is there: SIGTERM to its group
+ * once the end has passed, SIGKILL once the grace has too. Returns poll's
+ * timeout until the next of those (-1: none).
+ */
+static int
+worker_lease(struct worker_job *job)
+{
+	uint64_t now = timefmt_mono_us(), at;
+	int sig;
+
+	if (job->lease_until_us == 0 || (job->flags & WORKER_JOB_EXITED) ||
+	    job->lease_sig == SIGKILL)
+		return -1;
+	sig = job->lease_sig == 0 ? SIGTERM : SIGKILL;
+	at = job->lease_until_us + (sig == SIGKILL ?
+	    job->lease_grace_ms * 1000 : 0);
+	if (now < at)
+		return (int)((at - now + 999) / 1000);
+	/* The daemon renews this while it can: it cannot. */
+	(void)kill(-job->pid, sig);
+	job->lease_sig = sig;
+	return sig == SIGTERM ? (int)job->lease_grace_ms : -1;
+}
+
+/*
  * Waits until the run is finished: output copied, process reaped. Returns 0;
  * or -1 when the worker must stop (the daemon is gone or broken, a wait
  * failed), after killing and reaping the job.
@@ -418,7 +459,7 @@ worker_wait(struct worker *w, struct worker_job *job)
 	int i, n, nfd, timeout, sig, stream[2];
 
 	while ((job->flags & WORKER_JOB_DONE) != WORKER_JOB_DONE) {
-		timeout = -1;
+		timeout = worker_lease(job);
 		if (job->flags & WORKER_JOB_EXITED) {
 			if ((timeout = worker_ms_until(job->deadline_ms)) == 0) {
 				/* some process that left the group holds them */
@@ -727,6 +768,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	res.stdout_bytes = job.out[0].kept;
 	res.stderr_bytes = job.out[1].kept;
 	res.stdout_truncated = job.out[0].truncated;
+	res.lease_ended = job.lease_sig != 0;
 	res.stderr_truncated = job.out[1].truncated;
 	res.stdout_dropped = job.out[0].dropped;
 	res.stderr_dropped = job.out[1].dropped;
@@ -803,7 +845,7 @@ worker_next(struct worker *w, struct wmsg_run *run)
 			continue;
 		if ((r = worker_recv(w, &hdr, &payload)) != 1)
 			return r;
-		if (hdr.type == WMSG_SIGNAL) {
+		if (hdr.type == WMSG_SIGNAL || hdr.type == WMSG_LEASE) {
 			/* for a job that ended as the daemon sent it */
 			free(payload);
 			continue;

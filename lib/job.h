@@ -109,6 +109,10 @@ struct job {
 	 * run here went on (a lease that ran out); that run's end is not
 	 * the job's. */
 	bool taken;
+	/* The daemon's, not stored: its run here was stopped because this
+	 * node's lease ran out unrenewed; its end is another attempt, as a
+	 * takeover would make it, never an outcome. */
+	bool fenced;
 	/* The daemon's, not stored: its slots are counted as held on another
 	 * node, toward its priority's max_running. */
 	bool elsewhere;

@@ -1,5 +1,7 @@
-/* jobtable.c - jobs sorted by id in one array, with tombstones where jobs
- * were removed, swept away a quarter at a time. */
+/* jobtable.c - jobs sorted by id in one array, and their (submitted_at, id)
+ * in another, with tombstones where jobs were removed, swept away a quarter
+ * at a time. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -68,6 +70,87 @@ jobtable_sweep(struct jobtable *t)
 	t->dead = 0;
 }
 
+static struct jobtable_at *
+jobtable_order(const struct jobtable *t)
+{
+	return t->order.v;
+}
+
+/* Whether a comes before (at, id) in submission order. */
+static bool
+jobtable_before(const struct jobtable_at *a, int64_t at, uint64_t id)
+{
+	return a->at < at || (a->at == at && (a->id & ~JOBTABLE_GONE) < id);
+}
+
+/* The index of the first of the order at or after (at, id). */
+static size_t
+jobtable_order_bound(const struct jobtable *t, int64_t at, uint64_t id)
+{
+	const struct jobtable_at *o = jobtable_order(t);
+	size_t lo = 0, hi = t->order.n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (jobtable_before(&o[mid], at, id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+jobtable_order_sweep(struct jobtable *t)
+{
+	struct jobtable_at *o = jobtable_order(t);
+	size_t i, k = 0;
+
+	for (i = 0; i < t->order.n; i++)
+		if (!(o[i].id & JOBTABLE_GONE))
+			o[k++] = o[i];
+	t->order.n = k;
+	t->order_dead = 0;
+}
+
+/* job's place in the order, its tombstone's when it has one. Assumes
+ * room for one more (reserved). */
+static void
+jobtable_order_add(struct jobtable *t, const struct job *job)
+{
+	struct jobtable_at *o = jobtable_order(t);
+	size_t i, n = t->order.n;
+
+	if (n == 0 || jobtable_before(&o[n - 1], job->submitted_at, job->id))
+		i = n;
+	else {
+		i = jobtable_order_bound(t, job->submitted_at, job->id);
+		if (i < n && o[i].at == job->submitted_at &&
+		    o[i].id == (job->id | JOBTABLE_GONE)) {
+			o[i].id = job->id;
+			t->order_dead--;
+			return;
+		}
+		memmove(&o[i + 1], &o[i], (n - i) * sizeof *o);
+	}
+	o[i].at = job->submitted_at;
+	o[i].id = job->id;
+	t->order.n++;
+}
+
+static void
+jobtable_order_remove(struct jobtable *t, const struct job *job)
+{
+	struct jobtable_at *o = jobtable_order(t);
+	size_t i = jobtable_order_bound(t, job->submitted_at, job->id);
+
+	if (i >= t->order.n || o[i].id != job->id)
+		return;
+	o[i].id |= JOBTABLE_GONE;
+	if (++t->order_dead > t->order.n / 4)
+		jobtable_order_sweep(t);
+}
+
 void
 jobtable_free(struct jobtable *t)
 {
@@ -76,13 +159,17 @@ jobtable_free(struct jobtable *t)
 	for (i = 0; i < t->entries.n; i++)
 		job_free(jobtable_entry_job(jobtable_entries(t)[i]));
 	vec_free(&t->entries);
+	vec_free(&t->order);
 	t->dead = 0;
+	t->order_dead = 0;
 }
 
 int
 jobtable_reserve(struct jobtable *t, size_t n)
 {
-	return vec_reserve(&t->entries, sizeof(uintptr_t), n);
+	return vec_reserve(&t->entries, sizeof(uintptr_t), n) != 0 ||
+	    vec_reserve(&t->order, sizeof(struct jobtable_at), n) != 0 ?
+	    -1 : 0;
 }
 
 int
@@ -91,19 +178,22 @@ jobtable_add(struct jobtable *t, struct job *job)
 	uintptr_t e = (uintptr_t)job, *v;
 	size_t i, n = t->entries.n;
 
-	if (n == 0 || jobtable_entry_id(jobtable_entries(t)[n - 1]) < job->id)
-		return vec_push(&t->entries, sizeof e, &e);
-	i = jobtable_lower_bound(t, job->id);
+	if (vec_reserve(&t->entries, sizeof e, 1) != 0 ||
+	    vec_reserve(&t->order, sizeof(struct jobtable_at), 1) != 0)
+		return -1;
+	jobtable_order_add(t, job);
 	v = jobtable_entries(t);
+	if (n == 0 || jobtable_entry_id(v[n - 1]) < job->id) {
+		v[t->entries.n++] = e;
+		return 0;
+	}
+	i = jobtable_lower_bound(t, job->id);
 	/* The tombstone of the same id, from a removal: its place. */
 	if (v[i] == (((uintptr_t)job->id << 1) | 1)) {
 		v[i] = e;
 		t->dead--;
 		return 0;
 	}
-	if (vec_reserve(&t->entries, sizeof e, 1) != 0)
-		return -1;
-	v = jobtable_entries(t);
 	memmove(&v[i + 1], &v[i], (n - i) * sizeof *v);
 	v[i] = e;
 	t->entries.n++;
@@ -120,6 +210,7 @@ jobtable_remove(struct jobtable *t, uint64_t id)
 	if (i >= t->entries.n || (job = jobtable_entry_job(e[i])) == NULL ||
 	    job->id != id)
 		return NULL;
+	jobtable_order_remove(t, job);
 	/* Ids fit: the databases' are at most INT64_MAX. */
 	e[i] = ((uintptr_t)id << 1) | 1;
 	/* The sweep costs the whole array, once per so many removals. */
@@ -146,6 +237,25 @@ jobtable_next(const struct jobtable *t, uint64_t after_id)
 	if (after_id == UINT64_MAX)
 		return NULL;
 	return jobtable_live_from(t, jobtable_lower_bound(t, after_id + 1));
+}
+
+struct job *
+jobtable_next_submitted(const struct jobtable *t, uint64_t after_id)
+{
+	const struct jobtable_at *o = jobtable_order(t);
+	const struct job *after = NULL;
+	size_t i = 0;
+
+	if (after_id != 0 && (after = jobtable_get(t, after_id)) == NULL &&
+	    (after = jobtable_next(t, after_id)) == NULL)
+		return NULL;
+	if (after != NULL)
+		i = after_id >= JOBTABLE_GONE - 1 ? t->order.n :
+		    jobtable_order_bound(t, after->submitted_at, after_id + 1);
+	for (; i < t->order.n; i++)
+		if (!(o[i].id & JOBTABLE_GONE))
+			return jobtable_get(t, o[i].id);
+	return NULL;
 }
 
 struct job *

@@ -97,6 +97,9 @@ static const char pg_schema_v1[] =
 	" busy integer NOT NULL DEFAULT 0,"	/* slots held, as last told */
 	" started_at bigint NOT NULL,"
 	" lease_until timestamptz,"
+	/* How long past lease_until the others wait before they take its
+	 * jobs: the time it gives its own jobs to die. */
+	" grace_ms bigint NOT NULL DEFAULT 0,"
 	" commit_gen bigint NOT NULL DEFAULT 0,"
 	" commit_xid xid8,"
 	" txid xid8 NOT NULL DEFAULT pg_current_xact_id());"
@@ -167,6 +170,14 @@ pg_schema_setup(PGconn *pg, char **cause)
 			goto out;
 		}
 	}
+	/* Tables made before grace_ms: the column, as the same version
+	 * (an older daemon never names it). */
+	if (pg_exec(pg, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM"
+	    " information_schema.columns WHERE table_schema = current_schema()"
+	    " AND table_name = 'triage_nodes' AND column_name = 'grace_ms')"
+	    " THEN ALTER TABLE triage_nodes ADD COLUMN grace_ms bigint"
+	    " NOT NULL DEFAULT 0; END IF; END $$", cause) != 0)
+		goto out;
 	rc = pg_exec(pg, "COMMIT", cause);
 out:
 	if (rc != 0)

@@ -488,6 +488,22 @@ pgconn_lose(struct pgconn *c, const char *msg)
 	free(cause);
 }
 
+void
+pgconn_drop(struct pgconn *c, const char *why)
+{
+	if (c == NULL || c->freeing || c->conn == NULL)
+		return;
+	pgconn_enter(c);
+	pgconn_lose(c, why);
+	pgconn_leave(c);
+}
+
+int
+pgconn_backend_pid(const struct pgconn *c)
+{
+	return pgconn_up(c) ? PQbackendPID(c->conn) : 0;
+}
+
 /* The set-up's results: up, or down saying which statement failed. */
 static void
 pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,

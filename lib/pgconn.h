@@ -85,6 +85,14 @@ bool pgconn_up(const struct pgconn *c);
 int pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts,
     size_t n, pgconn_batch_cb cb, void *arg);
 /*
+ * The connection is taken for dead (a peer's answer overdue): it is closed
+ * as a lost one would be (state_cb says so, with why; its batches fail),
+ * and made again after the backoff. Nothing when it is down already.
+ */
+void pgconn_drop(struct pgconn *c, const char *why);
+/* The server process of the connection while it is up, else 0. */
+int pgconn_backend_pid(const struct pgconn *c);
+/*
  * Closes the connection; every batch still out gets cb(NULL, 0, "closing",
  * arg) first. May be called from inside any of c's callbacks (the memory
  * goes when the callback returns). NULL is a no-op.

@@ -8,6 +8,7 @@
 #include "job.h"
 #include "store.h"
 #include "store-private.h"
+#include "timefmt.h"
 
 void
 store_init(struct store *st, const struct store_ops *ops)
@@ -46,6 +47,13 @@ store_load_nodes(struct store *st, const struct store_node *nodes, size_t n)
 	store_free_nodes(&st->nodes);
 	st->nodes = fresh;
 	return 0;
+}
+
+bool
+store_node_up(const struct store_node *node)
+{
+	return node->up && (node->lease_end_us == 0 ||
+	    timefmt_mono_us() < node->lease_end_us);
 }
 
 const struct store_node *
@@ -227,6 +235,20 @@ store_renew_lease(struct store *st)
 		st->ops->renew_lease(st);
 }
 
+uint64_t
+store_lease_until_us(const struct store *st)
+{
+	return st->ops->lease_until_us != NULL ?
+	    st->ops->lease_until_us(st) : 0;
+}
+
+void
+store_lease_lost(struct store *st)
+{
+	if (st->ops->lease_lost != NULL)
+		st->ops->lease_lost(st);
+}
+
 void
 store_take_over(struct store *st)
 {
@@ -248,6 +270,20 @@ store_set_busy(struct store *st, unsigned busy)
 {
 	if (st->ops->set_busy != NULL)
 		st->ops->set_busy(st, busy);
+}
+
+void
+store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg)
+{
+	st->lease_cb = cb;
+	st->lease_arg = arg;
+}
+
+void
+store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg)
+{
+	st->takeover_cb = cb;
+	st->takeover_arg = arg;
 }
 
 void
@@ -332,6 +368,12 @@ struct job *
 store_next(const struct store *st, uint64_t after_id)
 {
 	return jobtable_next(&st->jobs, after_id);
+}
+
+struct job *
+store_next_submitted(const struct store *st, uint64_t after_id)
+{
+	return jobtable_next_submitted(&st->jobs, after_id);
 }
 
 struct job *

@@ -26,8 +26,9 @@ const char pgstore_lease_sql[] =
  * each job once; their NOTIFY goes out only when a job was taken.
  */
 const char pgstore_takeover_sql[] =
-    "WITH dead AS (SELECT name FROM triage_nodes"
-    " WHERE name <> $1 AND lease_until < now() FOR UPDATE SKIP LOCKED),"
+    "WITH dead AS (SELECT name, lease_until FROM triage_nodes"
+    " WHERE name <> $1 AND lease_until + grace_ms * interval '1 ms' < now()"
+    " FOR UPDATE SKIP LOCKED),"
     " taken AS (UPDATE triage_jobs j SET state = 'queued',"
     " attempt = j.attempt + 1, begun = 0, started_at = NULL,"
     " finished_at = NULL, pid = NULL, exit_code = NULL, signal = NULL,"
@@ -37,10 +38,14 @@ const char pgstore_takeover_sql[] =
     " reason = 'node ' || j.node || ' stopped renewing its lease while"
     " attempt ' || j.attempt || ' ran', version = j.version + 1"
     " FROM dead WHERE j.node = dead.name AND (j.state = 'running'"
-    " OR (j.state = 'queued' AND j.begun = 1)) RETURNING j.id),"
-    " n AS (SELECT count(*) AS c FROM taken)"
-    " SELECT c, (SELECT pg_notify('" PGSTORE_CHANNEL "', $2) WHERE c > 0)"
-    " IS NULL FROM n";
+    " OR (j.state = 'queued' AND j.begun = 1)) RETURNING j.id, j.node),"
+    " told AS (SELECT pg_notify('" PGSTORE_CHANNEL "', $2) AS x"
+    " WHERE EXISTS (SELECT 1 FROM taken))"
+    " SELECT d.name, (extract(epoch FROM d.lease_until) * 1000)::bigint,"
+    " count(*), string_agg(t.id::text, ' ' ORDER BY t.id),"
+    " (SELECT count(*) FROM told)"
+    " FROM dead d JOIN taken t ON t.node = d.name"
+    " GROUP BY d.name, d.lease_until ORDER BY d.name";
 const char pgstore_cancel_sql[] =
     "WITH i AS (INSERT INTO triage_cancels (job, attempt, signal, by_uid)"
     " VALUES ($1, $2, $3, $4) ON CONFLICT (job, attempt) DO UPDATE"
@@ -55,7 +60,48 @@ pgstore_lease_text(const struct pgstore *s, char *buf, size_t size)
 	snprintf(buf, size, "%" PRIu64 " milliseconds", s->lease_ms);
 }
 
-/* Whatever the answer: a lost one is renewed by the next tick or commit. */
+/* A renewal on its way, and when it was sent. */
+struct pgstore_renewal {
+	struct pgstore *s;
+	uint64_t sent_us;
+};
+
+/* A renewal the server made holds from when it was sent (the server's
+ * lease runs from later): the node's own deadline never outlasts the
+ * others' idea of it, whatever their clocks say. A lost one is renewed by
+ * the next tick or commit. */
+static void
+pgstore_renewed_cb(PGresult *const *res, size_t n, const char *cause,
+    void *arg)
+{
+	struct pgstore_renewal *r = arg;
+
+	if (cause == NULL && n == 1 &&
+	    PQresultStatus(res[0]) == PGRES_COMMAND_OK)
+		pgstore_lease_acked(r->s, r->sent_us);
+	free(r);
+}
+
+void
+pgstore_lease_acked(struct pgstore *s, uint64_t sent_us)
+{
+	if (sent_us <= s->lease_sent_us)
+		return;
+	s->lease_sent_us = sent_us;
+	if (s->st.lease_cb != NULL)
+		s->st.lease_cb(pgstore_lease_until_us(&s->st), s->st.lease_arg);
+}
+
+uint64_t
+pgstore_lease_until_us(const struct store *st)
+{
+	const struct pgstore *s = (const struct pgstore *)st;
+
+	return s->lease_sent_us == 0 ? 0 : s->lease_sent_us +
+	    s->lease_ms * 1000;
+}
+
+/* Whatever the answer. */
 static void
 pgstore_ignore_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
@@ -71,11 +117,14 @@ pgstore_renew_lease(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
 	struct pgconn_stmt q = { "lease", NULL, 4, NULL, NULL, NULL };
+	struct pgstore_renewal *r;
 	const char *values[4];
 	char lease[48], busy[16];
 
-	if (!s->up)
+	if (!s->up || (r = malloc(sizeof *r)) == NULL)
 		return;
+	r->s = s;
+	r->sent_us = timefmt_mono_us();
 	pgstore_lease_text(s, lease, sizeof lease);
 	snprintf(busy, sizeof busy, "%u", s->busy);
 	values[0] = s->node;
@@ -83,23 +132,38 @@ pgstore_renew_lease(struct store *st)
 	values[2] = lease;
 	values[3] = busy;
 	q.values = values;
-	(void)pgconn_batch(s->conn, &q, 1, pgstore_ignore_cb, s);
+	if (pgconn_batch(s->conn, &q, 1, pgstore_renewed_cb, r) != 0)
+		free(r);
 }
 
-/* Jobs were taken: our own NOTIFY is not for us, so read them now. */
+/* The nodes, read afresh (their leases: renewals tell nobody), and, when
+ * it was asked, what the takeover took: our own NOTIFY is not for us, so
+ * the jobs taken are read now. */
 static void
 pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
 	struct pgstore *s = arg;
+	const PGresult *r;
+	int i;
 
-	if (cause == NULL && n == 1 &&
-	    PQresultStatus(res[0]) == PGRES_TUPLES_OK &&
-	    PQntuples(res[0]) == 1 && strcmp(PQgetvalue(res[0], 0, 0), "0") != 0)
-		pgstore_sync_changes(s);
+	if (cause != NULL || n < 1 || PQresultStatus(res[0]) != PGRES_TUPLES_OK)
+		return;
+	pgstore_read_nodes(s, res[0]);
+	if (n < 2 || PQresultStatus(res[1]) != PGRES_TUPLES_OK ||
+	    PQntuples(res[1]) == 0)
+		return;
+	r = res[1];
+	for (i = 0; i < PQntuples(r) && s->st.takeover_cb != NULL; i++)
+		s->st.takeover_cb(PQgetvalue(r, i, 0),
+		    strtoll(PQgetvalue(r, i, 1), NULL, 10),
+		    (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10),
+		    PQgetvalue(r, i, 3), s->st.takeover_arg);
+	pgstore_sync_changes(s);
 }
 
 /*
- * Only once connected for a whole lease: after the server was away (or as
+ * The nodes are read each time; the takeover only once connected for a
+ * whole lease: after the server was away (or as
  * this daemon starts), every other node has had its lease's time to renew
  * on its own connection, and a lease that ran out meanwhile is one nobody
  * could renew.
@@ -108,13 +172,16 @@ void
 pgstore_take_over(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "takeover", NULL, 2, NULL, NULL, NULL };
 	const char *values[2] = { s->node, s->self };
+	struct pgconn_stmt q[2] = {
+		{ NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
+		{ "takeover", NULL, 2, values, NULL, NULL },
+	};
 
-	if (!s->up || timefmt_mono_us() - s->up_since_us < s->lease_ms * 1000)
+	if (!s->up)
 		return;
-	q.values = values;
-	(void)pgconn_batch(s->conn, &q, 1, pgstore_took_cb, s);
+	(void)pgconn_batch(s->conn, q, timefmt_mono_us() - s->up_since_us <
+	    s->lease_ms * 1000 ? 1 : 2, pgstore_took_cb, s);
 }
 
 int

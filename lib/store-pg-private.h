@@ -24,14 +24,17 @@
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */
 #define PGSTORE_LOCK_CLUSTER "1953653089"
-/* The nodes, each up when its daemon holds its name's lock. */
+/* The nodes, each up when its daemon holds its name's lock, and while it
+ * holds slots, what is left of its lease in ms. */
 #define PGSTORE_NODES							\
 	"SELECT name, slots, started_at, busy,"				\
 	" EXISTS (SELECT 1 FROM pg_locks l"				\
 	" WHERE l.locktype = 'advisory' AND l.granted AND l.database ="	\
 	" (SELECT oid FROM pg_database WHERE datname = current_database())" \
 	" AND l.classid = " PGSTORE_LOCK_CLUSTER " AND l.objsubid = 2"	\
-	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid)"	\
+	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid),"	\
+	" grace_ms, CASE WHEN busy > 0 THEN (extract(epoch FROM"		\
+	" lease_until - now()) * 1000)::bigint END"			\
 	" FROM triage_nodes n ORDER BY name"
 
 
@@ -65,6 +68,20 @@ struct pgstore {
 	bool up;
 	bool ever_up;			/* the loop's connection came up once */
 	uint64_t up_since_us;		/* monotonic: since it is up */
+	/* Monotonic: when the newest renewal of the lease (a commit or a
+	 * lease statement) that the server answered was sent. */
+	uint64_t lease_sent_us;
+	uint64_t grace_ms;		/* others wait this past the lease */
+	/* The server sessions of the connection of the locks (0) and of
+	 * the loop's (1), as last seen: once the daemon has let go of them
+	 * (lost, silent), they may live on in the server, holding the
+	 * node's name; the next connection ends them. */
+	struct {
+		int pid;
+		char start[48];		/* its backend_start, as text */
+	} sess[2];
+	bool locks_stale;		/* the locks' connection is not to be
+					 * trusted: make it again */
 	char *down_cause;		/* why it is down, when it is */
 	struct event *commit_ev;
 	uint64_t commits;		/* commits begun */
@@ -116,6 +133,9 @@ extern const char pgstore_cancel_sql[];
 	"SELECT job, attempt, signal, by_uid" PGSTORE_SINCE("triage_cancels")
 void pgstore_lease_text(const struct pgstore *s, char *buf, size_t size);
 void pgstore_renew_lease(struct store *st);
+uint64_t pgstore_lease_until_us(const struct store *st);
+/* A renewal sent at sent_us was acknowledged. */
+void pgstore_lease_acked(struct pgstore *s, uint64_t sent_us);
 void pgstore_take_over(struct store *st);
 int pgstore_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);

@@ -14,6 +14,7 @@
 #include "pgrow.h"
 #include "store.h"
 #include "store-pg-private.h"
+#include "timefmt.h"
 
 enum pgsync_result {
 	PGSYNC_BEGIN,
@@ -192,6 +193,8 @@ void
 pgstore_read_nodes(struct pgstore *s, const PGresult *res)
 {
 	struct store_node *nodes;
+	uint64_t now = timefmt_mono_us();
+	int64_t left;
 	int i, n = PQntuples(res);
 
 	if ((nodes = calloc((size_t)n + 1, sizeof *nodes)) == NULL)
@@ -204,6 +207,13 @@ pgstore_read_nodes(struct pgstore *s, const PGresult *res)
 		nodes[i].busy = (unsigned)strtoul(PQgetvalue(res, i, 3), NULL,
 		    10);
 		nodes[i].up = strcmp(PQgetvalue(res, i, 4), "t") == 0;
+		nodes[i].grace_ms = strtoull(PQgetvalue(res, i, 5), NULL, 10);
+		if (!PQgetisnull(res, i, 6)) {
+			left = strtoll(PQgetvalue(res, i, 6), NULL, 10) * 1000;
+			/* Already over: 1, the earliest instant. */
+			nodes[i].lease_end_us = (int64_t)now + left > 1 ?
+			    (uint64_t)((int64_t)now + left) : 1;
+		}
 	}
 	(void)store_load_nodes(&s->st, nodes, (size_t)n);
 	free(nodes);

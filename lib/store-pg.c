@@ -111,6 +111,7 @@ struct pgcommit {
 static const struct store_ops pgstore_ops;
 static void pgstore_commit_cb(evutil_socket_t, short, void *);
 static void pgstore_locks_check(struct pgstore *);
+static void pgstore_note_sessions(struct pgstore *);
 static void pgstore_commit_free(struct pgcommit *);
 static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
     const char *);
@@ -271,6 +272,8 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 	 * node's name is its own again, and it is up to the others. */
 	if (s->ever_up)
 		pgstore_locks_check(s);
+	else
+		pgstore_note_sessions(s);
 	s->ever_up = true;
 	/* Nobody could renew while the server was away: ours first. */
 	s->up_since_us = timefmt_mono_us();
@@ -438,16 +441,18 @@ static int
 pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
     char **cause)
 {
-	char nslots[16], now[24];
-	const char *values[4] = { s->node, s->boot, nslots, now };
+	char nslots[16], now[24], grace[24];
+	const char *values[5] = { s->node, s->boot, nslots, now, grace };
 	PGresult *res;
 
 	snprintf(nslots, sizeof nslots, "%u", slots);
 	snprintf(now, sizeof now, "%" PRId64, timefmt_now());
+	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
 	res = pg_query_params(pg, "INSERT INTO triage_nodes (name, boot,"
-	    " slots, started_at) VALUES ($1, $2, $3, $4) ON CONFLICT (name)"
-	    " DO UPDATE SET boot = $2, slots = $3, started_at = $4,"
-	    " commit_gen = 0 RETURNING name", 4, values, cause);
+	    " slots, started_at, grace_ms) VALUES ($1, $2, $3, $4, $5)"
+	    " ON CONFLICT (name) DO UPDATE SET boot = $2, slots = $3,"
+	    " started_at = $4, grace_ms = $5, commit_gen = 0 RETURNING name",
+	    5, values, cause);
 	if (res == NULL)
 		return -1;
 	PQclear(res);
@@ -588,6 +593,7 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	store_init(&s->st, &pgstore_ops);
 	s->base = base;
 	s->lease_ms = o->lease_ms;
+	s->grace_ms = o->grace_ms;
 	/* A new number each start: the wall clock in us, and the pid. */
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(s->boot, sizeof s->boot, "%" PRId64,
@@ -735,25 +741,108 @@ pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
 	return 0;
 }
 
+/*
+ * Ends the server sessions this daemon had before (blocking, on the
+ * connection of the locks): a connection it gave up on, the server may
+ * not know is gone yet (a network split), and such a session of the
+ * connection of the locks holds the node's name. A session is known by its
+ * pid and start, so that another's reusing the pid is left alone; each is
+ * waited for (5 s at most), so that its locks are free when this returns.
+ */
+static void
+pgstore_end_sessions(struct pgstore *s)
+{
+	char pid[16];
+	const char *values[2] = { pid, NULL };
+	PGresult *res;
+	int i, mine[2] = { PQbackendPID(s->locks),
+	    pgconn_backend_pid(s->conn) };
+
+	for (i = 0; i < 2; i++) {
+		if (s->sess[i].pid == 0 || s->sess[i].pid == mine[0] ||
+		    s->sess[i].pid == mine[1])
+			continue;
+		snprintf(pid, sizeof pid, "%d", s->sess[i].pid);
+		values[1] = s->sess[i].start;
+		if ((res = pg_query_params(s->locks, "SELECT"
+		    " pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+		    " WHERE pid = $1 AND backend_start::text = $2", 2, values,
+		    NULL)) != NULL)
+			PQclear(res);
+	}
+}
+
+/* Notes the sessions of both connections (blocking), for
+ * pgstore_end_sessions. */
+static void
+pgstore_note_sessions(struct pgstore *s)
+{
+	char pid[2][16];
+	const char *values[2] = { pid[0], pid[1] };
+	PGresult *res;
+	int i, k;
+
+	memset(s->sess, 0, sizeof s->sess);
+	snprintf(pid[0], sizeof pid[0], "%d", PQbackendPID(s->locks));
+	snprintf(pid[1], sizeof pid[1], "%d", pgconn_backend_pid(s->conn));
+	if ((res = pg_query_params(s->locks, "SELECT pid, backend_start::text"
+	    " FROM pg_stat_activity WHERE pid IN ($1, $2)", 2, values,
+	    NULL)) == NULL)
+		return;
+	for (k = 0; k < PQntuples(res); k++)
+		for (i = 0; i < 2; i++)
+			if (strcmp(PQgetvalue(res, k, 0), pid[i]) == 0) {
+				s->sess[i].pid = atoi(pid[i]);
+				snprintf(s->sess[i].start,
+				    sizeof s->sess[i].start, "%s",
+				    PQgetvalue(res, k, 1));
+			}
+	PQclear(res);
+}
+
 /* The connection of the locks, lost with a restart of the server, say,
- * made again, and its locks taken again (blocking: the server has just
+ * or given up on (store_lease_lost), made again, this daemon's old
+ * sessions ended, and its locks taken again (blocking: the server has just
  * answered). A name another daemon took meanwhile is said. */
 static void
 pgstore_locks_check(struct pgstore *s)
 {
 	char *cause = NULL;
 
-	if (PQstatus(s->locks) == CONNECTION_OK &&
-	    pg_exec(s->locks, "SELECT 1", NULL) == 0)
+	if (!s->locks_stale && PQstatus(s->locks) == CONNECTION_OK &&
+	    pg_exec(s->locks, "SELECT 1", NULL) == 0) {
+		pgstore_end_sessions(s);
+		pgstore_note_sessions(s);
 		return;
+	}
+	s->locks_stale = false;
 	PQreset(s->locks);
+	pgstore_end_sessions(s);
 	if (pgstore_claim_node(s->locks, s->node, &cause) != 0 ||
 	    pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
 	    PGSTORE_LOCK_CLUSTER ")", &cause) != 0) {
 		pgstore_status(s, true, cause != NULL ? cause :
 		    "out of memory");
 		free(cause);
+		return;
 	}
+	pgstore_note_sessions(s);
+}
+
+/* No renewal has been answered for a whole lease: the connections are
+ * taken for dead (the loop's, up for that long, reconnects now; the
+ * locks' is made again once the loop's is back). */
+static void
+pgstore_lease_lost(struct store *st)
+{
+	struct pgstore *s = pgstore(st);
+
+	s->locks_stale = true;
+	/* One that came back within the lease has its renewal on the way:
+	 * the outage was the server's, and this connection is new. */
+	if (s->up && timefmt_mono_us() - s->up_since_us >= s->lease_ms * 1000)
+		pgconn_drop(s->conn, "no answer to the renewals of the lease "
+		    "for a whole lease");
 }
 
 /* For a reload: blocking, on the connection of the locks, as a reload is
@@ -1473,6 +1562,8 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 		st->stats.failures++;
 		pgstore_requeue(s, c);
 	} else {
+		/* Its mark renewed the lease. */
+		pgstore_lease_acked(s, c->start_us);
 		for (i = 0; i < c->staged.n; i++) {
 			sj[i].job->version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);
@@ -1529,6 +1620,8 @@ static const struct store_ops pgstore_ops = {
 	.forget_env = pgstore_forget_env,
 	.set_priorities = pgstore_set_priorities,
 	.renew_lease = pgstore_renew_lease,
+	.lease_until_us = pgstore_lease_until_us,
+	.lease_lost = pgstore_lease_lost,
 	.take_over = pgstore_take_over,
 	.cancel_elsewhere = pgstore_cancel_elsewhere,
 	.set_busy = pgstore_set_busy,

@@ -51,6 +51,8 @@ struct store_ops {
 	    char **cause);
 	/* NULL for a store that shares nothing. */
 	void (*renew_lease)(struct store *st);
+	uint64_t (*lease_until_us)(const struct store *st);
+	void (*lease_lost)(struct store *st);
 	void (*take_over)(struct store *st);
 	int (*cancel_elsewhere)(struct store *st, const struct job *job,
 	    int sig, unsigned by);
@@ -86,6 +88,10 @@ struct store {
 	void *changed_arg;
 	store_cancel_cb cancel_cb;
 	void *cancel_arg;
+	store_takeover_cb takeover_cb;
+	void *takeover_arg;
+	store_lease_cb lease_cb;
+	void *lease_arg;
 	store_paused_cb paused_cb;
 	void *paused_arg;
 	struct store_commit_stats stats;

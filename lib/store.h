@@ -47,6 +47,9 @@ struct store_pg_options {
 	 * cluster's must be the same. */
 	const char *priorities;
 	uint64_t lease_ms;	/* how long its running jobs stay its own */
+	/* How long past its lease the others wait before they take its
+	 * jobs: what it gives them to die when it stops them itself. */
+	uint64_t grace_ms;
 };
 /*
  * Connects (blocking: for a daemon's start), makes or checks the tables,
@@ -104,11 +107,32 @@ int store_set_priorities(struct store *st, const char *text, char **cause);
  */
 void store_renew_lease(struct store *st);
 void store_take_over(struct store *st);
+/*
+ * Until when (CLOCK_MONOTONIC, in us) this daemon's running jobs are its
+ * own: lease_ms past the sending of the newest renewal the database
+ * acknowledged, so never later than the others think, whatever their
+ * clocks say (as long as their rates agree). 0 before any renewal, and
+ * for a store that shares nothing.
+ */
+uint64_t store_lease_until_us(const struct store *st);
+/* That time has passed: the connections are taken for dead and made
+ * again. */
+void store_lease_lost(struct store *st);
+/* store_lease_until_us moved on (a renewal was acknowledged). A SQLite
+ * store never calls it. */
+typedef void (*store_lease_cb)(uint64_t until_us, void *arg);
+void store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg);
 int store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
     unsigned by);
 typedef void (*store_cancel_cb)(struct job *job, int sig, unsigned by,
     void *arg);
 void store_set_cancel_cb(struct store *st, store_cancel_cb cb, void *arg);
+/* This daemon took over the running jobs of node, whose lease ran out at
+ * until_ms (ms since the epoch): n of them, their ids space-separated in
+ * ids. A SQLite store never calls it. */
+typedef void (*store_takeover_cb)(const char *node, int64_t until_ms,
+    unsigned n, const char *ids, void *arg);
+void store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg);
 
 /* Another daemon paused (or resumed) the priority called name: the store
  * keeps it so already (store_paused). A SQLite store never calls it. */
@@ -122,7 +146,15 @@ struct store_node {
 	unsigned busy;		/* slots held, as it last wrote */
 	int64_t started_at;	/* ms since the epoch */
 	bool up;		/* connected: its daemon runs */
+	/* While it holds slots: when its lease ends as last read
+	 * (CLOCK_MONOTONIC, us; a lease already over is 1), else 0; and how
+	 * long past it the others wait before they take its jobs. */
+	uint64_t lease_end_us;
+	uint64_t grace_ms;
 };
+/* Whether node is up now: connected, and its lease not run out while it
+ * holds slots. */
+bool store_node_up(const struct store_node *node);
 /* This daemon's slots held, for the others to see: written with its next
  * commit or lease. */
 void store_set_busy(struct store *st, unsigned busy);
@@ -206,6 +238,9 @@ int store_remove(struct store *st, uint64_t id);
 struct job *store_get(const struct store *st, uint64_t id);
 /* The job with the smallest id above after_id, borrowed; NULL at the end. */
 struct job *store_next(const struct store *st, uint64_t after_id);
+/* The job after the one with id after_id in submission order
+ * (jobtable_next_submitted), borrowed; NULL at the end. */
+struct job *store_next_submitted(const struct store *st, uint64_t after_id);
 /*
  * Every job in id order, in O(1) a step: start with *pos = 0; returns the
  * next job (borrowed) and moves *pos past it, NULL at the end. Valid while

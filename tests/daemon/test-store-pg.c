@@ -92,7 +92,7 @@ static int
 setup(void **state)
 {
 	struct store_pg_options o = { NULL, "n1", 2, "[priority.normal]\n",
-	    30000 };
+	    30000, 11000 };
 	struct fixture *fx;
 	char *cause = NULL;
 

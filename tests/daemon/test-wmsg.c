@@ -304,7 +304,7 @@ test_finished(void **state)
 	msg.user_time = NAN;
 	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
 	wmsg_finished_encode(&msg, 7, &res);
-	msg.pad = 1;
+	msg.lease_ended = 2;
 	assert_int_equal(wmsg_finished_decode(&msg, &back), -1);
 	/* bytes dropped from a stream that says it lost none */
 	wmsg_finished_encode(&msg, 7, &res);
