@@ -168,8 +168,8 @@ int
 jobtable_reserve(struct jobtable *t, size_t n)
 {
 	return vec_reserve(&t->entries, sizeof(uintptr_t), n) != 0 ||
-	    vec_reserve(&t->order, sizeof(struct jobtable_at), n) != 0 ?
-	    -1 : 0;
+	    (t->by_submission && vec_reserve(&t->order,
+	    sizeof(struct jobtable_at), n) != 0) ? -1 : 0;
 }
 
 int
@@ -179,9 +179,11 @@ jobtable_add(struct jobtable *t, struct job *job)
 	size_t i, n = t->entries.n;
 
 	if (vec_reserve(&t->entries, sizeof e, 1) != 0 ||
-	    vec_reserve(&t->order, sizeof(struct jobtable_at), 1) != 0)
+	    (t->by_submission && vec_reserve(&t->order,
+	    sizeof(struct jobtable_at), 1) != 0))
 		return -1;
-	jobtable_order_add(t, job);
+	if (t->by_submission)
+		jobtable_order_add(t, job);
 	v = jobtable_entries(t);
 	if (n == 0 || jobtable_entry_id(v[n - 1]) < job->id) {
 		v[t->entries.n++] = e;
@@ -210,7 +212,8 @@ jobtable_remove(struct jobtable *t, uint64_t id)
 	if (i >= t->entries.n || (job = jobtable_entry_job(e[i])) == NULL ||
 	    job->id != id)
 		return NULL;
-	jobtable_order_remove(t, job);
+	if (t->by_submission)
+		jobtable_order_remove(t, job);
 	/* Ids fit: the databases' are at most INT64_MAX. */
 	e[i] = ((uintptr_t)id << 1) | 1;
 	/* The sweep costs the whole array, once per so many removals. */
@@ -246,6 +249,8 @@ jobtable_next_submitted(const struct jobtable *t, uint64_t after_id)
 	const struct job *after = NULL;
 	size_t i = 0;
 
+	if (!t->by_submission)
+		return jobtable_next(t, after_id);
 	if (after_id != 0 && (after = jobtable_get(t, after_id)) == NULL &&
 	    (after = jobtable_next(t, after_id)) == NULL)
 		return NULL;

@@ -3,6 +3,7 @@
 #ifndef TRIAGE_JOBTABLE_H
 #define TRIAGE_JOBTABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,9 +19,13 @@ struct jobtable {
 	struct vec entries;	/* uintptr_t */
 	size_t dead;		/* tombstones among them */
 	/* By submitted_at, then id: struct jobtable_at, a removed job's
-	 * with JOBTABLE_GONE in its id, swept as the entries are. */
+	 * with JOBTABLE_GONE in its id, swept as the entries are. Kept only
+	 * when by_submission is set (a cluster's store, whose ids do not
+	 * follow submission): on one host id order is submission order,
+	 * and 16 bytes a job are saved. */
 	struct vec order;
 	size_t order_dead;
+	bool by_submission;	/* set before the first job is added */
 };
 struct jobtable_at {
 	int64_t at;		/* the job's submitted_at */

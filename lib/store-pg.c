@@ -591,6 +591,8 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 		return NULL;
 	}
 	store_init(&s->st, &pgstore_ops);
+	/* The nodes' ids come in blocks: list follows submission. */
+	s->st.jobs.by_submission = true;
 	s->base = base;
 	s->lease_ms = o->lease_ms;
 	s->grace_ms = o->grace_ms;

@@ -51,7 +51,7 @@ test_submission_order_across_blocks(void **state)
 		{ 67, 105 }, { 4, 104 },
 	};
 	static const uint64_t want[] = { 1, 65, 2, 66, 3, 4, 67 };
-	struct jobtable t = { 0 };
+	struct jobtable t = { .by_submission = true };
 	uint64_t ids[16];
 	size_t i, n;
 
@@ -87,7 +87,7 @@ test_submission_order_across_blocks(void **state)
 static void
 test_removals_sweep(void **state)
 {
-	struct jobtable t = { 0 };
+	struct jobtable t = { .by_submission = true };
 	const struct job *job;
 	uint64_t id, last = 0;
 	size_t n = 0;
@@ -112,6 +112,28 @@ test_removals_sweep(void **state)
 	jobtable_free(&t);
 }
 
+/* One host's table keeps no second order: its ids are its submission
+ * order, whatever the clock said (it may step back). */
+static void
+test_one_host_walks_by_id(void **state)
+{
+	struct jobtable t = { 0 };
+	uint64_t ids[4];
+
+	(void)state;
+	assert_int_equal(jobtable_add(&t, at_job(1, 200)), 0);
+	assert_int_equal(jobtable_add(&t, at_job(2, 100)), 0);
+	assert_int_equal(jobtable_add(&t, at_job(3, 150)), 0);
+	assert_int_equal(t.order.n, 0);
+	assert_int_equal(walk(&t, 0, ids, 4), 3);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], 2);
+	assert_int_equal(ids[2], 3);
+	assert_int_equal(walk(&t, 1, ids, 4), 2);
+	assert_int_equal(ids[0], 2);
+	jobtable_free(&t);
+}
+
 static double
 now_ms(void)
 {
@@ -130,7 +152,7 @@ static void
 test_a_million_jobs(void **state)
 {
 	enum { N = 1000000, BLOCK = 64, PAGE = 1000 };
-	struct jobtable t = { 0 };
+	struct jobtable t = { .by_submission = true };
 	uint64_t ids[PAGE], id, after;
 	double t0, add_ms, page_ms;
 	size_t i;
@@ -154,9 +176,9 @@ test_a_million_jobs(void **state)
 	for (i = 1; i < PAGE; i++)
 		assert_true(jobtable_get(&t, ids[i])->submitted_at >
 		    jobtable_get(&t, ids[i - 1])->submitted_at);
+	/* Figures only: bounds of time belong in make bench. */
 	print_message("1,000,000 jobs in two nodes' blocks: added in %.0f ms, "
 	    "a page of 1,000 from the middle in %.2f ms\n", add_ms, page_ms);
-	assert_true(page_ms < 100);
 	jobtable_free(&t);
 }
 
@@ -166,6 +188,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submission_order_across_blocks),
 		cmocka_unit_test(test_removals_sweep),
+		cmocka_unit_test(test_one_host_walks_by_id),
 		cmocka_unit_test(test_a_million_jobs),
 	};
 
