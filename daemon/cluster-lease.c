@@ -101,7 +101,7 @@ cluster_lease_ran_out(struct triaged *td)
 	    "renewal the database acknowledged was sent; killing the %u jobs "
 	    "that still run here: other nodes may take them",
 	    td->cfg->cluster.node, until == 0 ? 0.0 :
-	    (double)(now - until) / 1e6 +
+	    ((double)now - (double)until) / 1e6 +
 	    (double)td->cfg->cluster.lease_ms / 1e3, n);
 	store_lease_lost(td->store);
 }

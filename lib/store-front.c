@@ -273,6 +273,13 @@ store_set_busy(struct store *st, unsigned busy)
 }
 
 void
+store_set_grace(struct store *st, uint64_t grace_ms)
+{
+	if (st->ops->set_grace != NULL)
+		st->ops->set_grace(st, grace_ms);
+}
+
+void
 store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg)
 {
 	st->lease_cb = cb;

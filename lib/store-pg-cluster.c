@@ -16,8 +16,8 @@
 
 /* Its statements, prepared on every connection (store-pg.c). */
 const char pgstore_lease_sql[] =
-    "UPDATE triage_nodes SET lease_until = now() + $3::interval, busy = $4"
-    " WHERE name = $1 AND boot = $2";
+    "UPDATE triage_nodes SET lease_until = now() + $3::interval, busy = $4,"
+    " grace_ms = $5 WHERE name = $1 AND boot = $2";
 /*
  * The jobs of every other node whose lease has run out go back to their
  * queues as new attempts, at their place (seq kept: they had their turn),
@@ -116,10 +116,10 @@ void
 pgstore_renew_lease(struct store *st)
 {
 	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "lease", NULL, 4, NULL, NULL, NULL };
+	struct pgconn_stmt q = { "lease", NULL, 5, NULL, NULL, NULL };
 	struct pgstore_renewal *r;
-	const char *values[4];
-	char lease[48], busy[16];
+	const char *values[5];
+	char lease[48], busy[16], grace[24];
 
 	if (!s->up || (r = malloc(sizeof *r)) == NULL)
 		return;
@@ -127,10 +127,12 @@ pgstore_renew_lease(struct store *st)
 	r->sent_us = timefmt_mono_us();
 	pgstore_lease_text(s, lease, sizeof lease);
 	snprintf(busy, sizeof busy, "%u", s->busy);
+	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
 	values[0] = s->node;
 	values[1] = s->boot;
 	values[2] = lease;
 	values[3] = busy;
+	values[4] = grace;
 	q.values = values;
 	if (pgconn_batch(s->conn, &q, 1, pgstore_renewed_cb, r) != 0)
 		free(r);
@@ -226,4 +228,10 @@ void
 pgstore_set_busy(struct store *st, unsigned busy)
 {
 	pgstore(st)->busy = busy;
+}
+
+void
+pgstore_set_grace(struct store *st, uint64_t grace_ms)
+{
+	pgstore(st)->grace_ms = grace_ms;
 }

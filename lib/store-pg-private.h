@@ -140,6 +140,7 @@ void pgstore_take_over(struct store *st);
 int pgstore_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);
 void pgstore_set_busy(struct store *st, unsigned busy);
+void pgstore_set_grace(struct store *st, uint64_t grace_ms);
 /* The cancels of a result of PGSTORE_SYNC_CANCELS: those of attempts that
  * run here go to the store's cancel_cb. */
 void pgstore_read_cancels(struct pgstore *s, const PGresult *res);

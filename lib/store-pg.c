@@ -69,13 +69,22 @@ static const struct {
 	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
 	    " commit_xid = pg_current_xact_id(),"
-	    " lease_until = now() + $4::interval, busy = $5"
+	    " lease_until = now() + $4::interval, busy = $5, grace_ms = $6"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "lease", pgstore_lease_sql },
 	{ "takeover", pgstore_takeover_sql },
 	{ "cancel", pgstore_cancel_sql },
 	{ "sync_cancels", PGSTORE_SYNC_CANCELS },
-	{ "marked", "SELECT commit_gen, commit_xid::text FROM triage_nodes"
+	/* Trusted only once the session the commit went out on has ended:
+	 * one the daemon let go of (silent, dropped) may still be reading
+	 * it, and commit after this read. It is ended first (5 s at most),
+	 * then the third column says whether it is gone. */
+	{ "end_session", "SELECT pg_terminate_backend(pid, 5000)"
+	    " FROM pg_stat_activity WHERE pid = $1::integer"
+	    " AND backend_start::text = $2" },
+	{ "marked", "SELECT commit_gen, commit_xid::text, NOT EXISTS"
+	    " (SELECT 1 FROM pg_stat_activity WHERE pid = $3::integer"
+	    " AND backend_start::text = $4) FROM triage_nodes"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "versions", "SELECT id, version FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[]) AND txid = $2::xid8" },
@@ -97,6 +106,9 @@ struct pgcommit {
 	struct vec removed;		/* struct pgstore_mark */
 	uint64_t durable;		/* written with it: every generation
 					 * up to this one */
+	/* The server session it went out on (pid 0: not known). */
+	int sess_pid;
+	char sess_start[48];
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
@@ -113,6 +125,7 @@ static void pgstore_commit_cb(evutil_socket_t, short, void *);
 static void pgstore_locks_check(struct pgstore *);
 static void pgstore_note_sessions(struct pgstore *);
 static void pgstore_commit_free(struct pgcommit *);
+static void pgstore_ask_doubt(struct pgstore *);
 static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
     const char *);
 
@@ -211,14 +224,21 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 	char *ids;
 	uint64_t gen = 0;
 
-	(void)n;
-	if (cause != NULL || PQresultStatus(res[0]) != PGRES_TUPLES_OK) {
+	if (cause != NULL || n != 2 ||
+	    PQresultStatus(res[1]) != PGRES_TUPLES_OK) {
 		/* Down again: ask again when it is back. */
 		c->s->doubt = true;
 		return;
 	}
-	if (PQntuples(res[0]) == 1)
-		gen = strtoull(PQgetvalue(res[0], 0, 0), NULL, 10);
+	if (PQntuples(res[1]) == 1 &&
+	    strcmp(PQgetvalue(res[1], 0, 2), "t") != 0) {
+		/* Its session lives on (pg_terminate_backend's 5 s were not
+		 * enough): it could still commit. Ask again. */
+		pgstore_ask_doubt(c->s);
+		return;
+	}
+	if (PQntuples(res[1]) == 1)
+		gen = strtoull(PQgetvalue(res[1], 0, 0), NULL, 10);
 	if (gen < c->gen) {
 		pgstore_settle(c, NULL, 0, "the connection to PostgreSQL was "
 		    "lost before the commit");
@@ -233,7 +253,7 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 		return;
 	}
 	values[0] = ids;
-	values[1] = PQgetvalue(res[0], 0, 1);
+	values[1] = PQgetvalue(res[1], 0, 1);
 	q.values = values;
 	if (pgconn_batch(c->s->conn, &q, 1, pgstore_versions_cb, c) != 0)
 		c->s->doubt = true;
@@ -243,13 +263,18 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 static void
 pgstore_ask_doubt(struct pgstore *s)
 {
-	struct pgconn_stmt q = { "marked", NULL, 2, NULL, NULL, NULL };
-	const char *values[2] = { s->node, s->boot };
+	const struct pgcommit *c = s->flight;
+	char pid[16];
+	const char *values[4] = { s->node, s->boot, pid, c->sess_start };
+	struct pgconn_stmt q[2] = {
+		{ "end_session", NULL, 2, values + 2, NULL, NULL },
+		{ "marked", NULL, 4, values, NULL, NULL },
+	};
 
-	q.values = values;
+	snprintf(pid, sizeof pid, "%d", c->sess_pid);
 	s->doubt = false;
 	if (s->conn == NULL ||
-	    pgconn_batch(s->conn, &q, 1, pgstore_marked_cb, s->flight) != 0)
+	    pgconn_batch(s->conn, q, 2, pgstore_marked_cb, s->flight) != 0)
 		s->doubt = true;
 }
 
@@ -1133,14 +1158,15 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		v[0] = b->paused;
 		pgstore_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 5);
+	v = pgstore_values(b, 6);
 	v[0] = s->node;
 	v[1] = s->boot;
 	v[2] = pgstore_num(b, (int64_t)c->gen);
 	pgstore_lease_text(s, b->lease, sizeof b->lease);
 	v[3] = b->lease;
 	v[4] = pgstore_num(b, s->busy);
-	pgstore_stmt(b, "mark", NULL, 5, v);
+	v[5] = pgstore_num(b, (int64_t)s->grace_ms);
+	pgstore_stmt(b, "mark", NULL, 6, v);
 	v = pgstore_values(b, 1);
 	v[0] = s->self;
 	pgstore_stmt(b, "notify", NULL, 1, v);
@@ -1381,6 +1407,12 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	/* A sync waits for everything done before it. */
 	if (c->durable == c->gen)
 		c->syncs = vec_take(&s->syncs);
+	/* Noted as the connection came up (pgstore_note_sessions). */
+	if (s->sess[1].pid != 0 &&
+	    s->sess[1].pid == pgconn_backend_pid(s->conn)) {
+		c->sess_pid = s->sess[1].pid;
+		memcpy(c->sess_start, s->sess[1].start, sizeof c->sess_start);
+	}
 	c->paused = s->paused_dirty;
 	s->flight_paused = c->paused;
 	s->paused_dirty = false;
@@ -1627,6 +1659,7 @@ static const struct store_ops pgstore_ops = {
 	.take_over = pgstore_take_over,
 	.cancel_elsewhere = pgstore_cancel_elsewhere,
 	.set_busy = pgstore_set_busy,
+	.set_grace = pgstore_set_grace,
 	.remove = pgstore_remove,
 	.expired = pgstore_expired,
 	.flush = pgstore_flush,

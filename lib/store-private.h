@@ -57,6 +57,7 @@ struct store_ops {
 	int (*cancel_elsewhere)(struct store *st, const struct job *job,
 	    int sig, unsigned by);
 	void (*set_busy)(struct store *st, unsigned busy);
+	void (*set_grace)(struct store *st, uint64_t grace_ms);
 	int (*remove)(struct store *st, uint64_t id);
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);

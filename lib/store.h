@@ -158,6 +158,10 @@ bool store_node_up(const struct store_node *node);
 /* This daemon's slots held, for the others to see: written with its next
  * commit or lease. */
 void store_set_busy(struct store *st, unsigned busy);
+/* How long past this daemon's lease the others wait before they take its
+ * jobs (a reload's new kill_grace): written with its next commit or
+ * lease, as it holds from then on. */
+void store_set_grace(struct store *st, uint64_t grace_ms);
 /* The daemons sharing the store as last read (this one among them):
  * borrowed, *n of them, valid until the store reads again. A SQLite store
  * has none. */

@@ -670,6 +670,53 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	cluster_end(cl);
 }
 
+/* Node i's grace as the others read it (ms). */
+static long
+grace_in_db(struct cluster *cl, int i)
+{
+	char sql[96];
+	PGresult *res;
+	long ms;
+
+	snprintf(sql, sizeof sql, "SELECT grace_ms FROM triage_nodes"
+	    " WHERE name = '%c'", 'a' + i);
+	res = tpg_query(tpg_group, cl->db, sql);
+	assert_int_equal(PQntuples(res), 1);
+	ms = atol(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return ms;
+}
+
+/*
+ * A reload that lengthens kill_grace lengthens the others' wait before a
+ * takeover too: the node's row says so from its next commit on (a node
+ * that took over on the old grace could run a job whose first attempt is
+ * still being stopped).
+ */
+static void
+test_reloaded_kill_grace_is_what_the_others_wait(void **state)
+{
+	struct cluster *cl = cluster_start(1, "");
+	char conf[2048];
+	int64_t deadline;
+
+	(void)state;
+	assert_int_equal(grace_in_db(cl, 0), 1000 + 1000);
+	cluster_conf(cl, 0, "slots = 1\nkill_grace = 4s\n", conf,
+	    sizeof conf);
+	tdaemon_rewrite(cl->d[0], "%s", conf);
+	json_decref(tcall(cl->c[0], "reload", "{}"));
+	json_decref(twait(cl->c[0], tsubmit(cl->c[0], "{s[s]}", "argv",
+	    "true")));
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while (grace_in_db(cl, 0) != 4000 + 1000) {
+		tcheck_deadline(deadline, "node a's new grace in its row");
+		usleep(20000);
+	}
+	assert_int_equal(grace_in_db(cl, 1), 1000 + 1000);
+	cluster_end(cl);
+}
+
 /*
  * Jobs submitted alternately through nodes a and b, whose ids come from
  * blocks of their own: list (at either node) gives them in submission
@@ -939,9 +986,10 @@ recv_submits(struct cluster *cl, int i, int n, int64_t *acked,
 static void
 test_database_restart_loses_nothing_acknowledged(void **state)
 {
-	enum { BURST = 40, HELD = 4 };
+	enum { BURST = 40, HELD = 4, ROUNDS = 100 };
 	struct cluster *cl = cluster_start(2, "");
-	int64_t acked[2 * NODES * BURST + 1], held[HELD], deadline;
+	int64_t acked[2 * NODES * BURST + 1 + NODES * ROUNDS], held[HELD];
+	int64_t deadline;
 	int nacked = 0, i, k, n;
 	json_t *res, *job;
 	size_t j;
@@ -1002,11 +1050,17 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	 * and every node says every other is up (a job through each makes
 	 * the others read the nodes again). */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while (!all_nodes_up(cl, 0)) {
+	for (i = 0; !all_nodes_up(cl, 0); i++) {
 		tcheck_deadline(deadline, "every node up again at node a");
-		for (k = 0; k < NODES; k++)
-			json_decref(twait(cl->c[k], tsubmit(cl->c[k], "{s[s]}",
-			    "argv", "true")));
+		if (i == ROUNDS)
+			fail_msg("every node up again at node a: not after %d "
+			    "jobs through each", ROUNDS);
+		/* Acknowledged too: the list below holds them. */
+		for (k = 0; k < NODES; k++) {
+			acked[nacked++] = tsubmit(cl->c[k], "{s[s]}", "argv",
+			    "true");
+			json_decref(twait(cl->c[k], acked[nacked - 1]));
+		}
 	}
 	/* Exactly those: no job stored whose submitter was told it was not. */
 	res = tcall(cl->c[0], "list", "{s[sss]si}", "state", "queued",
@@ -1112,6 +1166,8 @@ main(void)
 		    test_dead_node_is_down_and_its_takeover_logged),
 		cmocka_unit_test(
 		    test_list_is_in_submission_order_across_nodes),
+		cmocka_unit_test(
+		    test_reloaded_kill_grace_is_what_the_others_wait),
 		cmocka_unit_test(test_cancel_undone_by_another_write_is_done_again),
 		cmocka_unit_test(
 		    test_edit_undone_by_another_write_is_not_answered_done),
