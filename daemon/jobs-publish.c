@@ -1,0 +1,238 @@
+/* jobs-publish.c - the queue of what waits for a commit: job events go to
+ * the listeners in the order they happened, once on disk, never nested. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <event2/event.h>
+
+#include "jobs.h"
+#include "jobs-private.h"
+#include "log.h"
+#include "store.h"
+#include "timefmt.h"
+#include "triaged.h"
+
+/* How long one turn of the loop may spend publishing. */
+#define JOBS_DRAIN_SLICE_US 2000
+
+struct jobs_listener {
+	jobs_listener_cb cb;
+	void *arg;
+};
+
+void
+jobs_item_free(struct jobs_item *it)
+{
+	free(it->reason);
+	free(it);
+}
+
+void
+jobs_item_add(struct triaged *td, struct jobs_item *it, uint64_t gen)
+{
+	static const struct timeval now = { 0, 0 };
+	struct jobs *js = td->jobs;
+
+	it->gen = gen;
+	TAILQ_INSERT_TAIL(&js->items, it, entry);
+	if (gen <= js->durable && !js->draining)
+		evtimer_add(js->publish_ev, &now);
+}
+
+uint64_t
+jobs_gen(const struct triaged *td)
+{
+	return store_pending(td->store) ? store_generation(td->store) :
+	    td->jobs->durable;
+}
+
+void
+jobs_record(struct triaged *td, struct job *job, enum job_state from,
+    const char *change, uint64_t gen)
+{
+	struct jobs_item *it;
+
+	if ((it = calloc(1, sizeof *it)) == NULL ||
+	    (job->run->reason != NULL && (it->reason = strdup(job->run->reason))
+	    == NULL)) {
+		free(it);
+		log_warnx("job %llu: out of memory: its change to %s is not "
+		    "published", (unsigned long long)job->id,
+		    job_state_name(job->state));
+		return;
+	}
+	it->kind = JOBS_EVENT;
+	it->id = job->id;
+	it->from = from;
+	it->change = change;
+	job_status_get(job, &it->status);
+	jobs_item_add(td, it, gen);
+}
+
+static void
+jobs_publish(struct triaged *td, struct jobs_item *it)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_event ev;
+	struct job view, *job;
+	size_t i;
+
+	/* Gone (pruned, removed): nobody can ask about it any more. */
+	if ((job = store_get(td->store, it->id)) == NULL)
+		return;
+	/* The job as it was: its run is the copy the item took. */
+	view = *job;
+	view.state = it->status.state;
+	view.attempt = it->status.attempt;
+	view.retries = it->status.retries;
+	view.seq = it->status.seq;
+	view.held = it->status.held;
+	it->status.run.reason = it->reason;
+	view.run = &it->status.run;
+	ev.job = job;
+	ev.view = &view;
+	ev.from = it->from;
+	ev.change = it->change;
+	for (i = 0; i < js->nlisteners; i++)
+		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
+}
+
+/*
+ * Handles every item whose commit has succeeded, in order. Whatever the
+ * handlers add goes to the tail and waits for its own commit: never a
+ * nested drain. A long backlog (a commit of thousands of submissions) goes
+ * a slice per turn of the loop, so that other clients are served between.
+ */
+static void
+jobs_drain(struct triaged *td)
+{
+	static const struct timeval now = { 0, 0 };
+	struct jobs *js = td->jobs;
+	uint64_t start = timefmt_mono_us();
+	struct jobs_item *it;
+	unsigned n = 0;
+
+	if (js->draining)
+		return;
+	js->draining = true;
+	while ((it = TAILQ_FIRST(&js->items)) != NULL &&
+	    it->gen <= js->durable) {
+		if (++n % 64 == 0 &&
+		    timefmt_mono_us() - start > JOBS_DRAIN_SLICE_US) {
+			evtimer_add(js->publish_ev, &now);
+			break;
+		}
+		TAILQ_REMOVE(&js->items, it, entry);
+		switch (it->kind) {
+		case JOBS_EVENT:
+			jobs_publish(td, it);
+			break;
+		case JOBS_BARRIER:
+			it->cb(td, NULL, NULL, it->arg);
+			break;
+		case JOBS_LAUNCH:
+			jobs_launch(td, it);
+			break;
+		}
+		jobs_item_free(it);
+	}
+	js->draining = false;
+}
+
+void
+jobs_publish_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	jobs_drain(arg);
+}
+
+void
+jobs_committed_cb(uint64_t generation, const char *cause, void *arg)
+{
+	struct triaged *td = arg;
+	struct jobs *js = td->jobs;
+
+	if (cause != NULL) {
+		if (!js->commits_failing)
+			log_warnx("cannot write the job store: %s; no job "
+			    "starts, and no outcome is reported, until a "
+			    "commit succeeds", cause);
+		js->commits_failing = true;
+		return;
+	}
+	if (js->commits_failing)
+		log_notice("the job store is writable again: dispatch "
+		    "resumes");
+	js->commits_failing = false;
+	js->durable = generation;
+	jobs_drain(td);
+	jobs_launch_written(td);
+}
+
+int
+jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_listener *v;
+
+	v = reallocarray(js->listeners, js->nlisteners + 1, sizeof *v);
+	if (v == NULL)
+		return -1;
+	v[js->nlisteners++] = (struct jobs_listener){ cb, arg };
+	js->listeners = v;
+	return 0;
+}
+
+int
+jobs_after_commit(struct triaged *td, jobs_done_cb done_cb, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct jobs_item *it;
+
+	if ((it = calloc(1, sizeof *it)) == NULL)
+		return -1;
+	it->kind = JOBS_BARRIER;
+	it->cb = done_cb;
+	it->arg = arg;
+	jobs_item_add(td, it, jobs_gen(td));
+	/* Never inside this call, even when nothing waits. */
+	if (it->gen <= td->jobs->durable)
+		evtimer_add(td->jobs->publish_ev, &now);
+	return 0;
+}
+
+/* Drops what q holds of job id that is not durable yet (all: durable or
+ * not). */
+static void
+jobs_drop_items(struct jobs_items *q, uint64_t id, uint64_t durable,
+    bool all)
+{
+	struct jobs_item *it, *next;
+
+	for (it = TAILQ_FIRST(q); it != NULL; it = next) {
+		next = TAILQ_NEXT(it, entry);
+		if (it->kind == JOBS_BARRIER || it->id != id ||
+		    (!all && it->gen <= durable))
+			continue;
+		TAILQ_REMOVE(q, it, entry);
+		jobs_item_free(it);
+	}
+}
+
+void
+jobs_drop_pending(struct triaged *td, uint64_t id)
+{
+	struct jobs *js = td->jobs;
+
+	jobs_drop_items(&js->items, id, js->durable, false);
+	jobs_drop_items(&js->launches, id, js->durable, true);
+}
+
+void
+jobs_record_change(struct triaged *td, struct job *job, enum job_state from,
+    const char *change)
+{
+	jobs_record(td, job, from, change, jobs_gen(td));
+}
