@@ -15,10 +15,10 @@
 #include "jobs.h"
 #include "log.h"
 #include "metrics.h"
-#include "pool.h"
 #include "prioremap.h"
 #include "procstat.h"
 #include "psem.h"
+#include "run.h"
 #include "server.h"
 #include "store.h"
 #include "timefmt.h"
@@ -341,6 +341,7 @@ metrics_retries(struct triaged *td, unsigned prio)
 static void
 metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 {
+	struct run_workers workers = run_workers(td->run);
 	struct psem_prio_stats st;
 	unsigned i;
 	uint64_t busy = 0;
@@ -362,9 +363,9 @@ metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 	metrics_single(o, "triage_slots_busy", "gauge",
 	    "Slots held by the jobs granted them.", busy);
 	metrics_single(o, "triage_workers", "gauge",
-	    "Worker processes.", pool_size(td->pool));
+	    "Worker processes.", workers.size);
 	metrics_single(o, "triage_workers_busy", "gauge",
-	    "Worker processes running a job.", pool_busy(td->pool));
+	    "Worker processes running a job.", workers.busy);
 	metrics_family(o, "triage_build_info", "gauge",
 	    "Always 1; its label is the version of triaged.");
 	metrics_printf(o, "triage_build_info{version=\"");

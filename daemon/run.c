@@ -519,6 +519,13 @@ run_count(const struct run *run)
 	return run->n;
 }
 
+struct run_workers
+run_workers(const struct run *run)
+{
+	return (struct run_workers){ pool_size(run->pool),
+	    pool_busy(run->pool) };
+}
+
 static struct jobrun *
 run_reported(struct run *run, uint64_t job_id, const char *what)
 {

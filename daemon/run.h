@@ -103,6 +103,13 @@ bool run_has(const struct run *run, const struct job *job);
  * attempt's (removed at the hand-over, made afresh by the worker). */
 bool run_handed(const struct run *run, const struct job *job);
 unsigned run_count(const struct run *run);
+
+/* The workers under the runs, for whoever shows them (metrics, stats). */
+struct run_workers {
+	unsigned size;		/* asked for (the config's workers) */
+	unsigned busy;		/* running a job, retiring ones included */
+};
+struct run_workers run_workers(const struct run *run);
 /* A cluster node's lease, until until_us (CLOCK_MONOTONIC), for job's run
  * or (job NULL) every handed run: the worker stops its job itself should
  * it end unrenewed (SIGTERM, then SIGKILL after kill_grace), even while
