@@ -14,6 +14,7 @@
 #include "http-private.h"
 #include "jobs.h"
 #include "log.h"
+#include "method.h"
 #include "psem.h"
 #include "series.h"
 #include "store.h"
@@ -139,7 +140,7 @@ http_events_build(struct http_events *e)
 	running = json_array();
 	recent = json_array();
 	state = json_pack("{s:o,s:o,s:o,s:o,s:o,s:s}", "stats",
-	    jobs_stats(e->td), "running", running, "queued",
+	    method_stats_result(e->td), "running", running, "queued",
 	    http_events_queued(e), "recent", recent, "series",
 	    series_json(e->td), "now", now);
 	if (state == NULL)

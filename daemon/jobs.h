@@ -178,8 +178,6 @@ json_t *jobs_json(struct triaged *td, const struct job *job);
 struct jsonw;
 int jobs_write_json(struct triaged *td, const struct job *job,
     struct jsonw *w);
-/* The `stats` result object; a new reference. */
-json_t *jobs_stats(struct triaged *td);
 
 /* Pauses or resumes priority prio, or every one for -1; logs who did. */
 void jobs_set_paused(struct triaged *td, int prio, bool paused, uid_t by);

@@ -15,7 +15,7 @@ resume_handler(struct rpc_req *req, json_t *params)
 	jobs_set_paused(rpc_daemon(req), prio, false, conn_uid(req->conn));
 	notify_changed(rpc_daemon(req));
 	/* Answered once the pause state is on disk, kept across restarts. */
-	method_reply_durable(req, jobs_stats(rpc_daemon(req)));
+	method_reply_durable(req, method_stats_result(rpc_daemon(req)));
 }
 
 static const struct method_param resume_params[] = {

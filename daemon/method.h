@@ -155,6 +155,10 @@ struct method_later *method_later(struct rpc_req *req, const char *what);
 void method_later_done_cb(struct triaged *td, struct job *job,
     const char *cause, void *arg);
 
+/* The `stats` result object (method-stats.c), which pause and resume answer
+ * with too, and the dashboard shows; a new reference. */
+json_t *method_stats_result(struct triaged *td);
+
 extern const struct method method_cancel;
 extern const struct method method_get;
 extern const struct method method_hold;
