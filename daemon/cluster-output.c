@@ -11,6 +11,7 @@
 #include "cluster-output.h"
 #include "compat.h"
 #include "job.h"
+#include "jobs.h"
 #include "log.h"
 #include "run.h"
 #include "store.h"
@@ -253,41 +254,6 @@ clout_tick_cb(evutil_socket_t fd, short what, void *arg)
 	clout_arm(co);
 }
 
-int
-cluster_output_start(struct triaged *td)
-{
-	struct cluster_output *co;
-
-	td->shipper = NULL;
-	if (!store_keeps_output(td->store))
-		return 0;
-	if ((co = calloc(1, sizeof *co)) == NULL)
-		return -1;
-	if ((co->tick = evtimer_new(td->base, clout_tick_cb, co)) == NULL) {
-		free(co);
-		return -1;
-	}
-	co->td = td;
-	TAILQ_INIT(&co->ships);
-	td->shipper = co;
-	return 0;
-}
-
-void
-cluster_output_stop(struct triaged *td)
-{
-	struct cluster_output *co = td->shipper;
-	struct clout_ship *sp;
-
-	if (co == NULL)
-		return;
-	while ((sp = TAILQ_FIRST(&co->ships)) != NULL)
-		clout_drop(sp);
-	event_free(co->tick);
-	free(co);
-	td->shipper = NULL;
-}
-
 static struct clout_ship *
 clout_find(struct cluster_output *co, const struct job *job)
 {
@@ -299,8 +265,10 @@ clout_find(struct cluster_output *co, const struct job *job)
 	return NULL;
 }
 
-void
-cluster_output_begin(struct triaged *td, const struct job *job)
+/* job's run was given to run_start: its capture files are shipped from
+ * the hand-over on, every 500 ms while it runs. */
+static void
+clout_begin(struct triaged *td, const struct job *job)
 {
 	struct cluster_output *co = td->shipper;
 	struct clout_ship *sp;
@@ -319,8 +287,14 @@ cluster_output_begin(struct triaged *td, const struct job *job)
 	clout_arm(co);
 }
 
-void
-cluster_output_end(struct triaged *td, const struct job *job, bool handed,
+/*
+ * job's run is over (before its end changes the job and is committed):
+ * what its files hold beyond what was shipped goes now, ahead of that
+ * commit. handed: a worker had the run, so the files are this attempt's.
+ * taken: another node has the job now, and nothing more is shipped.
+ */
+static void
+clout_end(struct triaged *td, const struct job *job, bool handed,
     bool taken)
 {
 	struct cluster_output *co = td->shipper;
@@ -337,6 +311,64 @@ cluster_output_end(struct triaged *td, const struct job *job, bool handed,
 	clout_pump(co, sp, true);
 	if (clout_done(sp))
 		clout_drop(sp);
+}
+
+/* A run of this node was given to the executor, or ended. */
+static void
+clout_run_cb(struct triaged *td, const struct jobs_run_event *ev, void *arg)
+{
+	const struct job *job = ev->job;
+
+	(void)arg;
+	if (ev->out == NULL) {
+		clout_begin(td, job);
+		return;
+	}
+	/* Its last output goes ahead of the commit of its end: whoever sees
+	 * the end sees all of it. */
+	clout_end(td, job, ev->out->handed, job->taken || job->fenced ||
+	    ev->out->lease_ended);
+}
+
+int
+cluster_output_start(struct triaged *td)
+{
+	struct cluster_output *co;
+
+	td->shipper = NULL;
+	if (!store_keeps_output(td->store))
+		return 0;
+	if ((co = calloc(1, sizeof *co)) == NULL)
+		return -1;
+	if ((co->tick = evtimer_new(td->base, clout_tick_cb, co)) == NULL) {
+		free(co);
+		return -1;
+	}
+	co->td = td;
+	TAILQ_INIT(&co->ships);
+	/* Stays after cluster_output_stop, which leaves it no shipper. */
+	if (jobs_listen_runs(td, clout_run_cb, NULL) != 0) {
+		event_free(co->tick);
+		free(co);
+		return -1;
+	}
+	td->shipper = co;
+	return 0;
+}
+
+void
+cluster_output_stop(struct triaged *td)
+{
+	struct cluster_output *co = td->shipper;
+	struct clout_ship *sp;
+
+	if (co == NULL)
+		return;
+	while ((sp = TAILQ_FIRST(&co->ships)) != NULL)
+		clout_drop(sp);
+	event_free(co->tick);
+	free(co);
+	td->shipper = NULL;
 }
 
 bool

@@ -6,7 +6,6 @@
 
 #include "cluster.h"
 #include "config.h"
-#include "job.h"
 #include "log.h"
 #include "store.h"
 #include "triaged.h"
@@ -128,13 +127,6 @@ cluster_node_up(struct triaged *td, const char *name)
 		return true;
 	node = cluster_node_find(td, name);
 	return node != NULL && store_node_up(node);
-}
-
-bool
-cluster_runs_here(const struct triaged *td, const struct job *job)
-{
-	return job->pinned_node == NULL ||
-	    strcmp(job->pinned_node, td->cfg->cluster.node) == 0;
 }
 
 json_t *

@@ -12,7 +12,6 @@
 #define CLUSTER_SLACK_MS 1000
 
 struct config;
-struct job;
 struct triaged;
 
 /*
@@ -37,8 +36,6 @@ bool cluster_has_node(struct triaged *td, const char *name);
 /* Whether node name is up: this one, or another holding its name's lock
  * whose lease has not run out (store_node_up). */
 bool cluster_node_up(struct triaged *td, const char *name);
-/* Whether this node may run job: any may, but a job pinned to another. */
-bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
 /* The lease, takeovers and cancels (cluster-lease.c), after recovery;
  * nothing without a cluster. 0, or -1 out of memory. */

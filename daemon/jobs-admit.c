@@ -1,12 +1,13 @@
 /* jobs-admit.c - a job's way into the semaphore's queue: a submission once
  * it is on disk, the gate of what it runs after, and its begin_at. */
 #include <stdlib.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include <event2/event.h>
 
 #include "beginq.h"
-#include "cluster.h"
+#include "config.h"
 #include "jobs.h"
 #include "jobs-private.h"
 #include "log.h"
@@ -104,13 +105,21 @@ jobs_begin_cb(evutil_socket_t fd, short what, void *arg)
 	jobs_begin_arm(td);
 }
 
+/* Whether this node may run job: any may, but a job pinned to another. */
+static bool
+jobs_runs_here(const struct triaged *td, const struct job *job)
+{
+	return job->pinned_node == NULL ||
+	    strcmp(job->pinned_node, td->cfg->cluster.node) == 0;
+}
+
 void
 jobs_try_acquire(struct triaged *td, struct job *job)
 {
 	/* A job pinned to another node waits for that node's slots. */
 	if (job->state != JOB_QUEUED || job->held || job->gated ||
 	    psem_waiter_state(&job->waiter) != PSEM_IDLE ||
-	    !cluster_runs_here(td, job))
+	    !jobs_runs_here(td, job))
 		return;
 	if (job->begin_at >= 0 && job->begin_at > timefmt_now()) {
 		jobs_begin_later(td, job);

@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 
 #include "cluster.h"
-#include "cluster-output.h"
 #include "config.h"
 #include "jobs.h"
 #include "jobs-private.h"
@@ -113,10 +112,9 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	struct job_run *run;
 	int prio;
 
-	/* Its last output goes ahead of the commit of its end: whoever sees
-	 * the end sees all of it. */
-	cluster_output_end(td, job, out->handed, job->taken || job->fenced ||
-	    out->lease_ended);
+	/* Heard before its end changes it: whatever must go ahead of the
+	 * commit of that end (the output a node ships) goes now. */
+	jobs_tell_runs(td, job, out);
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);

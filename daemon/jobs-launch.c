@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/queue.h>
 
-#include "cluster-output.h"
 #include "config.h"
 #include "jobs-private.h"
 #include "log.h"
@@ -90,7 +89,7 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 		jobs_change(td, job, JOB_FAILED);
 		return;
 	}
-	cluster_output_begin(td, job);
+	jobs_tell_runs(td, job, NULL);
 }
 
 void

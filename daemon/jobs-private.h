@@ -19,6 +19,7 @@ struct event;
 struct jobs_event;
 struct jobs_listener;
 struct psem_waiter;
+struct run_outcome;
 struct triaged;
 
 /*
@@ -141,6 +142,10 @@ void jobs_record_change(struct triaged *td, struct job *job,
 /* Forgets the changes of job id not written yet (their writes are
  * refused: another daemon's came first), and its launch. */
 void jobs_drop_pending(struct triaged *td, uint64_t id);
+/* Tells the listeners of runs (jobs_listen_runs) of job's run at once: out
+ * is NULL when it was given to run_start, else how it ended. */
+void jobs_tell_runs(struct triaged *td, struct job *job,
+    const struct run_outcome *out);
 
 /* jobs-admit.c: from a submission to the semaphore's queue. */
 

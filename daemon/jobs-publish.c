@@ -16,8 +16,10 @@
 /* How long one turn of the loop may spend publishing. */
 #define JOBS_DRAIN_SLICE_US 2000
 
+/* A listener of events, or of runs. */
 struct jobs_listener {
-	jobs_listener_cb cb;
+	jobs_listener_cb cb;		/* NULL: of runs */
+	jobs_run_listener_cb run_cb;	/* NULL: of events */
 	void *arg;
 };
 
@@ -95,7 +97,8 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	ev.from = it->from;
 	ev.change = it->change;
 	for (i = 0; i < js->nlisteners; i++)
-		js->listeners[i].cb(td, &ev, js->listeners[i].arg);
+		if (js->listeners[i].cb != NULL)
+			js->listeners[i].cb(td, &ev, js->listeners[i].arg);
 }
 
 /*
@@ -171,8 +174,8 @@ jobs_committed_cb(uint64_t generation, const char *cause, void *arg)
 	jobs_launch_written(td);
 }
 
-int
-jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
+static int
+jobs_listener_add(struct triaged *td, struct jobs_listener l)
 {
 	struct jobs *js = td->jobs;
 	struct jobs_listener *v;
@@ -180,9 +183,34 @@ jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
 	v = reallocarray(js->listeners, js->nlisteners + 1, sizeof *v);
 	if (v == NULL)
 		return -1;
-	v[js->nlisteners++] = (struct jobs_listener){ cb, arg };
+	v[js->nlisteners++] = l;
 	js->listeners = v;
 	return 0;
+}
+
+int
+jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
+{
+	return jobs_listener_add(td, (struct jobs_listener){ cb, NULL, arg });
+}
+
+int
+jobs_listen_runs(struct triaged *td, jobs_run_listener_cb cb, void *arg)
+{
+	return jobs_listener_add(td, (struct jobs_listener){ NULL, cb, arg });
+}
+
+void
+jobs_tell_runs(struct triaged *td, struct job *job,
+    const struct run_outcome *out)
+{
+	struct jobs *js = td->jobs;
+	struct jobs_run_event ev = { job, out };
+	size_t i;
+
+	for (i = 0; i < js->nlisteners; i++)
+		if (js->listeners[i].run_cb != NULL)
+			js->listeners[i].run_cb(td, &ev, js->listeners[i].arg);
 }
 
 int

@@ -12,6 +12,7 @@
 #include "job.h"
 
 struct run_callbacks;
+struct run_outcome;
 struct triaged;
 
 /* What the executor reports to the state machine (run_new's callbacks). */
@@ -36,6 +37,20 @@ typedef void (*jobs_listener_cb)(struct triaged *td,
     const struct jobs_event *ev, void *arg);
 
 /*
+ * A run's two edges, heard the moment they happen: ahead of any commit,
+ * unlike a jobs_event, for what must reach the store before the change
+ * does (the output a node ships, before the commit of the job's end).
+ */
+struct jobs_run_event {
+	struct job *job;
+	/* NULL: the run was just given to the executor (run_start); else it
+	 * is over, and this is how it ended (before the end changes job). */
+	const struct run_outcome *out;
+};
+typedef void (*jobs_run_listener_cb)(struct triaged *td,
+    const struct jobs_run_event *ev, void *arg);
+
+/*
  * Decides whether a queued job may take its place in the semaphore: 1 it
  * may, 0 it must wait (the gate lets it go later with jobs_enqueue), -1
  * it never may (its reason says why; it is canceled).
@@ -55,6 +70,7 @@ void jobs_free(struct triaged *td);
 
 /* Listeners run in the order they were added; 0, or -1 out of memory. */
 int jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg);
+int jobs_listen_runs(struct triaged *td, jobs_run_listener_cb cb, void *arg);
 void jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg);
 
 /*
