@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
 #include "cluster-output.h"
 #include "config.h"
 #include "job.h"
@@ -76,22 +75,6 @@ output_data(const unsigned char *buf, size_t len, bool more, size_t *used,
 	return s;
 }
 
-/*
- * Which attempt the capture files hold. They are removed when an attempt
- * is handed to a worker, which makes them afresh; until then (a job
- * queued again after a failure or a retry), or when it ended without
- * being handed out (canceled while queued), they still hold the previous
- * attempt's output.
- */
-static unsigned
-output_attempt(const struct triaged *td, const struct job *job)
-{
-	bool fresh = (job->run->begun && job->state != JOB_QUEUED) ||
-	    run_handed(td->run, job);
-
-	return job->attempt > 1 && !fresh ? job->attempt - 1 : job->attempt;
-}
-
 static int
 output_check(const struct method_ctx *ctx, json_t *params,
     struct method_err *err)
@@ -108,17 +91,6 @@ output_check(const struct method_ctx *ctx, json_t *params,
 		return method_fail(err, RPC_INVALID_PARAMS, "limit",
 		    "\"limit\" must be from 1 to %d", OUTPUT_MAX_LIMIT);
 	return method_check_id(ctx, params, err);
-}
-
-/* A negative offset counts back from the end: from 0 when the stream is
- * shorter. */
-static json_int_t
-output_offset(json_int_t offset, off_t size)
-{
-	if (offset >= 0)
-		return offset;
-	/* size >= 0: no overflow, even from INT64_MIN */
-	return size + offset < 0 ? 0 : size + offset;
 }
 
 /* What a reply says of the job, taken when the request came: a page read
@@ -140,7 +112,7 @@ output_job_take(struct output_job *oj, const struct triaged *td,
 	bool out = strcmp(stream, "stdout") == 0;
 
 	oj->id = job->id;
-	oj->attempt = output_attempt(td, job);
+	oj->attempt = run_output_attempt(td->run, job);
 	oj->terminal = job_state_terminal(job->state);
 	oj->truncated = out ? job->run->stdout_truncated :
 	    job->run->stderr_truncated;
@@ -196,37 +168,21 @@ output_local(struct rpc_req *req, const struct output_job *oj,
     const char *stream, json_int_t offset, json_int_t limit)
 {
 	struct triaged *td = rpc_daemon(req);
-	struct output_page pg = { 0 };
-	struct capture c;
-	unsigned char *buf = NULL;
+	struct run_output_page rp;
+	struct output_page pg;
 	const char *what;
-	ssize_t got = 0;
 
-	if (capture_open(&c, td->output_dir, oj->id, stream, &what) != 0)
-		goto fail;
-	what = "read";
-	pg.offset = output_offset(offset, c.size);
-	/* Past the end there is nothing to read (and pread refuses offsets
-	 * past what a file can hold). */
-	if (c.fd != -1 && pg.offset < c.size && ((buf = malloc((size_t)limit)) == NULL ||
-	    (got = capture_read(&c, buf, (size_t)limit, (off_t)pg.offset))
-	    < 0)) {
-		capture_close(&c);
-		goto fail;
+	if (run_output_read(td->run, oj->id, stream, offset, (size_t)limit,
+	    &rp, &what) != 0) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+		    "cannot %s the output of job %llu: %s", what,
+		    (unsigned long long)oj->id, strerror(errno));
+		return;
 	}
-	capture_close(&c);
-	pg.buf = buf;
-	pg.got = (size_t)got;
-	pg.size = (uint64_t)c.size;
-	pg.dropped = oj->terminal ? oj->dropped : c.dropped;
+	pg = (struct output_page){ rp.offset, rp.buf, rp.got, rp.size,
+	    oj->terminal ? oj->dropped : rp.dropped };
 	output_reply(req, oj, &pg);
-	free(buf);
-	return;
-fail:
-	rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-	    "cannot %s the output of job %llu: %s", what,
-	    (unsigned long long)oj->id, strerror(errno));
-	free(buf);
+	free(rp.buf);
 }
 
 /* A read of another node's job, in the database; req NULL once its

@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 
+#include "capture.h"
 #include "config.h"
 #include "log.h"
 #include "pool.h"
@@ -524,6 +525,59 @@ run_workers(const struct run *run)
 {
 	return (struct run_workers){ pool_size(run->pool),
 	    pool_busy(run->pool) };
+}
+
+unsigned
+run_output_attempt(const struct run *run, const struct job *job)
+{
+	bool fresh = (job->run->begun && job->state != JOB_QUEUED) ||
+	    run_handed(run, job);
+
+	return job->attempt > 1 && !fresh ? job->attempt - 1 : job->attempt;
+}
+
+/* A negative offset counts back from the end: from 0 when the stream is
+ * shorter. */
+static int64_t
+run_output_offset(int64_t offset, off_t size)
+{
+	if (offset >= 0)
+		return offset;
+	/* size >= 0: no overflow, even from INT64_MIN */
+	return size + offset < 0 ? 0 : size + offset;
+}
+
+int
+run_output_read(const struct run *run, uint64_t id, const char *stream,
+    int64_t offset, size_t limit, struct run_output_page *pg,
+    const char **what)
+{
+	struct capture c;
+	unsigned char *buf = NULL;
+	ssize_t got = 0;
+	int saved;
+
+	if (capture_open(&c, run->output_dir, id, stream, what) != 0)
+		return -1;
+	*what = "read";
+	pg->offset = run_output_offset(offset, c.size);
+	/* Past the end there is nothing to read (and pread refuses offsets
+	 * past what a file can hold). */
+	if (c.fd != -1 && pg->offset < c.size && ((buf = malloc(limit)) ==
+	    NULL || (got = capture_read(&c, buf, limit, (off_t)pg->offset))
+	    < 0)) {
+		capture_close(&c);
+		saved = errno;
+		free(buf);
+		errno = saved;
+		return -1;
+	}
+	capture_close(&c);
+	pg->buf = buf;
+	pg->got = (size_t)got;
+	pg->size = (uint64_t)c.size;
+	pg->dropped = c.dropped;
+	return 0;
 }
 
 static struct jobrun *

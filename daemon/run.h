@@ -110,6 +110,34 @@ struct run_workers {
 	unsigned busy;		/* running a job, retiring ones included */
 };
 struct run_workers run_workers(const struct run *run);
+
+/*
+ * Which attempt job's capture files hold. They are removed when an attempt
+ * is handed to a worker, which makes them afresh; until then (a job
+ * queued again after a failure or a retry), or when it ended without
+ * being handed out (canceled while queued), they still hold the previous
+ * attempt's output.
+ */
+unsigned run_output_attempt(const struct run *run, const struct job *job);
+
+/* A page of a job's stream as this node's capture file holds it now. */
+struct run_output_page {
+	int64_t offset;		/* where the page starts */
+	unsigned char *buf;	/* got bytes, the caller's to free (or NULL) */
+	size_t got;
+	uint64_t size;		/* bytes the file keeps */
+	uint64_t dropped;	/* bytes of the stream before its first */
+};
+/*
+ * Reads up to limit bytes of job id's stream ("stdout" or "stderr") into
+ * *pg, from offset (counted from the first byte kept; a negative one back
+ * from the end, from 0 when the stream is shorter). No file is an empty
+ * stream. 0, or -1 with errno and *what the step that failed ("open",
+ * "read"), nothing to free.
+ */
+int run_output_read(const struct run *run, uint64_t id, const char *stream,
+    int64_t offset, size_t limit, struct run_output_page *pg,
+    const char **what);
 /* A cluster node's lease, until until_us (CLOCK_MONOTONIC), for job's run
  * or (job NULL) every handed run: the worker stops its job itself should
  * it end unrenewed (SIGTERM, then SIGKILL after kill_grace), even while
