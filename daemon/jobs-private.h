@@ -123,6 +123,7 @@ void jobs_seen_seq(struct triaged *td, int64_t seq);
 
 /* jobs-publish.c: the queue of what waits for a commit. */
 
+/* For jobs_init: the drain's timer, and the store's hook for a commit. */
 void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
 void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
 void jobs_item_free(struct jobs_item *it);
@@ -149,6 +150,7 @@ void jobs_tell_runs(struct triaged *td, struct job *job,
 
 /* jobs-admit.c: from a submission to the semaphore's queue. */
 
+/* For jobs_init: the timer of the earliest begin_at. */
 void jobs_begin_cb(evutil_socket_t fd, short what, void *arg);
 /* Into the semaphore, in the place its seq gives it. */
 void jobs_acquire(struct triaged *td, struct job *job);
@@ -182,6 +184,7 @@ void jobs_launch(struct triaged *td, struct jobs_item *it);
 /* Hands to their workers the granted jobs whose start is written; none
  * while commits fail, as before the store wrote starts ahead. */
 void jobs_launch_written(struct triaged *td);
+/* For jobs_init: the store's hook for a write. */
 void jobs_written_cb(uint64_t write, void *arg);
 
 /* jobs-retry.c */
