@@ -26,11 +26,11 @@ WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wpointer-arith -Wcast-qual -Wwrite-strings -Wformat=2 -Wundef \
 	-Wvla -Wnull-dereference -Werror
 SANITIZE ?=
-ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib -Idaemon $(PKG_CFLAGS) $(CPPFLAGS)
+ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib -Istore -Idaemon $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS = -std=c17 $(WARNINGS) $(CFLAGS) $(SANITIZE) -MMD -MP
 ALL_LDFLAGS = $(SANITIZE) $(LDFLAGS)
 
-LIB_SRC := $(wildcard lib/*.c)
+LIB_SRC := $(wildcard lib/*.c store/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 LIB := $(BUILD)/lib/libtriage.a
 # The daemon's modules also go into an archive, so that tests can drive its

@@ -61,7 +61,8 @@ struct http {
 	char *pending_token;		/* a reload's, until committed */
 };
 
-/* The body of every error: {"error": {"code", "message"}}; code is the
+/* http-reply.c, below the listener and the handlers. The body of every
+ * error: {"error": {"code", "message"}}; code is the
  * JSON-RPC code behind it, or 0. */
 void http_error(struct evhttp_request *req, int status, int code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -70,6 +71,9 @@ void http_reply_json(struct evhttp_request *req, json_t *body);
 /* Headers every reply carries (no sniffing, no framing, no referrer). */
 void http_common_headers(struct evhttp_request *req);
 
+/* The tracked connection of evcon, or NULL. */
+struct http_conn *http_conn_find(struct http *h,
+    const struct evhttp_connection *evcon);
 /* gone(arg) runs when req's connection closes before the handler is done
  * with it; NULL stops that. Each connection has one at a time. */
 void http_conn_watch(struct http *h, struct evhttp_request *req,

@@ -95,7 +95,7 @@ struct job {
 	 * (1 + index, 0 = not there). */
 	uint32_t begin_slot;
 	/* Its row's version in a database shared with other daemons, whose
-	 * updates name it (0 elsewhere): store-pg.c's. */
+	 * updates name it (0 elsewhere): pg-store.c's. */
 	uint32_t version;
 	uint16_t slots;		/* at most the config's 1024 */
 	int8_t nice;		/* 0 to 19 */
@@ -235,9 +235,9 @@ int job_set_reason(struct job *job, const char *fmt, ...)
 
 /*
  * The job object of protocol.md, a new reference (argv and cwd as byte
- * strings, bytestr.h: {"base64": ...} where they are not UTF-8); position is its place in
- * the queue, or -1 for null; pending_reason why it is queued still, or NULL
- * for null. NULL when out of memory.
+ * strings, bytestr.h: {"base64": ...} where they are not UTF-8); position is
+ * its place in the queue, or -1 for null; pending_reason why it is queued
+ * still, or NULL for null. NULL when out of memory.
  */
 json_t *job_to_json(const struct job *job, int64_t position,
     const char *pending_reason);

@@ -1,10 +1,12 @@
 #!/bin/sh
-# check-includes.sh - fails when modules of daemon/ and lib/ include each
-# other's headers in a circle, or when a lib/ file includes a daemon/ header.
+# check-includes.sh - fails when modules of daemon/, lib/ and store/ include
+# each other's headers in a circle, or when a lib/ or store/ file includes a
+# daemon/ header.
 #
 # A module is x.c with x.h (either may be missing); x -> y when x.c or x.h
 # has #include "y.h", the header found as the compiler finds it: beside the
-# file, then in lib/, then in daemon/ (the Makefile's -Ilib -Idaemon). <...>
+# file, then in lib/, store/, daemon/ (the Makefile's -Ilib -Istore -Idaemon).
+# <...>
 # includes and headers elsewhere are no modules. A circle is a set of modules
 # each of which reaches all the others (a strongly connected component); it
 # is printed with the includes inside it, the ones to cut. The summary line
@@ -12,11 +14,15 @@
 
 cd "$(dirname "$0")/.." || exit 2
 edges=$(mktemp) || exit 2
-trap 'rm -f "$edges"' EXIT
+uses=$(mktemp) || exit 2
+trap 'rm -f "$edges" "$uses"' EXIT
 trap 'exit 2' INT TERM HUP
 
 # One line per include between modules: from-module to-module file:line.
-for f in lib/*.c lib/*.h daemon/*.c daemon/*.h; do
+# A private header (x-private.h) is no module: it is what several files of
+# one part share, and calls through it would hide a circle. Its users are
+# noted instead (from-module header file:line), for what follows the loop.
+for f in lib/*.c lib/*.h store/*.c store/*.h daemon/*.c daemon/*.h; do
 	[ -f "$f" ] || continue
 	dir=${f%/*}
 	base=${f##*/}
@@ -25,7 +31,8 @@ for f in lib/*.c lib/*.h daemon/*.c daemon/*.h; do
 	    sed 's/^\([0-9]*\):[^"]*"\([^"]*\)".*/\1 \2/' |
 	    while read -r line name; do
 		to=
-		for cand in "$dir/$name" "lib/$name" "daemon/$name"; do
+		for cand in "$dir/$name" "lib/$name" "store/$name" \
+		    "daemon/$name"; do
 			if [ -f "$cand" ]; then
 				to=$cand
 				break
@@ -35,13 +42,55 @@ for f in lib/*.c lib/*.h daemon/*.c daemon/*.h; do
 		*/./* | */../*) to=$(realpath -m --relative-to=. "$to") ;;
 		esac
 		case $to in
-		lib/*.h | daemon/*.h) ;;
+		lib/*.h | store/*.h | daemon/*.h) ;;
 		*) continue ;;
+		esac
+		case $to in
+		*-private.h)
+			echo "$from $to $f:$line" >>"$uses"
+			continue
+			;;
 		esac
 		to=${to%.h}
 		[ "$to" = "$from" ] || echo "$from $to $f:$line"
 	done
 done >"$edges"
+
+# Through a private header: its user depends on what the header includes,
+# and on the module that defines each function of the header it calls.
+while read -r from priv where; do
+	case $from in
+	*-private) continue ;;
+	esac
+	file=${where%:*}
+	dir=${priv%/*}
+	grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]*"' "$priv" |
+	    sed 's/^\([0-9]*\):[^"]*"\([^"]*\)".*/\1 \2/' |
+	    while read -r line name; do
+		for cand in "$dir/$name" "lib/$name" "store/$name" \
+		    "daemon/$name"; do
+			if [ -f "$cand" ]; then
+				case $cand in
+				*-private.h) ;;
+				*) to=${cand%.h}
+				   [ "$to" = "$from" ] ||
+				       echo "$from $to $priv:$line(for:$file)" ;;
+				esac
+				break
+			fi
+		done
+	done
+	for fn in $(grep -o '\b[a-z_][a-z0-9_]*(' "$priv" | tr -d '(' |
+	    sort -u); do
+		def=$(grep -l "^$fn(" lib/*.c store/*.c daemon/*.c | head -n 1)
+		[ -n "$def" ] || continue
+		to=${def%.c}
+		[ "$to" = "$from" ] && continue
+		if grep -qw "$fn" "$file"; then
+			echo "$from $to $file:$fn()"
+		fi
+	done
+done <"$uses" >>"$edges"
 
 # Reachability by Floyd-Warshall: some 60 modules, so n^3 is nothing.
 awk '
@@ -53,8 +102,8 @@ awk '
 		adj[from, to] = adj[from, to] ", " where
 	else
 		adj[from, to] = where
-	if (from ~ /^lib\// && to ~ /^daemon\//) {
-		printf "check-includes: %s: lib/ includes a daemon/ header (%s.h)\n", where, to
+	if (from ~ /^(lib|store)\// && to ~ /^daemon\//) {
+		printf "check-includes: %s: %s includes a daemon/ header (%s.h)\n", where, substr(from, 1, index(from, "/")), to
 		bad++
 	}
 }

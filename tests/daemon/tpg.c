@@ -243,12 +243,15 @@ tpg_conninfo(const struct tpg *pg, const char *dbname, char *buf,
 }
 
 /* Starts postgres on the data dir and waits until it accepts
- * connections; fails the test with its log when it does not. */
+ * connections; fails the test with its log when it does not. After a
+ * crash that is a recovery and a checkpoint, every dirty page fsynced:
+ * on a host busy with other tests' writes, more than the harness's usual
+ * wait (a CI run saw 30 s go by), so it gets four. */
 static void
 tpg_launch(struct tpg *pg)
 {
 	char postgres[PATH_MAX + 16], port[16], conninfo[512];
-	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	int64_t deadline = tdeadline(4 * HARNESS_TIMEOUT_MS);
 	pid_t parent = getpid(), pid;
 	int status;
 

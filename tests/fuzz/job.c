@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include "bytestr.h"
-#include "db.h"
+#include "sqlite-db.h"
 #include "fuzz.h"
 #include "job.h"
 
-static struct db *fuzz_db_open;
+static struct sqlite_db *fuzz_db_open;
 static char fuzz_dir[1024];
 
 /* The database and its directory go when the process ends. */
@@ -21,7 +21,7 @@ fuzz_cleanup(void)
 	char path[1100];
 	size_t i;
 
-	db_close(fuzz_db_open);
+	sqlite_db_close(fuzz_db_open);
 	for (i = 0; i < sizeof files / sizeof files[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", fuzz_dir, files[i]);
 		unlink(path);
@@ -31,7 +31,7 @@ fuzz_cleanup(void)
 
 /* One database per process: opening one per input would be the most of
  * the time spent. */
-static struct db *
+static struct sqlite_db *
 fuzz_db(void)
 {
 	char path[1100];
@@ -43,8 +43,8 @@ fuzz_db(void)
 	if (mkdtemp(fuzz_dir) == NULL)
 		abort();
 	snprintf(path, sizeof path, "%s/jobs.db", fuzz_dir);
-	if ((fuzz_db_open = db_open(path, NULL)) == NULL ||
-	    db_set_sync(fuzz_db_open, false, NULL) != 0)
+	if ((fuzz_db_open = sqlite_db_open(path, NULL)) == NULL ||
+	    sqlite_db_set_sync(fuzz_db_open, false, NULL) != 0)
 		abort();
 	atexit(fuzz_cleanup);
 	return fuzz_db_open;
@@ -92,7 +92,8 @@ fuzz_job_v11(struct fuzz_in *in, struct job *job)
 	char *k, *v;
 
 	for (i = 0; i < n; i++) {
-		if (job->labels == NULL && (job->labels = json_object()) == NULL)
+		if (job->labels == NULL && (job->labels = json_object()) ==
+		    NULL)
 			abort();
 		k = fuzz_str(in, 16);
 		v = fuzz_str(in, 24);
@@ -226,7 +227,7 @@ fuzz_load_cb(struct job *job, void *arg)
 static void
 fuzz_row(const struct job *job, json_t *o)
 {
-	struct db *db = fuzz_db();
+	struct sqlite_db *db = fuzz_db();
 	struct job *back = NULL;
 	char **env = NULL, *cause = NULL;
 	json_t *o2;
@@ -234,11 +235,11 @@ fuzz_row(const struct job *job, json_t *o)
 
 	/* Whatever bytes argv, env and cwd hold (bytestr.h), as the rest
 	 * made a job object. */
-	FUZZ_ASSERT(db_insert(db, job, &cause) == 0);
-	FUZZ_ASSERT(db_load(db, fuzz_load_cb, &back, NULL) == 0);
+	FUZZ_ASSERT(sqlite_db_insert(db, job, &cause) == 0);
+	FUZZ_ASSERT(sqlite_db_load(db, fuzz_load_cb, &back, NULL) == 0);
 	FUZZ_ASSERT(back != NULL);
-	FUZZ_ASSERT(db_env(db, job->id, &env, NULL) == 0);
-	FUZZ_ASSERT(db_delete(db, job->id, NULL) == 0);
+	FUZZ_ASSERT(sqlite_db_env(db, job->id, &env, NULL) == 0);
+	FUZZ_ASSERT(sqlite_db_delete(db, job->id, NULL) == 0);
 	for (i = 0; job->env[i] != NULL; i++)
 		FUZZ_ASSERT(env[i] != NULL && strcmp(env[i], job->env[i]) == 0);
 	FUZZ_ASSERT(env[i] == NULL);

@@ -1,4 +1,4 @@
-/* store-front.c - the store's front (store.h): the table of jobs and the
+/* store.c - the store's front (store.h): the table of jobs and the
  * paused priorities every database keeps alike, and the calls it passes on. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test-store-pg.c - the PostgreSQL store on a bare event_base and a real
+/* test-pg-store.c - the PostgreSQL store on a bare event_base and a real
  * server: a burst of changes goes out as several commits, and nobody is
  * told a change is written before its commit is. */
 #include <setjmp.h>
@@ -18,7 +18,7 @@
 #include "store.h"
 #include "tpg.h"
 
-/* More than one commit writes (PGSTORE_COMMIT_ROWS in lib/store-pg.c). */
+/* More than one commit writes (PG_STORE_COMMIT_ROWS in store/pg-store.c). */
 #define BURST 2500
 
 struct fixture {

@@ -4,6 +4,7 @@
 #define TRIAGE_PG_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <libpq-fe.h>
 
@@ -18,17 +19,24 @@
  * Blocking, or begun only (PQconnectStartParams) when start is set. NULL
  * out of memory.
  */
-PGconn *pg_connect(const char *conninfo, bool start);
+PGconn *pg_util_connect(const char *conninfo, bool start);
 
 /* libpq's message of a failed result or connection, as one line (no
  * trailing newline, no "ERROR:  " prefix), in a static buffer. */
-const char *pg_message(const PGconn *pg, const PGresult *res);
+const char *pg_util_message(const PGconn *pg, const PGresult *res);
 /* Runs sql (one or more statements, no parameters) and drops the result:
  * 0, or -1 with *cause. */
-int pg_exec(PGconn *pg, const char *sql, char **cause);
+int pg_util_exec(PGconn *pg, const char *sql, char **cause);
 /* Runs sql, which returns rows: the result, or NULL with *cause. */
-PGresult *pg_query(PGconn *pg, const char *sql, char **cause);
-PGresult *pg_query_params(PGconn *pg, const char *sql, int nparams,
+PGresult *pg_util_query(PGconn *pg, const char *sql, char **cause);
+PGresult *pg_util_query_params(PGconn *pg, const char *sql, int nparams,
     const char *const *values, char **cause);
+
+struct vec;
+/* The ids of n items of size bytes each, the id (a uint64_t) first, as
+ * an array's text ("{1,2}"); NULL out of memory. */
+char *pg_util_array(const void *v, size_t n, size_t size);
+/* The same of a vec of uint64_t ids. */
+char *pg_util_ids_array(const struct vec *ids);
 
 #endif

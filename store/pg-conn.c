@@ -1,4 +1,4 @@
-/* pgconn.c - one PostgreSQL connection driven by a libevent loop: batches of
+/* pg-conn.c - one PostgreSQL connection driven by a libevent loop: batches of
  * statements pipelined, LISTEN/NOTIFY, reconnection with backoff. */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,23 +13,23 @@
 #include <libpq-fe.h>
 
 #include "pg-util.h"
-#include "pgconn.h"
+#include "pg-conn.h"
 #include "vec.h"
 
 /* Reconnection: the first attempt at once, then this doubling... */
-#define PGCONN_BACKOFF_MIN_MS	100
+#define PG_CONN_BACKOFF_MIN_MS	100
 /* ...up to this, each delay a random 75% to 125% of it. */
-#define PGCONN_BACKOFF_MAX_MS	5000
+#define PG_CONN_BACKOFF_MAX_MS	5000
 /* libpq's connect_timeout does not hold for an asynchronous connection:
  * an attempt that takes longer (a host that drops packets) is given up. */
-#define PGCONN_CONNECT_TIMEOUT_SEC	10
+#define PG_CONN_CONNECT_TIMEOUT_SEC	10
 /* libpq's limit on a statement's parameters (a uint16 in the protocol). */
-#define PGCONN_PARAMS_MAX	65535
+#define PG_CONN_PARAMS_MAX	65535
 
-/* A batch given to the connection, from pgconn_batch to its callback. */
-struct pgconn_batch {
-	TAILQ_ENTRY(pgconn_batch) entry;
-	pgconn_batch_cb	 cb;
+/* A batch given to the connection, from pg_conn_batch to its callback. */
+struct pg_conn_batch {
+	TAILQ_ENTRY(pg_conn_batch) entry;
+	pg_conn_batch_cb	 cb;
 	void		*arg;
 	char		*cause;		/* on c->failed: what cb is told */
 	size_t		 n;		/* statements */
@@ -37,38 +37,41 @@ struct pgconn_batch {
 	bool		 got;		/* results[next] came (NULL ends it) */
 	PGresult	*results[];	/* n, at least 1 */
 };
-TAILQ_HEAD(pgconn_batches, pgconn_batch);
+TAILQ_HEAD(pg_conn_batches, pg_conn_batch);
 
 /* A statement prepared on every connection. */
-struct pgconn_prep {
+struct pg_conn_prep {
 	char	*name;
 	char	*sql;
 };
 
-enum pgconn_phase {
-	PGCONN_NEW,		/* pgconn_start not called yet */
-	PGCONN_WAITING,		/* down: the timer starts the next attempt */
-	PGCONN_CONNECTING,	/* PQconnectPoll under way */
-	PGCONN_SETTING_UP,	/* prepares and LISTENs sent */
-	PGCONN_UP,
+enum pg_conn_phase {
+	PG_CONN_NEW,		/* pg_conn_start not called yet */
+	PG_CONN_WAITING,		/* down: the timer starts the next
+	    attempt */
+	PG_CONN_CONNECTING,	/* PQconnectPoll under way */
+	PG_CONN_SETTING_UP,	/* prepares and LISTENs sent */
+	PG_CONN_UP,
 };
 
-struct pgconn {
+struct pg_conn {
 	struct event_base	*base;
 	char			*conninfo;
-	pgconn_state_cb		 state_cb;
-	pgconn_notify_cb	 notify_cb;
+	pg_conn_state_cb		 state_cb;
+	pg_conn_notify_cb	 notify_cb;
 	void			*arg;
 	/* what every (re)connection sets up */
-	struct vec		 preps;		/* of struct pgconn_prep */
+	struct vec		 preps;		/* of struct pg_conn_prep */
 	struct vec		 channels;	/* of char *, allocated */
 	int			 backoff_max_ms;
 
-	enum pgconn_phase	 phase;
+	enum pg_conn_phase	 phase;
 	PGconn			*conn;
-	int			 reported;	/* -1: nothing yet; 0 down; 1 up */
+	int			 reported;	/* -1: nothing yet; 0 down; 1 up
+	    */
 	char			*cause;		/* why it is down, one line */
-	unsigned		 attempts;	/* failed since it was last up */
+	unsigned		 attempts;	/* failed since it was last up
+	    */
 	/*
 	 * While connecting, a one-shot wait for what PQconnectPoll asked;
 	 * once connected, the socket's reads (persistent) and its writes,
@@ -76,30 +79,31 @@ struct pgconn {
 	 */
 	struct event		*io;
 	struct event		*wr;
-	struct event		*timer;		/* reconnection, connect timeout */
-	/* Work for the loop that pgconn_batch may not do itself: callbacks
+	struct event		*timer;		/* reconnection, connect timeout
+	    */
+	/* Work for the loop that pg_conn_batch may not do itself: callbacks
 	 * of failed batches, results libpq read while sending, a loss. */
 	struct event		*defer;
-	char			*lost;		/* a loss pgconn_batch saw */
+	char			*lost;		/* a loss pg_conn_batch saw */
 	/* The error that ends the session the server sent (FATAL: a
 	 * shutdown...), which says more than libpq's "server closed the
 	 * connection unexpectedly" that follows it. */
 	char			*fatal;
-	struct pgconn_batches	 sent;		/* in flight, in order */
-	struct pgconn_batches	 failed;	/* for defer to fail */
+	struct pg_conn_batches	 sent;		/* in flight, in order */
+	struct pg_conn_batches	 failed;	/* for defer to fail */
 	int			 busy;		/* our callbacks under way */
 	bool			 freeing;
 };
 
-static void pgconn_lose(struct pgconn *, const char *);
-static void pgconn_input(struct pgconn *);
-static void pgconn_timer_cb(evutil_socket_t, short, void *);
-static void pgconn_defer_cb(evutil_socket_t, short, void *);
+static void pg_conn_lose(struct pg_conn *, const char *);
+static void pg_conn_input(struct pg_conn *);
+static void pg_conn_timer_cb(evutil_socket_t, short, void *);
+static void pg_conn_defer_cb(evutil_socket_t, short, void *);
 
 /* msg on one line, allocated: libpq ends its messages with a newline and
  * puts hints on lines of their own. NULL when out of memory. */
 static char *
-pgconn_oneline(const char *msg)
+pg_conn_oneline(const char *msg)
 {
 	char *line, *p;
 	size_t len, i, j = 0;
@@ -136,7 +140,7 @@ pgconn_oneline(const char *msg)
 }
 
 static bool
-pgconn_has_alnum(const char *s, size_t len)
+pg_conn_has_alnum(const char *s, size_t len)
 {
 	size_t i;
 
@@ -153,14 +157,14 @@ pgconn_has_alnum(const char *s, size_t len)
  * part of a password.
  */
 static char *
-pgconn_parse_error(const char *msg)
+pg_conn_parse_error(const char *msg)
 {
 	PQconninfoOption *opts = PQconndefaults(), *o;
 	char *line, *p, *q, *out;
 	size_t len;
 	bool known;
 
-	if ((line = pgconn_oneline(msg)) == NULL)
+	if ((line = pg_conn_oneline(msg)) == NULL)
 		return NULL;
 	if ((out = malloc(strlen(line) + 1)) == NULL) {
 		free(line);
@@ -177,7 +181,7 @@ pgconn_parse_error(const char *msg)
 		}
 		len = (size_t)(q - p);
 		/* Punctuation ("=") tells nothing of a password either. */
-		known = len > 0 && !pgconn_has_alnum(p, len);
+		known = len > 0 && !pg_conn_has_alnum(p, len);
 		for (o = opts; o != NULL && o->keyword != NULL; o++)
 			if (strlen(o->keyword) == len &&
 			    strncmp(o->keyword, p, len) == 0)
@@ -192,17 +196,17 @@ pgconn_parse_error(const char *msg)
 	return out;
 }
 
-struct pgconn *
-pgconn_new(struct event_base *base, const char *conninfo,
-    pgconn_state_cb state_cb, pgconn_notify_cb notify_cb, void *arg,
+struct pg_conn *
+pg_conn_new(struct event_base *base, const char *conninfo,
+    pg_conn_state_cb state_cb, pg_conn_notify_cb notify_cb, void *arg,
     char **cause)
 {
 	PQconninfoOption *opts;
-	struct pgconn *c;
+	struct pg_conn *c;
 	char *err = NULL, *why;
 
 	if ((opts = PQconninfoParse(conninfo, &err)) == NULL) {
-		why = err != NULL ? pgconn_parse_error(err) : NULL;
+		why = err != NULL ? pg_conn_parse_error(err) : NULL;
 		if (asprintf(cause, "bad PostgreSQL connection string: %s",
 		    why != NULL ? why : "out of memory") == -1)
 			*cause = NULL;
@@ -214,7 +218,7 @@ pgconn_new(struct event_base *base, const char *conninfo,
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		goto oom;
 	c->base = base;
-	c->backoff_max_ms = PGCONN_BACKOFF_MAX_MS;
+	c->backoff_max_ms = PG_CONN_BACKOFF_MAX_MS;
 	c->state_cb = state_cb;
 	c->notify_cb = notify_cb;
 	c->arg = arg;
@@ -223,22 +227,22 @@ pgconn_new(struct event_base *base, const char *conninfo,
 	TAILQ_INIT(&c->failed);
 	if ((c->conninfo = strdup(conninfo)) == NULL ||
 	    (c->cause = strdup("not started")) == NULL ||
-	    (c->timer = evtimer_new(base, pgconn_timer_cb, c)) == NULL ||
-	    (c->defer = event_new(base, -1, 0, pgconn_defer_cb, c)) == NULL)
+	    (c->timer = evtimer_new(base, pg_conn_timer_cb, c)) == NULL ||
+	    (c->defer = event_new(base, -1, 0, pg_conn_defer_cb, c)) == NULL)
 		goto oom;
 	return c;
 oom:
-	pgconn_free(c);
+	pg_conn_free(c);
 	*cause = strdup("out of memory");
 	return NULL;
 }
 
 int
-pgconn_prepare(struct pgconn *c, const char *name, const char *sql)
+pg_conn_prepare(struct pg_conn *c, const char *name, const char *sql)
 {
-	struct pgconn_prep p;
+	struct pg_conn_prep p;
 
-	if (c->phase != PGCONN_NEW) {
+	if (c->phase != PG_CONN_NEW) {
 		errno = EBUSY;
 		return -1;
 	}
@@ -255,18 +259,19 @@ pgconn_prepare(struct pgconn *c, const char *name, const char *sql)
 }
 
 void
-pgconn_set_backoff_max(struct pgconn *c, int ms)
+pg_conn_set_backoff_max(struct pg_conn *c, int ms)
 {
-	c->backoff_max_ms = ms < PGCONN_BACKOFF_MIN_MS ? PGCONN_BACKOFF_MIN_MS :
-	    ms > PGCONN_BACKOFF_MAX_MS ? PGCONN_BACKOFF_MAX_MS : ms;
+	c->backoff_max_ms = ms < PG_CONN_BACKOFF_MIN_MS ? PG_CONN_BACKOFF_MIN_MS
+	    :
+	    ms > PG_CONN_BACKOFF_MAX_MS ? PG_CONN_BACKOFF_MAX_MS : ms;
 }
 
 int
-pgconn_listen(struct pgconn *c, const char *channel)
+pg_conn_listen(struct pg_conn *c, const char *channel)
 {
 	char *copy;
 
-	if (c->phase != PGCONN_NEW) {
+	if (c->phase != PG_CONN_NEW) {
 		errno = EBUSY;
 		return -1;
 	}
@@ -280,40 +285,40 @@ pgconn_listen(struct pgconn *c, const char *channel)
 }
 
 bool
-pgconn_up(const struct pgconn *c)
+pg_conn_up(const struct pg_conn *c)
 {
-	return c->phase == PGCONN_UP && c->lost == NULL && !c->freeing;
+	return c->phase == PG_CONN_UP && c->lost == NULL && !c->freeing;
 }
 
 /* Entering one of our libevent callbacks... */
 static void
-pgconn_enter(struct pgconn *c)
+pg_conn_enter(struct pg_conn *c)
 {
 	c->busy++;
 }
 
-/* ...and leaving it: the place where a pgconn_free from inside a callback
+/* ...and leaving it: the place where a pg_conn_free from inside a callback
  * takes effect. */
-static void pgconn_destroy(struct pgconn *);
+static void pg_conn_destroy(struct pg_conn *);
 static void
-pgconn_leave(struct pgconn *c)
+pg_conn_leave(struct pg_conn *c)
 {
 	if (--c->busy == 0 && c->freeing)
-		pgconn_destroy(c);
+		pg_conn_destroy(c);
 }
 
 /* Whether what called a callback must stop: c is going, or its
  * connection is. */
 static bool
-pgconn_gone(const struct pgconn *c)
+pg_conn_gone(const struct pg_conn *c)
 {
 	return c->freeing || c->conn == NULL;
 }
 
-static struct pgconn_batch *
-pgconn_batch_new(size_t n, pgconn_batch_cb cb, void *arg)
+static struct pg_conn_batch *
+pg_conn_batch_new(size_t n, pg_conn_batch_cb cb, void *arg)
 {
-	struct pgconn_batch *b;
+	struct pg_conn_batch *b;
 
 	b = calloc(1, sizeof *b + (n > 0 ? n : 1) * sizeof b->results[0]);
 	if (b == NULL)
@@ -325,7 +330,7 @@ pgconn_batch_new(size_t n, pgconn_batch_cb cb, void *arg)
 }
 
 static void
-pgconn_batch_free(struct pgconn_batch *b)
+pg_conn_batch_free(struct pg_conn_batch *b)
 {
 	size_t i;
 
@@ -338,7 +343,7 @@ pgconn_batch_free(struct pgconn_batch *b)
 /* Calls b's callback (results when cause is NULL) and frees b, which is
  * on no list any more. */
 static void
-pgconn_deliver(struct pgconn *c, struct pgconn_batch *b, const char *cause)
+pg_conn_deliver(struct pg_conn *c, struct pg_conn_batch *b, const char *cause)
 {
 	c->busy++;
 	if (cause == NULL)
@@ -346,26 +351,26 @@ pgconn_deliver(struct pgconn *c, struct pgconn_batch *b, const char *cause)
 	else
 		b->cb(NULL, 0, cause, b->arg);
 	c->busy--;
-	pgconn_batch_free(b);
+	pg_conn_batch_free(b);
 }
 
 /* Fails every batch of list with cause (NULL: each its own), those its
  * callbacks add too. */
 static void
-pgconn_fail_all(struct pgconn *c, struct pgconn_batches *list,
+pg_conn_fail_all(struct pg_conn *c, struct pg_conn_batches *list,
     const char *cause)
 {
-	struct pgconn_batch *b;
+	struct pg_conn_batch *b;
 
 	while ((b = TAILQ_FIRST(list)) != NULL) {
 		TAILQ_REMOVE(list, b, entry);
-		pgconn_deliver(c, b, cause != NULL ? cause : b->cause);
+		pg_conn_deliver(c, b, cause != NULL ? cause : b->cause);
 	}
 }
 
 /* Tells state_cb of a change of state, only of a change. */
 static void
-pgconn_report(struct pgconn *c, bool up)
+pg_conn_report(struct pg_conn *c, bool up)
 {
 	if (c->reported == (int)up)
 		return;
@@ -376,7 +381,7 @@ pgconn_report(struct pgconn *c, bool up)
 }
 
 static void
-pgconn_defer(struct pgconn *c)
+pg_conn_defer(struct pg_conn *c)
 {
 	event_active(c->defer, EV_TIMEOUT, 1);
 }
@@ -384,7 +389,7 @@ pgconn_defer(struct pgconn *c)
 /* Sends what libpq holds: waits for the socket to take more while it
  * cannot take everything. 0, or -1 when the connection was lost. */
 static int
-pgconn_flush(struct pgconn *c)
+pg_conn_flush(struct pg_conn *c)
 {
 	switch (PQflush(c->conn)) {
 	case 0:
@@ -394,14 +399,14 @@ pgconn_flush(struct pgconn *c)
 		event_add(c->wr, NULL);
 		return 0;
 	default:
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return -1;
 	}
 }
 
 /* Closes the connection and its events (c->conn NULL after). */
 static void
-pgconn_close(struct pgconn *c)
+pg_conn_close(struct pg_conn *c)
 {
 	if (c->io != NULL) {
 		event_free(c->io);
@@ -423,7 +428,7 @@ pgconn_close(struct pgconn *c)
 
 /* Keeps res's message when it is an error that ends the session. */
 static void
-pgconn_keep_fatal(struct pgconn *c, const PGresult *res)
+pg_conn_keep_fatal(struct pg_conn *c, const PGresult *res)
 {
 	const char *severity, *msg;
 
@@ -437,9 +442,9 @@ pgconn_keep_fatal(struct pgconn *c, const PGresult *res)
 
 /* The delay before reconnection attempt number c->attempts (from 0). */
 static int
-pgconn_backoff_ms(const struct pgconn *c)
+pg_conn_backoff_ms(const struct pg_conn *c)
 {
-	int ms = PGCONN_BACKOFF_MIN_MS;
+	int ms = PG_CONN_BACKOFF_MIN_MS;
 	unsigned i;
 
 	if (c->attempts == 0)
@@ -459,58 +464,58 @@ pgconn_backoff_ms(const struct pgconn *c)
  * attempt is timed.
  */
 static void
-pgconn_lose(struct pgconn *c, const char *msg)
+pg_conn_lose(struct pg_conn *c, const char *msg)
 {
 	struct timeval tv;
 	char *line, *cause = NULL;
 	int ms;
 
-	if ((line = pgconn_oneline(c->fatal != NULL ? c->fatal : msg)) !=
+	if ((line = pg_conn_oneline(c->fatal != NULL ? c->fatal : msg)) !=
 	    NULL) {
 		free(c->cause);
 		c->cause = line;
 	}
-	pgconn_close(c);
+	pg_conn_close(c);
 	if (c->freeing)
 		return;
-	c->phase = PGCONN_WAITING;
-	ms = pgconn_backoff_ms(c);
+	c->phase = PG_CONN_WAITING;
+	ms = pg_conn_backoff_ms(c);
 	c->attempts++;
 	tv.tv_sec = ms / 1000;
 	tv.tv_usec = ms % 1000 * 1000;
 	evtimer_add(c->timer, &tv);
-	pgconn_report(c, false);
+	pg_conn_report(c, false);
 	if (!TAILQ_EMPTY(&c->sent) && asprintf(&cause,
 	    "connection to PostgreSQL lost: %s", c->cause) == -1)
 		cause = NULL;
-	pgconn_fail_all(c, &c->sent, cause != NULL ? cause :
+	pg_conn_fail_all(c, &c->sent, cause != NULL ? cause :
 	    "connection to PostgreSQL lost");
 	free(cause);
 }
 
 void
-pgconn_drop(struct pgconn *c, const char *why)
+pg_conn_drop(struct pg_conn *c, const char *why)
 {
 	if (c == NULL || c->freeing || c->conn == NULL)
 		return;
-	pgconn_enter(c);
-	pgconn_lose(c, why);
-	pgconn_leave(c);
+	pg_conn_enter(c);
+	pg_conn_lose(c, why);
+	pg_conn_leave(c);
 }
 
 int
-pgconn_backend_pid(const struct pgconn *c)
+pg_conn_backend_pid(const struct pg_conn *c)
 {
-	return pgconn_up(c) ? PQbackendPID(c->conn) : 0;
+	return pg_conn_up(c) ? PQbackendPID(c->conn) : 0;
 }
 
 /* The set-up's results: up, or down saying which statement failed. */
 static void
-pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
+pg_conn_setup_cb(PGresult *const *results, size_t n, const char *cause,
     void *arg)
 {
-	struct pgconn *c = arg;
-	const struct pgconn_prep *preps = c->preps.v;
+	struct pg_conn *c = arg;
+	const struct pg_conn_prep *preps = c->preps.v;
 	char *const *channels = c->channels.v;
 	const char *msg;
 	char *why;
@@ -528,24 +533,24 @@ pgconn_setup_cb(PGresult *const *results, size_t n, const char *cause,
 		    channels[i - c->preps.n], msg != NULL ? msg :
 		    PQresultErrorMessage(results[i])) == -1)
 			why = NULL;
-		pgconn_lose(c, why != NULL ? why : "set-up failed");
+		pg_conn_lose(c, why != NULL ? why : "set-up failed");
 		free(why);
 		return;
 	}
-	c->phase = PGCONN_UP;
+	c->phase = PG_CONN_UP;
 	c->attempts = 0;
-	pgconn_report(c, true);
+	pg_conn_report(c, true);
 }
 
 /* Reads the results that have come, in order, and hands each batch over
  * at its sync point. */
 static void
-pgconn_results(struct pgconn *c)
+pg_conn_results(struct pg_conn *c)
 {
-	struct pgconn_batch *b;
+	struct pg_conn_batch *b;
 	PGresult *res;
 
-	while (!pgconn_gone(c) && !PQisBusy(c->conn)) {
+	while (!pg_conn_gone(c) && !PQisBusy(c->conn)) {
 		b = TAILQ_FIRST(&c->sent);
 		if ((res = PQgetResult(c->conn)) == NULL) {
 			/* The end of one statement's results. */
@@ -556,7 +561,7 @@ pgconn_results(struct pgconn *c)
 			continue;
 		}
 		if (PQresultStatus(res) == PGRES_FATAL_ERROR)
-			pgconn_keep_fatal(c, res);
+			pg_conn_keep_fatal(c, res);
 		if (b == NULL || (b->next >= b->n &&
 		    PQresultStatus(res) != PGRES_PIPELINE_SYNC)) {
 			/* Nobody's (the error of a server going away):
@@ -567,7 +572,7 @@ pgconn_results(struct pgconn *c)
 		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC) {
 			PQclear(res);
 			TAILQ_REMOVE(&c->sent, b, entry);
-			pgconn_deliver(c, b, NULL);
+			pg_conn_deliver(c, b, NULL);
 			continue;
 		}
 		PQclear(b->results[b->next]);
@@ -578,20 +583,20 @@ pgconn_results(struct pgconn *c)
 
 /* What the server sent: results, notifications, or the end. */
 static void
-pgconn_input(struct pgconn *c)
+pg_conn_input(struct pg_conn *c)
 {
 	PGnotify *n;
 
 	/* First what waits to be sent, as reading may have made room: libpq
 	 * reads what came while it sends, which is then read below. */
-	if (event_pending(c->wr, EV_WRITE, NULL) && pgconn_flush(c) == -1)
+	if (event_pending(c->wr, EV_WRITE, NULL) && pg_conn_flush(c) == -1)
 		return;
 	if (!PQconsumeInput(c->conn)) {
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
-	pgconn_results(c);
-	while (!pgconn_gone(c) && (n = PQnotifies(c->conn)) != NULL) {
+	pg_conn_results(c);
+	while (!pg_conn_gone(c) && (n = PQnotifies(c->conn)) != NULL) {
 		if (c->notify_cb != NULL) {
 			c->busy++;
 			c->notify_cb(n->relname, n->extra, c->arg);
@@ -599,40 +604,40 @@ pgconn_input(struct pgconn *c)
 		}
 		PQfreemem(n);
 	}
-	if (pgconn_gone(c))
+	if (pg_conn_gone(c))
 		return;
 	if (PQstatus(c->conn) == CONNECTION_BAD)
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 }
 
-static void pgconn_connect_step(struct pgconn *);
+static void pg_conn_connect_step(struct pg_conn *);
 
 /* The socket is ready: for the connection's making, or to read, or to
  * write (c->wr). */
 static void
-pgconn_io_cb(evutil_socket_t fd, short what, void *arg)
+pg_conn_io_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct pgconn *c = arg;
+	struct pg_conn *c = arg;
 
 	(void)fd;
 	(void)what;
-	pgconn_enter(c);
-	if (pgconn_gone(c))
+	pg_conn_enter(c);
+	if (pg_conn_gone(c))
 		;
-	else if (c->phase == PGCONN_CONNECTING)
-		pgconn_connect_step(c);
+	else if (c->phase == PG_CONN_CONNECTING)
+		pg_conn_connect_step(c);
 	else
-		pgconn_input(c);	/* writes, then reads */
-	pgconn_leave(c);
+		pg_conn_input(c);	/* writes, then reads */
+	pg_conn_leave(c);
 }
 
 /* Connected: pipeline mode, then the set-up as the first batch. */
 static void
-pgconn_setup(struct pgconn *c)
+pg_conn_setup(struct pg_conn *c)
 {
-	const struct pgconn_prep *preps = c->preps.v;
+	const struct pg_conn_prep *preps = c->preps.v;
 	char *const *channels = c->channels.v;
-	struct pgconn_batch *b;
+	struct pg_conn_batch *b;
 	evutil_socket_t fd = PQsocket(c->conn);
 	char *quoted, *sql;
 	size_t i;
@@ -640,21 +645,21 @@ pgconn_setup(struct pgconn *c)
 
 	if (PQsetnonblocking(c->conn, 1) != 0 ||
 	    PQenterPipelineMode(c->conn) != 1) {
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
 	event_free(c->io);
-	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pgconn_io_cb, c);
-	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST, pgconn_io_cb,
+	c->io = event_new(c->base, fd, EV_READ | EV_PERSIST, pg_conn_io_cb, c);
+	c->wr = event_new(c->base, fd, EV_WRITE | EV_PERSIST, pg_conn_io_cb,
 	    c);
-	b = pgconn_batch_new(c->preps.n + c->channels.n, pgconn_setup_cb, c);
+	b = pg_conn_batch_new(c->preps.n + c->channels.n, pg_conn_setup_cb, c);
 	if (c->io == NULL || c->wr == NULL || b == NULL ||
 	    event_add(c->io, NULL) == -1) {
 		free(b);
-		pgconn_lose(c, "out of memory");
+		pg_conn_lose(c, "out of memory");
 		return;
 	}
-	c->phase = PGCONN_SETTING_UP;
+	c->phase = PG_CONN_SETTING_UP;
 	TAILQ_INSERT_TAIL(&c->sent, b, entry);
 	for (i = 0, ok = 1; ok && i < c->preps.n; i++)
 		ok = PQsendPrepare(c->conn, preps[i].name, preps[i].sql, 0,
@@ -672,42 +677,42 @@ pgconn_setup(struct pgconn *c)
 		PQfreemem(quoted);
 	}
 	if (!ok || !PQpipelineSync(c->conn)) {
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
 	/* What libpq read while sending is read from the loop. */
-	if (pgconn_flush(c) == 0)
-		pgconn_defer(c);
+	if (pg_conn_flush(c) == 0)
+		pg_conn_defer(c);
 }
 
 /* Waits for what PQconnectPoll asked for. */
 static void
-pgconn_connect_wait(struct pgconn *c, short what)
+pg_conn_connect_wait(struct pg_conn *c, short what)
 {
 	if (c->io != NULL)
 		event_free(c->io);
-	c->io = event_new(c->base, PQsocket(c->conn), what, pgconn_io_cb, c);
+	c->io = event_new(c->base, PQsocket(c->conn), what, pg_conn_io_cb, c);
 	if (c->io == NULL || event_add(c->io, NULL) == -1)
-		pgconn_lose(c, "out of memory");
+		pg_conn_lose(c, "out of memory");
 }
 
 /* One step of the connection's making. */
 static void
-pgconn_connect_step(struct pgconn *c)
+pg_conn_connect_step(struct pg_conn *c)
 {
 	switch (PQconnectPoll(c->conn)) {
 	case PGRES_POLLING_READING:
-		pgconn_connect_wait(c, EV_READ);
+		pg_conn_connect_wait(c, EV_READ);
 		break;
 	case PGRES_POLLING_WRITING:
-		pgconn_connect_wait(c, EV_WRITE);
+		pg_conn_connect_wait(c, EV_WRITE);
 		break;
 	case PGRES_POLLING_OK:
 		evtimer_del(c->timer);
-		pgconn_setup(c);
+		pg_conn_setup(c);
 		break;
 	default:
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		break;
 	}
 }
@@ -716,84 +721,84 @@ pgconn_connect_step(struct pgconn *c)
  * lib/ prints nothing. What a caller needs to know comes with results, or
  * with a loss, whose cause an error ending the session becomes. */
 static void
-pgconn_notice_cb(void *arg, const PGresult *res)
+pg_conn_notice_cb(void *arg, const PGresult *res)
 {
-	pgconn_keep_fatal(arg, res);
+	pg_conn_keep_fatal(arg, res);
 }
 
 /* An attempt to connect, without blocking (but for the resolution of a
  * host name, which libpq does itself). */
 static void
-pgconn_connect(struct pgconn *c)
+pg_conn_connect(struct pg_conn *c)
 {
-	struct timeval tv = { PGCONN_CONNECT_TIMEOUT_SEC, 0 };
+	struct timeval tv = { PG_CONN_CONNECT_TIMEOUT_SEC, 0 };
 
-	c->phase = PGCONN_CONNECTING;
-	if ((c->conn = pg_connect(c->conninfo, true)) == NULL) {
-		pgconn_lose(c, "out of memory");
+	c->phase = PG_CONN_CONNECTING;
+	if ((c->conn = pg_util_connect(c->conninfo, true)) == NULL) {
+		pg_conn_lose(c, "out of memory");
 		return;
 	}
 	if (PQstatus(c->conn) == CONNECTION_BAD) {
-		pgconn_lose(c, PQerrorMessage(c->conn));
+		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
 	/* libpq's own would print the server's notices to stderr. */
-	PQsetNoticeReceiver(c->conn, pgconn_notice_cb, c);
+	PQsetNoticeReceiver(c->conn, pg_conn_notice_cb, c);
 	evtimer_add(c->timer, &tv);
 	/* PQconnectStartParams's own step was writing. */
-	pgconn_connect_wait(c, EV_WRITE);
+	pg_conn_connect_wait(c, EV_WRITE);
 }
 
 /* Reconnection time, or an attempt that took too long. */
 static void
-pgconn_timer_cb(evutil_socket_t fd, short what, void *arg)
+pg_conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct pgconn *c = arg;
+	struct pg_conn *c = arg;
 
 	(void)fd;
 	(void)what;
-	pgconn_enter(c);
+	pg_conn_enter(c);
 	if (c->freeing)
 		;
-	else if (c->phase == PGCONN_WAITING)
-		pgconn_connect(c);
-	else if (c->phase == PGCONN_CONNECTING)
-		pgconn_lose(c, "timed out connecting to PostgreSQL");
-	pgconn_leave(c);
+	else if (c->phase == PG_CONN_WAITING)
+		pg_conn_connect(c);
+	else if (c->phase == PG_CONN_CONNECTING)
+		pg_conn_lose(c, "timed out connecting to PostgreSQL");
+	pg_conn_leave(c);
 }
 
 static void
-pgconn_defer_cb(evutil_socket_t fd, short what, void *arg)
+pg_conn_defer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct pgconn *c = arg;
+	struct pg_conn *c = arg;
 	char *lost;
 
 	(void)fd;
 	(void)what;
-	pgconn_enter(c);
+	pg_conn_enter(c);
 	if (c->lost != NULL) {
 		lost = c->lost;
 		c->lost = NULL;
-		pgconn_lose(c, lost);
+		pg_conn_lose(c, lost);
 		free(lost);
-	} else if (!pgconn_gone(c) && c->phase >= PGCONN_SETTING_UP)
-		pgconn_input(c);
+	} else if (!pg_conn_gone(c) && c->phase >= PG_CONN_SETTING_UP)
+		pg_conn_input(c);
 	if (!c->freeing)
-		pgconn_fail_all(c, &c->failed, NULL);
-	pgconn_leave(c);
+		pg_conn_fail_all(c, &c->failed, NULL);
+	pg_conn_leave(c);
 }
 
 int
-pgconn_start(struct pgconn *c)
+pg_conn_start(struct pg_conn *c)
 {
-	if (c->phase != PGCONN_NEW) {
+	if (c->phase != PG_CONN_NEW) {
 		errno = EBUSY;
 		return -1;
 	}
 	free(c->cause);
 	if ((c->cause = strdup("connecting")) == NULL)
 		return -1;
-	c->phase = PGCONN_WAITING;
+	c->phase = PG_CONN_WAITING;
 	/* This is the attempt made at once: a failure waits before the
 	 * next. */
 	c->attempts = 1;
@@ -803,11 +808,11 @@ pgconn_start(struct pgconn *c)
 
 /* Why stmt, number i of a batch, cannot be sent; NULL when it can. */
 static const char *
-pgconn_stmt_error(const struct pgconn_stmt *stmt)
+pg_conn_stmt_error(const struct pg_conn_stmt *stmt)
 {
 	if (stmt->name == NULL && stmt->sql == NULL)
 		return "neither a prepared statement's name nor SQL";
-	if (stmt->nparams < 0 || stmt->nparams > PGCONN_PARAMS_MAX)
+	if (stmt->nparams < 0 || stmt->nparams > PG_CONN_PARAMS_MAX)
 		return "a number of parameters out of 0 to 65535";
 	if (stmt->nparams > 0 && stmt->values == NULL)
 		return "parameters without values";
@@ -817,18 +822,18 @@ pgconn_stmt_error(const struct pgconn_stmt *stmt)
 /* Queues b to fail from the loop with cause (allocated, taken; NULL when
  * out of memory). 0, or -1 when out of memory. */
 static int
-pgconn_fail_later(struct pgconn *c, struct pgconn_batch *b, char *cause)
+pg_conn_fail_later(struct pg_conn *c, struct pg_conn_batch *b, char *cause)
 {
 	if ((b->cause = cause) == NULL)
 		return -1;
 	TAILQ_INSERT_TAIL(&c->failed, b, entry);
-	pgconn_defer(c);
+	pg_conn_defer(c);
 	return 0;
 }
 
 /* The cause of a batch refused; NULL when out of memory. */
 static char *
-pgconn_refusal(const struct pgconn *c, size_t n, const char *bad)
+pg_conn_refusal(const struct pg_conn *c, size_t n, const char *bad)
 {
 	char *cause;
 
@@ -843,23 +848,23 @@ pgconn_refusal(const struct pgconn *c, size_t n, const char *bad)
 }
 
 int
-pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts, size_t n,
-    pgconn_batch_cb cb, void *arg)
+pg_conn_batch(struct pg_conn *c, const struct pg_conn_stmt *stmts, size_t n,
+    pg_conn_batch_cb cb, void *arg)
 {
-	const struct pgconn_stmt *s;
-	struct pgconn_batch *b;
+	const struct pg_conn_stmt *s;
+	struct pg_conn_batch *b;
 	const char *bad = NULL;
 	size_t i;
 	int ok = 1, flushed;
 
-	if ((b = pgconn_batch_new(n, cb, arg)) == NULL) {
+	if ((b = pg_conn_batch_new(n, cb, arg)) == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
 	for (i = 0; bad == NULL && i < n; i++)
-		bad = pgconn_stmt_error(&stmts[i]);
-	if (bad != NULL || !pgconn_up(c))
-		ok = pgconn_fail_later(c, b, pgconn_refusal(c, i - 1, bad));
+		bad = pg_conn_stmt_error(&stmts[i]);
+	if (bad != NULL || !pg_conn_up(c))
+		ok = pg_conn_fail_later(c, b, pg_conn_refusal(c, i - 1, bad));
 	else {
 		for (i = 0; ok && i < n; i++) {
 			s = &stmts[i];
@@ -879,16 +884,16 @@ pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts, size_t n,
 		else if (c->lost == NULL) {
 			/* The loss is handled from the loop: no callback
 			 * runs inside this call. */
-			if ((c->lost = pgconn_oneline(
+			if ((c->lost = pg_conn_oneline(
 			    PQerrorMessage(c->conn))) == NULL)
 				c->lost = strdup("out of memory");
 		}
 		/* What libpq read while sending is read from the loop. */
-		pgconn_defer(c);
+		pg_conn_defer(c);
 		return 0;
 	}
 	if (ok == -1) {
-		pgconn_batch_free(b);
+		pg_conn_batch_free(b);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -897,16 +902,16 @@ pgconn_batch(struct pgconn *c, const struct pgconn_stmt *stmts, size_t n,
 
 /* Frees c, and anything it still holds; nothing of ours is under way. */
 static void
-pgconn_destroy(struct pgconn *c)
+pg_conn_destroy(struct pg_conn *c)
 {
-	struct pgconn_prep *preps = c->preps.v;
+	struct pg_conn_prep *preps = c->preps.v;
 	char **channels = c->channels.v;
 	size_t i;
 
-	c->busy++;	/* a pgconn_free from these callbacks does nothing */
-	pgconn_fail_all(c, &c->sent, "closing");
-	pgconn_fail_all(c, &c->failed, "closing");
-	pgconn_close(c);
+	c->busy++;	/* a pg_conn_free from these callbacks does nothing */
+	pg_conn_fail_all(c, &c->sent, "closing");
+	pg_conn_fail_all(c, &c->failed, "closing");
+	pg_conn_close(c);
 	if (c->timer != NULL)
 		event_free(c->timer);
 	if (c->defer != NULL)
@@ -926,13 +931,13 @@ pgconn_destroy(struct pgconn *c)
 }
 
 void
-pgconn_free(struct pgconn *c)
+pg_conn_free(struct pg_conn *c)
 {
 	if (c == NULL || c->freeing)
 		return;
 	c->freeing = true;
 	c->busy++;
-	pgconn_fail_all(c, &c->sent, "closing");
-	pgconn_fail_all(c, &c->failed, "closing");
-	pgconn_leave(c);
+	pg_conn_fail_all(c, &c->sent, "closing");
+	pg_conn_fail_all(c, &c->failed, "closing");
+	pg_conn_leave(c);
 }

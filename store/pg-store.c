@@ -1,4 +1,4 @@
-/* store-pg.c - the store in the cluster's PostgreSQL: the changes of a loop
+/* pg-store.c - the store in the cluster's PostgreSQL: the changes of a loop
  * turn go out as one transaction without blocking the loop, each update
  * fenced by the version of the row it read. */
 #include <errno.h>
@@ -16,48 +16,48 @@
 #include "jobrow.h"
 #include "pg-schema.h"
 #include "pg-util.h"
-#include "pgconn.h"
-#include "pgrow.h"
+#include "pg-conn.h"
+#include "pg-row.h"
 #include "store.h"
-#include "store-pg-private.h"
+#include "pg-private.h"
 #include "timefmt.h"
 
 /* How long a failed commit waits before the next try of what it could not
  * write (the connection itself comes back on its own backoff). */
-#define PGSTORE_RETRY_MS 1000
+#define PG_STORE_RETRY_MS 1000
 /* How long a stopping daemon waits for its last writes. */
-#define PGSTORE_FLUSH_MS 10000
+#define PG_STORE_FLUSH_MS 10000
 /* Ids asked for at a time, ahead of the jobs that take them. */
-#define PGSTORE_IDS 256
+#define PG_STORE_IDS 256
 /*
  * Changed and removed jobs written by one commit at most: a bulk cancel of
  * 100,000 jobs goes out as many commits, each built and settled in a few
  * milliseconds, so that the loop serves others between them.
  */
-#define PGSTORE_COMMIT_ROWS 500
+#define PG_STORE_COMMIT_ROWS 500
 
 /* The statements, prepared on every connection. */
 static const struct {
 	const char *name;
 	const char *sql;
-} pgstore_stmts[] = {
-	{ "ins", "INSERT INTO triage_jobs (" PGROW_SELECT ") VALUES ("
-	    PGROW_INSERT_PARAMS ")" },
+} pg_store_stmts[] = {
+	{ "ins", "INSERT INTO triage_jobs (" PG_ROW_SELECT ") VALUES ("
+	    PG_ROW_INSERT_PARAMS ")" },
 	/* The version it read, $29: another daemon's write since refuses
 	 * this one. */
-	{ "upd", "UPDATE triage_jobs SET " PGROW_CHANGES_SET ","
+	{ "upd", "UPDATE triage_jobs SET " PG_ROW_CHANGES_SET ","
 	    " version = version + 1 WHERE id = $1 AND version = $29"
 	    " RETURNING version" },
 	/* A claim does not wait for a row another daemon holds: that one
 	 * is taking the job. */
-	{ "claim", "UPDATE triage_jobs SET " PGROW_CHANGES_SET ","
+	{ "claim", "UPDATE triage_jobs SET " PG_ROW_CHANGES_SET ","
 	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
 	    " WHERE id = $1 AND version = $29 FOR UPDATE SKIP LOCKED)"
 	    " RETURNING version" },
-	{ "sync_jobs", PGSTORE_SYNC_JOBS },
-	{ "refetch", "SELECT version, " PGROW_SELECT " FROM triage_jobs"
+	{ "sync_jobs", PG_STORE_SYNC_JOBS },
+	{ "refetch", "SELECT version, " PG_ROW_SELECT " FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[])" },
-	{ "sync_removed", PGSTORE_SYNC_REMOVED },
+	{ "sync_removed", PG_STORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
 	    " RETURNING id), o AS (DELETE FROM triage_output WHERE job = $1)"
 	    " INSERT INTO triage_removed (id, removed_at)"
@@ -65,16 +65,16 @@ static const struct {
 	{ "paused_clear", "DELETE FROM triage_paused" },
 	{ "paused_set", "INSERT INTO triage_paused"
 	    " SELECT unnest($1::text[])" },
-	/* Whether a commit whose answer was lost happened (see pgcommit),
+	/* Whether a commit whose answer was lost happened (see pg_commit),
 	 * and the node's lease renewed: a claim holds it at once. */
 	{ "mark", "UPDATE triage_nodes SET commit_gen = $3,"
 	    " commit_xid = pg_current_xact_id(),"
 	    " lease_until = now() + $4::interval, busy = $5, grace_ms = $6"
 	    " WHERE name = $1 AND boot = $2" },
-	{ "lease", pgstore_lease_sql },
-	{ "takeover", pgstore_takeover_sql },
-	{ "cancel", pgstore_cancel_sql },
-	{ "sync_cancels", PGSTORE_SYNC_CANCELS },
+	{ "lease", pg_store_lease_sql },
+	{ "takeover", pg_store_takeover_sql },
+	{ "cancel", pg_store_cancel_sql },
+	{ "sync_cancels", PG_STORE_SYNC_CANCELS },
 	/* Trusted only once the session the commit went out on has ended:
 	 * one the daemon let go of (silent, dropped) may still be reading
 	 * it, and commit after this read. It is ended first (5 s at most),
@@ -88,22 +88,22 @@ static const struct {
 	    " WHERE name = $1 AND boot = $2" },
 	{ "versions", "SELECT id, version FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[]) AND txid = $2::xid8" },
-	{ "notify", "SELECT pg_notify('" PGSTORE_CHANNEL "', $1)" },
+	{ "notify", "SELECT pg_notify('" PG_STORE_CHANNEL "', $1)" },
 	{ "ids", "SELECT nextval('triage_job_id') FROM"
 	    " generate_series(1, $1::integer)" },
 };
-#define PGSTORE_NSTMTS (sizeof pgstore_stmts / sizeof pgstore_stmts[0])
+#define PG_STORE_NSTMTS (sizeof pg_store_stmts / sizeof pg_store_stmts[0])
 
 /* A commit on its way: what it wrote, to settle once it is answered. */
-struct pgcommit {
-	struct pgstore *s;
+struct pg_commit {
+	struct pg_store *s;
 	uint64_t gen;
 	uint64_t start_us;
 	struct vec staged;		/* struct store_staged, ids given */
 	struct vec syncs;		/* struct store_sync */
-	struct vec updated;		/* struct pgstore_mark, one UPDATE
+	struct vec updated;		/* struct pg_store_mark, one UPDATE
 					 * each, in id order */
-	struct vec removed;		/* struct pgstore_mark */
+	struct vec removed;		/* struct pg_store_mark */
 	uint64_t durable;		/* written with it: every generation
 					 * up to this one */
 	/* The server session it went out on (pid 0: not known). */
@@ -120,25 +120,26 @@ struct pgcommit {
 	size_t ids_at;			/* of the refill of ids; 0: none */
 };
 
-static const struct store_ops pgstore_ops;
-static void pgstore_commit_cb(evutil_socket_t, short, void *);
-static void pgstore_locks_check(struct pgstore *);
-static void pgstore_note_sessions(struct pgstore *);
-static void pgstore_commit_free(struct pgcommit *);
-static void pgstore_ask_doubt(struct pgstore *);
-static void pgstore_settle(struct pgcommit *, PGresult *const *, size_t,
+static const struct store_ops pg_store_ops;
+static void pg_store_commit_cb(evutil_socket_t, short, void *);
+static void pg_store_locks_check(struct pg_store *);
+static void pg_store_note_sessions(struct pg_store *);
+static void pg_store_commit_free(struct pg_commit *);
+static void pg_store_ask_doubt(struct pg_store *);
+static void pg_store_synced(struct pg_store *);
+static void pg_store_settle(struct pg_commit *, PGresult *const *, size_t,
     const char *);
 
-static const struct pgstore *
-pgstore_const(const struct store *st)
+static const struct pg_store *
+pg_store_const(const struct store *st)
 {
-	return (const struct pgstore *)st;
+	return (const struct pg_store *)st;
 }
 
 /* A commit at the end of this turn of the loop, unless one is on its way:
  * its end schedules the next. */
 static void
-pgstore_schedule(struct pgstore *s)
+pg_store_schedule(struct pg_store *s)
 {
 	static const struct timeval now = { 0, 0 };
 
@@ -147,7 +148,7 @@ pgstore_schedule(struct pgstore *s)
 }
 
 static void
-pgstore_status(struct pgstore *s, bool up, const char *cause)
+pg_store_status(struct pg_store *s, bool up, const char *cause)
 {
 	if (s->st.status_cb != NULL)
 		s->st.status_cb(up, cause, s->st.status_arg);
@@ -156,10 +157,10 @@ pgstore_status(struct pgstore *s, bool up, const char *cause)
 /* The versions our commit in doubt gave the rows it updated: those whose
  * last writer is its transaction. Then it is settled as done. */
 static void
-pgstore_versions_cb(PGresult *const *res, size_t n, const char *cause,
+pg_store_versions_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
-	struct pgcommit *c = arg;
+	struct pg_commit *c = arg;
 	struct job *job;
 	int i;
 
@@ -173,40 +174,14 @@ pgstore_versions_cb(PGresult *const *res, size_t n, const char *cause,
 		    i, 0), NULL, 10))) != NULL)
 			job->version = (uint32_t)strtoul(PQgetvalue(res[0], i,
 			    1), NULL, 10);
-	pgstore_settle(c, NULL, 0, NULL);
-}
-
-/* The ids of n items of size bytes each, the id first, as an array's
- * text. */
-static char *
-pgstore_array(const void *v, size_t n, size_t size)
-{
-	size_t i, len = 3 + n * 21;
-	uint64_t id;
-	char *a, *p;
-
-	if ((a = malloc(len)) == NULL)
-		return NULL;
-	p = a;
-	*p++ = '{';
-	for (i = 0; i < n; i++) {
-		memcpy(&id, (const char *)v + i * size, sizeof id);
-		p += sprintf(p, "%s%" PRIu64, i > 0 ? "," : "", id);
-	}
-	strcpy(p, "}");
-	return a;
-}
-
-char *
-pgstore_ids_array(const struct vec *ids)
-{
-	return pgstore_array(ids->v, ids->n, sizeof(uint64_t));
+	pg_store_settle(c, NULL, 0, NULL);
 }
 
 static char *
-pgstore_marks_array(const struct vec *marks)
+pg_store_marks_array(const struct vec *marks)
 {
-	return pgstore_array(marks->v, marks->n, sizeof(struct pgstore_mark));
+	return pg_util_array(marks->v, marks->n,
+	    sizeof(struct pg_store_mark));
 }
 
 /*
@@ -215,11 +190,11 @@ pgstore_marks_array(const struct vec *marks)
  * versions (its xid tells ours from another daemon's later write).
  */
 static void
-pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
+pg_store_marked_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
-	struct pgcommit *c = arg;
-	struct pgconn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
+	struct pg_commit *c = arg;
+	struct pg_conn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
 	const char *values[2];
 	char *ids;
 	uint64_t gen = 0;
@@ -234,39 +209,39 @@ pgstore_marked_cb(PGresult *const *res, size_t n, const char *cause,
 	    strcmp(PQgetvalue(res[1], 0, 2), "t") != 0) {
 		/* Its session lives on (pg_terminate_backend's 5 s were not
 		 * enough): it could still commit. Ask again. */
-		pgstore_ask_doubt(c->s);
+		pg_store_ask_doubt(c->s);
 		return;
 	}
 	if (PQntuples(res[1]) == 1)
 		gen = strtoull(PQgetvalue(res[1], 0, 0), NULL, 10);
 	if (gen < c->gen) {
-		pgstore_settle(c, NULL, 0, "the connection to PostgreSQL was "
+		pg_store_settle(c, NULL, 0, "the connection to PostgreSQL was "
 		    "lost before the commit");
 		return;
 	}
 	if (c->updated.n == 0) {
-		pgstore_settle(c, NULL, 0, NULL);
+		pg_store_settle(c, NULL, 0, NULL);
 		return;
 	}
-	if ((ids = pgstore_marks_array(&c->updated)) == NULL) {
+	if ((ids = pg_store_marks_array(&c->updated)) == NULL) {
 		c->s->doubt = true;
 		return;
 	}
 	values[0] = ids;
 	values[1] = PQgetvalue(res[1], 0, 1);
 	q.values = values;
-	if (pgconn_batch(c->s->conn, &q, 1, pgstore_versions_cb, c) != 0)
+	if (pg_conn_batch(c->s->conn, &q, 1, pg_store_versions_cb, c) != 0)
 		c->s->doubt = true;
 	free(ids);
 }
 
 static void
-pgstore_ask_doubt(struct pgstore *s)
+pg_store_ask_doubt(struct pg_store *s)
 {
-	const struct pgcommit *c = s->flight;
+	const struct pg_commit *c = s->flight;
 	char pid[16];
 	const char *values[4] = { s->node, s->boot, pid, c->sess_start };
-	struct pgconn_stmt q[2] = {
+	struct pg_conn_stmt q[2] = {
 		{ "end_session", NULL, 2, values + 2, NULL, NULL },
 		{ "marked", NULL, 4, values, NULL, NULL },
 	};
@@ -274,14 +249,14 @@ pgstore_ask_doubt(struct pgstore *s)
 	snprintf(pid, sizeof pid, "%d", c->sess_pid);
 	s->doubt = false;
 	if (s->conn == NULL ||
-	    pgconn_batch(s->conn, q, 2, pgstore_marked_cb, s->flight) != 0)
+	    pg_conn_batch(s->conn, q, 2, pg_store_marked_cb, s->flight) != 0)
 		s->doubt = true;
 }
 
 static void
-pgstore_conn_state_cb(bool up, const char *cause, void *arg)
+pg_store_conn_state_cb(bool up, const char *cause, void *arg)
 {
-	struct pgstore *s = arg;
+	struct pg_store *s = arg;
 
 	s->up = up;
 	if (!up) {
@@ -290,45 +265,45 @@ pgstore_conn_state_cb(bool up, const char *cause, void *arg)
 	}
 	/* The first connection is no news: the start connected already. */
 	if (s->ever_up || !up)
-		pgstore_status(s, up, cause);
+		pg_store_status(s, up, cause);
 	if (!up)
 		return;
 	/* The server may have restarted, and its locks gone with it: the
 	 * node's name is its own again, and it is up to the others. */
 	if (s->ever_up)
-		pgstore_locks_check(s);
+		pg_store_locks_check(s);
 	else
-		pgstore_note_sessions(s);
+		pg_store_note_sessions(s);
 	s->ever_up = true;
 	/* Nobody could renew while the server was away: ours first. */
 	s->up_since_us = timefmt_mono_us();
-	pgstore_renew_lease(&s->st);
+	pg_cluster_renew_lease(&s->st);
 	if (s->doubt && s->flight != NULL)
-		pgstore_ask_doubt(s);
+		pg_store_ask_doubt(s);
 	/* What was missed while down. */
-	pgstore_sync_changes(s);
-	pgstore_schedule(s);
+	pg_sync_changes(s);
+	pg_store_schedule(s);
 }
 
 static void
-pgstore_notify_cb(const char *channel, const char *payload, void *arg)
+pg_store_notify_cb(const char *channel, const char *payload, void *arg)
 {
-	struct pgstore *s = arg;
+	struct pg_store *s = arg;
 
 	(void)channel;
 	if (strcmp(payload, s->self) != 0)
-		pgstore_sync_changes(s);
+		pg_sync_changes(s);
 }
 
 /* The first ids, so that the first commit need not wait for them. */
 static int
-pgstore_load_ids(struct pgstore *s, PGconn *pg, char **cause)
+pg_store_load_ids(struct pg_store *s, PGconn *pg, char **cause)
 {
 	PGresult *res;
 	int64_t id;
 	int i;
 
-	if ((res = pg_query(pg, "SELECT nextval('triage_job_id') FROM"
+	if ((res = pg_util_query(pg, "SELECT nextval('triage_job_id') FROM"
 	    " generate_series(1, 64)", cause)) == NULL)
 		return -1;
 	for (i = 0; i < PQntuples(res); i++) {
@@ -344,7 +319,7 @@ pgstore_load_ids(struct pgstore *s, PGconn *pg, char **cause)
 
 /* The length of the "; "-separated item at s. */
 static size_t
-pgstore_item_len(const char *s)
+pg_store_item_len(const char *s)
 {
 	const char *end = strstr(s, "; ");
 
@@ -353,13 +328,13 @@ pgstore_item_len(const char *s)
 
 /* The first item where the texts differ, in a message of *cause. */
 static int
-pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
+pg_store_priorities_differ(const char *mine, const char *theirs, char **cause)
 {
 	size_t a, b;
 
 	for (;;) {
-		a = pgstore_item_len(mine);
-		b = pgstore_item_len(theirs);
+		a = pg_store_item_len(mine);
+		b = pg_store_item_len(theirs);
 		if (a != b || strncmp(mine, theirs, a) != 0)
 			break;
 		mine += a + (mine[a] != '\0' ? 2 : 0);
@@ -373,7 +348,8 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
 		theirs = "nothing";
 		b = strlen(theirs);
 	}
-	return cause_fail(cause, "this daemon's priorities are not those of the "
+	return cause_fail(cause,
+	    "this daemon's priorities are not those of the "
 	    "nodes running: here \"%.*s\", in the cluster \"%.*s\" (every "
 	    "node of a cluster has the same policy and [priority.*] ranks, "
 	    "weights, max_queued and max_running; to change them, stop every "
@@ -387,25 +363,25 @@ pgstore_priorities_differ(const char *mine, const char *theirs, char **cause)
  * wrote them, 0 when others run, -1 with *cause.
  */
 static int
-pgstore_write_priorities(PGconn *pg, const char *text, char **cause)
+pg_store_write_priorities(PGconn *pg, const char *text, char **cause)
 {
 	const char *values[1] = { text };
 	PGresult *res;
 	bool alone;
 	int rc = 1;
 
-	if ((res = pg_query(pg, "SELECT pg_try_advisory_lock("
-	    PGSTORE_LOCK_CLUSTER ")", cause)) == NULL)
+	if ((res = pg_util_query(pg, "SELECT pg_try_advisory_lock("
+	    PG_STORE_LOCK_CLUSTER ")", cause)) == NULL)
 		return -1;
 	alone = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
 	if (!alone)
 		return 0;
-	res = pg_query_params(pg, "INSERT INTO triage_meta"
+	res = pg_util_query_params(pg, "INSERT INTO triage_meta"
 	    " VALUES ('priorities', $1) ON CONFLICT (key) DO UPDATE"
 	    " SET value = $1 RETURNING value", 1, values, cause);
-	if (res == NULL || pg_exec(pg, "SELECT pg_advisory_unlock("
-	    PGSTORE_LOCK_CLUSTER ")", cause) != 0)
+	if (res == NULL || pg_util_exec(pg, "SELECT pg_advisory_unlock("
+	    PG_STORE_LOCK_CLUSTER ")", cause) != 0)
 		rc = -1;
 	PQclear(res);
 	return rc;
@@ -418,25 +394,26 @@ pgstore_write_priorities(PGconn *pg, const char *text, char **cause)
  * ones the cluster has, or it says which differ.
  */
 static int
-pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
+pg_store_check_priorities(PGconn *pg, const char *mine, char **cause)
 {
 	PGresult *res;
 	int rc;
 
-	if (pg_exec(pg, "SELECT pg_advisory_lock_shared("
-	    PGSTORE_LOCK_CLUSTER ")", cause) != 0 ||
-	    (rc = pgstore_write_priorities(pg, mine, cause)) == -1)
+	if (pg_util_exec(pg, "SELECT pg_advisory_lock_shared("
+	    PG_STORE_LOCK_CLUSTER ")", cause) != 0 ||
+	    (rc = pg_store_write_priorities(pg, mine, cause)) == -1)
 		return -1;
 	if (rc == 1)
 		return 0;
-	if ((res = pg_query(pg, "SELECT value FROM triage_meta"
+	if ((res = pg_util_query(pg, "SELECT value FROM triage_meta"
 	    " WHERE key = 'priorities'", cause)) == NULL)
 		return -1;
 	rc = 0;
 	if (PQntuples(res) < 1)
-		rc = cause_fail(cause, "the cluster's priorities cannot be read");
+		rc = cause_fail(cause,
+		    "the cluster's priorities cannot be read");
 	else if (strcmp(PQgetvalue(res, 0, 0), mine) != 0)
-		rc = pgstore_priorities_differ(mine, PQgetvalue(res, 0, 0),
+		rc = pg_store_priorities_differ(mine, PQgetvalue(res, 0, 0),
 		    cause);
 	PQclear(res);
 	return rc;
@@ -444,14 +421,14 @@ pgstore_check_priorities(PGconn *pg, const char *mine, char **cause)
 
 /* One daemon per node name: it holds the name's lock while it runs. */
 static int
-pgstore_claim_node(PGconn *pg, const char *node, char **cause)
+pg_store_claim_node(PGconn *pg, const char *node, char **cause)
 {
 	const char *values[1] = { node };
 	PGresult *res;
 	int rc = 0;
 
-	if ((res = pg_query_params(pg, "SELECT pg_try_advisory_lock("
-	    PGSTORE_LOCK_CLUSTER ", hashtext($1))", 1, values, cause))
+	if ((res = pg_util_query_params(pg, "SELECT pg_try_advisory_lock("
+	    PG_STORE_LOCK_CLUSTER ", hashtext($1))", 1, values, cause))
 	    == NULL)
 		return -1;
 	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
@@ -463,7 +440,7 @@ pgstore_claim_node(PGconn *pg, const char *node, char **cause)
 }
 
 static int
-pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
+pg_store_register(struct pg_store *s, PGconn *pg, unsigned slots,
     char **cause)
 {
 	char nslots[16], now[24], grace[24];
@@ -473,7 +450,7 @@ pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
 	snprintf(nslots, sizeof nslots, "%u", slots);
 	snprintf(now, sizeof now, "%" PRId64, timefmt_now());
 	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
-	res = pg_query_params(pg, "INSERT INTO triage_nodes (name, boot,"
+	res = pg_util_query_params(pg, "INSERT INTO triage_nodes (name, boot,"
 	    " slots, started_at, grace_ms) VALUES ($1, $2, $3, $4, $5)"
 	    " ON CONFLICT (name) DO UPDATE SET boot = $2, slots = $3,"
 	    " started_at = $4, grace_ms = $5, commit_gen = 0 RETURNING name",
@@ -483,7 +460,8 @@ pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
 	PQclear(res);
 	/* The others hear of a new node (submit's node names it). */
 	values[0] = s->self;
-	if ((res = pg_query_params(pg, "SELECT pg_notify('" PGSTORE_CHANNEL
+	if ((res = pg_util_query_params(pg, "SELECT pg_notify('"
+	    PG_STORE_CHANNEL
 	    "', $1)", 1, values, cause)) == NULL)
 		return -1;
 	PQclear(res);
@@ -496,16 +474,16 @@ pgstore_register(struct pgstore *s, PGconn *pg, unsigned slots,
  * the snapshot agree.
  */
 static int
-pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
+pg_store_load(struct pg_store *s, PGconn *pg, char **cause)
 {
 	PGresult *res;
 	struct job *job;
 	int i;
 
-	if (pg_exec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+	if (pg_util_exec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
 	    cause) != 0)
 		return -1;
-	if ((res = pg_query(pg, "SELECT pg_current_snapshot()::text",
+	if ((res = pg_util_query(pg, "SELECT pg_current_snapshot()::text",
 	    cause)) == NULL)
 		goto fail;
 	s->snapshot = strdup(PQgetvalue(res, 0, 0));
@@ -514,11 +492,11 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 		cause_fail(cause, "out of memory");
 		goto fail;
 	}
-	if ((res = pg_query(pg, "SELECT version, " PGROW_SELECT
+	if ((res = pg_util_query(pg, "SELECT version, " PG_ROW_SELECT
 	    " FROM triage_jobs ORDER BY id", cause)) == NULL)
 		goto fail;
 	for (i = 0; i < PQntuples(res); i++) {
-		if ((job = pgrow_read(res, i, 1, &s->cache, cause)) == NULL)
+		if ((job = pg_row_read(res, i, 1, &s->cache, cause)) == NULL)
 			break;
 		job->version = (uint32_t)strtoul(PQgetvalue(res, i, 0),
 		    NULL, 10);
@@ -533,19 +511,19 @@ pgstore_load(struct pgstore *s, PGconn *pg, char **cause)
 		goto fail;
 	}
 	PQclear(res);
-	if ((res = pg_query(pg, "SELECT priority FROM triage_paused",
+	if ((res = pg_util_query(pg, "SELECT priority FROM triage_paused",
 	    cause)) == NULL)
 		goto fail;
 	for (i = 0; i < PQntuples(res); i++)
 		store_load_paused(&s->st, PQgetvalue(res, i, 0));
 	PQclear(res);
-	if ((res = pg_query(pg, PGSTORE_NODES, cause)) == NULL)
+	if ((res = pg_util_query(pg, PG_STORE_NODES, cause)) == NULL)
 		goto fail;
-	pgstore_read_nodes(s, res);
+	pg_sync_read_nodes(s, res);
 	PQclear(res);
-	return pg_exec(pg, "COMMIT", cause);
+	return pg_util_exec(pg, "COMMIT", cause);
 fail:
-	(void)pg_exec(pg, "ROLLBACK", NULL);
+	(void)pg_util_exec(pg, "ROLLBACK", NULL);
 	return -1;
 }
 
@@ -555,44 +533,44 @@ fail:
  * and of the cluster's priorities.
  */
 static int
-pgstore_start(struct pgstore *s, const struct store_pg_options *o,
+pg_store_start(struct pg_store *s, const struct store_pg_options *o,
     char **cause)
 {
-	PGconn *pg = pg_connect(o->conninfo, false);
+	PGconn *pg = pg_util_connect(o->conninfo, false);
 
 	s->locks = pg;
 	if (pg == NULL || PQstatus(pg) != CONNECTION_OK)
 		return cause_fail(cause, "cannot connect to PostgreSQL: %s",
-		    pg_message(pg, NULL));
+		    pg_util_message(pg, NULL));
 	if (pg_schema_setup(pg, cause) != 0 ||
-	    pgstore_claim_node(pg, s->node, cause) != 0 ||
-	    pgstore_check_priorities(pg, o->priorities, cause) != 0 ||
-	    pgstore_register(s, pg, o->slots, cause) != 0 ||
-	    pgstore_load(s, pg, cause) != 0 ||
-	    pgstore_load_ids(s, pg, cause) != 0)
+	    pg_store_claim_node(pg, s->node, cause) != 0 ||
+	    pg_store_check_priorities(pg, o->priorities, cause) != 0 ||
+	    pg_store_register(s, pg, o->slots, cause) != 0 ||
+	    pg_store_load(s, pg, cause) != 0 ||
+	    pg_store_load_ids(s, pg, cause) != 0)
 		return -1;
 	return 0;
 }
 
 static int
-pgstore_connect(struct pgstore *s, const char *conninfo, char **cause)
+pg_store_connect(struct pg_store *s, const char *conninfo, char **cause)
 {
 	size_t i;
 
-	if ((s->conn = pgconn_new(s->base, conninfo, pgstore_conn_state_cb,
-	    pgstore_notify_cb, s, cause)) == NULL)
+	if ((s->conn = pg_conn_new(s->base, conninfo, pg_store_conn_state_cb,
+	    pg_store_notify_cb, s, cause)) == NULL)
 		return -1;
-	for (i = 0; i < PGSTORE_NSTMTS; i++)
-		if (pgconn_prepare(s->conn, pgstore_stmts[i].name,
-		    pgstore_stmts[i].sql) != 0)
+	for (i = 0; i < PG_STORE_NSTMTS; i++)
+		if (pg_conn_prepare(s->conn, pg_store_stmts[i].name,
+		    pg_store_stmts[i].sql) != 0)
 			return cause_fail(cause, "out of memory");
-	if (pgstore_output_prepare(s->conn) != 0)
+	if (pg_output_prepare(s->conn) != 0)
 		return cause_fail(cause, "out of memory");
 	/* Back within a quarter of a lease: the others wait a lease after
 	 * their own return before they take anybody's jobs. */
-	pgconn_set_backoff_max(s->conn, (int)(s->lease_ms / 4));
-	if (pgconn_listen(s->conn, PGSTORE_CHANNEL) != 0 ||
-	    pgconn_start(s->conn) != 0)
+	pg_conn_set_backoff_max(s->conn, (int)(s->lease_ms / 4));
+	if (pg_conn_listen(s->conn, PG_STORE_CHANNEL) != 0 ||
+	    pg_conn_start(s->conn) != 0)
 		return cause_fail(cause, "cannot start the connection to "
 		    "PostgreSQL: %s", strerror(errno));
 	return 0;
@@ -602,12 +580,12 @@ struct store *
 store_open_pg(struct event_base *base, const struct store_pg_options *o,
     char **cause)
 {
-	struct pgstore *s;
+	struct pg_store *s;
 	struct timespec ts;
 
 	if ((s = calloc(1, sizeof *s)) == NULL ||
 	    (s->node = strdup(o->node)) == NULL ||
-	    (s->commit_ev = evtimer_new(base, pgstore_commit_cb, s))
+	    (s->commit_ev = evtimer_new(base, pg_store_commit_cb, s))
 	    == NULL) {
 		if (s != NULL)
 			free(s->node);
@@ -615,10 +593,11 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	store_init(&s->st, &pgstore_ops);
+	store_init(&s->st, &pg_store_ops);
 	/* The nodes' ids come in blocks: list follows submission. */
 	s->st.jobs.by_submission = true;
 	s->base = base;
+	s->synced = pg_store_synced;
 	s->lease_ms = o->lease_ms;
 	s->grace_ms = o->grace_ms;
 	/* A new number each start: the wall clock in us, and the pid. */
@@ -627,8 +606,8 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	    ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000) * 64 +
 	    (getpid() & 63));
 	snprintf(s->self, sizeof s->self, "%s %s", s->node, s->boot);
-	if (pgstore_start(s, o, cause) != 0 ||
-	    pgstore_connect(s, o->conninfo, cause) != 0) {
+	if (pg_store_start(s, o, cause) != 0 ||
+	    pg_store_connect(s, o->conninfo, cause) != 0) {
 		store_close(&s->st);
 		return NULL;
 	}
@@ -636,23 +615,23 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 }
 
 static void
-pgstore_close(struct store *st)
+pg_store_close(struct store *st)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 	struct store_staged *staged = s->staged.v;
-	struct pgconn *conn = s->conn;
+	struct pg_conn *conn = s->conn;
 	size_t i;
 
 	/* The answers that will never come are nobody's: the daemon that
 	 * asked is gone (its last writes are behind store_flush). */
 	s->conn = NULL;
 	s->up = false;
-	pgconn_free(conn);
+	pg_conn_free(conn);
 	if (s->flight != NULL) {
 		staged = s->flight->staged.v;
 		for (i = 0; i < s->flight->staged.n; i++)
 			job_free(staged[i].job);
-		pgstore_commit_free(s->flight);
+		pg_store_commit_free(s->flight);
 		s->flight = NULL;
 	}
 	staged = s->staged.v;
@@ -678,31 +657,31 @@ pgstore_close(struct store *st)
 
 /* One transaction at a time, always. */
 static void
-pgstore_set_grouping(struct store *st, bool grouping)
+pg_store_set_grouping(struct store *st, bool grouping)
 {
 	(void)st;
 	(void)grouping;
 }
 
 static int
-pgstore_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
+pg_store_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 	struct store_staged staged = { job, cb, arg };
 
 	/* Its id comes with the commit, from the cluster's sequence. */
 	job->id = 0;
 	if (vec_push(&s->staged, sizeof staged, &staged) != 0)
 		return -1;
-	pgstore_schedule(s);
+	pg_store_schedule(s);
 	return 0;
 }
 
 static void
-pgstore_mark(struct store *st, struct job *job, enum store_mark how)
+pg_store_mark(struct store *st, struct job *job, enum store_mark how)
 {
-	struct pgstore *s = pgstore(st);
-	struct pgstore_mark m = { job->id, s->commits + 1, job->replaced };
+	struct pg_store *s = pg_store(st);
+	struct pg_store_mark m = { job->id, s->commits + 1, job->replaced };
 
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
@@ -710,61 +689,61 @@ pgstore_mark(struct store *st, struct job *job, enum store_mark how)
 		(void)vec_push(&s->claims, sizeof m, &m);
 	if (vec_push(&s->dirty, sizeof m, &m) != 0)
 		return;
-	pgstore_schedule(s);
+	pg_store_schedule(s);
 }
 
 /* Every commit is written as it commits. */
 static uint64_t
-pgstore_write_generation(const struct store *st)
+pg_store_write_generation(const struct store *st)
 {
-	return pgstore_const(st)->commits + 1;
+	return pg_store_const(st)->commits + 1;
 }
 
 static void
-pgstore_paused_changed(struct store *st)
+pg_store_paused_changed(struct store *st)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 
 	s->paused_dirty = true;
-	pgstore_schedule(s);
+	pg_store_schedule(s);
 }
 
 static bool
-pgstore_has_changes(const struct pgstore *s)
+pg_store_has_changes(const struct pg_store *s)
 {
 	return s->staged.n > 0 || s->dirty.n > 0 || s->removed.n > 0 ||
 	    s->paused_dirty;
 }
 
 static bool
-pgstore_pending(const struct store *st)
+pg_store_pending(const struct store *st)
 {
-	const struct pgstore *s = pgstore_const(st);
+	const struct pg_store *s = pg_store_const(st);
 
-	return pgstore_has_changes(s) || s->flight != NULL;
+	return pg_store_has_changes(s) || s->flight != NULL;
 }
 
 /* The commit after which everything done so far is written: the one on
  * its way when nothing waits behind it. */
 static uint64_t
-pgstore_generation(const struct store *st)
+pg_store_generation(const struct store *st)
 {
-	const struct pgstore *s = pgstore_const(st);
+	const struct pg_store *s = pg_store_const(st);
 
-	if (!pgstore_has_changes(s) && s->flight != NULL)
+	if (!pg_store_has_changes(s) && s->flight != NULL)
 		return s->commits;
 	return s->commits + 1;
 }
 
 static int
-pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
+pg_store_sync(struct store *st, store_synced_cb cb, void *arg)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 	struct store_sync sync = { cb, arg };
 
 	if (vec_push(&s->syncs, sizeof sync, &sync) != 0)
 		return -1;
-	pgstore_schedule(s);
+	pg_store_schedule(s);
 	return 0;
 }
 
@@ -777,13 +756,13 @@ pgstore_sync(struct store *st, store_synced_cb cb, void *arg)
  * waited for (5 s at most), so that its locks are free when this returns.
  */
 static void
-pgstore_end_sessions(struct pgstore *s)
+pg_store_end_sessions(struct pg_store *s)
 {
 	char pid[16];
 	const char *values[2] = { pid, NULL };
 	PGresult *res;
 	int i, mine[2] = { PQbackendPID(s->locks),
-	    pgconn_backend_pid(s->conn) };
+	    pg_conn_backend_pid(s->conn) };
 
 	for (i = 0; i < 2; i++) {
 		if (s->sess[i].pid == 0 || s->sess[i].pid == mine[0] ||
@@ -791,7 +770,7 @@ pgstore_end_sessions(struct pgstore *s)
 			continue;
 		snprintf(pid, sizeof pid, "%d", s->sess[i].pid);
 		values[1] = s->sess[i].start;
-		if ((res = pg_query_params(s->locks, "SELECT"
+		if ((res = pg_util_query_params(s->locks, "SELECT"
 		    " pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
 		    " WHERE pid = $1 AND backend_start::text = $2", 2, values,
 		    NULL)) != NULL)
@@ -800,9 +779,9 @@ pgstore_end_sessions(struct pgstore *s)
 }
 
 /* Notes the sessions of both connections (blocking), for
- * pgstore_end_sessions. */
+ * pg_store_end_sessions. */
 static void
-pgstore_note_sessions(struct pgstore *s)
+pg_store_note_sessions(struct pg_store *s)
 {
 	char pid[2][16];
 	const char *values[2] = { pid[0], pid[1] };
@@ -811,8 +790,9 @@ pgstore_note_sessions(struct pgstore *s)
 
 	memset(s->sess, 0, sizeof s->sess);
 	snprintf(pid[0], sizeof pid[0], "%d", PQbackendPID(s->locks));
-	snprintf(pid[1], sizeof pid[1], "%d", pgconn_backend_pid(s->conn));
-	if ((res = pg_query_params(s->locks, "SELECT pid, backend_start::text"
+	snprintf(pid[1], sizeof pid[1], "%d", pg_conn_backend_pid(s->conn));
+	if ((res = pg_util_query_params(s->locks,
+	    "SELECT pid, backend_start::text"
 	    " FROM pg_stat_activity WHERE pid IN ($1, $2)", 2, values,
 	    NULL)) == NULL)
 		return;
@@ -832,59 +812,60 @@ pgstore_note_sessions(struct pgstore *s)
  * sessions ended, and its locks taken again (blocking: the server has just
  * answered). A name another daemon took meanwhile is said. */
 static void
-pgstore_locks_check(struct pgstore *s)
+pg_store_locks_check(struct pg_store *s)
 {
 	char *cause = NULL;
 
 	if (!s->locks_stale && PQstatus(s->locks) == CONNECTION_OK &&
-	    pg_exec(s->locks, "SELECT 1", NULL) == 0) {
-		pgstore_end_sessions(s);
-		pgstore_note_sessions(s);
+	    pg_util_exec(s->locks, "SELECT 1", NULL) == 0) {
+		pg_store_end_sessions(s);
+		pg_store_note_sessions(s);
 		return;
 	}
 	s->locks_stale = false;
 	PQreset(s->locks);
-	pgstore_end_sessions(s);
-	if (pgstore_claim_node(s->locks, s->node, &cause) != 0 ||
-	    pg_exec(s->locks, "SELECT pg_advisory_lock_shared("
-	    PGSTORE_LOCK_CLUSTER ")", &cause) != 0) {
-		pgstore_status(s, true, cause != NULL ? cause :
+	pg_store_end_sessions(s);
+	if (pg_store_claim_node(s->locks, s->node, &cause) != 0 ||
+	    pg_util_exec(s->locks, "SELECT pg_advisory_lock_shared("
+	    PG_STORE_LOCK_CLUSTER ")", &cause) != 0) {
+		pg_store_status(s, true, cause != NULL ? cause :
 		    "out of memory");
 		free(cause);
 		return;
 	}
-	pgstore_note_sessions(s);
+	pg_store_note_sessions(s);
 }
 
 /* No renewal has been answered for a whole lease: the connections are
  * taken for dead (the loop's, up for that long, reconnects now; the
  * locks' is made again once the loop's is back). */
 static void
-pgstore_lease_lost(struct store *st)
+pg_store_lease_lost(struct store *st)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 
 	s->locks_stale = true;
 	/* One that came back within the lease has its renewal on the way:
 	 * the outage was the server's, and this connection is new. */
 	if (s->up && timefmt_mono_us() - s->up_since_us >= s->lease_ms * 1000)
-		pgconn_drop(s->conn, "no answer to the renewals of the lease "
+		pg_conn_drop(s->conn, "no answer to the renewals of the lease "
 		    "for a whole lease");
 }
 
 /* For a reload: blocking, on the connection of the locks, as a reload is
  * an operator's act. */
 static int
-pgstore_set_priorities(struct store *st, const char *text, char **cause)
+pg_store_set_priorities(struct store *st, const char *text, char **cause)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 
-	pgstore_locks_check(s);
-	switch (pgstore_write_priorities(s->locks, text, cause)) {
+	pg_store_locks_check(s);
+	switch (pg_store_write_priorities(s->locks, text, cause)) {
 	case 1:
 		return 0;
 	case 0:
-		return cause_fail(cause, "other nodes of the cluster run with its "
+		return cause_fail(cause,
+		    "other nodes of the cluster run with its "
 		    "priorities: to change them, stop every node, then start "
 		    "them with the new config");
 	default:
@@ -898,25 +879,26 @@ pgstore_set_priorities(struct store *st, const char *text, char **cause)
  * act, rare, and a database that does not answer fails it.
  */
 static int
-pgstore_env(struct store *st, struct job *job, char **cause)
+pg_store_env(struct store *st, struct job *job, char **cause)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 	char id[24], **env = NULL;
 	const char *values[1] = { id };
 	PGresult *res;
 	int rc;
 
 	snprintf(id, sizeof id, "%" PRIu64, job->id);
-	pgstore_locks_check(s);
-	if ((res = pg_query_params(s->locks, "SELECT env FROM triage_jobs"
+	pg_store_locks_check(s);
+	if ((res = pg_util_query_params(s->locks, "SELECT env FROM triage_jobs"
 	    " WHERE id = $1", 1, values, cause)) == NULL)
 		return -1;
 	if (PQntuples(res) != 1) {
 		PQclear(res);
-		return cause_fail(cause, "job %" PRIu64 " is not in the cluster's "
+		return cause_fail(cause, "job %" PRIu64
+		    " is not in the cluster's "
 		    "database", job->id);
 	}
-	rc = pgrow_env(res, 0, 0, job->id, &env, cause);
+	rc = pg_row_env(res, 0, 0, job->id, &env, cause);
 	PQclear(res);
 	if (rc != 0)
 		return -1;
@@ -927,17 +909,17 @@ pgstore_env(struct store *st, struct job *job, char **cause)
 
 /* Ended jobs keep theirs in the database, as with SQLite. */
 static void
-pgstore_forget_env(struct store *st, struct job *job)
+pg_store_forget_env(struct store *st, struct job *job)
 {
 	(void)st;
 	job_drop_env(job);
 }
 
 static int
-pgstore_remove(struct store *st, uint64_t id)
+pg_store_remove(struct store *st, uint64_t id)
 {
-	struct pgstore *s = pgstore(st);
-	struct pgstore_mark m = { id, s->commits + 1, 0 };
+	struct pg_store *s = pg_store(st);
+	struct pg_store_mark m = { id, s->commits + 1, 0 };
 
 	if (store_get(st, id) == NULL) {
 		errno = ENOENT;
@@ -946,20 +928,20 @@ pgstore_remove(struct store *st, uint64_t id)
 	if (vec_push(&s->removed, sizeof m, &m) != 0)
 		return -1;
 	job_free(jobtable_remove(&st->jobs, id));
-	pgstore_schedule(s);
+	pg_store_schedule(s);
 	return 0;
 }
 
 /* A terminal job's end, to sort the expired by. */
-struct pgstore_end {
+struct pg_store_end {
 	int64_t at;
 	uint64_t id;
 };
 
 static int
-pgstore_cmp_end(const void *a, const void *b)
+pg_store_cmp_end(const void *a, const void *b)
 {
-	const struct pgstore_end *x = a, *y = b;
+	const struct pg_store_end *x = a, *y = b;
 
 	if (x->at != y->at)
 		return x->at < y->at ? -1 : 1;
@@ -968,11 +950,11 @@ pgstore_cmp_end(const void *a, const void *b)
 
 /* From memory, which holds every job of the cluster. */
 static int
-pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
+pg_store_expired(struct store *st, int64_t before_ms, uint64_t *ids,
     size_t max, size_t *n, char **cause)
 {
 	struct vec ends = { 0 };
-	struct pgstore_end e, *v;
+	struct pg_store_end e, *v;
 	struct job *job;
 	size_t pos = 0, i;
 
@@ -991,7 +973,7 @@ pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
 	}
 	v = ends.v;
 	if (ends.n > 1)
-		qsort(v, ends.n, sizeof *v, pgstore_cmp_end);
+		qsort(v, ends.n, sizeof *v, pg_store_cmp_end);
 	for (i = 0; i < ends.n && i < max; i++)
 		ids[(*n)++] = v[i].id;
 	vec_free(&ends);
@@ -1001,7 +983,7 @@ pgstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
 /* Whether a mark is the job's still: made since its row was last read
  * from another daemon's write (which undoes every change made before). */
 static bool
-pgstore_mark_live(const struct pgstore *s, const struct pgstore_mark *m)
+pg_store_mark_live(const struct pg_store *s, const struct pg_store_mark *m)
 {
 	const struct job *job = store_get(&s->st, m->id);
 
@@ -1009,22 +991,22 @@ pgstore_mark_live(const struct pgstore *s, const struct pgstore_mark *m)
 }
 
 static bool
-pgstore_is_claim(const struct pgstore *s, uint64_t id)
+pg_store_is_claim(const struct pg_store *s, uint64_t id)
 {
-	const struct pgstore_mark *m = s->claims.v;
+	const struct pg_store_mark *m = s->claims.v;
 	size_t i;
 
 	for (i = 0; i < s->claims.n; i++)
-		if (m[i].id == id && pgstore_mark_live(s, &m[i]))
+		if (m[i].id == id && pg_store_mark_live(s, &m[i]))
 			return true;
 	return false;
 }
 
 /* Everything a commit's statements point into, until they are sent. */
-struct pgstore_batch {
-	struct pgconn_stmt *stmts;
+struct pg_store_batch {
+	struct pg_conn_stmt *stmts;
 	size_t n;
-	struct pgrow *rows;
+	struct pg_row *rows;
 	size_t nrows;
 	char (*nums)[24];
 	size_t nnums;
@@ -1035,12 +1017,12 @@ struct pgstore_batch {
 };
 
 static void
-pgstore_batch_free(struct pgstore_batch *b)
+pg_store_batch_free(struct pg_store_batch *b)
 {
 	size_t i;
 
 	for (i = 0; i < b->nrows; i++)
-		pgrow_clear(&b->rows[i]);
+		pg_row_clear(&b->rows[i]);
 	free(b->rows);
 	free(b->stmts);
 	free(b->nums);
@@ -1049,23 +1031,23 @@ pgstore_batch_free(struct pgstore_batch *b)
 }
 
 static const char *
-pgstore_num(struct pgstore_batch *b, int64_t v)
+pg_store_num(struct pg_store_batch *b, int64_t v)
 {
 	snprintf(b->nums[b->nnums], sizeof b->nums[0], "%" PRId64, v);
 	return b->nums[b->nnums++];
 }
 
 static void
-pgstore_stmt(struct pgstore_batch *b, const char *name, const char *sql,
+pg_store_stmt(struct pg_store_batch *b, const char *name, const char *sql,
     int nparams, const char *const *values)
 {
-	b->stmts[b->n++] = (struct pgconn_stmt){ name, sql, nparams,
+	b->stmts[b->n++] = (struct pg_conn_stmt){ name, sql, nparams,
 	    values, NULL, NULL };
 }
 
 /* Short statements' values, kept in b. */
 static const char **
-pgstore_values(struct pgstore_batch *b, size_t n)
+pg_store_values(struct pg_store_batch *b, size_t n)
 {
 	const char **v = &b->values[b->nvalues];
 
@@ -1076,7 +1058,7 @@ pgstore_values(struct pgstore_batch *b, size_t n)
 /* The paused priorities as a text[] literal: their names need no quotes
  * ([a-z0-9_-]). */
 static char *
-pgstore_paused_array(const struct store *st)
+pg_store_paused_array(const struct store *st)
 {
 	char **names = st->paused.v;
 	size_t i, len = 3;
@@ -1103,11 +1085,11 @@ pgstore_paused_array(const struct store *st)
  * are left. 0, or -1 with *cause (nothing sent).
  */
 static int
-pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
-    char **cause)
+pg_store_build(struct pg_store *s, struct pg_commit *c,
+    struct pg_store_batch *b, char **cause)
 {
 	struct store_staged *staged = c->staged.v;
-	const struct pgstore_mark *m = c->updated.v, *gone = c->removed.v;
+	const struct pg_store_mark *m = c->updated.v, *gone = c->removed.v;
 	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 8;
 	const char **v;
 	struct job *job;
@@ -1120,12 +1102,12 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 	    (b->values = calloc(2 * c->removed.n + 16,
 	    sizeof *b->values)) == NULL)
 		return cause_fail(cause, "out of memory");
-	pgstore_stmt(b, NULL, "BEGIN", 0, NULL);
+	pg_store_stmt(b, NULL, "BEGIN", 0, NULL);
 	for (i = 0; i < c->staged.n; i++) {
-		if (pgrow_params(&b->rows[b->nrows], staged[i].job, true,
+		if (pg_row_params(&b->rows[b->nrows], staged[i].job, true,
 		    cause) != 0)
 			return -1;
-		pgstore_stmt(b, "ins", NULL, JOBROW_NCOLUMNS,
+		pg_store_stmt(b, "ins", NULL, JOBROW_NCOLUMNS,
 		    b->rows[b->nrows++].values);
 	}
 	c->first_update = b->n;
@@ -1134,55 +1116,55 @@ pgstore_build(struct pgstore *s, struct pgcommit *c, struct pgstore_batch *b,
 		return cause_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
 		job = store_get(&s->st, m[i].id);
-		if (pgrow_params(&b->rows[b->nrows], job, false, cause) != 0)
+		if (pg_row_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
-		b->rows[b->nrows].changes[PGROW_NCHANGES + 1] =
-		    pgstore_num(b, job->version);
-		c->sent[i].claim = pgstore_is_claim(s, m[i].id);
+		b->rows[b->nrows].changes[PG_ROW_NCHANGES + 1] =
+		    pg_store_num(b, job->version);
+		c->sent[i].claim = pg_store_is_claim(s, m[i].id);
 		c->sent[i].replaced = job->replaced;
-		pgstore_stmt(b, c->sent[i].claim ? "claim" : "upd",
-		    NULL, PGROW_NCHANGES + 2,
+		pg_store_stmt(b, c->sent[i].claim ? "claim" : "upd",
+		    NULL, PG_ROW_NCHANGES + 2,
 		    b->rows[b->nrows++].changes);
 	}
 	for (i = 0; i < c->removed.n; i++) {
-		v = pgstore_values(b, 2);
-		v[0] = pgstore_num(b, (int64_t)gone[i].id);
-		v[1] = pgstore_num(b, timefmt_now());
-		pgstore_stmt(b, "del", NULL, 2, v);
+		v = pg_store_values(b, 2);
+		v[0] = pg_store_num(b, (int64_t)gone[i].id);
+		v[1] = pg_store_num(b, timefmt_now());
+		pg_store_stmt(b, "del", NULL, 2, v);
 	}
 	if (c->paused) {
-		if ((b->paused = pgstore_paused_array(&s->st)) == NULL)
+		if ((b->paused = pg_store_paused_array(&s->st)) == NULL)
 			return cause_fail(cause, "out of memory");
-		pgstore_stmt(b, "paused_clear", NULL, 0, NULL);
-		v = pgstore_values(b, 1);
+		pg_store_stmt(b, "paused_clear", NULL, 0, NULL);
+		v = pg_store_values(b, 1);
 		v[0] = b->paused;
-		pgstore_stmt(b, "paused_set", NULL, 1, v);
+		pg_store_stmt(b, "paused_set", NULL, 1, v);
 	}
-	v = pgstore_values(b, 6);
+	v = pg_store_values(b, 6);
 	v[0] = s->node;
 	v[1] = s->boot;
-	v[2] = pgstore_num(b, (int64_t)c->gen);
-	pgstore_lease_text(s, b->lease, sizeof b->lease);
+	v[2] = pg_store_num(b, (int64_t)c->gen);
+	pg_cluster_lease_text(s, b->lease, sizeof b->lease);
 	v[3] = b->lease;
-	v[4] = pgstore_num(b, s->busy);
-	v[5] = pgstore_num(b, (int64_t)s->grace_ms);
-	pgstore_stmt(b, "mark", NULL, 6, v);
-	v = pgstore_values(b, 1);
+	v[4] = pg_store_num(b, s->busy);
+	v[5] = pg_store_num(b, (int64_t)s->grace_ms);
+	pg_store_stmt(b, "mark", NULL, 6, v);
+	v = pg_store_values(b, 1);
 	v[0] = s->self;
-	pgstore_stmt(b, "notify", NULL, 1, v);
-	pgstore_stmt(b, NULL, "COMMIT", 0, NULL);
-	if (s->ids.n < PGSTORE_IDS / 2 && !s->ids_asked) {
+	pg_store_stmt(b, "notify", NULL, 1, v);
+	pg_store_stmt(b, NULL, "COMMIT", 0, NULL);
+	if (s->ids.n < PG_STORE_IDS / 2 && !s->ids_asked) {
 		c->ids_at = b->n;
-		v = pgstore_values(b, 1);
-		v[0] = pgstore_num(b, PGSTORE_IDS);
-		pgstore_stmt(b, "ids", NULL, 1, v);
+		v = pg_store_values(b, 1);
+		v[0] = pg_store_num(b, PG_STORE_IDS);
+		pg_store_stmt(b, "ids", NULL, 1, v);
 		s->ids_asked = true;
 	}
 	return 0;
 }
 
 static void
-pgstore_commit_free(struct pgcommit *c)
+pg_store_commit_free(struct pg_commit *c)
 {
 	vec_free(&c->staged);
 	vec_free(&c->syncs);
@@ -1194,7 +1176,7 @@ pgstore_commit_free(struct pgcommit *c)
 
 /* More ids, from the refill at the end of a commit's batch. */
 static void
-pgstore_take_ids(struct pgstore *s, const PGresult *res)
+pg_store_take_ids(struct pg_store *s, const PGresult *res)
 {
 	int64_t id;
 	int i;
@@ -1211,7 +1193,7 @@ pgstore_take_ids(struct pgstore *s, const PGresult *res)
 /* Gives every new job an id: the caller made sure there are enough, so
  * that every staged job goes with this commit (store_generation). */
 static void
-pgstore_take_staged(struct pgstore *s, struct pgcommit *c)
+pg_store_take_staged(struct pg_store *s, struct pg_commit *c)
 {
 	struct store_staged *staged;
 	int64_t *ids = s->ids.v;
@@ -1229,37 +1211,37 @@ pgstore_take_staged(struct pgstore *s, struct pgcommit *c)
 }
 
 static void
-pgstore_ids_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+pg_store_ids_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
-	struct pgstore *s = arg;
+	struct pg_store *s = arg;
 
 	s->ids_asked = false;
 	if (cause == NULL && n == 1)
-		pgstore_take_ids(s, res[0]);
-	pgstore_schedule(s);
+		pg_store_take_ids(s, res[0]);
+	pg_store_schedule(s);
 }
 
 /* More ids than there are new jobs waiting, ahead of their commit. */
 static void
-pgstore_ask_ids(struct pgstore *s)
+pg_store_ask_ids(struct pg_store *s)
 {
-	struct pgconn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL };
+	struct pg_conn_stmt q = { "ids", NULL, 1, NULL, NULL, NULL };
 	const char *values[1];
 	char num[24];
 
-	snprintf(num, sizeof num, "%zu", s->staged.n + PGSTORE_IDS);
+	snprintf(num, sizeof num, "%zu", s->staged.n + PG_STORE_IDS);
 	values[0] = num;
 	q.values = values;
 	s->ids_asked = true;
-	if (pgconn_batch(s->conn, &q, 1, pgstore_ids_cb, s) != 0)
+	if (pg_conn_batch(s->conn, &q, 1, pg_store_ids_cb, s) != 0)
 		s->ids_asked = false;
 }
 
 /* Marks by id, then by the generation they were made for. */
 static int
-pgstore_cmp_mark(const void *a, const void *b)
+pg_store_cmp_mark(const void *a, const void *b)
 {
-	const struct pgstore_mark *x = a, *y = b;
+	const struct pg_store_mark *x = a, *y = b;
 
 	if (x->id != y->id)
 		return x->id < y->id ? -1 : 1;
@@ -1275,9 +1257,9 @@ pgstore_cmp_mark(const void *a, const void *b)
  * A mark of a job also taken may stay behind: its write is one more.
  */
 static void
-pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
+pg_store_take_dirty(struct pg_store *s, struct pg_commit *c, size_t room)
 {
-	struct pgstore_mark *m = s->dirty.v;
+	struct pg_store_mark *m = s->dirty.v;
 	size_t i, k = 0, n = s->dirty.n;
 
 	if (n <= room ||
@@ -1286,7 +1268,7 @@ pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
 	else {
 		memcpy(c->updated.v, m, room * sizeof *m);
 		if (s->claims.n > 0)
-			memcpy((struct pgstore_mark *)c->updated.v + room,
+			memcpy((struct pg_store_mark *)c->updated.v + room,
 			    s->claims.v, s->claims.n * sizeof *m);
 		c->updated.n = room + s->claims.n;
 		memmove(m, &m[room], (n - room) * sizeof *m);
@@ -1294,19 +1276,19 @@ pgstore_take_dirty(struct pgstore *s, struct pgcommit *c, size_t room)
 	}
 	m = c->updated.v;
 	if (c->updated.n > 1)
-		qsort(m, c->updated.n, sizeof *m, pgstore_cmp_mark);
+		qsort(m, c->updated.n, sizeof *m, pg_store_cmp_mark);
 	for (i = 0; i < c->updated.n; i++)
 		if ((k == 0 || m[i].id != m[k - 1].id) &&
-		    pgstore_mark_live(s, &m[i]))
+		    pg_store_mark_live(s, &m[i]))
 			m[k++] = m[i];
 	c->updated.n = k;
 }
 
 /* The removals that fit in room, the oldest first; the others wait. */
 static void
-pgstore_take_removed(struct pgstore *s, struct pgcommit *c, size_t room)
+pg_store_take_removed(struct pg_store *s, struct pg_commit *c, size_t room)
 {
-	struct pgstore_mark *m = s->removed.v;
+	struct pg_store_mark *m = s->removed.v;
 	size_t n = s->removed.n < room ? s->removed.n : room;
 
 	if (n == s->removed.n) {
@@ -1324,9 +1306,9 @@ pgstore_take_removed(struct pgstore *s, struct pgcommit *c, size_t room)
 /* Every generation up to the commit's is written with it, but for the
  * changes left to the next commits. */
 static uint64_t
-pgstore_durable_with(const struct pgstore *s, const struct pgcommit *c)
+pg_store_durable_with(const struct pg_store *s, const struct pg_commit *c)
 {
-	const struct pgstore_mark *m = s->dirty.v, *r = s->removed.v;
+	const struct pg_store_mark *m = s->dirty.v, *r = s->removed.v;
 	uint64_t durable = c->gen;
 	size_t i;
 
@@ -1340,12 +1322,12 @@ pgstore_durable_with(const struct pgstore *s, const struct pgcommit *c)
 }
 
 static void
-pgstore_batch_cb(PGresult *const *res, size_t n, const char *cause,
+pg_store_batch_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
-	struct pgcommit *c = arg;
+	struct pg_commit *c = arg;
 
-	/* Closing: pgstore_close frees it. */
+	/* Closing: pg_store_close frees it. */
 	if (c->s->conn == NULL)
 		return;
 	if (cause != NULL) {
@@ -1353,30 +1335,30 @@ pgstore_batch_cb(PGresult *const *res, size_t n, const char *cause,
 		 * connection is back. */
 		c->s->doubt = true;
 		if (c->s->up)
-			pgstore_ask_doubt(c->s);
+			pg_store_ask_doubt(c->s);
 		return;
 	}
-	pgstore_settle(c, res, n, cause);
-}
-
-void
-pgstore_synced(struct pgstore *s)
-{
-	if (s->claims.n > 0)
-		pgstore_commit_cb(-1, 0, s);
+	pg_store_settle(c, res, n, cause);
 }
 
 static void
-pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
+pg_store_synced(struct pg_store *s)
 {
-	struct pgstore *s = arg;
-	struct pgstore_batch b = { 0 };
-	struct pgcommit *c;
+	if (s->claims.n > 0)
+		pg_store_commit_cb(-1, 0, s);
+}
+
+static void
+pg_store_commit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pg_store *s = arg;
+	struct pg_store_batch b = { 0 };
+	struct pg_commit *c;
 	char *cause = NULL;
 
 	(void)fd;
 	(void)what;
-	if (s->flight != NULL || (!pgstore_has_changes(s) && s->syncs.n == 0))
+	if (s->flight != NULL || (!pg_store_has_changes(s) && s->syncs.n == 0))
 		return;
 	/* Other daemons' changes are being read: a claim waits for them,
 	 * lest it take a job one of them took already (the read's end
@@ -1390,7 +1372,7 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	 * (from the answer). */
 	if (s->up && s->staged.n > s->ids.n) {
 		if (!s->ids_asked)
-			pgstore_ask_ids(s);
+			pg_store_ask_ids(s);
 		return;
 	}
 	if ((c = calloc(1, sizeof *c)) == NULL)
@@ -1399,17 +1381,17 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	c->gen = ++s->commits;
 	c->start_us = timefmt_mono_us();
 	s->st.stats.commits++;
-	pgstore_take_staged(s, c);
-	pgstore_take_dirty(s, c, PGSTORE_COMMIT_ROWS);
-	pgstore_take_removed(s, c, c->updated.n < PGSTORE_COMMIT_ROWS ?
-	    PGSTORE_COMMIT_ROWS - c->updated.n : 0);
-	c->durable = pgstore_durable_with(s, c);
+	pg_store_take_staged(s, c);
+	pg_store_take_dirty(s, c, PG_STORE_COMMIT_ROWS);
+	pg_store_take_removed(s, c, c->updated.n < PG_STORE_COMMIT_ROWS ?
+	    PG_STORE_COMMIT_ROWS - c->updated.n : 0);
+	c->durable = pg_store_durable_with(s, c);
 	/* A sync waits for everything done before it. */
 	if (c->durable == c->gen)
 		c->syncs = vec_take(&s->syncs);
-	/* Noted as the connection came up (pgstore_note_sessions). */
+	/* Noted as the connection came up (pg_store_note_sessions). */
 	if (s->sess[1].pid != 0 &&
-	    s->sess[1].pid == pgconn_backend_pid(s->conn)) {
+	    s->sess[1].pid == pg_conn_backend_pid(s->conn)) {
 		c->sess_pid = s->sess[1].pid;
 		memcpy(c->sess_start, s->sess[1].start, sizeof c->sess_start);
 	}
@@ -1424,27 +1406,27 @@ pgstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 		if (asprintf(&cause, "PostgreSQL is unreachable: %s",
 		    s->down_cause != NULL ? s->down_cause : "?") < 0)
 			cause = NULL;
-		pgstore_settle(c, NULL, 0, cause != NULL ? cause :
+		pg_store_settle(c, NULL, 0, cause != NULL ? cause :
 		    "out of memory");
 		free(cause);
 		return;
 	}
-	if (pgstore_build(s, c, &b, &cause) != 0 ||
-	    pgconn_batch(s->conn, b.stmts, b.n, pgstore_batch_cb, c) != 0) {
-		pgstore_batch_free(&b);
+	if (pg_store_build(s, c, &b, &cause) != 0 ||
+	    pg_conn_batch(s->conn, b.stmts, b.n, pg_store_batch_cb, c) != 0) {
+		pg_store_batch_free(&b);
 		s->claims.n = 0;
-		pgstore_settle(c, NULL, 0, cause != NULL ? cause :
+		pg_store_settle(c, NULL, 0, cause != NULL ? cause :
 		    "out of memory");
 		free(cause);
 		return;
 	}
 	s->claims.n = 0;
-	pgstore_batch_free(&b);
+	pg_store_batch_free(&b);
 }
 
 /* The first error among a commit's results, or NULL when it committed. */
 static const char *
-pgstore_error(PGresult *const *res, size_t n)
+pg_store_error(PGresult *const *res, size_t n)
 {
 	size_t i;
 
@@ -1455,7 +1437,7 @@ pgstore_error(PGresult *const *res, size_t n)
 		case PGRES_PIPELINE_ABORTED:
 			break;
 		default:
-			return pg_message(NULL, res[i]);
+			return pg_util_message(NULL, res[i]);
 		}
 	}
 	return NULL;
@@ -1464,9 +1446,9 @@ pgstore_error(PGresult *const *res, size_t n)
 /* The changes of a failed commit wait for the next one; its new jobs are
  * told (their ids are spent). */
 static void
-pgstore_requeue(struct pgstore *s, struct pgcommit *c)
+pg_store_requeue(struct pg_store *s, struct pg_commit *c)
 {
-	struct pgstore_mark *m = c->updated.v;
+	struct pg_store_mark *m = c->updated.v;
 	struct job *job;
 	size_t i;
 
@@ -1490,10 +1472,10 @@ pgstore_requeue(struct pgstore *s, struct pgcommit *c)
  * versions are set), none is.
  */
 static void
-pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
+pg_store_settle_updates(struct pg_store *s, struct pg_commit *c,
     PGresult *const *res, struct vec *refused)
 {
-	const struct pgstore_mark *m = c->updated.v;
+	const struct pg_store_mark *m = c->updated.v;
 	struct job *job;
 	const PGresult *r;
 	size_t i;
@@ -1532,9 +1514,9 @@ pgstore_settle_updates(struct pgstore *s, struct pgcommit *c,
 /* The end of commit c (err: why it failed): its new jobs, syncs and
  * waiters are told, and the next commit is on its way. */
 static void
-pgstore_settle_end(struct pgcommit *c, const char *err)
+pg_store_settle_end(struct pg_commit *c, const char *err)
 {
-	struct pgstore *s = c->s;
+	struct pg_store *s = c->s;
 	struct store *st = &s->st;
 	struct store_staged *sj = c->staged.v;
 	struct store_sync *y = c->syncs.v;
@@ -1557,27 +1539,27 @@ pgstore_settle_end(struct pgcommit *c, const char *err)
 		    st->committed_arg);
 	if (err == NULL && c->claims && st->written_cb != NULL)
 		st->written_cb(c->gen, st->written_arg);
-	if (err != NULL && pgstore_has_changes(s)) {
-		static const struct timeval retry = { PGSTORE_RETRY_MS / 1000,
-		    (PGSTORE_RETRY_MS % 1000) * 1000 };
+	if (err != NULL && pg_store_has_changes(s)) {
+		static const struct timeval retry = { PG_STORE_RETRY_MS / 1000,
+		    (PG_STORE_RETRY_MS % 1000) * 1000 };
 
 		evtimer_add(s->commit_ev, &retry);
-	} else if (pgstore_has_changes(s) || s->syncs.n > 0)
-		pgstore_schedule(s);
-	pgstore_commit_free(c);
+	} else if (pg_store_has_changes(s) || s->syncs.n > 0)
+		pg_store_schedule(s);
+	pg_store_commit_free(c);
 }
 
 static void
-pgstore_refetched_cb(void *arg)
+pg_store_refetched_cb(void *arg)
 {
-	pgstore_settle_end(arg, NULL);
+	pg_store_settle_end(arg, NULL);
 }
 
 static void
-pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
+pg_store_settle(struct pg_commit *c, PGresult *const *res, size_t n,
     const char *cause)
 {
-	struct pgstore *s = c->s;
+	struct pg_store *s = c->s;
 	struct store *st = &s->st;
 	struct store_staged *sj = c->staged.v;
 	struct vec refused = { 0 };
@@ -1585,53 +1567,53 @@ pgstore_settle(struct pgcommit *c, PGresult *const *res, size_t n,
 	size_t i;
 
 	if (err == NULL && res != NULL)
-		err = pgstore_error(res, n);
+		err = pg_store_error(res, n);
 	if (c->ids_at != 0)
 		s->ids_asked = false;
 	if (c->ids_at != 0 && res != NULL && c->ids_at < n)
-		pgstore_take_ids(s, res[c->ids_at]);
+		pg_store_take_ids(s, res[c->ids_at]);
 	hist_observe(&st->stats.seconds, &hist_commit_seconds,
 	    (double)(timefmt_mono_us() - c->start_us) / 1e6);
 	if (err != NULL) {
 		st->stats.failures++;
-		pgstore_requeue(s, c);
+		pg_store_requeue(s, c);
 	} else {
 		/* Its mark renewed the lease. */
-		pgstore_lease_acked(s, c->start_us);
+		pg_cluster_lease_acked(s, c->start_us);
 		for (i = 0; i < c->staged.n; i++) {
 			sj[i].job->version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);
 		}
-		pgstore_settle_updates(s, c, res, &refused);
+		pg_store_settle_updates(s, c, res, &refused);
 	}
 	if (refused.n > 0) {
 		/* Their rows first: whoever waits for this commit (the
 		 * answer to an edit the refusal undid) finds them. */
-		pgstore_refetch(s, &refused, pgstore_refetched_cb, c);
+		pg_sync_refetch(s, &refused, pg_store_refetched_cb, c);
 		vec_free(&refused);
 		return;
 	}
-	pgstore_settle_end(c, err);
+	pg_store_settle_end(c, err);
 }
 
 /*
  * Writes are the loop's: a daemon that has left its loop (stopping, after
  * event_base_loopexit) runs it here until they are done, or PostgreSQL
- * cannot be reached, or for PGSTORE_FLUSH_MS at most. Inside the loop,
+ * cannot be reached, or for PG_STORE_FLUSH_MS at most. Inside the loop,
  * there is nothing to do but say what waits.
  */
 static int
-pgstore_flush(struct store *st, char **cause)
+pg_store_flush(struct store *st, char **cause)
 {
-	struct pgstore *s = pgstore(st);
-	uint64_t deadline = timefmt_mono_us() + PGSTORE_FLUSH_MS * 1000;
+	struct pg_store *s = pg_store(st);
+	uint64_t deadline = timefmt_mono_us() + PG_STORE_FLUSH_MS * 1000;
 
 	if (event_base_got_exit(s->base))
-		while (pgstore_pending(st) && s->up &&
+		while (pg_store_pending(st) && s->up &&
 		    timefmt_mono_us() < deadline)
 			if (event_base_loop(s->base, EVLOOP_ONCE) == -1)
 				break;
-	if (!pgstore_pending(st))
+	if (!pg_store_pending(st))
 		return 0;
 	return cause_fail(cause, "%zu new jobs and %zu changes are not written "
 	    "to PostgreSQL%s", s->staged.n + (s->flight != NULL ?
@@ -1640,29 +1622,29 @@ pgstore_flush(struct store *st, char **cause)
 	    "next start finds the jobs that ran here as they were");
 }
 
-static const struct store_ops pgstore_ops = {
-	.close = pgstore_close,
-	.set_grouping = pgstore_set_grouping,
-	.add = pgstore_add,
-	.mark = pgstore_mark,
-	.write_generation = pgstore_write_generation,
-	.paused_changed = pgstore_paused_changed,
-	.pending = pgstore_pending,
-	.generation = pgstore_generation,
-	.sync = pgstore_sync,
-	.env = pgstore_env,
-	.forget_env = pgstore_forget_env,
-	.set_priorities = pgstore_set_priorities,
-	.renew_lease = pgstore_renew_lease,
-	.lease_until_us = pgstore_lease_until_us,
-	.lease_lost = pgstore_lease_lost,
-	.take_over = pgstore_take_over,
-	.cancel_elsewhere = pgstore_cancel_elsewhere,
-	.set_busy = pgstore_set_busy,
-	.set_grace = pgstore_set_grace,
-	.remove = pgstore_remove,
-	.expired = pgstore_expired,
-	.flush = pgstore_flush,
-	.output_append = pgstore_output_append,
-	.output_read = pgstore_output_read,
+static const struct store_ops pg_store_ops = {
+	.close = pg_store_close,
+	.set_grouping = pg_store_set_grouping,
+	.add = pg_store_add,
+	.mark = pg_store_mark,
+	.write_generation = pg_store_write_generation,
+	.paused_changed = pg_store_paused_changed,
+	.pending = pg_store_pending,
+	.generation = pg_store_generation,
+	.sync = pg_store_sync,
+	.env = pg_store_env,
+	.forget_env = pg_store_forget_env,
+	.set_priorities = pg_store_set_priorities,
+	.renew_lease = pg_cluster_renew_lease,
+	.lease_until_us = pg_cluster_lease_until_us,
+	.lease_lost = pg_store_lease_lost,
+	.take_over = pg_cluster_take_over,
+	.cancel_elsewhere = pg_cluster_cancel_elsewhere,
+	.set_busy = pg_cluster_set_busy,
+	.set_grace = pg_cluster_set_grace,
+	.remove = pg_store_remove,
+	.expired = pg_store_expired,
+	.flush = pg_store_flush,
+	.output_append = pg_output_append,
+	.output_read = pg_output_read,
 };

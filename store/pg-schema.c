@@ -31,8 +31,10 @@ static const char pg_schema_v1[] =
 	" name text NOT NULL,"
 	" argv text NOT NULL,"			/* JSON array of byte strings:
 						 * strings, or {"base64": ...}
-						 * where not UTF-8 (bytestr.h) */
-	" env text NOT NULL,"			/* JSON array of "K=V", the same */
+						 * where not UTF-8 (bytestr.h)
+						 * */
+	" env text NOT NULL,"			/* JSON array of "K=V", the same
+	    */
 	" cwd text NOT NULL,"			/* a path, or {"base64": ...} */
 	" priority text NOT NULL,"
 	" state text NOT NULL,"
@@ -133,9 +135,10 @@ pg_schema_setup(PGconn *pg, char **cause)
 
 	snprintf(lock, sizeof lock, "BEGIN; SELECT pg_advisory_xact_lock(%d)",
 	    PG_SCHEMA_LOCK);
-	if (pg_exec(pg, lock, cause) != 0)
+	if (pg_util_exec(pg, lock, cause) != 0)
 		return -1;
-	if ((res = pg_query(pg, "SELECT to_regclass('triage_meta') IS NULL,"
+	if ((res = pg_util_query(pg,
+	    "SELECT to_regclass('triage_meta') IS NULL,"
 	    " (SELECT count(*) FROM pg_tables WHERE schemaname ="
 	    " current_schema())", cause)) == NULL)
 		goto out;
@@ -143,16 +146,17 @@ pg_schema_setup(PGconn *pg, char **cause)
 		/* Another program's tables are not ours to add to. */
 		if (strcmp(PQgetvalue(res, 0, 1), "0") != 0) {
 			PQclear(res);
-			cause_fail(cause, "the database has tables, none of them "
+			cause_fail(cause,
+			    "the database has tables, none of them "
 			    "triage's: give triage a database of its own");
 			goto out;
 		}
 		PQclear(res);
-		if (pg_exec(pg, pg_schema_v1, cause) != 0)
+		if (pg_util_exec(pg, pg_schema_v1, cause) != 0)
 			goto out;
 	} else {
 		PQclear(res);
-		if ((res = pg_query(pg, "SELECT value FROM triage_meta"
+		if ((res = pg_util_query(pg, "SELECT value FROM triage_meta"
 		    " WHERE key = 'schema'", cause)) == NULL)
 			goto out;
 		version = PQntuples(res) == 1 ?
@@ -172,15 +176,15 @@ pg_schema_setup(PGconn *pg, char **cause)
 	}
 	/* Tables made before grace_ms: the column, as the same version
 	 * (an older daemon never names it). */
-	if (pg_exec(pg, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM"
+	if (pg_util_exec(pg, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM"
 	    " information_schema.columns WHERE table_schema = current_schema()"
 	    " AND table_name = 'triage_nodes' AND column_name = 'grace_ms')"
 	    " THEN ALTER TABLE triage_nodes ADD COLUMN grace_ms bigint"
 	    " NOT NULL DEFAULT 0; END IF; END $$", cause) != 0)
 		goto out;
-	rc = pg_exec(pg, "COMMIT", cause);
+	rc = pg_util_exec(pg, "COMMIT", cause);
 out:
 	if (rc != 0)
-		(void)pg_exec(pg, "ROLLBACK", NULL);
+		(void)pg_util_exec(pg, "ROLLBACK", NULL);
 	return rc;
 }

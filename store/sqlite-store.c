@@ -1,4 +1,4 @@
-/* store-sqlite.c - the store on SQLite, one host's own: the changes of one
+/* sqlite-store.c - the store on SQLite, one host's own: the changes of one
  * loop turn share one commit, written before the loop goes on. */
 #include <stdint.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 
 #include <event2/event.h>
 
-#include "db.h"
+#include "sqlite-db.h"
 #include "job.h"
 #include "store.h"
 #include "store-private.h"
@@ -16,14 +16,15 @@
 
 /* How long a failed commit (disk full, say) waits before the next try of
  * the changes it could not write; new jobs do not wait for it. */
-#define SQLSTORE_RETRY_MS 1000
+#define SQLITE_STORE_RETRY_MS 1000
 
-struct sqlstore {
+struct sqlite_store {
 	struct store st;		/* first: a struct store * is one */
-	struct db *db;
+	struct sqlite_db *db;
 	struct event *commit_ev;
 	bool grouping;
-	bool need_fsync;		/* a pending change must survive power loss */
+	bool need_fsync;		/* a pending change must survive power
+	    loss */
 	uint64_t commits;		/* commits begun so far */
 	uint64_t writes;		/* transactions that wrote soon */
 	bool wrote;			/* one did: tell written_cb */
@@ -36,29 +37,29 @@ struct sqlstore {
 	bool paused_dirty;		/* paused changed since the commit */
 };
 
-static const struct store_ops sqlstore_ops;
-static void sqlstore_commit_cb(evutil_socket_t, short, void *);
+static const struct store_ops sqlite_store_ops;
+static void sqlite_store_commit_cb(evutil_socket_t, short, void *);
 
-static struct sqlstore *
-sqlstore(struct store *st)
+static struct sqlite_store *
+sqlite_store(struct store *st)
 {
-	return (struct sqlstore *)st;
+	return (struct sqlite_store *)st;
 }
 
-static const struct sqlstore *
-sqlstore_const(const struct store *st)
+static const struct sqlite_store *
+sqlite_store_const(const struct store *st)
 {
-	return (const struct sqlstore *)st;
+	return (const struct sqlite_store *)st;
 }
 
 static void
-sqlstore_load_paused_cb(const char *name, void *arg)
+sqlite_store_load_paused_cb(const char *name, void *arg)
 {
 	store_load_paused(arg, name);
 }
 
 static int
-sqlstore_load_cb(struct job *job, void *arg)
+sqlite_store_load_cb(struct job *job, void *arg)
 {
 	struct store *st = arg;
 
@@ -72,23 +73,24 @@ sqlstore_load_cb(struct job *job, void *arg)
 struct store *
 store_open(struct event_base *base, const char *path, char **cause)
 {
-	struct sqlstore *s;
+	struct sqlite_store *s;
 	struct job *last;
 	uint64_t max_id = 0;
 
 	if ((s = calloc(1, sizeof *s)) == NULL ||
-	    (s->commit_ev = evtimer_new(base, sqlstore_commit_cb, s))
+	    (s->commit_ev = evtimer_new(base, sqlite_store_commit_cb, s))
 	    == NULL) {
 		free(s);
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	store_init(&s->st, &sqlstore_ops);
+	store_init(&s->st, &sqlite_store_ops);
 	s->grouping = true;
-	if ((s->db = db_open(path, cause)) == NULL ||
-	    db_load(s->db, sqlstore_load_cb, &s->st, cause) != 0 ||
-	    db_paused(s->db, sqlstore_load_paused_cb, &s->st, cause) != 0 ||
-	    db_max_id(s->db, &max_id, cause) != 0) {
+	if ((s->db = sqlite_db_open(path, cause)) == NULL ||
+	    sqlite_db_load(s->db, sqlite_store_load_cb, &s->st, cause) != 0 ||
+	    sqlite_db_paused(s->db, sqlite_store_load_paused_cb, &s->st, cause)
+	        != 0 ||
+	    sqlite_db_max_id(s->db, &max_id, cause) != 0) {
 		store_close(&s->st);
 		return NULL;
 	}
@@ -99,9 +101,9 @@ store_open(struct event_base *base, const char *path, char **cause)
 }
 
 static void
-sqlstore_close(struct store *st)
+sqlite_store_close(struct store *st)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 	struct store_staged *staged;
 	char *cause = NULL;
 	size_t i;
@@ -121,19 +123,19 @@ sqlstore_close(struct store *st)
 	vec_free(&s->syncs);
 	if (s->commit_ev != NULL)
 		event_free(s->commit_ev);
-	db_close(s->db);
+	sqlite_db_close(s->db);
 	free(s);
 }
 
 static void
-sqlstore_set_grouping(struct store *st, bool grouping)
+sqlite_store_set_grouping(struct store *st, bool grouping)
 {
-	sqlstore(st)->grouping = grouping;
+	sqlite_store(st)->grouping = grouping;
 }
 
 /* A commit at the end of this turn of the loop. */
 static void
-sqlstore_schedule(struct sqlstore *s)
+sqlite_store_schedule(struct sqlite_store *s)
 {
 	static const struct timeval now = { 0, 0 };
 
@@ -141,9 +143,10 @@ sqlstore_schedule(struct sqlstore *s)
 }
 
 static int
-sqlstore_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
+sqlite_store_add(struct store *st, struct job *job, store_added_cb cb,
+    void *arg)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 	struct store_staged staged = { job, cb, arg };
 
 	job->id = s->next_id;
@@ -151,14 +154,14 @@ sqlstore_add(struct store *st, struct job *job, store_added_cb cb, void *arg)
 		return -1;
 	s->next_id++;
 	s->need_fsync = true;
-	sqlstore_schedule(s);
+	sqlite_store_schedule(s);
 	return 0;
 }
 
 static void
-sqlstore_mark(struct store *st, struct job *job, enum store_mark how)
+sqlite_store_mark(struct store *st, struct job *job, enum store_mark how)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 
 	/* Out of memory, it waits for the commit, as any change does. */
 	if (how == STORE_MARK_SOON)
@@ -169,54 +172,54 @@ sqlstore_mark(struct store *st, struct job *job, enum store_mark how)
 	if (how == STORE_MARK_SYNC)
 		s->need_fsync = true;
 	if (!evtimer_pending(s->commit_ev, NULL))
-		sqlstore_schedule(s);
+		sqlite_store_schedule(s);
 }
 
 static uint64_t
-sqlstore_write_generation(const struct store *st)
+sqlite_store_write_generation(const struct store *st)
 {
-	return sqlstore_const(st)->writes + 1;
+	return sqlite_store_const(st)->writes + 1;
 }
 
 static void
-sqlstore_paused_changed(struct store *st)
+sqlite_store_paused_changed(struct store *st)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 
 	s->paused_dirty = true;
 	s->need_fsync = true;
-	sqlstore_schedule(s);
+	sqlite_store_schedule(s);
 }
 
 static bool
-sqlstore_pending(const struct store *st)
+sqlite_store_pending(const struct store *st)
 {
-	const struct sqlstore *s = sqlstore_const(st);
+	const struct sqlite_store *s = sqlite_store_const(st);
 
 	return s->staged.n > 0 || s->dirty.n > 0 || s->removed.n > 0 ||
 	    s->paused_dirty;
 }
 
 static uint64_t
-sqlstore_generation(const struct store *st)
+sqlite_store_generation(const struct store *st)
 {
-	return sqlstore_const(st)->commits + 1;
+	return sqlite_store_const(st)->commits + 1;
 }
 
 static int
-sqlstore_sync(struct store *st, store_synced_cb cb, void *arg)
+sqlite_store_sync(struct store *st, store_synced_cb cb, void *arg)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 	struct store_sync sync = { cb, arg };
 
 	if (vec_push(&s->syncs, sizeof sync, &sync) != 0)
 		return -1;
-	sqlstore_schedule(s);
+	sqlite_store_schedule(s);
 	return 0;
 }
 
 static int
-sqlstore_cmp_id(const void *a, const void *b)
+sqlite_store_cmp_id(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -229,50 +232,53 @@ sqlstore_cmp_id(const void *a, const void *b)
  * and nothing written.
  */
 static int
-sqlstore_txn(struct sqlstore *s, size_t first, size_t count, bool changes,
+sqlite_store_txn(struct sqlite_store *s, size_t first, size_t count, bool
+    changes,
     char **cause)
 {
 	struct store_staged *staged = s->staged.v;
 	uint64_t *ids = s->dirty.v, *gone = s->removed.v;
-	const struct job *rows[DB_INSERT_ROWS];
+	const struct job *rows[SQLITE_DB_INSERT_ROWS];
 	struct job *job;
 	size_t i, k;
 
 	/* Only what must survive a power loss waits for the disk. */
-	if (db_set_sync(s->db, s->need_fsync || count > 0, cause) != 0 ||
-	    db_begin(s->db, cause) != 0)
+	if (sqlite_db_set_sync(s->db, s->need_fsync || count > 0, cause) != 0 ||
+	    sqlite_db_begin(s->db, cause) != 0)
 		return -1;
-	/* New jobs by DB_INSERT_ROWS while there are as many, the rest one
-	 * by one. */
+	/* New jobs by SQLITE_DB_INSERT_ROWS while there are as many, the rest
+	 * one by one. */
 	for (i = first; i < first + count; ) {
-		if (first + count - i >= DB_INSERT_ROWS) {
-			for (k = 0; k < DB_INSERT_ROWS; k++)
+		if (first + count - i >= SQLITE_DB_INSERT_ROWS) {
+			for (k = 0; k < SQLITE_DB_INSERT_ROWS; k++)
 				rows[k] = staged[i + k].job;
-			if (db_insert_rows(s->db, rows, cause) != 0)
+			if (sqlite_db_insert_rows(s->db, rows, cause) != 0)
 				goto fail;
-			i += DB_INSERT_ROWS;
-		} else if (db_insert(s->db, staged[i++].job, cause) != 0)
+			i += SQLITE_DB_INSERT_ROWS;
+		} else if (sqlite_db_insert(s->db, staged[i++].job, cause) != 0)
 			goto fail;
 	}
 	if (changes) {
 		if (s->dirty.n > 1)
-			qsort(ids, s->dirty.n, sizeof *ids, sqlstore_cmp_id);
+			qsort(ids, s->dirty.n, sizeof *ids,
+			    sqlite_store_cmp_id);
 		for (i = 0; i < s->dirty.n; i++) {
 			if (i > 0 && ids[i] == ids[i - 1])
 				continue;
 			/* A job removed since its change has nothing to say. */
 			if ((job = store_get(&s->st, ids[i])) != NULL &&
-			    db_update(s->db, job, cause) != 0)
+			    sqlite_db_update(s->db, job, cause) != 0)
 				goto fail;
 		}
 		for (i = 0; i < s->removed.n; i++)
-			if (db_delete(s->db, gone[i], cause) != 0)
+			if (sqlite_db_delete(s->db, gone[i], cause) != 0)
 				goto fail;
-		if (s->paused_dirty && db_set_paused(s->db, s->st.paused.v,
+		if (s->paused_dirty && sqlite_db_set_paused(s->db,
+		    s->st.paused.v,
 		    s->st.paused.n, cause) != 0)
 			goto fail;
 	}
-	if (db_commit(s->db, cause) != 0)
+	if (sqlite_db_commit(s->db, cause) != 0)
 		goto fail;
 	if (changes) {
 		s->dirty.n = 0;
@@ -287,12 +293,12 @@ sqlstore_txn(struct sqlstore *s, size_t first, size_t count, bool changes,
 	}
 	return 0;
 fail:
-	db_rollback(s->db);
+	sqlite_db_rollback(s->db);
 	return -1;
 }
 
 static void
-sqlstore_tell_written(struct sqlstore *s)
+sqlite_store_tell_written(struct sqlite_store *s)
 {
 	if (!s->wrote)
 		return;
@@ -309,24 +315,24 @@ sqlstore_tell_written(struct sqlstore *s)
  * them then).
  */
 static int
-sqlstore_write_soon(struct sqlstore *s)
+sqlite_store_write_soon(struct sqlite_store *s)
 {
 	uint64_t *ids = s->soon.v;
 	struct job *job;
 	char *cause = NULL;
 	size_t i;
 
-	if (db_set_sync(s->db, false, &cause) != 0 ||
-	    db_begin(s->db, &cause) != 0)
+	if (sqlite_db_set_sync(s->db, false, &cause) != 0 ||
+	    sqlite_db_begin(s->db, &cause) != 0)
 		goto fail;
 	for (i = 0; i < s->soon.n; i++)
 		if ((job = store_get(&s->st, ids[i])) != NULL &&
-		    db_update(s->db, job, &cause) != 0) {
-			db_rollback(s->db);
+		    sqlite_db_update(s->db, job, &cause) != 0) {
+			sqlite_db_rollback(s->db);
 			goto fail;
 		}
-	if (db_commit(s->db, &cause) != 0) {
-		db_rollback(s->db);
+	if (sqlite_db_commit(s->db, &cause) != 0) {
+		sqlite_db_rollback(s->db);
 		goto fail;
 	}
 	/* They stay dirty: the commit writes them again, at no cost to
@@ -334,7 +340,7 @@ sqlstore_write_soon(struct sqlstore *s)
 	s->soon.n = 0;
 	s->writes++;
 	s->wrote = true;
-	sqlstore_tell_written(s);
+	sqlite_store_tell_written(s);
 	return 0;
 fail:
 	free(cause);
@@ -347,7 +353,7 @@ fail:
  * they may add and change jobs themselves (for the next commit).
  */
 static int
-sqlstore_commit(struct sqlstore *s, char **cause)
+sqlite_store_commit(struct sqlite_store *s, char **cause)
 {
 	struct store *st = &s->st;
 	struct vec staged, syncs;
@@ -370,7 +376,7 @@ sqlstore_commit(struct sqlstore *s, char **cause)
 		return -1;
 	}
 	if (s->grouping || n == 0) {
-		rc = sqlstore_txn(s, 0, n, true, &err);
+		rc = sqlite_store_txn(s, 0, n, true, &err);
 		for (i = 0; i < n; i++)
 			ok[i] = rc == 0;
 	} else {
@@ -378,7 +384,7 @@ sqlstore_commit(struct sqlstore *s, char **cause)
 		for (i = 0; i < n; i++) {
 			free(err);
 			err = NULL;
-			ok[i] = sqlstore_txn(s, i, 1, i == 0, &err) == 0;
+			ok[i] = sqlite_store_txn(s, i, 1, i == 0, &err) == 0;
 			if (!ok[i])
 				rc = -1;
 		}
@@ -403,7 +409,7 @@ sqlstore_commit(struct sqlstore *s, char **cause)
 	if (st->committed_cb != NULL)
 		st->committed_cb(generation, rc == 0 ? NULL : err,
 		    st->committed_arg);
-	sqlstore_tell_written(s);
+	sqlite_store_tell_written(s);
 	vec_free(&staged);
 	vec_free(&syncs);
 	free(ok);
@@ -415,11 +421,11 @@ sqlstore_commit(struct sqlstore *s, char **cause)
 }
 
 static void
-sqlstore_commit_cb(evutil_socket_t fd, short what, void *arg)
+sqlite_store_commit_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static const struct timeval retry = { SQLSTORE_RETRY_MS / 1000,
-	    (SQLSTORE_RETRY_MS % 1000) * 1000 };
-	struct sqlstore *s = arg;
+	static const struct timeval retry = { SQLITE_STORE_RETRY_MS / 1000,
+	    (SQLITE_STORE_RETRY_MS % 1000) * 1000 };
+	struct sqlite_store *s = arg;
 	char *cause = NULL;
 
 	(void)fd;
@@ -428,11 +434,11 @@ sqlstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 	 * the commit follows in the next turn, once the loop has sent what
 	 * they allowed (a job to its worker). */
 	if (s->soon.n > 0 && (s->need_fsync || s->staged.n > 0) &&
-	    sqlstore_write_soon(s) == 0) {
-		sqlstore_schedule(s);
+	    sqlite_store_write_soon(s) == 0) {
+		sqlite_store_schedule(s);
 		return;
 	}
-	if (sqlstore_commit(s, &cause) != 0 &&
+	if (sqlite_store_commit(s, &cause) != 0 &&
 	    (s->dirty.n > 0 || s->removed.n > 0 || s->paused_dirty) &&
 	    !evtimer_pending(s->commit_ev, NULL))
 		evtimer_add(s->commit_ev, &retry);
@@ -440,18 +446,18 @@ sqlstore_commit_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static int
-sqlstore_flush(struct store *st, char **cause)
+sqlite_store_flush(struct store *st, char **cause)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 
 	evtimer_del(s->commit_ev);
-	return sqlstore_commit(s, cause);
+	return sqlite_store_commit(s, cause);
 }
 
 static int
-sqlstore_remove(struct store *st, uint64_t id)
+sqlite_store_remove(struct store *st, uint64_t id)
 {
-	struct sqlstore *s = sqlstore(st);
+	struct sqlite_store *s = sqlite_store(st);
 
 	if (store_get(st, id) == NULL) {
 		errno = ENOENT;
@@ -461,16 +467,16 @@ sqlstore_remove(struct store *st, uint64_t id)
 		return -1;
 	s->need_fsync = true;
 	job_free(jobtable_remove(&st->jobs, id));
-	sqlstore_schedule(s);
+	sqlite_store_schedule(s);
 	return 0;
 }
 
 static int
-sqlstore_env(struct store *st, struct job *job, char **cause)
+sqlite_store_env(struct store *st, struct job *job, char **cause)
 {
 	char **env = NULL;
 
-	if (db_env(sqlstore(st)->db, job->id, &env, cause) != 0)
+	if (sqlite_db_env(sqlite_store(st)->db, job->id, &env, cause) != 0)
 		return -1;
 	if (job_set_env(job, env) != 0) {
 		*cause = strdup("out of memory");
@@ -481,7 +487,7 @@ sqlstore_env(struct store *st, struct job *job, char **cause)
 
 /* The disk has it: a retry reads it back (store_env). */
 static void
-sqlstore_forget_env(struct store *st, struct job *job)
+sqlite_store_forget_env(struct store *st, struct job *job)
 {
 	(void)st;
 	job_drop_env(job);
@@ -489,7 +495,7 @@ sqlstore_forget_env(struct store *st, struct job *job)
 
 /* One host: its config is the only one. */
 static int
-sqlstore_set_priorities(struct store *st, const char *text, char **cause)
+sqlite_store_set_priorities(struct store *st, const char *text, char **cause)
 {
 	(void)st;
 	(void)text;
@@ -498,26 +504,27 @@ sqlstore_set_priorities(struct store *st, const char *text, char **cause)
 }
 
 static int
-sqlstore_expired(struct store *st, int64_t before_ms, uint64_t *ids,
+sqlite_store_expired(struct store *st, int64_t before_ms, uint64_t *ids,
     size_t max, size_t *n, char **cause)
 {
-	return db_expired(sqlstore(st)->db, before_ms, ids, max, n, cause);
+	return sqlite_db_expired(sqlite_store(st)->db, before_ms, ids, max, n,
+	    cause);
 }
 
-static const struct store_ops sqlstore_ops = {
-	.close = sqlstore_close,
-	.set_grouping = sqlstore_set_grouping,
-	.add = sqlstore_add,
-	.mark = sqlstore_mark,
-	.write_generation = sqlstore_write_generation,
-	.paused_changed = sqlstore_paused_changed,
-	.pending = sqlstore_pending,
-	.generation = sqlstore_generation,
-	.sync = sqlstore_sync,
-	.env = sqlstore_env,
-	.forget_env = sqlstore_forget_env,
-	.set_priorities = sqlstore_set_priorities,
-	.remove = sqlstore_remove,
-	.expired = sqlstore_expired,
-	.flush = sqlstore_flush,
+static const struct store_ops sqlite_store_ops = {
+	.close = sqlite_store_close,
+	.set_grouping = sqlite_store_set_grouping,
+	.add = sqlite_store_add,
+	.mark = sqlite_store_mark,
+	.write_generation = sqlite_store_write_generation,
+	.paused_changed = sqlite_store_paused_changed,
+	.pending = sqlite_store_pending,
+	.generation = sqlite_store_generation,
+	.sync = sqlite_store_sync,
+	.env = sqlite_store_env,
+	.forget_env = sqlite_store_forget_env,
+	.set_priorities = sqlite_store_set_priorities,
+	.remove = sqlite_store_remove,
+	.expired = sqlite_store_expired,
+	.flush = sqlite_store_flush,
 };

@@ -1,4 +1,4 @@
-/* store-pg-sync.c - what other daemons changed, read on their NOTIFY: every
+/* pg-sync.c - what other daemons changed, read on their NOTIFY: every
  * row written by a transaction the last read could not see, in one
  * REPEATABLE READ transaction whose snapshot the next read starts from. */
 #include <inttypes.h>
@@ -10,26 +10,26 @@
 #include "job.h"
 #include "jobtable.h"
 #include "pg-util.h"
-#include "pgconn.h"
-#include "pgrow.h"
+#include "pg-conn.h"
+#include "pg-row.h"
 #include "store.h"
-#include "store-pg-private.h"
+#include "pg-private.h"
 #include "timefmt.h"
 
-enum pgsync_result {
-	PGSYNC_BEGIN,
-	PGSYNC_SNAPSHOT,
-	PGSYNC_JOBS,
-	PGSYNC_REMOVED,
-	PGSYNC_PAUSED,
-	PGSYNC_NODES,
-	PGSYNC_CANCELS,
-	PGSYNC_COMMIT,
-	PGSYNC_NRESULTS,
+enum pg_sync_result {
+	PG_SYNC_BEGIN,
+	PG_SYNC_SNAPSHOT,
+	PG_SYNC_JOBS,
+	PG_SYNC_REMOVED,
+	PG_SYNC_PAUSED,
+	PG_SYNC_NODES,
+	PG_SYNC_CANCELS,
+	PG_SYNC_COMMIT,
+	PG_SYNC_NRESULTS,
 };
 
 static void
-pgsync_changed(struct pgstore *s, struct job *job, enum store_change what,
+pg_sync_changed(struct pg_store *s, struct job *job, enum store_change what,
     const struct job_status *before)
 {
 	if (s->st.changed_cb != NULL)
@@ -42,7 +42,7 @@ pgsync_changed(struct pgstore *s, struct job *job, enum store_change what,
  * (our own writes come back this way). Takes row.
  */
 static void
-pgsync_apply(struct pgstore *s, struct job *row, uint32_t version,
+pg_sync_apply(struct pg_store *s, struct job *row, uint32_t version,
     bool always)
 {
 	struct job *job = store_get(&s->st, row->id);
@@ -55,37 +55,37 @@ pgsync_apply(struct pgstore *s, struct job *row, uint32_t version,
 			job_free(row);
 			return;
 		}
-		pgsync_changed(s, row, STORE_CHANGE_NEW, NULL);
+		pg_sync_changed(s, row, STORE_CHANGE_NEW, NULL);
 		return;
 	}
 	job_status_get(job, &before);
 	if (version <= job->version) {
 		job_free(row);
 		if (always)
-			pgsync_changed(s, job, STORE_CHANGE_UPDATED, &before);
+			pg_sync_changed(s, job, STORE_CHANGE_UPDATED, &before);
 		return;
 	}
 	job_take_stored(job, row);
 	job_free(row);
 	job->version = version;
-	pgsync_changed(s, job, STORE_CHANGE_UPDATED, &before);
+	pg_sync_changed(s, job, STORE_CHANGE_UPDATED, &before);
 }
 
 static void
-pgsync_gone(struct pgstore *s, uint64_t id)
+pg_sync_gone(struct pg_store *s, uint64_t id)
 {
 	struct job *job = store_get(&s->st, id);
 
 	if (job == NULL)
 		return;
-	pgsync_changed(s, job, STORE_CHANGE_GONE, NULL);
+	pg_sync_changed(s, job, STORE_CHANGE_GONE, NULL);
 	job_free(jobtable_remove(&s->st.jobs, id));
 }
 
 /* The cluster's paused priorities, as another node may have changed them;
  * not while a change of ours waits to be written, which would undo it. */
 static void
-pgsync_paused(struct pgstore *s, const PGresult *res)
+pg_sync_paused(struct pg_store *s, const PGresult *res)
 {
 	char **names;
 	int i, n = PQntuples(res);
@@ -100,81 +100,104 @@ pgsync_paused(struct pgstore *s, const PGresult *res)
 	free(names);
 }
 
+/* Cancels other nodes asked of jobs: only the node that runs the attempt
+ * acts on it. */
 static void
-pgsync_read(struct pgstore *s, PGresult *const *res)
+pg_sync_read_cancels(struct pg_store *s, const PGresult *res)
 {
-	const PGresult *r = res[PGSYNC_JOBS];
+	struct job *job;
+	int i;
+
+	for (i = 0; i < PQntuples(res); i++) {
+		job = store_get(&s->st, strtoull(PQgetvalue(res, i, 0), NULL,
+		    10));
+		if (job == NULL || job->node == NULL ||
+		    strcmp(job->node, s->node) != 0 ||
+		    job->attempt != strtoul(PQgetvalue(res, i, 1), NULL, 10) ||
+		    s->st.cancel_cb == NULL)
+			continue;
+		s->st.cancel_cb(job, atoi(PQgetvalue(res, i, 2)),
+		    (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10),
+		    s->st.cancel_arg);
+	}
+}
+
+static void
+pg_sync_read(struct pg_store *s, PGresult *const *res)
+{
+	const PGresult *r = res[PG_SYNC_JOBS];
 	struct job *row;
 	char *cause = NULL, *snap;
 	int i;
 
-	if ((snap = strdup(PQgetvalue(res[PGSYNC_SNAPSHOT], 0, 0))) == NULL)
+	if ((snap = strdup(PQgetvalue(res[PG_SYNC_SNAPSHOT], 0, 0))) == NULL)
 		return;		/* read again from the old one */
 	for (i = 0; i < PQntuples(r); i++) {
-		if ((row = pgrow_read(r, i, 1, &s->cache, &cause)) == NULL) {
+		if ((row = pg_row_read(r, i, 1, &s->cache, &cause)) == NULL) {
 			if (s->st.status_cb != NULL)
 				s->st.status_cb(true, cause, s->st.status_arg);
 			free(cause);
 			cause = NULL;
 			continue;
 		}
-		pgsync_apply(s, row, (uint32_t)strtoul(PQgetvalue(r, i, 0),
+		pg_sync_apply(s, row, (uint32_t)strtoul(PQgetvalue(r, i, 0),
 		    NULL, 10), false);
 	}
-	r = res[PGSYNC_REMOVED];
+	r = res[PG_SYNC_REMOVED];
 	for (i = 0; i < PQntuples(r); i++)
-		pgsync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
-	pgsync_paused(s, res[PGSYNC_PAUSED]);
-	pgstore_read_nodes(s, res[PGSYNC_NODES]);
-	pgstore_read_cancels(s, res[PGSYNC_CANCELS]);
+		pg_sync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
+	pg_sync_paused(s, res[PG_SYNC_PAUSED]);
+	pg_sync_read_nodes(s, res[PG_SYNC_NODES]);
+	pg_sync_read_cancels(s, res[PG_SYNC_CANCELS]);
 	free(s->snapshot);
 	s->snapshot = snap;
 }
 
 static void
-pgsync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+pg_sync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
-	struct pgstore *s = arg;
+	struct pg_store *s = arg;
 	size_t i;
 
 	s->syncing = false;
-	if (cause == NULL && n == PGSYNC_NRESULTS) {
+	if (cause == NULL && n == PG_SYNC_NRESULTS) {
 		for (i = 0; i < n; i++)
 			if (PQresultStatus(res[i]) != PGRES_COMMAND_OK &&
 			    PQresultStatus(res[i]) != PGRES_TUPLES_OK)
 				break;
 		if (i == n)
-			pgsync_read(s, res);
+			pg_sync_read(s, res);
 		else if (s->st.status_cb != NULL)
-			s->st.status_cb(true, pg_message(NULL, res[i]),
+			s->st.status_cb(true, pg_util_message(NULL, res[i]),
 			    s->st.status_arg);
 	}
-	pgstore_synced(s);
+	s->synced(s);
 	/* Lost: the connection's return reads again. */
 	if (s->sync_again && cause == NULL) {
 		s->sync_again = false;
-		pgstore_sync_changes(s);
+		pg_sync_changes(s);
 	}
 }
 
 void
-pgstore_sync_changes(struct pgstore *s)
+pg_sync_changes(struct pg_store *s)
 {
 	const char *values[1] = { s->snapshot };
-	struct pgconn_stmt q[PGSYNC_NRESULTS] = {
-		[PGSYNC_BEGIN] = { NULL, "BEGIN ISOLATION LEVEL REPEATABLE"
+	struct pg_conn_stmt q[PG_SYNC_NRESULTS] = {
+		[PG_SYNC_BEGIN] = { NULL, "BEGIN ISOLATION LEVEL REPEATABLE"
 		    " READ READ ONLY", 0, NULL, NULL, NULL },
-		[PGSYNC_SNAPSHOT] = { NULL, "SELECT pg_current_snapshot()::text",
+		[PG_SYNC_SNAPSHOT] = { NULL,
+		    "SELECT pg_current_snapshot()::text",
 		    0, NULL, NULL, NULL },
-		[PGSYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL },
-		[PGSYNC_REMOVED] = { "sync_removed", NULL, 1, values, NULL,
+		[PG_SYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL },
+		[PG_SYNC_REMOVED] = { "sync_removed", NULL, 1, values, NULL,
 		    NULL },
-		[PGSYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
+		[PG_SYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
 		    0, NULL, NULL, NULL },
-		[PGSYNC_NODES] = { NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
-		[PGSYNC_CANCELS] = { "sync_cancels", NULL, 1, values, NULL,
+		[PG_SYNC_NODES] = { NULL, PG_STORE_NODES, 0, NULL, NULL, NULL },
+		[PG_SYNC_CANCELS] = { "sync_cancels", NULL, 1, values, NULL,
 		    NULL },
-		[PGSYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
+		[PG_SYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
 	};
 
 	if (s->syncing) {
@@ -184,13 +207,13 @@ pgstore_sync_changes(struct pgstore *s)
 	if (!s->up || s->conn == NULL)
 		return;
 	s->syncing = true;
-	if (pgconn_batch(s->conn, q, PGSYNC_NRESULTS, pgsync_cb, s) != 0)
+	if (pg_conn_batch(s->conn, q, PG_SYNC_NRESULTS, pg_sync_cb, s) != 0)
 		s->syncing = false;
 }
 
 
 void
-pgstore_read_nodes(struct pgstore *s, const PGresult *res)
+pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
 {
 	struct store_node *nodes;
 	uint64_t now = timefmt_mono_us();
@@ -220,15 +243,15 @@ pgstore_read_nodes(struct pgstore *s, const PGresult *res)
 }
 
 /* The ids asked for, for their answer. */
-struct pgsync_refetch {
-	struct pgstore *s;
+struct pg_sync_refetch {
+	struct pg_store *s;
 	struct vec ids;
 	void (*done)(void *);
 	void *arg;
 };
 
 static void
-pgsync_refetch_free(struct pgsync_refetch *rf)
+pg_sync_refetch_free(struct pg_sync_refetch *rf)
 {
 	void (*done)(void *) = rf->done;
 	void *arg = rf->arg;
@@ -240,11 +263,11 @@ pgsync_refetch_free(struct pgsync_refetch *rf)
 }
 
 static void
-pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
+pg_sync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
-	struct pgsync_refetch *rf = arg;
-	struct pgstore *s = rf->s;
+	struct pg_sync_refetch *rf = arg;
+	struct pg_store *s = rf->s;
 	const uint64_t *ids = rf->ids.v;
 	struct job *row;
 	char *why = NULL;
@@ -254,19 +277,19 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 	/* Closing: nobody waits. */
 	if (s->conn == NULL) {
 		rf->done = NULL;
-		pgsync_refetch_free(rf);
+		pg_sync_refetch_free(rf);
 		return;
 	}
 	if (cause == NULL && n == 1 &&
 	    PQresultStatus(res[0]) == PGRES_TUPLES_OK) {
 		for (k = 0; k < PQntuples(res[0]); k++) {
-			if ((row = pgrow_read(res[0], k, 1, &s->cache, &why))
+			if ((row = pg_row_read(res[0], k, 1, &s->cache, &why))
 			    == NULL) {
 				free(why);
 				why = NULL;
 				continue;
 			}
-			pgsync_apply(s, row, (uint32_t)strtoul(
+			pg_sync_apply(s, row, (uint32_t)strtoul(
 			    PQgetvalue(res[0], k, 0), NULL, 10), true);
 		}
 		/* Those it did not find are gone. */
@@ -276,20 +299,20 @@ pgsync_refetch_cb(PGresult *const *res, size_t n, const char *cause,
 				    10) == ids[i])
 					break;
 			if (k == PQntuples(res[0]))
-				pgsync_gone(s, ids[i]);
+				pg_sync_gone(s, ids[i]);
 		}
 	} else
 		/* Lost: the connection's return reads every change. */
-		pgstore_sync_changes(s);
-	pgsync_refetch_free(rf);
+		pg_sync_changes(s);
+	pg_sync_refetch_free(rf);
 }
 
 void
-pgstore_refetch(struct pgstore *s, const struct vec *ids,
+pg_sync_refetch(struct pg_store *s, const struct vec *ids,
     void (*done)(void *), void *arg)
 {
-	struct pgconn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL };
-	struct pgsync_refetch *rf;
+	struct pg_conn_stmt q = { "refetch", NULL, 1, NULL, NULL, NULL };
+	struct pg_sync_refetch *rf;
 	const char *values[1];
 	char *array = NULL;
 
@@ -298,7 +321,7 @@ pgstore_refetch(struct pgstore *s, const struct vec *ids,
 		return;
 	}
 	if ((rf = calloc(1, sizeof *rf)) == NULL) {
-		pgstore_sync_changes(s);
+		pg_sync_changes(s);
 		done(arg);
 		return;
 	}
@@ -306,19 +329,19 @@ pgstore_refetch(struct pgstore *s, const struct vec *ids,
 	rf->done = done;
 	rf->arg = arg;
 	if (vec_reserve(&rf->ids, sizeof(uint64_t), ids->n) != 0 ||
-	    (array = pgstore_ids_array(ids)) == NULL) {
+	    (array = pg_util_ids_array(ids)) == NULL) {
 		/* Out of memory: the next read of changes brings them. */
-		pgstore_sync_changes(s);
-		pgsync_refetch_free(rf);
+		pg_sync_changes(s);
+		pg_sync_refetch_free(rf);
 		return;
 	}
 	memcpy(rf->ids.v, ids->v, ids->n * sizeof(uint64_t));
 	rf->ids.n = ids->n;
 	values[0] = array;
 	q.values = values;
-	if (pgconn_batch(s->conn, &q, 1, pgsync_refetch_cb, rf) != 0) {
-		pgstore_sync_changes(s);
-		pgsync_refetch_free(rf);
+	if (pg_conn_batch(s->conn, &q, 1, pg_sync_refetch_cb, rf) != 0) {
+		pg_sync_changes(s);
+		pg_sync_refetch_free(rf);
 	}
 	free(array);
 }

@@ -1,5 +1,5 @@
-/* store-private.h - what the store's front (store-front.c) and its two databases
- * (store-sqlite.c, store-pg.c) share, and nothing else includes. */
+/* store-private.h - what the store's front (store.c) and its two databases
+ * (sqlite-store.c, pg-store.c) share, and nothing else includes. */
 #ifndef TRIAGE_STORE_PRIVATE_H
 #define TRIAGE_STORE_PRIVATE_H
 

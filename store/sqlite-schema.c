@@ -1,19 +1,21 @@
-/* db-schema.c - the jobs table version by version, and the forward migration
- * that brings an older file up to DB_SCHEMA_VERSION in one transaction. */
+/* sqlite-schema.c - the jobs table version by version, and the forward
+ * migration that brings an older file up to SQLITE_SCHEMA_VERSION in one
+ * transaction. */
 #include <stdio.h>
 
 #include <sqlite3.h>
 
-#include "db.h"
-#include "db-private.h"
+#include "cause.h"
+#include "sqlite-schema.h"
 
 /*
- * Step i takes a file at user_version i to i + 1. A step that has shipped is
- * never edited, since files out there are at its result: a change is a new
- * step at the end and DB_SCHEMA_VERSION in db.h one higher. Times are ms since
- * the epoch; NULL stands for what the job keeps as "unknown" (db-row.c).
+  * Step i takes a file at user_version i to i + 1. A step that has shipped is
+ * never edited, since files out there are at its result: a change is a new step
+ * at the end and SQLITE_SCHEMA_VERSION in sqlite-db.h one higher. Times are ms
+ * since the epoch; NULL stands for what the job keeps as "unknown"
+ * (sqlite-row.c).
  */
-static const char *const db_schema_steps[] = {
+static const char *const sqlite_db_schema_steps[] = {
 	/* 0 -> 1: the base. */
 	"CREATE TABLE jobs ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -89,12 +91,13 @@ static const char *const db_schema_steps[] = {
 	"ALTER TABLE jobs ADD COLUMN username TEXT",
 };
 
-_Static_assert(sizeof db_schema_steps / sizeof db_schema_steps[0] ==
-    DB_SCHEMA_VERSION, "one migration step per schema version");
+_Static_assert(sizeof sqlite_db_schema_steps / sizeof sqlite_db_schema_steps[0]
+    ==
+    SQLITE_SCHEMA_VERSION, "one migration step per schema version");
 
 /* Runs sql, which returns one integer, into *v. Returns the SQLite code. */
 static int
-db_schema_int(sqlite3 *sq, const char *sql, sqlite3_int64 *v)
+sqlite_schema_int(sqlite3 *sq, const char *sql, sqlite3_int64 *v)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -110,37 +113,39 @@ db_schema_int(sqlite3 *sq, const char *sql, sqlite3_int64 *v)
 }
 
 int
-db_schema_check(sqlite3 *sq, const char *path, int *version, char **cause)
+sqlite_schema_check(sqlite3 *sq, const char *path, int *version, char **cause)
 {
 	sqlite3_int64 v, ntables;
 	int rc;
 
 	/* The first read of the file: garbage shows up here as NOTADB. */
-	rc = db_schema_int(sq, "PRAGMA user_version", &v);
+	rc = sqlite_schema_int(sq, "PRAGMA user_version", &v);
 	if ((rc & 0xff) == SQLITE_NOTADB)
-		return db_fail(cause, "%s is not a triage database (%s)", path,
+		return cause_fail(cause, "%s is not a triage database (%s)",
+		    path,
 		    sqlite3_errmsg(sq));
 	if (rc != SQLITE_OK)
-		return db_fail(cause, "cannot read %s: %s", path,
+		return cause_fail(cause, "cannot read %s: %s", path,
 		    sqlite3_errmsg(sq));
-	if (v > DB_SCHEMA_VERSION)
-		return db_fail(cause, "%s was made by a newer triage: schema "
+	if (v > SQLITE_SCHEMA_VERSION)
+		return cause_fail(cause,
+		    "%s was made by a newer triage: schema "
 		    "version %lld, this one knows up to %d", path, v,
-		    DB_SCHEMA_VERSION);
+		    SQLITE_SCHEMA_VERSION);
 	if (v < 0)
-		return db_fail(cause, "%s is not a triage database (schema "
+		return cause_fail(cause, "%s is not a triage database (schema "
 		    "version %lld)", path, v);
 
 	/* Version 0 with tables is somebody else's database: do not add ours
 	 * to it. */
 	if (v == 0) {
-		rc = db_schema_int(sq, "SELECT count(*) FROM sqlite_master",
+		rc = sqlite_schema_int(sq, "SELECT count(*) FROM sqlite_master",
 		    &ntables);
 		if (rc != SQLITE_OK)
-			return db_fail(cause, "cannot read %s: %s", path,
+			return cause_fail(cause, "cannot read %s: %s", path,
 			    sqlite3_errmsg(sq));
 		if (ntables != 0)
-			return db_fail(cause, "%s is not a triage database "
+			return cause_fail(cause, "%s is not a triage database "
 			    "(it has tables but no schema version)", path);
 	}
 	*version = (int)v;
@@ -149,49 +154,50 @@ db_schema_check(sqlite3 *sq, const char *path, int *version, char **cause)
 
 /* The steps from version from, the new user_version, and the commit. */
 static int
-db_schema_steps_run(sqlite3 *sq, const char *path, int from, char **cause)
+sqlite_schema_steps_run(sqlite3 *sq, const char *path, int from, char **cause)
 {
 	char sql[64];
 	int i;
 
-	for (i = from; i < DB_SCHEMA_VERSION; i++)
-		if (sqlite3_exec(sq, db_schema_steps[i], NULL, NULL,
+	for (i = from; i < SQLITE_SCHEMA_VERSION; i++)
+		if (sqlite3_exec(sq, sqlite_db_schema_steps[i], NULL, NULL,
 		    NULL) != SQLITE_OK)
-			return db_fail(cause, "cannot migrate %s from schema "
+			return cause_fail(cause,
+			    "cannot migrate %s from schema "
 			    "version %d to %d: %s", path, i, i + 1,
 			    sqlite3_errmsg(sq));
 	/* A PRAGMA takes no parameters; the number is ours. */
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d",
-	    DB_SCHEMA_VERSION);
+	    SQLITE_SCHEMA_VERSION);
 	if (sqlite3_exec(sq, sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_exec(sq, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return db_fail(cause, "cannot migrate %s to schema version "
-		    "%d: %s", path, DB_SCHEMA_VERSION, sqlite3_errmsg(sq));
+		return cause_fail(cause, "cannot migrate %s to schema version "
+		    "%d: %s", path, SQLITE_SCHEMA_VERSION, sqlite3_errmsg(sq));
 	return 0;
 }
 
 int
-db_schema_migrate(sqlite3 *sq, const char *path, char **cause)
+sqlite_schema_migrate(sqlite3 *sq, const char *path, char **cause)
 {
 	int version;
 
-	if (db_schema_check(sq, path, &version, cause) == -1)
+	if (sqlite_schema_check(sq, path, &version, cause) == -1)
 		return -1;
-	if (version == DB_SCHEMA_VERSION)
+	if (version == SQLITE_SCHEMA_VERSION)
 		return 0;
 
 	if (sqlite3_exec(sq, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return db_fail(cause, "cannot migrate %s: %s", path,
+		return cause_fail(cause, "cannot migrate %s: %s", path,
 		    sqlite3_errmsg(sq));
 	/* Again under the write lock, in case another process migrated the
 	 * file since the first look. */
-	if (db_schema_check(sq, path, &version, cause) == -1)
+	if (sqlite_schema_check(sq, path, &version, cause) == -1)
 		goto fail;
-	if (version == DB_SCHEMA_VERSION) {
+	if (version == SQLITE_SCHEMA_VERSION) {
 		sqlite3_exec(sq, "ROLLBACK", NULL, NULL, NULL);
 		return 0;
 	}
-	if (db_schema_steps_run(sq, path, version, cause) == -1)
+	if (sqlite_schema_steps_run(sq, path, version, cause) == -1)
 		goto fail;
 	return 0;
 

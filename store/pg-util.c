@@ -1,13 +1,16 @@
 /* pg-util.c - our connections' options, blocking libpq calls for a daemon's
- * start, and libpq's messages made into the one-line causes we report. */
+ * start, libpq's messages made into the one-line causes we report, and ids
+ * as an array's text. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pg-util.h"
+#include "vec.h"
 
 PGconn *
-pg_connect(const char *conninfo, bool start)
+pg_util_connect(const char *conninfo, bool start)
 {
 	static const char *const keys[] = {
 		"keepalives_idle", "keepalives_interval", "keepalives_count",
@@ -23,7 +26,7 @@ pg_connect(const char *conninfo, bool start)
 }
 
 const char *
-pg_message(const PGconn *pg, const PGresult *res)
+pg_util_message(const PGconn *pg, const PGresult *res)
 {
 	static char buf[512];
 	const char *msg = NULL;
@@ -46,27 +49,28 @@ pg_message(const PGconn *pg, const PGresult *res)
 }
 
 int
-pg_exec(PGconn *pg, const char *sql, char **cause)
+pg_util_exec(PGconn *pg, const char *sql, char **cause)
 {
 	PGresult *res = PQexec(pg, sql);
 	int rc = 0;
 
 	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
 	    PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = cause_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
+		rc = cause_fail(cause, "PostgreSQL: %s", pg_util_message(pg,
+		    res));
 	PQclear(res);
 	return rc;
 }
 
 PGresult *
-pg_query_params(PGconn *pg, const char *sql, int nparams,
+pg_util_query_params(PGconn *pg, const char *sql, int nparams,
     const char *const *values, char **cause)
 {
 	PGresult *res = PQexecParams(pg, sql, nparams, NULL, values, NULL,
 	    NULL, 0);
 
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		cause_fail(cause, "PostgreSQL: %s", pg_message(pg, res));
+		cause_fail(cause, "PostgreSQL: %s", pg_util_message(pg, res));
 		PQclear(res);
 		return NULL;
 	}
@@ -74,7 +78,34 @@ pg_query_params(PGconn *pg, const char *sql, int nparams,
 }
 
 PGresult *
-pg_query(PGconn *pg, const char *sql, char **cause)
+pg_util_query(PGconn *pg, const char *sql, char **cause)
 {
-	return pg_query_params(pg, sql, 0, NULL, cause);
+	return pg_util_query_params(pg, sql, 0, NULL, cause);
+}
+
+/* The ids of n items of size bytes each, the id first, as an array's
+ * text. */
+char *
+pg_util_array(const void *v, size_t n, size_t size)
+{
+	size_t i, len = 3 + n * 21;
+	uint64_t id;
+	char *a, *p;
+
+	if ((a = malloc(len)) == NULL)
+		return NULL;
+	p = a;
+	*p++ = '{';
+	for (i = 0; i < n; i++) {
+		memcpy(&id, (const char *)v + i * size, sizeof id);
+		p += sprintf(p, "%s%" PRIu64, i > 0 ? "," : "", id);
+	}
+	strcpy(p, "}");
+	return a;
+}
+
+char *
+pg_util_ids_array(const struct vec *ids)
+{
+	return pg_util_array(ids->v, ids->n, sizeof(uint64_t));
 }

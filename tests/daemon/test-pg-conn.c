@@ -1,5 +1,6 @@
-/* test-pgconn.c - lib/pgconn on a bare event_base against a real PostgreSQL
- * (tpg): batches, prepared statements, NOTIFY, losses and reconnection. */
+/* test-pg-conn.c - store/pg-conn.c on a bare event_base against a real
+ * PostgreSQL (tpg): batches, prepared statements, NOTIFY, losses and
+ * reconnection. */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,7 +17,7 @@
 #include <libpq-fe.h>
 
 #include "loop.h"
-#include "pgconn.h"
+#include "pg-conn.h"
 #include "tpg.h"
 
 #define WAIT_FOR(fx, cond)	LOOP_WAIT_FOR(&(fx)->loop, cond)
@@ -31,14 +32,14 @@ struct tbatch {
 	struct fx	*fx;
 	int		 calls;
 	int		 seq;		/* when, among the fixture's batches */
-	bool		 in_call;	/* called inside pgconn_batch */
+	bool		 in_call;	/* called inside pg_conn_batch */
 	size_t		 n;
 	char		 cause[512];
 	ExecStatusType	 status[KEEP];
 	char		 value[KEEP][64];	/* row 0, column 0 */
 	char		 error[KEEP][256];
 	int		 ntuples[KEEP];
-	bool		 free_in_cb;	/* pgconn_free from the callback */
+	bool		 free_in_cb;	/* pg_conn_free from the callback */
 };
 
 struct fx {
@@ -46,8 +47,8 @@ struct fx {
 	struct tpg	*pg;		/* the group's server */
 	char		 db[32];
 	char		*conninfo;	/* of db */
-	struct pgconn	*c;
-	bool		 in_batch;	/* inside pgconn_batch */
+	struct pg_conn	*c;
+	bool		 in_batch;	/* inside pg_conn_batch */
 	int		 ups, downs;	/* state_cb calls */
 	bool		 up;
 	char		 cause[512];	/* the last down's */
@@ -112,7 +113,7 @@ batch_cb(PGresult *const *results, size_t n, const char *cause, void *arg)
 		    PQresultErrorMessage(results[i]));
 	}
 	if (b->free_in_cb) {
-		pgconn_free(b->fx->c);
+		pg_conn_free(b->fx->c);
 		b->fx->c = NULL;
 	}
 }
@@ -121,7 +122,7 @@ batch_cb(PGresult *const *results, size_t n, const char *cause, void *arg)
 static void
 fx_batch(struct fx *fx, struct tbatch *b, const char *const *sql, size_t n)
 {
-	struct pgconn_stmt stmts[KEEP];
+	struct pg_conn_stmt stmts[KEEP];
 	size_t i;
 
 	assert_true(n <= KEEP);
@@ -130,7 +131,7 @@ fx_batch(struct fx *fx, struct tbatch *b, const char *const *sql, size_t n)
 	for (i = 0; i < n; i++)
 		stmts[i].sql = sql[i];
 	fx->in_batch = true;
-	assert_int_equal(pgconn_batch(fx->c, stmts, n, batch_cb, b), 0);
+	assert_int_equal(pg_conn_batch(fx->c, stmts, n, batch_cb, b), 0);
 	fx->in_batch = false;
 }
 #define SQL(...)	((const char *const []){ __VA_ARGS__ })
@@ -144,7 +145,7 @@ fx_new(struct fx *fx, const char *conninfo)
 {
 	char *cause = NULL;
 
-	fx->c = pgconn_new(fx->loop.base, conninfo, state_cb, notify_cb, fx,
+	fx->c = pg_conn_new(fx->loop.base, conninfo, state_cb, notify_cb, fx,
 	    &cause);
 	if (fx->c == NULL)
 		fail_msg("pgconn_new: %s", cause);
@@ -154,9 +155,9 @@ fx_new(struct fx *fx, const char *conninfo)
 static void
 fx_up(struct fx *fx)
 {
-	assert_int_equal(pgconn_start(fx->c), 0);
+	assert_int_equal(pg_conn_start(fx->c), 0);
 	WAIT_FOR(fx, fx->ups == 1);
-	assert_true(pgconn_up(fx->c));
+	assert_true(pg_conn_up(fx->c));
 }
 
 static void
@@ -215,7 +216,7 @@ teardown(void **state)
 
 	if (fx == NULL)
 		return 0;
-	pgconn_free(fx->c);
+	pg_conn_free(fx->c);
 	free(fx->conninfo);
 	loop_free(fx);
 	return 0;
@@ -228,7 +229,7 @@ test_batch_results(void **state)
 	struct fx *fx = fx_get(state);
 	struct tbatch b = { 0 };
 	const char *values[] = { "forty-two" };
-	struct pgconn_stmt stmts[] = {
+	struct pg_conn_stmt stmts[] = {
 		{ .sql = "BEGIN" },
 		{ .sql = "INSERT INTO t VALUES ($1)", .nparams = 1,
 		    .values = values },
@@ -243,7 +244,7 @@ test_batch_results(void **state)
 	fx_up(fx);
 	b.fx = fx;
 	fx->in_batch = true;
-	assert_int_equal(pgconn_batch(fx->c, stmts, 5, batch_cb, &b), 0);
+	assert_int_equal(pg_conn_batch(fx->c, stmts, 5, batch_cb, &b), 0);
 	fx->in_batch = false;
 	values[0] = "changed after the call";
 	WAIT_FOR(fx, b.calls == 1);
@@ -329,7 +330,7 @@ test_error_aborts_the_rest(void **state)
 	assert_int_equal(b.status[3], PGRES_PIPELINE_ABORTED);
 	assert_string_equal(after.cause, "");
 	assert_string_equal(after.value[0], "after");
-	assert_true(pgconn_up(fx->c));
+	assert_true(pg_conn_up(fx->c));
 	assert_int_equal(fx->downs, 0);
 }
 
@@ -339,7 +340,7 @@ test_bad_statement(void **state)
 {
 	struct fx *fx = fx_get(state);
 	struct tbatch b = { .fx = fx };
-	struct pgconn_stmt stmts[] = {
+	struct pg_conn_stmt stmts[] = {
 		{ .sql = "SELECT 1" },
 		{ .nparams = 0 },
 	};
@@ -347,13 +348,13 @@ test_bad_statement(void **state)
 	fx_new(fx, fx->conninfo);
 	fx_up(fx);
 	fx->in_batch = true;
-	assert_int_equal(pgconn_batch(fx->c, stmts, 2, batch_cb, &b), 0);
+	assert_int_equal(pg_conn_batch(fx->c, stmts, 2, batch_cb, &b), 0);
 	fx->in_batch = false;
 	WAIT_FOR(fx, b.calls == 1);
 	assert_false(b.in_call);
 	assert_string_equal(b.cause,
 	    "statement 1: neither a prepared statement's name nor SQL");
-	assert_true(pgconn_up(fx->c));
+	assert_true(pg_conn_up(fx->c));
 }
 
 /* Prepared statements, with a binary bytea parameter, before and after
@@ -367,7 +368,7 @@ test_prepared_survive_reconnection(void **state)
 	const char *values[] = { "1", bin };
 	const int lengths[] = { 0, sizeof bin };
 	const int formats[] = { 0, 1 };
-	struct pgconn_stmt stmts[] = {
+	struct pg_conn_stmt stmts[] = {
 		{ .name = "ins", .nparams = 2, .values = values,
 		    .lengths = lengths, .formats = formats },
 		{ .name = "count" },
@@ -376,15 +377,15 @@ test_prepared_survive_reconnection(void **state)
 
 	PQclear(tpg_query(fx->pg, fx->db, "CREATE TABLE t (k int, b bytea)"));
 	fx_new(fx, fx->conninfo);
-	assert_int_equal(pgconn_prepare(fx->c, "ins",
+	assert_int_equal(pg_conn_prepare(fx->c, "ins",
 	    "INSERT INTO t VALUES ($1, $2)"), 0);
-	assert_int_equal(pgconn_prepare(fx->c, "count",
+	assert_int_equal(pg_conn_prepare(fx->c, "count",
 	    "SELECT count(*) FROM t"), 0);
 	fx_up(fx);
-	assert_int_equal(pgconn_prepare(fx->c, "late", "SELECT 1"), -1);
+	assert_int_equal(pg_conn_prepare(fx->c, "late", "SELECT 1"), -1);
 	assert_int_equal(errno, EBUSY);
 	b1.fx = fx;
-	assert_int_equal(pgconn_batch(fx->c, stmts, 3, batch_cb, &b1), 0);
+	assert_int_equal(pg_conn_batch(fx->c, stmts, 3, batch_cb, &b1), 0);
 	WAIT_FOR(fx, b1.calls == 1);
 	assert_int_equal(b1.status[0], PGRES_COMMAND_OK);
 	assert_string_equal(b1.value[1], "1");
@@ -397,7 +398,7 @@ test_prepared_survive_reconnection(void **state)
 	    "terminating connection due to administrator command");
 	values[0] = "2";
 	b2.fx = fx;
-	assert_int_equal(pgconn_batch(fx->c, stmts, 2, batch_cb, &b2), 0);
+	assert_int_equal(pg_conn_batch(fx->c, stmts, 2, batch_cb, &b2), 0);
 	WAIT_FOR(fx, b2.calls == 1);
 	assert_string_equal(b2.cause, "");
 	assert_int_equal(b2.status[0], PGRES_COMMAND_OK);
@@ -412,12 +413,12 @@ test_bad_prepare(void **state)
 	struct fx *fx = fx_get(state);
 
 	fx_new(fx, fx->conninfo);
-	assert_int_equal(pgconn_prepare(fx->c, "broken",
+	assert_int_equal(pg_conn_prepare(fx->c, "broken",
 	    "SELECT * FROM no_such_table"), 0);
-	assert_int_equal(pgconn_start(fx->c), 0);
+	assert_int_equal(pg_conn_start(fx->c), 0);
 	WAIT_FOR(fx, fx->downs == 1);
 	assert_int_equal(fx->ups, 0);
-	assert_false(pgconn_up(fx->c));
+	assert_false(pg_conn_up(fx->c));
 	assert_string_equal(fx->cause, "preparing statement broken: "
 	    "relation \"no_such_table\" does not exist");
 }
@@ -429,8 +430,8 @@ test_notify(void **state)
 	struct fx *fx = fx_get(state);
 
 	fx_new(fx, fx->conninfo);
-	assert_int_equal(pgconn_listen(fx->c, "jobs"), 0);
-	assert_int_equal(pgconn_listen(fx->c, "Mixed \"Case\""), 0);
+	assert_int_equal(pg_conn_listen(fx->c, "jobs"), 0);
+	assert_int_equal(pg_conn_listen(fx->c, "Mixed \"Case\""), 0);
 	fx_up(fx);
 	PQclear(tpg_query(fx->pg, fx->db, "NOTIFY jobs, 'hello'"));
 	WAIT_FOR(fx, fx->notifies == 1);
@@ -461,7 +462,7 @@ test_server_stopped(void **state)
 	struct tbatch slow = { 0 }, down = { 0 }, back = { 0 };
 
 	fx_new(fx, fx->conninfo);
-	assert_int_equal(pgconn_listen(fx->c, "jobs"), 0);
+	assert_int_equal(pg_conn_listen(fx->c, "jobs"), 0);
 	fx_up(fx);
 	BATCH(fx, &slow, "SELECT pg_sleep(60)");
 	/* Stop once the statement runs, not before it has arrived. */
@@ -478,7 +479,7 @@ test_server_stopped(void **state)
 	}
 	tpg_stop(fx->pg);
 	WAIT_FOR(fx, fx->downs == 1);
-	assert_false(pgconn_up(fx->c));
+	assert_false(pg_conn_up(fx->c));
 	/* The server's word, not libpq's "closed unexpectedly". */
 	assert_string_equal(fx->cause,
 	    "terminating connection due to administrator command");
@@ -535,7 +536,7 @@ assert_refused(struct fx *fx, const char *conninfo, const char *want)
 {
 	char *cause = NULL;
 
-	assert_null(pgconn_new(fx->loop.base, conninfo, state_cb, NULL, fx,
+	assert_null(pg_conn_new(fx->loop.base, conninfo, state_cb, NULL, fx,
 	    &cause));
 	assert_non_null(cause);
 	assert_true(strncmp(cause, REFUSED, strlen(REFUSED)) == 0);
@@ -557,7 +558,7 @@ test_conninfo_unparsable(void **state)
 	    "missing \"=\" after \"...\" in connection info string");
 	assert_refused(fx, "host=h port=1 password='s3",
 	    "unterminated quoted string in connection info string");
-	assert_null(pgconn_new(fx->loop.base, "postgresql://u:s3cret%zz@h/d",
+	assert_null(pg_conn_new(fx->loop.base, "postgresql://u:s3cret%zz@h/d",
 	    state_cb, NULL, fx, &cause));
 	assert_non_null(strstr(cause, REFUSED));
 	assert_null(strstr(cause, "s3cret"));
@@ -581,8 +582,8 @@ test_conninfo_unreachable(void **state)
 	WAIT_FOR(fx, b.calls == 1);
 	assert_string_equal(b.cause, "not connected to PostgreSQL: "
 	    "not started");
-	assert_int_equal(pgconn_start(fx->c), 0);
-	assert_int_equal(pgconn_start(fx->c), -1);
+	assert_int_equal(pg_conn_start(fx->c), 0);
+	assert_int_equal(pg_conn_start(fx->c), -1);
 	WAIT_FOR(fx, fx->downs == 1);
 	assert_non_null(strstr(fx->cause, "No such file or directory"));
 	assert_null(strstr(fx->cause, "s3cret"));
@@ -603,7 +604,7 @@ static void
 test_big_batch(void **state)
 {
 	struct fx *fx = fx_get(state);
-	struct pgconn_stmt *stmts;
+	struct pg_conn_stmt *stmts;
 	struct tbatch b = { 0 }, small = { 0 };
 	char *value;
 	const char *values[1];
@@ -620,12 +621,12 @@ test_big_batch(void **state)
 	assert_non_null(stmts = calloc(BIG_ROWS + 2, sizeof *stmts));
 	stmts[0].sql = "BEGIN";
 	for (i = 1; i <= BIG_ROWS; i++)
-		stmts[i] = (struct pgconn_stmt){ .sql =
+		stmts[i] = (struct pg_conn_stmt){ .sql =
 		    "INSERT INTO t VALUES ($1)", .nparams = 1,
 		    .values = values };
 	stmts[BIG_ROWS + 1].sql = "COMMIT";
 	b.fx = fx;
-	assert_int_equal(pgconn_batch(fx->c, stmts, BIG_ROWS + 2, batch_cb,
+	assert_int_equal(pg_conn_batch(fx->c, stmts, BIG_ROWS + 2, batch_cb,
 	    &b), 0);
 	/* Copied: the caller's memory is its own again. */
 	memset(value, 'y', BIG_VALUE);
@@ -655,7 +656,7 @@ test_idle_costs_no_wakeups(void **state)
 	int turns = 0;
 
 	fx_new(fx, fx->conninfo);
-	assert_int_equal(pgconn_listen(fx->c, "jobs"), 0);
+	assert_int_equal(pg_conn_listen(fx->c, "jobs"), 0);
 	fx_up(fx);
 	BATCH(fx, &b, "SELECT 1");
 	WAIT_FOR(fx, b.calls == 1);
@@ -669,10 +670,10 @@ test_idle_costs_no_wakeups(void **state)
 	}
 	/* The one turn that ran the tick itself. */
 	assert_int_equal(turns, 1);
-	assert_true(pgconn_up(fx->c));
+	assert_true(pg_conn_up(fx->c));
 }
 
-/* pgconn_free fails what is out with "closing", from inside a callback
+/* pg_conn_free fails what is out with "closing", from inside a callback
  * too. */
 static void
 test_free_with_batches_out(void **state)

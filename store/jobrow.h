@@ -1,5 +1,5 @@
 /* jobrow.h - a job as a row of the jobs table and back, whatever the database
- * (SQLite's db-row.c, PostgreSQL's pgrow.c give the values their way). */
+ * (SQLite's sqlite-row.c, PostgreSQL's pg-row.c give the values their way). */
 #ifndef TRIAGE_JOBROW_H
 #define TRIAGE_JOBROW_H
 
@@ -113,7 +113,8 @@ void jobrow_cache_clear(struct jobrow_cache *cache);
 
 /*
  * Puts job's values: every column when all is set (an INSERT), else the id
- * and those a job's life changes (db-private.h's DB_ROW_CHANGES_SET); 0,
+ * and those a job's life changes (sqlite-private.h's
+ * SQLITE_DB_ROW_CHANGES_SET); 0,
  * or -1 with *cause.
  */
 int jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,

@@ -1,6 +1,7 @@
-/* test-db.c - db_*: real SQLite files in a temporary directory: a new file's
+/* test-sqlite-db.c - sqlite_db_*: real SQLite files in a temporary directory: a
+ * new file's
  * settings, every field of a job there and back, transactions, pruning,
- * migration from version 1, and the files db_open must refuse. */
+ * migration from version 1, and the files sqlite_db_open must refuse. */
 #include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -17,11 +18,11 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "db.h"
+#include "sqlite-db.h"
 #include "job.h"
 
 /* The schema of version 1, as triage wrote it: files out there look like
- * this, whatever db-schema.c becomes. */
+ * this, whatever sqlite-schema.c becomes. */
 #define V1_SCHEMA							\
 	"CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT,"	\
 	" name TEXT NOT NULL, argv TEXT NOT NULL, env TEXT NOT NULL,"	\
@@ -46,11 +47,12 @@ struct fixture {
 
 static struct fixture *fx;
 
-/* What db_load handed over, in order. */
+/* What sqlite_db_load handed over, in order. */
 struct loaded {
 	struct job *jobs[MAX_LOADED];
 	size_t n;
-	size_t stop_after;	/* the callback refuses job number stop_after + 1 */
+	size_t stop_after;	/* the callback refuses job number stop_after
+	    + 1 */
 };
 
 static int
@@ -144,24 +146,25 @@ raw_text(const char *path, const char *sql, char *buf, size_t size)
 	sqlite3_close(sq);
 }
 
-static struct db *
+static struct sqlite_db *
 open_ok(void)
 {
-	struct db *db;
+	struct sqlite_db *db;
 	char *cause = NULL;
 
-	if ((db = db_open(fx->path, &cause)) == NULL)
-		fail_msg("db_open: %s", cause);
+	if ((db = sqlite_db_open(fx->path, &cause)) == NULL)
+		fail_msg("sqlite_db_open: %s", cause);
 	return db;
 }
 
-/* db_open must refuse the file; returns the cause, which names the path. */
+/* sqlite_db_open must refuse the file; returns the cause, which names the path.
+ * */
 static char *
 open_bad(const char *path)
 {
 	char *cause = NULL;
 
-	assert_null(db_open(path, &cause));
+	assert_null(sqlite_db_open(path, &cause));
 	assert_non_null(cause);
 	if (strstr(cause, path) == NULL)
 		fail_msg("cause does not name %s: %s", path, cause);
@@ -384,30 +387,30 @@ loaded_free(struct loaded *l)
 
 /* Loads every job into l, which must be empty. */
 static void
-load_ok(struct db *db, struct loaded *l)
+load_ok(struct sqlite_db *db, struct loaded *l)
 {
 	char *cause = NULL;
 
 	assert_int_equal(l->n, 0);
-	if (db_load(db, load_cb, l, &cause) == -1)
-		fail_msg("db_load: %s", cause);
+	if (sqlite_db_load(db, load_cb, l, &cause) == -1)
+		fail_msg("sqlite_db_load: %s", cause);
 }
 
 /* Inserts each job in one transaction and frees it. */
 static void
-insert_jobs(struct db *db, struct job **jobs, size_t n)
+insert_jobs(struct sqlite_db *db, struct job **jobs, size_t n)
 {
 	char *cause = NULL;
 	size_t i;
 
-	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
 	for (i = 0; i < n; i++) {
-		if (db_insert(db, jobs[i], &cause) == -1)
-			fail_msg("db_insert: %s", cause);
+		if (sqlite_db_insert(db, jobs[i], &cause) == -1)
+			fail_msg("sqlite_db_insert: %s", cause);
 		job_free(jobs[i]);
 	}
-	if (db_commit(db, &cause) == -1)
-		fail_msg("db_commit: %s", cause);
+	if (sqlite_db_commit(db, &cause) == -1)
+		fail_msg("sqlite_db_commit: %s", cause);
 }
 
 static void
@@ -416,7 +419,7 @@ test_new_file(void **state)
 	struct job *job = bare_job(1, JOB_QUEUED);
 	char wal[160], mode[32];
 	struct stat st;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
@@ -431,14 +434,14 @@ test_new_file(void **state)
 	raw_text(fx->path, "PRAGMA journal_mode", mode, sizeof mode);
 	assert_string_equal(mode, "wal\n");
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
-	db_close(db);
+	    SQLITE_SCHEMA_VERSION);
+	sqlite_db_close(db);
 
 	/* WAL mode is a property of the file: it stays after close. */
 	raw_text(fx->path, "PRAGMA journal_mode", mode, sizeof mode);
 	assert_string_equal(mode, "wal\n");
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
+	    SQLITE_SCHEMA_VERSION);
 }
 
 /* Every field there and back, through insert, update, and delete. */
@@ -494,7 +497,7 @@ test_round_trip(void **state)
 	char **env;
 	size_t i;
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
@@ -517,10 +520,10 @@ test_round_trip(void **state)
 	upd->uid = 0;
 	upd->merge_output = false;
 	upd->nafter_any = 1;
-	assert_int_equal(db_begin(db, &cause), 0);
-	if (db_update(db, upd, &cause) == -1)
-		fail_msg("db_update: %s", cause);
-	assert_int_equal(db_commit(db, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
+	if (sqlite_db_update(db, upd, &cause) == -1)
+		fail_msg("sqlite_db_update: %s", cause);
+	assert_int_equal(sqlite_db_commit(db, &cause), 0);
 	load_ok(db, &l);
 	assert_int_equal(l.n, 1);
 	assert_job_equal(want, l.jobs[0]);
@@ -528,55 +531,55 @@ test_round_trip(void **state)
 	job_free(upd);
 
 	/* The environment can be read back on its own. */
-	assert_int_equal(db_env(db, 5, &env, &cause), 0);
+	assert_int_equal(sqlite_db_env(db, 5, &env, &cause), 0);
 	for (i = 0; want->env[i] != NULL; i++)
 		assert_string_equal(env[i], want->env[i]);
 	assert_null(env[i]);
 	free_strv(env);
-	assert_int_equal(db_env(db, 6, &env, &cause), -1);
+	assert_int_equal(sqlite_db_env(db, 6, &env, &cause), -1);
 	assert_non_null(strstr(cause, "6"));
 	free(cause);
 	cause = NULL;
 	job_free(want);
 
-	assert_int_equal(db_begin(db, &cause), 0);
-	assert_int_equal(db_delete(db, 5, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_delete(db, 5, &cause), 0);
 	/* Deleting what is gone is no error. */
-	assert_int_equal(db_delete(db, 5, &cause), 0);
-	assert_int_equal(db_commit(db, &cause), 0);
+	assert_int_equal(sqlite_db_delete(db, 5, &cause), 0);
+	assert_int_equal(sqlite_db_commit(db, &cause), 0);
 	load_ok(db, &l);
 	assert_int_equal(l.n, 0);
-	db_close(db);
+	sqlite_db_close(db);
 	assert_null(cause);
 }
 
-/* Jobs inserted DB_INSERT_ROWS at a time come back as those inserted one by
- * one do, each its own: row k of the statement is job k. */
+/* Jobs inserted SQLITE_DB_INSERT_ROWS at a time come back as those inserted one
+ * by one do, each its own: row k of the statement is job k. */
 static void
 test_insert_rows(void **state)
 {
-	const struct job *rows[DB_INSERT_ROWS];
-	struct job *jobs[2 * DB_INSERT_ROWS], *want;
+	const struct job *rows[SQLITE_DB_INSERT_ROWS];
+	struct job *jobs[2 * SQLITE_DB_INSERT_ROWS], *want;
 	struct loaded l = { 0 };
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 	size_t i;
 
 	(void)state;
 	db = open_ok();
-	for (i = 0; i < 2 * DB_INSERT_ROWS; i++)
+	for (i = 0; i < 2 * SQLITE_DB_INSERT_ROWS; i++)
 		jobs[i] = i % 2 == 0 ? full_job(10 + i) :
 		    bare_job(10 + i, JOB_QUEUED);
-	assert_int_equal(db_begin(db, &cause), 0);
-	for (i = 0; i < 2 * DB_INSERT_ROWS; i += DB_INSERT_ROWS) {
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
+	for (i = 0; i < 2 * SQLITE_DB_INSERT_ROWS; i += SQLITE_DB_INSERT_ROWS) {
 		memcpy(rows, &jobs[i], sizeof rows);
-		if (db_insert_rows(db, rows, &cause) == -1)
-			fail_msg("db_insert_rows: %s", cause);
+		if (sqlite_db_insert_rows(db, rows, &cause) == -1)
+			fail_msg("sqlite_db_insert_rows: %s", cause);
 	}
-	assert_int_equal(db_commit(db, &cause), 0);
+	assert_int_equal(sqlite_db_commit(db, &cause), 0);
 	load_ok(db, &l);
-	assert_int_equal(l.n, 2 * DB_INSERT_ROWS);
-	for (i = 0; i < 2 * DB_INSERT_ROWS; i++) {
+	assert_int_equal(l.n, 2 * SQLITE_DB_INSERT_ROWS);
+	for (i = 0; i < 2 * SQLITE_DB_INSERT_ROWS; i++) {
 		want = i % 2 == 0 ? full_job(10 + i) :
 		    bare_job(10 + i, JOB_QUEUED);
 		assert_job_equal(want, l.jobs[i]);
@@ -587,22 +590,22 @@ test_insert_rows(void **state)
 
 	/* One row that cannot go in (an id taken) fails the statement,
 	 * which writes none of its rows. */
-	for (i = 0; i < DB_INSERT_ROWS; i++)
+	for (i = 0; i < SQLITE_DB_INSERT_ROWS; i++)
 		jobs[i] = bare_job(100 + i, JOB_QUEUED);
-	jobs[DB_INSERT_ROWS - 1]->id = 10;
+	jobs[SQLITE_DB_INSERT_ROWS - 1]->id = 10;
 	memcpy(rows, jobs, sizeof rows);
-	assert_int_equal(db_begin(db, &cause), 0);
-	assert_int_equal(db_insert_rows(db, rows, &cause), -1);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_insert_rows(db, rows, &cause), -1);
 	assert_contains(cause, "jobs 100 to 10");
 	free(cause);
 	cause = NULL;
-	db_rollback(db);
+	sqlite_db_rollback(db);
 	load_ok(db, &l);
-	assert_int_equal(l.n, 2 * DB_INSERT_ROWS);
+	assert_int_equal(l.n, 2 * SQLITE_DB_INSERT_ROWS);
 	loaded_free(&l);
-	for (i = 0; i < DB_INSERT_ROWS; i++)
+	for (i = 0; i < SQLITE_DB_INSERT_ROWS; i++)
 		job_free(jobs[i]);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 /* A job with every optional field unknown comes back unknown, not 0. */
@@ -612,7 +615,7 @@ test_round_trip_unknown(void **state)
 	struct loaded l = { 0 };
 	struct job *job = bare_job(1, JOB_QUEUED), *want;
 	char buf[256];
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
@@ -628,7 +631,7 @@ test_round_trip_unknown(void **state)
 	assert_int_equal(l.jobs[0]->run->max_rss_kb, -1);
 	job_free(want);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 
 	/* In the file, unknown is NULL and the vectors are empty arrays. */
 	raw_text(fx->path, "SELECT argv, env, \"after\", submitted_at,"
@@ -644,12 +647,12 @@ test_json_columns(void **state)
 {
 	struct job *job = full_job(2);
 	char buf[512];
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, &job, 1);
-	db_close(db);
+	sqlite_db_close(db);
 	raw_text(fx->path, "SELECT argv, \"after\" FROM jobs", buf, sizeof buf);
 	assert_string_equal(buf, "[\"/bin/sh\",\"-c\","
 	    "\"echo 'hello world' \\\"$X\\\"\",\"\xe6\x97\xa5\xe6\x9c\xac\",\"\"]"
@@ -682,12 +685,12 @@ test_bytes_not_utf8(void **state)
 	struct job *job = bytes_job(), *got;
 	struct loaded l = { 0 };
 	char buf[512], **env;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, &job, 1);
-	db_close(db);
+	sqlite_db_close(db);
 	raw_text(fx->path, "SELECT argv, env, cwd FROM jobs", buf, sizeof buf);
 	assert_string_equal(buf, "[{\"base64\":\"L3RtcC9y/w==\"},\"%s\","
 	    "{\"base64\":\"//54\"}]|[{\"base64\":\"Vj3+/w==\"},\"P=/bin\"]|"
@@ -701,11 +704,11 @@ test_bytes_not_utf8(void **state)
 	assert_strv_equal(job->env, got->env);
 	assert_string_equal(job->cwd, got->cwd);
 	assert_string_equal(job_name(got), "r\\xff");
-	assert_int_equal(db_env(db, 5, &env, NULL), 0);
+	assert_int_equal(sqlite_db_env(db, 5, &env, NULL), 0);
 	assert_strv_equal(job->env, env);
 	free_strv(env);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 	job_free(job);
 }
 
@@ -743,7 +746,7 @@ test_plain_and_escaped_vectors(void **state)
 {
 	struct loaded l = { 0 };
 	struct job *jobs[5], *want;
-	struct db *db;
+	struct sqlite_db *db;
 	size_t i;
 
 	(void)state;
@@ -763,7 +766,7 @@ test_plain_and_escaped_vectors(void **state)
 	assert_ptr_not_equal(l.jobs[0]->env, l.jobs[4]->env);
 	assert_null(l.jobs[4]->argv[0]);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 static void
@@ -775,7 +778,7 @@ test_load_order(void **state)
 	};
 	struct loaded l = { 0 };
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
@@ -791,7 +794,7 @@ test_load_order(void **state)
 
 	/* A callback that says stop stops the load. */
 	l.stop_after = 2;
-	assert_int_equal(db_load(db, load_cb, &l, &cause), -1);
+	assert_int_equal(sqlite_db_load(db, load_cb, &l, &cause), -1);
 	assert_string_equal(cause, "stopped");
 	free(cause);
 	assert_int_equal(l.n, 2);
@@ -802,7 +805,7 @@ test_load_order(void **state)
 	load_ok(db, &l);
 	assert_int_equal(l.n, 4);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 static void
@@ -814,30 +817,30 @@ test_max_id(void **state)
 	};
 	struct job *next;
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 	uint64_t id = 99;
 
 	(void)state;
 	db = open_ok();
-	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(sqlite_db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 0);
 	insert_jobs(db, jobs, 3);
-	assert_int_equal(db_begin(db, &cause), 0);
-	assert_int_equal(db_delete(db, 3, &cause), 0);
-	assert_int_equal(db_commit(db, &cause), 0);
-	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_delete(db, 3, &cause), 0);
+	assert_int_equal(sqlite_db_commit(db, &cause), 0);
+	assert_int_equal(sqlite_db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 3);
-	db_close(db);
+	sqlite_db_close(db);
 
 	/* Across a restart too: id 3 is never given again. */
 	db = open_ok();
-	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(sqlite_db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 3);
 	next = bare_job(id + 1, JOB_QUEUED);
 	insert_jobs(db, &next, 1);
-	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(sqlite_db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 4);
-	db_close(db);
+	sqlite_db_close(db);
 	assert_null(cause);
 }
 
@@ -848,29 +851,29 @@ test_rollback(void **state)
 	struct job *job;
 	struct loaded l = { 0 };
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, jobs, 1);
 
-	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
 	job = bare_job(2, JOB_QUEUED);
-	assert_int_equal(db_insert(db, job, &cause), 0);
+	assert_int_equal(sqlite_db_insert(db, job, &cause), 0);
 	job_free(job);
 	job = bare_job(1, JOB_RUNNING);
-	assert_int_equal(db_update(db, job, &cause), 0);
+	assert_int_equal(sqlite_db_update(db, job, &cause), 0);
 	job_free(job);
-	db_rollback(db);
+	sqlite_db_rollback(db);
 	/* Without a transaction, rollback does nothing. */
-	db_rollback(db);
+	sqlite_db_rollback(db);
 
 	load_ok(db, &l);
 	assert_int_equal(l.n, 1);
 	assert_int_equal(l.jobs[0]->id, 1);
 	assert_int_equal(l.jobs[0]->state, JOB_QUEUED);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 	assert_null(cause);
 }
 
@@ -882,12 +885,12 @@ test_commit_persists(void **state)
 	};
 	struct loaded l = { 0 };
 	struct job *want;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, jobs, 3);
-	db_close(db);
+	sqlite_db_close(db);
 
 	db = open_ok();
 	load_ok(db, &l);
@@ -896,7 +899,7 @@ test_commit_persists(void **state)
 	assert_job_equal(want, l.jobs[1]);
 	job_free(want);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 /* A failed write names the job and leaves the transaction to roll back. */
@@ -907,25 +910,25 @@ test_write_errors(void **state)
 	struct job *job;
 	struct loaded l = { 0 };
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, jobs, 1);
 
-	assert_int_equal(db_begin(db, &cause), 0);
+	assert_int_equal(sqlite_db_begin(db, &cause), 0);
 	job = bare_job(2, JOB_QUEUED);
-	assert_int_equal(db_insert(db, job, &cause), 0);
+	assert_int_equal(sqlite_db_insert(db, job, &cause), 0);
 	job_free(job);
 	job = bare_job(1, JOB_QUEUED);
-	assert_int_equal(db_insert(db, job, &cause), -1);
+	assert_int_equal(sqlite_db_insert(db, job, &cause), -1);
 	assert_contains(cause, "cannot insert job 1: UNIQUE constraint");
 	free(cause);
 	cause = NULL;
 	job_free(job);
 
 	job = bare_job(77, JOB_QUEUED);
-	assert_int_equal(db_update(db, job, &cause), -1);
+	assert_int_equal(sqlite_db_update(db, job, &cause), -1);
 	assert_contains(cause, "job 77");
 	free(cause);
 	cause = NULL;
@@ -934,17 +937,17 @@ test_write_errors(void **state)
 	/* A NOT NULL column left NULL in memory. */
 	job = bare_job(3, JOB_QUEUED);
 	job_set_cwd(job, NULL);
-	assert_int_equal(db_insert(db, job, &cause), -1);
+	assert_int_equal(sqlite_db_insert(db, job, &cause), -1);
 	assert_contains(cause, "NOT NULL constraint failed: jobs.cwd");
 	free(cause);
 	cause = NULL;
 	job_free(job);
 
-	db_rollback(db);
+	sqlite_db_rollback(db);
 	load_ok(db, &l);
 	assert_int_equal(l.n, 1);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 /* A job finished at ms, in state. */
@@ -975,14 +978,14 @@ test_expired(void **state)
 	};
 	uint64_t ids[8];
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 	size_t n = 99;
 
 	(void)state;
 	db = open_ok();
 	insert_jobs(db, jobs, sizeof jobs / sizeof jobs[0]);
 
-	assert_int_equal(db_expired(db, 400, ids, 8, &n, &cause), 0);
+	assert_int_equal(sqlite_db_expired(db, 400, ids, 8, &n, &cause), 0);
 	assert_int_equal(n, 5);
 	assert_int_equal(ids[0], 7);
 	assert_int_equal(ids[1], 1);	/* 1 and 9 finished together */
@@ -990,22 +993,23 @@ test_expired(void **state)
 	assert_int_equal(ids[3], 5);
 	assert_int_equal(ids[4], 2);
 
-	assert_int_equal(db_expired(db, 400, ids, 2, &n, &cause), 0);
+	assert_int_equal(sqlite_db_expired(db, 400, ids, 2, &n, &cause), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(ids[0], 7);
 	assert_int_equal(ids[1], 1);
 
-	assert_int_equal(db_expired(db, 400, ids, 0, &n, &cause), 0);
+	assert_int_equal(sqlite_db_expired(db, 400, ids, 0, &n, &cause), 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(db_expired(db, 50, ids, 8, &n, &cause), 0);
+	assert_int_equal(sqlite_db_expired(db, 50, ids, 8, &n, &cause), 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(db_expired(db, INT64_MAX, ids, 8, &n, &cause), 0);
+	assert_int_equal(sqlite_db_expired(db, INT64_MAX, ids, 8, &n, &cause),
+	    0);
 	assert_int_equal(n, 7);
-	db_close(db);
+	sqlite_db_close(db);
 	assert_null(cause);
 }
 
-/* db_expired's query (copied here) is served by the partial index, in
+/* sqlite_db_expired's query (copied here) is served by the partial index, in
  * order, without a sort. */
 static void
 test_expired_uses_index(void **state)
@@ -1013,7 +1017,7 @@ test_expired_uses_index(void **state)
 	char plan[512];
 
 	(void)state;
-	db_close(open_ok());
+	sqlite_db_close(open_ok());
 	raw_text(fx->path, "EXPLAIN QUERY PLAN SELECT id FROM jobs"
 	    " WHERE state NOT IN ('queued','running') AND finished_at < 5"
 	    " ORDER BY finished_at, id LIMIT 10", plan, sizeof plan);
@@ -1044,7 +1048,7 @@ test_migrate_v1(void **state)
 	struct loaded l = { 0 };
 	struct job *job;
 	char *cause = NULL, buf[64], **env;
-	struct db *db;
+	struct sqlite_db *db;
 	uint64_t id;
 
 	(void)state;
@@ -1062,7 +1066,7 @@ test_migrate_v1(void **state)
 	assert_string_equal(job->argv[1], "-j4");
 	assert_null(job->argv[2]);
 	assert_null(job->env);		/* ended: read when asked for */
-	assert_int_equal(db_env(db, 4, &env, &cause), 0);
+	assert_int_equal(sqlite_db_env(db, 4, &env, &cause), 0);
 	assert_string_equal(env[0], "HOME=/root");
 	free_strv(env);
 	assert_int_equal(job->state, JOB_SUCCEEDED);
@@ -1076,12 +1080,12 @@ test_migrate_v1(void **state)
 	assert_true(job->run->user_time == 0.5);
 	assert_int_equal(job->run->max_rss_kb, 2048);
 	loaded_free(&l);
-	assert_int_equal(db_max_id(db, &id, &cause), 0);
+	assert_int_equal(sqlite_db_max_id(db, &id, &cause), 0);
 	assert_int_equal(id, 4);
-	db_close(db);
+	sqlite_db_close(db);
 
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
+	    SQLITE_SCHEMA_VERSION);
 	raw_text(fx->path, "SELECT name FROM sqlite_master WHERE type = 'index'"
 	    " AND tbl_name = 'jobs'", buf, sizeof buf);
 	assert_string_equal(buf, "jobs_finished\n");
@@ -1112,18 +1116,18 @@ raw_exec_fixture(const char *name)
 	raw_exec(fx->path, sql);
 }
 
-/* Opens the file of a fixture at schema version, which db_open brings to
- * DB_SCHEMA_VERSION, and loads its jobs into l. */
-static struct db *
+/* Opens the file of a fixture at schema version, which sqlite_db_open brings to
+ * SQLITE_SCHEMA_VERSION, and loads its jobs into l. */
+static struct sqlite_db *
 open_fixture(const char *name, int version, struct loaded *l)
 {
-	struct db *db;
+	struct sqlite_db *db;
 
 	raw_exec_fixture(name);
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"), version);
 	db = open_ok();
 	assert_int_equal(raw_int(fx->path, "PRAGMA user_version"),
-	    DB_SCHEMA_VERSION);
+	    SQLITE_SCHEMA_VERSION);
 	load_ok(db, l);
 	return db;
 }
@@ -1133,7 +1137,7 @@ test_migrate_v4(void **state)
 {
 	struct loaded l = { 0 };
 	struct job *job;
-	struct db *db;
+	struct sqlite_db *db;
 	size_t i;
 
 	(void)state;
@@ -1161,7 +1165,7 @@ test_migrate_v4(void **state)
 	assert_int_equal(l.jobs[3]->retries, 2);
 	assert_int_equal(l.jobs[3]->timeout_ms, 30000);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 /*
@@ -1175,7 +1179,7 @@ test_migrate_v5(void **state)
 	struct loaded l = { 0 };
 	struct job *job;
 	char *cause = NULL, buf[64];
-	struct db *db;
+	struct sqlite_db *db;
 	size_t i;
 
 	(void)state;
@@ -1199,15 +1203,16 @@ test_migrate_v5(void **state)
 	/* A job that began on a node, and one pinned to another. */
 	job = l.jobs[3];
 	assert_int_equal(job_set_node(job, "build-7"), 0);
-	assert_int_equal(db_update(db, job, &cause), 0);
+	assert_int_equal(sqlite_db_update(db, job, &cause), 0);
 	job = l.jobs[2];
 	assert_int_equal(job_set_node(job, "build-7"), 0);
 	assert_int_equal(job_set_pinned_node(job, "build-8"), 0);
-	assert_int_equal(db_update(db, job, &cause), 0);
+	assert_int_equal(sqlite_db_update(db, job, &cause), 0);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 	raw_text(fx->path, "SELECT id || ' ' || ifnull(node, '-') || ' ' ||"
-	    " ifnull(pinned_node, '-') FROM jobs WHERE id >= 3 ORDER BY id", buf,
+	    " ifnull(pinned_node, '-') FROM jobs WHERE id >= 3 ORDER BY id",
+	        buf,
 	    sizeof buf);
 	/* pinned_node is the submission's: written at insert only. */
 	assert_string_equal(buf, "3 build-7 -\n4 build-7 -\n");
@@ -1224,7 +1229,7 @@ test_migrate_v5(void **state)
 	assert_ptr_equal(l.jobs[2]->node, l.jobs[3]->node);
 	assert_null(l.jobs[3]->pinned_node);
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 /* A migration that fails half way leaves the file as it was. */
@@ -1260,7 +1265,7 @@ test_newer_refused(void **state)
 		char knows[32];
 
 		snprintf(knows, sizeof knows, "knows up to %d",
-		    DB_SCHEMA_VERSION);
+		    SQLITE_SCHEMA_VERSION);
 		assert_contains(cause, knows);
 	}
 	free(cause);
@@ -1318,8 +1323,8 @@ test_unopenable(void **state)
 	free(cause);
 }
 
-/* A row db_load cannot make sense of fails the load, naming the job. Each
- * call has a database file of its own. */
+/* A row sqlite_db_load cannot make sense of fails the load, naming the job.
+ * Each call has a database file of its own. */
 static void
 load_bad(const char *sql, const char *part)
 {
@@ -1329,19 +1334,19 @@ load_bad(const char *sql, const char *part)
 	};
 	struct loaded l = { 0 };
 	char *cause = NULL;
-	struct db *db;
+	struct sqlite_db *db;
 
 	snprintf(fx->path, sizeof fx->path, "%s/bad%d.db", fx->dir, nfile++);
 	db = open_ok();
 	insert_jobs(db, jobs, 2);
 	raw_exec(fx->path, sql);
-	assert_int_equal(db_load(db, load_cb, &l, &cause), -1);
+	assert_int_equal(sqlite_db_load(db, load_cb, &l, &cause), -1);
 	assert_contains(cause, "cannot load job 7: ");
 	assert_contains(cause, part);
 	free(cause);
 	assert_int_equal(l.n, 1);	/* job 6 was fine */
 	loaded_free(&l);
-	db_close(db);
+	sqlite_db_close(db);
 }
 
 static void

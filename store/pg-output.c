@@ -1,4 +1,4 @@
-/* store-pg-output.c - captured output in the cluster's PostgreSQL: chunks of
+/* pg-output.c - captured output in the cluster's PostgreSQL: chunks of
  * each stream at their absolute offsets, for every daemon to read. */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,21 +9,21 @@
 #include <libpq-fe.h>
 
 #include "pg-util.h"
-#include "pgconn.h"
+#include "pg-conn.h"
 #include "store.h"
-#include "store-pg-private.h"
+#include "pg-private.h"
 
 /* Bytes a row holds at most: a page reads a few rows, a write of a large
  * burst is many small statements rather than one huge one. */
-#define PGOUT_CHUNK 65536
+#define PG_OUTPUT_CHUNK 65536
 
 /* The rows of one stream: $1 job, $2 attempt, $3 stream. */
-#define PGOUT_KEY "job = $1 AND attempt = $2 AND stream = $3"
+#define PG_OUTPUT_KEY "job = $1 AND attempt = $2 AND stream = $3"
 
 static const struct {
 	const char *name;
 	const char *sql;
-} pgout_stmts[] = {
+} pg_output_stmts[] = {
 	/* A job keeps the output of the latest attempt that wrote any. */
 	{ "out_older", "DELETE FROM triage_output WHERE job = $1"
 	    " AND attempt < $2" },
@@ -36,12 +36,12 @@ static const struct {
 	/* Dropping before $4: whole rows go; the row across $4 keeps its
 	 * bytes from $4 on (unless a row starts there already, as a resent
 	 * write can leave). Its first offset is then the count dropped. */
-	{ "out_drop", "DELETE FROM triage_output WHERE " PGOUT_KEY
+	{ "out_drop", "DELETE FROM triage_output WHERE " PG_OUTPUT_KEY
 	    " AND off < $4 AND (off + length(data) <= $4 OR EXISTS (SELECT 1"
 	    " FROM triage_output o WHERE o.job = $1 AND o.attempt = $2"
 	    " AND o.stream = $3 AND o.off = $4))" },
 	{ "out_trim", "UPDATE triage_output SET data = substring(data FROM"
-	    " ($4 - off + 1)::integer), off = $4 WHERE " PGOUT_KEY
+	    " ($4 - off + 1)::integer), off = $4 WHERE " PG_OUTPUT_KEY
 	    " AND off < $4" },
 	/*
 	 * A page: the stream's first and last offsets kept (lo, hi), where
@@ -51,7 +51,8 @@ static const struct {
 	 */
 	{ "out_read", "WITH b AS (SELECT coalesce(min(off), 0) AS lo,"
 	    " coalesce(max(off + length(data)), 0) AS hi FROM triage_output"
-	    " WHERE " PGOUT_KEY "), f AS (SELECT lo, hi, CASE WHEN $4::bigint"
+	    " WHERE " PG_OUTPUT_KEY
+	        "), f AS (SELECT lo, hi, CASE WHEN $4::bigint"
 	    " >= 0 THEN lo + least($4::bigint, hi - lo) ELSE greatest(hi +"
 	    " greatest($4::bigint, -hi), lo) END AS at FROM b)"
 	    " SELECT f.lo, f.hi, f.at, o.off, o.data FROM f LEFT JOIN"
@@ -59,57 +60,58 @@ static const struct {
 	    " AND o.stream = $3 AND o.off < f.at + $5::bigint"
 	    " AND o.off + length(o.data) > f.at ORDER BY o.off" },
 };
-#define PGOUT_NSTMTS (sizeof pgout_stmts / sizeof pgout_stmts[0])
+#define PG_OUTPUT_NSTMTS (sizeof pg_output_stmts / sizeof pg_output_stmts[0])
 
 int
-pgstore_output_prepare(struct pgconn *c)
+pg_output_prepare(struct pg_conn *c)
 {
 	size_t i;
 
-	for (i = 0; i < PGOUT_NSTMTS; i++)
-		if (pgconn_prepare(c, pgout_stmts[i].name, pgout_stmts[i].sql)
+	for (i = 0; i < PG_OUTPUT_NSTMTS; i++)
+		if (pg_conn_prepare(c, pg_output_stmts[i].name,
+		    pg_output_stmts[i].sql)
 		    != 0)
 			return -1;
 	return 0;
 }
 
 /* A write on its way, and whom to tell. */
-struct pgout_write {
+struct pg_output_write {
 	store_output_done_cb cb;
 	void *arg;
 };
 
 /* The first error among a batch's results, on one line, or NULL. */
 static const char *
-pgout_error(PGresult *const *res, size_t n)
+pg_output_error(PGresult *const *res, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (PQresultStatus(res[i]) != PGRES_COMMAND_OK &&
 		    PQresultStatus(res[i]) != PGRES_TUPLES_OK)
-			return pg_message(NULL, res[i]);
+			return pg_util_message(NULL, res[i]);
 	return NULL;
 }
 
 static void
-pgout_write_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+pg_output_write_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
-	struct pgout_write *w = arg;
+	struct pg_output_write *w = arg;
 
-	w->cb(cause != NULL ? cause : pgout_error(res, n), w->arg);
+	w->cb(cause != NULL ? cause : pg_output_error(res, n), w->arg);
 	free(w);
 }
 
 /* The text of a stream's key, for statements' values. */
-struct pgout_keytext {
+struct pg_output_keytext {
 	char job[24];
 	char attempt[16];
 	char stream[8];
 };
 
 static void
-pgout_keytext(struct pgout_keytext *t, const struct store_output_key *k)
+pg_output_keytext(struct pg_output_keytext *t, const struct store_output_key *k)
 {
 	snprintf(t->job, sizeof t->job, "%" PRIu64, k->job);
 	snprintf(t->attempt, sizeof t->attempt, "%u", k->attempt);
@@ -122,22 +124,23 @@ pgout_keytext(struct pgout_keytext *t, const struct store_output_key *k)
  * bigint holds cannot come from a file.
  */
 int
-pgstore_output_append(struct store *st, const struct store_output_key *k,
+pg_output_append(struct store *st, const struct store_output_key *k,
     uint64_t offset, const void *data, size_t len, uint64_t drop_before,
     store_output_done_cb cb, void *arg)
 {
 	static const int chunk_formats[5] = { 0, 0, 0, 0, 1 };
-	struct pgstore *s = pgstore(st);
-	size_t nchunks = (len + PGOUT_CHUNK - 1) / PGOUT_CHUNK, n = 0, i;
-	struct pgconn_stmt *q = NULL;
-	struct pgout_keytext t;
-	struct pgout_write *w = NULL;
+	struct pg_store *s = pg_store(st);
+	size_t nchunks = (len + PG_OUTPUT_CHUNK - 1) / PG_OUTPUT_CHUNK, n = 0,
+	    i;
+	struct pg_conn_stmt *q = NULL;
+	struct pg_output_keytext t;
+	struct pg_output_write *w = NULL;
 	const char **values = NULL;
 	int *lengths = NULL;
 	char (*offs)[24] = NULL, before[24];
 	int rc = -1;
 
-	pgout_keytext(&t, k);
+	pg_output_keytext(&t, k);
 	snprintf(before, sizeof before, "%" PRIu64, drop_before);
 	if ((w = malloc(sizeof *w)) == NULL ||
 	    (q = calloc(nchunks + 3, sizeof *q)) == NULL ||
@@ -151,22 +154,22 @@ pgstore_output_append(struct store *st, const struct store_output_key *k,
 	w->arg = arg;
 	values[0] = t.job;
 	values[1] = t.attempt;
-	q[n++] = (struct pgconn_stmt){ "out_older", NULL, 2, values, NULL,
+	q[n++] = (struct pg_conn_stmt){ "out_older", NULL, 2, values, NULL,
 	    NULL };
 	if (drop_before > 0) {
 		values[2] = t.job;
 		values[3] = t.attempt;
 		values[4] = t.stream;
 		values[5] = before;
-		q[n++] = (struct pgconn_stmt){ "out_drop", NULL, 4,
+		q[n++] = (struct pg_conn_stmt){ "out_drop", NULL, 4,
 		    &values[2], NULL, NULL };
-		q[n++] = (struct pgconn_stmt){ "out_trim", NULL, 4,
+		q[n++] = (struct pg_conn_stmt){ "out_trim", NULL, 4,
 		    &values[2], NULL, NULL };
 	}
 	for (i = 0; i < nchunks; i++) {
 		const char **v = &values[8 + 5 * i];
 		int *l = &lengths[5 * i];
-		size_t at = i * PGOUT_CHUNK;
+		size_t at = i * PG_OUTPUT_CHUNK;
 
 		snprintf(offs[i], sizeof offs[i], "%" PRIu64, offset + at);
 		v[0] = t.job;
@@ -174,11 +177,12 @@ pgstore_output_append(struct store *st, const struct store_output_key *k,
 		v[2] = t.stream;
 		v[3] = offs[i];
 		v[4] = (const char *)data + at;
-		l[4] = (int)(len - at < PGOUT_CHUNK ? len - at : PGOUT_CHUNK);
-		q[n++] = (struct pgconn_stmt){ "out_put", NULL, 5, v, l,
+		l[4] = (int)(len - at < PG_OUTPUT_CHUNK ? len - at
+		    : PG_OUTPUT_CHUNK);
+		q[n++] = (struct pg_conn_stmt){ "out_put", NULL, 5, v, l,
 		    chunk_formats };
 	}
-	if (pgconn_batch(s->conn, q, n, pgout_write_cb, w) != 0)
+	if (pg_conn_batch(s->conn, q, n, pg_output_write_cb, w) != 0)
 		goto out;
 	w = NULL;
 	rc = 0;
@@ -192,7 +196,7 @@ out:
 }
 
 /* A page on its way. */
-struct pgout_read {
+struct pg_output_read {
 	store_output_read_cb cb;
 	void *arg;
 	int64_t offset;		/* as asked */
@@ -201,7 +205,7 @@ struct pgout_read {
 
 /* A bigint column of a result (0 when NULL). */
 static uint64_t
-pgout_int8(const PGresult *res, int row, int col)
+pg_output_int8(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col) ? 0 :
 	    strtoull(PQgetvalue(res, row, col), NULL, 10);
@@ -214,11 +218,11 @@ pgout_int8(const PGresult *res, int row, int col)
  * libpq decodes. Returns 0, or -1 out of memory.
  */
 static int
-pgout_page(const PGresult *res, const struct pgout_read *r,
+pg_output_page(const PGresult *res, const struct pg_output_read *r,
     struct store_output_page *pg, unsigned char **buf)
 {
-	uint64_t lo = pgout_int8(res, 0, 0), hi = pgout_int8(res, 0, 1);
-	uint64_t at = pgout_int8(res, 0, 2), off, end, want, from;
+	uint64_t lo = pg_output_int8(res, 0, 0), hi = pg_output_int8(res, 0, 1);
+	uint64_t at = pg_output_int8(res, 0, 2), off, end, want, from;
 	unsigned char *chunk;
 	size_t len;
 	int i;
@@ -235,7 +239,7 @@ pgout_page(const PGresult *res, const struct pgout_read *r,
 	for (i = 0; i < PQntuples(res) && pg->len < want; i++) {
 		if (PQgetisnull(res, i, 3))
 			break;
-		off = pgout_int8(res, i, 3);
+		off = pg_output_int8(res, i, 3);
 		from = at + pg->len;
 		if (off > from)
 			break;		/* a gap */
@@ -258,20 +262,20 @@ pgout_page(const PGresult *res, const struct pgout_read *r,
 }
 
 static void
-pgout_read_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+pg_output_read_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
-	struct pgout_read *r = arg;
+	struct pg_output_read *r = arg;
 	struct store_output_page pg;
 	unsigned char *buf = NULL;
 	const char *err = cause;
 
 	if (err == NULL && n == 1 &&
 	    PQresultStatus(res[0]) != PGRES_TUPLES_OK)
-		err = pg_message(NULL, res[0]);
+		err = pg_util_message(NULL, res[0]);
 	else if (err == NULL && (n != 1 || PQntuples(res[0]) < 1 ||
 	    PQnfields(res[0]) != 5))
 		err = "PostgreSQL answered a read of output with no rows";
-	if (err == NULL && pgout_page(res[0], r, &pg, &buf) != 0)
+	if (err == NULL && pg_output_page(res[0], r, &pg, &buf) != 0)
 		err = "out of memory";
 	if (err != NULL)
 		r->cb(NULL, err, r->arg);
@@ -282,25 +286,25 @@ pgout_read_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 }
 
 int
-pgstore_output_read(struct store *st, const struct store_output_key *k,
+pg_output_read(struct store *st, const struct store_output_key *k,
     int64_t offset, size_t limit, store_output_read_cb cb, void *arg)
 {
-	struct pgstore *s = pgstore(st);
-	struct pgout_keytext t;
+	struct pg_store *s = pg_store(st);
+	struct pg_output_keytext t;
 	char off[24], lim[24];
 	const char *values[5] = { t.job, t.attempt, t.stream, off, lim };
-	struct pgconn_stmt q = { "out_read", NULL, 5, values, NULL, NULL };
-	struct pgout_read *r;
+	struct pg_conn_stmt q = { "out_read", NULL, 5, values, NULL, NULL };
+	struct pg_output_read *r;
 
 	if ((r = malloc(sizeof *r)) == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
-	*r = (struct pgout_read){ cb, arg, offset, limit };
-	pgout_keytext(&t, k);
+	*r = (struct pg_output_read){ cb, arg, offset, limit };
+	pg_output_keytext(&t, k);
 	snprintf(off, sizeof off, "%" PRId64, offset);
 	snprintf(lim, sizeof lim, "%zu", limit);
-	if (pgconn_batch(s->conn, &q, 1, pgout_read_cb, r) != 0) {
+	if (pg_conn_batch(s->conn, &q, 1, pg_output_read_cb, r) != 0) {
 		free(r);
 		return -1;
 	}

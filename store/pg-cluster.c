@@ -1,4 +1,4 @@
-/* store-pg-cluster.c - what daemons sharing PostgreSQL do for each other: a
+/* pg-cluster.c - what daemons sharing PostgreSQL do for each other: a
  * node's lease on its running jobs, the takeover of a silent node's jobs,
  * and a cancel asked of the node that runs a job. */
 #include <inttypes.h>
@@ -9,13 +9,13 @@
 #include <libpq-fe.h>
 
 #include "job.h"
-#include "pgconn.h"
+#include "pg-conn.h"
 #include "store.h"
-#include "store-pg-private.h"
+#include "pg-private.h"
 #include "timefmt.h"
 
-/* Its statements, prepared on every connection (store-pg.c). */
-const char pgstore_lease_sql[] =
+/* Its statements, prepared on every connection (pg-store.c). */
+const char pg_store_lease_sql[] =
     "UPDATE triage_nodes SET lease_until = now() + $3::interval, busy = $4,"
     " grace_ms = $5 WHERE name = $1 AND boot = $2";
 /*
@@ -25,7 +25,7 @@ const char pgstore_lease_sql[] =
  * nodes' rows are locked, so that two daemons taking over at once take
  * each job once; their NOTIFY goes out only when a job was taken.
  */
-const char pgstore_takeover_sql[] =
+const char pg_store_takeover_sql[] =
     "WITH dead AS (SELECT name, lease_until FROM triage_nodes"
     " WHERE name <> $1 AND lease_until + grace_ms * interval '1 ms' < now()"
     " FOR UPDATE SKIP LOCKED),"
@@ -39,30 +39,30 @@ const char pgstore_takeover_sql[] =
     " attempt ' || j.attempt || ' ran', version = j.version + 1"
     " FROM dead WHERE j.node = dead.name AND (j.state = 'running'"
     " OR (j.state = 'queued' AND j.begun = 1)) RETURNING j.id, j.node),"
-    " told AS (SELECT pg_notify('" PGSTORE_CHANNEL "', $2) AS x"
+    " told AS (SELECT pg_notify('" PG_STORE_CHANNEL "', $2) AS x"
     " WHERE EXISTS (SELECT 1 FROM taken))"
     " SELECT d.name, (extract(epoch FROM d.lease_until) * 1000)::bigint,"
     " count(*), string_agg(t.id::text, ' ' ORDER BY t.id),"
     " (SELECT count(*) FROM told)"
     " FROM dead d JOIN taken t ON t.node = d.name"
     " GROUP BY d.name, d.lease_until ORDER BY d.name";
-const char pgstore_cancel_sql[] =
+const char pg_store_cancel_sql[] =
     "WITH i AS (INSERT INTO triage_cancels (job, attempt, signal, by_uid)"
     " VALUES ($1, $2, $3, $4) ON CONFLICT (job, attempt) DO UPDATE"
     " SET signal = EXCLUDED.signal, by_uid = EXCLUDED.by_uid,"
     " txid = pg_current_xact_id() RETURNING 1)"
-    " SELECT pg_notify('" PGSTORE_CHANNEL "', $5) FROM i";
+    " SELECT pg_notify('" PG_STORE_CHANNEL "', $5) FROM i";
 
 /* The lease as an interval PostgreSQL reads. */
 void
-pgstore_lease_text(const struct pgstore *s, char *buf, size_t size)
+pg_cluster_lease_text(const struct pg_store *s, char *buf, size_t size)
 {
 	snprintf(buf, size, "%" PRIu64 " milliseconds", s->lease_ms);
 }
 
 /* A renewal on its way, and when it was sent. */
-struct pgstore_renewal {
-	struct pgstore *s;
+struct pg_store_renewal {
+	struct pg_store *s;
 	uint64_t sent_us;
 };
 
@@ -71,31 +71,32 @@ struct pgstore_renewal {
  * others' idea of it, whatever their clocks say. A lost one is renewed by
  * the next tick or commit. */
 static void
-pgstore_renewed_cb(PGresult *const *res, size_t n, const char *cause,
+pg_cluster_renewed_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
-	struct pgstore_renewal *r = arg;
+	struct pg_store_renewal *r = arg;
 
 	if (cause == NULL && n == 1 &&
 	    PQresultStatus(res[0]) == PGRES_COMMAND_OK)
-		pgstore_lease_acked(r->s, r->sent_us);
+		pg_cluster_lease_acked(r->s, r->sent_us);
 	free(r);
 }
 
 void
-pgstore_lease_acked(struct pgstore *s, uint64_t sent_us)
+pg_cluster_lease_acked(struct pg_store *s, uint64_t sent_us)
 {
 	if (sent_us <= s->lease_sent_us)
 		return;
 	s->lease_sent_us = sent_us;
 	if (s->st.lease_cb != NULL)
-		s->st.lease_cb(pgstore_lease_until_us(&s->st), s->st.lease_arg);
+		s->st.lease_cb(pg_cluster_lease_until_us(&s->st),
+		    s->st.lease_arg);
 }
 
 uint64_t
-pgstore_lease_until_us(const struct store *st)
+pg_cluster_lease_until_us(const struct store *st)
 {
-	const struct pgstore *s = (const struct pgstore *)st;
+	const struct pg_store *s = (const struct pg_store *)st;
 
 	return s->lease_sent_us == 0 ? 0 : s->lease_sent_us +
 	    s->lease_ms * 1000;
@@ -103,7 +104,7 @@ pgstore_lease_until_us(const struct store *st)
 
 /* Whatever the answer. */
 static void
-pgstore_ignore_cb(PGresult *const *res, size_t n, const char *cause,
+pg_cluster_ignore_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
 	(void)res;
@@ -113,11 +114,11 @@ pgstore_ignore_cb(PGresult *const *res, size_t n, const char *cause,
 }
 
 void
-pgstore_renew_lease(struct store *st)
+pg_cluster_renew_lease(struct store *st)
 {
-	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "lease", NULL, 5, NULL, NULL, NULL };
-	struct pgstore_renewal *r;
+	struct pg_store *s = pg_store(st);
+	struct pg_conn_stmt q = { "lease", NULL, 5, NULL, NULL, NULL };
+	struct pg_store_renewal *r;
 	const char *values[5];
 	char lease[48], busy[16], grace[24];
 
@@ -125,7 +126,7 @@ pgstore_renew_lease(struct store *st)
 		return;
 	r->s = s;
 	r->sent_us = timefmt_mono_us();
-	pgstore_lease_text(s, lease, sizeof lease);
+	pg_cluster_lease_text(s, lease, sizeof lease);
 	snprintf(busy, sizeof busy, "%u", s->busy);
 	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
 	values[0] = s->node;
@@ -134,7 +135,7 @@ pgstore_renew_lease(struct store *st)
 	values[3] = busy;
 	values[4] = grace;
 	q.values = values;
-	if (pgconn_batch(s->conn, &q, 1, pgstore_renewed_cb, r) != 0)
+	if (pg_conn_batch(s->conn, &q, 1, pg_cluster_renewed_cb, r) != 0)
 		free(r);
 }
 
@@ -142,15 +143,15 @@ pgstore_renew_lease(struct store *st)
  * it was asked, what the takeover took: our own NOTIFY is not for us, so
  * the jobs taken are read now. */
 static void
-pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
+pg_cluster_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
-	struct pgstore *s = arg;
+	struct pg_store *s = arg;
 	const PGresult *r;
 	int i;
 
 	if (cause != NULL || n < 1 || PQresultStatus(res[0]) != PGRES_TUPLES_OK)
 		return;
-	pgstore_read_nodes(s, res[0]);
+	pg_sync_read_nodes(s, res[0]);
 	if (n < 2 || PQresultStatus(res[1]) != PGRES_TUPLES_OK ||
 	    PQntuples(res[1]) == 0)
 		return;
@@ -160,7 +161,7 @@ pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 		    strtoll(PQgetvalue(r, i, 1), NULL, 10),
 		    (unsigned)strtoul(PQgetvalue(r, i, 2), NULL, 10),
 		    PQgetvalue(r, i, 3), s->st.takeover_arg);
-	pgstore_sync_changes(s);
+	pg_sync_changes(s);
 }
 
 /*
@@ -171,27 +172,27 @@ pgstore_took_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
  * could renew.
  */
 void
-pgstore_take_over(struct store *st)
+pg_cluster_take_over(struct store *st)
 {
-	struct pgstore *s = pgstore(st);
+	struct pg_store *s = pg_store(st);
 	const char *values[2] = { s->node, s->self };
-	struct pgconn_stmt q[2] = {
-		{ NULL, PGSTORE_NODES, 0, NULL, NULL, NULL },
+	struct pg_conn_stmt q[2] = {
+		{ NULL, PG_STORE_NODES, 0, NULL, NULL, NULL },
 		{ "takeover", NULL, 2, values, NULL, NULL },
 	};
 
 	if (!s->up)
 		return;
-	(void)pgconn_batch(s->conn, q, timefmt_mono_us() - s->up_since_us <
-	    s->lease_ms * 1000 ? 1 : 2, pgstore_took_cb, s);
+	(void)pg_conn_batch(s->conn, q, timefmt_mono_us() - s->up_since_us <
+	    s->lease_ms * 1000 ? 1 : 2, pg_cluster_took_cb, s);
 }
 
 int
-pgstore_cancel_elsewhere(struct store *st, const struct job *job, int sig,
+pg_cluster_cancel_elsewhere(struct store *st, const struct job *job, int sig,
     unsigned by)
 {
-	struct pgstore *s = pgstore(st);
-	struct pgconn_stmt q = { "cancel", NULL, 5, NULL, NULL, NULL };
+	struct pg_store *s = pg_store(st);
+	struct pg_conn_stmt q = { "cancel", NULL, 5, NULL, NULL, NULL };
 	char id[24], attempt[16], signo[16], uid[16];
 	const char *values[5] = { id, attempt, signo, uid, s->self };
 
@@ -200,38 +201,17 @@ pgstore_cancel_elsewhere(struct store *st, const struct job *job, int sig,
 	snprintf(signo, sizeof signo, "%d", sig);
 	snprintf(uid, sizeof uid, "%u", by);
 	q.values = values;
-	return pgconn_batch(s->conn, &q, 1, pgstore_ignore_cb, s);
+	return pg_conn_batch(s->conn, &q, 1, pg_cluster_ignore_cb, s);
 }
 
 void
-pgstore_read_cancels(struct pgstore *s, const PGresult *res)
+pg_cluster_set_busy(struct store *st, unsigned busy)
 {
-	struct job *job;
-	int i;
-
-	for (i = 0; i < PQntuples(res); i++) {
-		job = store_get(&s->st, strtoull(PQgetvalue(res, i, 0), NULL,
-		    10));
-		/* Only the node that runs the attempt acts on it. */
-		if (job == NULL || job->node == NULL ||
-		    strcmp(job->node, s->node) != 0 ||
-		    job->attempt != strtoul(PQgetvalue(res, i, 1), NULL, 10) ||
-		    s->st.cancel_cb == NULL)
-			continue;
-		s->st.cancel_cb(job, atoi(PQgetvalue(res, i, 2)),
-		    (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10),
-		    s->st.cancel_arg);
-	}
+	pg_store(st)->busy = busy;
 }
 
 void
-pgstore_set_busy(struct store *st, unsigned busy)
+pg_cluster_set_grace(struct store *st, uint64_t grace_ms)
 {
-	pgstore(st)->busy = busy;
-}
-
-void
-pgstore_set_grace(struct store *st, uint64_t grace_ms)
-{
-	pgstore(st)->grace_ms = grace_ms;
+	pg_store(st)->grace_ms = grace_ms;
 }
