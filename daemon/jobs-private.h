@@ -121,11 +121,8 @@ void jobs_count_job(struct triaged *td, struct job *job, unsigned prio,
 /* A job of another daemon has queue order seq: ours come after it. */
 void jobs_seen_seq(struct triaged *td, int64_t seq);
 
-/* jobs-publish.c: the queue of what waits for a commit. */
+/* jobs-record.c: the queue of what waits for a commit. */
 
-/* For jobs_init: the drain's timer, and the store's hook for a commit. */
-void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
-void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
 void jobs_item_free(struct jobs_item *it);
 /* Queues it to be handled once commit gen has succeeded; durable now when
  * gen is already. */
@@ -143,6 +140,12 @@ void jobs_record_change(struct triaged *td, struct job *job,
 /* Forgets the changes of job id not written yet (their writes are
  * refused: another daemon's came first), and its launch. */
 void jobs_drop_pending(struct triaged *td, uint64_t id);
+
+/* jobs-publish.c: what waits for a commit goes out once it is on disk. */
+
+/* For jobs_init: the drain's timer, and the store's hook for a commit. */
+void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
+void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
 /* Tells the listeners of runs (jobs_listen_runs) of job's run at once: out
  * is NULL when it was given to run_start, else how it ended. */
 void jobs_tell_runs(struct triaged *td, struct job *job,
