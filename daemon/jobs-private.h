@@ -141,15 +141,20 @@ void jobs_record_change(struct triaged *td, struct job *job,
  * refused: another daemon's came first), and its launch. */
 void jobs_drop_pending(struct triaged *td, uint64_t id);
 
+/* jobs-listen.c: who hears the state machine. */
+
+/* Tells the listeners of events (jobs_listen) of ev, in their order. */
+void jobs_tell_event(struct triaged *td, const struct jobs_event *ev);
+/* Tells the listeners of runs (jobs_listen_runs) of job's run at once: out
+ * is NULL when it was given to run_start, else how it ended. */
+void jobs_tell_runs(struct triaged *td, struct job *job,
+    const struct run_outcome *out);
+
 /* jobs-publish.c: what waits for a commit goes out once it is on disk. */
 
 /* For jobs_init: the drain's timer, and the store's hook for a commit. */
 void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
 void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
-/* Tells the listeners of runs (jobs_listen_runs) of job's run at once: out
- * is NULL when it was given to run_start, else how it ended. */
-void jobs_tell_runs(struct triaged *td, struct job *job,
-    const struct run_outcome *out);
 
 /* jobs-admit.c: from a submission to the semaphore's queue. */
 

@@ -15,20 +15,11 @@
 /* How long one turn of the loop may spend publishing. */
 #define JOBS_DRAIN_SLICE_US 2000
 
-/* A listener of events, or of runs. */
-struct jobs_listener {
-	jobs_listener_cb cb;		/* NULL: of runs */
-	jobs_run_listener_cb run_cb;	/* NULL: of events */
-	void *arg;
-};
-
 static void
 jobs_publish(struct triaged *td, struct jobs_item *it)
 {
-	struct jobs *js = td->jobs;
 	struct jobs_event ev;
 	struct job view, *job;
-	size_t i;
 
 	/* Gone (pruned, removed): nobody can ask about it any more. */
 	if ((job = store_get(td->store, it->id)) == NULL)
@@ -46,9 +37,7 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	ev.view = &view;
 	ev.from = it->from;
 	ev.change = it->change;
-	for (i = 0; i < js->nlisteners; i++)
-		if (js->listeners[i].cb != NULL)
-			js->listeners[i].cb(td, &ev, js->listeners[i].arg);
+	jobs_tell_event(td, &ev);
 }
 
 /*
@@ -122,45 +111,6 @@ jobs_committed_cb(uint64_t generation, const char *cause, void *arg)
 	js->durable = generation;
 	jobs_drain(td);
 	jobs_launch_written(td);
-}
-
-static int
-jobs_listener_add(struct triaged *td, struct jobs_listener l)
-{
-	struct jobs *js = td->jobs;
-	struct jobs_listener *v;
-
-	v = reallocarray(js->listeners, js->nlisteners + 1, sizeof *v);
-	if (v == NULL)
-		return -1;
-	v[js->nlisteners++] = l;
-	js->listeners = v;
-	return 0;
-}
-
-int
-jobs_listen(struct triaged *td, jobs_listener_cb cb, void *arg)
-{
-	return jobs_listener_add(td, (struct jobs_listener){ cb, NULL, arg });
-}
-
-int
-jobs_listen_runs(struct triaged *td, jobs_run_listener_cb cb, void *arg)
-{
-	return jobs_listener_add(td, (struct jobs_listener){ NULL, cb, arg });
-}
-
-void
-jobs_tell_runs(struct triaged *td, struct job *job,
-    const struct run_outcome *out)
-{
-	struct jobs *js = td->jobs;
-	struct jobs_run_event ev = { job, out };
-	size_t i;
-
-	for (i = 0; i < js->nlisteners; i++)
-		if (js->listeners[i].run_cb != NULL)
-			js->listeners[i].run_cb(td, &ev, js->listeners[i].arg);
 }
 
 int
