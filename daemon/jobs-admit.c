@@ -1,5 +1,5 @@
-/* jobs-admit.c - a job's way into the semaphore's queue: a submission once
- * it is on disk, the gate of what it runs after, and its begin_at. */
+/* jobs-admit.c - a job's way into the semaphore's queue, once on disk or
+ * read back: the gate of what it runs after, and its begin_at. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
@@ -166,6 +166,15 @@ jobs_admit(struct triaged *td, struct job *job)
 		jobs_change(td, job, JOB_CANCELED);
 		break;
 	}
+}
+
+void
+jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
+{
+	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	jobs_tally(td->jobs, job, prio, job->state, 1);
+	if (job_state_terminal(job->state))
+		store_forget_env(td->store, job);
 }
 
 /* A submission on its way to the disk, and its place among the changes

@@ -98,6 +98,21 @@ jobs_requeue(struct triaged *td, struct job *job, bool keep_place)
 	jobs_change(td, job, JOB_QUEUED);
 }
 
+void
+jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
+    int64_t seq)
+{
+	if (requeue) {
+		job_set_reason(job, NULL);
+		job_new_attempt(job);
+		job->seq = seq;
+		jobs_change(td, job, JOB_QUEUED);
+		return;
+	}
+	job_set_reason(job, "the daemon stopped while it ran");
+	jobs_change(td, job, JOB_LOST);
+}
+
 /*
  * The run is over: the job takes its final state, or another attempt when
  * it failed with retries left, or (stopping under shutdown = requeue) its

@@ -1,18 +1,11 @@
-/* jobs.c - the job state machine: its state and counts, each change of a
- * job's state, and what recovery sets up (jobs-*.c hold its other parts). */
+/* jobs.c - the job state machine's state: its counts, and each change of a
+ * job's state, recorded to publish (jobs-*.c hold its other parts). */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/queue.h>
-
-#include <event2/event.h>
 
 #include "beginq.h"
-#include "config.h"
 #include "jobs.h"
 #include "jobs-private.h"
 #include "log.h"
-#include "psem.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -47,76 +40,6 @@ jobs_tally_staged(struct jobs *js, const struct job *job, unsigned prio,
 {
 	js->staged[prio] += (unsigned)delta;
 	(void)uidcount_add(&js->queued_by_uid, job->uid, delta);
-}
-
-int
-jobs_init(struct triaged *td, char **cause)
-{
-	const struct config *cfg = td->cfg;
-	struct jobs *js;
-	unsigned i;
-
-	if ((js = calloc(1, sizeof *js)) == NULL ||
-	    (js->publish_ev = evtimer_new(td->base, jobs_publish_cb, td))
-	    == NULL ||
-	    (js->begin_ev = evtimer_new(td->base, jobs_begin_cb, td)) == NULL) {
-		if (js != NULL && js->publish_ev != NULL)
-			event_free(js->publish_ev);
-		free(js);
-		*cause = strdup("out of memory");
-		return -1;
-	}
-	TAILQ_INIT(&js->items);
-	TAILQ_INIT(&js->launches);
-	TAILQ_INIT(&js->admissions);
-	TAILQ_INIT(&js->retrials);
-	js->durable = store_generation(td->store) - 1;
-	td->jobs = js;
-	td->sem = psem_new(td->base, cfg->slots, cfg->npriorities,
-	    psem_policy_find(cfg->policy));
-	if (td->sem == NULL) {
-		if (asprintf(cause, "cannot make the semaphore: %m") < 0)
-			*cause = NULL;
-		jobs_free(td);
-		return -1;
-	}
-	for (i = 0; i < cfg->npriorities; i++) {
-		psem_set_weight(td->sem, i, cfg->priorities[i].weight);
-		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);
-	}
-	store_set_committed_cb(td->store, jobs_committed_cb, td);
-	store_set_written_cb(td->store, jobs_written_cb, td);
-	return 0;
-}
-
-void
-jobs_free(struct triaged *td)
-{
-	struct jobs *js = td->jobs;
-	struct jobs_item *it;
-
-	if (js == NULL)
-		return;
-	store_set_committed_cb(td->store, NULL, NULL);
-	store_set_written_cb(td->store, NULL, NULL);
-	while ((it = TAILQ_FIRST(&js->items)) != NULL) {
-		TAILQ_REMOVE(&js->items, it, entry);
-		jobs_item_free(it);
-	}
-	while ((it = TAILQ_FIRST(&js->launches)) != NULL) {
-		TAILQ_REMOVE(&js->launches, it, entry);
-		jobs_item_free(it);
-	}
-	event_free(js->publish_ev);
-	event_free(js->begin_ev);
-	beginq_clear(&js->beginq);
-	free(js->listeners);
-	free(js->starting);
-	uidcount_clear(&js->queued_by_uid);
-	free(js);
-	td->jobs = NULL;
-	psem_free(td->sem);
-	td->sem = NULL;
 }
 
 void
@@ -194,30 +117,6 @@ jobs_seen_seq(struct triaged *td, int64_t seq)
 {
 	if (seq >= td->jobs->next_seq)
 		td->jobs->next_seq = seq + 1;
-}
-
-void
-jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
-{
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
-	jobs_tally(td->jobs, job, prio, job->state, 1);
-	if (job_state_terminal(job->state))
-		store_forget_env(td->store, job);
-}
-
-void
-jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
-    int64_t seq)
-{
-	if (requeue) {
-		job_set_reason(job, NULL);
-		job_new_attempt(job);
-		job->seq = seq;
-		jobs_change(td, job, JOB_QUEUED);
-		return;
-	}
-	job_set_reason(job, "the daemon stopped while it ran");
-	jobs_change(td, job, JOB_LOST);
 }
 
 void
