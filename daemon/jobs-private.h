@@ -3,6 +3,24 @@
 #ifndef TRIAGED_JOBS_PRIVATE_H
 #define TRIAGED_JOBS_PRIVATE_H
 
+/*
+ * The files in layers, bottom to top: each calls only those of the layers
+ * under it (issue 23); the sections below follow this order.
+ *   jobs-record.c   the commit queue, where every change is recorded
+ *   jobs.c          the state, its counts, jobs_change; the files above
+ *                   include its header, jobs.h
+ *   jobs-view.c, jobs-listen.c
+ *   jobs-launch.c   a grant: its start written, then a worker
+ *   jobs-admit.c    into the semaphore (a grant there and then launches)
+ *   jobs-publish.c, jobs-end.c, jobs-retry.c, jobs-edit.c
+ *   jobs-prio.c, jobs-changed.c
+ *   jobs-init.c     lends the loop, the store and the semaphore the
+ *                   callbacks of the layers under it
+ * The machine's own circles (a change is published, and a listener
+ * changes a job; a start is written, and the job launches) go through the
+ * loop: the drain's timer and the store's hooks lent by jobs-init.c.
+ */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,6 +108,26 @@ struct jobs {
 	size_t nstarting, starting_size;
 };
 
+/* jobs-record.c: the queue of what waits for a commit. */
+
+void jobs_item_free(struct jobs_item *it);
+/* Queues it to be handled once commit gen has succeeded; durable now when
+ * gen is already. */
+void jobs_item_add(struct triaged *td, struct jobs_item *it, uint64_t gen);
+/* The generation a change made now is durable with. */
+uint64_t jobs_gen(const struct triaged *td);
+/* Records the change job has just made from state from, to publish once
+ * gen is on disk. Out of memory, the change goes unheard (and is logged). */
+void jobs_record(struct triaged *td, struct job *job, enum job_state from,
+    const char *change, uint64_t gen);
+/* Publishes job's change from state from (change as jobs_event's), in its
+ * turn. */
+void jobs_record_change(struct triaged *td, struct job *job,
+    enum job_state from, const char *change);
+/* Forgets the changes of job id not written yet (their writes are
+ * refused: another daemon's came first), and its launch. */
+void jobs_drop_pending(struct triaged *td, uint64_t id);
+
 /* jobs.c: the state and its counts. */
 
 /* The job's own run record, to change. A few bytes: out of memory for
@@ -121,25 +159,10 @@ void jobs_count_job(struct triaged *td, struct job *job, unsigned prio,
 /* A job of another daemon has queue order seq: ours come after it. */
 void jobs_seen_seq(struct triaged *td, int64_t seq);
 
-/* jobs-record.c: the queue of what waits for a commit. */
+/* jobs-view.c */
 
-void jobs_item_free(struct jobs_item *it);
-/* Queues it to be handled once commit gen has succeeded; durable now when
- * gen is already. */
-void jobs_item_add(struct triaged *td, struct jobs_item *it, uint64_t gen);
-/* The generation a change made now is durable with. */
-uint64_t jobs_gen(const struct triaged *td);
-/* Records the change job has just made from state from, to publish once
- * gen is on disk. Out of memory, the change goes unheard (and is logged). */
-void jobs_record(struct triaged *td, struct job *job, enum job_state from,
-    const char *change, uint64_t gen);
-/* Publishes job's change from state from (change as jobs_event's), in its
- * turn. */
-void jobs_record_change(struct triaged *td, struct job *job,
-    enum job_state from, const char *change);
-/* Forgets the changes of job id not written yet (their writes are
- * refused: another daemon's came first), and its launch. */
-void jobs_drop_pending(struct triaged *td, uint64_t id);
+/* Out of memory, the dashboard misses it; nothing else does. */
+void jobs_starting_add(struct triaged *td, uint64_t id);
 
 /* jobs-listen.c: who hears the state machine. */
 
@@ -149,28 +172,6 @@ void jobs_tell_event(struct triaged *td, const struct jobs_event *ev);
  * is NULL when it was given to run_start, else how it ended. */
 void jobs_tell_runs(struct triaged *td, struct job *job,
     const struct run_outcome *out);
-
-/* jobs-publish.c: what waits for a commit goes out once it is on disk. */
-
-/* For jobs_init: the drain's timer, and the store's hook for a commit. */
-void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
-void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
-
-/* jobs-admit.c: from a submission to the semaphore's queue. */
-
-/* For jobs_init: the timer of the earliest begin_at. */
-void jobs_begin_cb(evutil_socket_t fd, short what, void *arg);
-/* Into the semaphore, in the place its seq gives it. */
-void jobs_acquire(struct triaged *td, struct job *job);
-/* Into the semaphore, at its place by seq, unless it is held, waits for
- * the jobs it runs after, or for its begin_at (then into the queue of
- * begin times); nothing when it is in either already. */
-void jobs_try_acquire(struct triaged *td, struct job *job);
-/* Out of the semaphore's queue and the queue of begin times. */
-void jobs_unqueue(struct triaged *td, struct job *job);
-/* For jobs_reprioritize: the submissions on their way to the disk follow
- * map. */
-void jobs_renumber_admissions(struct triaged *td, const int *map);
 
 /* jobs-launch.c: from the grant to the worker. */
 
@@ -195,15 +196,32 @@ void jobs_launch_written(struct triaged *td);
 /* For jobs_init: the store's hook for a write. */
 void jobs_written_cb(uint64_t write, void *arg);
 
+/* jobs-admit.c: from a submission to the semaphore's queue. */
+
+/* For jobs_init: the timer of the earliest begin_at. */
+void jobs_begin_cb(evutil_socket_t fd, short what, void *arg);
+/* Into the semaphore, in the place its seq gives it. */
+void jobs_acquire(struct triaged *td, struct job *job);
+/* Into the semaphore, at its place by seq, unless it is held, waits for
+ * the jobs it runs after, or for its begin_at (then into the queue of
+ * begin times); nothing when it is in either already. */
+void jobs_try_acquire(struct triaged *td, struct job *job);
+/* Out of the semaphore's queue and the queue of begin times. */
+void jobs_unqueue(struct triaged *td, struct job *job);
+/* For jobs_reprioritize: the submissions on their way to the disk follow
+ * map. */
+void jobs_renumber_admissions(struct triaged *td, const int *map);
+
 /* jobs-retry.c */
 
 /* For jobs_reprioritize: the retries on their way to the disk follow
  * map. */
 void jobs_renumber_retrials(struct triaged *td, const int *map);
 
-/* jobs-view.c */
+/* jobs-publish.c: what waits for a commit goes out once it is on disk. */
 
-/* Out of memory, the dashboard misses it; nothing else does. */
-void jobs_starting_add(struct triaged *td, uint64_t id);
+/* For jobs_init: the drain's timer, and the store's hook for a commit. */
+void jobs_publish_cb(evutil_socket_t fd, short what, void *arg);
+void jobs_committed_cb(uint64_t generation, const char *cause, void *arg);
 
 #endif
