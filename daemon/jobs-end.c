@@ -31,11 +31,13 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig)
 	if (td->cfg->cluster.enabled && !run_has(td->run, job) &&
 	    (job->state == JOB_RUNNING ||
 	    (job->state == JOB_QUEUED && job->run->begun)) &&
-	    job->node != NULL && strcmp(job->node, td->cfg->cluster.node) != 0) {
+	    job->node != NULL &&
+	    strcmp(job->node, td->cfg->cluster.node) != 0) {
 		if (store_cancel_elsewhere(td->store, job, sig, (unsigned)by)
 		    != 0)
-			log_warnx("job %llu: out of memory asking node %s to "
-			    "cancel it", (unsigned long long)job->id, job->node);
+			log_warnx("job %llu: out of memory asking node %s "
+			    "to cancel it", (unsigned long long)job->id,
+			    job->node);
 		return;
 	}
 	if (job->state == JOB_RUNNING || run_has(td->run, job)) {

@@ -58,7 +58,7 @@ struct jobs_item {
 	uint64_t gen;			/* the commit that makes it true */
 	uint64_t id;			/* EVENT, LAUNCH: the job */
 	enum job_state from;		/* EVENT */
-	const char *change;		/* EVENT: NULL, or an edit (a constant) */
+	const char *change;		/* EVENT: NULL, or an edit (constant) */
 	struct job_status status;	/* EVENT: the job after the change; */
 	char *reason;			/* LAUNCH: status.attempt only */
 	/* BARRIER: a jobs_done_cb (jobs.h would make this header and jobs.c
