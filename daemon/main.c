@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "cluster-output.h"
 #include "config.h"
+#include "conn.h"
 #include "deps.h"
 #include "fdlimit.h"
 #include "http.h"
@@ -452,6 +453,8 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
 			fatalx("cannot handle signals");
+	if (conn_start(&td) != 0)
+		fatalx("out of memory");
 	/* HTTP first: a client that reaches the job socket finds it up. */
 	if (http_start(&td, &cause) != 0)
 		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
@@ -468,6 +471,7 @@ main(int argc, char **argv)
 
 	http_stop(&td);
 	server_close(td.server);
+	conn_stop(&td);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);

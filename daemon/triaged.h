@@ -23,6 +23,7 @@ struct triaged {
 	struct jobs *jobs;		/* the state machine's own state */
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;
+	struct conns *conns;		/* every client connection */
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */

@@ -78,6 +78,7 @@ setup(void **state)
 	if ((fx = loop_new(sizeof *fx, "test-conn")) == NULL)
 		return -1;
 	bare_init(&fx->td, fx->loop.base);
+	assert_int_equal(conn_start(&fx->td), 0);
 	fx->td.cfg->max_request = 1024;
 	fx->peer = peer_new(&fx->loop);
 	fx->conn = peer_conn(fx->peer, &fx->td);
@@ -95,6 +96,7 @@ teardown(void **state)
 	for (i = 0; i < fx->nlines; i++)
 		free(fx->lines[i]);
 	peer_free(fx->peer);
+	conn_stop(&fx->td);
 	bare_clear(&fx->td);
 	loop_free(fx);
 	return 0;
@@ -404,6 +406,44 @@ close_hooks_run_oldest_first(void **state)
 	peer_wait_eof(fx->peer);
 }
 
+static void
+count_cb(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+/* Two daemons in one process: each knows its own connections only. */
+static void
+each_daemon_has_its_own_connections(void **state)
+{
+	struct fx *fx = *state;
+	struct triaged other = { 0 };
+	struct peer *p2;
+	int closes = 0;
+
+	bare_init(&other, fx->loop.base);
+	assert_int_equal(conn_start(&other), 0);
+	conn_set_closed_cb(&other, count_cb, &closes);
+	p2 = peer_new(&fx->loop);
+	peer_conn(p2, &other);
+	assert_int_equal(conn_count(&fx->td), 1);
+	assert_int_equal(conn_count(&other), 1);
+	assert_int_equal(conn_count_uid(&other, conn_uid(p2->conn)), 1);
+	assert_int_equal(conn_count_uid(&other, conn_uid(p2->conn) + 1), 0);
+	assert_ptr_equal(conn_first(&other), p2->conn);
+	assert_null(conn_next(p2->conn));
+	conn_close(fx->conn);
+	assert_int_equal(conn_count(&fx->td), 0);
+	assert_null(conn_first(&fx->td));
+	assert_int_equal(conn_count(&other), 1);
+	assert_int_equal(closes, 0);
+	peer_free(p2);
+	assert_int_equal(closes, 1);
+	assert_int_equal(conn_count(&other), 0);
+	conn_stop(&other);
+	bare_clear(&other);
+}
+
 int
 main(void)
 {
@@ -420,6 +460,7 @@ main(void)
 		T(whole_messages_wait_behind_a_stream),
 		T(held_lines_wait_then_come_in_order),
 		T(close_hooks_run_oldest_first),
+		T(each_daemon_has_its_own_connections),
 #undef T
 	};
 

@@ -153,6 +153,7 @@ setup(void **state)
 	if ((fx = loop_new(sizeof *fx, "test-rpc-loop")) == NULL)
 		return -1;
 	bare_init(&fx->td, fx->loop.base);
+	assert_int_equal(conn_start(&fx->td), 0);
 	rpc_set_dispatch(dispatch);
 	fx->peer = peer_new(&fx->loop);
 	fx->conn = peer_conn(fx->peer, &fx->td);
@@ -167,6 +168,7 @@ teardown(void **state)
 	struct fx *fx = *state;
 
 	peer_free(fx->peer);
+	conn_stop(&fx->td);
 	bare_clear(&fx->td);
 	loop_free(fx);
 	return 0;
