@@ -435,7 +435,8 @@ main(int argc, char **argv)
 	if (cluster_output_start(&td) != 0)
 		fatalx("out of memory");
 	listen_jobs(&td, deps);
-	rpc_set_dispatch(method_call);
+	if (rpc_start(&td, method_call) != 0)
+		fatalx("out of memory");
 	if (recover_jobs(&td, &cause) != 0) {
 		log_cause(cause ? cause : "out of memory");
 		fatalx("not starting: the jobs in %s do not fit the config",
@@ -472,6 +473,7 @@ main(int argc, char **argv)
 	http_stop(&td);
 	server_close(td.server);
 	conn_stop(&td);
+	rpc_stop(&td);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);

@@ -55,8 +55,10 @@ struct rpc_batch {
 	struct rpc_req *open;	/* the member whose reply is open in it */
 };
 
-/* Who answers requests: the method table, wired in by main(). */
-static rpc_dispatch_cb rpc_dispatch;
+/* The layer's side of the daemon: td->rpc. */
+struct rpc {
+	rpc_dispatch_cb dispatch;	/* the method table's method_call */
+};
 
 static void rpc_batch_run(struct rpc_batch *);
 
@@ -551,13 +553,23 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
 		return;
 	}
 	req->id = call.id != NULL ? json_incref(call.id) : NULL;
-	rpc_dispatch(req, call.method, call.params);
+	conn_daemon(conn)->rpc->dispatch(req, call.method, call.params);
+}
+
+int
+rpc_start(struct triaged *td, rpc_dispatch_cb cb)
+{
+	if ((td->rpc = calloc(1, sizeof *td->rpc)) == NULL)
+		return -1;
+	td->rpc->dispatch = cb;
+	return 0;
 }
 
 void
-rpc_set_dispatch(rpc_dispatch_cb cb)
+rpc_stop(struct triaged *td)
 {
-	rpc_dispatch = cb;
+	free(td->rpc);
+	td->rpc = NULL;
 }
 
 /*

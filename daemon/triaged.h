@@ -24,6 +24,7 @@ struct triaged {
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;
 	struct conns *conns;		/* every client connection */
+	struct rpc *rpc;		/* JSON-RPC on them */
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */

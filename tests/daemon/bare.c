@@ -17,7 +17,8 @@
 void
 bare_init(struct triaged *td, struct event_base *base)
 {
-	struct caller_env caller = { .euid = geteuid(), .home = "/nonexistent" };
+	struct caller_env caller = { .euid = geteuid(),
+	    .home = "/nonexistent" };
 	struct config_opts opts = { .env = &caller };
 	char *cause = NULL;
 

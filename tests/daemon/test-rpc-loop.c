@@ -27,6 +27,7 @@
 #include "triaged.h"
 
 #define NLATER	8
+#define ECHO_1	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\"}\n"
 
 struct fx {
 	struct loop loop;	/* first (loop_new) */
@@ -87,7 +88,8 @@ big_more(struct fx *fx)
 			if (fx->big_i > 0)
 				evbuffer_add(fx->big_out, ",", 1);
 			v = json_integer((json_int_t)fx->big_i);
-			assert_int_equal(rpc_result_add_json(fx->big_out, v), 0);
+			assert_int_equal(rpc_result_add_json(fx->big_out, v),
+			    0);
 			json_decref(v);
 		}
 		if (rpc_result_flush(req, big_room_cb, fx))
@@ -154,7 +156,7 @@ setup(void **state)
 		return -1;
 	bare_init(&fx->td, fx->loop.base);
 	assert_int_equal(conn_start(&fx->td), 0);
-	rpc_set_dispatch(dispatch);
+	assert_int_equal(rpc_start(&fx->td, dispatch), 0);
 	fx->peer = peer_new(&fx->loop);
 	fx->conn = peer_conn(fx->peer, &fx->td);
 	assert_int_equal(rpc_attach(fx->conn), 0);
@@ -169,6 +171,7 @@ teardown(void **state)
 
 	peer_free(fx->peer);
 	conn_stop(&fx->td);
+	rpc_stop(&fx->td);
 	bare_clear(&fx->td);
 	loop_free(fx);
 	return 0;
@@ -184,7 +187,8 @@ replies_are_the_envelope_byte_for_byte(void **state)
 	    "\"params\":{\"a\":[1,\"x\"],\"b\":0.05,\"c\":\"\\n\"}}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
 	    "{\"a\":[1,\"x\"],\"b\":0.05,\"c\":\"\\n\"}}");
-	peer_send(p, "{\"method\":\"echo\",\"id\":\"s\",\"jsonrpc\":\"2.0\"}\n");
+	peer_send(p, "{\"method\":\"echo\",\"id\":\"s\","
+	    "\"jsonrpc\":\"2.0\"}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"result\":null}");
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"echo\","
 	    "\"params\":[]}\n");
@@ -192,7 +196,8 @@ replies_are_the_envelope_byte_for_byte(void **state)
 	/* A result given as text has the same envelope, whatever the id. */
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"text\"}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":[1,\"two\"]}");
-	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"method\":\"text\"}\n");
+	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\","
+	    "\"method\":\"text\"}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"result\":"
 	    "[1,\"two\"]}");
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2.5,\"method\":\"text\"}\n");
@@ -247,7 +252,8 @@ parse_error_is_answered_and_the_connection_goes_on(void **state)
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
 	    "-32600,\"message\":\"\\\"jsonrpc\\\" must be \\\"2.0\\\"\","
 	    "\"data\":{\"field\":\"jsonrpc\"}}}");
-	peer_send(p, "\n  \t\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"echo\"}\n");
+	peer_send(p, "\n  \t\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"echo\"}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":null}");
 	assert_int_equal(fx->ndispatched, 1);
 }
@@ -456,6 +462,37 @@ streamed_result_is_one_line_alone_or_in_a_batch(void **state)
 	assert_int_equal(fx->withdrawn, 0);
 }
 
+static void
+other_dispatch(struct rpc_req *req, const char *method, json_t *params)
+{
+	(void)method;
+	(void)params;
+	rpc_reply(req, json_string("other"));
+}
+
+/* Two daemons in one process: each connection goes to its own's methods. */
+static void
+each_daemon_answers_with_its_own_methods(void **state)
+{
+	struct fx *fx = *state;
+	struct triaged other = { 0 };
+	struct peer *p2 = peer_new(&fx->loop);
+
+	bare_init(&other, fx->loop.base);
+	assert_int_equal(conn_start(&other), 0);
+	assert_int_equal(rpc_start(&other, other_dispatch), 0);
+	assert_int_equal(rpc_attach(peer_conn(p2, &other)), 0);
+	peer_send(p2, ECHO_1);
+	peer_send(fx->peer, ECHO_1);
+	peer_expect(p2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"other\"}");
+	peer_expect(fx->peer, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}");
+	assert_int_equal(fx->ndispatched, 1);
+	peer_free(p2);
+	rpc_stop(&other);
+	conn_stop(&other);
+	bare_clear(&other);
+}
+
 int
 main(void)
 {
@@ -472,6 +509,7 @@ main(void)
 		T(closed_connection_withdraws_its_requests),
 		T(line_over_max_request_is_refused_then_closed),
 		T(streamed_result_is_one_line_alone_or_in_a_batch),
+		T(each_daemon_answers_with_its_own_methods),
 #undef T
 	};
 
