@@ -434,9 +434,9 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	if (cluster_output_start(&td) != 0)
 		fatalx("out of memory");
-	listen_jobs(&td, deps);
-	if (rpc_start(&td, method_call) != 0)
+	if (rpc_start(&td, method_call) != 0 || wait_start(&td) != 0)
 		fatalx("out of memory");
+	listen_jobs(&td, deps);
 	if (recover_jobs(&td, &cause) != 0) {
 		log_cause(cause ? cause : "out of memory");
 		fatalx("not starting: the jobs in %s do not fit the config",
@@ -474,6 +474,7 @@ main(int argc, char **argv)
 	server_close(td.server);
 	conn_stop(&td);
 	rpc_stop(&td);
+	wait_stop(&td);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);

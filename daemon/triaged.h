@@ -25,6 +25,7 @@ struct triaged {
 	struct server *server;
 	struct conns *conns;		/* every client connection */
 	struct rpc *rpc;		/* JSON-RPC on them */
+	struct waits *waits;		/* `wait` requests, by job */
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */
