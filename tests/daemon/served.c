@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "conn.h"
+#include "loop.h"
 #include "machine.h"
 #include "peer.h"
 #include "rpc.h"
@@ -45,6 +46,15 @@ served_free(struct served *s)
 		machine_free(s->m);
 	}
 	free(s);
+}
+
+uint64_t
+served_submit(struct served *s, struct job *job)
+{
+	uint64_t id = machine_submit(s->m, job);
+
+	LOOP_WAIT_FOR(&s->m->loop, machine_nevents(s->m, id) > 0);
+	return id;
 }
 
 struct peer *

@@ -3,10 +3,13 @@
 #ifndef TRIAGE_TEST_SERVED_H
 #define TRIAGE_TEST_SERVED_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 #include "rpc.h"
 
+struct job;
 struct machine;
 struct peer;
 
@@ -26,6 +29,10 @@ struct served {
 struct served *served_new(const char *name, rpc_dispatch_cb dispatch);
 /* Closes every client, then ends the machine. */
 void served_free(struct served *s);
+
+/* machine_submit, then its wait for the job's first change: it is in
+ * the store, queued or beyond. Its id. */
+uint64_t served_submit(struct served *s, struct job *job);
 
 /* A new client, reading JSON-RPC; s's. Fails the test on error. */
 struct peer *served_peer(struct served *s);

@@ -144,16 +144,6 @@ expect_job(struct peer *p, int rid, uint64_t id, const char *state)
 	return code;
 }
 
-/* A job in the store, queued or beyond. */
-static uint64_t
-submit(struct machine *m, struct job *job)
-{
-	uint64_t id = machine_submit(m, job);
-
-	LOOP_WAIT_FOR(&m->loop, machine_nevents(m, id) > 0);
-	return id;
-}
-
 /* Every waiter of a job hears its end: on several connections, twice on
  * one, and once for an id a request names twice. */
 static void
@@ -161,7 +151,7 @@ several_waiters_on_one_job(void **state)
 {
 	struct served *s = *state;
 	struct peer *a = served_peer(s), *b = served_peer(s);
-	uint64_t id = submit(s->m, machine_gated(s->m, 0));
+	uint64_t id = served_submit(s, machine_gated(s->m, 0));
 	const uint64_t twice[] = { id, id };
 
 	send_wait(a, 1, &id, 1, ",\"one\":true");
@@ -183,9 +173,9 @@ waiter_on_an_ended_job(void **state)
 {
 	struct served *s = *state;
 	struct peer *a = served_peer(s);
-	uint64_t done = submit(s->m, machine_job(s->m,
+	uint64_t done = served_submit(s, machine_job(s->m,
 	    (const char *const []){ "sh", "-c", "exit 3", NULL }));
-	uint64_t gated = submit(s->m, machine_gated(s->m, 0));
+	uint64_t gated = served_submit(s, machine_gated(s->m, 0));
 	const uint64_t both[] = { gated, done };
 
 	WAIT_FOR(s, machine_is(s->m, done, JOB_FAILED));
@@ -207,7 +197,7 @@ waiter_timing_out_gets_the_job_as_it_is(void **state)
 {
 	struct served *s = *state;
 	struct peer *a = served_peer(s);
-	uint64_t id = submit(s->m, machine_gated(s->m, 0));
+	uint64_t id = served_submit(s, machine_gated(s->m, 0));
 
 	WAIT_FOR(s, machine_is(s->m, id, JOB_RUNNING));
 	send_wait(a, 1, &id, 1, ",\"one\":true,\"timeout\":50");
@@ -225,7 +215,7 @@ waiter_whose_connection_closes(void **state)
 {
 	struct served *s = *state;
 	struct peer *a = served_peer(s), *b = served_peer(s);
-	uint64_t id = submit(s->m, machine_gated(s->m, 0));
+	uint64_t id = served_submit(s, machine_gated(s->m, 0));
 
 	send_wait(a, 1, &id, 1, ",\"one\":true,\"timeout\":60000");
 	send_wait(a, 2, &id, 1, ",\"one\":true");
