@@ -264,7 +264,7 @@ static void
 stop_cb(evutil_socket_t signo, short what, void *arg)
 {
 	(void)what;
-	notify_stopping();
+	notify_stopping(arg);
 	shutdown_begin(arg, (int)signo);
 }
 
@@ -481,9 +481,9 @@ main(int argc, char **argv)
 	pool_free(td.pool);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
-	prune_stop();
+	prune_stop(&td);
 	cluster_lease_stop();
-	notify_stop();
+	notify_stop(&td);
 	series_free(&td);
 	metrics_free(&td);
 	jobs_free(&td);

@@ -27,6 +27,8 @@ struct triaged {
 	struct rpc *rpc;		/* JSON-RPC on them */
 	struct waits *waits;		/* `wait` requests, by job */
 	struct watchers *watchers;	/* the connections that `watch` */
+	struct prune *prune;		/* keep_finished's timer */
+	struct notify *notify;		/* NULL: not under systemd */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */
 	struct series *series;		/* the dashboard's last minutes */
