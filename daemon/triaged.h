@@ -28,6 +28,7 @@ struct triaged {
 	struct waits *waits;		/* `wait` requests, by job */
 	struct watchers *watchers;	/* the connections that `watch` */
 	struct prune *prune;		/* keep_finished's timer */
+	struct removals *removals;	/* `remove`'s jobs, in turn */
 	struct notify *notify;		/* NULL: not under systemd */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */
