@@ -40,10 +40,11 @@ bool cluster_node_up(struct triaged *td, const char *name);
 /* Whether this node may run job: any may, but a job pinned to another. */
 bool cluster_runs_here(const struct triaged *td, const struct job *job);
 
-/* The lease, takeovers and cancels (cluster-lease.c), after recovery;
- * nothing without a cluster. 0, or -1 out of memory. */
+/* The lease, takeovers and cancels (cluster-lease.c), after recovery,
+ * their timers in td->lease; nothing without a cluster. 0, or -1 out of
+ * memory. cluster_lease_stop frees it. */
 int cluster_lease_start(struct triaged *td);
-void cluster_lease_stop(void);
+void cluster_lease_stop(struct triaged *td);
 /* This node's lease ran out unrenewed (its fence, or a worker that
  * stopped its job for it): every job still running here is killed and
  * becomes another attempt; logged once until a renewal comes. */

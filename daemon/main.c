@@ -482,7 +482,7 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop(&td);
-	cluster_lease_stop();
+	cluster_lease_stop(&td);
 	notify_stop(&td);
 	series_free(&td);
 	metrics_free(&td);

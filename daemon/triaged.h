@@ -38,6 +38,9 @@ struct triaged {
 	/* Ships this node's output to the cluster's database; NULL
 	 * unless the store keeps output (cluster-output.c). */
 	struct cluster_output *shipper;
+	/* The node's lease on the jobs it runs; NULL without a cluster
+	 * (cluster-lease.c). */
+	struct cluster_lease *lease;
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;
