@@ -637,7 +637,8 @@ conn_hold(struct conn *conn, size_t *held, size_t now)
  * Serializes value into one line in a buffer kept for the next value too,
  * with room for a newline after it: the caller hands it on in one piece,
  * since libevent runs a buffer's callbacks on every add, which made adding
- * token by token the daemon's largest cost.
+ * token by token the daemon's largest cost. The buffer is scratch for the
+ * process, not a daemon's state: nothing in it outlives the call.
  */
 static int
 conn_dump(const json_t *value, char **line, size_t *len)

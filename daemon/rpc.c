@@ -303,7 +303,8 @@ rpc_write_id(struct jsonw *w, const json_t *id)
 void
 rpc_reply_text(struct rpc_req *req, const char *result, size_t len)
 {
-	/* Kept for the next reply: a reply costs no allocation. */
+	/* Kept for the next reply: a reply costs no allocation. Scratch,
+	 * not state: nothing in it outlives the call. */
 	static struct jsonw w;
 	struct rpc_batch *b = req->batch;
 	const char *line;
