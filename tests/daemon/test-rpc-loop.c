@@ -433,6 +433,16 @@ streamed_result_is_one_line_alone_or_in_a_batch(void **state)
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"big\","
 	    "\"params\":{\"n\":3}}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":[0,1,2]}");
+	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"method\":\"big\","
+	    "\"params\":{\"n\":2}}\n");
+	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"result\":[0,1]}");
+	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":0.5,\"method\":\"big\","
+	    "\"params\":{\"n\":300000}}\n");
+	line = peer_line(p);
+	assert_non_null(line);
+	assert_memory_equal(line, "{\"jsonrpc\":\"2.0\",\"id\":0.5,"
+	    "\"result\":[0,1,", 38);
+	free(line);
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"big\","
 	    "\"params\":{\"n\":300000}}\n");
 	line = peer_line(p);
