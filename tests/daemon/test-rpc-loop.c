@@ -92,7 +92,10 @@ big_more(struct fx *fx)
 			    0);
 			json_decref(v);
 		}
-		if (rpc_result_flush(req, big_room_cb, fx))
+		/* The last piece goes with the end: a small result is
+		 * never flushed. */
+		if (fx->big_i < fx->big_n &&
+		    rpc_result_flush(req, big_room_cb, fx))
 			return;
 	}
 }
@@ -436,6 +439,11 @@ streamed_result_is_one_line_alone_or_in_a_batch(void **state)
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"method\":\"big\","
 	    "\"params\":{\"n\":2}}\n");
 	peer_expect(p, "{\"jsonrpc\":\"2.0\",\"id\":\"é\",\"result\":[0,1]}");
+	peer_send(p, "[{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"big\","
+	    "\"params\":{\"n\":2}},{\"jsonrpc\":\"2.0\",\"id\":7,"
+	    "\"method\":\"echo\"}]\n");
+	peer_expect(p, "[{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":[0,1]},"
+	    "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":null}]");
 	peer_send(p, "{\"jsonrpc\":\"2.0\",\"id\":0.5,\"method\":\"big\","
 	    "\"params\":{\"n\":300000}}\n");
 	line = peer_line(p);
