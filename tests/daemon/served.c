@@ -80,8 +80,8 @@ served_result(struct peer *p, json_int_t id)
 	if ((line = peer_line(p)) == NULL)
 		fail_msg("the connection closed; expected the reply to %lld",
 		    (long long)id);
-	if (strncmp(line, prefix, n) != 0 ||
-	    (msg = json_loads(line, 0, NULL)) == NULL)
+	msg = json_loads(line, 0, NULL);
+	if (strncmp(line, prefix, n) != 0 || msg == NULL)
 		fail_msg("not the result of %lld: %s", (long long)id, line);
 	free(line);
 	result = json_incref(json_object_get(msg, "result"));
