@@ -19,6 +19,7 @@
 #include "timefmt.h"
 #include "triaged.h"
 
+/* td->lease: what the node's duties need between two events. */
 struct cluster_lease {
 	struct event *renew_ev;		/* while jobs run here */
 	struct event *takeover_ev;	/* while jobs run elsewhere */
@@ -29,8 +30,6 @@ struct cluster_lease {
 	bool expired;			/* cluster_lease_ran_out since the
 					 * last renewal acknowledged */
 };
-
-static struct cluster_lease lease;
 
 /* Slots held by jobs that run on other nodes, in every priority. */
 static unsigned
@@ -60,12 +59,13 @@ cluster_arm(struct event *ev, uint64_t ms)
 static void
 cluster_arm_fence(struct triaged *td)
 {
+	struct event *fence_ev = td->lease->fence_ev;
 	uint64_t until = store_lease_until_us(td->store);
 	uint64_t now = timefmt_mono_us();
 
-	if (evtimer_pending(lease.fence_ev, NULL))
+	if (evtimer_pending(fence_ev, NULL))
 		return;
-	cluster_arm(lease.fence_ev, until > now ? (until - now) / 1000 + 1 :
+	cluster_arm(fence_ev, until > now ? (until - now) / 1000 + 1 :
 	    td->cfg->cluster.lease_ms);
 }
 
@@ -86,9 +86,10 @@ cluster_lease_ran_out(struct triaged *td)
 	size_t pos;
 	unsigned n = 0;
 
-	if (lease.expired)
+	/* NULL: no cluster, no lease to run out (a test's bare daemon). */
+	if (td->lease == NULL || td->lease->expired)
 		return;
-	lease.expired = true;
+	td->lease->expired = true;
 	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
 		if (!run_has(td->run, job) || job->fenced || job->taken)
 			continue;
@@ -132,6 +133,7 @@ cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
 static void
 cluster_arm_takeover(struct triaged *td)
 {
+	struct cluster_lease *l = td->lease;
 	const struct store_node *nodes;
 	uint64_t now = timefmt_mono_us(), at, ms;
 	size_t i, n;
@@ -146,12 +148,12 @@ cluster_arm_takeover(struct triaged *td)
 		if (at > now && (at - now) / 1000 + 50 < ms)
 			ms = (at - now) / 1000 + 50;
 	}
-	if (evtimer_pending(lease.takeover_ev, NULL) &&
-	    lease.takeover_at_us <= now + ms * 1000)
+	if (evtimer_pending(l->takeover_ev, NULL) &&
+	    l->takeover_at_us <= now + ms * 1000)
 		return;
-	lease.takeover_at_us = now + ms * 1000;
-	evtimer_del(lease.takeover_ev);
-	cluster_arm(lease.takeover_ev, ms);
+	l->takeover_at_us = now + ms * 1000;
+	evtimer_del(l->takeover_ev);
+	cluster_arm(l->takeover_ev, ms);
 }
 
 /* Arms what the jobs now need: a renewal while this node runs any, a look
@@ -168,7 +170,7 @@ cluster_lease_check(struct triaged *td)
 			busy += st.held;
 	store_set_busy(td->store, busy);
 	if (run_count(td->run) > 0) {
-		cluster_arm(lease.renew_ev, ms / 3);
+		cluster_arm(td->lease->renew_ev, ms / 3);
 		cluster_arm_fence(td);
 	}
 	if (cluster_elsewhere(td) > 0)
@@ -220,13 +222,13 @@ static void
 cluster_renewed_cb(uint64_t until_us, void *arg)
 {
 	struct triaged *td = arg;
+	struct cluster_lease *l = td->lease;
 
 	if (until_us > timefmt_mono_us())
-		lease.expired = false;
-	if (until_us < lease.pushed_until_us +
-	    td->cfg->cluster.lease_ms * 100)
+		l->expired = false;
+	if (until_us < l->pushed_until_us + td->cfg->cluster.lease_ms * 100)
 		return;
-	lease.pushed_until_us = until_us;
+	l->pushed_until_us = until_us;
 	run_set_lease(td->run, NULL, until_us);
 }
 
@@ -257,13 +259,18 @@ cluster_cancel_cb(struct job *job, int sig, unsigned by, void *arg)
 int
 cluster_lease_start(struct triaged *td)
 {
+	struct cluster_lease *l;
+
 	if (!td->cfg->cluster.enabled)
 		return 0;
-	if ((lease.renew_ev = evtimer_new(td->base, cluster_renew_cb, td))
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		return -1;
+	td->lease = l;
+	if ((l->renew_ev = evtimer_new(td->base, cluster_renew_cb, td))
 	    == NULL ||
-	    (lease.takeover_ev = evtimer_new(td->base, cluster_takeover_cb,
+	    (l->takeover_ev = evtimer_new(td->base, cluster_takeover_cb,
 	    td)) == NULL ||
-	    (lease.fence_ev = evtimer_new(td->base, cluster_fence_cb, td))
+	    (l->fence_ev = evtimer_new(td->base, cluster_fence_cb, td))
 	    == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
 		return -1;
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
@@ -276,13 +283,18 @@ cluster_lease_start(struct triaged *td)
 }
 
 void
-cluster_lease_stop(void)
+cluster_lease_stop(struct triaged *td)
 {
-	if (lease.renew_ev != NULL)
-		event_free(lease.renew_ev);
-	if (lease.takeover_ev != NULL)
-		event_free(lease.takeover_ev);
-	if (lease.fence_ev != NULL)
-		event_free(lease.fence_ev);
-	lease.renew_ev = lease.takeover_ev = lease.fence_ev = NULL;
+	struct cluster_lease *l = td->lease;
+
+	if (l == NULL)
+		return;
+	if (l->renew_ev != NULL)
+		event_free(l->renew_ev);
+	if (l->takeover_ev != NULL)
+		event_free(l->takeover_ev);
+	if (l->fence_ev != NULL)
+		event_free(l->fence_ev);
+	free(l);
+	td->lease = NULL;
 }

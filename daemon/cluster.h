@@ -37,10 +37,11 @@ bool cluster_has_node(struct triaged *td, const char *name);
  * whose lease has not run out (store_node_up). */
 bool cluster_node_up(struct triaged *td, const char *name);
 
-/* The lease, takeovers and cancels (cluster-lease.c), after recovery;
- * nothing without a cluster. 0, or -1 out of memory. */
+/* The lease, takeovers and cancels (cluster-lease.c), after recovery,
+ * their timers in td->lease; nothing without a cluster. 0, or -1 out of
+ * memory. cluster_lease_stop frees it. */
 int cluster_lease_start(struct triaged *td);
-void cluster_lease_stop(void);
+void cluster_lease_stop(struct triaged *td);
 /* This node's lease ran out unrenewed (its fence, or a worker that
  * stopped its job for it): every job still running here is killed and
  * becomes another attempt; logged once until a renewal comes. */

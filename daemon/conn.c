@@ -68,7 +68,7 @@ struct conn {
 	bool want_room;			/* someone waits for the output to drain */
 	bool streaming;			/* a message is open on the output */
 	struct evbuffer *waiting;	/* whole messages behind the stream */
-	size_t counted;			/* unsent bytes in conn_total */
+	size_t counted;			/* unsent bytes in conns.total */
 	size_t held;			/* the reader's, through conn_hold */
 	unsigned work;			/* owed to the client: conn_work_begin */
 	conn_line_cb line_cb;
@@ -77,16 +77,19 @@ struct conn {
 	struct conn_hooks close_hooks;
 };
 
-static TAILQ_HEAD(, conn) conn_list = TAILQ_HEAD_INITIALIZER(conn_list);
-static unsigned conn_nlist;
-static void (*conn_closed_cb)(void *);
-static void *conn_closed_arg;
-/* Unsent bytes of every connection (output, waiting, held). */
-static size_t conn_total;
-/* The most conn_total was since the last malloc_trim. */
-static size_t conn_peak;
-static bool conn_trim_scheduled;
-static uint64_t conn_last_trim_ms;
+/* What the connections of one daemon share: td->conns. */
+struct conns {
+	TAILQ_HEAD(, conn) list;
+	unsigned n;
+	void (*closed_cb)(void *);	/* the server's: accept again */
+	void *closed_arg;
+	/* Unsent bytes of every connection (output, waiting, held). */
+	size_t total;
+	/* The most total was since the last malloc_trim. */
+	size_t peak;
+	struct event *trim_ev;		/* a malloc_trim on its way */
+	uint64_t last_trim_ms;
+};
 
 static void conn_read_cb(struct bufferevent *, void *);
 static void conn_write_cb(struct bufferevent *, void *);
@@ -95,6 +98,7 @@ static void conn_turn_cb(evutil_socket_t, short, void *);
 static void conn_count_cb(struct evbuffer *, const struct evbuffer_cb_info *,
     void *);
 static void conn_flush_cb(evutil_socket_t, short, void *);
+static void conn_trim_cb(evutil_socket_t, short, void *);
 
 /* SO_PEERGROUPS answers ERANGE with the size it needs when ours is short. */
 static void
@@ -166,8 +170,8 @@ conn_new(struct triaged *td, int fd)
 	/* Writing is conn_flush_cb's, and the bufferevent's only for what
 	 * the socket would not take at once (see conn_flush_cb). */
 	bufferevent_disable(conn->bev, EV_WRITE);
-	TAILQ_INSERT_TAIL(&conn_list, conn, entry);
-	conn_nlist++;
+	TAILQ_INSERT_TAIL(&td->conns->list, conn, entry);
+	td->conns->n++;
 	log_debug("client connected: uid %u gid %u pid %d", (unsigned)conn->uid,
 	    (unsigned)conn->gid, (int)conn->pid);
 	return conn;
@@ -217,14 +221,15 @@ conn_count_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     void *arg)
 {
 	struct conn *conn = arg;
+	struct conns *cs = conn->td->conns;
 
 	(void)buf;
 	conn->counted += info->n_added;
 	conn->counted -= info->n_deleted;
-	conn_total += info->n_added;
-	conn_total -= info->n_deleted;
-	if (conn_total > conn_peak)
-		conn_peak = conn_total;
+	cs->total += info->n_added;
+	cs->total -= info->n_deleted;
+	if (cs->total > cs->peak)
+		cs->peak = cs->total;
 	/* Whatever reaches the output goes out at the end of this turn, in
 	 * one write with whatever else the turn adds. */
 	if (info->n_added > 0 && !conn->flush_soon && conn->bev != NULL &&
@@ -275,12 +280,12 @@ conn_flush_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_trim_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct conns *cs = arg;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
-	conn_trim_scheduled = false;
-	conn_last_trim_ms = timefmt_mono_ms();
-	conn_peak = conn_total;
+	cs->last_trim_ms = timefmt_mono_ms();
+	cs->peak = cs->total;
 	malloc_trim(0);
 }
 
@@ -292,23 +297,23 @@ conn_trim_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_maybe_trim(struct conn *conn)
 {
+	struct conns *cs = conn->td->conns;
 	uint64_t now = timefmt_mono_ms(), next;
 	struct timeval tv = timefmt_tv(0);
 
-	if (conn_trim_scheduled || conn_peak < CONN_TRIM_BYTES ||
-	    conn_total > conn_peak / 4)
+	if (evtimer_pending(cs->trim_ev, NULL) || cs->peak < CONN_TRIM_BYTES ||
+	    cs->total > cs->peak / 4)
 		return;
-	next = conn_last_trim_ms + CONN_TRIM_MS;
-	if (conn_last_trim_ms != 0 && next > now)
+	next = cs->last_trim_ms + CONN_TRIM_MS;
+	if (cs->last_trim_ms != 0 && next > now)
 		tv = timefmt_tv(next - now);
-	if (event_base_once(conn->td->base, -1, EV_TIMEOUT, conn_trim_cb, NULL,
-	    &tv) == 0)
-		conn_trim_scheduled = true;
+	evtimer_add(cs->trim_ev, &tv);
 }
 
 void
 conn_close(struct conn *conn)
 {
+	struct conns *cs = conn->td->conns;
 	struct conn_hook *hook;
 	struct evbuffer *out;
 
@@ -318,7 +323,7 @@ conn_close(struct conn *conn)
 	out = bufferevent_get_output(conn->bev);
 	evbuffer_remove_cb(out, conn_count_cb, conn);
 	evbuffer_remove_cb(conn->waiting, conn_count_cb, conn);
-	conn_total -= conn->counted + conn->held;
+	cs->total -= conn->counted + conn->held;
 	conn->counted = 0;
 	conn->held = 0;
 	bufferevent_free(conn->bev);
@@ -330,8 +335,8 @@ conn_close(struct conn *conn)
 	event_free(conn->flush_ev);
 	conn->flush_ev = NULL;
 	conn->flush_soon = false;
-	TAILQ_REMOVE(&conn_list, conn, entry);
-	conn_nlist--;
+	TAILQ_REMOVE(&cs->list, conn, entry);
+	cs->n--;
 	/* A hook may remove others: take them one at a time. */
 	while ((hook = TAILQ_FIRST(&conn->close_hooks)) != NULL) {
 		TAILQ_REMOVE(&conn->close_hooks, hook, entry);
@@ -340,8 +345,8 @@ conn_close(struct conn *conn)
 	}
 	log_debug("client gone: uid %u pid %d", (unsigned)conn->uid,
 	    (int)conn->pid);
-	if (conn_closed_cb != NULL)
-		conn_closed_cb(conn_closed_arg);
+	if (cs->closed_cb != NULL)
+		cs->closed_cb(cs->closed_arg);
 	conn_maybe_trim(conn);
 	conn->refs--;		/* the list's; ours keeps it alive */
 	conn_unref(conn);
@@ -596,7 +601,7 @@ conn_over(const struct conn *conn, size_t n)
 		    conn->td->cfg->max_unread);
 		return why;
 	}
-	if (conn_total + n > CONN_BUDGET) {
+	if (conn->td->conns->total + n > CONN_BUDGET) {
 		snprintf(why, sizeof why, "would take the unsent output of "
 		    "all clients over %zu MiB", CONN_BUDGET >> 20);
 		return why;
@@ -607,6 +612,7 @@ conn_over(const struct conn *conn, size_t n)
 int
 conn_hold(struct conn *conn, size_t *held, size_t now)
 {
+	struct conns *cs = conn->td->conns;
 	size_t before = *held;
 	const char *why;
 
@@ -614,16 +620,16 @@ conn_hold(struct conn *conn, size_t *held, size_t now)
 	if (conn->bev == NULL)
 		return -1;	/* counted no more since it closed */
 	conn->held -= before;
-	conn_total -= before;
+	cs->total -= before;
 	if (now > before && (why = conn_over(conn, now)) != NULL) {
 		conn_drop(conn, why);
 		*held = 0;
 		return -1;
 	}
 	conn->held += now;
-	conn_total += now;
-	if (conn_total > conn_peak)
-		conn_peak = conn_total;
+	cs->total += now;
+	if (cs->total > cs->peak)
+		cs->peak = cs->total;
 	return conn->dropping ? -1 : 0;
 }
 
@@ -631,7 +637,8 @@ conn_hold(struct conn *conn, size_t *held, size_t now)
  * Serializes value into one line in a buffer kept for the next value too,
  * with room for a newline after it: the caller hands it on in one piece,
  * since libevent runs a buffer's callbacks on every add, which made adding
- * token by token the daemon's largest cost.
+ * token by token the daemon's largest cost. The buffer is scratch for the
+ * process, not a daemon's state: nothing in it outlives the call.
  */
 static int
 conn_dump(const json_t *value, char **line, size_t *len)
@@ -838,10 +845,36 @@ conn_alive(const struct conn *conn)
 	return conn->bev != NULL && !conn->dropping;
 }
 
-struct conn *
-conn_first(void)
+int
+conn_start(struct triaged *td)
 {
-	return TAILQ_FIRST(&conn_list);
+	struct conns *cs;
+
+	if ((cs = calloc(1, sizeof *cs)) == NULL)
+		return -1;
+	TAILQ_INIT(&cs->list);
+	if ((cs->trim_ev = evtimer_new(td->base, conn_trim_cb, cs)) == NULL) {
+		free(cs);
+		return -1;
+	}
+	td->conns = cs;
+	return 0;
+}
+
+void
+conn_stop(struct triaged *td)
+{
+	if (td->conns == NULL)
+		return;
+	event_free(td->conns->trim_ev);
+	free(td->conns);
+	td->conns = NULL;
+}
+
+struct conn *
+conn_first(const struct triaged *td)
+{
+	return TAILQ_FIRST(&td->conns->list);
 }
 
 struct conn *
@@ -851,26 +884,26 @@ conn_next(struct conn *conn)
 }
 
 unsigned
-conn_count(void)
+conn_count(const struct triaged *td)
 {
-	return conn_nlist;
+	return td->conns->n;
 }
 
 unsigned
-conn_count_uid(uid_t uid)
+conn_count_uid(const struct triaged *td, uid_t uid)
 {
 	const struct conn *conn;
 	unsigned n = 0;
 
-	TAILQ_FOREACH(conn, &conn_list, entry)
+	TAILQ_FOREACH(conn, &td->conns->list, entry)
 		if (conn->uid == uid)
 			n++;
 	return n;
 }
 
 void
-conn_set_closed_cb(void (*cb)(void *), void *arg)
+conn_set_closed_cb(struct triaged *td, void (*cb)(void *), void *arg)
 {
-	conn_closed_cb = cb;
-	conn_closed_arg = arg;
+	td->conns->closed_cb = cb;
+	td->conns->closed_arg = arg;
 }

@@ -21,6 +21,11 @@ typedef void (*conn_line_cb)(struct conn *conn, const char *line, size_t len,
     void *arg);
 typedef void (*conn_hook_cb)(struct conn *conn, void *arg);
 
+/* What td's connections share, into td->conns: 0, or -1 when out of
+ * memory. conn_stop frees it; every connection is closed by then. */
+int conn_start(struct triaged *td);
+void conn_stop(struct triaged *td);
+
 /* Takes fd (a connected socket); NULL with errno set if it cannot. Lines
  * read wait until conn_set_reader() says who takes them. */
 struct conn *conn_new(struct triaged *td, int fd);
@@ -101,14 +106,15 @@ bool conn_alive(const struct conn *conn);
 void conn_ref(struct conn *conn);
 void conn_unref(struct conn *conn);
 
-/* Every open connection. */
-struct conn *conn_first(void);
+/* Every open connection of td. */
+struct conn *conn_first(const struct triaged *td);
 struct conn *conn_next(struct conn *conn);
-unsigned conn_count(void);
+unsigned conn_count(const struct triaged *td);
 /* How many of them are uid's. */
-unsigned conn_count_uid(uid_t uid);
+unsigned conn_count_uid(const struct triaged *td, uid_t uid);
 
-/* Called whenever a connection closes, so the server can accept again. */
-void conn_set_closed_cb(void (*cb)(void *), void *arg);
+/* Called whenever a connection of td closes, so the server can accept
+ * again. */
+void conn_set_closed_cb(struct triaged *td, void (*cb)(void *), void *arg);
 
 #endif

@@ -13,6 +13,7 @@
 #include <event2/event.h>
 
 #include "conn.h"
+#include "envelope.h"
 #include "http-rpc.h"
 #include "log.h"
 #include "rpc.h"
@@ -198,8 +199,7 @@ http_rpc_call(struct http_rpc *r, const char *method, json_t *params,
 	c->id = ++r->next_id;
 	c->cb = cb;
 	c->arg = arg;
-	msg = json_pack("{s:s,s:I,s:s,s:o?}", "jsonrpc", "2.0", "id",
-	    (json_int_t)c->id, "method", method, "params", params);
+	msg = envelope_request(c->id, method, params);
 	text = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
 	json_decref(msg);
 	if (text == NULL || bufferevent_write(r->bev, text, strlen(text)) != 0

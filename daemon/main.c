@@ -19,6 +19,7 @@
 #include "cluster.h"
 #include "cluster-output.h"
 #include "config.h"
+#include "conn.h"
 #include "deps.h"
 #include "fdlimit.h"
 #include "http.h"
@@ -263,7 +264,7 @@ static void
 stop_cb(evutil_socket_t signo, short what, void *arg)
 {
 	(void)what;
-	notify_stopping();
+	notify_stopping(arg);
 	shutdown_begin(arg, (int)signo);
 }
 
@@ -433,8 +434,9 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	if (cluster_output_start(&td) != 0)
 		fatalx("out of memory");
+	if (rpc_start(&td, method_call) != 0 || wait_start(&td) != 0)
+		fatalx("out of memory");
 	listen_jobs(&td, deps);
-	rpc_set_dispatch(method_call);
 	if (recover_jobs(&td, &cause) != 0) {
 		log_cause(cause ? cause : "out of memory");
 		fatalx("not starting: the jobs in %s do not fit the config",
@@ -452,6 +454,8 @@ main(int argc, char **argv)
 	for (i = 0; i < 3; i++)
 		if (sigs[i] == NULL || evsignal_add(sigs[i], NULL) != 0)
 			fatalx("cannot handle signals");
+	if (conn_start(&td) != 0)
+		fatalx("out of memory");
 	/* HTTP first: a client that reaches the job socket finds it up. */
 	if (http_start(&td, &cause) != 0)
 		fatalx("cannot serve HTTP: %s", cause ? cause : "?");
@@ -468,15 +472,18 @@ main(int argc, char **argv)
 
 	http_stop(&td);
 	server_close(td.server);
+	conn_stop(&td);
+	rpc_stop(&td);
+	wait_stop(&td);
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);
 	pool_free(td.pool);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
-	prune_stop();
-	cluster_lease_stop();
-	notify_stop();
+	prune_stop(&td);
+	cluster_lease_stop(&td);
+	notify_stop(&td);
 	series_free(&td);
 	metrics_free(&td);
 	jobs_free(&td);

@@ -23,9 +23,13 @@
  */
 #define REMOVE_SLICE_US 2000
 
-static struct bulk_token **remove_queue;
-static size_t remove_head, remove_n, remove_cap;
-static struct event *remove_ev;
+/* td->removals: the jobs whose barrier has passed, in turn; allocated
+ * while there are some. */
+struct removals {
+	struct bulk_token **queue;
+	size_t head, n, cap;
+	struct event *ev;	/* the next slice */
+};
 
 /* A job retried since its barrier (a new attempt, or not terminal) may
  * have changes not heard yet: it stays. */
@@ -57,18 +61,40 @@ static void
 remove_queue_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
+	struct triaged *td = arg;
+	struct removals *r = td->removals;
 	uint64_t start = timefmt_mono_us();
 
 	(void)fd;
 	(void)what;
-	while (remove_head < remove_n) {
+	while (r->head < r->n) {
 		if (timefmt_mono_us() - start > REMOVE_SLICE_US) {
-			evtimer_add(remove_ev, &now);
+			evtimer_add(r->ev, &now);
 			return;
 		}
-		remove_one(arg, remove_queue[remove_head++]);
+		remove_one(td, r->queue[r->head++]);
 	}
-	remove_head = remove_n = 0;
+	event_free(r->ev);
+	free(r->queue);
+	free(r);
+	td->removals = NULL;
+}
+
+/* td->removals, made when there is none; NULL out of memory. */
+static struct removals *
+remove_queue(struct triaged *td)
+{
+	struct removals *r;
+
+	if (td->removals != NULL)
+		return td->removals;
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return NULL;
+	if ((r->ev = evtimer_new(td->base, remove_queue_cb, td)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	return td->removals = r;
 }
 
 /* Every change made before the barrier is published by now: the waits
@@ -80,30 +106,30 @@ remove_barrier_cb(struct triaged *td, struct job *job, const char *cause,
 	static const struct timeval now = { 0, 0 };
 	struct bulk_token **v, *token = arg;
 	struct method_err err;
+	struct removals *r;
 
 	(void)job;
 	(void)cause;
-	if (remove_n == remove_cap) {
-		v = reallocarray(remove_queue, remove_cap ? remove_cap * 2 :
-		    256, sizeof *v);
+	if ((r = remove_queue(td)) == NULL) {
+		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		bulk_settle(token, BULK_FAILED, &err);
+		return;
+	}
+	if (r->n == r->cap) {
+		v = reallocarray(r->queue, r->cap ? r->cap * 2 : 256,
+		    sizeof *v);
 		if (v == NULL) {
 			method_fail(&err, RPC_INTERNAL_ERROR, NULL,
 			    "out of memory");
 			bulk_settle(token, BULK_FAILED, &err);
 			return;
 		}
-		remove_queue = v;
-		remove_cap = remove_cap ? remove_cap * 2 : 256;
+		r->queue = v;
+		r->cap = r->cap ? r->cap * 2 : 256;
 	}
-	if (remove_ev == NULL &&
-	    (remove_ev = evtimer_new(td->base, remove_queue_cb, td)) == NULL) {
-		method_fail(&err, RPC_INTERNAL_ERROR, NULL, "out of memory");
-		bulk_settle(token, BULK_FAILED, &err);
-		return;
-	}
-	remove_queue[remove_n++] = token;
-	if (!evtimer_pending(remove_ev, NULL))
-		evtimer_add(remove_ev, &now);
+	r->queue[r->n++] = token;
+	if (!evtimer_pending(r->ev, NULL))
+		evtimer_add(r->ev, &now);
 }
 
 static enum bulk_verdict

@@ -19,18 +19,20 @@
 /* STATUS= at most this often, so that a busy queue costs systemd little. */
 #define NOTIFY_STATUS_MS 1000
 
-static bool notify_on;			/* NOTIFY_SOCKET is set */
-static struct event *notify_status_ev;	/* a STATUS= held back */
-static struct event *notify_watchdog_ev;
-static uint64_t notify_last_ms;		/* when STATUS= was last sent */
-static char notify_last[160];		/* what it said */
+/* td->notify: NULL outside systemd (no NOTIFY_SOCKET). */
+struct notify {
+	struct event *status_ev;	/* a STATUS= held back */
+	struct event *watchdog_ev;	/* NULL: no WatchdogSec= */
+	uint64_t last_ms;		/* when STATUS= was last sent */
+	char last[160];			/* what it said */
+};
 
 static void
-notify_send(const char *state)
+notify_send(const struct triaged *td, const char *state)
 {
 	int rc;
 
-	if (notify_on && (rc = sd_notify(0, state)) < 0)
+	if (td->notify != NULL && (rc = sd_notify(0, state)) < 0)
 		log_warnx("sd_notify %s: %s", state, strerror(-rc));
 }
 
@@ -60,15 +62,16 @@ notify_status_text(struct triaged *td, char *buf, size_t size)
 static void
 notify_status(struct triaged *td)
 {
-	char text[sizeof notify_last], msg[sizeof notify_last + 8];
+	struct notify *n = td->notify;
+	char text[sizeof n->last], msg[sizeof n->last + 8];
 
 	notify_status_text(td, text, sizeof text);
-	if (strcmp(text, notify_last) == 0)
+	if (strcmp(text, n->last) == 0)
 		return;
 	snprintf(msg, sizeof msg, "STATUS=%s", text);
-	notify_send(msg);
-	memcpy(notify_last, text, sizeof notify_last);
-	notify_last_ms = timefmt_mono_ms();
+	notify_send(td, msg);
+	memcpy(n->last, text, sizeof n->last);
+	n->last_ms = timefmt_mono_ms();
 }
 
 static void
@@ -90,20 +93,21 @@ notify_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 void
 notify_changed(struct triaged *td)
 {
+	struct notify *n = td->notify;
 	struct timeval tv;
 	uint64_t now, since;
 
-	if (!notify_on || evtimer_pending(notify_status_ev, NULL))
+	if (n == NULL || evtimer_pending(n->status_ev, NULL))
 		return;
 	now = timefmt_mono_ms();
-	since = now - notify_last_ms;
+	since = now - n->last_ms;
 	if (since >= NOTIFY_STATUS_MS) {
 		notify_status(td);
 		return;
 	}
 	/* Once, a little later, with the figures as they are then. */
 	tv = timefmt_tv(NOTIFY_STATUS_MS - since);
-	evtimer_add(notify_status_ev, &tv);
+	evtimer_add(n->status_ev, &tv);
 }
 
 static void
@@ -111,8 +115,7 @@ notify_watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	(void)arg;
-	notify_send("WATCHDOG=1");
+	notify_send(arg, "WATCHDOG=1");
 }
 
 int
@@ -120,21 +123,24 @@ notify_start(struct triaged *td)
 {
 	uint64_t usec = 0;
 	struct timeval tv;
+	struct notify *n;
 
-	notify_on = getenv("NOTIFY_SOCKET") != NULL;
-	if (!notify_on)
+	if (getenv("NOTIFY_SOCKET") == NULL)
 		return 0;
-	if ((notify_status_ev = evtimer_new(td->base, notify_status_cb, td))
+	if ((n = calloc(1, sizeof *n)) == NULL)
+		return -1;
+	td->notify = n;
+	if ((n->status_ev = evtimer_new(td->base, notify_status_cb, td))
 	    == NULL)
 		return -1;
 	/* The watchdog's interval, when systemd asks for keep-alives: one
 	 * every half of it, as sd_watchdog_enabled(3) advises. */
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
 		tv = timefmt_tv(usec / 2000);
-		notify_watchdog_ev = event_new(td->base, -1, EV_PERSIST,
-		    notify_watchdog_cb, NULL);
-		if (notify_watchdog_ev == NULL ||
-		    event_add(notify_watchdog_ev, &tv) != 0)
+		n->watchdog_ev = event_new(td->base, -1, EV_PERSIST,
+		    notify_watchdog_cb, td);
+		if (n->watchdog_ev == NULL ||
+		    event_add(n->watchdog_ev, &tv) != 0)
 			return -1;
 		log_info("systemd watchdog: a keep-alive every %llu ms",
 		    (unsigned long long)(usec / 2000));
@@ -143,35 +149,42 @@ notify_start(struct triaged *td)
 }
 
 void
-notify_stop(void)
+notify_stop(struct triaged *td)
 {
-	if (notify_status_ev != NULL)
-		event_free(notify_status_ev);
-	if (notify_watchdog_ev != NULL)
-		event_free(notify_watchdog_ev);
-	notify_status_ev = notify_watchdog_ev = NULL;
+	struct notify *n = td->notify;
+
+	if (n == NULL)
+		return;
+	if (n->status_ev != NULL)
+		event_free(n->status_ev);
+	if (n->watchdog_ev != NULL)
+		event_free(n->watchdog_ev);
+	free(n);
+	td->notify = NULL;
 }
 
 void
 notify_ready(struct triaged *td)
 {
-	notify_send("READY=1");
-	notify_last[0] = '\0';
+	if (td->notify == NULL)
+		return;
+	notify_send(td, "READY=1");
+	td->notify->last[0] = '\0';
 	notify_status(td);
 }
 
 void
-notify_reloading(void)
+notify_reloading(const struct triaged *td)
 {
 	char msg[64];
 
 	snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%llu",
 	    (unsigned long long)timefmt_mono_us());
-	notify_send(msg);
+	notify_send(td, msg);
 }
 
 void
-notify_stopping(void)
+notify_stopping(const struct triaged *td)
 {
-	notify_send("STOPPING=1");
+	notify_send(td, "STOPPING=1");
 }

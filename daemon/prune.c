@@ -24,7 +24,10 @@
 /* After a failed look at the store, or a batch of jobs all retried. */
 #define PRUNE_RETRY_MS 60000
 
-static struct event *prune_ev;
+/* td->prune. */
+struct prune {
+	struct event *ev;	/* the next pass */
+};
 
 static void
 prune_unlink(const struct triaged *td, uint64_t id, const char *stream)
@@ -52,11 +55,11 @@ prune_job(struct triaged *td, uint64_t id)
 }
 
 static void
-prune_schedule(uint64_t ms)
+prune_schedule(const struct triaged *td, uint64_t ms)
 {
 	struct timeval tv = timefmt_tv(ms);
 
-	evtimer_add(prune_ev, &tv);
+	evtimer_add(td->prune->ev, &tv);
 }
 
 /* Arms the timer for when the job that finished at finished_at expires. */
@@ -66,7 +69,7 @@ prune_schedule_at(const struct triaged *td, int64_t finished_at)
 	int64_t ms = finished_at + (int64_t)td->cfg->keep_finished_ms -
 	    timefmt_now();
 
-	prune_schedule(ms > 0 ? (uint64_t)ms : 0);
+	prune_schedule(td, ms > 0 ? (uint64_t)ms : 0);
 }
 
 /* Up to PRUNE_BATCH terminal jobs that ended before before, oldest first,
@@ -80,7 +83,7 @@ prune_expired(struct triaged *td, int64_t before, uint64_t *ids, size_t *n)
 		return 0;
 	log_warnx("cannot look for jobs to prune: %s", cause);
 	free(cause);
-	prune_schedule(PRUNE_RETRY_MS);
+	prune_schedule(td, PRUNE_RETRY_MS);
 	return -1;
 }
 
@@ -107,7 +110,7 @@ prune_schedule_next(struct triaged *td)
 	}
 	/* A whole batch retried since: the next pass looks further. */
 	if (n == PRUNE_BATCH)
-		prune_schedule(PRUNE_RETRY_MS);
+		prune_schedule(td, PRUNE_RETRY_MS);
 }
 
 static void
@@ -139,7 +142,7 @@ prune_cb(evutil_socket_t fd, short what, void *arg)
 		    gone);
 	/* A full batch means more wait: the next one next turn. */
 	if (n == PRUNE_BATCH && gone > 0)
-		prune_schedule(0);
+		prune_schedule(td, 0);
 	else
 		prune_schedule_next(td);
 }
@@ -151,32 +154,42 @@ prune_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 {
 	(void)arg;
 	if (ev->change == NULL && job_state_terminal(ev->view->state) &&
-	    !evtimer_pending(prune_ev, NULL))
+	    !evtimer_pending(td->prune->ev, NULL))
 		prune_schedule_at(td, ev->view->run->finished_at);
 }
 
 int
 prune_start(struct triaged *td)
 {
-	if ((prune_ev = evtimer_new(td->base, prune_cb, td)) == NULL ||
-	    jobs_listen(td, prune_job_cb, NULL) != 0)
+	struct prune *p;
+
+	if ((p = calloc(1, sizeof *p)) == NULL)
 		return -1;
-	prune_schedule(0);
+	if ((p->ev = evtimer_new(td->base, prune_cb, td)) == NULL) {
+		free(p);
+		return -1;
+	}
+	td->prune = p;
+	if (jobs_listen(td, prune_job_cb, NULL) != 0)
+		return -1;
+	prune_schedule(td, 0);
 	return 0;
 }
 
 void
-prune_reload(void)
+prune_reload(struct triaged *td)
 {
 	/* keep_finished may have changed: a pass now finds the new time. */
-	if (prune_ev != NULL)
-		prune_schedule(0);
+	if (td->prune != NULL)
+		prune_schedule(td, 0);
 }
 
 void
-prune_stop(void)
+prune_stop(struct triaged *td)
 {
-	if (prune_ev != NULL)
-		event_free(prune_ev);
-	prune_ev = NULL;
+	if (td->prune == NULL)
+		return;
+	event_free(td->prune->ev);
+	free(td->prune);
+	td->prune = NULL;
 }

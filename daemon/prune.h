@@ -12,11 +12,11 @@ struct triaged;
  * job), changing nothing. */
 int prune_job(struct triaged *td, uint64_t id);
 
-/* Starts pruning now, then whenever the oldest terminal job expires; 0, or
- * -1 out of memory. */
+/* Starts pruning now, then whenever the oldest terminal job expires, its
+ * timer in td->prune; 0, or -1 out of memory. prune_stop frees it. */
 int prune_start(struct triaged *td);
 /* After a reload: keep_finished may have changed, so the next expiry. */
-void prune_reload(void);
-void prune_stop(void);
+void prune_reload(struct triaged *td);
+void prune_stop(struct triaged *td);
 
 #endif

@@ -310,7 +310,7 @@ reload_config(struct triaged *td, char **errors)
 	if (errors != NULL)
 		*errors = NULL;
 	/* systemd hears of it (Type=notify), and of READY=1 once over. */
-	notify_reloading();
+	notify_reloading(td);
 	if ((new = config_load(&opts, &cause)) == NULL) {
 		why.text = cause;
 		if (cause == NULL)
@@ -348,7 +348,7 @@ reload_config(struct triaged *td, char **errors)
 	td->cfg = new;
 	config_free(old);
 	http_reload_commit(td);
-	prune_reload();
+	prune_reload(td);
 	log_notice("reloaded: %u priorities, %u slots, %u workers, "
 	    "policy %s", new->npriorities, new->slots, new->workers, new->policy);
 	notify_ready(td);

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "envelope.h"
 #include "jsonw.h"
 #include "log.h"
 #include "rpc.h"
@@ -24,9 +25,6 @@
  * they come, the batch's line open on the output, so that a client that
  * does not read holds back the batch instead of the daemon's memory. */
 #define RPC_STREAM_MIN (64u << 10)
-/* A result's envelope, as rpc_envelope's object dumps, around the id. */
-#define RPC_PREFIX "{\"jsonrpc\":\"2.0\",\"id\":"
-#define RPC_RESULT ",\"result\":"
 
 /* rpc's side of one connection. */
 struct rpc_conn {
@@ -55,12 +53,18 @@ struct rpc_batch {
 	struct rpc_req *open;	/* the member whose reply is open in it */
 };
 
-/* Who answers requests: the method table, wired in by main(). */
-static rpc_dispatch_cb rpc_dispatch;
+/* The layer's side of the daemon: td->rpc. */
+struct rpc {
+	rpc_dispatch_cb dispatch;	/* the method table's method_call */
+};
 
 static void rpc_batch_run(struct rpc_batch *);
 
 static const struct timeval rpc_now_tv = { 0, 0 };
+
+/* Text being written, kept for the next: a reply costs no allocation.
+ * Scratch, not state: nothing in it outlives the call that writes it. */
+static struct jsonw rpc_text;
 
 struct triaged *
 rpc_daemon(const struct rpc_req *req)
@@ -104,22 +108,18 @@ rpc_error_object(int code, const char *fmt, va_list ap)
 	return json_pack("{si ss s{}}", "code", code, "message", msg, "data");
 }
 
-static json_t *
-rpc_envelope(json_t *id, const char *key, json_t *value)
-{
-	return json_pack("{ss sO so}", "jsonrpc", "2.0",
-	    "id", id != NULL ? id : json_null(), key, value);
-}
-
 /* What comes before a result written as text: the envelope, opened. */
 static int
 rpc_result_prefix(struct evbuffer *buf, const json_t *id)
 {
-	if (evbuffer_add(buf, RPC_PREFIX, sizeof RPC_PREFIX - 1) != 0 ||
-	    conn_add_json(buf, id) != 0 ||
-	    evbuffer_add(buf, RPC_RESULT, sizeof RPC_RESULT - 1) != 0)
+	const char *text;
+	size_t n;
+
+	jsonw_reset(&rpc_text);
+	envelope_result_open(&rpc_text, id);
+	if ((text = jsonw_text(&rpc_text, &n)) == NULL)
 		return -1;
-	return 0;
+	return evbuffer_add(buf, text, n);
 }
 
 void
@@ -131,7 +131,7 @@ rpc_send_error(struct conn *conn, json_t *id, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	err = rpc_error_object(code, fmt, ap);
 	va_end(ap);
-	if (err == NULL || (msg = rpc_envelope(id, "error", err)) == NULL)
+	if (err == NULL || (msg = envelope_error(id, err)) == NULL)
 		return;
 	conn_send(conn, msg);
 	json_decref(msg);
@@ -150,7 +150,7 @@ rpc_send_limit(struct conn *conn, const char *key, const char *fmt, ...)
 		return;
 	json_object_set_new(json_object_get(err, "data"), "limit",
 	    json_string(key));
-	if ((msg = rpc_envelope(NULL, "error", err)) != NULL) {
+	if ((msg = envelope_error(NULL, err)) != NULL) {
 		conn_send(conn, msg);
 		json_decref(msg);
 	}
@@ -285,24 +285,13 @@ rpc_reply(struct rpc_req *req, json_t *result)
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	rpc_finish(req, rpc_envelope(req->id, "result", result));
-}
-
-/* The envelope's id as the dump of rpc_envelope would write it. */
-static void
-rpc_write_id(struct jsonw *w, const json_t *id)
-{
-	if (json_is_integer(id))
-		jsonw_int(w, json_integer_value(id));
-	else
-		jsonw_json(w, id);
+	rpc_finish(req, envelope_result(req->id, result));
 }
 
 void
 rpc_reply_text(struct rpc_req *req, const char *result, size_t len)
 {
-	/* Kept for the next reply: a reply costs no allocation. */
-	static struct jsonw w;
+	struct jsonw *w = &rpc_text;
 	struct rpc_batch *b = req->batch;
 	const char *line;
 	size_t n;
@@ -316,15 +305,15 @@ rpc_reply_text(struct rpc_req *req, const char *result, size_t len)
 		rpc_req_free(req);
 		return;
 	}
-	jsonw_reset(&w);
+	jsonw_reset(w);
 	if (b != NULL)
-		jsonw_raw(&w, b->nreplies++ == 0 ? "[" : ",", 1);
-	jsonw_raw(&w, RPC_PREFIX, sizeof RPC_PREFIX - 1);
-	rpc_write_id(&w, req->id);
-	jsonw_raw(&w, RPC_RESULT, sizeof RPC_RESULT - 1);
-	jsonw_raw(&w, result, len);
-	jsonw_raw(&w, b == NULL ? "}\n" : "}", b == NULL ? 2 : 1);
-	if ((line = jsonw_text(&w, &n)) == NULL)
+		jsonw_raw(w, b->nreplies++ == 0 ? "[" : ",", 1);
+	envelope_result_open(w, req->id);
+	jsonw_raw(w, result, len);
+	jsonw_raw(w, ENVELOPE_CLOSE, sizeof ENVELOPE_CLOSE - 1);
+	if (b == NULL)
+		jsonw_raw(w, "\n", 1);
+	if ((line = jsonw_text(w, &n)) == NULL)
 		conn_drop(req->conn, "could not be sent a reply (out of "
 		    "memory)");
 	else if (b == NULL)
@@ -350,8 +339,7 @@ rpc_error(struct rpc_req *req, int code, const char *field, const char *fmt,
 	if (err != NULL && field != NULL)
 		json_object_set_new(json_object_get(err, "data"), "field",
 		    json_string(field));
-	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
-	    NULL);
+	rpc_finish(req, err != NULL ? envelope_error(req->id, err) : NULL);
 }
 
 void
@@ -367,8 +355,7 @@ rpc_error_data(struct rpc_req *req, int code, json_t *data, const char *fmt,
 	if (err != NULL && data != NULL)
 		json_object_set(err, "data", data);
 	json_decref(data);
-	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
-	    NULL);
+	rpc_finish(req, err != NULL ? envelope_error(req->id, err) : NULL);
 }
 
 void
@@ -383,8 +370,7 @@ rpc_limit(struct rpc_req *req, const char *key, const char *fmt, ...)
 	if (err != NULL)
 		json_object_set_new(json_object_get(err, "data"), "limit",
 		    json_string(key));
-	rpc_finish(req, err != NULL ? rpc_envelope(req->id, "error", err) :
-	    NULL);
+	rpc_finish(req, err != NULL ? envelope_error(req->id, err) : NULL);
 }
 
 void
@@ -482,6 +468,16 @@ rpc_result_flush(struct rpc_req *req, rpc_room_cb cb, void *arg)
 	return true;
 }
 
+/* What comes after a result written as text: the envelope's end, and the
+ * line's when it is alone on it. */
+static int
+rpc_result_close(struct evbuffer *buf, bool alone)
+{
+	if (evbuffer_add(buf, ENVELOPE_CLOSE, sizeof ENVELOPE_CLOSE - 1) != 0)
+		return -1;
+	return alone ? evbuffer_add(buf, "\n", 1) : 0;
+}
+
 void
 rpc_result_end(struct rpc_req *req)
 {
@@ -491,8 +487,7 @@ rpc_result_end(struct rpc_req *req)
 	if (req->id == NULL || !conn_alive(req->conn))
 		goto done;
 	if (req->streaming) {
-		if (evbuffer_add(req->result, b == NULL ? "}\n" : "}",
-		    b == NULL ? 2 : 1) != 0)
+		if (rpc_result_close(req->result, b == NULL) != 0)
 			goto fail;
 		conn_stream_write(req->conn, req->result);
 		if (b == NULL)
@@ -507,7 +502,7 @@ rpc_result_end(struct rpc_req *req)
 	    (b != NULL && rpc_batch_separator(b, msg) != 0) ||
 	    rpc_result_prefix(msg, req->id) != 0 ||
 	    evbuffer_add_buffer(msg, req->result) != 0 ||
-	    evbuffer_add(msg, b == NULL ? "}\n" : "}", b == NULL ? 2 : 1) != 0)
+	    rpc_result_close(msg, b == NULL) != 0)
 		goto fail;
 	if (b == NULL)
 		conn_send_buffer(req->conn, msg);
@@ -551,13 +546,23 @@ rpc_handle_one(struct rpc_conn *rc, json_t *msg, struct rpc_batch *batch,
 		return;
 	}
 	req->id = call.id != NULL ? json_incref(call.id) : NULL;
-	rpc_dispatch(req, call.method, call.params);
+	conn_daemon(conn)->rpc->dispatch(req, call.method, call.params);
+}
+
+int
+rpc_start(struct triaged *td, rpc_dispatch_cb cb)
+{
+	if ((td->rpc = calloc(1, sizeof *td->rpc)) == NULL)
+		return -1;
+	td->rpc->dispatch = cb;
+	return 0;
 }
 
 void
-rpc_set_dispatch(rpc_dispatch_cb cb)
+rpc_stop(struct triaged *td)
 {
-	rpc_dispatch = cb;
+	free(td->rpc);
+	td->rpc = NULL;
 }
 
 /*

@@ -57,8 +57,11 @@ void rpc_reply(struct rpc_req *req, json_t *result);
  * line): no object is built and dumped again. */
 void rpc_reply_text(struct rpc_req *req, const char *result, size_t len);
 
-/* Sets who answers requests (the method table, method_call). */
-void rpc_set_dispatch(rpc_dispatch_cb cb);
+/* td's layer, into td->rpc, with who answers its requests (the method
+ * table, method_call): 0, or -1 when out of memory. rpc_stop frees it,
+ * once every connection is closed. */
+int rpc_start(struct triaged *td, rpc_dispatch_cb cb);
+void rpc_stop(struct triaged *td);
 /* Answers req with an error and frees it; field names the param at fault
  * (NULL: none). */
 void rpc_error(struct rpc_req *req, int code, const char *field,

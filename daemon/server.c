@@ -107,7 +107,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	(void)l;
 	(void)sa;
 	(void)salen;
-	if (conn_count() >= srv->td->cfg->max_clients) {
+	if (conn_count(srv->td) >= srv->td->cfg->max_clients) {
 		now = time(NULL);
 		if (now != srv->last_refusal_log) {
 			log_warnx("max_clients (%u) reached: refusing a "
@@ -124,7 +124,8 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	/* One user's connections must leave room for everyone else's. */
-	if (conn_count_uid(conn_uid(conn)) > cfg->max_clients_per_user) {
+	if (conn_count_uid(srv->td, conn_uid(conn)) >
+	    cfg->max_clients_per_user) {
 		if ((now = time(NULL)) != srv->last_refusal_log) {
 			log_warnx("uid %u has %u connections open "
 			    "(max_clients_per_user): refusing another",
@@ -225,11 +226,12 @@ server_error_cb(struct evconnlistener *l, void *arg)
 	if (err == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		log_warnx("accept: %s (%u clients, descriptor limit %llu): "
 		    "pausing new connections until descriptors free up",
-		    strerror(err), conn_count(),
+		    strerror(err), conn_count(srv->td),
 		    (unsigned long long)rl.rlim_cur);
 	else
 		log_warnx("accept: %s (%u clients): pausing new connections "
-		    "until resources free up", strerror(err), conn_count());
+		    "until resources free up", strerror(err),
+		    conn_count(srv->td));
 }
 
 static void
@@ -237,7 +239,7 @@ server_conn_closed_cb(void *arg)
 {
 	struct server *srv = arg;
 
-	if (srv->draining && conn_count() == 0) {
+	if (srv->draining && conn_count(srv->td) == 0) {
 		event_base_loopexit(srv->td->base, NULL);
 		return;
 	}
@@ -369,7 +371,7 @@ server_open(struct triaged *td, const char *path, int fd, char **cause)
 		return NULL;
 	}
 	evconnlistener_set_error_cb(srv->listener, server_error_cb);
-	conn_set_closed_cb(server_conn_closed_cb, srv);
+	conn_set_closed_cb(srv->td, server_conn_closed_cb, srv);
 	srv->accepting = true;
 	return srv;
 }
@@ -412,14 +414,14 @@ server_drain(struct server *srv)
 		return;
 	server_stop_accepting(srv);
 	srv->draining = true;
-	if (conn_count() == 0) {
+	if (conn_count(srv->td) == 0) {
 		event_base_loopexit(srv->td->base, NULL);
 		return;
 	}
 	if ((srv->drain_ev = evtimer_new(srv->td->base, server_drain_cb,
 	    srv)) == NULL || evtimer_add(srv->drain_ev, &tv) != 0)
 		event_base_loopexit(srv->td->base, &tv);
-	for (conn = conn_first(); conn != NULL; conn = next) {
+	for (conn = conn_first(srv->td); conn != NULL; conn = next) {
 		next = conn_next(conn);
 		conn_finish(conn);
 	}
@@ -433,8 +435,8 @@ server_close(struct server *srv)
 	if (srv == NULL)
 		return;
 	server_stop_accepting(srv);
-	conn_set_closed_cb(NULL, NULL);
-	while ((conn = conn_first()) != NULL)
+	conn_set_closed_cb(srv->td, NULL, NULL);
+	while ((conn = conn_first(srv->td)) != NULL)
 		conn_close(conn);
 	if (srv->drain_ev != NULL)
 		event_free(srv->drain_ev);

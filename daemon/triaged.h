@@ -23,7 +23,13 @@ struct triaged {
 	struct jobs *jobs;		/* the state machine's own state */
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;
+	struct conns *conns;		/* every client connection */
+	struct rpc *rpc;		/* JSON-RPC on them */
+	struct waits *waits;		/* `wait` requests, by job */
 	struct watchers *watchers;	/* the connections that `watch` */
+	struct prune *prune;		/* keep_finished's timer */
+	struct removals *removals;	/* `remove`'s jobs, in turn */
+	struct notify *notify;		/* NULL: not under systemd */
 	struct reload *reload;		/* where the config came from */
 	struct metrics *metrics;	/* what /metrics counts of job events */
 	struct series *series;		/* the dashboard's last minutes */
@@ -32,6 +38,9 @@ struct triaged {
 	/* Ships this node's output to the cluster's database; NULL
 	 * unless the store keeps output (cluster-output.c). */
 	struct cluster_output *shipper;
+	/* The node's lease on the jobs it runs; NULL without a cluster
+	 * (cluster-lease.c). */
+	struct cluster_lease *lease;
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;

@@ -45,7 +45,10 @@ struct wait_node {
 	TAILQ_HEAD(, jobwait) waits;
 };
 
-static void *wait_root;		/* tsearch tree of struct wait_node */
+/* td->waits: the jobs waited on. */
+struct waits {
+	void *root;		/* tsearch tree of struct wait_node */
+};
 
 static int
 wait_cmp(const void *a, const void *b)
@@ -57,11 +60,11 @@ wait_cmp(const void *a, const void *b)
 }
 
 static struct wait_node *
-wait_node_find(uint64_t id)
+wait_node_find(struct waits *ws, uint64_t id)
 {
 	struct wait_node key = { .id = id }, **found;
 
-	found = tfind(&key, &wait_root, wait_cmp);
+	found = tfind(&key, &ws->root, wait_cmp);
 	return found != NULL ? *found : NULL;
 }
 
@@ -74,7 +77,7 @@ wait_unpark(struct jobwait *w)
 		return;
 	TAILQ_REMOVE(&node->waits, w, entry);
 	if (TAILQ_EMPTY(&node->waits)) {
-		tdelete(node, &wait_root, wait_cmp);
+		tdelete(node, &w->set->td->waits->root, wait_cmp);
 		free(node);
 	}
 	w->node = NULL;
@@ -83,14 +86,15 @@ wait_unpark(struct jobwait *w)
 static int
 wait_park(struct jobwait *w, uint64_t id)
 {
+	struct waits *ws = w->set->td->waits;
 	struct wait_node *node;
 
-	if ((node = wait_node_find(id)) == NULL) {
+	if ((node = wait_node_find(ws, id)) == NULL) {
 		if ((node = calloc(1, sizeof *node)) == NULL)
 			return -1;
 		node->id = id;
 		TAILQ_INIT(&node->waits);
-		if (tsearch(node, &wait_root, wait_cmp) == NULL) {
+		if (tsearch(node, &ws->root, wait_cmp) == NULL) {
 			free(node);
 			return -1;
 		}
@@ -186,6 +190,21 @@ wait_withdraw_cb(struct rpc_req *req, void *arg)
 }
 
 int
+wait_start(struct triaged *td)
+{
+	if ((td->waits = calloc(1, sizeof *td->waits)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+wait_stop(struct triaged *td)
+{
+	free(td->waits);
+	td->waits = NULL;
+}
+
+int
 wait_add(struct triaged *td, struct rpc_req *req, const uint64_t *ids,
     size_t n, bool one, uint64_t timeout_ms, bool now, wait_reply_fn reply)
 {
@@ -244,7 +263,7 @@ wait_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 	if (!job_state_terminal(ev->view->state))
 		return;
 	/* A node lives while it has waits: the last one parked frees it. */
-	while ((node = wait_node_find(ev->view->id)) != NULL) {
+	while ((node = wait_node_find(td->waits, ev->view->id)) != NULL) {
 		w = TAILQ_FIRST(&node->waits);
 		s = w->set;
 		wait_unpark(w);

@@ -16,6 +16,11 @@ struct triaged;
 /* Answers req with result (stolen): rpc_reply, or a method's own. */
 typedef void (*wait_reply_fn)(struct rpc_req *req, json_t *result);
 
+/* td's waits, into td->waits: 0, or -1 when out of memory. wait_stop
+ * frees them; by then every connection is closed, and nothing waits. */
+int wait_start(struct triaged *td);
+void wait_stop(struct triaged *td);
+
 /*
  * Parks req until each of the n jobs of ids (all of which exist; an id
  * may repeat) has reached a terminal state, or for at most timeout_ms (0:

@@ -9,6 +9,7 @@
 
 #include "compat.h"
 #include "conn.h"
+#include "envelope.h"
 #include "jobs.h"
 #include "triaged.h"
 #include "watch.h"
@@ -151,9 +152,8 @@ watch_notify(struct triaged *td, const struct job *job)
 	TAILQ_FOREACH_SAFE(w, &td->watchers->list, entry, next) {
 		if (w->conn == sent || !watch_matches(w, job))
 			continue;
-		if (msg == NULL && (msg = json_pack("{ss ss so}",
-		    "jsonrpc", "2.0", "method", "job",
-		    "params", jobs_json(td, job))) == NULL)
+		if (msg == NULL && (msg = envelope_notification("job",
+		    jobs_json(td, job))) == NULL)
 			return;
 		conn_send(w->conn, msg);
 		sent = w->conn;

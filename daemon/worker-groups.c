@@ -24,6 +24,12 @@ struct worker_groups_entry {
 	size_t n;
 };
 
+/*
+ * The cache is the worker process's, not a daemon's: a worker is a fork
+ * that runs worker_main until it ends and has no struct triaged; one
+ * worker per process, and the cache lives as long as it does (cleared at
+ * its end). So it stays here, global to the process.
+ */
 static struct worker_groups_entry worker_groups_cache[WORKER_GROUPS_MAX];
 static size_t worker_groups_count;
 static uint64_t worker_groups_clock;

@@ -45,6 +45,14 @@ listenaddr_unix(const char *text, struct listenaddr *out)
 	return 0;
 }
 
+/*
+ * Not libevent's evutil_parse_sockaddr_port, which would change what a
+ * config may say: its port is atoi's ("80x", " 80", "+80", or none at
+ * all) and may not be 0, it takes IPv6 without brackets ("::1:9187" as
+ * an address) and junk after the bracket, and its IPv4 is inet_pton's,
+ * without the short forms getaddrinfo reads ("127.1"). test-listenaddr
+ * holds each of these.
+ */
 int
 listenaddr_parse(const char *text, struct listenaddr *out, const char **why)
 {
