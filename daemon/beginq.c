@@ -20,7 +20,7 @@ static void
 beginq_put(struct beginq *q, size_t i, struct job *job)
 {
 	q->v[i] = job;
-	job->begin_slot = i + 1;
+	job->admit.begin_slot = i + 1;
 }
 
 static void
@@ -79,17 +79,17 @@ beginq_remove(struct beginq *q, struct job *job)
 	struct job *last;
 	size_t i;
 
-	if (job->begin_slot == 0)
+	if (job->admit.begin_slot == 0)
 		return;
-	i = job->begin_slot - 1;
-	job->begin_slot = 0;
+	i = job->admit.begin_slot - 1;
+	job->admit.begin_slot = 0;
 	if (--q->n == i)
 		return;
 	/* The last one fills the hole, and moves whichever way it must. */
 	last = q->v[q->n];
 	beginq_put(q, i, last);
 	beginq_up(q, i);
-	beginq_down(q, last->begin_slot - 1);
+	beginq_down(q, last->admit.begin_slot - 1);
 }
 
 struct job *
@@ -104,7 +104,7 @@ beginq_clear(struct beginq *q)
 	size_t i;
 
 	for (i = 0; i < q->n; i++)
-		q->v[i]->begin_slot = 0;
+		q->v[i]->admit.begin_slot = 0;
 	free(q->v);
 	*q = (struct beginq){ 0 };
 }

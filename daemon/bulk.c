@@ -167,7 +167,7 @@ bulk_undone(const struct bulk *b, size_t i)
 	if (b->op->done == NULL)
 		return false;
 	job = store_get(b->td->store, b->ids[i]);
-	return job != NULL && job->refused != b->refused[i];
+	return job != NULL && jobs_edit_undone(job, b->refused[i]);
 }
 
 /* {"ids": [...]}, ascending, but those undone; NULL out of memory. Once:
@@ -280,7 +280,7 @@ bulk_act(struct bulk *b, struct job *job)
 {
 	struct method_err err;
 	uint64_t id = job->id;
-	uint16_t refused = job->refused;	/* act may free the job */
+	uint16_t refused = jobs_edit_mark(job);	/* act may free the job */
 
 	memset(&err, 0, sizeof err);
 	bulk_verdict(b, id, refused, b->op->act(b, job, &err), &err);
@@ -372,7 +372,7 @@ bulk_token(struct bulk *b, const struct job *job)
 	t->bulk = b;
 	t->id = job->id;
 	t->attempt = job->attempt;
-	t->refused = job->refused;
+	t->refused = jobs_edit_mark(job);
 	return t;
 }
 

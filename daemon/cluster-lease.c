@@ -91,9 +91,10 @@ cluster_lease_ran_out(struct triaged *td)
 		return;
 	td->lease->expired = true;
 	for (pos = 0; (job = store_iter(td->store, &pos)) != NULL;) {
-		if (!run_has(td->run, job) || job->fenced || job->taken)
+		if (!run_has(td->run, job) || job->shared.fenced ||
+		    job->shared.taken)
 			continue;
-		job->fenced = true;
+		job->shared.fenced = true;
 		run_stop(td->run, job, JOB_LOST, SIGTERM,
 		    "the node's lease ran out");
 		n++;

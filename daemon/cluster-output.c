@@ -326,8 +326,8 @@ clout_run_cb(struct triaged *td, const struct jobs_run_event *ev, void *arg)
 	}
 	/* Its last output goes ahead of the commit of its end: whoever sees
 	 * the end sees all of it. */
-	clout_end(td, job, ev->out->handed, job->taken || job->fenced ||
-	    ev->out->lease_ended);
+	clout_end(td, job, ev->out->handed, job->shared.taken ||
+	    job->shared.fenced || ev->out->lease_ended);
 }
 
 int

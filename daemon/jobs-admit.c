@@ -69,7 +69,7 @@ jobs_begin_later(struct triaged *td, struct job *job)
 {
 	struct jobs *js = td->jobs;
 
-	if (job->begin_slot == 0 && beginq_add(&js->beginq, job) != 0) {
+	if (job->admit.begin_slot == 0 && beginq_add(&js->beginq, job) != 0) {
 		/* Out of memory: early rather than never. */
 		log_warnx("job %llu: out of memory: it starts before its "
 		    "begin_at", (unsigned long long)job->id);
@@ -117,7 +117,7 @@ void
 jobs_try_acquire(struct triaged *td, struct job *job)
 {
 	/* A job pinned to another node waits for that node's slots. */
-	if (job->state != JOB_QUEUED || job->held || job->gated ||
+	if (job->state != JOB_QUEUED || job->held || job->admit.gated ||
 	    psem_waiter_state(&job->waiter) != PSEM_IDLE ||
 	    !jobs_runs_here(td, job))
 		return;
@@ -133,7 +133,7 @@ jobs_unqueue(struct triaged *td, struct job *job)
 {
 	if (psem_waiter_state(&job->waiter) == PSEM_QUEUED)
 		psem_cancel(td->sem, &job->waiter);
-	if (job->begin_slot != 0) {
+	if (job->admit.begin_slot != 0) {
 		beginq_remove(&td->jobs->beginq, job);
 		jobs_begin_arm(td);
 	}
@@ -144,7 +144,7 @@ jobs_enqueue(struct triaged *td, struct job *job)
 {
 	/* Free to go now: it joins the tail, and keeps that place across a
 	 * restart. */
-	job->gated = false;
+	job->admit.gated = false;
 	job->seq = td->jobs->next_seq++;
 	store_update(td->store, job);
 	jobs_try_acquire(td, job);
@@ -160,7 +160,7 @@ jobs_admit(struct triaged *td, struct job *job)
 		jobs_try_acquire(td, job);
 		break;
 	case 0:
-		job->gated = true;
+		job->admit.gated = true;
 		break;
 	default:
 		jobs_change(td, job, JOB_CANCELED);

@@ -51,10 +51,10 @@ jobs_changed_elsewhere(struct triaged *td, struct job *job, bool on)
 	struct psem_prio_stats st;
 	unsigned prio = job->waiter.prio;
 
-	if (job->elsewhere == on ||
+	if (job->shared.elsewhere == on ||
 	    psem_prio_stats(td->sem, prio, &st) != 0)
 		return;
-	job->elsewhere = on;
+	job->shared.elsewhere = on;
 	psem_set_elsewhere(td->sem, prio, on ? st.elsewhere + job->slots :
 	    st.elsewhere >= job->slots ? st.elsewhere - job->slots : 0);
 }
@@ -127,7 +127,7 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 			    job_state_name(job->state),
 			    job->node != NULL ? job->node : "no node",
 			    job->attempt);
-			job->taken = true;
+			job->shared.taken = true;
 			run_stop(td->run, job, JOB_LOST, SIGKILL,
 			    "taken by another node");
 		}
@@ -143,14 +143,15 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 	    before->state != job->state ? NULL :
 	    before->held != job->held ? (job->held ? "held" : "released") :
 	    "updated");
-	if (job->cancel.again) {
-		job->cancel.again = false;
+	if (job->shared.cancel.again) {
+		job->shared.cancel.again = false;
 		if (!job_state_terminal(job->state)) {
 			log_notice("job %llu: canceled again: node %s changed "
 			    "it before the cancel was written",
 			    (unsigned long long)job->id, job->node != NULL ?
 			    job->node : "?");
-			jobs_cancel(td, job, job->cancel.by, job->cancel.sig);
+			jobs_cancel(td, job, job->shared.cancel.by,
+			    job->shared.cancel.sig);
 		}
 	}
 }
@@ -183,14 +184,14 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	case STORE_CHANGE_REFUSED:
 		log_debug("job %llu: a write of it was refused (version %u): "
 		    "another node changed it first", (unsigned long long)
-		    job->id, job->version);
+		    job->id, job->store.version);
 		/* What it was to do is off (a launch, events); its row,
 		 * read back, says what it does now. A cancel of ours was
 		 * answered: it is done again on that row. */
 		jobs_drop_pending(td, job->id);
-		job->refused++;
-		if (job->state == JOB_CANCELED && job->cancel.sig != 0)
-			job->cancel.again = true;
+		job->shared.refused++;
+		if (job->state == JOB_CANCELED && job->shared.cancel.sig != 0)
+			job->shared.cancel.again = true;
 		if (!run_has(td->run, job))
 			jobs_changed_unqueue(td, job);
 		break;
@@ -198,7 +199,7 @@ jobs_changed_cb(struct job *job, enum store_change what,
 		log_debug("job %llu: now %s%s, attempt %u, node %s, version %u",
 		    (unsigned long long)job->id, job_state_name(job->state),
 		    job->run->begun ? " (begun)" : "", job->attempt,
-		    job->node != NULL ? job->node : "none", job->version);
+		    job->node != NULL ? job->node : "none", job->store.version);
 		jobs_changed_updated(td, job, before);
 		break;
 	case STORE_CHANGE_GONE:
@@ -229,4 +230,16 @@ jobs_follow_store(struct triaged *td)
 {
 	store_set_changed_cb(td->store, jobs_changed_cb, td);
 	store_set_paused_cb(td->store, jobs_changed_paused_cb, td);
+}
+
+uint16_t
+jobs_edit_mark(const struct job *job)
+{
+	return job->shared.refused;
+}
+
+bool
+jobs_edit_undone(const struct job *job, uint16_t mark)
+{
+	return job->shared.refused != mark;
 }

@@ -58,8 +58,8 @@ jobs_cancel(struct triaged *td, struct job *job, uid_t by, int sig)
 		break;
 	}
 	job_set_reason(job, "%s", reason);
-	job->cancel.by = by;
-	job->cancel.sig = (int8_t)sig;
+	job->shared.cancel.by = by;
+	job->shared.cancel.sig = (int8_t)sig;
 	jobs_change(td, job, JOB_CANCELED);
 }
 
@@ -135,9 +135,9 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	if (psem_release(td->sem, &job->waiter) != 0)
 		log_warnx("job %llu: ended holding no slots",
 		    (unsigned long long)job->id);
-	if (job->taken) {
+	if (job->shared.taken) {
 		/* Another node has the job: this run's end is nobody's. */
-		job->taken = false;
+		job->shared.taken = false;
 		prio = config_priority_find(td->cfg, job->priority);
 		job->waiter.prio = prio < 0 ? 0 : (unsigned)prio;
 		if (job->state == JOB_QUEUED && !job->run->begun)
@@ -147,13 +147,13 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	if (out->lease_ended) {
 		log_warnx("job %llu: its worker stopped it: this node's lease "
 		    "ran out unrenewed", (unsigned long long)job->id);
-		job->fenced = true;
+		job->shared.fenced = true;
 		cluster_lease_ran_out(td);
 	}
-	if (job->fenced) {
+	if (job->shared.fenced) {
 		/* As another node's takeover would: whichever write comes
 		 * first stands, the other is refused and reads it back. */
-		job->fenced = false;
+		job->shared.fenced = false;
 		job_set_reason(job, "node %s's lease ran out while attempt %u "
 		    "ran", job->node != NULL ? job->node : "?", job->attempt);
 		jobs_requeue(td, job, true);

@@ -87,7 +87,7 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		return "held";
 	if (now->begin_at >= 0 && now->begin_at > timefmt_now())
 		return "begin_at";
-	if (now->gated)
+	if (now->admit.gated)
 		return "after";
 	if (now->pinned_node != NULL && td->cfg->cluster.enabled &&
 	    !cluster_node_up(td, now->pinned_node)) {

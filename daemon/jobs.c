@@ -54,7 +54,7 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 	if (to != JOB_QUEUED) {
 		/* Held and begin_at keep a queued job out: nothing else. */
 		job->held = false;
-		job->gated = false;
+		job->admit.gated = false;
 		beginq_remove(&js->beginq, job);
 	}
 	jobs_tally(js, job, prio, to, 1);

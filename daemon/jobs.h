@@ -123,6 +123,12 @@ void jobs_stop_running(struct triaged *td);
 /* Follows what other daemons sharing the store do to jobs
  * (jobs-changed.c). */
 void jobs_follow_store(struct triaged *td);
+/* An edit's mark of job, taken as the edit is made: once the edit's
+ * commit is done, jobs_edit_undone says whether the database refused a
+ * write of the job since (another daemon's change came first, and the
+ * edit did not happen). */
+uint16_t jobs_edit_mark(const struct job *job);
+bool jobs_edit_undone(const struct job *job, uint16_t mark);
 
 /* For recovery (and jobs-changed.c): a job whose attempt runs on another
  * node counts toward its priority's max_running here too. */

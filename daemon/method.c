@@ -445,7 +445,7 @@ method_edit_done_cb(struct triaged *td, struct job *job, const char *cause,
 		    (unsigned long long)l->id);
 		l->req = NULL;
 	} else if (l->req != NULL && cause == NULL &&
-	    job->refused != l->refused) {
+	    jobs_edit_undone(job, l->refused)) {
 		method_fail_refused(&err, job, l->done);
 		rpc_error(l->req, err.code, err.field, "%s", err.message);
 		l->req = NULL;
@@ -466,7 +466,7 @@ method_reply_edit(struct rpc_req *req, struct job *job, const char *done)
 	if ((l = method_later(req, "the change")) == NULL)
 		return;
 	l->id = job->id;
-	l->refused = job->refused;
+	l->refused = jobs_edit_mark(job);
 	l->done = done;
 	if (jobs_after_commit(td, method_edit_done_cb, l) != 0)
 		method_later_done_cb(td, NULL, "out of memory", l);

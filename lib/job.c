@@ -231,14 +231,14 @@ job_take_stored(struct job *job, struct job *from)
 	 * job's now, and from holds the job's old allocations, to free. */
 	*job = *from;
 	job->waiter = old.waiter;
-	job->begin_slot = old.begin_slot;
-	job->gated = old.gated;
-	job->taken = old.taken;
-	job->elsewhere = old.elsewhere;
-	job->cancel = old.cancel;
-	job->refused = old.refused;
-	job->replaced = old.replaced + 1;
-	job->version = old.version;
+	job->admit.begin_slot = old.admit.begin_slot;
+	job->admit.gated = old.admit.gated;
+	job->shared.taken = old.shared.taken;
+	job->shared.elsewhere = old.shared.elsewhere;
+	job->shared.cancel = old.shared.cancel;
+	job->shared.refused = old.shared.refused;
+	job->store.replaced = old.store.replaced + 1;
+	job->store.version = old.store.version;
 	*from = old;
 }
 

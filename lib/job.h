@@ -91,47 +91,57 @@ struct job {
 	gid_t gid;
 	unsigned retries;	/* automatic retries left after a failure */
 	unsigned attempt;
-	/* The daemon's, not stored: its place in the queue of begin times
-	 * (1 + index, 0 = not there). */
-	uint32_t begin_slot;
-	/* Its row's version in a database shared with other daemons, whose
-	 * updates name it (0 elsewhere): pg-store.c's. */
-	uint32_t version;
 	uint16_t slots;		/* at most the config's 1024 */
 	int8_t nice;		/* 0 to 19 */
 	bool exclusive;
 	bool held;	/* queued, but never dispatched until released */
 	bool merge_output;	/* stderr into the stdout capture */
-	/* The daemon's, not stored: its dependencies hold it outside the
-	 * semaphore. */
-	bool gated;
-	/* The daemon's, not stored: another daemon took this job while its
-	 * run here went on (a lease that ran out); that run's end is not
-	 * the job's. */
-	bool taken;
-	/* The daemon's, not stored: its run here was stopped because this
-	 * node's lease ran out unrenewed; its end is another attempt, as a
-	 * takeover would make it, never an outcome. */
-	bool fenced;
-	/* The daemon's, not stored: its slots are counted as held on another
-	 * node, toward its priority's max_running. */
-	bool elsewhere;
-	/* The store's, not stored: how many times another daemon's row
-	 * replaced it (it wraps), which undoes the changes made before. */
-	uint16_t replaced;
-	/* The daemon's, not stored: who canceled it while queued here, and
-	 * with what signal (0: nobody), and whether another daemon's write
-	 * undid that (a claim that came first): the cancel is done again on
-	 * the row read back. */
+
+	/* The store's own, not columns: written by store/ alone. */
 	struct {
-		uid_t by;
-		int8_t sig;
-		bool again;
-	} cancel;
-	/* The daemon's, not stored: how many writes of it the database
-	 * refused (it wraps): another daemon's change came first, and an
-	 * edit answered after such a write was not made. */
-	uint16_t refused;
+		/* Its row's version in a database shared with other
+		 * daemons, whose updates name it (0 elsewhere). */
+		uint32_t version;
+		/* How many times another daemon's row replaced it (it
+		 * wraps), which undoes the changes made before. */
+		uint16_t replaced;
+	} store;
+	/* Admission's (daemon/beginq.c, jobs-admit.c), not stored. */
+	struct {
+		/* Its place in the queue of begin times (1 + index, 0 =
+		 * not there). */
+		uint32_t begin_slot;
+		/* Its dependencies hold it outside the semaphore. */
+		bool gated;
+	} admit;
+	/* What the daemon knows of the job as other daemons sharing its
+	 * database act on it too (daemon/jobs-changed.c, jobs-end.c,
+	 * cluster-lease.c), not stored. */
+	struct {
+		/* Another daemon took this job while its run here went on
+		 * (a lease that ran out); that run's end is not the job's. */
+		bool taken;
+		/* Its run here was stopped because this node's lease ran
+		 * out unrenewed; its end is another attempt, as a takeover
+		 * would make it, never an outcome. */
+		bool fenced;
+		/* Its slots are counted as held on another node, toward its
+		 * priority's max_running. */
+		bool elsewhere;
+		/* How many writes of it the database refused (it wraps):
+		 * another daemon's change came first, and an edit answered
+		 * after such a write was not made (jobs_edit_undone). */
+		uint16_t refused;
+		/* Who canceled it while queued here, and with what signal
+		 * (0: nobody), and whether another daemon's write undid
+		 * that (a claim that came first): the cancel is done again
+		 * on the row read back. */
+		struct {
+			uid_t by;
+			int8_t sig;
+			bool again;
+		} cancel;
+	} shared;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
 };

@@ -172,8 +172,8 @@ pg_store_versions_cb(PGresult *const *res, size_t n, const char *cause,
 	for (i = 0; i < PQntuples(res[0]); i++)
 		if ((job = store_get(&c->s->st, strtoull(PQgetvalue(res[0],
 		    i, 0), NULL, 10))) != NULL)
-			job->version = (uint32_t)strtoul(PQgetvalue(res[0], i,
-			    1), NULL, 10);
+			job->store.version = (uint32_t)strtoul(
+			    PQgetvalue(res[0], i, 1), NULL, 10);
 	pg_store_settle(c, NULL, 0, NULL);
 }
 
@@ -498,7 +498,7 @@ pg_store_load(struct pg_store *s, PGconn *pg, char **cause)
 	for (i = 0; i < PQntuples(res); i++) {
 		if ((job = pg_row_read(res, i, 1, &s->cache, cause)) == NULL)
 			break;
-		job->version = (uint32_t)strtoul(PQgetvalue(res, i, 0),
+		job->store.version = (uint32_t)strtoul(PQgetvalue(res, i, 0),
 		    NULL, 10);
 		if (jobtable_add(&s->st.jobs, job) != 0) {
 			job_free(job);
@@ -681,7 +681,8 @@ static void
 pg_store_mark(struct store *st, struct job *job, enum store_mark how)
 {
 	struct pg_store *s = pg_store(st);
-	struct pg_store_mark m = { job->id, s->commits + 1, job->replaced };
+	struct pg_store_mark m = { job->id, s->commits + 1,
+	    job->store.replaced };
 
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
@@ -987,7 +988,7 @@ pg_store_mark_live(const struct pg_store *s, const struct pg_store_mark *m)
 {
 	const struct job *job = store_get(&s->st, m->id);
 
-	return job != NULL && job->replaced == m->replaced;
+	return job != NULL && job->store.replaced == m->replaced;
 }
 
 static bool
@@ -1119,9 +1120,9 @@ pg_store_build(struct pg_store *s, struct pg_commit *c,
 		if (pg_row_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
 		b->rows[b->nrows].changes[PG_ROW_NCHANGES + 1] =
-		    pg_store_num(b, job->version);
+		    pg_store_num(b, job->store.version);
 		c->sent[i].claim = pg_store_is_claim(s, m[i].id);
-		c->sent[i].replaced = job->replaced;
+		c->sent[i].replaced = job->store.replaced;
 		pg_store_stmt(b, c->sent[i].claim ? "claim" : "upd",
 		    NULL, PG_ROW_NCHANGES + 2,
 		    b->rows[b->nrows++].changes);
@@ -1454,7 +1455,7 @@ pg_store_requeue(struct pg_store *s, struct pg_commit *c)
 
 	for (i = 0; i < c->updated.n; i++)
 		if ((job = store_get(&s->st, m[i].id)) != NULL) {
-			m[i].replaced = job->replaced;
+			m[i].replaced = job->store.replaced;
 			(void)vec_push(&s->dirty, sizeof m[i], &m[i]);
 		}
 	m = c->removed.v;
@@ -1487,13 +1488,13 @@ pg_store_settle_updates(struct pg_store *s, struct pg_commit *c,
 			continue;
 		r = res[c->first_update + i];
 		if (PQntuples(r) == 1) {
-			job->version = (uint32_t)strtoul(PQgetvalue(r, 0, 0),
-			    NULL, 10);
+			job->store.version = (uint32_t)strtoul(
+			    PQgetvalue(r, 0, 0), NULL, 10);
 			continue;
 		}
 		/* Another daemon's row has replaced the job since: the
 		 * job follows it already, and what was done since stands. */
-		if (c->sent[i].replaced != job->replaced)
+		if (c->sent[i].replaced != job->store.replaced)
 			continue;
 		/* A claim of ours undone: its launch must not happen. */
 		if (c->sent[i].claim && job->state == JOB_QUEUED &&
@@ -1581,7 +1582,7 @@ pg_store_settle(struct pg_commit *c, PGresult *const *res, size_t n,
 		/* Its mark renewed the lease. */
 		pg_cluster_lease_acked(s, c->start_us);
 		for (i = 0; i < c->staged.n; i++) {
-			sj[i].job->version = 1;
+			sj[i].job->store.version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);
 		}
 		pg_store_settle_updates(s, c, res, &refused);

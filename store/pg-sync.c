@@ -49,7 +49,7 @@ pg_sync_apply(struct pg_store *s, struct job *row, uint32_t version,
 	struct job_status before;
 
 	if (job == NULL) {
-		row->version = version;
+		row->store.version = version;
 		if (jobtable_add(&s->st.jobs, row) != 0) {
 			/* Out of memory: the next read brings it again. */
 			job_free(row);
@@ -59,7 +59,7 @@ pg_sync_apply(struct pg_store *s, struct job *row, uint32_t version,
 		return;
 	}
 	job_status_get(job, &before);
-	if (version <= job->version) {
+	if (version <= job->store.version) {
 		job_free(row);
 		if (always)
 			pg_sync_changed(s, job, STORE_CHANGE_UPDATED, &before);
@@ -67,7 +67,7 @@ pg_sync_apply(struct pg_store *s, struct job *row, uint32_t version,
 	}
 	job_take_stored(job, row);
 	job_free(row);
-	job->version = version;
+	job->store.version = version;
 	pg_sync_changed(s, job, STORE_CHANGE_UPDATED, &before);
 }
 

@@ -22,7 +22,7 @@ scan_first(struct job *jobs, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (jobs[i].begin_slot == 0)
+		if (jobs[i].admit.begin_slot == 0)
 			continue;
 		if (best == NULL || jobs[i].begin_at < best->begin_at ||
 		    (jobs[i].begin_at == best->begin_at &&
@@ -50,14 +50,14 @@ test_head_is_always_the_earliest(void **state)
 	}
 	for (step = 0; step < 20 * NJOBS; step++) {
 		j = &jobs[rand_r(&seed) % NJOBS];
-		if (j->begin_slot == 0) {
+		if (j->admit.begin_slot == 0) {
 			assert_int_equal(beginq_add(&q, j), 0);
 			in++;
 		} else if (rand_r(&seed) % 3 == 0) {
 			/* The head leaves, as when its time comes. */
 			j = beginq_first(&q);
 			beginq_remove(&q, j);
-			assert_int_equal(j->begin_slot, 0);
+			assert_int_equal(j->admit.begin_slot, 0);
 			in--;
 		} else {
 			beginq_remove(&q, j);
@@ -67,7 +67,7 @@ test_head_is_always_the_earliest(void **state)
 		assert_ptr_equal(beginq_first(&q), scan_first(jobs, NJOBS));
 	}
 	/* Removing what is not in is nothing. */
-	for (i = 0; i < NJOBS && jobs[i].begin_slot != 0; i++)
+	for (i = 0; i < NJOBS && jobs[i].admit.begin_slot != 0; i++)
 		;
 	if (i < NJOBS) {
 		beginq_remove(&q, &jobs[i]);
@@ -75,7 +75,7 @@ test_head_is_always_the_earliest(void **state)
 	}
 	beginq_clear(&q);
 	for (i = 0; i < NJOBS; i++)
-		assert_int_equal(jobs[i].begin_slot, 0);
+		assert_int_equal(jobs[i].admit.begin_slot, 0);
 	assert_null(beginq_first(&q));
 	free(jobs);
 }
