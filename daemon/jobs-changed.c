@@ -181,6 +181,11 @@ jobs_changed_cb(struct job *job, enum store_change what,
 	case STORE_CHANGE_NEW:
 		jobs_changed_new(td, job);
 		break;
+	case STORE_CHANGE_CLAIM_REFUSED:
+		/* Our claim undone: its launch must not happen. */
+		if (job->state == JOB_QUEUED && job->run->begun)
+			jobs_run(job)->begun = false;
+		/* FALLTHROUGH */
 	case STORE_CHANGE_REFUSED:
 		log_debug("job %llu: a write of it was refused (version %u): "
 		    "another node changed it first", (unsigned long long)

@@ -137,10 +137,9 @@ jobs_begin(struct triaged *td, struct job *job)
 	}
 	jobs_run(job)->begun = true;
 	jobs_starting_add(td, job->id);
-	store_update_soon(td->store, job);
 	it->kind = JOBS_LAUNCH;
 	it->id = job->id;
 	it->status.attempt = job->attempt;
-	it->gen = store_write_generation(td->store);
+	it->gen = store_claim(td->store, job);
 	TAILQ_INSERT_TAIL(&td->jobs->launches, it, entry);
 }

@@ -184,7 +184,7 @@ void jobs_grant_cb(struct psem_waiter *w, void *arg);
  * may lose it, and the job runs again as that attempt, which it never
  * finished). So it does not wait behind a commit that waits for the disk
  * for other jobs' ends: with few slots, that wait was the slot's idle time
- * (store_update_soon).
+ * (store_claim).
  */
 void jobs_begin(struct triaged *td, struct job *job);
 /* Hands the job of launch item it to the executor, unless it has moved on

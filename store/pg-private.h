@@ -94,7 +94,7 @@ struct pg_store {
 	struct vec staged;		/* struct store_staged */
 	struct vec dirty;		/* struct pg_store_mark, maybe repeated
 	    */
-	struct vec claims;		/* the same: store_update_soon's */
+	struct vec claims;		/* the same: store_claim's */
 	struct vec removed;		/* struct pg_store_mark */
 	struct vec syncs;		/* struct store_sync */
 	uint64_t durable;		/* the generation last told written */

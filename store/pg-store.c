@@ -686,7 +686,7 @@ pg_store_mark(struct store *st, struct job *job, enum store_mark how)
 
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
-	if (how == STORE_MARK_SOON)
+	if (how == STORE_MARK_CLAIM)
 		(void)vec_push(&s->claims, sizeof m, &m);
 	if (vec_push(&s->dirty, sizeof m, &m) != 0)
 		return;
@@ -1496,17 +1496,10 @@ pg_store_settle_updates(struct pg_store *s, struct pg_commit *c,
 		 * job follows it already, and what was done since stands. */
 		if (c->sent[i].replaced != job->store.replaced)
 			continue;
-		/* A claim of ours undone: its launch must not happen. */
-		if (c->sent[i].claim && job->state == JOB_QUEUED &&
-		    job->run->begun) {
-			struct job_run *run = job_run_edit(job);
-
-			if (run != NULL)
-				run->begun = false;
-		}
 		if (s->st.changed_cb != NULL)
-			s->st.changed_cb(job, STORE_CHANGE_REFUSED, NULL,
-			    s->st.changed_arg);
+			s->st.changed_cb(job, c->sent[i].claim ?
+			    STORE_CHANGE_CLAIM_REFUSED : STORE_CHANGE_REFUSED,
+			    NULL, s->st.changed_arg);
 		/* Out of memory, the next read of changes brings it. */
 		(void)vec_push(refused, sizeof m[i].id, &m[i].id);
 	}

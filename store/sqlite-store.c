@@ -28,7 +28,7 @@ struct sqlite_store {
 	uint64_t commits;		/* commits begun so far */
 	uint64_t writes;		/* transactions that wrote soon */
 	bool wrote;			/* one did: tell written_cb */
-	struct vec soon;		/* uint64_t ids, store_update_soon */
+	struct vec soon;		/* uint64_t ids, store_claim */
 	uint64_t next_id;
 	struct vec staged;		/* struct store_staged */
 	struct vec dirty;		/* uint64_t ids, maybe repeated */
@@ -164,7 +164,7 @@ sqlite_store_mark(struct store *st, struct job *job, enum store_mark how)
 	struct sqlite_store *s = sqlite_store(st);
 
 	/* Out of memory, it waits for the commit, as any change does. */
-	if (how == STORE_MARK_SOON)
+	if (how == STORE_MARK_CLAIM)
 		(void)vec_push(&s->soon, sizeof job->id, &job->id);
 	/* Out of memory, the change waits for the job's next one. */
 	if (vec_push(&s->dirty, sizeof job->id, &job->id) != 0)
@@ -308,7 +308,7 @@ sqlite_store_tell_written(struct sqlite_store *s)
 }
 
 /*
- * The rows of store_update_soon, in a transaction of their own that does
+ * The rows of store_claim, in a transaction of their own that does
  * not wait for the disk: the commit after it may wait (fsync) for others'
  * changes, and the loop with it, while a granted job could already be on
  * its way to a worker. 0, or -1 with nothing written (the commit writes

@@ -15,7 +15,7 @@
 enum store_mark {
 	STORE_MARK_SYNC,	/* store_update */
 	STORE_MARK_NOSYNC,	/* store_update_nosync */
-	STORE_MARK_SOON,	/* store_update_soon */
+	STORE_MARK_CLAIM,	/* store_claim */
 };
 
 /* A new job waiting for its commit, and whom to tell. */

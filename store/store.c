@@ -116,15 +116,10 @@ store_update_nosync(struct store *st, struct job *job)
 	st->ops->mark(st, job, STORE_MARK_NOSYNC);
 }
 
-void
-store_update_soon(struct store *st, struct job *job)
-{
-	st->ops->mark(st, job, STORE_MARK_SOON);
-}
-
 uint64_t
-store_write_generation(const struct store *st)
+store_claim(struct store *st, struct job *job)
 {
+	st->ops->mark(st, job, STORE_MARK_CLAIM);
 	return st->ops->write_generation(st);
 }
 

@@ -70,8 +70,8 @@ void store_set_status_cb(struct store *st, store_status_cb cb, void *arg);
  * of ours not yet written (whose write the database then refuses); before
  * is the job's status until then. REFUSED comes first when the database
  * refused a write of ours (another daemon changed the job, or holds its
- * row): the job is as we made it, but for a claim's begun, which is undone;
- * UPDATED follows with the database's row (before is the job as it is when
+ * row): the job is as we made it; CLAIM_REFUSED instead when that write
+ * held our claim (store_claim), whose launch is off; UPDATED follows with the database's row (before is the job as it is when
  * that row is no newer: it must be looked at afresh all the same). GONE
  * comes before the job is freed; NEW after it joined the table (before is
  * NULL for both, and for REFUSED). A SQLite store never calls it.
@@ -79,6 +79,7 @@ void store_set_status_cb(struct store *st, store_status_cb cb, void *arg);
 enum store_change {
 	STORE_CHANGE_NEW,
 	STORE_CHANGE_REFUSED,
+	STORE_CHANGE_CLAIM_REFUSED,
 	STORE_CHANGE_UPDATED,
 	STORE_CHANGE_GONE,
 };
@@ -190,15 +191,18 @@ void store_update(struct store *st, struct job *job);
 void store_update_nosync(struct store *st, struct job *job);
 
 /*
- * The same, for a change something waits for that need not wait for the
- * disk (a granted job's start, before its worker gets it): when the next
- * commit would wait for the disk for other changes, this one is written
- * ahead of it, in a transaction of its own.
+ * A claim: this daemon begins the job's attempt (the job is begun, its
+ * slots held here), and its worker gets it once the claim is written.
+ * Written, not synced: when the next commit would wait for the disk for
+ * other changes, the claim goes ahead of it, in a transaction of its own.
+ * Returns the number of the write that holds it: written_cb is called
+ * with it, or a larger one, once it is written. The SQLite store, one
+ * host's own, grants every claim. The PostgreSQL store writes it only if
+ * no other daemon changed the job's row or holds it: a refused claim is
+ * told as STORE_CHANGE_CLAIM_REFUSED before that written_cb, and its
+ * launch must not happen.
  */
-void store_update_soon(struct store *st, struct job *job);
-/* The number of the write that will hold a store_update_soon made now:
- * written_cb is called with it, or a larger one, once it is written. */
-uint64_t store_write_generation(const struct store *st);
+uint64_t store_claim(struct store *st, struct job *job);
 typedef void (*store_written_cb)(uint64_t write, void *arg);
 void store_set_written_cb(struct store *st, store_written_cb cb, void *arg);
 
