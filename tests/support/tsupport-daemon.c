@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,18 +22,6 @@ tsupport_daemon_conf(const char *conf, const char *sock, const char *state,
     struct tsupport_err *err, const char *fmt, ...)
 {
 	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = tsupport_daemon_vconf(conf, sock, state, err, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-int
-tsupport_daemon_vconf(const char *conf, const char *sock, const char *state,
-    struct tsupport_err *err, const char *fmt, va_list ap)
-{
 	FILE *f;
 	int rc;
 
@@ -41,8 +30,10 @@ tsupport_daemon_vconf(const char *conf, const char *sock, const char *state,
 		    strerror(errno));
 	rc = fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n", sock,
 	    state);
+	va_start(ap, fmt);
 	if (rc >= 0)
 		rc = vfprintf(f, fmt, ap);
+	va_end(ap);
 	if (fclose(f) == EOF || rc < 0)
 		return tsupport_err_set(err, "cannot write %s: %s", conf,
 		    strerror(errno));

@@ -3,7 +3,6 @@
 #ifndef TRIAGE_TSUPPORT_DAEMON_H
 #define TRIAGE_TSUPPORT_DAEMON_H
 
-#include <stdarg.h>
 #include <sys/types.h>
 
 #include "tsupport-err.h"
@@ -16,9 +15,6 @@
 int tsupport_daemon_conf(const char *conf, const char *sock,
     const char *state, struct tsupport_err *err, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-int tsupport_daemon_vconf(const char *conf, const char *sock,
-    const char *state, struct tsupport_err *err, const char *fmt, va_list ap)
-    __attribute__((format(printf, 5, 0)));
 /*
  * Polls, never a fixed sleep, until the triaged of process pid (started
  * with tsupport_child_spawn) answers on sock. 0, or -1 with err when it

@@ -2,6 +2,7 @@
  * their removal with whatever a run left in them. */
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,13 @@ tsupport_dir_make(char *dir, size_t size, const char *parent,
 	return 0;
 }
 
-/* The first failure's errno ends the walk: nftw returns it. */
+/* The walk's first failure: nftw passes its callback nothing of ours. */
+static _Thread_local struct {
+	int	errnum;
+	char	path[PATH_MAX];
+} tsupport_dir_failed;
+
+/* Goes on past a failure, as rm -rf does: all that can go goes. */
 static int
 tsupport_dir_remove_cb(const char *path, const struct stat *st, int flag,
     struct FTW *ftw)
@@ -35,21 +42,30 @@ tsupport_dir_remove_cb(const char *path, const struct stat *st, int flag,
 	(void)st;
 	(void)flag;
 	(void)ftw;
-	return remove(path) == -1 && errno != ENOENT ? errno : 0;
+	if (remove(path) == -1 && errno != ENOENT &&
+	    tsupport_dir_failed.errnum == 0) {
+		tsupport_dir_failed.errnum = errno;
+		snprintf(tsupport_dir_failed.path,
+		    sizeof tsupport_dir_failed.path, "%s", path);
+	}
+	return 0;
 }
 
 int
 tsupport_dir_remove(const char *dir, struct tsupport_err *err)
 {
-	int rc;
-
+	tsupport_dir_failed.errnum = 0;
 	/* Depth first, so that each dir is empty when its turn comes. */
-	rc = nftw(dir, tsupport_dir_remove_cb, TSUPPORT_DIR_FDS,
-	    FTW_DEPTH | FTW_PHYS);
-	if (rc == 0 || (rc == -1 && errno == ENOENT))
+	if (nftw(dir, tsupport_dir_remove_cb, TSUPPORT_DIR_FDS,
+	    FTW_DEPTH | FTW_PHYS) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		return tsupport_err_set(err, "cannot remove %s: %s", dir,
+		    strerror(errno));
+	}
+	if (tsupport_dir_failed.errnum == 0)
 		return 0;
-	if (rc > 0)
-		errno = rc;
-	return tsupport_err_set(err, "cannot remove %s: %s", dir,
-	    strerror(errno));
+	errno = tsupport_dir_failed.errnum;
+	return tsupport_err_set(err, "cannot remove %s: %s",
+	    tsupport_dir_failed.path, strerror(errno));
 }

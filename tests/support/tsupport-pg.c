@@ -57,9 +57,11 @@ tsupport_pg_users(struct tsupport_pg *pg, struct tsupport_err *err)
 {
 	const struct passwd *pw;
 
-	if ((pw = getpwuid(geteuid())) == NULL)
+	if ((pw = getpwuid(geteuid())) == NULL) {
+		errno = EINVAL;
 		return tsupport_err_set(err, "no user has uid %d",
 		    (int)geteuid());
+	}
 	snprintf(pg->us, sizeof pg->us, "%s", pw->pw_name);
 	snprintf(pg->super, sizeof pg->super, "%s", pw->pw_name);
 	if (geteuid() != 0)
