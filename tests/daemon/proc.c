@@ -1,7 +1,6 @@
 /* proc.c - for the daemon tests that run real jobs: what /proc says of a
  * process, and pidfds to wait for one to end. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,6 @@
 /* test-jobproc.c - the job process of protocol v1.1 through a real triaged:
  * nice and io_class, merge_output, output_keep = tail, output's offsets. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <setjmp.h>
