@@ -1240,15 +1240,14 @@ tstorm(const char *sock, const char *prio, int fd)
 
 /*
  * Runs triaged on conf (its stderr into out) and waits, for 30 s at most
- * (times tslow()), for it to exit, as it must when it refuses to start. Returns its wait
- * status.
+ * (times tslow()), for it to exit, as it must when it refuses to start.
+ * Returns its wait status.
  */
 int
 trun_refused(const char *conf, const char *out)
 {
-	struct timespec ts = { 0, 10 * 1000000 };
-	int status, fd, i;
-	pid_t pid, got;
+	int status, fd;
+	pid_t pid;
 
 	if ((pid = fork()) == 0) {
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -1257,14 +1256,13 @@ trun_refused(const char *conf, const char *out)
 		texec_triaged(conf);
 	}
 	assert_true(pid > 0);
-	for (i = 0; i < 3000 * tslow(); i++) {
-		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
-			return status;
-		assert_int_equal(got, 0);
-		nanosleep(&ts, NULL);
+	if (tsupport_child_wait(pid, 30000 * tslow(), NULL) == 0) {
+		assert_int_equal(tsupport_child_reap(pid, false, &status), 0);
+		return status;
 	}
+	assert_int_equal(errno, ETIMEDOUT);
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	(void)tsupport_child_reap(pid, false, NULL);
 	fail_msg("triaged did not exit: it started when it should not have");
 	return -1;
 }
