@@ -18,8 +18,9 @@
 
 /* The user Debian's package makes, whom a root program runs it as. */
 #define TSUPPORT_PG_SYSTEM_USER "postgres"
-/* Words of a postgres command line, at most, and its -c settings. */
+/* Words of a postgres command line, its -c settings included, at most. */
 #define TSUPPORT_PG_ARGS 48
+/* How often a start is polled (PQping). */
 #define TSUPPORT_PG_POLL_MS 5
 
 /* The newest /usr/lib/postgresql/VERSION/bin with initdb and postgres,
