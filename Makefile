@@ -38,6 +38,12 @@ LIB := $(BUILD)/lib/libtriage.a
 DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(BUILD)/obj/%.o)
 DAEMON_LIB := $(BUILD)/lib/libtriaged.a
+# What tests and benchmarks share (tests/support/: their daemons, PostgreSQL
+# servers, temp dirs, clock and /proc), with no cmocka in it: an archive that
+# every test and bench program links, its headers found by their code only.
+TSUPPORT_SRC := $(wildcard tests/support/*.c)
+TSUPPORT_OBJ := $(TSUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
+TSUPPORT := $(BUILD)/lib/libtsupport.a
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/obj/%.o)
 BINS := $(if $(wildcard daemon/main.c),$(BUILD)/bin/triaged) \
@@ -109,6 +115,11 @@ $(DAEMON_LIB): $(DAEMON_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
 
+$(TSUPPORT): $(TSUPPORT_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+$(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: ALL_CPPFLAGS += -Itests/support
+
 $(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
@@ -121,17 +132,17 @@ $(BUILD)/bin/triage: $(CLIENT_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(CLIENT_LIBS)
 
-$(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(LIB)
+$(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(TSUPPORT) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(TSUPPORT) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Daemon tests run the real binaries, so they are built first. Every other
 # file of tests/daemon/ (the harness, the fixtures) goes into each of them.
 DTEST_COMMON_SRC := $(filter-out $(DTEST_SRC),$(wildcard tests/daemon/*.c))
 DTEST_COMMON_OBJ := $(DTEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
-$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS) $(DASHBOARD)
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(BINS) $(DASHBOARD)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
@@ -152,9 +163,9 @@ LOAD_SRC := $(wildcard tests/load/*.c)
 LOAD_OBJ := $(LOAD_SRC:%.c=$(BUILD)/obj/%.o)
 LOAD_BIN := $(BUILD)/tests/test-loadrun
 $(LOAD_OBJ): ALL_CPPFLAGS += -Itests/daemon
-$(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(BINS)
+$(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(BINS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 # The daemon tests once more, every daemon a one-node cluster in a
 # PostgreSQL of the test's own (harness.c, TRIAGE_TEST_CLUSTER): the store's
 # two databases keep one contract.
@@ -387,16 +398,17 @@ uninstall:
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
-	$(LOAD_SRC))
+	$(LOAD_SRC) $(TSUPPORT_SRC))
 
 # ---- bench ----
 # `make bench` (under 10 minutes) and `make bench-quick` (under 2) run every
 # benchmark through bench/run.sh, which ends with one summary table. Each
 # bench/bench-NAME.c without a header of its own is a program,
-# build/bin/bench-NAME, linked with the shared bench/*.c that have one and
-# with libtriage; each bench/ref-NAME.c is a reference program on its own,
-# build/bin/ref-NAME, linked with libc only (the floors triage is measured
-# against). BENCH_TOOLS are the alternatives it compares with.
+# build/bin/bench-NAME, linked with the shared bench/*.c that have one, the
+# support library of tests/support/ and libtriage; each bench/ref-NAME.c is
+# a reference program on its own, build/bin/ref-NAME, linked with libc only
+# (the floors triage is measured against). BENCH_TOOLS are the alternatives
+# it compares with.
 BENCH_TOOLS := task-spooler parallel beanstalkd
 BENCH_SHARED_SRC := $(patsubst %.h,%.c,$(wildcard bench/*.h))
 BENCH_PROG_SRC := $(filter-out $(BENCH_SHARED_SRC),$(wildcard bench/bench-*.c))
@@ -416,7 +428,7 @@ bench: bench-build
 bench-quick: bench-build
 	bench/run.sh --quick $(BENCH_ARGS)
 
-$(BENCH_PROGS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BENCH_SHARED_OBJ) $(LIB)
+$(BENCH_PROGS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BENCH_SHARED_OBJ) $(TSUPPORT) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 

@@ -1,6 +1,5 @@
 /* bench-beanstalk.c - for the submit benchmark: a beanstalkd with its binlog
  * in a temp dir, fed by build/bin/ref-beanstalk, never left behind. */
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -21,25 +20,13 @@
 #include "bench-beanstalk.h"
 #include "bench-why.h"
 #include "bench-daemon.h"
-#include "bench-proc.h"
-#include "bench-tmpdir.h"
+#include "tsupport-child.h"
+#include "tsupport-clock.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 #define BENCH_BEANSTALK_TIMEOUT_MS 10000
 #define BENCH_BEANSTALK_POLL_MS 5
-
-/* The signals the guard blocked: a child gets them back, since a blocked
- * mask survives exec. */
-static void
-bench_beanstalk_unblock(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	(void)sigprocmask(SIG_UNBLOCK, &set, NULL);
-}
 
 /* A port free on 127.0.0.1 now (the kernel's pick). 0, or -1 with errno. */
 static int
@@ -77,42 +64,20 @@ bench_beanstalk_answers(const struct bench_beanstalk *b)
 	return ok;
 }
 
-/* Runs beanstalkd, already in its own group; never returns. */
-static void
-bench_beanstalk_exec(const struct bench_beanstalk *b, const char *binlog,
-    const char *log, pid_t ppid)
-{
-	int fd;
-
-	(void)setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != ppid)
-		_exit(127);
-	fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (fd == -1 || dup2(fd, 1) == -1 || dup2(fd, 2) == -1)
-		_exit(127);
-	bench_beanstalk_unblock();
-	execlp("beanstalkd", "beanstalkd", "-l", "127.0.0.1", "-p", b->port,
-	    "-b", binlog, (char *)NULL);
-	dprintf(2, "cannot run beanstalkd: %s\n", strerror(errno));
-	_exit(127);
-}
-
 /* Waits until it accepts connections; 0, or -1 with *cause set. */
 static int
 bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
     char **cause)
 {
 	char line[256] = "";
-	siginfo_t si;
 	FILE *f;
 	int i;
 
 	for (i = 0; i < BENCH_BEANSTALK_TIMEOUT_MS / BENCH_BEANSTALK_POLL_MS;
 	    i++) {
-		/* WNOWAIT: reaped only once the guard has forgotten it. */
-		memset(&si, 0, sizeof si);
-		if (waitid(P_PID, (id_t)b->pid, &si, WEXITED | WNOHANG |
-		    WNOWAIT) == 0 && si.si_pid == b->pid) {
+		/* Left a zombie: reaped only once the guard has forgotten
+		 * it. */
+		if (tsupport_child_exited(b->pid, NULL) == 1) {
 			if ((f = fopen(log, "r")) != NULL) {
 				if (fgets(line, sizeof line, f) == NULL)
 					line[0] = '\0';
@@ -130,7 +95,7 @@ bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
 		}
 		if (bench_beanstalk_answers(b))
 			return 0;
-		bench_daemon_sleep_ms(BENCH_BEANSTALK_POLL_MS);
+		tsupport_clock_sleep_ms(BENCH_BEANSTALK_POLL_MS);
 	}
 	bench_why_alloc(cause, "beanstalkd did not answer on port %s "
 	    "within %d s", b->port, BENCH_BEANSTALK_TIMEOUT_MS / 1000);
@@ -140,19 +105,26 @@ bench_beanstalk_ready(struct bench_beanstalk *b, const char *log,
 struct bench_beanstalk *
 bench_beanstalk_start(const char *parent, char **cause)
 {
-	struct bench_beanstalk *b;
+	static char name[] = "beanstalkd", l[] = "-l", addr[] = "127.0.0.1",
+	    p[] = "-p", bopt[] = "-b";
 	char binlog[300], log[300];
-	pid_t ppid = getpid();
+	struct tsupport_err err;
+	struct bench_beanstalk *b;
+	char *argv[] = { name, l, addr, p, NULL, bopt, binlog, NULL };
+	struct tsupport_child c = {
+		.path = name, .argv = argv, .search = true, .leader = true,
+		.log = log, .deathsig = SIGKILL,
+		.mask = bench_daemon_child_mask(),
+	};
 
 	*cause = NULL;
 	if ((b = calloc(1, sizeof *b)) == NULL) {
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	if (bench_tmpdir_make(parent, "beanstalkd", b->dir, sizeof b->dir)
-	    == -1) {
-		bench_why_alloc(cause, "cannot make a temp dir in %s: "
-		    "%s", parent, strerror(errno));
+	if (tsupport_dir_make(b->dir, sizeof b->dir, parent,
+	    "triage-bench-beanstalkd", &err) == -1) {
+		*cause = strdup(err.msg);
 		free(b);
 		return NULL;
 	}
@@ -164,17 +136,10 @@ bench_beanstalk_start(const char *parent, char **cause)
 		    strerror(errno));
 		goto fail;
 	}
-	if ((b->pid = fork()) == -1) {
+	argv[4] = b->port;
+	if ((b->pid = tsupport_child_spawn(&c, &err)) == -1) {
 		b->pid = 0;
-		bench_why_alloc(cause, "cannot fork: %s",
-		    strerror(errno));
-		goto fail;
-	}
-	if (b->pid == 0)
-		bench_beanstalk_exec(b, binlog, log, ppid);
-	/* Also here: the guard may kill the group before the child ran. */
-	if (setpgid(b->pid, b->pid) == -1 && errno != EACCES) {
-		bench_why_alloc(cause, "setpgid: %s", strerror(errno));
+		*cause = strdup(err.msg);
 		goto fail;
 	}
 	bench_daemon_guard_group(b->pid);
@@ -201,7 +166,7 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 
 	memset(r, 0, sizeof *r);
 	r->jobs = n;
-	if (bench_proc_beside("ref-beanstalk", ref, sizeof ref) == -1 ||
+	if (tsupport_proc_beside("ref-beanstalk", 0, ref, sizeof ref) == -1 ||
 	    access(ref, X_OK) == -1) {
 		snprintf(r->error, sizeof r->error, "cannot run ref-beanstalk: "
 		    "%s", strerror(errno));
@@ -218,7 +183,7 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 	if (pid == 0) {
 		if (dup2(p[1], 1) == -1)
 			_exit(127);
-		bench_beanstalk_unblock();
+		(void)sigprocmask(SIG_SETMASK, bench_daemon_child_mask(), NULL);
 		execl(ref, "ref-beanstalk", "127.0.0.1", b->port, jobs, win,
 		    conns, (char *)NULL);
 		_exit(127);
@@ -253,15 +218,15 @@ bench_beanstalk_load(const struct bench_beanstalk *b, uint64_t n,
 void
 bench_beanstalk_free(struct bench_beanstalk *b)
 {
+	struct tsupport_err err;
+
 	if (b == NULL)
 		return;
 	if (b->pid > 0) {
 		bench_daemon_kill_other(b->pid);
-		while (waitpid(b->pid, NULL, 0) == -1 && errno == EINTR)
-			continue;
+		(void)tsupport_child_reap(b->pid, false, NULL);
 	}
-	if (bench_tmpdir_remove(b->dir) == -1)
-		fprintf(stderr, "bench: cannot remove %s: %s\n", b->dir,
-		    strerror(errno));
+	if (tsupport_dir_remove(b->dir, &err) == -1)
+		fprintf(stderr, "bench: %s\n", err.msg);
 	free(b);
 }

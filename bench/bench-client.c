@@ -19,7 +19,9 @@
 #include "bench-proc.h"
 #include "bench-rpc.h"
 #include "bench-stat.h"
-#include "bench-tmpdir.h"
+#include "tsupport-child.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 #define BENCH_CLIENT_ROUNDS 600
 #define BENCH_CLIENT_QUICK_ROUNDS 100
@@ -53,7 +55,7 @@ bench_client_env(const char *sock, const char *tspdir, char *vars[3])
 	    asprintf(&vars[1], "TS_SOCKET=%s/tsp.sock", tspdir) == -1 ||
 	    asprintf(&vars[2], "TMPDIR=%s", tspdir) == -1)
 		return NULL;
-	return bench_proc_env(drop, sizeof drop / sizeof drop[0], vars, 3);
+	return tsupport_child_env(drop, sizeof drop / sizeof drop[0], vars, 3);
 }
 
 /* Runs p once with stdout in a pipe; checks that it exits 0 and, if it
@@ -136,6 +138,7 @@ bench_client_rounds(struct bench_client_prog *progs, size_t nprogs,
 int
 main(int argc, char **argv)
 {
+	struct tsupport_err err;
 	long rounds;
 	struct bench_opts_count counts[] = {
 		{ "rounds", 1, 1000000, &rounds, BENCH_CLIENT_ROUNDS,
@@ -172,8 +175,8 @@ main(int argc, char **argv)
 
 	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
 		return rc;
-	if (bench_proc_beside("triage", triage, sizeof triage) == -1 ||
-	    bench_proc_beside("ref-client", ref, sizeof ref) == -1 ||
+	if (tsupport_proc_beside("triage", 0, triage, sizeof triage) == -1 ||
+	    tsupport_proc_beside("ref-client", 0, ref, sizeof ref) == -1 ||
 	    access(triage, X_OK) == -1 || access(ref, X_OK) == -1 ||
 	    access("/usr/bin/tsp", X_OK) == -1) {
 		fprintf(stderr, "bench-client: needs triage and ref-client "
@@ -202,9 +205,9 @@ main(int argc, char **argv)
 		}
 	}
 
-	if (bench_tmpdir_make(opts.dir, "tsp", tspdir, sizeof tspdir) == -1) {
-		fprintf(stderr, "bench-client: mkdtemp in %s: %s\n", opts.dir,
-		    strerror(errno));
+	if (tsupport_dir_make(tspdir, sizeof tspdir, opts.dir,
+	    "triage-bench-tsp", &err) == -1) {
+		fprintf(stderr, "bench-client: %s\n", err.msg);
 		return 1;
 	}
 	if ((d = bench_daemon_start(opts.dir, NULL, &cause)) == NULL) {
@@ -269,9 +272,8 @@ out:
 	for (i = 0; i < 3; i++)
 		free(vars[i]);
 	ok = bench_daemon_finish(d, "bench-client", ok);
-	if (bench_tmpdir_remove(tspdir) == -1)
-		fprintf(stderr, "bench-client: cannot remove %s: %s\n",
-		    tspdir, strerror(errno));
+	if (tsupport_dir_remove(tspdir, &err) == -1)
+		fprintf(stderr, "bench-client: %s\n", err.msg);
 	for (i = 0; i < nprogs; i++)
 		free(progs[i].t);
 	if (bench_daemon_interrupted() != 0)

@@ -19,12 +19,13 @@
 #include "bench-jobs.h"
 #include "bench-opts.h"
 #include "bench-pg.h"
-#include "bench-proc.h"
 #include "bench-stamps.h"
 #include "bench-stat.h"
-#include "bench-tmpdir.h"
 #include "bench-why.h"
 #include "client.h"
+#include "tsupport-clock.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 #define BENCH_CLUSTER_ROUNDS		3
 #define BENCH_CLUSTER_QUICK_ROUNDS	1
@@ -74,7 +75,7 @@ struct bench_cluster {
 	const char *dir;	/* parent of every temp dir */
 	char tmp[256];		/* ours: the latency FIFOs */
 	char stamp[PATH_MAX];	/* ref-stamp, beside us */
-	struct bench_pg *pg;
+	struct tsupport_pg *pg;
 	unsigned dbs;		/* databases made, for their names */
 	uint64_t jobs;		/* per throughput round */
 	long samples;		/* of the latency, each */
@@ -245,7 +246,7 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 		f[i].n = b->jobs / count + (i < b->jobs % count ? 1 : 0);
 		f[i].ids = i == 0 ? ids : f[i - 1].ids + f[i - 1].n;
 	}
-	t0 = bench_stat_now();
+	t0 = tsupport_clock_s();
 	for (started = 0; started < count; started++) {
 		if ((rc = pthread_create(&f[started].thread, NULL,
 		    bench_cluster_feed_cb, &f[started])) != 0) {
@@ -261,7 +262,7 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 	}
 	for (i = 0; i < count && !c->why.failed; i++)
 		(void)bench_cluster_wait(c, cl[i], &f[i]);
-	t1 = bench_stat_now();
+	t1 = tsupport_clock_s();
 	if (!c->why.failed && c->rounds < sizeof c->rate / sizeof c->rate[0]) {
 		c->rate[c->rounds++] = (double)b->jobs / (t1 - t0);
 		fprintf(stderr, "bench-cluster:   %-8s %6" PRIu64 " jobs %8.3f s"
@@ -357,10 +358,10 @@ bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
 	json_t *job, *done;
 	json_int_t id;
 
-	sent = bench_stat_now_ns();
+	sent = tsupport_clock_ns();
 	job = client_call(cl, "submit", json_pack("{s[sss]}", "argv",
 	    b->stamp, "start", l->st.path), BENCH_CLUSTER_STAMP_MS, &e);
-	reply = bench_stat_now_ns();
+	reply = tsupport_clock_ns();
 	if (job == NULL) {
 		fprintf(stderr, "bench-cluster: %s: submit: %s\n", l->name,
 		    e.message);
@@ -578,7 +579,7 @@ bench_cluster_idle_start(struct bench_cluster *b,
 		i->failed = true;
 		return false;
 	}
-	i->ready = bench_stat_now() + BENCH_CLUSTER_SETTLE_MS / 1000.0;
+	i->ready = tsupport_clock_s() + BENCH_CLUSTER_SETTLE_MS / 1000.0;
 	return true;
 }
 
@@ -591,7 +592,7 @@ bench_cluster_idle_open(struct bench_cluster *b)
 	char *cause = NULL;
 
 	if (i == NULL || i->failed || i->t0 > 0 || i->s.n == 0 ||
-	    bench_stat_now() < i->ready)
+	    tsupport_clock_s() < i->ready)
 		return;
 	if ((i->before = bench_pg_xacts(b->pg, i->db, &cause)) == -1) {
 		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
@@ -600,7 +601,7 @@ bench_cluster_idle_open(struct bench_cluster *b)
 		i->failed = true;
 		return;
 	}
-	i->t0 = bench_stat_now();
+	i->t0 = tsupport_clock_s();
 }
 
 /* Sleeps ms, or less when interrupted. */
@@ -608,7 +609,7 @@ static void
 bench_cluster_sleep(long ms)
 {
 	while (ms > 0 && bench_daemon_interrupted() == 0) {
-		bench_daemon_sleep_ms(ms < 100 ? ms : 100);
+		tsupport_clock_sleep_ms(ms < 100 ? ms : 100);
 		ms -= 100;
 	}
 }
@@ -629,13 +630,13 @@ bench_cluster_idle_finish(struct bench_cluster *b,
 	bool ok = false;
 
 	if (!i->failed && i->s.n > 0 && i->t0 == 0) {
-		bench_cluster_sleep((long)((i->ready - bench_stat_now()) *
+		bench_cluster_sleep((long)((i->ready - tsupport_clock_s()) *
 		    1000) + 1);
 		bench_cluster_idle_open(b);
 	}
 	if (i->failed || i->s.n == 0 || bench_daemon_interrupted() != 0)
 		goto out;
-	left = i->t0 + (double)b->idle_seconds - bench_stat_now();
+	left = i->t0 + (double)b->idle_seconds - tsupport_clock_s();
 	fprintf(stderr, "bench-cluster: idle: %.0f s more...\n",
 	    left > 0 ? left : 0);
 	if (left > 0)
@@ -648,7 +649,7 @@ bench_cluster_idle_finish(struct bench_cluster *b,
 		free(cause);
 		goto out;
 	}
-	t1 = bench_stat_now();
+	t1 = tsupport_clock_s();
 	per_min = (double)(after - i->before) * 60 / (t1 - i->t0);
 	printf("\ntriage cluster idle: transactions of an idle cluster's "
 	    "database (pg_stat_database xact_commit + xact_rollback, read "
@@ -671,6 +672,7 @@ out:
 int
 main(int argc, char **argv)
 {
+	struct tsupport_err err;
 	static struct bench_cluster_who who[] = {
 		{ .name = "SQLite", .nodes = 0 },
 		{ .name = "1 node", .nodes = 1 },
@@ -712,15 +714,16 @@ main(int argc, char **argv)
 		return rc;
 	b.dir = opts.dir;
 	b.jobs = (uint64_t)jobs;
-	if (bench_proc_beside("ref-stamp", b.stamp, sizeof b.stamp) == -1 ||
+	if (tsupport_proc_beside("ref-stamp", 0, b.stamp, sizeof b.stamp) ==
+	    -1 ||
 	    access(b.stamp, X_OK) == -1) {
 		fprintf(stderr, "bench-cluster: needs ref-stamp beside it "
 		    "(make bench-build)\n");
 		return 1;
 	}
-	if (bench_tmpdir_make(b.dir, "cluster", b.tmp, sizeof b.tmp) == -1) {
-		fprintf(stderr, "bench-cluster: mkdtemp in %s: %s\n", b.dir,
-		    strerror(errno));
+	if (tsupport_dir_make(b.tmp, sizeof b.tmp, b.dir,
+	    "triage-bench-cluster", &err) == -1) {
+		fprintf(stderr, "bench-cluster: %s\n", err.msg);
 		return 1;
 	}
 	/* The daemons' jobs reach the FIFOs. */
@@ -777,9 +780,8 @@ out:
 		}
 		free(cause);
 	}
-	if (bench_tmpdir_remove(b.tmp) == -1)
-		fprintf(stderr, "bench-cluster: cannot remove %s: %s\n", b.tmp,
-		    strerror(errno));
+	if (tsupport_dir_remove(b.tmp, &err) == -1)
+		fprintf(stderr, "bench-cluster: %s\n", err.msg);
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "bench-cluster: stdout: %s\n", strerror(errno));
 		ok = false;

@@ -3,6 +3,7 @@
 #ifndef TRIAGE_BENCH_DAEMON_H
 #define TRIAGE_BENCH_DAEMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -46,6 +47,9 @@ int bench_daemon_guard(void);
  */
 void bench_daemon_guard_group(pid_t pgid);
 void bench_daemon_kill_other(pid_t pgid);
+/* The signal mask main() had before the guard blocked its signals: a
+ * child's, since a blocked mask survives exec. */
+const sigset_t *bench_daemon_child_mask(void);
 /* The signal that interrupted the benchmark, or 0. */
 int bench_daemon_interrupted(void);
 
@@ -79,8 +83,6 @@ void bench_daemon_free(struct bench_daemon *d);
  * ok, made false by a failed stop.
  */
 bool bench_daemon_finish(struct bench_daemon *d, const char *prog, bool ok);
-/* Sleeps ms milliseconds, signals or not. */
-void bench_daemon_sleep_ms(long ms);
 /* Prints the daemon's log to stderr, for a run that failed. */
 void bench_daemon_dump_log(const struct bench_daemon *d);
 /* The same for another program's log at path, what naming it. */

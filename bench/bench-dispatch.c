@@ -23,11 +23,12 @@
 #include "bench-daemon.h"
 #include "bench-jobs.h"
 #include "bench-machine.h"
-#include "bench-proc.h"
 #include "bench-stat.h"
-#include "bench-tmpdir.h"
 #include "bench-why.h"
 #include "client.h"
+#include "tsupport-clock.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 #define BENCH_ROUNDS		4
 /*
@@ -230,11 +231,11 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 		goto out;
 	}
 	bench_dispatch_version(b, cl);
-	t0 = bench_stat_now();
+	t0 = tsupport_clock_s();
 	if (bench_jobs_submit(cl, c->jobs, ids, BENCH_REPLY_MS, &c->why) == 0
 	    && bench_jobs_wait(cl, c->jobs, ids, BENCH_REPLY_MS, NULL, NULL,
 	    &c->why) == 0) {
-		t1 = bench_stat_now();
+		t1 = tsupport_clock_s();
 		bench_dispatch_record(c, c->jobs, t1 - t0);
 	}
 	client_free(cl);
@@ -264,10 +265,10 @@ static void
 bench_dispatch_timed(struct bench_contestant *c, const char *const argv[],
     const char *const env[], const char *in_path, bool show_stdout)
 {
-	double t0 = bench_stat_now(), t1;
+	double t0 = tsupport_clock_s(), t1;
 	int status = bench_dispatch_exec(argv, env, in_path, show_stdout);
 
-	t1 = bench_stat_now();
+	t1 = tsupport_clock_s();
 	if (status == -1)
 		bench_why_set(&c->why, "%s: %s", argv[0], strerror(errno));
 	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -392,7 +393,7 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 		bench_why_set(&c->why, "tsp -S 2: status %d", status);
 		goto out;
 	}
-	t0 = bench_stat_now();
+	t0 = tsupport_clock_s();
 	for (i = 0; i < c->jobs; i++) {
 		if ((status = bench_dispatch_exec(add, env, NULL, false)) != 0) {
 			bench_why_set(&c->why, "tsp true: status %d", status);
@@ -424,7 +425,7 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 		snprintf(last, sizeof last, "%lu", id);
 		(void)bench_dispatch_exec(wait_last, env, NULL, false);
 	}
-	t1 = bench_stat_now();
+	t1 = tsupport_clock_s();
 	bench_dispatch_record(c, c->jobs, t1 - t0);
 out:
 	(void)bench_dispatch_exec(kill_server, env, NULL, false);
@@ -556,6 +557,7 @@ bench_dispatch_number(const char *opt, const char *s, unsigned long max,
 int
 main(int argc, char **argv)
 {
+	struct tsupport_err err;
 	static const struct option longopts[] = {
 		{ "quick", no_argument, NULL, 'q' },
 		{ "rounds", required_argument, NULL, 'r' },
@@ -649,14 +651,15 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 2;
 	}
-	if (bench_proc_beside("ref-floor", b.floor, sizeof b.floor) == -1) {
+	if (tsupport_proc_beside("ref-floor", 0, b.floor, sizeof b.floor) ==
+	    -1) {
 		fprintf(stderr, "bench-dispatch: cannot find ref-floor beside "
 		    "me: %s\n", strerror(errno));
 		return 2;
 	}
-	if (bench_tmpdir_make(b.dir, "dispatch", b.tmp, sizeof b.tmp) == -1) {
-		fprintf(stderr, "bench-dispatch: cannot make a temp dir in %s: "
-		    "%s\n", b.dir, strerror(errno));
+	if (tsupport_dir_make(b.tmp, sizeof b.tmp, b.dir,
+	    "triage-bench-dispatch", &err) == -1) {
+		fprintf(stderr, "bench-dispatch: %s\n", err.msg);
 		return 2;
 	}
 
@@ -690,9 +693,8 @@ main(int argc, char **argv)
 			}
 		}
 	}
-	if (bench_tmpdir_remove(b.tmp) == -1)
-		fprintf(stderr, "bench-dispatch: cannot remove %s: %s\n", b.tmp,
-		    strerror(errno));
+	if (tsupport_dir_remove(b.tmp, &err) == -1)
+		fprintf(stderr, "bench-dispatch: %s\n", err.msg);
 
 	bench_dispatch_report(&b, &m);
 	for (i = 0; i < BENCH_NWHO; i++)

@@ -16,6 +16,7 @@
 #include "bench-load.h"
 #include "bench-opts.h"
 #include "bench-rpc.h"
+#include "tsupport-proc.h"
 
 #define BENCH_IDLE_SECONDS 60
 #define BENCH_IDLE_QUICK_SECONDS 8
@@ -80,27 +81,13 @@ bench_idle_switches(int pid, unsigned long long *sum)
 static int
 bench_idle_stat(int pid, struct bench_idle_proc *p)
 {
-	char path[64], buf[1024], *s;
-	unsigned long long utime, stime;
-	int ppid;
-	FILE *f;
-	size_t n;
+	struct tsupport_proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The command name may hold anything: the fields follow its ')'. */
-	if ((s = strrchr(buf, ')')) == NULL)
-		return -1;
-	if (sscanf(s + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
-	    "%llu", &ppid, &utime, &stime) != 3)
+	if (tsupport_proc_stat(pid, &st) == -1)
 		return -1;
 	p->pid = pid;
-	p->ppid = ppid;
-	p->ticks = utime + stime;
+	p->ppid = st.ppid;
+	p->ticks = st.utime + st.stime;
 	return 0;
 }
 

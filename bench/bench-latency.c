@@ -20,12 +20,12 @@
 #include "bench-daemon.h"
 #include "bench-load.h"
 #include "bench-opts.h"
-#include "bench-proc.h"
 #include "bench-rpc.h"
 #include "bench-stamps.h"
 #include "bench-stat.h"
-#include "bench-tmpdir.h"
 #include "client.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 #define BENCH_LATENCY_SAMPLES 200
 #define BENCH_LATENCY_QUICK_SAMPLES 50
@@ -302,6 +302,7 @@ bench_latency_report(struct bench_latency_pipes *t,
 int
 main(int argc, char **argv)
 {
+	struct tsupport_err err;
 	struct bench_daemon_conf conf = {
 		.daemon = "slots = 2\nworkers = 2\npolicy = strict\n",
 		.priorities = "[priority.high]\nrank = 0\n"
@@ -337,16 +338,16 @@ main(int argc, char **argv)
 
 	if ((rc = bench_opts_parse(&opts, argc, argv)) != -1)
 		return rc;
-	if (bench_proc_beside("ref-stamp", stamp, sizeof stamp) == -1 ||
-	    bench_proc_beside("ref-latency", ref, sizeof ref) == -1 ||
+	if (tsupport_proc_beside("ref-stamp", 0, stamp, sizeof stamp) == -1 ||
+	    tsupport_proc_beside("ref-latency", 0, ref, sizeof ref) == -1 ||
 	    access(stamp, X_OK) == -1 || access(ref, X_OK) == -1) {
 		fprintf(stderr, "bench-latency: needs ref-stamp and "
 		    "ref-latency beside it (make bench-build)\n");
 		return 1;
 	}
-	if (bench_tmpdir_make(opts.dir, "latency", dir, sizeof dir) == -1) {
-		fprintf(stderr, "bench-latency: mkdtemp in %s: %s\n", opts.dir,
-		    strerror(errno));
+	if (tsupport_dir_make(dir, sizeof dir, opts.dir,
+	    "triage-bench-latency", &err) == -1) {
+		fprintf(stderr, "bench-latency: %s\n", err.msg);
 		return 1;
 	}
 	/* The daemon's jobs run as us, and reach the FIFOs. */
@@ -406,9 +407,8 @@ out:
 	ok = bench_daemon_finish(d, "bench-latency", ok);
 	bench_latency_pipes_close(&t);
 	bench_latency_pipes_close(&f);
-	if (bench_tmpdir_remove(dir) == -1)
-		fprintf(stderr, "bench-latency: cannot remove %s: %s\n", dir,
-		    strerror(errno));
+	if (tsupport_dir_remove(dir, &err) == -1)
+		fprintf(stderr, "bench-latency: %s\n", err.msg);
 	if (bench_daemon_interrupted() != 0)
 		return 128 + bench_daemon_interrupted();
 	return ok ? 0 : 1;

@@ -3,29 +3,30 @@
 #ifndef TRIAGE_BENCH_PG_H
 #define TRIAGE_BENCH_PG_H
 
-struct bench_pg;
+struct tsupport_pg;
 
 /*
- * Runs initdb and postgres of the newest /usr/lib/postgresql/VERSION/bin on
- * a new temp dir under parent, as the postgres user when we are root, and
- * waits until the server accepts connections. Our user gets a superuser
- * role of its name, so that a daemon of ours logs in with "user=NAME". The
- * guard (bench_daemon_guard_group) kills the server on Ctrl-C. Returns the
- * server, or NULL with *cause set (allocated) and nothing left behind.
+ * Runs initdb and postgres (tests/support/tsupport-pg.h) on a new temp dir
+ * under parent and waits until the server accepts connections. Our user
+ * gets a superuser role of its name, so that a daemon of ours logs in with
+ * "user=NAME". The guard (bench_daemon_guard_group) kills the server on
+ * Ctrl-C. Returns the server, or NULL with *cause set (allocated) and
+ * nothing left behind.
  */
-struct bench_pg *bench_pg_start(const char *parent, char **cause);
+struct tsupport_pg *bench_pg_start(const char *parent, char **cause);
 /*
  * Creates the empty database name ([a-z0-9_]) and returns the conninfo a
  * daemon of ours uses for it ("host=DIR port=PORT dbname=NAME user=US"),
  * the caller's to free; NULL with *cause set (allocated).
  */
-char *bench_pg_createdb(struct bench_pg *pg, const char *name, char **cause);
+char *bench_pg_createdb(struct tsupport_pg *pg, const char *name,
+    char **cause);
 /*
  * The transactions database name has committed and rolled back, as
  * pg_stat_database counts them, read on a connection to another database
  * (so that the read is not counted). -1 with *cause set (allocated).
  */
-long long bench_pg_xacts(struct bench_pg *pg, const char *name,
+long long bench_pg_xacts(struct tsupport_pg *pg, const char *name,
     char **cause);
 /*
  * Fast shutdown (SIGINT), waits for the server to exit, removes its dir
@@ -33,6 +34,6 @@ long long bench_pg_xacts(struct bench_pg *pg, const char *name,
  * not stop cleanly (it is killed and removed all the same). NULL is a
  * no-op.
  */
-int bench_pg_free(struct bench_pg *pg, char **cause);
+int bench_pg_free(struct tsupport_pg *pg, char **cause);
 
 #endif

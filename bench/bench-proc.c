@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -14,7 +13,7 @@
 #include <unistd.h>
 
 #include "bench-proc.h"
-#include "bench-stat.h"
+#include "tsupport-clock.h"
 
 extern char **environ;
 
@@ -52,7 +51,7 @@ bench_proc_run(char *const argv[], char *const envp[], int out_fd,
 	    (rc = posix_spawnattr_setsigmask(&attr, &none)) == 0 &&
 	    (rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK))
 	    == 0) {
-		t0 = bench_stat_now();
+		t0 = tsupport_clock_s();
 		rc = posix_spawn(&pid, argv[0], &fa, &attr, argv, envp);
 	}
 	posix_spawn_file_actions_destroy(&fa);
@@ -65,55 +64,6 @@ bench_proc_run(char *const argv[], char *const envp[], int out_fd,
 		if (errno != EINTR)
 			return -1;
 	}
-	*seconds = bench_stat_now() - t0;
+	*seconds = tsupport_clock_s() - t0;
 	return status;
-}
-
-char **
-bench_proc_env(const char *const *drop, size_t ndrop, char *const *add,
-    size_t nadd)
-{
-	char **env;
-	size_t n, i, j, k;
-	bool keep;
-
-	for (n = 0; environ[n] != NULL; n++)
-		continue;
-	if ((env = calloc(n + nadd + 1, sizeof *env)) == NULL)
-		return NULL;
-	for (i = 0, k = 0; i < n; i++) {
-		keep = true;
-		for (j = 0; j < ndrop; j++) {
-			if (strncmp(environ[i], drop[j], strlen(drop[j])) == 0)
-				keep = false;
-		}
-		if (keep)
-			env[k++] = environ[i];
-	}
-	for (j = 0; j < nadd; j++)
-		env[k++] = add[j];
-	env[k] = NULL;
-	return env;
-}
-
-int
-bench_proc_beside(const char *name, char *path, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) == -1)
-		return -1;
-	self[n] = '\0';
-	if ((slash = strrchr(self, '/')) == NULL) {
-		errno = ENOENT;
-		return -1;
-	}
-	*slash = '\0';
-	if ((size_t)snprintf(path, size, "%s/%s", self, name) >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
 }

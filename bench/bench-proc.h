@@ -13,16 +13,5 @@
  */
 int bench_proc_run(char *const argv[], char *const envp[], int out_fd,
     double *seconds);
-/*
- * Our environment without the variables whose "NAME=" prefixes drop lists,
- * plus add's "NAME=value" strings. The strings are borrowed: free the
- * array only. Built before a fork, since the child of a threaded process
- * may only call what is async-signal-safe. NULL out of memory.
- */
-char **bench_proc_env(const char *const *drop, size_t ndrop,
-    char *const *add, size_t nadd);
-/* The path of name beside this benchmark's binary (build/bin/NAME), into
- * path. 0, or -1 with errno. */
-int bench_proc_beside(const char *name, char *path, size_t size);
 
 #endif

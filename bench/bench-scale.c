@@ -20,6 +20,7 @@
 #include "bench-machine.h"
 #include "bench-why.h"
 #include "client.h"
+#include "tsupport-proc.h"
 
 #define SCALE_LEVELS_MAX 4
 #define SCALE_WINDOW 1000
@@ -119,23 +120,11 @@ scale_rss_kb(pid_t pid)
 static double
 scale_cpu_s(pid_t pid)
 {
-	unsigned long utime, stime;
-	char path[64], buf[1024], *p;
-	FILE *f;
-	size_t n;
+	struct tsupport_proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if ((f = fopen(path, "r")) == NULL)
+	if (tsupport_proc_stat(pid, &st) == -1)
 		return -1;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* Fields 14 and 15, after the command name's closing parenthesis. */
-	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 2,
-	    "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-	    &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Params of the i-th request of a pipelined batch; NULL out of memory. */

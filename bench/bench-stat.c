@@ -1,32 +1,12 @@
-/* bench-stat.c - for the benchmarks: the monotonic clock, and the medians and
- * percentiles of a run's samples, the figures every comparison reports. */
+/* bench-stat.c - for the benchmarks: the medians and percentiles of a run's
+ * samples, the figures every comparison reports. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench-stat.h"
 
 #define BENCH_STAT_MAX	64
-
-double
-bench_stat_now(void)
-{
-	struct timespec ts;
-
-	/* CLOCK_MONOTONIC cannot fail with a valid clock id and pointer. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-long long
-bench_stat_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int
 bench_stat_cmp(const void *a, const void *b)

@@ -1,15 +1,10 @@
-/* bench-stat.h - for the benchmarks: the monotonic clock, and the medians and
- * percentiles of a run's samples, the figures every comparison reports. */
+/* bench-stat.h - for the benchmarks: the medians and percentiles of a run's
+ * samples, the figures every comparison reports. */
 #ifndef TRIAGE_BENCH_STAT_H
 #define TRIAGE_BENCH_STAT_H
 
 #include <stddef.h>
 
-/* CLOCK_MONOTONIC in seconds: the clock every process of a run shares. */
-double bench_stat_now(void);
-/* CLOCK_MONOTONIC in nanoseconds, exact, for stamps passed between
- * processes. */
-long long bench_stat_now_ns(void);
 /* The median of v[0..n), which is left as it was (the mean of the middle
  * two when n is even); 0 when n is 0. At most 64 values are looked at. */
 double bench_stat_median(const double *v, size_t n);

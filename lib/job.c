@@ -422,261 +422,252 @@ job_set_reason(struct job *job, const char *fmt, ...)
 	return 0;
 }
 
-static json_t *
-job_time_json(int64_t ms)
+/*
+ * Where job_put sends the members of the job object: text appended to w
+ * (the wire's, jsonw.h) or, when w is NULL, members set in the object o.
+ * Each value has its two forms side by side below, and job_put lists the
+ * members once, for both: the text is the object's dump, byte for byte.
+ * Building the object beside the text keeps job_to_json as fast as it
+ * was: reading the text back with jansson takes it five times as long.
+ */
+struct job_out {
+	struct jsonw	*w;
+	json_t		*o;
+	bool		 failed;
+};
+
+/* Starts member key: true when it goes out as text (its value next). */
+static bool
+job_put_text(struct job_out *out, const char *key)
+{
+	if (out->w == NULL)
+		return false;
+	jsonw_key(out->w, key);
+	return true;
+}
+
+/* Sets member key of the object to value (stolen); NULL, out of memory,
+ * fails the object. */
+static void
+job_put_json(struct job_out *out, const char *key, json_t *value)
+{
+	if (json_object_set_new(out->o, key, value) != 0)
+		out->failed = true;
+}
+
+static void
+job_put_null(struct job_out *out, const char *key)
+{
+	if (job_put_text(out, key))
+		jsonw_null(out->w);
+	else
+		job_put_json(out, key, json_null());
+}
+
+static void
+job_put_int(struct job_out *out, const char *key, int64_t v)
+{
+	if (job_put_text(out, key))
+		jsonw_int(out->w, v);
+	else
+		job_put_json(out, key, json_integer((json_int_t)v));
+}
+
+/* The integer when known, else null. */
+static void
+job_put_opt_int(struct job_out *out, const char *key, bool known, int64_t v)
+{
+	if (known)
+		job_put_int(out, key, v);
+	else
+		job_put_null(out, key);
+}
+
+static void
+job_put_bool(struct job_out *out, const char *key, bool v)
+{
+	if (job_put_text(out, key))
+		jsonw_bool(out->w, v);
+	else
+		job_put_json(out, key, json_boolean(v));
+}
+
+/* A real, or null when v is negative (not measured). */
+static void
+job_put_real(struct job_out *out, const char *key, double v)
+{
+	if (v < 0)
+		job_put_null(out, key);
+	else if (job_put_text(out, key))
+		jsonw_real(out->w, v);
+	else
+		job_put_json(out, key, json_real(v));
+}
+
+/* A string; NULL, or one that is not UTF-8, fails both forms. */
+static void
+job_put_string(struct job_out *out, const char *key, const char *s)
+{
+	if (job_put_text(out, key))
+		jsonw_string(out->w, s);
+	else
+		job_put_json(out, key, json_string(s));
+}
+
+/* A string, or null for NULL. */
+static void
+job_put_opt_string(struct job_out *out, const char *key, const char *s)
+{
+	if (s != NULL)
+		job_put_string(out, key, s);
+	else
+		job_put_null(out, key);
+}
+
+/* A time in ms since the epoch as RFC 3339, or null when negative. */
+static void
+job_put_time(struct job_out *out, const char *key, int64_t ms)
 {
 	char buf[TIMEFMT_RFC3339_LEN];
 
-	if (ms < 0)
-		return json_null();
-	return json_string(timefmt_rfc3339(ms, buf));
+	job_put_opt_string(out, key, ms < 0 ? NULL : timefmt_rfc3339(ms, buf));
 }
 
-/* Byte strings: what is not UTF-8 as {"base64": ...} (bytestr.h). */
-static json_t *
-job_strv_json(char *const *v)
+/* A byte string (bytestr.h): what is not UTF-8 as {"base64": ...}. */
+static void
+job_put_bytes(struct job_out *out, const char *key, const char *s)
 {
-	json_t *arr = json_array();
+	if (job_put_text(out, key))
+		bytestr_write(out->w, s);
+	else
+		job_put_json(out, key, bytestr_json(s));
+}
 
+/* An array of byte strings; NULL is an empty one. */
+static void
+job_put_strv(struct job_out *out, const char *key, char *const *v)
+{
+	json_t *arr;
+
+	if (job_put_text(out, key)) {
+		bytestr_write_strv(out->w, v);
+		return;
+	}
+	arr = json_array();
 	for (; arr != NULL && v != NULL && *v != NULL; v++)
 		if (json_array_append_new(arr, bytestr_json(*v)) != 0) {
 			json_decref(arr);
-			return NULL;
+			arr = NULL;
 		}
-	return arr;
+	job_put_json(out, key, arr);
 }
 
-/* Steals value; a NULL value (out of memory) fails the whole object. */
-static int
-job_json_set(json_t *obj, const char *key, json_t *value)
+static void
+job_put_ids(struct job_out *out, const char *key, const uint64_t *ids,
+    size_t n)
 {
-	return value == NULL ? -1 : json_object_set_new(obj, key, value);
-}
-
-static json_t *
-job_opt_int(bool known, json_int_t v)
-{
-	return known ? json_integer(v) : json_null();
-}
-
-static json_t *
-job_opt_string(const char *s)
-{
-	return s != NULL ? json_string(s) : json_null();
-}
-
-static json_t *
-job_opt_real(double v)
-{
-	return v >= 0 ? json_real(v) : json_null();
-}
-
-static json_t *
-job_signal_json(int signo)
-{
-	char name[WAITSTATUS_SIGNAME_MAX];
-
-	if (signo <= 0)
-		return json_null();
-	return json_string(waitstatus_signame(signo, name));
-}
-
-static json_t *
-job_ids_json(const uint64_t *ids, size_t n)
-{
-	json_t *arr = json_array();
+	json_t *arr;
 	size_t i;
 
+	if (job_put_text(out, key)) {
+		jsonw_ids(out->w, ids, n);
+		return;
+	}
+	arr = json_array();
 	for (i = 0; arr != NULL && i < n; i++)
 		if (json_array_append_new(arr,
 		    json_integer((json_int_t)ids[i])) != 0) {
 			json_decref(arr);
-			return NULL;
+			arr = NULL;
 		}
-	return arr;
+	job_put_json(out, key, arr);
+}
+
+/* The labels, {} when NULL. Shared, not copied, by the object: labels
+ * are replaced whole, never edited. */
+static void
+job_put_labels(struct job_out *out, const char *key, json_t *labels)
+{
+	if (!job_put_text(out, key))
+		job_put_json(out, key, labels != NULL ? json_incref(labels) :
+		    json_object());
+	else if (labels != NULL)
+		jsonw_json(out->w, labels);
+	else
+		jsonw_raw(out->w, "{}", 2);
+}
+
+/* The members of the job object, in protocol.md's order. */
+static void
+job_put(struct job_out *out, const struct job *job, int64_t position,
+    const char *pending_reason)
+{
+	const struct job_run *run = job->run;
+	char sig[WAITSTATUS_SIGNAME_MAX];
+
+	job_put_int(out, "id", (int64_t)job->id);
+	job_put_string(out, "name", job_name(job));
+	job_put_strv(out, "argv", job->argv);
+	job_put_string(out, "priority", job->priority);
+	job_put_opt_string(out, "node", job->node);
+	job_put_opt_string(out, "pinned_node", job->pinned_node);
+	job_put_string(out, "state", job_state_name(job->state));
+	job_put_int(out, "slots", job->slots);
+	job_put_bool(out, "exclusive", job->exclusive);
+	job_put_real(out, "timeout", (double)job->timeout_ms / 1000);
+	job_put_int(out, "retries", job->retries);
+	job_put_ids(out, "after", job->after, job->nafter);
+	job_put_bytes(out, "cwd", job->cwd);
+	job_put_int(out, "uid", job->uid);
+	job_put_int(out, "gid", job->gid);
+	job_put_time(out, "submitted_at", job->submitted_at);
+	job_put_time(out, "started_at", run->started_at);
+	job_put_time(out, "finished_at", run->finished_at);
+	job_put_opt_int(out, "position", position >= 0, position);
+	job_put_opt_int(out, "pid", run->pid > 0, run->pid);
+	job_put_opt_int(out, "exit_code", run->exit_code >= 0,
+	    run->exit_code);
+	job_put_opt_string(out, "signal", run->signal > 0 ?
+	    waitstatus_signame(run->signal, sig) : NULL);
+	job_put_opt_string(out, "reason", run->reason);
+	job_put_int(out, "attempt", job->attempt);
+	job_put_real(out, "user_time", run->user_time);
+	job_put_real(out, "system_time", run->system_time);
+	job_put_opt_int(out, "max_rss_kb", run->max_rss_kb >= 0,
+	    run->max_rss_kb);
+	job_put_labels(out, "labels", job->labels);
+	job_put_bool(out, "held", job->held);
+	job_put_time(out, "begin_at", job->begin_at);
+	job_put_ids(out, "after_any", job->after_any, job->nafter_any);
+	job_put_int(out, "nice", job->nice);
+	job_put_bool(out, "merge_output", job->merge_output);
+	job_put_opt_string(out, "pending_reason", pending_reason);
 }
 
 json_t *
 job_to_json(const struct job *job, int64_t position,
     const char *pending_reason)
 {
-	const struct job_run *run = job->run;
-	json_t *o = json_object();
-	int rc = 0;
+	struct job_out out = { .o = json_object() };
 
-	if (o == NULL)
+	if (out.o == NULL)
 		return NULL;
-	rc |= job_json_set(o, "id", json_integer((json_int_t)job->id));
-	rc |= job_json_set(o, "name", json_string(job_name(job)));
-	rc |= job_json_set(o, "argv", job_strv_json(job->argv));
-	rc |= job_json_set(o, "priority", json_string(job->priority));
-	rc |= job_json_set(o, "node", job_opt_string(job->node));
-	rc |= job_json_set(o, "pinned_node", job_opt_string(job->pinned_node));
-	rc |= job_json_set(o, "state", json_string(job_state_name(job->state)));
-	rc |= job_json_set(o, "slots", json_integer(job->slots));
-	rc |= job_json_set(o, "exclusive", json_boolean(job->exclusive));
-	rc |= job_json_set(o, "timeout", json_real((double)job->timeout_ms / 1000));
-	rc |= job_json_set(o, "retries", json_integer(job->retries));
-	rc |= job_json_set(o, "after", job_ids_json(job->after, job->nafter));
-	rc |= job_json_set(o, "cwd", bytestr_json(job->cwd));
-	rc |= job_json_set(o, "uid", json_integer(job->uid));
-	rc |= job_json_set(o, "gid", json_integer(job->gid));
-	rc |= job_json_set(o, "submitted_at", job_time_json(job->submitted_at));
-	rc |= job_json_set(o, "started_at", job_time_json(run->started_at));
-	rc |= job_json_set(o, "finished_at", job_time_json(run->finished_at));
-	rc |= job_json_set(o, "position", job_opt_int(position >= 0, position));
-	rc |= job_json_set(o, "pid", job_opt_int(run->pid > 0, run->pid));
-	rc |= job_json_set(o, "exit_code",
-	    job_opt_int(run->exit_code >= 0, run->exit_code));
-	rc |= job_json_set(o, "signal", job_signal_json(run->signal));
-	rc |= job_json_set(o, "reason", job_opt_string(run->reason));
-	rc |= job_json_set(o, "attempt", json_integer(job->attempt));
-	rc |= job_json_set(o, "user_time", job_opt_real(run->user_time));
-	rc |= job_json_set(o, "system_time", job_opt_real(run->system_time));
-	rc |= job_json_set(o, "max_rss_kb",
-	    job_opt_int(run->max_rss_kb >= 0, run->max_rss_kb));
-	/* Shared, not copied: labels are replaced whole, never edited. */
-	rc |= job_json_set(o, "labels", job->labels != NULL ?
-	    json_incref(job->labels) : json_object());
-	rc |= job_json_set(o, "held", json_boolean(job->held));
-	rc |= job_json_set(o, "begin_at", job_time_json(job->begin_at));
-	rc |= job_json_set(o, "after_any",
-	    job_ids_json(job->after_any, job->nafter_any));
-	rc |= job_json_set(o, "nice", json_integer(job->nice));
-	rc |= job_json_set(o, "merge_output", json_boolean(job->merge_output));
-	rc |= job_json_set(o, "pending_reason", pending_reason != NULL ?
-	    json_string(pending_reason) : json_null());
-	if (rc != 0) {
-		json_decref(o);
+	job_put(&out, job, position, pending_reason);
+	if (out.failed) {
+		json_decref(out.o);
 		return NULL;
 	}
-	return o;
+	return out.o;
 }
 
-/* ,"k": before the value of key k (a literal): the keys of the job object
- * go out as constants, not through jsonw_key. */
-#define JOB_KEY(w, k) jsonw_raw((w), ",\"" k "\":", sizeof(k) + 3)
-
-static void
-job_time_text(struct jsonw *w, int64_t ms)
-{
-	char buf[TIMEFMT_RFC3339_LEN];
-
-	if (ms < 0)
-		jsonw_null(w);
-	else
-		jsonw_string(w, timefmt_rfc3339(ms, buf));
-}
-
-static void
-job_opt_int_text(struct jsonw *w, bool known, int64_t v)
-{
-	if (known)
-		jsonw_int(w, v);
-	else
-		jsonw_null(w);
-}
-
-static void
-job_opt_real_text(struct jsonw *w, double v)
-{
-	if (v >= 0)
-		jsonw_real(w, v);
-	else
-		jsonw_null(w);
-}
-
-/* A string that may be NULL (null then). */
-static void
-job_opt_string_text(struct jsonw *w, const char *s)
-{
-	if (s != NULL)
-		jsonw_string(w, s);
-	else
-		jsonw_null(w);
-}
-
-/* Keep in step with job_to_json: test-job compares the two, field by
- * field, for every kind of value. */
 int
 job_write_json(const struct job *job, int64_t position,
     const char *pending_reason, struct jsonw *w)
 {
-	const struct job_run *run = job->run;
-	char sig[WAITSTATUS_SIGNAME_MAX];
+	struct job_out out = { .w = w };
 
-	jsonw_raw(w, "{\"id\":", 6);
-	jsonw_int(w, (int64_t)job->id);
-	JOB_KEY(w, "name");
-	jsonw_string(w, job_name(job));
-	JOB_KEY(w, "argv");
-	bytestr_write_strv(w, job->argv);
-	JOB_KEY(w, "priority");
-	jsonw_string(w, job->priority);
-	JOB_KEY(w, "node");
-	job_opt_string_text(w, job->node);
-	JOB_KEY(w, "pinned_node");
-	job_opt_string_text(w, job->pinned_node);
-	JOB_KEY(w, "state");
-	jsonw_string(w, job_state_name(job->state));
-	JOB_KEY(w, "slots");
-	jsonw_int(w, job->slots);
-	JOB_KEY(w, "exclusive");
-	jsonw_bool(w, job->exclusive);
-	JOB_KEY(w, "timeout");
-	jsonw_real(w, (double)job->timeout_ms / 1000);
-	JOB_KEY(w, "retries");
-	jsonw_int(w, job->retries);
-	JOB_KEY(w, "after");
-	jsonw_ids(w, job->after, job->nafter);
-	JOB_KEY(w, "cwd");
-	bytestr_write(w, job->cwd);
-	JOB_KEY(w, "uid");
-	jsonw_int(w, job->uid);
-	JOB_KEY(w, "gid");
-	jsonw_int(w, job->gid);
-	JOB_KEY(w, "submitted_at");
-	job_time_text(w, job->submitted_at);
-	JOB_KEY(w, "started_at");
-	job_time_text(w, run->started_at);
-	JOB_KEY(w, "finished_at");
-	job_time_text(w, run->finished_at);
-	JOB_KEY(w, "position");
-	job_opt_int_text(w, position >= 0, position);
-	JOB_KEY(w, "pid");
-	job_opt_int_text(w, run->pid > 0, run->pid);
-	JOB_KEY(w, "exit_code");
-	job_opt_int_text(w, run->exit_code >= 0, run->exit_code);
-	JOB_KEY(w, "signal");
-	job_opt_string_text(w, run->signal > 0 ?
-	    waitstatus_signame(run->signal, sig) : NULL);
-	JOB_KEY(w, "reason");
-	job_opt_string_text(w, run->reason);
-	JOB_KEY(w, "attempt");
-	jsonw_int(w, job->attempt);
-	JOB_KEY(w, "user_time");
-	job_opt_real_text(w, run->user_time);
-	JOB_KEY(w, "system_time");
-	job_opt_real_text(w, run->system_time);
-	JOB_KEY(w, "max_rss_kb");
-	job_opt_int_text(w, run->max_rss_kb >= 0, run->max_rss_kb);
-	JOB_KEY(w, "labels");
-	if (job->labels != NULL)
-		jsonw_json(w, job->labels);
-	else
-		jsonw_raw(w, "{}", 2);
-	JOB_KEY(w, "held");
-	jsonw_bool(w, job->held);
-	JOB_KEY(w, "begin_at");
-	job_time_text(w, job->begin_at);
-	JOB_KEY(w, "after_any");
-	jsonw_ids(w, job->after_any, job->nafter_any);
-	JOB_KEY(w, "nice");
-	jsonw_int(w, job->nice);
-	JOB_KEY(w, "merge_output");
-	jsonw_bool(w, job->merge_output);
-	JOB_KEY(w, "pending_reason");
-	job_opt_string_text(w, pending_reason);
-	jsonw_raw(w, "}", 1);
+	jsonw_open(w);
+	job_put(&out, job, position, pending_reason);
+	jsonw_close(w);
 	return w->failed ? -1 : 0;
 }

@@ -2,7 +2,6 @@
  * driven over the DevTools protocol on a pipe (--remote-debugging-pipe). */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <resolv.h>
 #include <setjmp.h>
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 
 #include "cdp.h"
 #include "harness.h"
+#include "tsupport-dir.h"
 
 /* The pipe's ends in Chromium, which --remote-debugging-pipe fixes: it
  * reads our commands on 3 and writes its answers and events on 4. */
@@ -280,16 +279,6 @@ cdp_call_void(struct cdp *c, const char *method, json_t *params, bool browser)
 	json_decref(cdp_call(c, method, params, browser));
 }
 
-static int
-cdp_rm_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
 /* The browser's process, to exec in the forked child: never returns. */
 static void __attribute__((noreturn))
 cdp_exec(const struct cdp *c, int in, int out, int width, int height)
@@ -422,6 +411,7 @@ cdp_start(int width, int height)
 void
 cdp_stop(struct cdp *c)
 {
+	struct tsupport_err err;
 	int status;
 
 	if (c == NULL)
@@ -439,10 +429,9 @@ cdp_stop(struct cdp *c)
 			continue;
 	}
 	/* Twice: a helper still dying may have written a last file. */
-	nftw(c->dir, cdp_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	if (nftw(c->dir, cdp_rm_cb, 16, FTW_DEPTH | FTW_PHYS) == 0 &&
-	    access(c->dir, F_OK) == 0)
-		fprintf(stderr, "cdp: could not remove %s\n", c->dir);
+	if (tsupport_dir_remove(c->dir, &err) == -1 &&
+	    tsupport_dir_remove(c->dir, &err) == -1)
+		fprintf(stderr, "cdp: %s\n", err.msg);
 	free(c->session);
 	free(c->buf);
 	free(c);

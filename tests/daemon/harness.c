@@ -1,7 +1,6 @@
 /* harness.c - for the daemon tests: a real triaged on a temp socket and state
  * dir, in its own process group, and helpers to talk to it over the socket. */
 #include <dlfcn.h>
-#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -14,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -26,11 +24,16 @@
 #include "harness.h"
 #include "tpg.h"
 #include "proc.h"
+#include "tsupport-child.h"
+#include "tsupport-clock.h"
+#include "tsupport-daemon.h"
+#include "tsupport-dir.h"
+#include "tsupport-proc.h"
 
 /* Words of TRIAGE_TEST_WRAPPER used at most. */
 #define WRAPPER_WORDS 64
-/* How many 10 ms naps tkill waits for a server to obey its stop_signal. */
-#define TSTOP_NAPS 1000
+/* How long tkill waits for a server to obey its stop_signal. */
+#define TSTOP_MS 10000
 /* Daemons alive at once in one test binary. */
 #define TLIVE_MAX 64
 /* A gated job gives up after this many 20 ms naps, over 5 min (run-tests.sh's
@@ -63,16 +66,12 @@ const char *
 tbin(const char *name)
 {
 	static char path[PATH_MAX + 64];
-	char self[PATH_MAX];
-	ssize_t n;
+	char rel[64];
 
 	/* build/tests/test-x -> build/bin/name (the asan tree likewise) */
-	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) < 0)
+	snprintf(rel, sizeof rel, "bin/%.32s", name);
+	if (tsupport_proc_beside(rel, 1, path, sizeof path) == -1)
 		fail_msg("readlink /proc/self/exe: %s", strerror(errno));
-	self[n] = '\0';
-	*strrchr(self, '/') = '\0';
-	*strrchr(self, '/') = '\0';
-	snprintf(path, sizeof path, "%s/bin/%.32s", self, name);
 	return path;
 }
 
@@ -105,61 +104,68 @@ twrapped(void)
 	return twrapper() != NULL;
 }
 
-/* A copy of s for an argv, in a child about to exec: no way back. */
-static char *
-texec_arg(const char *s)
-{
-	char *copy = strdup(s);
+/*
+ * The command line that runs bin --config conf: through the wrapper when
+ * there is one, with TRIAGE_TEST_LAUNCH naming this daemon for its log
+ * files (valgrind's %q{TRIAGE_TEST_LAUNCH}): with the pid alone, a pid that
+ * comes round again over a long run would overwrite an earlier process's
+ * report. All in cmd: a forked child makes one too.
+ */
+struct tcommand {
+	char	 words[1024];	/* the wrapper's, split in place */
+	char	 bin[PATH_MAX];
+	char	 conf[300];
+	char	 name[8];
+	char	 opt[9];
+	char	 launch[160];	/* TRIAGE_TEST_LAUNCH=... */
+	char	*argv[WRAPPER_WORDS + 4];
+	bool	 wrapped;	/* argv[0] a name to look up in $PATH */
+};
 
-	if (copy == NULL)
-		_exit(127);
-	return copy;
-}
-
-/* Execs bin --config conf, through the wrapper when there is one. */
-static void __attribute__((noreturn))
-texec_program(const char *bin, const char *conf)
+static void
+tcommand(struct tcommand *cmd, const char *bin, const char *conf)
 {
-	char *argv[WRAPPER_WORDS + 4], *words, *w, *save = NULL;
 	const char *wrapper = twrapper();
-	char launch[128];
+	char *w, *save = NULL;
 	struct timespec ts;
 	int n = 0;
 
-	if (wrapper != NULL) {
-		words = texec_arg(wrapper);
-		for (w = strtok_r(words, " \t\n", &save);
+	snprintf(cmd->bin, sizeof cmd->bin, "%s", bin);
+	snprintf(cmd->conf, sizeof cmd->conf, "%s", conf);
+	snprintf(cmd->name, sizeof cmd->name, "triaged");
+	snprintf(cmd->opt, sizeof cmd->opt, "--config");
+	cmd->wrapped = wrapper != NULL;
+	if (cmd->wrapped) {
+		snprintf(cmd->words, sizeof cmd->words, "%s", wrapper);
+		for (w = strtok_r(cmd->words, " \t\n", &save);
 		    w != NULL && n < WRAPPER_WORDS;
 		    w = strtok_r(NULL, " \t\n", &save))
-			argv[n++] = w;
-		/*
-		 * Names this daemon for the wrapper's log files (valgrind's
-		 * %q{TRIAGE_TEST_LAUNCH}): with the pid alone, a pid that
-		 * comes round again over a long run would overwrite an
-		 * earlier process's report.
-		 */
+			cmd->argv[n++] = w;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		snprintf(launch, sizeof launch, "%s.triaged.%lld.%09ld",
+		snprintf(cmd->launch, sizeof cmd->launch,
+		    "TRIAGE_TEST_LAUNCH=%s.triaged.%lld.%09ld",
 		    program_invocation_short_name, (long long)ts.tv_sec,
 		    ts.tv_nsec);
-		setenv("TRIAGE_TEST_LAUNCH", launch, 1);
 	}
-	argv[n] = texec_arg(n == 0 ? "triaged" : bin);
+	cmd->argv[n] = n == 0 ? cmd->name : cmd->bin;
 	n++;
-	argv[n++] = texec_arg("--config");
-	argv[n++] = texec_arg(conf);
-	argv[n] = NULL;
-	if (wrapper != NULL)
-		execvp(argv[0], argv);
-	else
-		execv(bin, argv);
-	_exit(127);
+	cmd->argv[n++] = cmd->opt;
+	cmd->argv[n++] = cmd->conf;
+	cmd->argv[n] = NULL;
 }
 
 void
 texec_triaged(const char *conf)
 {
-	texec_program(tbin("triaged"), conf);
+	struct tcommand cmd;
+
+	tcommand(&cmd, tbin("triaged"), conf);
+	if (cmd.wrapped) {
+		putenv(cmd.launch);
+		execvp(cmd.argv[0], cmd.argv);
+	} else
+		execv(cmd.bin, cmd.argv);
+	_exit(127);
 }
 
 bool
@@ -168,27 +174,16 @@ tpid_alive(pid_t pid)
 	return proc_alive(pid);
 }
 
-static int64_t
-tnow_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t
 tdeadline(int ms)
 {
-	return tnow_ms() + ms;
+	return tsupport_clock_ms() + ms;
 }
 
 int
 tleft_ms(int64_t deadline)
 {
-	int64_t left = deadline - tnow_ms();
-
-	return left > 0 ? (int)(left < INT_MAX ? left : INT_MAX) : 0;
+	return tsupport_clock_left_ms(deadline);
 }
 
 void
@@ -197,20 +192,12 @@ tcheck_deadline(int64_t deadline, const char *fmt, ...)
 	char what[512];
 	va_list ap;
 
-	if (tnow_ms() <= deadline)
+	if (tsupport_clock_ms() <= deadline)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	fail_msg("timed out waiting for %s", what);
-}
-
-static void
-tsleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* write(2) to stderr, async-signal-safe like the rest of the clean-up path:
@@ -280,35 +267,18 @@ tdaemon_dump_log(const struct tdaemon *d)
 	tlog_copy(d, 0, NULL);
 }
 
-/* Kills d's process group and reaps d. SIGKILL cannot be refused, so the
- * blocking wait ends. A d with a stop_signal gets it first, and the time to
- * end its own processes before the SIGKILL. */
+/* Kills d's process group and reaps d. A d with a stop_signal gets it
+ * first, and the time to end its own processes before the SIGKILL. */
 static void
 tkill(struct tdaemon *d)
 {
-	struct timespec nap = { 0, 10 * 1000000 };
-	int i;
-
-	if (d->pid <= 0)
-		return;
-	if (d->stop_signal != 0) {
-		kill(d->pid, SIGCONT);
-		kill(d->pid, d->stop_signal);
-		for (i = 0; i < TSTOP_NAPS; i++) {
-			if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
-				d->pid = 0;
-				return;
-			}
-			nanosleep(&nap, NULL);
-		}
-	}
-	kill(-d->pid, SIGKILL);
-	while (waitpid(d->pid, NULL, 0) == -1 && errno == EINTR)
-		continue;
+	tsupport_child_end(d->pid, d->stop_signal, TSTOP_MS);
 	d->pid = 0;
 }
 
-/* rm -rf of d's dir. Returns 0, or -1 if rm did not succeed. */
+/* Removes d's dir and all in it, in a child: run-tests.sh's timeout
+ * signals our whole group, and the removal finishes its job all the same.
+ * Returns 0, or -1 if it did not succeed. */
 static int
 trm_dir(const struct tdaemon *d)
 {
@@ -318,13 +288,11 @@ trm_dir(const struct tdaemon *d)
 	if (d->dir[0] == '\0')
 		return 0;
 	if ((pid = fork()) == 0) {
-		/* run-tests.sh's timeout signals our whole group: rm finishes
-		 * its job all the same. */
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
-		execl("/bin/rm", "rm", "-rf", "--", d->dir, (char *)NULL);
-		_exit(127);
+		_exit(tsupport_dir_remove(d->dir, &(struct tsupport_err){ 0 })
+		    == 0 ? 0 : 1);
 	}
 	if (pid == -1)
 		return -1;
@@ -631,84 +599,48 @@ _cmocka_run_group_tests(const char *group_name,
 	return rc;
 }
 
-void
-tbecome(const char *user)
-{
-	struct passwd *pw = getpwnam(user);
-
-	if (pw == NULL || initgroups(user, pw->pw_gid) == -1 ||
-	    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
-		fprintf(stderr, "harness: cannot become %s: %s\n", user,
-		    pw == NULL ? "no such user" : strerror(errno));
-		_exit(127);
-	}
-}
-
 /* Starts triaged on d's config and waits until its socket answers. On
  * failure d is left registered, for the test's clean-up. */
 static void
 tdaemon_launch(struct tdaemon *d)
 {
-	struct client *c;
-	char *cause = NULL;
-	pid_t parent = getpid(), pid;
-	int64_t deadline;
-	int fd, status;
-
-	if ((pid = fork()) == 0) {
-		setpgid(0, 0);
-		/* A test that dies takes its daemon along (and the daemon's
-		 * workers follow it): nothing is left running. Unless the
-		 * test died before the prctl. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-		    0600);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		unsetenv("TRIAGE_SOCKET");
-		unsetenv("TRIAGE_CONFIG");
+	static const char *const drop[] = {
+		"TRIAGE_SOCKET=", "TRIAGE_CONFIG=", "TRIAGE_TEST_LAUNCH=",
+	};
+	struct tsupport_child_user user;
+	struct tsupport_err err;
+	struct tcommand cmd;
+	char *const add[] = { cmd.launch };
+	struct tsupport_child c = {
+		.argv = cmd.argv, .leader = true, .log = d->log,
 		/* Relative paths of a config are the test dir's. */
-		if (chdir(d->dir) != 0)
-			_exit(127);
-		if (d->user[0] != '\0') {
-			tbecome(d->user);
-			/* A change of user clears the parent-death signal. */
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(127);
-		}
-		texec_program(d->bin, d->conf);
-	}
-	if (pid == -1)
-		fail_msg("fork: %s", strerror(errno));
-	d->pid = pid;
-	setpgid(d->pid, d->pid);
+		.cwd = d->dir,
+		/* A test that dies takes its daemon along (and the daemon's
+		 * workers follow it): nothing is left running. */
+		.deathsig = SIGKILL,
+	};
+	char **env;
 
-	/* Ready once the socket answers; polled, never a fixed sleep. */
-	deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
-	for (;;) {
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-			d->pid = 0;
-			if (WIFEXITED(status))
-				fail_msg("triaged exited with status %d before "
-				    "it was ready", WEXITSTATUS(status));
-			fail_msg("triaged was killed by signal %d before it "
-			    "was ready", WTERMSIG(status));
-		}
-		if ((c = client_connect(d->sock, &cause)) != NULL) {
-			client_free(c);
-			return;
-		}
-		free(cause);
-		cause = NULL;
-		if (tnow_ms() > deadline)
-			fail_msg("triaged did not answer on %s", d->sock);
-		tsleep_ms(5);
+	tcommand(&cmd, d->bin, d->conf);
+	c.path = cmd.wrapped ? cmd.argv[0] : cmd.bin;
+	c.search = cmd.wrapped;
+	if (d->user[0] != '\0') {
+		if (tsupport_child_user(d->user, &user, &err) == -1)
+			fail_msg("%s", err.msg);
+		c.user = &user;
 	}
+	if ((c.envp = env = tsupport_child_env(drop, sizeof drop /
+	    sizeof drop[0], add, cmd.wrapped ? 1 : 0)) == NULL)
+		fail_msg("out of memory");
+	d->pid = tsupport_child_spawn(&c, &err);
+	free(env);
+	if (d->pid == -1) {
+		d->pid = 0;
+		fail_msg("%s", err.msg);
+	}
+	if (tsupport_daemon_ready(d->pid, d->sock, HARNESS_TIMEOUT_MS, &err) ==
+	    -1)
+		fail_msg("%s", err.msg);
 }
 
 /* A copy of file from to a new file to, with mode. */
@@ -784,33 +716,37 @@ tcluster_section(struct tdaemon *d, const char *extra)
 void
 tdaemon_rewrite(const struct tdaemon *d, const char *fmt, ...)
 {
+	struct tsupport_err err;
 	va_list ap;
-	FILE *f;
+	char *text;
+	int n;
 
-	if ((f = fopen(d->conf, "w")) == NULL)
-		fail_msg("cannot rewrite %s: %s", d->conf, strerror(errno));
-	fprintf(f, "[daemon]\nsocket = %s\nstate_dir = %s\n", d->sock,
-	    d->state);
 	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
+	n = vasprintf(&text, fmt, ap);
 	va_end(ap);
-	fprintf(f, "\n%s", d->cluster);
-	fclose(f);
+	if (n == -1)
+		fail_msg("out of memory");
+	if (tsupport_daemon_conf(d->conf, d->sock, d->state, &err, "%s\n%s",
+	    text, d->cluster) == -1)
+		fail_msg("%s", err.msg);
+	free(text);
 }
 
 struct tdaemon *
 tdaemon_start_as(const char *extra, const char *user)
 {
 	struct tdaemon *d = calloc(1, sizeof *d);
-	char dir[sizeof d->dir] = "/tmp/triage-test-XXXXXX";
+	char dir[sizeof d->dir];
 	struct passwd *pw = NULL;
+	struct tsupport_err err;
 
 	assert_non_null(d);
 	/* From here on a failure leaves d to the clean-up (treap), which
 	 * skips what is not there yet. */
 	tlive_add(d);
-	if (mkdtemp(dir) == NULL)
-		fail_msg("mkdtemp: %s", strerror(errno));
+	if (tsupport_dir_make(dir, sizeof dir, "/tmp", "triage-test", &err) ==
+	    -1)
+		fail_msg("%s", err.msg);
 	memcpy(d->dir, dir, sizeof d->dir);
 	snprintf(d->sock, sizeof d->sock, "%s/sock", d->dir);
 	snprintf(d->conf, sizeof d->conf, "%s/triage.conf", d->dir);
@@ -862,24 +798,20 @@ tdaemon_crash(struct tdaemon *d)
 int
 tdaemon_stop(struct tdaemon *d)
 {
-	int64_t deadline;
+	struct tsupport_err err;
 	int status = 0;
 
 	if (d->pid <= 0)
 		return 0;
-	kill(d->pid, SIGTERM);
-	deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
-	for (;;) {
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-			d->pid = 0;
-			/* A test that did not expect this status fails,
-			 * and the log comes out then. */
-			return status;
-		}
-		if (tnow_ms() > deadline)
-			fail_msg("triaged did not stop after SIGTERM");
-		tsleep_ms(5);
-	}
+	if (tsupport_daemon_stop(d->pid, HARNESS_TIMEOUT_MS, &err) == -1)
+		fail_msg("%s", err.msg);
+	/* Its workers follow it by themselves: the group is not killed. */
+	if (tsupport_child_reap(d->pid, false, &status) == -1)
+		fail_msg("waitpid: %s", strerror(errno));
+	d->pid = 0;
+	/* A test that did not expect this status fails, and the log comes
+	 * out then. */
+	return status;
 }
 
 void
@@ -1093,7 +1025,7 @@ tjstr(const json_t *job, const char *key)
 pid_t
 trunning_pid(struct client *c, int64_t id)
 {
-	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
+	int64_t deadline = tsupport_clock_ms() + HARNESS_TIMEOUT_MS;
 	json_t *job;
 	pid_t pid = 0;
 
@@ -1104,16 +1036,16 @@ trunning_pid(struct client *c, int64_t id)
 		json_decref(job);
 		if (pid > 0)
 			return pid;
-		if (tnow_ms() > deadline)
+		if (tsupport_clock_ms() > deadline)
 			fail_msg("job %lld never ran", (long long)id);
-		tsleep_ms(10);
+		tsupport_clock_sleep_ms(10);
 	}
 }
 
 pid_t
 toutput_pid(struct client *c, int64_t id)
 {
-	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
+	int64_t deadline = tsupport_clock_ms() + HARNESS_TIMEOUT_MS;
 	json_t *page;
 	pid_t pid;
 
@@ -1124,21 +1056,21 @@ toutput_pid(struct client *c, int64_t id)
 		json_decref(page);
 		if (pid > 0)
 			return pid;
-		if (tnow_ms() > deadline)
+		if (tsupport_clock_ms() > deadline)
 			fail_msg("job %lld printed no pid", (long long)id);
-		tsleep_ms(10);
+		tsupport_clock_sleep_ms(10);
 	}
 }
 
 void
 twait_gone(pid_t pid)
 {
-	int64_t deadline = tnow_ms() + HARNESS_TIMEOUT_MS;
+	int64_t deadline = tsupport_clock_ms() + HARNESS_TIMEOUT_MS;
 
 	while (tpid_alive(pid)) {
-		if (tnow_ms() > deadline)
+		if (tsupport_clock_ms() > deadline)
 			fail_msg("process %d is still there", (int)pid);
-		tsleep_ms(1);
+		tsupport_clock_sleep_ms(1);
 	}
 }
 
@@ -1235,7 +1167,7 @@ tstop(pid_t pid)
 	/* The signal takes effect when the process next runs. */
 	while (tproc_state(pid) != 'T') {
 		tcheck_deadline(deadline, "process %d to stop", (int)pid);
-		tsleep_ms(1);
+		tsupport_clock_sleep_ms(1);
 	}
 }
 
@@ -1270,7 +1202,7 @@ twait_log(const struct tdaemon *d, const char *text)
 			tdaemon_dump_log(d);
 			fail_msg("the log never said \"%s\"", text);
 		}
-		tsleep_ms(10);
+		tsupport_clock_sleep_ms(10);
 	}
 }
 
@@ -1308,15 +1240,14 @@ tstorm(const char *sock, const char *prio, int fd)
 
 /*
  * Runs triaged on conf (its stderr into out) and waits, for 30 s at most
- * (times tslow()), for it to exit, as it must when it refuses to start. Returns its wait
- * status.
+ * (times tslow()), for it to exit, as it must when it refuses to start.
+ * Returns its wait status.
  */
 int
 trun_refused(const char *conf, const char *out)
 {
-	struct timespec ts = { 0, 10 * 1000000 };
-	int status, fd, i;
-	pid_t pid, got;
+	int status, fd;
+	pid_t pid;
 
 	if ((pid = fork()) == 0) {
 		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -1325,16 +1256,24 @@ trun_refused(const char *conf, const char *out)
 		texec_triaged(conf);
 	}
 	assert_true(pid > 0);
-	for (i = 0; i < 3000 * tslow(); i++) {
-		if ((got = waitpid(pid, &status, WNOHANG)) == pid)
-			return status;
-		assert_int_equal(got, 0);
-		nanosleep(&ts, NULL);
+	if (tsupport_child_wait(pid, 30000 * tslow(), NULL) == 0) {
+		assert_int_equal(tsupport_child_reap(pid, false, &status), 0);
+		return status;
 	}
+	assert_int_equal(errno, ETIMEDOUT);
 	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	(void)tsupport_child_reap(pid, false, NULL);
 	fail_msg("triaged did not exit: it started when it should not have");
 	return -1;
+}
+
+void
+tremove_dir(const char *dir)
+{
+	struct tsupport_err err;
+
+	if (tsupport_dir_remove(dir, &err) == -1)
+		fail_msg("%s", err.msg);
 }
 
 /* The whole of a small file, NUL-terminated, into buf. */
@@ -1362,15 +1301,6 @@ twrite_text(const char *path, const char *fmt, ...)
 	vfprintf(f, fmt, ap);
 	va_end(ap);
 	fclose(f);
-}
-
-double
-tclock_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
 }
 
 static int

@@ -73,9 +73,6 @@ bool twrapped(void);
  * Fails the test, freeing d, when too many are alive.
  */
 void tdaemon_adopt(struct tdaemon *d);
-/* In a forked child: takes on user's ids and groups, for good, or exits
- * 127 saying why. */
-void tbecome(const char *user);
 /* The daemon's config from now on: its [daemon] socket and state_dir
  * lines, then the printf-formatted text (more [daemon] keys first, then
  * any sections), then its [cluster] section if it has one. */
@@ -217,14 +214,14 @@ bool tlog_has(const struct tdaemon *d, const char *text);
  * status.
  */
 int trun_refused(const char *conf, const char *out);
+/* Removes dir and all in it; fails the test when it cannot. */
+void tremove_dir(const char *dir);
 /* The start of a small file, NUL-terminated, into buf. */
 void tread_text(const char *path, char *buf, size_t size);
 /* A file of the printf-formatted text. */
 void twrite_text(const char *path, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The monotonic clock in milliseconds, to the microsecond: for latencies. */
-double tclock_ms(void);
 /* The p-th percentile (0 < p <= 100) of n values, which it sorts. */
 double tpercentile(double *v, size_t n, double p);
 

@@ -1,7 +1,6 @@
 /* loop.c - for the daemon tests that drive parts of the daemon on a bare
  * event_base: a temp dir, a wait with a deadline, a fifo, jobs to run. */
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,6 +17,7 @@
 
 #include "job.h"
 #include "loop.h"
+#include "tsupport-dir.h"
 
 static void
 loop_safety_cb(evutil_socket_t fd, short what, void *arg)
@@ -66,20 +66,11 @@ loop_open(struct loop *l)
 	return 0;
 }
 
-static int
-loop_rm_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 void
 loop_free(void *fixture)
 {
 	struct loop *l = fixture;
+	struct tsupport_err err;
 
 	if (l->fifo_ev != NULL)
 		event_free(l->fifo_ev);
@@ -90,7 +81,7 @@ loop_free(void *fixture)
 	if (l->base != NULL)
 		event_base_free(l->base);
 	if (l->dir[0] != '\0')
-		nftw(l->dir, loop_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+		(void)tsupport_dir_remove(l->dir, &err);
 	free(l);
 }
 

@@ -1,7 +1,6 @@
 /* proc.c - for the daemon tests that run real jobs: what /proc says of a
  * process, and pidfds to wait for one to end. */
 #include <dirent.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,32 +17,22 @@
 
 #include "loop.h"
 #include "proc.h"
+#include "tsupport-proc.h"
 
 int
 proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgrp, pid_t *sid)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, a, b, c;
+	struct tsupport_proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (tsupport_proc_stat(pid, &st) == -1)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm may hold anything, ')' included: the last one ends it */
-	if ((p = strrchr(buf, ')')) == NULL ||
-	    sscanf(p + 1, " %c %d %d %d", state, &a, &b, &c) != 4)
-		return -1;
+	*state = st.state;
 	if (ppid != NULL)
-		*ppid = a;
+		*ppid = st.ppid;
 	if (pgrp != NULL)
-		*pgrp = b;
+		*pgrp = st.pgrp;
 	if (sid != NULL)
-		*sid = c;
+		*sid = st.sid;
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #include "harness.h"
 #include "tpg.h"
 #include "tproxy.h"
+#include "tsupport-clock.h"
 
 #define NODES 3
 /* Short, so that a dead node's jobs come back within a test's wait; not
@@ -629,7 +630,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	assert_string_equal(why, "slots");
 	assert_true(node_up_at(cl, 0, "b"));
 
-	t0 = (int64_t)tclock_ms();
+	t0 = (int64_t)tsupport_clock_ms_f();
 	tdaemon_crash(cl->d[1]);
 	client_free(cl->c[1]);
 	cl->c[1] = NULL;
@@ -639,7 +640,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 		tcheck_deadline(deadline, "node b to be down at node a");
 		usleep(20000);
 	}
-	down_s = (tclock_ms() - (double)t0) / 1000;
+	down_s = (tsupport_clock_ms_f() - (double)t0) / 1000;
 	pending_at(cl, 0, pinned, why, sizeof why);
 	assert_string_equal(why, "node:b");
 	assert_true(cli_list_has(cl, 0, "node b is down"));
@@ -653,7 +654,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 		tcheck_deadline(deadline, "a takeover of node b's job logged");
 		usleep(20000);
 	}
-	taken_s = (tclock_ms() - (double)t0) / 1000;
+	taken_s = (tsupport_clock_ms_f() - (double)t0) / 1000;
 	assert_true(tlog_has(cl->d[0], "taking over its 1 running jobs") ||
 	    tlog_has(cl->d[2], "taking over its 1 running jobs"));
 	wait_state(cl, 0, id, "queued", 2);

@@ -486,12 +486,7 @@ test_older_database_is_migrated(void **state)
 	}
 	d = tdaemon_start(NULL);
 	assert_int_equal(tdaemon_stop(d), 0);
-	{
-		char cmd[400];
-
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->state);
-		assert_int_equal(system(cmd), 0);
-	}
+	tremove_dir(d->state);
 	write_v1_db(d->state);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -510,7 +505,7 @@ test_older_database_is_migrated(void **state)
 static void
 test_unusable_state_dir_is_a_clear_fatal_error(void **state)
 {
-	char dir[] = "/tmp/triage-test-XXXXXX", conf[300], log[300], cmd[400];
+	char dir[] = "/tmp/triage-test-XXXXXX", conf[300], log[300];
 	char buf[4096] = "";
 	int status;
 	pid_t pid;
@@ -536,8 +531,7 @@ test_unusable_state_dir_is_a_clear_fatal_error(void **state)
 	(void)!fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	assert_non_null(strstr(buf, conf));
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	tremove_dir(dir);
 }
 
 static void

@@ -1,7 +1,6 @@
 /* test-faults.c - a real triaged under load and faults: a worker killed
  * mid-job, many jobs and no zombies, hundreds of clients busy or silent,
  * max_clients, and each way of shutting down. */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,33 +18,21 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "proc.h"
 
 /* Zombies whose parent is the daemon or one of its children. */
 static int
 zombies_under(pid_t daemon)
 {
-	char path[300], buf[512], *p, st;
-	int n = 0, ppid;
-	struct dirent *de;
-	DIR *dir = opendir("/proc");
-	FILE *f;
+	pid_t zombies[256], ppid;
+	int n, i, under = 0;
 
-	assert_non_null(dir);
-	while ((de = readdir(dir)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if ((f = fopen(path, "r")) == NULL)
-			continue;
-		if (fgets(buf, sizeof buf, f) != NULL &&
-		    (p = strrchr(buf, ')')) != NULL &&
-		    sscanf(p + 2, "%c %d", &st, &ppid) == 2 && st == 'Z' &&
-		    (ppid == daemon || tppid(ppid) == daemon))
-			n++;
-		fclose(f);
-	}
-	closedir(dir);
-	return n;
+	n = proc_find(0, 0, PROC_ZOMBIE, zombies, 256);
+	for (i = 0; i < n && i < 256; i++)
+		if (proc_stat(zombies[i], &(char){ 0 }, &ppid, NULL, NULL) ==
+		    0 && (ppid == daemon || tppid(ppid) == daemon))
+			under++;
+	return under;
 }
 
 static void

@@ -11,12 +11,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
+#include "tsupport-clock.h"
+#include "tsupport-proc.h"
 
 /* The daemon's descriptor limit during the starvation: far below the
  * clients that come. */
@@ -32,31 +33,11 @@
 static double
 cpu_ms(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long long utime, stime;
-	FILE *f;
-	size_t n;
+	struct tsupport_proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	assert_non_null(f = fopen(path, "r"));
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The fields after the name (which may hold anything) and its ')':
-	 * state is field 3, utime 14, stime 15. */
-	assert_non_null(p = strrchr(buf, ')'));
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u "
-	    "%*u %*u %*u %llu %llu", &utime, &stime), 2);
-	return (double)(utime + stime) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000.0 + ts.tv_nsec / 1e6;
+	assert_int_equal(tsupport_proc_stat(pid, &st), 0);
+	return (double)(st.utime + st.stime) * 1000.0 /
+	    (double)sysconf(_SC_CLK_TCK);
 }
 
 /* A connection to path, left pending in its backlog if nobody accepts. */
@@ -114,13 +95,13 @@ test_out_of_descriptors_it_pauses_and_recovers(void **state)
 	twait_log(d, "pausing new connections");
 
 	/* Starved, with connections waiting: it must not spin on them... */
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	c0 = cpu_ms(d->pid);
 	/* ...and still serves the clients it has. */
 	json_decref(tcall(c, "stats", "{}"));
 	poll(NULL, 0, FDLIMIT_WATCH_MS);
 	cpu = cpu_ms(d->pid) - c0;
-	wall = now_ms() - t0;
+	wall = tsupport_clock_ms_f() - t0;
 	print_message("out of descriptors with %d connections waiting: %.0f "
 	    "ms of CPU in %.0f ms\n", FDLIMIT_CLIENTS, cpu, wall);
 	if (cpu >= FDLIMIT_MAX_CPU_SHARE * wall)

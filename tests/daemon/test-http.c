@@ -107,12 +107,12 @@ hd_start(const char *http_lines)
 static void
 hd_end(struct hd *h)
 {
-	char cmd[700];
+	char dir[sizeof h->token_file];
 
 	tdaemon_end(h->d, h->c);
-	snprintf(cmd, sizeof cmd, "rm -rf '%.*s'", (int)(strrchr(h->token_file,
-	    '/') - h->token_file), h->token_file);
-	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(h->token_file, '/') -
+	    h->token_file), h->token_file);
+	tremove_dir(dir);
 	free(h);
 }
 
@@ -512,8 +512,7 @@ test_bad_token_files_refuse_the_start(void **state)
 			fail_msg("case %zu: \"%s\" does not say \"%s\" of %s",
 			    i, log, cases[i].says, token);
 	}
-	snprintf(http, sizeof http, "rm -rf '%s'", dir);
-	assert_int_equal(system(http), 0);
+	tremove_dir(dir);
 }
 
 /* With auth = none on a Unix socket, GET / opens a session by itself;
@@ -571,8 +570,7 @@ test_auth_none_on_a_unix_socket(void **state)
 	tdaemon_end(d, c);
 	/* The socket goes with the daemon. */
 	assert_int_equal(stat(sockpath, &st), -1);
-	snprintf(extra, sizeof extra, "rm -rf '%s'", dir);
-	assert_int_equal(system(extra), 0);
+	tremove_dir(dir);
 }
 
 /* auth = none on loopback: a page of another name that points here (DNS

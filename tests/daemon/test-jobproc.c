@@ -1,7 +1,6 @@
 /* test-jobproc.c - the job process of protocol v1.1 through a real triaged:
  * nice and io_class, merge_output, output_keep = tail, output's offsets. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -16,6 +15,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "tsupport-proc.h"
 
 /* Small, so that a job passes it at once; tail keeps the last ones. */
 #define MAX_OUTPUT 1000
@@ -514,22 +514,11 @@ test_following_output_across_a_retry(void **state)
 static void
 proc_cpu(pid_t pid, long long *ticks, int *nice)
 {
-	char path[64], buf[1024], *p;
-	long long utime, stime;
-	ssize_t n;
-	int fd;
+	struct tsupport_proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	assert_true((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0);
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	assert_true(n > 0);
-	buf[n] = '\0';
-	/* comm may hold spaces: the fields that follow start after its ')' */
-	assert_non_null(p = strrchr(buf, ')'));
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u "
-	    "%*u %*u %lld %lld %*d %*d %*d %d", &utime, &stime, nice), 3);
-	*ticks = utime + stime;
+	assert_int_equal(tsupport_proc_stat(pid, &st), 0);
+	*ticks = (long long)(st.utime + st.stime);
+	*nice = st.nice;
 }
 
 /*

@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "proc.h"
+#include "tsupport-clock.h"
 
 /*
  * What other clients' calls may take while one client misbehaves, and no
@@ -73,10 +74,10 @@ check_latency(double p99, double max)
 static double
 timed_stats(struct client *c)
 {
-	double t = tclock_ms();
+	double t = tsupport_clock_ms_f();
 
 	json_decref(tcall(c, "stats", "{}"));
-	return tclock_ms() - t;
+	return tsupport_clock_ms_f() - t;
 }
 
 /* One line: a batch of n requests of method with params (a JSON text). */
@@ -292,7 +293,7 @@ list_reader(const struct tdaemon *d, int n, int out)
 		_exit(2);
 	snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"list\",\"params\":{\"limit\":%d}}\n", n);
-	t = tclock_ms();
+	t = tsupport_clock_ms_f();
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req))
 		_exit(3);
 	pfd.fd = fd;
@@ -312,7 +313,7 @@ list_reader(const struct tdaemon *d, int n, int out)
 		if (buf[len - 1] == '\n')
 			break;
 	}
-	t = tclock_ms() - t;
+	t = tsupport_clock_ms_f() - t;
 	if (write(out, &t, sizeof t) != sizeof t)
 		_exit(7);
 	if ((res = json_loadb(buf, len, 0, &jerr)) == NULL)
@@ -417,7 +418,7 @@ bulk_while_stats(struct client *c, struct client *other, const char *method,
 	struct client_error e;
 	json_error_t jerr;
 	json_t *res;
-	double t = tclock_ms();
+	double t = tsupport_clock_ms_f();
 
 	sent = client_send(c, method, json_loads(params, 0, &jerr), &e);
 	assert_true(sent > 0);
@@ -429,7 +430,7 @@ bulk_while_stats(struct client *c, struct client *other, const char *method,
 	}
 	if ((res = client_recv(c, &got, LIST_TIMEOUT_MS, &e)) == NULL)
 		fail_msg("%s %s: %s", method, params, e.message);
-	t = tclock_ms() - t;
+	t = tsupport_clock_ms_f() - t;
 	assert_int_equal(got, sent);
 	assert_int_equal(json_array_size(json_object_get(res, "ids")), n);
 	json_decref(res);

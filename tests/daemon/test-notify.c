@@ -73,15 +73,6 @@ await_client(const char *sock)
 	return c;
 }
 
-static void
-remove_dir(const char *dir)
-{
-	char cmd[400];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 /*
  * Type=notify: READY=1 once listening, STATUS= with the queue figures as
  * they change, keep-alives when WatchdogSec= asks, RELOADING=1 and READY=1
@@ -260,7 +251,7 @@ test_socket_activation(void **state)
 	}
 	close(fds[0]);
 	close(fds[1]);
-	remove_dir(dir);
+	tremove_dir(dir);
 }
 
 /*
@@ -310,7 +301,7 @@ test_journal_priority_prefixes(void **state)
 	    strstr(text, "<5>SIGTERM: stopping") == NULL ||
 	    strstr(text, "triaged: ") != NULL || strstr(text, "<7>") != NULL)
 		fail_msg("not journald's form: %s", text);
-	remove_dir(dir);
+	tremove_dir(dir);
 }
 
 int

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -23,6 +22,7 @@
 #include "pool.h"
 #include "proc.h"
 #include "run.h"
+#include "tsupport-clock.h"
 
 #define NJOBS		16	/* job ids the fixture records: 1 .. NJOBS-1 */
 /* Small, so that the SIGKILL that follows SIGTERM comes quickly. */
@@ -225,15 +225,6 @@ fx_wait_end(struct fx *fx, uint64_t id)
 	return r;
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000 + (double)ts.tv_nsec / 1e6;
-}
-
 static void
 assert_exit_outcome(const struct rjob *r, int code)
 {
@@ -382,10 +373,10 @@ test_stop_deaf_gets_sigkill(void **state)
 	job = fx_start(fx, 1, ARGV("sh", "-c",
 	    "trap '' TERM; echo ready >\"$0\"; sleep 100", fifo));
 	WAIT_FOR(fx, r->started && strchr(fx->loop.fifo_buf, '\n') != NULL);
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "stop it"));
 	fx_wait_end(fx, 1);
-	t = now_ms() - t0;
+	t = tsupport_clock_ms_f() - t0;
 	assert_int_equal(r->out.state, JOB_CANCELED);
 	assert_string_equal(r->out.reason, "stop it");
 	assert_true(r->out.reaped);
@@ -406,10 +397,10 @@ test_timeout(void **state)
 
 	job = fx_job(fx, 1, ARGV("sleep", "100"));
 	job->timeout_ms = 300;
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	fx_start_job(fx, job);
 	r = fx_wait_end(fx, 1);
-	t = now_ms() - t0;
+	t = tsupport_clock_ms_f() - t0;
 	assert_int_equal(r->started, 1);
 	assert_int_equal(r->out.state, JOB_TIMED_OUT);
 	assert_string_equal(r->out.reason, "timed out after 300ms");
@@ -518,11 +509,11 @@ test_stuck_worker(void **state)
 	    WSTOPPED | WNOWAIT), 0);
 	assert_int_equal(si.si_code, CLD_STOPPED);
 
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "canceled by "
 	    "the test"));
 	fx_wait_end(fx, 1);
-	t = now_ms() - t0;
+	t = tsupport_clock_ms_f() - t0;
 	print_message("# outcome: %s\n", r->out.reason);
 	assert_int_equal(r->out.state, JOB_CANCELED);
 	assert_true(r->out.started);

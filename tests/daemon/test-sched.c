@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "harness.h"
+#include "tsupport-clock.h"
 
 #define MAXJOBS 256
 /* The most a story may take to reach what a test waits for: each
@@ -43,15 +43,6 @@ struct story {
 	int max_running[4];	/* per priority index in prios */
 	bool exclusive_overlap;	/* an exclusive job ran beside another */
 };
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Watches d, whose slots are total_slots, counting running jobs per
  * priority of prios (NULL-ended; NULL for none). */
@@ -153,12 +144,12 @@ story_step(struct story *s)
 static void
 story_until(struct story *s, int64_t id, bool ended)
 {
-	int64_t deadline = now_ms() + STORY_TIMEOUT_MS;
+	int64_t deadline = tsupport_clock_ms() + STORY_TIMEOUT_MS;
 	struct seen *j = story_job(s, id);
 
 	assert_non_null(j);
 	while (ended ? j->end < 0 : j->start < 0) {
-		if (now_ms() > deadline)
+		if (tsupport_clock_ms() > deadline)
 			fail_msg("job %lld never %s", (long long)id,
 			    ended ? "ended" : "ran");
 		story_step(s);
@@ -169,10 +160,10 @@ story_until(struct story *s, int64_t id, bool ended)
 static void
 story_until_all_ended(struct story *s)
 {
-	int64_t deadline = now_ms() + STORY_TIMEOUT_MS;
+	int64_t deadline = tsupport_clock_ms() + STORY_TIMEOUT_MS;
 
 	while (s->ended < s->njobs) {
-		if (now_ms() > deadline)
+		if (tsupport_clock_ms() > deadline)
 			fail_msg("%d of %d jobs never ended",
 			    s->njobs - s->ended, s->njobs);
 		story_step(s);

@@ -13,6 +13,7 @@
 #include "client.h"
 #include "harness.h"
 #include "load-clients.h"
+#include "tsupport-clock.h"
 
 /* A wait's own timeout, seconds: a reply with the job not yet terminal
  * then comes, and the wait is issued again, so that no call of the
@@ -235,14 +236,14 @@ load_sampler_main(void *arg)
 	double t;
 
 	while (!atomic_load(&load->stop) && load->nlat < load->maxlat) {
-		t = tclock_ms();
+		t = tsupport_clock_ms_f();
 		if ((res = client_call(sh->c[0], "stats", NULL, 10000, &e))
 		    == NULL) {
 			load_error(load, "stats: %s", e.message);
 			break;
 		}
 		json_decref(res);
-		load->lat[load->nlat++] = tclock_ms() - t;
+		load->lat[load->nlat++] = tsupport_clock_ms_f() - t;
 		nanosleep(&pace, NULL);
 	}
 	return NULL;

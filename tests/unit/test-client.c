@@ -14,12 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "client.h"
+#include "tsupport-clock.h"
 
 /* The test's own waits for the client give up after this. */
 #define PEER_TIMEOUT_MS 10000
@@ -89,28 +89,19 @@ peer_write(struct fixture *fx, const char *s)
 	assert_int_equal(write(fx->peer, s, len), (ssize_t)len);
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads one line the client sent; returns it allocated, without '\n'.
  * Fails the test if the line is not all there within PEER_TIMEOUT_MS. */
 static char *
 peer_read_line(struct fixture *fx)
 {
 	struct pollfd pfd = { .fd = fx->peer, .events = POLLIN };
-	int64_t deadline = now_ms() + PEER_TIMEOUT_MS, left;
+	int64_t deadline = tsupport_clock_ms() + PEER_TIMEOUT_MS, left;
 	char buf[4096], ch;
 	size_t len = 0;
 	int ready;
 
 	while (len < sizeof buf - 1) {
-		left = deadline - now_ms();
+		left = deadline - tsupport_clock_ms();
 		ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
 		if (ready == -1 && errno == EINTR)
 			continue;
@@ -678,11 +669,11 @@ reconnect_gives_up_after_its_bound(void **state)
 	close(fx->listener);
 	unlink(fx->path);
 	fx->listener = socket(AF_UNIX, SOCK_STREAM, 0);
-	start = now_ms();
+	start = tsupport_clock_ms();
 	assert_null(client_call(fx->c, "wait", json_pack("{s:i}", "id", 5),
 	    -1, &err));
-	assert_true(now_ms() - start >= 300);
-	assert_true(now_ms() - start < PEER_TIMEOUT_MS);
+	assert_true(tsupport_clock_ms() - start >= 300);
+	assert_true(tsupport_clock_ms() - start < PEER_TIMEOUT_MS);
 	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(err.message, fx->path));

@@ -1,7 +1,6 @@
 /* test-config.c - config_*: built-in defaults, every key read back, every
  * kind of error with its "file:line: key:" prefix, and the whole-file rules. */
 #include <errno.h>
-#include <ftw.h>
 #include <grp.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -20,6 +19,7 @@
 
 #include "caller-env.h"
 #include "config.h"
+#include "tsupport-dir.h"
 
 /* Each test gets a fresh directory for its config files. */
 struct fixture {
@@ -64,22 +64,13 @@ fixture_setup(void **state)
 }
 
 static int
-fixture_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 fixture_teardown(void **state)
 {
+	struct tsupport_err err;
 	int rc;
 
 	(void)state;
-	rc = nftw(fx->dir, fixture_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	rc = tsupport_dir_remove(fx->dir, &err);
 	free(fx);
 	fx = NULL;
 	return rc;

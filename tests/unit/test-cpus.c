@@ -1,7 +1,6 @@
 /* test-cpus.c - cpus_*: cpu.max quotas in every form, the walk up the cgroup
  * tree, and the affinity limit, with expectations computed on this machine. */
 #include <errno.h>
-#include <ftw.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cpus.h"
+#include "tsupport-dir.h"
 
 /* What the test expects cpus_usable() to find before any quota. */
 static unsigned
@@ -195,22 +195,13 @@ tree_setup(void **state)
 }
 
 static int
-tree_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 tree_teardown(void **state)
 {
 	struct tree *t = *state;
+	struct tsupport_err err;
 	int rc;
 
-	rc = nftw(t->root, tree_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	rc = tsupport_dir_remove(t->root, &err);
 	free(t);
 	return rc;
 }

@@ -6,12 +6,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "job.h"
 #include "jobtable.h"
+#include "tsupport-clock.h"
 
 static struct job *
 at_job(uint64_t id, int64_t at)
@@ -134,15 +134,6 @@ test_one_host_walks_by_id(void **state)
 	jobtable_free(&t);
 }
 
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /*
  * 1,000,000 jobs of two nodes' interleaved blocks: what adding them costs,
  * and a page of 1,000 from the middle (the list's cursor): no sort of the
@@ -158,7 +149,7 @@ test_a_million_jobs(void **state)
 	size_t i;
 
 	(void)state;
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	for (i = 0; i < N; i++) {
 		/* Node 0 takes the even blocks, node 1 the odd ones; they
 		 * submit alternately, one a millisecond. */
@@ -166,13 +157,13 @@ test_a_million_jobs(void **state)
 		    (i / 2) % BLOCK + 1;
 		assert_int_equal(jobtable_add(&t, at_job(id, (int64_t)i)), 0);
 	}
-	add_ms = now_ms() - t0;
+	add_ms = tsupport_clock_ms_f() - t0;
 	after = jobtable_next_submitted(&t, 0)->id;
 	for (i = 0; i < N / 2; i++)
 		after = jobtable_next_submitted(&t, after)->id;
-	t0 = now_ms();
+	t0 = tsupport_clock_ms_f();
 	assert_int_equal(walk(&t, after, ids, PAGE), PAGE);
-	page_ms = now_ms() - t0;
+	page_ms = tsupport_clock_ms_f() - t0;
 	for (i = 1; i < PAGE; i++)
 		assert_true(jobtable_get(&t, ids[i])->submitted_at >
 		    jobtable_get(&t, ids[i - 1])->submitted_at);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "safepath.h"
+#include "tsupport-dir.h"
 
 struct fixture {
 	char dir[64];		/* mkdtemp: 0700, ours */
@@ -36,10 +37,9 @@ static int
 teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
+	struct tsupport_err err;
 
-	snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(tsupport_dir_remove(f->dir, &err), 0);
 	free(f);
 	return 0;
 }

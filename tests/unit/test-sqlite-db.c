@@ -1,8 +1,7 @@
-/* test-sqlite-db.c - sqlite_db_*: real SQLite files in a temporary directory: a
- * new file's
- * settings, every field of a job there and back, transactions, pruning,
- * migration from version 1, and the files sqlite_db_open must refuse. */
-#include <ftw.h>
+/* test-sqlite-db.c - sqlite_db_*: real SQLite files in a temporary
+ * directory: a new file's settings, every field of a job there and back,
+ * transactions, pruning, migration from version 1, and the files
+ * sqlite_db_open must refuse. */
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 
 #include "sqlite-db.h"
 #include "job.h"
+#include "tsupport-dir.h"
 
 /* The schema of version 1, as triage wrote it: files out there look like
  * this, whatever sqlite-schema.c becomes. */
@@ -70,22 +70,13 @@ fixture_setup(void **state)
 }
 
 static int
-fixture_remove_cb(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int
 fixture_teardown(void **state)
 {
+	struct tsupport_err err;
 	int rc;
 
 	(void)state;
-	rc = nftw(fx->dir, fixture_remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+	rc = tsupport_dir_remove(fx->dir, &err);
 	free(fx);
 	fx = NULL;
 	return rc;

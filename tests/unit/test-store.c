@@ -18,6 +18,7 @@
 
 #include "job.h"
 #include "store.h"
+#include "tsupport-dir.h"
 
 struct fixture {
 	char dir[64];
@@ -111,12 +112,11 @@ static int
 teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[128];
+	struct tsupport_err err;
 
 	store_close(fx->st);
 	event_base_free(fx->base);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-	if (system(cmd) != 0)
+	if (tsupport_dir_remove(fx->dir, &err) == -1)
 		return -1;
 	free(fx);
 	return 0;
