@@ -11,7 +11,7 @@
 #include "jobrow.h"
 
 /* The columns of triage_jobs in jobrow's order, for SELECT and INSERT. */
-#define PG_ROW_SELECT "id, " JOBROW_COLUMNS
+#define PG_ROW_SELECT JOBCOLS_NAMES
 #define PG_ROW_INSERT_PARAMS						\
 	"$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "	\
 	"$15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, "	\

@@ -45,12 +45,12 @@ static const char *const sqlite_db_sql[SQLITE_DB_NSTMTS] = {
 	[SQLITE_DB_BEGIN] = "BEGIN IMMEDIATE",
 	[SQLITE_DB_COMMIT] = "COMMIT",
 	[SQLITE_DB_ROLLBACK] = "ROLLBACK",
-	[SQLITE_DB_INSERT] = "INSERT INTO jobs (id, " SQLITE_DB_ROW_COLUMNS ")"
+	[SQLITE_DB_INSERT] = "INSERT INTO jobs (" JOBCOLS_NAMES ")"
 	    " VALUES (?1, " SQLITE_DB_ROW_PARAMS ")",
 	[SQLITE_DB_UPDATE] = "UPDATE jobs SET " SQLITE_DB_ROW_CHANGES_SET
 	    " WHERE id = ?1",
 	[SQLITE_DB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
-	[SQLITE_DB_LOAD] = "SELECT id, " SQLITE_DB_ROW_COLUMNS
+	[SQLITE_DB_LOAD] = "SELECT " JOBCOLS_NAMES
 	    " FROM jobs ORDER BY id",
 	/* The state test is the WHERE of the partial index jobs_finished,
 	 * word for word: that is how SQLite knows the index covers it. The
@@ -149,8 +149,7 @@ sqlite_db_wal(struct sqlite_db *db, const char *path, char **cause)
 static char *
 sqlite_db_insert_rows_sql(void)
 {
-	static const char head[] = "INSERT INTO jobs (id, "
-	    SQLITE_DB_ROW_COLUMNS
+	static const char head[] = "INSERT INTO jobs (" JOBCOLS_NAMES
 	    ") VALUES ";
 	/* "?NNN, " at most, per parameter. */
 	size_t size = sizeof head + SQLITE_DB_INSERT_ROWS *

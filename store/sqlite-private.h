@@ -13,14 +13,7 @@
 
 struct job;
 
-/*
- * Every column of a job but id, in jobrow.h's order, and their parameters: id
- * is always ?1, so that one binding serves INSERT (id, SQLITE_DB_ROW_COLUMNS)
- * and UPDATE ... SET (SQLITE_DB_ROW_COLUMNS) WHERE id = ?1, and SELECT id,
- * SQLITE_DB_ROW_COLUMNS reads column i from parameter i + 1.
- */
-#define SQLITE_DB_ROW_COLUMNS JOBROW_COLUMNS
-/* Parameters of a row: the id and SQLITE_DB_ROW_COLUMNS. */
+/* Parameters of a row: one a column (jobcols.h). */
 #define SQLITE_DB_ROW_NPARAMS 41
 #define SQLITE_DB_ROW_PARAMS							\
 	"?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "	\
@@ -47,7 +40,7 @@ struct job;
  * to st's parameters ?1 to ?41: every one when all is set (INSERT), else those
  * of SQLITE_DB_ROW_CHANGES_SET and the id (strings borrowed from job until st
  * is reset); 0 or -1 with *cause. sqlite_row_read makes a new job from the
- * current row of SELECT id, SQLITE_DB_ROW_COLUMNS; NULL with *cause (naming the
+ * current row of SELECT JOBCOLS_NAMES; NULL with *cause (naming the
  * id) when the row is malformed. sqlite_row_env reads column 0, a JSON array of
  * strings, into a new NULL-terminated vector; 0 or -1 with *cause.
  */
