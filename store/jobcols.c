@@ -2,6 +2,7 @@
  * databases make of it. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "jobcols.h"
 
@@ -29,24 +30,50 @@ const enum jobrow_column jobcols_set_order[JOBCOLS_NCHANGES] = {
 	JOBCOLS(JOBCOLS_OF_LIFE)
 };
 
-void
-jobcols_write_values(FILE *f, char mark, int first)
+/* What was written to f, which open_memstream made on *s: *s, or NULL
+ * (and *s freed) when memory ran out. */
+static char *
+jobcols_closed(FILE *f, char **s)
 {
-	int i;
+	bool failed = ferror(f) != 0;
 
-	for (i = 0; i < JOBROW_NCOLUMNS; i++)
-		fprintf(f, "%s%c%d", i > 0 ? ", " : "", mark, first + i);
+	if (fclose(f) != 0 || failed) {
+		free(*s);
+		*s = NULL;
+	}
+	return *s;
 }
 
-void
-jobcols_write_set(FILE *f, char mark, bool by_column)
+char *
+jobcols_values(char mark, int first)
 {
-	enum jobrow_column col;
+	char *s = NULL;
+	size_t len;
+	FILE *f;
 	int i;
 
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	for (i = 0; i < JOBROW_NCOLUMNS; i++)
+		fprintf(f, "%s%c%d", i > 0 ? ", " : "", mark, first + i);
+	return jobcols_closed(f, &s);
+}
+
+char *
+jobcols_set(char mark, bool by_column)
+{
+	enum jobrow_column col;
+	char *s = NULL;
+	size_t len;
+	FILE *f;
+	int i;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
 	for (i = 0; i < JOBCOLS_NCHANGES; i++) {
 		col = jobcols_set_order[i];
 		fprintf(f, "%s%s = %c%d", i > 0 ? ", " : "", jobcols[col].name,
 		    mark, by_column ? (int)col + 1 : i + 2);
 	}
+	return jobcols_closed(f, &s);
 }

@@ -4,7 +4,6 @@
 #define TRIAGE_JOBCOLS_H
 
 #include <stdbool.h>
-#include <stdio.h>
 
 /*
  * X(COL, sql, type, role, how), a column a line, in the order of every
@@ -147,16 +146,17 @@ extern const enum jobrow_column jobcols_set_order[JOBCOLS_NCHANGES];
 
 /*
  * The parameters of every column, "?1, ?2, ..., ?41", numbered from first
- * (mark: '?' for SQLite, '$' for PostgreSQL), to f, for an INSERT's
- * VALUES. The caller checks f for errors.
+ * (mark: '?' for SQLite, '$' for PostgreSQL), for an INSERT's VALUES.
+ * Allocated; NULL when out of memory.
  */
-void jobcols_write_values(FILE *f, char mark, int first);
+char *jobcols_values(char mark, int first);
 /*
- * What an UPDATE sets, "name = ?2, priority = ?6, ...", to f: the columns
- * of jobcols_set_order, each from its own column's parameter (the INSERT's:
+ * What an UPDATE sets, "name = ?2, priority = ?6, ...": the columns of
+ * jobcols_set_order, each from its own column's parameter (the INSERT's:
  * one binding serves both) when by_column, else from $2, $3... in that
  * order ($1 being the id): PostgreSQL wants every parameter used.
+ * Allocated; NULL when out of memory.
  */
-void jobcols_write_set(FILE *f, char mark, bool by_column);
+char *jobcols_set(char mark, bool by_column);
 
 #endif

@@ -57,9 +57,7 @@ void jobrow_cache_clear(struct jobrow_cache *cache);
 
 /*
  * Puts job's values: every column when all is set (an INSERT), else the id
- * and those a job's life changes (sqlite-private.h's
- * SQLITE_DB_ROW_CHANGES_SET); 0,
- * or -1 with *cause.
+ * and those a job's life changes (jobcols_changes); 0, or -1 with *cause.
  */
 int jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
     void *ctx, char **cause);
