@@ -30,50 +30,58 @@ const enum jobrow_column jobcols_set_order[JOBCOLS_NCHANGES] = {
 	JOBCOLS(JOBCOLS_OF_LIFE)
 };
 
-/* What was written to f, which open_memstream made on *s: *s, or NULL
- * (and *s freed) when memory ran out. */
-static char *
-jobcols_closed(FILE *f, char **s)
+/* The parameters from first on, for jobcols_values. */
+static void
+jobcols_write_values(FILE *f, char mark, int first)
 {
-	bool failed = ferror(f) != 0;
-
-	if (fclose(f) != 0 || failed) {
-		free(*s);
-		*s = NULL;
-	}
-	return *s;
-}
-
-char *
-jobcols_values(char mark, int first)
-{
-	char *s = NULL;
-	size_t len;
-	FILE *f;
 	int i;
 
-	if ((f = open_memstream(&s, &len)) == NULL)
-		return NULL;
 	for (i = 0; i < JOBROW_NCOLUMNS; i++)
 		fprintf(f, "%s%c%d", i > 0 ? ", " : "", mark, first + i);
-	return jobcols_closed(f, &s);
 }
 
-char *
-jobcols_set(char mark, bool by_column)
+/* The SET list, for jobcols_set. */
+static void
+jobcols_write_set(FILE *f, char mark, int by_column)
 {
 	enum jobrow_column col;
-	char *s = NULL;
-	size_t len;
-	FILE *f;
 	int i;
 
-	if ((f = open_memstream(&s, &len)) == NULL)
-		return NULL;
 	for (i = 0; i < JOBCOLS_NCHANGES; i++) {
 		col = jobcols_set_order[i];
 		fprintf(f, "%s%s = %c%d", i > 0 ? ", " : "", jobcols[col].name,
 		    mark, by_column ? (int)col + 1 : i + 2);
 	}
-	return jobcols_closed(f, &s);
+}
+
+/* What write writes, as a new string; NULL when memory runs out. */
+static char *
+jobcols_text(void (*write)(FILE *, char, int), char mark, int arg)
+{
+	char *s = NULL;
+	size_t len;
+	bool failed;
+	FILE *f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		return NULL;
+	write(f, mark, arg);
+	failed = ferror(f) != 0;
+	if (fclose(f) != 0 || failed) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+char *
+jobcols_values(char mark, int first)
+{
+	return jobcols_text(jobcols_write_values, mark, first);
+}
+
+char *
+jobcols_set(char mark, bool by_column)
+{
+	return jobcols_text(jobcols_write_set, mark, by_column);
 }
