@@ -159,4 +159,14 @@ char *jobcols_values(char mark, int first);
  */
 char *jobcols_set(char mark, bool by_column);
 
+/*
+ * What a database's jobs table says against the list: its columns names[i]
+ * (unquoted, as the database lists them) of types[i], n of them, besides
+ * its own bookkeeping columns named in own (NULL-terminated). NULL when
+ * they agree; else a new message naming each column missing from either
+ * side or of another type; "out of memory" when that cannot be made.
+ */
+char *jobcols_diff(const char *const *names, const enum jobcol_type *types,
+    size_t n, const char *const *own);
+
 #endif
