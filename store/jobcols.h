@@ -4,6 +4,7 @@
 #define TRIAGE_JOBCOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * X(COL, sql, type, role, how), a column a line, in the order of every
