@@ -9,7 +9,7 @@
 struct job;
 
 struct beginq {
-	struct job **v;		/* the heap; job->begin_slot is 1 + index */
+	struct job **v;		/* the heap; job->admit.begin_slot is 1 + index */
 	size_t n;
 	size_t cap;
 };

@@ -53,11 +53,10 @@ jobrow_put_opt_int(struct jobrow_writer *b, int col, bool known, int64_t v)
 		jobrow_put_null(b, col);
 }
 
-/* Negative is unknown. */
 static void
-jobrow_put_opt_real(struct jobrow_writer *b, int col, double v)
+jobrow_put_opt_real(struct jobrow_writer *b, int col, bool known, double v)
 {
-	if (v < 0)
+	if (!known)
 		jobrow_put_null(b, col);
 	else if (b->rc == 0)
 		b->rc = b->sink->real(b->ctx, col, v);
@@ -192,6 +191,122 @@ jobrow_bind_json(struct jobrow_writer *b, const struct job *job,
 	return 0;
 }
 
+/* The C type of a column's field, which says how to load and store it. */
+enum jobrow_ctype {
+	JOBROW_C_CUSTOM,	/* no field: code of its own */
+	JOBROW_C_BOOL,
+	JOBROW_C_I8,
+	JOBROW_C_U16,
+	JOBROW_C_INT,
+	JOBROW_C_UINT,
+	JOBROW_C_I64,
+	JOBROW_C_U64,
+	JOBROW_C_DOUBLE,
+	JOBROW_C_STR,
+};
+/* Types the table cannot take fail to compile here. */
+#define JOBROW_CTYPE(lvalue) _Generic((lvalue),				\
+	bool: JOBROW_C_BOOL, int8_t: JOBROW_C_I8,			\
+	uint16_t: JOBROW_C_U16, int: JOBROW_C_INT,			\
+	unsigned: JOBROW_C_UINT, int64_t: JOBROW_C_I64,			\
+	uint64_t: JOBROW_C_U64, double: JOBROW_C_DOUBLE,		\
+	char *: JOBROW_C_STR)
+
+/* A column that is a field of the job or of its run, as JOBCOLS says. */
+struct jobrow_field {
+	enum jobrow_ctype ctype;
+	bool run;		/* of struct job_run, else of struct job */
+	int unknown;		/* what NULL stands for: -1, 0 or NOT_NULL */
+	size_t offset;
+	int64_t max;
+};
+#define JOBROW_NOT_NULL 1
+#define JOBROW_FIELD(type, in_run, field, unknown, max)		\
+	JOBROW_CTYPE(((type *)NULL)->field), in_run, unknown,		\
+	offsetof(type, field), max
+#define JOBROW_JOB(field, unknown, max)					\
+	JOBROW_FIELD(struct job, false, field, unknown, max)
+#define JOBROW_RUN(field, unknown, max)					\
+	JOBROW_FIELD(struct job_run, true, field, unknown, max)
+#define JOBROW_CUSTOM JOBROW_C_CUSTOM
+#define JOBROW_FIELD_OF(col, sql, type, role, how)			\
+	[JOBROW_##col] = { JOBROW_##how },
+#define NOT_NULL JOBROW_NOT_NULL
+static const struct jobrow_field jobrow_fields[JOBROW_NCOLUMNS] = {
+	JOBCOLS(JOBROW_FIELD_OF)
+};
+#undef NOT_NULL
+
+/*
+ * Column col when it is a field, NULL where unknown (f->unknown); base: the
+ * job and its run. Called with a constant col, it folds to that column's
+ * own code, as if written out by hand.
+ */
+static inline __attribute__((always_inline)) void
+jobrow_put_field(struct jobrow_writer *b, int col, const char *const *base)
+{
+	const struct jobrow_field *f = &jobrow_fields[col];
+	const char *p = base[f->run] + f->offset;
+	bool any = f->unknown == JOBROW_NOT_NULL;
+	uint64_t u;
+	int64_t v;
+	double d;
+
+	switch (f->ctype) {
+	case JOBROW_C_CUSTOM:
+		return;
+	case JOBROW_C_STR:
+		jobrow_put_text(b, col, *(char *const *)p);
+		return;
+	case JOBROW_C_DOUBLE:
+		d = *(const double *)p;
+		jobrow_put_opt_real(b, col, any || (f->unknown == 0 ? d > 0 :
+		    d >= 0), d);
+		return;
+	case JOBROW_C_U64:
+		/* Past INT64_MAX it goes in negative, as a cast always put
+		 * it (jobrow_put refuses the fields where that can be). */
+		u = *(const uint64_t *)p;
+		jobrow_put_opt_int(b, col, f->unknown != 0 || u != 0,
+		    (int64_t)u);
+		return;
+	case JOBROW_C_BOOL:
+		v = *(const bool *)p;
+		break;
+	case JOBROW_C_I8:
+		v = *(const int8_t *)p;
+		break;
+	case JOBROW_C_U16:
+		v = *(const uint16_t *)p;
+		break;
+	case JOBROW_C_INT:
+		v = *(const int *)p;
+		break;
+	case JOBROW_C_UINT:
+		v = *(const unsigned *)p;
+		break;
+	default:
+		v = *(const int64_t *)p;
+		break;
+	}
+	/* Below 0 is unknown for -1; 0 and below for 0. */
+	jobrow_put_opt_int(b, col, any || v > f->unknown, v);
+}
+
+/* The columns that are fields (JOBCOLS's JOB and RUN): every one when all
+ * is set, else those a job's life changes. */
+static void
+jobrow_put_fields(struct jobrow_writer *b, const struct job *job, bool all)
+{
+	const char *base[2] = { (const char *)job, (const char *)job->run };
+
+#define JOBROW_PUT_FIELD(col, sql, type, role, how)			\
+	if (all || JOBCOL_##role >= JOBCOL_FIRST)			\
+		jobrow_put_field(b, JOBROW_##col, base);
+	JOBCOLS(JOBROW_PUT_FIELD)
+#undef JOBROW_PUT_FIELD
+}
+
 int
 jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
     void *ctx, char **cause)
@@ -217,54 +332,16 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 			return -1;
 		}
 		jobrow_put_cwd(&b, job->cwd);
-		jobrow_put_int(&b, JOBROW_SLOTS, job->slots);
-		jobrow_put_int(&b, JOBROW_EXCLUSIVE, job->exclusive);
-		jobrow_put_int(&b, JOBROW_UID, job->uid);
-		jobrow_put_int(&b, JOBROW_GID, job->gid);
-		jobrow_put_opt_int(&b, JOBROW_SUBMITTED_AT,
-		    job->submitted_at >= 0, job->submitted_at);
-		jobrow_put_int(&b, JOBROW_MERGE_OUTPUT, job->merge_output);
 		jobrow_put_text(&b, JOBROW_PINNED_NODE, job->pinned_node);
 		jobrow_put_text(&b, JOBROW_USERNAME, job->user);
 	}
 	jobrow_put_text(&b, JOBROW_NAME, job_name(job));
 	jobrow_put_text(&b, JOBROW_PRIORITY, job->priority);
-	jobrow_put_int(&b, JOBROW_TIMEOUT_MS, (int64_t)job->timeout_ms);
 	jobrow_put_text(&b, JOBROW_STATE, job_state_name(job->state));
-	jobrow_put_int(&b, JOBROW_RETRIES, job->retries);
 	jobrow_put_int(&b, JOBROW_SEQ, job->seq);
-	jobrow_put_opt_int(&b, JOBROW_STARTED_AT, job->run->started_at >= 0,
-	    job->run->started_at);
-	jobrow_put_opt_int(&b, JOBROW_FINISHED_AT, job->run->finished_at >= 0,
-	    job->run->finished_at);
-	jobrow_put_opt_int(&b, JOBROW_PID, job->run->pid > 0, job->run->pid);
-	jobrow_put_opt_int(&b, JOBROW_EXIT_CODE, job->run->exit_code >= 0,
-	    job->run->exit_code);
-	jobrow_put_opt_int(&b, JOBROW_SIGNAL, job->run->signal > 0,
-	    job->run->signal);
-	jobrow_put_text(&b, JOBROW_REASON, job->run->reason);
-	jobrow_put_int(&b, JOBROW_ATTEMPT, job->attempt);
-	jobrow_put_opt_real(&b, JOBROW_USER_TIME, job->run->user_time);
-	jobrow_put_opt_real(&b, JOBROW_SYSTEM_TIME, job->run->system_time);
-	jobrow_put_opt_int(&b, JOBROW_MAX_RSS_KB, job->run->max_rss_kb >= 0,
-	    job->run->max_rss_kb);
-	jobrow_put_int(&b, JOBROW_STDOUT_TRUNCATED,
-	    job->run->stdout_truncated);
-	jobrow_put_int(&b, JOBROW_STDERR_TRUNCATED,
-	    job->run->stderr_truncated);
-	jobrow_put_int(&b, JOBROW_BEGUN, job->run->begun);
-	jobrow_put_opt_int(&b, JOBROW_START_TICKS, job->run->start_ticks > 0,
-	    (int64_t)job->run->start_ticks);
 	jobrow_put_owned(&b, JOBROW_LABELS, labels);
-	jobrow_put_int(&b, JOBROW_HELD, job->held);
-	jobrow_put_opt_int(&b, JOBROW_BEGIN_AT, job->begin_at >= 0,
-	    job->begin_at);
-	jobrow_put_int(&b, JOBROW_NICE, job->nice);
-	jobrow_put_int(&b, JOBROW_STDOUT_DROPPED,
-	    (int64_t)job->run->stdout_dropped);
-	jobrow_put_int(&b, JOBROW_STDERR_DROPPED,
-	    (int64_t)job->run->stderr_dropped);
 	jobrow_put_text(&b, JOBROW_NODE, job->node);
+	jobrow_put_fields(&b, job, all);
 	if (b.rc != 0)
 		return cause_fail(cause, "cannot store job %" PRIu64 ": %s",
 		    job->id, sink->error(ctx));
@@ -295,14 +372,15 @@ jobrow_oom(struct jobrow_reader *r)
 	return -1;
 }
 
-/* A NOT NULL integer column, within [min, max], into *v. */
+/* An integer column whose value has type type (NULL is not an integer),
+ * within [min, max], into *v. */
 static int
-jobrow_int(struct jobrow_reader *r, int col, int64_t min, int64_t max,
-    int64_t *v)
+jobrow_int(struct jobrow_reader *r, int col, enum jobrow_type type,
+    int64_t min, int64_t max, int64_t *v)
 {
 	char what[64];
 
-	if (r->src->type(r->ctx, col) != JOBROW_INTEGER)
+	if (type != JOBROW_INTEGER)
 		return jobrow_bad(r, col, "is not an integer");
 	*v = r->src->integer(r->ctx, col);
 	if (*v < min || *v > max) {
@@ -318,20 +396,22 @@ static int
 jobrow_opt_int(struct jobrow_reader *r, int col, int64_t min, int64_t max,
     int64_t if_null, int64_t *v)
 {
-	if (r->src->type(r->ctx, col) == JOBROW_NULL) {
+	enum jobrow_type type = r->src->type(r->ctx, col);
+
+	if (type == JOBROW_NULL) {
 		*v = if_null;
 		return 0;
 	}
-	return jobrow_int(r, col, min, max, v);
+	return jobrow_int(r, col, type, min, max, v);
 }
 
-/* A REAL column, NULL meaning unknown, -1 in the job. */
+/* A REAL column not below 0, NULL meaning unknown, if_null in the job. */
 static int
-jobrow_opt_real(struct jobrow_reader *r, int col, double *v)
+jobrow_opt_real(struct jobrow_reader *r, int col, double if_null, double *v)
 {
 	switch (r->src->type(r->ctx, col)) {
 	case JOBROW_NULL:
-		*v = -1;
+		*v = if_null;
 		return 0;
 	case JOBROW_INTEGER:
 	case JOBROW_REAL:
@@ -682,35 +762,63 @@ jobrow_name(struct jobrow_reader *r, int col, bool (*valid)(const char *),
 	return 0;
 }
 
-/* The columns of protocol v1.1 (schema version 5). */
-static int
-jobrow_fill_v11(struct jobrow_reader *r, struct job *job,
-    struct job_run *run)
+static void
+jobrow_field_store(const struct jobrow_field *f, char *p, int64_t v)
 {
+	switch (f->ctype) {
+	case JOBROW_C_BOOL:
+		*(bool *)p = v != 0;
+		break;
+	case JOBROW_C_I8:
+		*(int8_t *)p = (int8_t)v;
+		break;
+	case JOBROW_C_U16:
+		*(uint16_t *)p = (uint16_t)v;
+		break;
+	case JOBROW_C_INT:
+		*(int *)p = (int)v;
+		break;
+	case JOBROW_C_UINT:
+		*(unsigned *)p = (unsigned)v;
+		break;
+	case JOBROW_C_U64:
+		*(uint64_t *)p = (uint64_t)v;
+		break;
+	default:
+		*(int64_t *)p = v;
+		break;
+	}
+}
+
+/* Column col when it is a field (JOBCOLS's JOB and RUN) into it; base: the
+ * job and its run. Folds as jobrow_put_field does. */
+static inline __attribute__((always_inline)) int
+jobrow_get_field(struct jobrow_reader *r, int col, char *const *base)
+{
+	const struct jobrow_field *f = &jobrow_fields[col];
+	char *p = base[f->run] + f->offset;
+	bool nullable = f->unknown != JOBROW_NOT_NULL;
+	enum jobrow_type type;
 	int64_t v;
 
-	if (jobrow_labels(r, JOBROW_LABELS, &job->labels) == -1 ||
-	    jobrow_ids(r, JOBROW_AFTER_ANY, &job->after_any,
-	    &job->nafter_any) == -1 ||
-	    jobrow_opt_int(r, JOBROW_BEGIN_AT, 0, INT64_MAX, -1,
-	    &job->begin_at) == -1)
-		return -1;
-	if (jobrow_int(r, JOBROW_HELD, 0, 1, &v) == -1)
-		return -1;
-	job->held = v;
-	if (jobrow_int(r, JOBROW_NICE, 0, 19, &v) == -1)
-		return -1;
-	job->nice = (int8_t)v;
-	if (jobrow_int(r, JOBROW_MERGE_OUTPUT, 0, 1, &v) == -1)
-		return -1;
-	job->merge_output = v;
-	if (jobrow_int(r, JOBROW_STDOUT_DROPPED, 0, INT64_MAX, &v) == -1)
-		return -1;
-	run->stdout_dropped = (uint64_t)v;
-	if (jobrow_int(r, JOBROW_STDERR_DROPPED, 0, INT64_MAX, &v) == -1)
-		return -1;
-	run->stderr_dropped = (uint64_t)v;
-	return 0;
+	switch (f->ctype) {
+	case JOBROW_C_CUSTOM:
+		return 0;
+	case JOBROW_C_STR:
+		return jobrow_text(r, col, nullable, (char **)p);
+	case JOBROW_C_DOUBLE:
+		if (!nullable && r->src->type(r->ctx, col) == JOBROW_NULL)
+			return jobrow_bad(r, col, "is not a number");
+		return jobrow_opt_real(r, col, f->unknown, (double *)p);
+	default:
+		type = r->src->type(r->ctx, col);
+		if (type == JOBROW_NULL && nullable)
+			v = f->unknown;
+		else if (jobrow_int(r, col, type, 0, f->max, &v) == -1)
+			return -1;
+		jobrow_field_store(f, p, v);
+		return 0;
+	}
 }
 
 /* Every column but id into job, and what its runs left into *run; -1 with
@@ -719,6 +827,7 @@ static int
 jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
     struct jobrow_cache *cache)
 {
+	char *base[2] = { (char *)job, (char *)run };
 	const char *state, *priority, *name;
 	int64_t v;
 	int s;
@@ -747,73 +856,16 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 		return -1;
 	if (jobrow_shared(&job->priority, priority, &cache->priority) == -1)
 		return jobrow_oom(r);
-
-	if (jobrow_int(r, JOBROW_SLOTS, 0, UINT16_MAX, &v) == -1)
-		return -1;
-	job->slots = (uint16_t)v;
-	if (jobrow_int(r, JOBROW_EXCLUSIVE, 0, 1, &v) == -1)
-		return -1;
-	job->exclusive = v;
-	if (jobrow_int(r, JOBROW_TIMEOUT_MS, 0, INT64_MAX, &v) == -1)
-		return -1;
-	job->timeout_ms = (uint64_t)v;
-	if (jobrow_int(r, JOBROW_RETRIES, 0, UINT_MAX, &v) == -1)
-		return -1;
-	job->retries = (unsigned)v;
 	/* Version 2 gave every old row seq = id; NULL can only be a row
 	 * written by hand since, and id is its natural place. */
 	if (jobrow_opt_int(r, JOBROW_SEQ, INT64_MIN, INT64_MAX,
 	    (int64_t)job->id, &v) == -1)
 		return -1;
 	job->seq = v;
-	if (jobrow_ids(r, JOBROW_AFTER, &job->after, &job->nafter) == -1)
-		return -1;
-	if (jobrow_int(r, JOBROW_UID, 0, UINT32_MAX, &v) == -1)
-		return -1;
-	job->uid = (uid_t)v;
-	if (jobrow_int(r, JOBROW_GID, 0, UINT32_MAX, &v) == -1)
-		return -1;
-	job->gid = (gid_t)v;
-
-	if (jobrow_opt_int(r, JOBROW_SUBMITTED_AT, 0, INT64_MAX, -1,
-	    &job->submitted_at) == -1 ||
-	    jobrow_opt_int(r, JOBROW_STARTED_AT, 0, INT64_MAX, -1,
-	    &run->started_at) == -1 ||
-	    jobrow_opt_int(r, JOBROW_FINISHED_AT, 0, INT64_MAX, -1,
-	    &run->finished_at) == -1)
-		return -1;
-	if (jobrow_opt_int(r, JOBROW_PID, 0, INT_MAX, 0, &v) == -1)
-		return -1;
-	run->pid = (pid_t)v;
-	if (jobrow_opt_int(r, JOBROW_EXIT_CODE, 0, INT_MAX, -1, &v) == -1)
-		return -1;
-	run->exit_code = (int)v;
-	if (jobrow_opt_int(r, JOBROW_SIGNAL, 0, INT_MAX, 0, &v) == -1)
-		return -1;
-	run->signal = (int)v;
-	if (jobrow_text(r, JOBROW_REASON, true, &run->reason) == -1)
-		return -1;
-	if (jobrow_int(r, JOBROW_ATTEMPT, 0, UINT_MAX, &v) == -1)
-		return -1;
-	job->attempt = (unsigned)v;
-	if (jobrow_opt_real(r, JOBROW_USER_TIME, &run->user_time) == -1 ||
-	    jobrow_opt_real(r, JOBROW_SYSTEM_TIME, &run->system_time) == -1 ||
-	    jobrow_opt_int(r, JOBROW_MAX_RSS_KB, 0, INT64_MAX, -1,
-	    &run->max_rss_kb) == -1)
-		return -1;
-	if (jobrow_int(r, JOBROW_STDOUT_TRUNCATED, 0, 1, &v) == -1)
-		return -1;
-	run->stdout_truncated = v;
-	if (jobrow_int(r, JOBROW_STDERR_TRUNCATED, 0, 1, &v) == -1)
-		return -1;
-	run->stderr_truncated = v;
-	if (jobrow_int(r, JOBROW_BEGUN, 0, 1, &v) == -1)
-		return -1;
-	run->begun = v;
-	if (jobrow_opt_int(r, JOBROW_START_TICKS, 0, INT64_MAX, 0, &v) == -1)
-		return -1;
-	run->start_ticks = (uint64_t)v;
-	if (jobrow_fill_v11(r, job, run) == -1 ||
+	if (jobrow_ids(r, JOBROW_AFTER, &job->after, &job->nafter) == -1 ||
+	    jobrow_ids(r, JOBROW_AFTER_ANY, &job->after_any,
+	    &job->nafter_any) == -1 ||
+	    jobrow_labels(r, JOBROW_LABELS, &job->labels) == -1 ||
 	    jobrow_name(r, JOBROW_NODE, nodename_valid, "a node name",
 	    &job->node, &cache->node) == -1 ||
 	    jobrow_name(r, JOBROW_PINNED_NODE, nodename_valid, "a node name",
@@ -821,6 +873,12 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	    jobrow_name(r, JOBROW_USERNAME, jobrow_user_valid, "a user name",
 	    &job->user, &cache->user) == -1)
 		return -1;
+
+#define JOBROW_GET_FIELD(col, sql, type, role, how)			\
+	if (jobrow_get_field(r, JOBROW_##col, base) == -1)		\
+		return -1;
+	JOBCOLS(JOBROW_GET_FIELD)
+#undef JOBROW_GET_FIELD
 	return 0;
 }
 

@@ -7,65 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobcols.h"
+
 struct job;
-
-/* The columns, id first: a database's SELECT and INSERT list them in this
- * order. */
-enum jobrow_column {
-	JOBROW_ID,
-	JOBROW_NAME,
-	JOBROW_ARGV,
-	JOBROW_ENV,
-	JOBROW_CWD,
-	JOBROW_PRIORITY,
-	JOBROW_STATE,
-	JOBROW_SLOTS,
-	JOBROW_EXCLUSIVE,
-	JOBROW_TIMEOUT_MS,
-	JOBROW_RETRIES,
-	JOBROW_SEQ,
-	JOBROW_AFTER,
-	JOBROW_UID,
-	JOBROW_GID,
-	JOBROW_SUBMITTED_AT,
-	JOBROW_STARTED_AT,
-	JOBROW_FINISHED_AT,
-	JOBROW_PID,
-	JOBROW_EXIT_CODE,
-	JOBROW_SIGNAL,
-	JOBROW_REASON,
-	JOBROW_ATTEMPT,
-	JOBROW_USER_TIME,
-	JOBROW_SYSTEM_TIME,
-	JOBROW_MAX_RSS_KB,
-	JOBROW_STDOUT_TRUNCATED,
-	JOBROW_STDERR_TRUNCATED,
-	JOBROW_BEGUN,
-	JOBROW_START_TICKS,
-	JOBROW_LABELS,
-	JOBROW_HELD,
-	JOBROW_BEGIN_AT,
-	JOBROW_AFTER_ANY,
-	JOBROW_NICE,
-	JOBROW_MERGE_OUTPUT,
-	JOBROW_STDOUT_DROPPED,
-	JOBROW_STDERR_DROPPED,
-	JOBROW_NODE,
-	JOBROW_PINNED_NODE,
-	JOBROW_USERNAME,
-	JOBROW_NCOLUMNS,
-};
-
-/* The columns after id, in that order, as both databases name them
- * ("after" is quoted: it is an SQL keyword). */
-#define JOBROW_COLUMNS							\
-	"name, argv, env, cwd, priority, state, slots, exclusive, "	\
-	"timeout_ms, retries, seq, \"after\", uid, gid, submitted_at, "	\
-	"started_at, finished_at, pid, exit_code, signal, reason, "	\
-	"attempt, user_time, system_time, max_rss_kb, "			\
-	"stdout_truncated, stderr_truncated, begun, start_ticks, "	\
-	"labels, held, begin_at, after_any, nice, merge_output, "	\
-	"stdout_dropped, stderr_dropped, node, pinned_node, username"
 
 enum jobrow_type {
 	JOBROW_NULL,
@@ -113,9 +57,7 @@ void jobrow_cache_clear(struct jobrow_cache *cache);
 
 /*
  * Puts job's values: every column when all is set (an INSERT), else the id
- * and those a job's life changes (sqlite-private.h's
- * SQLITE_DB_ROW_CHANGES_SET); 0,
- * or -1 with *cause.
+ * and those a job's life changes (jobcols_changes); 0, or -1 with *cause.
  */
 int jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
     void *ctx, char **cause);

@@ -8,6 +8,7 @@
 
 #include <libpq-fe.h>
 
+#include "jobcols.h"
 #include "jobrow.h"
 #include "pg-row.h"
 #include "store-private.h"
@@ -19,7 +20,7 @@
 	" FROM " table " WHERE txid >= pg_snapshot_xmin($1::pg_snapshot)" \
 	" AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)"
 #define PG_STORE_SYNC_JOBS						\
-	"SELECT version, " PG_ROW_SELECT PG_STORE_SINCE("triage_jobs")
+	"SELECT version, " JOBCOLS_NAMES PG_STORE_SINCE("triage_jobs")
 #define PG_STORE_SYNC_REMOVED "SELECT id" PG_STORE_SINCE("triage_removed")
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */

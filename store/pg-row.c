@@ -8,6 +8,7 @@
 
 #include <libpq-fe.h>
 
+#include "jobcols.h"
 #include "jobrow.h"
 #include "pg-row.h"
 
@@ -19,18 +20,6 @@
 #define PG_ROW_FLOAT4OID 700
 #define PG_ROW_FLOAT8OID 701
 #define PG_ROW_VARCHAROID 1043
-
-/* The columns of PG_ROW_CHANGES_SET, in its order. */
-static const int pg_row_change_cols[PG_ROW_NCHANGES] = {
-	JOBROW_NAME, JOBROW_PRIORITY, JOBROW_TIMEOUT_MS, JOBROW_STATE,
-	JOBROW_RETRIES, JOBROW_SEQ, JOBROW_STARTED_AT, JOBROW_FINISHED_AT,
-	JOBROW_PID, JOBROW_EXIT_CODE, JOBROW_SIGNAL, JOBROW_REASON,
-	JOBROW_ATTEMPT, JOBROW_USER_TIME, JOBROW_SYSTEM_TIME,
-	JOBROW_MAX_RSS_KB, JOBROW_STDOUT_TRUNCATED, JOBROW_STDERR_TRUNCATED,
-	JOBROW_BEGUN, JOBROW_START_TICKS, JOBROW_LABELS, JOBROW_HELD,
-	JOBROW_BEGIN_AT, JOBROW_NICE, JOBROW_STDOUT_DROPPED,
-	JOBROW_STDERR_DROPPED, JOBROW_NODE,
-};
 
 static int
 pg_row_null(void *ctx, int col)
@@ -114,8 +103,8 @@ pg_row_params(struct pg_row *r, const struct job *job, bool all, char **cause)
 		return -1;
 	}
 	r->changes[0] = r->values[JOBROW_ID];
-	for (i = 0; i < PG_ROW_NCHANGES; i++)
-		r->changes[i + 1] = r->values[pg_row_change_cols[i]];
+	for (i = 0; i < JOBCOLS_NCHANGES; i++)
+		r->changes[i + 1] = r->values[jobcols_set_order[i]];
 	return 0;
 }
 

@@ -3,6 +3,7 @@
  * fenced by the version of the row it read. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include <libpq-fe.h>
 
 #include "job.h"
+#include "jobcols.h"
 #include "jobrow.h"
 #include "pg-schema.h"
 #include "pg-util.h"
@@ -41,21 +43,9 @@ static const struct {
 	const char *name;
 	const char *sql;
 } pg_store_stmts[] = {
-	{ "ins", "INSERT INTO triage_jobs (" PG_ROW_SELECT ") VALUES ("
-	    PG_ROW_INSERT_PARAMS ")" },
-	/* The version it read, $29: another daemon's write since refuses
-	 * this one. */
-	{ "upd", "UPDATE triage_jobs SET " PG_ROW_CHANGES_SET ","
-	    " version = version + 1 WHERE id = $1 AND version = $29"
-	    " RETURNING version" },
-	/* A claim does not wait for a row another daemon holds: that one
-	 * is taking the job. */
-	{ "claim", "UPDATE triage_jobs SET " PG_ROW_CHANGES_SET ","
-	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
-	    " WHERE id = $1 AND version = $29 FOR UPDATE SKIP LOCKED)"
-	    " RETURNING version" },
+	/* ins, upd and claim come first: pg_store_prepare_rows. */
 	{ "sync_jobs", PG_STORE_SYNC_JOBS },
-	{ "refetch", "SELECT version, " PG_ROW_SELECT " FROM triage_jobs"
+	{ "refetch", "SELECT version, " JOBCOLS_NAMES " FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[])" },
 	{ "sync_removed", PG_STORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
@@ -492,7 +482,7 @@ pg_store_load(struct pg_store *s, PGconn *pg, char **cause)
 		cause_fail(cause, "out of memory");
 		goto fail;
 	}
-	if ((res = pg_util_query(pg, "SELECT version, " PG_ROW_SELECT
+	if ((res = pg_util_query(pg, "SELECT version, " JOBCOLS_NAMES
 	    " FROM triage_jobs ORDER BY id", cause)) == NULL)
 		goto fail;
 	for (i = 0; i < PQntuples(res); i++) {
@@ -552,6 +542,55 @@ pg_store_start(struct pg_store *s, const struct store_pg_options *o,
 	return 0;
 }
 
+/* Prepares name, the SQL that fmt makes: 0, or -1 out of memory. */
+static int pg_store_preparef(struct pg_conn *c, const char *name,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int
+pg_store_preparef(struct pg_conn *c, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	char *sql;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&sql, fmt, ap);
+	va_end(ap);
+	if (rc == -1)
+		return -1;
+	rc = pg_conn_prepare(c, name, sql);
+	free(sql);
+	return rc;
+}
+
+/*
+ * The statements that write a job's row, made from its columns (jobcols.h):
+ * ins, every column; upd and claim, what a job's life changes, fenced by
+ * the version the update read, its last parameter: another daemon's write
+ * since refuses it. A claim does not wait for a row another daemon holds:
+ * that one is taking the job. 0, or -1 out of memory.
+ */
+static int
+pg_store_prepare_rows(struct pg_conn *c)
+{
+	char *values = jobcols_values('$', 1), *set = jobcols_set('$', false);
+	int rc = -1;
+
+	if (values != NULL && set != NULL &&
+	    pg_store_preparef(c, "ins", "INSERT INTO triage_jobs ("
+	    JOBCOLS_NAMES ") VALUES (%s)", values) == 0 &&
+	    pg_store_preparef(c, "upd", "UPDATE triage_jobs SET %s,"
+	    " version = version + 1 WHERE id = $1 AND version = $%d"
+	    " RETURNING version", set, PG_ROW_NUPDATE) == 0 &&
+	    pg_store_preparef(c, "claim", "UPDATE triage_jobs SET %s,"
+	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
+	    " WHERE id = $1 AND version = $%d FOR UPDATE SKIP LOCKED)"
+	    " RETURNING version", set, PG_ROW_NUPDATE) == 0)
+		rc = 0;
+	free(values);
+	free(set);
+	return rc;
+}
+
 static int
 pg_store_connect(struct pg_store *s, const char *conninfo, char **cause)
 {
@@ -560,6 +599,8 @@ pg_store_connect(struct pg_store *s, const char *conninfo, char **cause)
 	if ((s->conn = pg_conn_new(s->base, conninfo, pg_store_conn_state_cb,
 	    pg_store_notify_cb, s, cause)) == NULL)
 		return -1;
+	if (pg_store_prepare_rows(s->conn) != 0)
+		return cause_fail(cause, "out of memory");
 	for (i = 0; i < PG_STORE_NSTMTS; i++)
 		if (pg_conn_prepare(s->conn, pg_store_stmts[i].name,
 		    pg_store_stmts[i].sql) != 0)
@@ -1119,12 +1160,12 @@ pg_store_build(struct pg_store *s, struct pg_commit *c,
 		job = store_get(&s->st, m[i].id);
 		if (pg_row_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
-		b->rows[b->nrows].changes[PG_ROW_NCHANGES + 1] =
+		b->rows[b->nrows].changes[PG_ROW_NUPDATE - 1] =
 		    pg_store_num(b, job->store.version);
 		c->sent[i].claim = pg_store_is_claim(s, m[i].id);
 		c->sent[i].replaced = job->store.replaced;
 		pg_store_stmt(b, c->sent[i].claim ? "claim" : "upd",
-		    NULL, PG_ROW_NCHANGES + 2,
+		    NULL, PG_ROW_NUPDATE,
 		    b->rows[b->nrows++].changes);
 	}
 	for (i = 0; i < c->removed.n; i++) {

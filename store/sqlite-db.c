@@ -16,6 +16,7 @@
 #include "sqlite-db.h"
 #include "sqlite-private.h"
 #include "job.h"
+#include "jobcols.h"
 #include "jobrow.h"
 
 /* How long a write waits for a reader such as an operator's sqlite3 shell
@@ -45,12 +46,9 @@ static const char *const sqlite_db_sql[SQLITE_DB_NSTMTS] = {
 	[SQLITE_DB_BEGIN] = "BEGIN IMMEDIATE",
 	[SQLITE_DB_COMMIT] = "COMMIT",
 	[SQLITE_DB_ROLLBACK] = "ROLLBACK",
-	[SQLITE_DB_INSERT] = "INSERT INTO jobs (id, " SQLITE_DB_ROW_COLUMNS ")"
-	    " VALUES (?1, " SQLITE_DB_ROW_PARAMS ")",
-	[SQLITE_DB_UPDATE] = "UPDATE jobs SET " SQLITE_DB_ROW_CHANGES_SET
-	    " WHERE id = ?1",
+	/* INSERT and UPDATE are made from the columns (jobcols.h), below. */
 	[SQLITE_DB_DELETE] = "DELETE FROM jobs WHERE id = ?1",
-	[SQLITE_DB_LOAD] = "SELECT id, " SQLITE_DB_ROW_COLUMNS
+	[SQLITE_DB_LOAD] = "SELECT " JOBCOLS_NAMES
 	    " FROM jobs ORDER BY id",
 	/* The state test is the WHERE of the partial index jobs_finished,
 	 * word for word: that is how SQLite knows the index covers it. The
@@ -142,33 +140,46 @@ sqlite_db_wal(struct sqlite_db *db, const char *path, char **cause)
 	return 0;
 }
 
-/*
- * INSERT of SQLITE_DB_INSERT_ROWS rows, row k's parameters after k *
- * SQLITE_DB_ROW_NPARAMS others. Allocated; NULL when out of memory.
- */
+/* The INSERT of nrows rows, row k's parameters after k * JOBROW_NCOLUMNS
+ * others. Allocated; NULL when out of memory. */
 static char *
-sqlite_db_insert_rows_sql(void)
+sqlite_db_insert_sql(int nrows)
 {
-	static const char head[] = "INSERT INTO jobs (id, "
-	    SQLITE_DB_ROW_COLUMNS
-	    ") VALUES ";
-	/* "?NNN, " at most, per parameter. */
-	size_t size = sizeof head + SQLITE_DB_INSERT_ROWS *
-	    (SQLITE_DB_ROW_NPARAMS * 6 + 4);
+	char *sql = NULL, *values;
 	size_t len;
-	char *sql;
-	int k, i;
+	FILE *f;
+	bool failed;
+	int k;
 
-	if ((sql = malloc(size)) == NULL)
+	if ((f = open_memstream(&sql, &len)) == NULL)
 		return NULL;
-	len = (size_t)snprintf(sql, size, "%s", head);
-	for (k = 0; k < SQLITE_DB_INSERT_ROWS; k++)
-		for (i = 1; i <= SQLITE_DB_ROW_NPARAMS; i++)
-			len += (size_t)snprintf(sql + len, size - len,
-			    "%s?%d%s",
-			    i == 1 ? (k == 0 ? "(" : ", (") : "",
-			    k * SQLITE_DB_ROW_NPARAMS + i,
-			    i == SQLITE_DB_ROW_NPARAMS ? ")" : ", ");
+	fputs("INSERT INTO jobs (" JOBCOLS_NAMES ") VALUES ", f);
+	for (k = 0; k < nrows; k++) {
+		values = jobcols_values('?', k * JOBROW_NCOLUMNS + 1);
+		if (values == NULL)
+			break;
+		fprintf(f, "%s(%s)", k > 0 ? ", " : "", values);
+		free(values);
+	}
+	failed = k < nrows || ferror(f) != 0;
+	if (fclose(f) != 0 || failed) {
+		free(sql);
+		return NULL;
+	}
+	return sql;
+}
+
+/* The UPDATE of what a job's life changes, by the INSERT's parameters.
+ * Allocated; NULL when out of memory. */
+static char *
+sqlite_db_update_sql(void)
+{
+	char *sql, *set;
+
+	if ((set = jobcols_set('?', true)) == NULL ||
+	    asprintf(&sql, "UPDATE jobs SET %s WHERE id = ?1", set) == -1)
+		sql = NULL;
+	free(set);
 	return sql;
 }
 
@@ -178,12 +189,20 @@ sqlite_db_prepare(struct sqlite_db *db, const char *path, char **cause)
 	char *sql;
 	int i, rc;
 
-	for (i = 0; i < SQLITE_DB_NSTMTS; i++)
-		if (sqlite3_prepare_v3(db->sq, sqlite_db_sql[i], -1,
-		    SQLITE_PREPARE_PERSISTENT, &db->stmt[i], NULL) != SQLITE_OK)
+	for (i = 0; i < SQLITE_DB_NSTMTS; i++) {
+		sql = NULL;
+		if (sqlite_db_sql[i] == NULL && (sql = i == SQLITE_DB_INSERT ?
+		    sqlite_db_insert_sql(1) : sqlite_db_update_sql()) == NULL)
+			return cause_fail(cause, "out of memory");
+		rc = sqlite3_prepare_v3(db->sq, sql != NULL ? sql :
+		    sqlite_db_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+		    &db->stmt[i], NULL);
+		free(sql);
+		if (rc != SQLITE_OK)
 			return cause_fail(cause, "cannot use %s: %s", path,
 			    sqlite3_errmsg(db->sq));
-	if ((sql = sqlite_db_insert_rows_sql()) == NULL)
+	}
+	if ((sql = sqlite_db_insert_sql(SQLITE_DB_INSERT_ROWS)) == NULL)
 		return cause_fail(cause, "out of memory");
 	rc = sqlite3_prepare_v3(db->sq, sql, -1, SQLITE_PREPARE_PERSISTENT,
 	    &db->insert_rows, NULL);
@@ -464,7 +483,7 @@ sqlite_db_insert_rows(struct sqlite_db *db, const struct job *const *jobs, char
 	int k;
 
 	for (k = 0; k < SQLITE_DB_INSERT_ROWS; k++)
-		if (sqlite_row_bind_at(st, k * SQLITE_DB_ROW_NPARAMS, jobs[k],
+		if (sqlite_row_bind_at(st, k * JOBROW_NCOLUMNS, jobs[k],
 		    true,
 		    cause) == -1) {
 			sqlite_db_reset(st);
