@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/util.h>
 #include <libpq-fe.h>
 
 #include "jobcols.h"
@@ -154,5 +155,40 @@ int pg_output_append(struct store *st, const struct store_output_key *k,
     store_output_done_cb cb, void *arg);
 int pg_output_read(struct store *st, const struct store_output_key *k,
     int64_t offset, size_t limit, store_output_read_cb cb, void *arg);
+
+/* Ids asked for at a time, ahead of the jobs that take them. */
+#define PG_STORE_IDS 256
+
+/* pg-open.c: the node's place in the cluster, made as the daemon starts
+ * and kept on the connection of the locks (blocking). pg_open_start
+ * connects that one, sets the schema up, claims the node's name, agrees
+ * on the priorities, registers the node and loads every job and the first
+ * ids; pg_open_connect makes the loop's connection, its statements
+ * prepared; pg_open_locks_check takes the node's locks again once the
+ * server is back, ending this daemon's old sessions; pg_open_status tells
+ * the daemon whether the database is up. */
+int pg_open_start(struct pg_store *s, const struct store_pg_options *o,
+    char **cause);
+int pg_open_connect(struct pg_store *s, const char *conninfo,
+    pg_conn_state_cb state_cb, pg_conn_notify_cb notify_cb, char **cause);
+void pg_open_note_sessions(struct pg_store *s);
+void pg_open_locks_check(struct pg_store *s);
+int pg_open_write_priorities(PGconn *pg, const char *text, char **cause);
+void pg_open_status(struct pg_store *s, bool up, const char *cause);
+
+/* pg-commit.c: the changes written, a commit at a time, at the end of a
+ * turn of the loop (pg_commit_schedule, pg_commit_cb); a commit in doubt
+ * asked after once the connection is back (pg_commit_ask_doubt). */
+struct pg_commit;
+void pg_commit_schedule(struct pg_store *s);
+void pg_commit_cb(evutil_socket_t fd, short what, void *arg);
+bool pg_commit_has_changes(const struct pg_store *s);
+bool pg_commit_pending(const struct store *st);
+int pg_commit_flush(struct store *st, char **cause);
+void pg_commit_ask_doubt(struct pg_store *s);
+void pg_commit_synced(struct pg_store *s);
+/* A commit whose answer will never come (the store is closing): its new
+ * jobs are freed with it. */
+void pg_commit_abandon(struct pg_commit *c);
 
 #endif
