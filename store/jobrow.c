@@ -228,7 +228,7 @@ struct jobrow_field {
 	JOBROW_FIELD(struct job, false, field, unknown, max)
 #define JOBROW_RUN(field, unknown, max)					\
 	JOBROW_FIELD(struct job_run, true, field, unknown, max)
-#define JOBROW_CUSTOM JOBROW_C_CUSTOM
+#define JOBROW_CUSTOM JOBROW_C_CUSTOM, false, 0, 0, 0
 #define JOBROW_FIELD_OF(col, sql, type, role, how)			\
 	[JOBROW_##col] = { JOBROW_##how },
 #define NOT_NULL JOBROW_NOT_NULL
