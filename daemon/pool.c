@@ -494,10 +494,13 @@ pool_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct pool_worker *w = arg;
 
 	(void)bev;
-	if (what & BEV_EVENT_ERROR)
+	/* A worker that died with a message of ours unread (a lease, in a
+	 * cluster) resets the socket rather than closing it: as good as
+	 * EOF, and its wait status says how it died. */
+	if ((what & BEV_EVENT_ERROR) && EVUTIL_SOCKET_ERROR() != ECONNRESET)
 		pool_kill(w, "had a socket error (%s)",
 		    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-	else if (what & BEV_EVENT_EOF)
+	else if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		pool_cut(w);	/* it died, most likely: its status says how */
 }
 
