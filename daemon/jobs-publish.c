@@ -74,7 +74,8 @@ jobs_drain(struct triaged *td)
 			it->cb(td, NULL, NULL, it->arg);
 			break;
 		case JOBS_LAUNCH:
-			jobs_launch(td, it);
+			/* Never queued here: launches wait in js->launches
+			 * for their claim's write (jobs-launch.c). */
 			break;
 		}
 		jobs_item_free(it);

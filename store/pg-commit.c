@@ -4,20 +4,14 @@
  * lost is asked after, and the ids of new jobs come in blocks ahead. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 #include <libpq-fe.h>
 
 #include "job.h"
-#include "jobcols.h"
-#include "jobrow.h"
-#include "pg-schema.h"
 #include "pg-util.h"
 #include "pg-conn.h"
 #include "pg-row.h"

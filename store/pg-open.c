@@ -7,15 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <event2/event.h>
 #include <libpq-fe.h>
 
 #include "job.h"
 #include "jobcols.h"
-#include "jobrow.h"
 #include "pg-schema.h"
 #include "pg-util.h"
 #include "pg-conn.h"
@@ -55,9 +52,7 @@ static const struct {
 	 * one the daemon let go of (silent, dropped) may still be reading
 	 * it, and commit after this read. It is ended first (5 s at most),
 	 * then the third column says whether it is gone. */
-	{ "end_session", "SELECT pg_terminate_backend(pid, 5000)"
-	    " FROM pg_stat_activity WHERE pid = $1::integer"
-	    " AND backend_start::text = $2" },
+	{ "end_session", PG_STORE_END_SESSION },
 	{ "marked", "SELECT commit_gen, commit_xid::text, NOT EXISTS"
 	    " (SELECT 1 FROM pg_stat_activity WHERE pid = $3::integer"
 	    " AND backend_start::text = $4) FROM triage_nodes"
@@ -433,10 +428,8 @@ pg_open_end_sessions(struct pg_store *s)
 			continue;
 		snprintf(pid, sizeof pid, "%d", s->sess[i].pid);
 		values[1] = s->sess[i].start;
-		if ((res = pg_util_query_params(s->locks, "SELECT"
-		    " pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
-		    " WHERE pid = $1 AND backend_start::text = $2", 2, values,
-		    NULL)) != NULL)
+		if ((res = pg_util_query_params(s->locks,
+		    PG_STORE_END_SESSION, 2, values, NULL)) != NULL)
 			PQclear(res);
 	}
 }

@@ -156,6 +156,13 @@ int pg_output_append(struct store *st, const struct store_output_key *k,
 int pg_output_read(struct store *st, const struct store_output_key *k,
     int64_t offset, size_t limit, store_output_read_cb cb, void *arg);
 
+/* Ends a server session of ours, known by its pid ($1) and start ($2),
+ * and waits for it (5 s at most): pg_open_end_sessions' (blocking) and
+ * the doubt's before it reads the mark (pg-commit.c). */
+#define PG_STORE_END_SESSION						\
+	"SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"	\
+	" WHERE pid = $1::integer AND backend_start::text = $2"
+
 /* Ids asked for at a time, ahead of the jobs that take them. */
 #define PG_STORE_IDS 256
 

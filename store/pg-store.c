@@ -3,7 +3,6 @@
  * pg-commit.c, and the connection's comings and goings and others' NOTIFY. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +13,7 @@
 #include <libpq-fe.h>
 
 #include "job.h"
-#include "jobcols.h"
 #include "jobrow.h"
-#include "pg-schema.h"
 #include "pg-util.h"
 #include "pg-conn.h"
 #include "pg-row.h"
