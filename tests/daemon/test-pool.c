@@ -833,6 +833,38 @@ test_worker_killed(void **state)
 	assert_exit(fx_wait_end(fx, 3), 0);
 }
 
+/* A worker killed with a message of the daemon's unread (a lease, stopped
+ * as it was) resets its socket rather than closing it: its death is still
+ * told by its wait status, not as a socket error of the pool's. */
+static void
+test_worker_killed_with_a_message_unread(void **state)
+{
+	struct fx *fx = *state;
+	struct tjob *j = &fx->jobs[1];
+	pid_t worker;
+	char st = 0, want[64];
+	int i;
+
+	fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, j->started);
+	assert_int_equal(proc_stat(j->pid, &st, &worker, NULL, NULL), 0);
+	assert_int_equal(kill(worker, SIGSTOP), 0);
+	WAIT_FOR(fx, proc_stat(worker, &st, NULL, NULL, NULL) == 0 &&
+	    st == 'T');
+	assert_int_equal(pool_lease(fx->pool, 1, UINT64_MAX / 2, 1000), 0);
+	/* Out of the pool's buffer into the stopped worker's socket. */
+	for (i = 0; i < 10; i++)
+		event_base_loop(fx->loop.base, EVLOOP_NONBLOCK);
+	assert_int_equal(kill(worker, SIGKILL), 0);
+	fx_wait_end(fx, 1);
+	assert_int_equal(j->lost, 1);
+	snprintf(want, sizeof want, "(pid %ld) died: killed by SIGKILL",
+	    (long)worker);
+	print_message("# lost: %s\n", j->why);
+	assert_non_null(strstr(j->why, want));
+	assert_int_equal(pool_size(fx->pool), 2);
+}
+
 /* A worker that sends garbage is torn down like a dead one. The test
  * writes the garbage through a copy of the worker's own socket. */
 static void
@@ -1248,6 +1280,7 @@ main(void)
 		T(test_leftover_killed),
 		T(test_escaped_output_holder),
 		T(test_worker_killed),
+		T(test_worker_killed_with_a_message_unread),
 		T(test_worker_malformed),
 		T(test_idle_worker_replaced),
 		T(test_many_jobs_no_zombies),
