@@ -28,7 +28,8 @@ jobs_grant_cb(struct psem_waiter *w, void *arg)
 }
 
 /*
- * What the job's priority says of its process, as the config is now, and
+ * What the job and its priority say of its process and its cgroup, as the
+ * config is now, and
  * in a cluster whom it runs as: its user, by name, on this node (a root
  * daemon). 0, or -1 with the job's reason set when the user is not here.
  */
@@ -42,6 +43,9 @@ jobs_run_opts(const struct triaged *td, struct job *job,
 	memset(opts, 0, sizeof *opts);
 	opts->io_idle = p->io_class == CONFIG_IO_IDLE;
 	opts->keep_tail = p->output_keep == CONFIG_OUTPUT_KEEP_TAIL;
+	opts->memory_max = job->memory;
+	opts->pids_max = p->pids_max;
+	opts->cpu_weight = p->cpu_weight;
 	if (!td->cfg->cluster.enabled || job->user == NULL ||
 	    td->uid != 0 || !td->cfg->run_as_submitter)
 		return 0;

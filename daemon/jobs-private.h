@@ -61,6 +61,7 @@ struct jobs_item {
 	const char *change;		/* EVENT: NULL, or an edit (constant) */
 	struct job_status status;	/* EVENT: the job after the change; */
 	char *reason;			/* LAUNCH: status.attempt only */
+	char *cgroup;			/* EVENT: its run's, as reason */
 	/* BARRIER: a jobs_done_cb (jobs.h would make this header and jobs.c
 	 * include each other). */
 	void (*cb)(struct triaged *, struct job *, const char *, void *);

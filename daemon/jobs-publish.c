@@ -31,7 +31,9 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	view.retries = it->status.retries;
 	view.seq = it->status.seq;
 	view.held = it->status.held;
+	view.frozen = it->status.frozen;
 	it->status.run.reason = it->reason;
+	it->status.run.cgroup = it->cgroup;
 	view.run = &it->status.run;
 	ev.job = job;
 	ev.view = &view;

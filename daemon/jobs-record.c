@@ -15,6 +15,7 @@ void
 jobs_item_free(struct jobs_item *it)
 {
 	free(it->reason);
+	free(it->cgroup);
 	free(it);
 }
 
@@ -45,8 +46,11 @@ jobs_record(struct triaged *td, struct job *job, enum job_state from,
 
 	if ((it = calloc(1, sizeof *it)) == NULL ||
 	    (job->run->reason != NULL && (it->reason = strdup(job->run->reason))
+	    == NULL) ||
+	    (job->run->cgroup != NULL && (it->cgroup = strdup(job->run->cgroup))
 	    == NULL)) {
-		free(it);
+		if (it != NULL)
+			jobs_item_free(it);
 		log_warnx("job %llu: out of memory: its change to %s is not "
 		    "published", (unsigned long long)job->id,
 		    job_state_name(job->state));

@@ -57,6 +57,9 @@ jobs_change(struct triaged *td, struct job *job, enum job_state to)
 		job->admit.gated = false;
 		beginq_remove(&js->beginq, job);
 	}
+	/* Only a running job is frozen: its run has ended. */
+	if (to != JOB_RUNNING)
+		job->frozen = false;
 	jobs_tally(js, job, prio, to, 1);
 	if (to == JOB_RUNNING)
 		jobs_run(job)->started_at = now;

@@ -160,7 +160,8 @@ reload_check_cluster(const struct config_cluster *old,
 }
 
 /* What only a restart can change: the socket is bound, the state_dir
- * locked and open, and every job's credentials follow run_as_submitter. */
+ * locked and open, the jobs' cgroups made where the start found them, and
+ * every job's credentials follow run_as_submitter. */
 static void
 reload_check_fixed(const struct config *old, const struct config *new,
     struct reload_why *why)
@@ -185,6 +186,12 @@ reload_check_fixed(const struct config *old, const struct config *new,
 	if (old->has_socket_group != new->has_socket_group ||
 	    (old->has_socket_group && old->socket_gid != new->socket_gid))
 		reload_reject(why, "socket_group changed: %s", restart);
+	/* Whether jobs get cgroups is settled as the daemon starts: its
+	 * subtree is made (or found) then, and running jobs are in it. */
+	if (old->cgroups != new->cgroups)
+		reload_reject(why, "cgroups changed (%s -> %s): %s",
+		    config_cgroups_name(old->cgroups),
+		    config_cgroups_name(new->cgroups), restart);
 	if (old->run_as_submitter != new->run_as_submitter)
 		reload_reject(why, "run_as_submitter changed (%s -> %s): %s",
 		    old->run_as_submitter ? "yes" : "no",

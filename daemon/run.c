@@ -106,6 +106,7 @@ run_outcome_init(struct run_outcome *out)
 	memset(out, 0, sizeof *out);
 	out->user_time = out->system_time = -1;
 	out->max_rss_kb = -1;
+	out->peak_memory = -1;
 }
 
 /* How a run that ended without a process of its own is told: as it was

@@ -26,6 +26,12 @@ struct run_outcome {
 	double user_time;	/* < 0: unknown */
 	double system_time;
 	int64_t max_rss_kb;
+	/* The most memory its process tree used at once, in bytes (its
+	 * cgroup's peak): < 0 unknown, and then the job's peak_memory is
+	 * max_rss_kb's (jobs-end.c). */
+	int64_t peak_memory;
+	bool oom;		/* it, or a process of it, was killed for want
+				 * of memory */
 	bool stdout_truncated;
 	bool stderr_truncated;
 	uint64_t stdout_dropped;	/* output_keep = tail: bytes before offset 0 */
@@ -46,6 +52,11 @@ struct run_job_opts {
 	bool as_user;
 	uid_t uid;
 	gid_t gid;
+	/* For its cgroup (protocol v1.2), 0 = none: memory.max in bytes
+	 * (the job's memory), and its priority's pids_max and cpu_weight. */
+	uint64_t memory_max;
+	unsigned pids_max;
+	unsigned cpu_weight;
 };
 
 struct run_callbacks {

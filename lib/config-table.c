@@ -9,6 +9,7 @@
 #include "nodename.h"
 
 #define KIB (UINT64_C(1) << 10)
+#define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
 #define TIB (UINT64_C(1) << 40)
 #define DAY_MS UINT64_C(86400000)
@@ -50,6 +51,13 @@ static const struct config_choice config_table_output_keeps[] = {
 static const struct config_choice config_table_io_classes[] = {
 	{ "best-effort", CONFIG_IO_BEST_EFFORT },
 	{ "idle", CONFIG_IO_IDLE },
+	{ NULL, 0 },
+};
+
+static const struct config_choice config_table_cgroups[] = {
+	{ "auto", CONFIG_CGROUPS_AUTO },
+	{ "required", CONFIG_CGROUPS_REQUIRED },
+	{ "off", CONFIG_CGROUPS_OFF },
 	{ NULL, 0 },
 };
 
@@ -176,6 +184,11 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  D(log_level), 0, config_table_log_levels,
 	  "least important message logged: debug, info, notice, warning "
 	  "or err" },
+	{ "cgroups", CONFIG_TYPE_ENUM, 0, 0, "auto",
+	  D(cgroups), 0, config_table_cgroups,
+	  "auto: each job in a cgroup of its own where the daemon may (see "
+	  "triaged(8)); required: refuse to start without; off: process "
+	  "groups only; a change needs a restart" },
 };
 
 const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS] = {
@@ -258,6 +271,19 @@ const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {
 	{ "output_keep", CONFIG_TYPE_ENUM, 0, 0, NULL,
 	  P(output_keep), 0, config_table_output_keeps,
 	  "head or tail, as [daemon] output_keep; unset: the daemon's" },
+	/* Protocol v1.2: what its jobs' cgroups get. */
+	{ "memory", CONFIG_TYPE_SIZE, MIB, 1024 * TIB, NULL,
+	  P(memory), 0, NULL,
+	  "default memory of its jobs, 1MiB to 1024TiB: with cgroups, "
+	  "their limit; unset: none" },
+	{ "cpu_weight", CONFIG_TYPE_UNSIGNED, 1, 10000, NULL,
+	  P(cpu_weight), 0, NULL,
+	  "cgroup cpu.weight of its jobs, 1 to 10000; unset: the "
+	  "kernel's (100)" },
+	{ "pids_max", CONFIG_TYPE_UNSIGNED, 1, 4194304, NULL,
+	  P(pids_max), 0, NULL,
+	  "most processes and threads one of its jobs may have, 1 to "
+	  "4194304; unset: no limit" },
 };
 
 /* The priorities of a config with no [priority.*] section at all, no file
@@ -268,6 +294,17 @@ const struct config_table_builtin config_table_builtins[CONFIG_TABLE_BUILTINS] =
 	{ "normal", 10 },
 	{ "low", 20 },
 };
+
+const char *
+config_cgroups_name(enum config_cgroups c)
+{
+	const struct config_choice *ch;
+
+	for (ch = config_table_cgroups; ch->word != NULL; ch++)
+		if (ch->value == (int)c)
+			return ch->word;
+	return "?";
+}
 
 int
 config_table_find(const struct config_key *table, size_t n, const char *name)

@@ -45,10 +45,10 @@ struct config_key {
 /* The rows of [daemon], [http] and [cluster] (into struct config) and of
  * [priority.NAME] (into struct config_priority). The counts size the
  * per-key bookkeeping. */
-#define CONFIG_TABLE_DAEMON_KEYS 32
+#define CONFIG_TABLE_DAEMON_KEYS 33
 #define CONFIG_TABLE_HTTP_KEYS 8
 #define CONFIG_TABLE_CLUSTER_KEYS 3
-#define CONFIG_TABLE_PRIORITY_KEYS 9
+#define CONFIG_TABLE_PRIORITY_KEYS 12
 extern const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS];
 extern const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS];
 extern const struct config_key

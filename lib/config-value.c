@@ -25,6 +25,8 @@ _Static_assert(sizeof(enum config_output_keep) == sizeof(int),
     "enum config_output_keep is not int-sized");
 _Static_assert(sizeof(enum config_io_class) == sizeof(int),
     "enum config_io_class is not int-sized");
+_Static_assert(sizeof(enum config_cgroups) == sizeof(int),
+    "enum config_cgroups is not int-sized");
 
 /* getgrnam_r's buffer grows up to this for groups with many members. */
 #define CONFIG_VALUE_GROUP_BUF_MAX (1024 * 1024)

@@ -30,6 +30,13 @@ enum config_io_class {
 	CONFIG_IO_IDLE,
 };
 
+/* Whether jobs run in cgroups of their own (protocol v1.2). */
+enum config_cgroups {
+	CONFIG_CGROUPS_AUTO,	/* where the daemon may: see triaged(8) */
+	CONFIG_CGROUPS_REQUIRED, /* refuse to start without */
+	CONFIG_CGROUPS_OFF,	/* process groups, as in v1 */
+};
+
 /* Who may use the HTTP listener beyond /metrics. */
 enum config_http_auth {
 	CONFIG_HTTP_AUTH_TOKEN,	/* the bearer token of token_file */
@@ -73,6 +80,11 @@ struct config_priority {
 	unsigned nice;		/* 0 to 19 */
 	enum config_io_class io_class;
 	enum config_output_keep output_keep;	/* unset: the daemon's */
+	/* Protocol v1.2, for its jobs' cgroups: the default memory of a
+	 * job in bytes, cpu.weight, pids.max; 0 = none. */
+	uint64_t memory;
+	unsigned cpu_weight;
+	unsigned pids_max;
 	unsigned line;		/* where its section starts; 0 = built in */
 };
 
@@ -117,6 +129,7 @@ struct config {
 	bool run_as_submitter;
 	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS for jobs */
 	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
+	enum config_cgroups cgroups;	/* fixed until a restart */
 
 	struct config_http http;
 	struct config_cluster cluster;
@@ -159,6 +172,9 @@ void config_free(struct config *cfg);
  * a constant. */
 const char *config_path(const char *flag, const struct caller_env *env,
     bool *optional);
+
+/* The word triage.conf writes c as ("auto", "required", "off"). Static. */
+const char *config_cgroups_name(enum config_cgroups c);
 
 /* Returns the index of the priority called name, or -1. */
 int config_priority_find(const struct config *cfg, const char *name);

@@ -2,6 +2,7 @@
  * method returns (protocol.md, "The job object"). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,7 @@ const struct job_run job_run_none = {
 	.user_time = -1,
 	.system_time = -1,
 	.max_rss_kb = -1,
+	.peak_memory = -1,
 	.exit_code = -1,
 };
 
@@ -142,6 +144,7 @@ job_free(struct job *job)
 		return;
 	if ((run = job_run_own(job)) != NULL) {
 		free(run->reason);
+		free(run->cgroup);
 		free(run);
 	}
 	free(job->name);
@@ -168,6 +171,7 @@ job_new_attempt(struct job *job)
 	if (run == NULL)
 		return;
 	reason = run->reason;
+	free(run->cgroup);
 	*run = job_run_none;
 	run->reason = reason;
 }
@@ -180,8 +184,10 @@ job_status_get(const struct job *job, struct job_status *st)
 	st->retries = job->retries;
 	st->seq = job->seq;
 	st->held = job->held;
+	st->frozen = job->frozen;
 	st->run = *job->run;
 	st->run.reason = NULL;
+	st->run.cgroup = NULL;
 }
 
 bool
@@ -193,6 +199,7 @@ job_run_is_none(const struct job_run *r)
 	    r->finished_at == z->finished_at && r->user_time == z->user_time &&
 	    r->system_time == z->system_time &&
 	    r->max_rss_kb == z->max_rss_kb &&
+	    r->peak_memory == z->peak_memory && r->oom == z->oom &&
 	    r->start_ticks == z->start_ticks &&
 	    r->stdout_dropped == z->stdout_dropped &&
 	    r->stderr_dropped == z->stderr_dropped && r->pid == z->pid &&
@@ -205,20 +212,23 @@ int
 job_status_set(struct job *job, const struct job_status *st)
 {
 	struct job_run *run = job_run_own(job);
-	char *reason;
+	char *reason, *cgroup;
 
 	job->state = st->state;
 	job->attempt = st->attempt;
 	job->retries = st->retries;
 	job->seq = st->seq;
 	job->held = st->held;
+	job->frozen = st->frozen;
 	if (run == NULL && job_run_is_none(&st->run))
 		return 0;
 	if (run == NULL && (run = job_run_edit(job)) == NULL)
 		return -1;
 	reason = run->reason;
+	cgroup = run->cgroup;
 	*run = st->run;
 	run->reason = reason;
+	run->cgroup = cgroup;
 	return 0;
 }
 
@@ -388,11 +398,36 @@ job_name(const struct job *job)
 	return job->name != NULL ? job->name : job_default_name(job);
 }
 
+/* Puts text (from malloc, taken; NULL clears) into the run's string at
+ * offset field, each byte of what is not UTF-8 written \xNN: a path in it
+ * may not be UTF-8, and the job object must still be written. 0, or -1 out
+ * of memory with nothing changed. */
+static int
+job_set_run_text(struct job *job, size_t field, char *text)
+{
+	struct job_run *run;
+	char *escaped, **dest;
+
+	if (text != NULL && !bytestr_utf8(text, strlen(text))) {
+		escaped = bytestr_escape(text, false);
+		free(text);
+		if ((text = escaped) == NULL)
+			return -1;
+	}
+	if ((run = job_run_edit(job)) == NULL) {
+		free(text);
+		return -1;
+	}
+	dest = (char **)((char *)run + field);
+	free(*dest);
+	*dest = text;
+	return 0;
+}
+
 int
 job_set_reason(struct job *job, const char *fmt, ...)
 {
-	struct job_run *run;
-	char *reason = NULL, *escaped;
+	char *reason = NULL;
 	va_list ap;
 	int n;
 
@@ -404,22 +439,21 @@ job_set_reason(struct job *job, const char *fmt, ...)
 		va_end(ap);
 		if (n < 0)
 			return -1;
-		/* A path in it may not be UTF-8, and the job object must
-		 * still be written. */
-		if (!bytestr_utf8(reason, (size_t)n)) {
-			escaped = bytestr_escape(reason, false);
-			free(reason);
-			if ((reason = escaped) == NULL)
-				return -1;
-		}
 	}
-	if ((run = job_run_edit(job)) == NULL) {
-		free(reason);
+	return job_set_run_text(job, offsetof(struct job_run, reason),
+	    reason);
+}
+
+int
+job_set_cgroup(struct job *job, const char *path)
+{
+	char *copy = NULL;
+
+	if (path == NULL && job->run->cgroup == NULL)
+		return 0;
+	if (path != NULL && (copy = strdup(path)) == NULL)
 		return -1;
-	}
-	free(run->reason);
-	run->reason = reason;
-	return 0;
+	return job_set_run_text(job, offsetof(struct job_run, cgroup), copy);
 }
 
 /*
@@ -642,6 +676,14 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	job_put_int(out, "nice", job->nice);
 	job_put_bool(out, "merge_output", job->merge_output);
 	job_put_opt_string(out, "pending_reason", pending_reason);
+	/* Protocol v1.2. */
+	job_put_opt_int(out, "memory", job->memory != 0,
+	    (int64_t)job->memory);
+	job_put_bool(out, "frozen", job->frozen);
+	job_put_opt_int(out, "peak_memory", run->peak_memory >= 0,
+	    run->peak_memory);
+	job_put_bool(out, "oom", run->oom);
+	job_put_opt_string(out, "cgroup", run->cgroup);
 }
 
 json_t *

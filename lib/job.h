@@ -40,12 +40,22 @@ struct job_run {
 	uint64_t stdout_dropped; /* bytes no longer stored before offset 0 */
 	uint64_t stderr_dropped;
 	char *reason;		/* NULL = none; kept across attempts */
+	/* Protocol v1.2. The most memory the job's process tree used at
+	 * once, in bytes (its cgroup's peak; without one, the largest
+	 * child's max RSS); < 0 = unknown. */
+	int64_t peak_memory;
+	/* While it runs, its cgroup's path below the cgroup mount; NULL =
+	 * none. Owned like reason, but this attempt's only: set it through
+	 * job_set_cgroup. */
+	char *cgroup;
 	pid_t pid;		/* 0 = never started */
 	int exit_code;		/* -1 = did not exit normally */
 	int signal;		/* 0 = not killed by a signal */
 	bool stdout_truncated;
 	bool stderr_truncated;
 	bool begun;		/* this attempt was handed to a worker */
+	bool oom;		/* it, or a process of it, was killed for want
+				 * of memory */
 };
 
 /* The run of a job that has none: every field unknown or empty. */
@@ -76,6 +86,9 @@ struct job {
 	/* Never NULL; read it freely, change it through job_run_edit(). */
 	const struct job_run *run;
 	uint64_t timeout_ms;	/* 0 = none */
+	/* Protocol v1.2: bytes it declared (or its priority's default), at
+	 * most INT64_MAX; 0 = none. */
+	uint64_t memory;
 	int64_t seq;		/* order in its queue: smaller goes first */
 	uint64_t *after;	/* ids it waits for; NULL when none */
 	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
@@ -96,6 +109,9 @@ struct job {
 	bool exclusive;
 	bool held;	/* queued, but never dispatched until released */
 	bool merge_output;	/* stderr into the stdout capture */
+	/* Running, its processes frozen (protocol v1.2, freeze): it keeps
+	 * its slots, and its timeout clock stops. */
+	bool frozen;
 
 	/* The store's own, not columns: written by store/ alone. */
 	struct {
@@ -147,9 +163,9 @@ struct job {
 };
 
 /*
- * What a job's life changes, apart from reason: a copy taken at a state
- * change shows the job as it was then, whatever came after. run.reason is
- * always NULL here.
+ * What a job's life changes, apart from reason and cgroup: a copy taken at
+ * a state change shows the job as it was then, whatever came after.
+ * run.reason and run.cgroup are always NULL here.
  */
 struct job_status {
 	enum job_state state;
@@ -157,6 +173,7 @@ struct job_status {
 	unsigned retries;
 	int64_t seq;
 	bool held;
+	bool frozen;
 	struct job_run run;
 };
 
@@ -164,8 +181,9 @@ struct job_status {
  * fine. */
 void job_free_strv(char **v);
 void job_status_get(const struct job *job, struct job_status *st);
-/* Puts st back, the reason apart. 0, or -1 out of memory (the job had no
- * run of its own and st has one): then only the run is left as it was. */
+/* Puts st back, the reason and cgroup apart. 0, or -1 out of memory (the
+ * job had no run of its own and st has one): then only the run is left as
+ * it was. */
 int job_status_set(struct job *job, const struct job_status *st);
 
 /*
@@ -173,7 +191,8 @@ int job_status_set(struct job *job, const struct job_status *st);
  * until the job is freed. NULL when out of memory, and nothing changed.
  */
 struct job_run *job_run_edit(struct job *job);
-/* Whether r says nothing job_run_none does not, its reason apart. */
+/* Whether r says nothing job_run_none does not, its reason and cgroup
+ * apart. */
 bool job_run_is_none(const struct job_run *r);
 
 const char *job_state_name(enum job_state state);
@@ -189,8 +208,8 @@ struct job *job_new(void);
 void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
- * signal, times, usage, truncation, begun; not the reason) cleared. The
- * state is the caller's. */
+ * signal, times, usage, peak memory, oom, cgroup, truncation, begun; not
+ * the reason) cleared. The state is the caller's. */
 void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
@@ -242,6 +261,14 @@ const char *job_name(const struct job *job);
  * byte of what is not UTF-8 written \xNN (a path it quotes); 0 or -1. */
 int job_set_reason(struct job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * Sets the current attempt's cgroup to a copy of path (NULL clears it),
+ * with each byte of what is not UTF-8 written \xNN, as job_set_reason does:
+ * the job object must always be written. job_new_attempt clears it. 0, or
+ * -1 out of memory with nothing changed.
+ */
+int job_set_cgroup(struct job *job, const char *path);
 
 /*
  * The job object of protocol.md, a new reference (argv and cwd as byte

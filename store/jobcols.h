@@ -87,7 +87,14 @@
 	    RUN(stderr_dropped, NOT_NULL, INT64_MAX))			\
 	X(NODE, "node", TEXT, LIFE, CUSTOM)				\
 	X(PINNED_NODE, "pinned_node", TEXT, ONCE, CUSTOM)		\
-	X(USERNAME, "username", TEXT, ONCE, CUSTOM)
+	X(USERNAME, "username", TEXT, ONCE, CUSTOM)			\
+	X(MEMORY, "memory", INTEGER, LIFE,				\
+	    JOB(memory, 0, INT64_MAX))					\
+	X(FROZEN, "frozen", INTEGER, LIFE, JOB(frozen, NOT_NULL, 1))	\
+	X(PEAK_MEMORY, "peak_memory", INTEGER, LIFE,			\
+	    RUN(peak_memory, -1, INT64_MAX))				\
+	X(OOM, "oom", INTEGER, LIFE, RUN(oom, NOT_NULL, 1))		\
+	X(CGROUP, "cgroup", TEXT, LIFE, RUN(cgroup, 0, 0))
 
 /* The columns by number, the index of every table of them (jobrow.c reads
  * and writes a row by it; a SELECT's column i is column i). */

@@ -316,11 +316,11 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 
 	/* SQLite integers are signed 64 bits. */
 	if (job->id == 0 || job->id > INT64_MAX ||
-	    job->timeout_ms > INT64_MAX ||
+	    job->timeout_ms > INT64_MAX || job->memory > INT64_MAX ||
 	    job->run->stdout_dropped > INT64_MAX ||
 	    job->run->stderr_dropped > INT64_MAX)
 		return cause_fail(cause, "cannot store job %" PRIu64 ": id, "
-		    "timeout or dropped bytes out of range", job->id);
+		    "timeout, memory or dropped bytes out of range", job->id);
 	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
 	    (labels = json_dumps(job->labels, JSON_COMPACT)) == NULL)
 		return cause_fail(cause, "cannot store job %" PRIu64 ": its "
@@ -925,7 +925,8 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 	if (jobrow_fill(&r, job, &run, cache) == -1)
 		goto fail;
 	/* A job that never ran shares job_run_none. */
-	if (!job_run_is_none(&run) || run.reason != NULL) {
+	if (!job_run_is_none(&run) || run.reason != NULL ||
+	    run.cgroup != NULL) {
 		if ((own = job_run_edit(job)) == NULL) {
 			jobrow_oom(&r);
 			goto fail;
@@ -935,6 +936,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 	return job;
 fail:
 	free(run.reason);
+	free(run.cgroup);
 	cause_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
 	job_free(job);
 	return NULL;

@@ -1,7 +1,9 @@
 /* pg-schema.c - the cluster's tables: jobs with a version (the fence of every
  * update) and the transaction that last wrote them (how a daemon reads what
  * changed since), the tombstones of removed jobs, the nodes, the paused
- * priorities, cancel requests, and captured output. */
+ * priorities, cancel requests, and captured output; version by version, and
+ * the forward migration that brings older tables to PG_SCHEMA_VERSION. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +11,8 @@
 #include "pg-schema.h"
 #include "pg-util.h"
 
-/* Any number that is ours: the lock daemons take to make the tables. */
+/* Any number that is ours: the lock daemons take to make or migrate the
+ * tables. */
 #define PG_SCHEMA_LOCK 0x74726961
 
 /*
@@ -125,66 +128,127 @@ static const char pg_schema_v1[] =
 	" PRIMARY KEY (job, attempt, stream, off));"
 	"INSERT INTO triage_meta VALUES ('schema', '1');";
 
-int
-pg_schema_setup(PGconn *pg, char **cause)
+/*
+ * Step i takes the tables at schema version i to i + 1, as
+ * sqlite-schema.c's steps do the SQLite file. A step that has shipped is
+ * never edited, since databases out there are at its result: a change is
+ * a new step at the end and PG_SCHEMA_VERSION one higher. The version in
+ * triage_meta is written after the last step, in the same transaction.
+ */
+static const char *const pg_schema_steps[] = {
+	/* 0 -> 1: the base. */
+	pg_schema_v1,
+
+	/* 1 -> 2: protocol v1.2's cgroups. The memory a job declared (NULL:
+	 * none), whether it is frozen, the most memory its run used at once
+	 * (NULL: unknown), whether it was killed for want of memory, and its
+	 * cgroup while it runs (NULL: none). Also grace_ms for the tables
+	 * of version 1 made before it, which version 1 added on every open. */
+	"ALTER TABLE triage_nodes ADD COLUMN IF NOT EXISTS grace_ms bigint"
+	" NOT NULL DEFAULT 0;"
+	"ALTER TABLE triage_jobs"
+	" ADD COLUMN memory bigint,"
+	" ADD COLUMN frozen integer NOT NULL DEFAULT 0,"
+	" ADD COLUMN peak_memory bigint,"
+	" ADD COLUMN oom integer NOT NULL DEFAULT 0,"
+	" ADD COLUMN cgroup text",
+};
+
+_Static_assert(sizeof pg_schema_steps / sizeof pg_schema_steps[0] ==
+    PG_SCHEMA_VERSION, "one migration step per schema version");
+
+/* The version of the tables there are, 0 for none, into *version: 0, or
+ * -1 with *cause when they are not triage's. Under the schema lock. */
+static int
+pg_schema_version(PGconn *pg, long *version, char **cause)
 {
 	PGresult *res;
-	char lock[64];
-	long version;
-	int rc = -1;
+	bool none, empty;
 
-	snprintf(lock, sizeof lock, "BEGIN; SELECT pg_advisory_xact_lock(%d)",
-	    PG_SCHEMA_LOCK);
-	if (pg_util_exec(pg, lock, cause) != 0)
-		return -1;
 	if ((res = pg_util_query(pg,
 	    "SELECT to_regclass('triage_meta') IS NULL,"
 	    " (SELECT count(*) FROM pg_tables WHERE schemaname ="
 	    " current_schema())", cause)) == NULL)
-		goto out;
-	if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+		return -1;
+	none = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	empty = strcmp(PQgetvalue(res, 0, 1), "0") == 0;
+	PQclear(res);
+	if (none) {
 		/* Another program's tables are not ours to add to. */
-		if (strcmp(PQgetvalue(res, 0, 1), "0") != 0) {
-			PQclear(res);
-			cause_fail(cause,
-			    "the database has tables, none of them "
-			    "triage's: give triage a database of its own");
-			goto out;
-		}
-		PQclear(res);
-		if (pg_util_exec(pg, pg_schema_v1, cause) != 0)
-			goto out;
-	} else {
-		PQclear(res);
-		if ((res = pg_util_query(pg, "SELECT value FROM triage_meta"
-		    " WHERE key = 'schema'", cause)) == NULL)
-			goto out;
-		version = PQntuples(res) == 1 ?
-		    strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
-		PQclear(res);
-		if (version > PG_SCHEMA_VERSION) {
-			cause_fail(cause, "the cluster's tables were made by a "
-			    "newer triage: schema version %ld, this one knows "
-			    "up to %d", version, PG_SCHEMA_VERSION);
-			goto out;
-		}
-		if (version < 1) {
-			cause_fail(cause, "triage_meta has no schema version: "
-			    "the tables are not triage's");
-			goto out;
-		}
+		if (!empty)
+			return cause_fail(cause, "the database has tables, "
+			    "none of them triage's: give triage a database of "
+			    "its own");
+		*version = 0;
+		return 0;
 	}
-	/* Tables made before grace_ms: the column, as the same version
-	 * (an older daemon never names it). */
-	if (pg_util_exec(pg, "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM"
-	    " information_schema.columns WHERE table_schema = current_schema()"
-	    " AND table_name = 'triage_nodes' AND column_name = 'grace_ms')"
-	    " THEN ALTER TABLE triage_nodes ADD COLUMN grace_ms bigint"
-	    " NOT NULL DEFAULT 0; END IF; END $$", cause) != 0)
+	if ((res = pg_util_query(pg, "SELECT value FROM triage_meta"
+	    " WHERE key = 'schema'", cause)) == NULL)
+		return -1;
+	*version = PQntuples(res) == 1 ?
+	    strtol(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+	PQclear(res);
+	if (*version < 1)
+		return cause_fail(cause, "triage_meta has no schema version: "
+		    "the tables are not triage's");
+	return 0;
+}
+
+/* The steps from version from to to, and the version written. */
+static int
+pg_schema_steps_run(PGconn *pg, long from, int to, char **cause)
+{
+	char sql[128], *why = NULL;
+	long i;
+
+	for (i = from; i < to; i++) {
+		if (pg_util_exec(pg, pg_schema_steps[i], &why) == 0)
+			continue;
+		cause_fail(cause, "cannot migrate the cluster's tables from "
+		    "schema version %ld to %ld: %s", i, i + 1,
+		    why != NULL ? why : "out of memory");
+		free(why);
+		return -1;
+	}
+	snprintf(sql, sizeof sql, "UPDATE triage_meta SET value = '%d'"
+	    " WHERE key = 'schema'", to);
+	return pg_util_exec(pg, sql, cause);
+}
+
+int
+pg_schema_upgrade(PGconn *pg, int to, char **cause)
+{
+	char lock[64];
+	long version = 0;
+	int rc = -1;
+
+	if (to < 1 || to > PG_SCHEMA_VERSION)
+		return cause_fail(cause, "no schema version %d", to);
+	/* Daemons starting together: one makes or migrates the tables, the
+	 * others wait for its commit here and find them done. */
+	snprintf(lock, sizeof lock, "BEGIN; SELECT pg_advisory_xact_lock(%d)",
+	    PG_SCHEMA_LOCK);
+	if (pg_util_exec(pg, lock, cause) != 0)
+		goto out;
+	if (pg_schema_version(pg, &version, cause) != 0)
+		goto out;
+	if (version > PG_SCHEMA_VERSION) {
+		cause_fail(cause, "the cluster's tables were made by a newer "
+		    "triage: schema version %ld, this one knows up to %d",
+		    version, PG_SCHEMA_VERSION);
+		goto out;
+	}
+	if (version < to && pg_schema_steps_run(pg, version, to, cause) != 0)
 		goto out;
 	rc = pg_util_exec(pg, "COMMIT", cause);
 out:
 	if (rc != 0)
 		(void)pg_util_exec(pg, "ROLLBACK", NULL);
 	return rc;
+}
+
+int
+pg_schema_setup(PGconn *pg, char **cause)
+{
+	return pg_schema_upgrade(pg, PG_SCHEMA_VERSION, cause);
 }

@@ -89,6 +89,16 @@ static const char *const sqlite_db_schema_steps[] = {
 	/* 6 -> 7: the user a job runs as, by name, looked up on the node
 	 * that runs it (NULL: by uid, as older rows did). */
 	"ALTER TABLE jobs ADD COLUMN username TEXT",
+
+	/* 7 -> 8: protocol v1.2's cgroups. The memory a job declared (NULL:
+	 * none), whether it is frozen, the most memory its run used at once
+	 * (NULL: unknown), whether it was killed for want of memory, and its
+	 * cgroup while it runs (NULL: none). */
+	("ALTER TABLE jobs ADD COLUMN memory INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN frozen INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN peak_memory INTEGER;"
+	"ALTER TABLE jobs ADD COLUMN oom INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE jobs ADD COLUMN cgroup TEXT"),
 };
 
 _Static_assert(sizeof sqlite_db_schema_steps / sizeof sqlite_db_schema_steps[0]

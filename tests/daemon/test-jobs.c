@@ -113,6 +113,13 @@ test_exit_codes_and_signals(void **state)
 	assert_non_null(tjstr(job, "finished_at"));
 	assert_true(json_is_number(json_object_get(job, "user_time")));
 	assert_true(tjint(job, "max_rss_kb") > 0);
+	/* Without a cgroup's peak (none has memory control here), the
+	 * largest child's max RSS, in bytes; nothing declared, no OOM. */
+	assert_int_equal(tjint(job, "peak_memory"),
+	    tjint(job, "max_rss_kb") * 1024);
+	assert_false(json_is_true(json_object_get(job, "oom")));
+	assert_false(json_is_true(json_object_get(job, "frozen")));
+	assert_true(json_is_null(json_object_get(job, "memory")));
 	json_decref(job);
 
 	job = run_sh(c, "exit 3");

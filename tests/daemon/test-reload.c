@@ -270,6 +270,14 @@ test_syntax_error_rejected(void **state)
 	assert_non_null(strstr(e.errors, "socket_mode changed"));
 	assert_non_null(strstr(e.errors, "needs a restart"));
 	assert_int_equal(stats_int(c, "slots"), 1);
+	/* Whether jobs get cgroups is settled at the start. */
+	rewrite(d, "slots = 3\ncgroups = off\n"
+	    "[priority.a]\nrank = 0\n[priority.b]\nrank = 10\n");
+	reload_rejected(c, &e);
+	assert_non_null(strstr(e.errors,
+	    "cgroups changed (auto -> off): that needs a restart"));
+	twait_log(d, "reload: rejected: cgroups changed (auto -> off)");
+	assert_int_equal(stats_int(c, "slots"), 1);
 	json_decref(twait(c, tsubmit(c, "{s[s] ss}", "argv", "true",
 	    "priority", "b")));
 	tdaemon_end(d, c);

@@ -117,6 +117,24 @@ fuzz_job_v11(struct fuzz_in *in, struct job *job)
 	job_run_edit(job)->stderr_dropped = fuzz_u32(in);
 }
 
+/* The fields of protocol v1.2. */
+static void
+fuzz_job_v12(struct fuzz_in *in, struct job *job)
+{
+	char *s;
+
+	job->memory = fuzz_u64(in) >> 1;
+	job->frozen = fuzz_u8(in) & 1;
+	job_run_edit(job)->peak_memory = (int64_t)(fuzz_u64(in) >> 1) - 1;
+	job_run_edit(job)->oom = fuzz_u8(in) & 1;
+	if (fuzz_u8(in) & 1) {
+		s = fuzz_str(in, 40);
+		if (job_set_cgroup(job, s) != 0)
+			abort();
+		free(s);
+	}
+}
+
 static struct job *
 fuzz_job(struct fuzz_in *in)
 {
@@ -169,6 +187,7 @@ fuzz_job(struct fuzz_in *in)
 	run->begun = fuzz_u8(in) & 1;
 	run->start_ticks = fuzz_u32(in);
 	fuzz_job_v11(in, job);
+	fuzz_job_v12(in, job);
 	return job;
 }
 
@@ -211,6 +230,15 @@ fuzz_json(const struct job *job, json_t *o)
 	    (job->labels != NULL ? json_object_size(job->labels) : 0));
 	FUZZ_ASSERT(json_integer_value(json_object_get(o, "nice")) ==
 	    job->nice);
+	FUZZ_ASSERT(job->memory == 0 ? json_is_null(json_object_get(o,
+	    "memory")) : (uint64_t)json_integer_value(json_object_get(o,
+	    "memory")) == job->memory);
+	FUZZ_ASSERT(json_is_true(json_object_get(o, "frozen")) ==
+	    job->frozen);
+	FUZZ_ASSERT(json_is_true(json_object_get(o, "oom")) == job->run->oom);
+	/* An escaped cgroup (bytes not UTF-8) is a string all the same. */
+	FUZZ_ASSERT(json_is_string(json_object_get(o, "cgroup")) ==
+	    (job->run->cgroup != NULL));
 }
 
 static int

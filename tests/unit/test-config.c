@@ -579,6 +579,75 @@ job_process_keys_and_their_defaults(void **state)
 	    "output_keep: expected \"head\" or \"tail\", not \"middle\"");
 }
 
+/* config.md v1.2: [daemon] cgroups, and what a priority's jobs' cgroups
+ * get: memory (a size, at least 1MiB), cpu_weight (1 to 10000), pids_max
+ * (at least 1), none by default; errors name the line and the key. */
+static void
+cgroup_keys_and_their_defaults(void **state)
+{
+	const struct config_priority *p;
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("[priority.a]\nrank = 1\n");
+	assert_int_equal(cfg->cgroups, CONFIG_CGROUPS_AUTO);
+	p = &cfg->priorities[0];
+	assert_int_equal(p->memory, 0);
+	assert_int_equal(p->cpu_weight, 0);
+	assert_int_equal(p->pids_max, 0);
+	config_free(cfg);
+	cfg = load_ok("");
+	assert_int_equal(cfg->cgroups, CONFIG_CGROUPS_AUTO);
+	assert_int_equal(cfg->priorities[0].memory, 0);
+	config_free(cfg);
+
+	cfg = load_ok("[daemon]\ncgroups = required\n"
+	    "[priority.a]\nrank = 1\nmemory = 1MiB\ncpu_weight = 1\n"
+	    "pids_max = 1\n"
+	    "[priority.b]\nrank = 2\nmemory = 2GiB\ncpu_weight = 10000\n"
+	    "pids_max = 4194304\n");
+	assert_int_equal(cfg->cgroups, CONFIG_CGROUPS_REQUIRED);
+	p = &cfg->priorities[0];
+	assert_int_equal(p->memory, 1048576);
+	assert_int_equal(p->cpu_weight, 1);
+	assert_int_equal(p->pids_max, 1);
+	p = &cfg->priorities[1];
+	assert_int_equal(p->memory, UINT64_C(2) << 30);
+	assert_int_equal(p->cpu_weight, 10000);
+	assert_int_equal(p->pids_max, 4194304);
+	config_free(cfg);
+	cfg = load_ok("[daemon]\ncgroups = off\n");
+	assert_int_equal(cfg->cgroups, CONFIG_CGROUPS_OFF);
+	assert_string_equal(config_cgroups_name(cfg->cgroups), "off");
+	config_free(cfg);
+	assert_string_equal(config_cgroups_name(CONFIG_CGROUPS_AUTO), "auto");
+	assert_string_equal(config_cgroups_name(CONFIG_CGROUPS_REQUIRED),
+	    "required");
+
+	assert_daemon_error("cgroups = yes",
+	    "cgroups: expected \"auto\", \"required\" or \"off\", not "
+	    "\"yes\"");
+	assert_priority_error("memory = 1048575",
+	    "memory: expected a size from 1MiB to 1024TiB, such as 512, "
+	    "64KiB or 16MiB, not \"1048575\"");
+	assert_priority_error("memory = 1023KiB",
+	    "memory: expected a size from 1MiB to 1024TiB*");
+	assert_priority_error("memory = 2PiB",
+	    "memory: expected a size from 1MiB to 1024TiB*");
+	assert_priority_error("memory = lots",
+	    "memory: expected a size from 1MiB to 1024TiB*");
+	assert_priority_error("cpu_weight = 0",
+	    "cpu_weight: expected a whole number from 1 to 10000, not \"0\"");
+	assert_priority_error("cpu_weight = 10001",
+	    "cpu_weight: expected a whole number from 1 to 10000, not "
+	    "\"10001\"");
+	assert_priority_error("pids_max = 0",
+	    "pids_max: expected a whole number from 1 to 4194304, not \"0\"");
+	assert_priority_error("pids_max = max",
+	    "pids_max: expected a whole number from 1 to 4194304, not "
+	    "\"max\"");
+}
+
 static void
 every_shutdown_and_log_level_word_maps(void **state)
 {
@@ -1684,6 +1753,7 @@ main(void)
 		T(every_priority_key_is_read_back),
 		T(every_shutdown_and_log_level_word_maps),
 		T(job_process_keys_and_their_defaults),
+		T(cgroup_keys_and_their_defaults),
 		T(every_boolean_word_is_accepted),
 		T(bounds_are_inclusive_and_enforced),
 		T(socket_mode_is_octal_with_or_without_leading_zero),

@@ -136,6 +136,11 @@ full_job(void)
 	job->nafter_any = 1;
 	job->nice = 19;
 	job->merge_output = true;
+	job->memory = (uint64_t)INT64_MAX;
+	job->frozen = true;
+	run->peak_memory = 2147483648;
+	run->oom = true;
+	assert_int_equal(job_set_cgroup(job, "triage.slice/j\"ob\\9"), 0);
 	assert_int_equal(job_set_node(job, "build-7"), 0);
 	assert_int_equal(job_set_pinned_node(job, "n\"ode.\\1"), 0);
 	return job;
@@ -162,6 +167,11 @@ a_job_with_every_field_set(void **state)
 	run->exit_code = 255;
 	json_decref(job->labels);
 	job->labels = json_object();
+	/* v1.2's: no memory, a peak of nothing yet, no cgroup. */
+	job->memory = 0;
+	run->peak_memory = 0;
+	assert_int_equal(job_set_cgroup(job, NULL), 0);
+	assert_null(job->run->cgroup);
 	assert_same(job, -1, NULL);
 	job_free(job);
 }
@@ -193,7 +203,9 @@ the_object_of_a_full_job_to_the_byte(void **state)
 	    "\"labels\":{\"team\":\"ops\",\"q\\\"uote\":\"\\n\"},"
 	    "\"held\":true,\"begin_at\":\"2026-11-22T10:00:00.005Z\","
 	    "\"after_any\":[9],\"nice\":19,\"merge_output\":true,"
-	    "\"pending_reason\":\"held\"}";
+	    "\"pending_reason\":\"held\",\"memory\":9223372036854775807,"
+	    "\"frozen\":true,\"peak_memory\":2147483648,\"oom\":true,"
+	    "\"cgroup\":\"triage.slice/j\\\"ob\\\\9\"}";
 	struct job *job = full_job();
 	struct jsonw w = { 0 };
 	const char *text;
@@ -357,6 +369,62 @@ a_reason_not_utf8_is_escaped(void **state)
 	job_free(job);
 }
 
+/* A fresh job's v1.2 fields: none of it measured, nothing declared. */
+static void
+a_fresh_job_has_no_memory_nor_cgroup(void **state)
+{
+	struct job *job = fresh_job();
+	char *text;
+
+	(void)state;
+	text = written(job);
+	assert_non_null(strstr(text, "\"pending_reason\":null,\"memory\":null,"
+	    "\"frozen\":false,\"peak_memory\":null,\"oom\":false,"
+	    "\"cgroup\":null}"));
+	free(text);
+	/* Clearing what is not there allocates no run. */
+	assert_int_equal(job_set_cgroup(job, NULL), 0);
+	assert_ptr_equal(job->run, &job_run_none);
+	job_free(job);
+}
+
+/* A cgroup, a peak and an OOM kill are an attempt's: the next one starts
+ * without them, and keeps the reason, as it always has. A copy of the
+ * status leaves the cgroup to the job, as the reason. */
+static void
+a_new_attempt_clears_the_run_s_cgroup(void **state)
+{
+	struct job *job = fresh_job();
+	struct job_status st;
+	struct job_run *run;
+
+	(void)state;
+	assert_non_null(run = job_run_edit(job));
+	run->peak_memory = 4096;
+	run->oom = true;
+	assert_int_equal(job_set_cgroup(job, "/triage/\xff" "1"), 0);
+	assert_string_equal(job->run->cgroup, "/triage/\\xff1");
+	assert_int_equal(job_set_reason(job, "killed"), 0);
+	free(written(job));
+
+	job_status_get(job, &st);
+	assert_null(st.run.cgroup);
+	assert_int_equal(st.run.peak_memory, 4096);
+	assert_true(st.run.oom);
+	assert_int_equal(job_set_cgroup(job, "other"), 0);
+	assert_int_equal(job_status_set(job, &st), 0);
+	assert_string_equal(job->run->cgroup, "other");
+
+	job_new_attempt(job);
+	assert_int_equal(job->attempt, 2);
+	assert_null(job->run->cgroup);
+	assert_int_equal(job->run->peak_memory, -1);
+	assert_false(job->run->oom);
+	assert_string_equal(job->run->reason, "killed");
+	assert_true(job_run_is_none(job->run));
+	job_free(job);
+}
+
 int
 main(void)
 {
@@ -369,6 +437,8 @@ main(void)
 		cmocka_unit_test(bytes_not_utf8_go_as_base64),
 		cmocka_unit_test(a_default_name_not_utf8_is_escaped),
 		cmocka_unit_test(a_reason_not_utf8_is_escaped),
+		cmocka_unit_test(a_fresh_job_has_no_memory_nor_cgroup),
+		cmocka_unit_test(a_new_attempt_clears_the_run_s_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -197,6 +197,8 @@ full_job(void)
 	job->begin_at = 1700000001000;
 	job->nice = 7;
 	job->merge_output = true;
+	job->memory = 3u << 20;
+	job->frozen = true;
 	assert_non_null(run = job_run_edit(job));
 	run->started_at = 1700000002000;
 	run->finished_at = 1700000003000;
@@ -213,6 +215,9 @@ full_job(void)
 	run->start_ticks = 777;
 	run->stdout_dropped = 10;
 	run->stderr_dropped = 11;
+	run->peak_memory = 5u << 20;
+	run->oom = true;
+	assert_int_equal(job_set_cgroup(job, "triage/job-12"), 0);
 	return job;
 }
 

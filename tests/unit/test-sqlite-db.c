@@ -264,6 +264,11 @@ full_job(uint64_t id)
 	job->merge_output = true;
 	job_run_edit(job)->stdout_dropped = (uint64_t)1 << 42;
 	job_run_edit(job)->stderr_dropped = 1;
+	job->memory = (uint64_t)INT64_MAX;
+	job->frozen = true;
+	job_run_edit(job)->peak_memory = (int64_t)1 << 36;
+	job_run_edit(job)->oom = true;
+	assert_int_equal(job_set_cgroup(job, "triage/5 Ã©"), 0);
 	return job;
 }
 
@@ -353,6 +358,11 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->merge_output, got->merge_output);
 	assert_int_equal(want->run->stdout_dropped, got->run->stdout_dropped);
 	assert_int_equal(want->run->stderr_dropped, got->run->stderr_dropped);
+	assert_int_equal(want->memory, got->memory);
+	assert_int_equal(want->frozen, got->frozen);
+	assert_int_equal(want->run->peak_memory, got->run->peak_memory);
+	assert_int_equal(want->run->oom, got->run->oom);
+	assert_opt_string_equal(want->run->cgroup, got->run->cgroup);
 }
 
 static int
@@ -468,6 +478,11 @@ change_life(struct job *job)
 	job->nice = 0;
 	job_run_edit(job)->stdout_dropped = 0;
 	job_run_edit(job)->stderr_dropped = 77;
+	job->memory = 1 << 20;
+	job->frozen = false;
+	job_run_edit(job)->peak_memory = -1;
+	job_run_edit(job)->oom = false;
+	assert_int_equal(job_set_cgroup(job, NULL), 0);
 }
 
 static void
@@ -1180,6 +1195,12 @@ test_migrate_v5(void **state)
 		assert_int_equal(l.jobs[i]->id, i + 1);
 		assert_null(l.jobs[i]->node);
 		assert_null(l.jobs[i]->pinned_node);
+		/* Schema 8's: nothing declared, nothing measured. */
+		assert_int_equal(l.jobs[i]->memory, 0);
+		assert_false(l.jobs[i]->frozen);
+		assert_int_equal(l.jobs[i]->run->peak_memory, -1);
+		assert_false(l.jobs[i]->run->oom);
+		assert_null(l.jobs[i]->run->cgroup);
 	}
 	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
 	assert_string_equal(json_string_value(json_object_get(
