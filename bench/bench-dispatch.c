@@ -20,6 +20,7 @@
 
 #include <jansson.h>
 
+#include "bench-cgcost.h"
 #include "bench-daemon.h"
 #include "bench-jobs.h"
 #include "bench-machine.h"
@@ -47,10 +48,15 @@
 #define BENCH_REPLY_MS		600000
 /* What the target allows over the faster floor. */
 #define BENCH_FLOOR_TARGET	1.10
+/* What a cgroup per job may cost over none: of a job's dispatch time. */
+#define BENCH_CGROUP_TARGET	1.10
+/* Cgroups a round when their steps are measured one by one. */
+#define BENCH_CGCOST_N		200
 
 
 enum bench_who {
 	BENCH_TRIAGE,
+	BENCH_TRIAGE_OFF,	/* the same with cgroups = off */
 	BENCH_FORK,
 	BENCH_SPAWN,
 	BENCH_XARGS,
@@ -77,6 +83,7 @@ struct bench {
 	unsigned rounds;
 	struct bench_contestant who[BENCH_NWHO];
 	char *version;
+	char *cgroups;		/* stats' "cgroups" of the triage daemon */
 };
 
 /*
@@ -199,6 +206,9 @@ bench_dispatch_version(struct bench *b, struct client *cl)
 	if (json_is_string(json_object_get(stats, "version")))
 		b->version = strdup(json_string_value(json_object_get(stats,
 		    "version")));
+	if (json_is_string(json_object_get(stats, "cgroups")))
+		b->cgroups = strdup(json_string_value(json_object_get(stats,
+		    "cgroups")));
 	json_decref(stats);
 }
 
@@ -214,7 +224,9 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	char *cause = NULL, kept[300];
 	double t0, t1;
 
-	conf.daemon = "slots = 2\nworkers = 2\n";
+	conf.daemon = c == &b->who[BENCH_TRIAGE_OFF] ?
+	    "slots = 2\nworkers = 2\ncgroups = off\n" :
+	    "slots = 2\nworkers = 2\n";
 	if ((ids = calloc(c->jobs, sizeof *ids)) == NULL) {
 		bench_why_set(&c->why, "out of memory");
 		return;
@@ -230,7 +242,8 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 		free(cause);
 		goto out;
 	}
-	bench_dispatch_version(b, cl);
+	if (c == &b->who[BENCH_TRIAGE])
+		bench_dispatch_version(b, cl);
 	t0 = tsupport_clock_s();
 	if (bench_jobs_submit(cl, c->jobs, ids, BENCH_REPLY_MS, &c->why) == 0
 	    && bench_jobs_wait(cl, c->jobs, ids, BENCH_REPLY_MS, NULL, NULL,
@@ -440,6 +453,38 @@ bench_dispatch_median(const struct bench_contestant *c)
 	return bench_stat_median(c->ms, c->rounds);
 }
 
+/* A cgroup per job against none, in the same run, and what each step of
+ * one costs. */
+static void
+bench_dispatch_cgroups(const struct bench *b, double tm)
+{
+	const struct bench_contestant *off = &b->who[BENCH_TRIAGE_OFF];
+	double om = bench_dispatch_median(off);
+	const char *mode = b->cgroups != NULL ? b->cgroups : "unknown";
+	struct bench_cgcost cost;
+	char why[256];
+
+	if (tm > 0 && om > 0)
+		printf("SUMMARY\tdispatch\tx true, a cgroup per job (%s) vs "
+		    "none\t%.2f ms/job\tcgroups = off %.2f ms/job (%.2fx)\t"
+		    "<= %.2fx off\t%s\n", mode, tm, om, tm / om,
+		    BENCH_CGROUP_TARGET, strcmp(mode, "none") == 0 ? "MISSED" :
+		    tm / om <= BENCH_CGROUP_TARGET ? "met" : "MISSED");
+	else
+		printf("SUMMARY\tdispatch\tx true, a cgroup per job vs none\t"
+		    "%s\t%s\t<= %.2fx off\tMISSED\n", tm > 0 ? "ran" :
+		    "failed", om > 0 ? "ran" : "failed", BENCH_CGROUP_TARGET);
+	if (bench_cgcost_measure(&cost, BENCH_CGCOST_N, why, sizeof why) == 0)
+		printf("SUMMARY\tdispatch\ta job's cgroup, each step (%u "
+		    "cgroups, median of rounds)\tmkdir %.0f us, born in it "
+		    "+%.0f us, kill %.0f us, rmdir %.0f us\t-\t-\t-\n",
+		    cost.n, cost.mkdir_us, cost.born_us, cost.kill_us,
+		    cost.rmdir_us);
+	else
+		printf("SUMMARY\tdispatch\ta job's cgroup, each step\t(not "
+		    "measured: %s)\t-\t-\t-\n", why);
+}
+
 static void
 bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 {
@@ -496,6 +541,7 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 		printf("SUMMARY\tdispatch\tx true, 2 slots vs floor\t%s\t%s\t"
 		    "<= %.2fx floor\tMISSED\n", tm > 0 ? "ran" : "failed",
 		    fm > 0 ? "ran" : "failed", BENCH_FLOOR_TARGET);
+	bench_dispatch_cgroups(b, tm);
 	for (i = BENCH_XARGS; i < BENCH_NWHO; i++) {
 		c = &b->who[i];
 		cm = bench_dispatch_median(c);
@@ -530,8 +576,8 @@ bench_dispatch_usage(FILE *f)
 	    "--quick %d),\n"
 	    "                 of GNU parallel 2/5 of that\n"
 	    "  --dir DIR      where the temp dirs go (default /tmp)\n"
-	    "  --only NAME    run only this one (triage, fork, spawn, xargs, "
-	    "parallel, tsp),\n"
+	    "  --only NAME    run only this one (triage, triage-nocg, fork, "
+	    "spawn, xargs,\n                 parallel, tsp),\n"
 	    "                 to profile it\n",
 	    BENCH_SLOTS, BENCH_ROUNDS, BENCH_QUICK_ROUNDS, BENCH_JOBS,
 	    BENCH_QUICK_JOBS, BENCH_TOOL_JOBS, BENCH_QUICK_TOOL_JOBS);
@@ -573,6 +619,8 @@ main(int argc, char **argv)
 		.who = {
 			[BENCH_TRIAGE] = { "triage", "triaged, submit pipelined "
 			    "+ wait" },
+			[BENCH_TRIAGE_OFF] = { "triage-nocg", "the same, "
+			    "cgroups = off" },
 			[BENCH_FORK] = { "fork", "ref-floor fork+execvp" },
 			[BENCH_SPAWN] = { "spawn", "ref-floor posix_spawnp" },
 			[BENCH_XARGS] = { "xargs", "xargs -P2 -n1 true", true },
@@ -673,6 +721,7 @@ main(int argc, char **argv)
 				continue;
 			switch (i) {
 			case BENCH_TRIAGE:
+			case BENCH_TRIAGE_OFF:
 				bench_dispatch_triage(&b, &b.who[i]);
 				break;
 			case BENCH_FORK:
@@ -701,6 +750,7 @@ main(int argc, char **argv)
 		if (only == NULL || strcmp(only, b.who[i].name) == 0)
 			failed = failed || b.who[i].rounds == 0;
 	free(b.version);
+	free(b.cgroups);
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "bench-dispatch: stdout: %s\n", strerror(errno));
 		return 1;

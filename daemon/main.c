@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "caller-env.h"
+#include "cgroups.h"
 #include "client.h"
 #include "cluster.h"
 #include "cluster-output.h"
@@ -29,6 +30,7 @@
 #include "method.h"
 #include "metrics.h"
 #include "notify.h"
+#include "oomadj.h"
 #include "passwd.h"
 #include "pool.h"
 #include "prune.h"
@@ -277,6 +279,20 @@ hup_cb(evutil_socket_t signo, short what, void *arg)
 	reload_config(arg, NULL);	/* it logs the outcome */
 }
 
+/* What [daemon] cgroups asks of cgroups_start. */
+static enum cgroups_want
+cgroups_want(const struct config *cfg)
+{
+	switch (cfg->cgroups) {
+	case CONFIG_CGROUPS_REQUIRED:
+		return CGROUPS_WANT_REQUIRED;
+	case CONFIG_CGROUPS_OFF:
+		return CGROUPS_WANT_OFF;
+	default:
+		return CGROUPS_WANT_AUTO;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -293,6 +309,7 @@ main(int argc, char **argv)
 	static const struct pool_callbacks no_callbacks;
 	struct caller_env caller = { 0 };
 	struct run_params params;
+	struct pool_setup setup;
 	char *pw_home = NULL;
 	struct event *sigs[4];
 	struct deps *deps;
@@ -390,9 +407,18 @@ main(int argc, char **argv)
 		fatalx("cannot make the event loop");
 	if (notify_start(&td) != 0)
 		fatalx("out of memory");
+	/* Before the workers, which must be born in the daemon's leaf of
+	 * the subtree, and before any job's leftovers could be mistaken for
+	 * a new one's. */
+	if ((td.cgroups = cgroups_start(cgroups_want(td.cfg),
+	    td.cfg->state_dir, &cause)) == NULL)
+		fatalx("not starting: %s", cause ? cause : "out of memory");
+	setup.cgroup_fd = cgroups_jobs_fd(td.cgroups);
+	setup.cgroup_ctls = cgroups_ctls(td.cgroups);
+	setup.job_oom_score_adj = oomadj_lower();
 	/* Workers first: they are forks, and must inherit nothing else. */
-	td.pool = pool_new(td.base, td.cfg->workers, &no_callbacks, NULL,
-	    &cause);
+	td.pool = pool_new(td.base, td.cfg->workers, &setup, &no_callbacks,
+	    NULL, &cause);
 	if (td.pool == NULL)
 		fatalx("cannot start the workers: %s", cause ? cause : "?");
 	/* After the pool has noted the limit the jobs are to keep. */
@@ -428,6 +454,7 @@ main(int argc, char **argv)
 		.max_output = td.cfg->max_output,
 		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
 		.no_new_privs = td.cfg->no_new_privs,
+		.cgroups = td.cgroups,
 	};
 	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
 	    &td)) == NULL || (deps = deps_new()) == NULL)
@@ -479,6 +506,7 @@ main(int argc, char **argv)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);
 	pool_free(td.pool);
+	cgroups_stop(td.cgroups);
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop(&td);

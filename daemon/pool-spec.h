@@ -3,6 +3,7 @@
 #ifndef TRIAGED_POOL_SPEC_H
 #define TRIAGED_POOL_SPEC_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,6 +33,26 @@ struct pool_spec {
 	bool merge_output;	/* stderr into stdout's capture, like 2>&1 */
 	int nice;		/* of the job's process, 0 to 19 */
 	bool io_idle;		/* ioprio class idle, else the kernel's default */
+	/* A cgroup of its own, "ID.ATTEMPT" under the workers' cgroup_fd
+	 * (struct pool_setup), limited as below where the controller is
+	 * there; 0 is no limit. */
+	bool cgroup;
+	unsigned attempt;
+	uint64_t memory_max;	/* memory.max; swap none, OOM kills all */
+	unsigned pids_max;	/* pids.max */
+	unsigned cpu_weight;	/* cpu.weight, 1 to 10000 */
+};
+
+/* What every worker is given when it is forked. */
+struct pool_setup {
+	/* The directory the jobs' cgroups are made in, -1 for none; the
+	 * workers keep it open. */
+	int cgroup_fd;
+	unsigned cgroup_ctls;	/* its controllers (cgroup.h's mask) */
+	/* A job's oom_score_adj: the daemon's own as it started, before it
+	 * made itself the OOM killer's last choice; or the one below. */
+	int job_oom_score_adj;
+#define POOL_OOM_SCORE_ADJ_SAME	INT_MIN	/* the worker's own, unchanged */
 };
 
 /* How a job's run ended: its process exited and both streams closed. */
@@ -50,6 +71,11 @@ struct pool_result {
 	uint64_t stderr_dropped;
 	bool lease_ended;	/* the worker stopped it: the node's lease ran
 				 * out unrenewed (WMSG_LEASE) */
+	/* With a cgroup of its own: */
+	int64_t peak_memory;	/* bytes at most at once; -1 unknown */
+	bool oom;		/* a process of it was killed for memory */
+	unsigned left;		/* processes left when its main one ended,
+				 * killed then */
 };
 
 #endif

@@ -60,6 +60,7 @@ struct pool {
 	void *arg;
 	pid_t self;		/* a worker checks it still has this parent */
 	struct rlimit nofile;	/* the open files limit jobs get */
+	struct pool_setup setup;	/* what every worker is given */
 	struct event *sigchld;
 	struct event *retry;	/* forks the DOWN workers again */
 	unsigned n;		/* workers[0..n), retiring ones included */
@@ -89,13 +90,16 @@ pool_error(struct pool *pool, const char *fmt, ...)
 
 /*
  * The worker's side of fork, until worker_main: a clean process that holds
- * nothing of the daemon's but its own socket, as fd 3. It never returns into
+ * nothing of the daemon's but its own socket, as fd 3, and the jobs'
+ * cgroup directory, as fd 4 when there is one. It never returns into
  * the daemon's code, so nothing the daemon's heap or event base holds is
  * ever touched (and _exit skips every atexit handler the daemon has).
  */
 static void __attribute__((noreturn))
-pool_child(pid_t daemon, int fd, const struct rlimit *nofile)
+pool_child(pid_t daemon, int fd, const struct rlimit *nofile,
+    const struct pool_setup *setup)
 {
+	struct pool_setup ws = *setup;
 	const char *step;
 
 	if (sigdefault_reset(&step) == -1)
@@ -111,17 +115,26 @@ pool_child(pid_t daemon, int fd, const struct rlimit *nofile)
 	/* Die with the daemon; if it died already, the signal never comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)
 		_exit(1);
+	/* The cgroup's fd out of the way first: it may be 3. */
+	if (ws.cgroup_fd != -1 && (ws.cgroup_fd = fcntl(ws.cgroup_fd,
+	    F_DUPFD_CLOEXEC, 5)) == -1)
+		_exit(1);
 	if (fd != 3) {
 		if (dup3(fd, 3, O_CLOEXEC) == -1)
 			_exit(1);
 		if (fd < 3 && close(fd) == -1)	/* worker_main refills 0-2 */
 			_exit(1);
 	}
-	if (close_range(4, ~0U, 0) == -1)
+	if (ws.cgroup_fd != -1) {
+		if (dup3(ws.cgroup_fd, 4, O_CLOEXEC) == -1)
+			_exit(1);
+		ws.cgroup_fd = 4;
+	}
+	if (close_range(ws.cgroup_fd == -1 ? 4 : 5, ~0U, 0) == -1)
 		_exit(1);
 	if (prctl(PR_SET_NAME, "triaged-worker") == -1)
 		_exit(1);
-	_exit(worker_main(3));
+	_exit(worker_main(3, &ws));
 }
 
 /* Starts a worker in slot w, which must be DOWN. Returns 0, or -1 with
@@ -163,7 +176,7 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 	/* No handler of the daemon's (libevent's) runs in the child before
 	 * pool_child has reset them. */
 	if ((pid = sigdefault_fork()) == 0)
-		pool_child(pool->self, sv[1], &pool->nofile);
+		pool_child(pool->self, sv[1], &pool->nofile, &pool->setup);
 	error = errno;
 	close(sv[1]);
 	if (pid == -1) {
@@ -505,7 +518,8 @@ pool_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 struct pool *
-pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
+pool_new(struct event_base *base, unsigned n,
+    const struct pool_setup *setup, const struct pool_callbacks *cb,
     void *arg, char **cause)
 {
 	struct pool *pool;
@@ -526,6 +540,8 @@ pool_new(struct event_base *base, unsigned n, const struct pool_callbacks *cb,
 		return NULL;
 	}
 	pool->base = base;
+	pool->setup = setup != NULL ? *setup : (struct pool_setup){
+		.cgroup_fd = -1, .job_oom_score_adj = POOL_OOM_SCORE_ADJ_SAME };
 	pool->cb = *cb;
 	pool->arg = arg;
 	pool->self = getpid();

@@ -37,7 +37,8 @@ struct pool_callbacks {
 /*
  * Forks n workers, each connected by a socketpair and in a process group
  * of its own (what a terminal sends the daemon's group never reaches
- * them). The open files limit at
+ * them), each given setup (copied; NULL: no cgroups, the daemon's own
+ * oom_score_adj for jobs). The open files limit at
  * this call is the one every worker, and so every job, runs with. Returns
  * the pool, or NULL with *cause set (allocated) and no worker left behind.
  * Callbacks run from base's loop, never inside pool_start/pool_signal; they
@@ -47,7 +48,8 @@ struct pool_callbacks {
  * SIGCHLD event reaps every child; base is the only base with signal events.
  */
 struct pool *pool_new(struct event_base *base, unsigned n,
-    const struct pool_callbacks *cb, void *arg, char **cause);
+    const struct pool_setup *setup, const struct pool_callbacks *cb,
+    void *arg, char **cause);
 /* Kills every worker and its job's process group (SIGKILL), reaps them. */
 void pool_free(struct pool *pool);
 

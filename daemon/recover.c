@@ -154,15 +154,15 @@ recover_kill_by_pid(const struct job *job)
 /*
  * The process of an attempt that began before the restart may still run
  * (its worker was stopped or stuck and could not act on the daemon's
- * death): it is killed, with its process group, before the job runs again.
- * Only the very process recorded: the pidfd holds it while its start time
+ * death) and outside the daemon's cgroups (a daemon that ran without): it
+ * is killed, with its process group, before the job runs again. Only the
+ * very process recorded: the pidfd holds it while its start time
  * is compared, so a later process with the same pid is never touched.
  */
 static void
 recover_kill(const struct job *job)
 {
 	struct pollfd pfd;
-	uint64_t ticks;
 	int fd;
 
 	if (job->run->pid <= 0 || job->run->start_ticks == 0)
@@ -172,8 +172,10 @@ recover_kill(const struct job *job)
 			recover_kill_by_pid(job);
 		return;
 	}
-	if (procstat_start_ticks(job->run->pid, &ticks) == 0 &&
-	    ticks == job->run->start_ticks) {
+	/* A process the daemon's cgroups held is dead by now (cgroups.c
+	 * killed what the last daemon left): its zombie is nobody's to
+	 * kill. */
+	if (recover_runs(job)) {
 		recover_kill_group(job);
 		if (pidfd_send_signal(fd, SIGKILL, NULL, 0) == -1 &&
 		    errno != ESRCH)

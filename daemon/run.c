@@ -1,6 +1,7 @@
 /* run.c - a job between its grant and its end: handed to a worker, watched
  * for its timeout, signalled on cancel, and its outcome reported back. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <event2/event.h>
 
 #include "capture.h"
+#include "cgroups.h"
 #include "config.h"
 #include "log.h"
 #include "pool.h"
@@ -88,6 +90,33 @@ run_jobrun_free(struct jobrun *jr)
 	free(jr);
 }
 
+/* The jobs' cgroups, NULL when jobs run without. */
+static const struct cgroups *
+run_cgroups(const struct run *run)
+{
+	const struct cgroups *cg = run->params.cgroups;
+
+	return cg != NULL && cgroups_mode(cg) != CGROUPS_NONE ? cg : NULL;
+}
+
+/* The job's `cgroup` while its process runs (in), NULL otherwise. Out of
+ * memory, the field stays empty: the run goes on. */
+static void
+run_name_cgroup(const struct jobrun *jr, bool in)
+{
+	const struct cgroups *cg = run_cgroups(jr->run);
+	char path[PATH_MAX];
+
+	if (cg == NULL)
+		return;
+	if (in)
+		cgroups_job_path(cg, jr->job->id, jr->job->attempt, path,
+		    sizeof path);
+	if (job_set_cgroup(jr->job, in ? path : NULL) == -1)
+		log_warnx("job %llu: out of memory for its cgroup's name",
+		    (unsigned long long)jr->job->id);
+}
+
 /* The run is over: it lets go of the job, and the owner decides. */
 static void
 run_end(struct jobrun *jr, struct run_outcome *out)
@@ -96,6 +125,7 @@ run_end(struct jobrun *jr, struct run_outcome *out)
 	struct job *job = jr->job;
 
 	out->handed = jr->handed;
+	run_name_cgroup(jr, false);
 	run_jobrun_free(jr);
 	run->cb.ended_cb(job, out, run->arg);
 }
@@ -209,6 +239,11 @@ run_hand(struct jobrun *jr)
 	spec.merge_output = job->merge_output;
 	spec.nice = job->nice;
 	spec.io_idle = jr->opts.io_idle;
+	spec.cgroup = run_cgroups(run) != NULL;
+	spec.attempt = job->attempt;
+	spec.memory_max = jr->opts.memory_max;
+	spec.pids_max = jr->opts.pids_max;
+	spec.cpu_weight = jr->opts.cpu_weight;
 	/* From now on the files are the new attempt's (run_handed): the
 	 * last attempt's output must not pass for it until the worker has
 	 * made them afresh. A first attempt has no last one (a begun one
@@ -433,6 +468,21 @@ run_stop(struct run *run, struct job *job, enum job_state as, int sig,
 	return true;
 }
 
+/* Everything in the job's cgroup killed by the daemon itself: its worker
+ * is stuck or gone. What is left of the cgroup, the next start (or this
+ * daemon's stop) removes. */
+static void
+run_kill_cgroup(const struct jobrun *jr)
+{
+	const struct cgroups *cg = run_cgroups(jr->run);
+
+	if (cg != NULL && jr->started &&
+	    cgroups_job_kill(cg, jr->job->id, jr->job->attempt) == -1 &&
+	    errno != ENOENT)
+		log_warn("job %llu: cannot kill its cgroup",
+		    (unsigned long long)jr->job->id);
+}
+
 /* The worker cannot be trusted with the job any more: the pool kills the
  * job's process group and the worker, and lost_cb ends the run. */
 static void
@@ -450,6 +500,7 @@ run_abandon(struct jobrun *jr, const char *what, const char *span)
 	if (pool_abandon(jr->run->pool, jr->job->id, cause) != 0)
 		log_warnx("job %llu: no worker has it",
 		    (unsigned long long)jr->job->id);
+	run_kill_cgroup(jr);
 }
 
 static void
@@ -603,9 +654,47 @@ run_started_cb(uint64_t job_id, pid_t pid, uint64_t start_ticks, void *arg)
 	jr->started = true;
 	if (jr->start_ev != NULL)
 		evtimer_del(jr->start_ev);
+	run_name_cgroup(jr, true);
 	run->cb.started_cb(jr->job, pid, start_ticks, run->arg);
 	if (jr->pending_signal != 0)
 		run_signal(jr, jr->pending_signal);
+}
+
+/* "killed: out of memory, limit 64 MiB, peak 64 MiB"; a job without a
+ * limit of its own met the kernel's. */
+static void
+run_oom_reason(const struct jobrun *jr, const struct pool_result *res,
+    char *buf, size_t size)
+{
+	char limit[UNITS_FORMAT_MAX], peak[UNITS_FORMAT_MAX];
+
+	if (res->peak_memory >= 0)
+		units_format_size((uint64_t)res->peak_memory, peak,
+		    sizeof peak);
+	if (jr->opts.memory_max != 0) {
+		units_format_size(jr->opts.memory_max, limit, sizeof limit);
+		snprintf(buf, size, "killed: out of memory, limit %s%s%s",
+		    limit, res->peak_memory >= 0 ? ", peak " : "",
+		    res->peak_memory >= 0 ? peak : "");
+	} else
+		snprintf(buf, size, "killed: out of memory (the kernel's OOM "
+		    "killer, no limit of its own)%s%s", res->peak_memory >= 0 ?
+		    ", peak " : "", res->peak_memory >= 0 ? peak : "");
+}
+
+/* The processes its main one left in its cgroup, killed then, after the
+ * reason there is ("exit code 1; 3 processes it left running were
+ * killed"). */
+static void
+run_left_reason(unsigned left, char *buf, size_t size)
+{
+	size_t len = strlen(buf);
+
+	if (left == 0)
+		return;
+	snprintf(buf + len, size - len, "%s%u process%s it left running "
+	    "%s killed", len > 0 ? "; " : "", left, left == 1 ? "" : "es",
+	    left == 1 ? "was" : "were");
 }
 
 static void
@@ -635,6 +724,9 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 	out.stdout_dropped = res->stdout_dropped;
 	out.stderr_dropped = res->stderr_dropped;
 	out.lease_ended = res->lease_ended;
+	out.peak_memory = res->peak_memory;
+	out.oom = res->oom;
+	out.left = res->left;
 	if (jr->stop_as != JOB_QUEUED) {
 		out.state = jr->stop_as;
 		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);
@@ -642,8 +734,13 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 		out.state = JOB_SUCCEEDED;
 	else {
 		out.state = JOB_FAILED;
-		waitstatus_describe(res->status, out.reason, sizeof out.reason);
+		if (res->oom)
+			run_oom_reason(jr, res, out.reason, sizeof out.reason);
+		else
+			waitstatus_describe(res->status, out.reason,
+			    sizeof out.reason);
 	}
+	run_left_reason(res->left, out.reason, sizeof out.reason);
 	run_end(jr, &out);
 	run_service(run);
 }
@@ -669,6 +766,7 @@ run_lost_cb(uint64_t job_id, const char *why, void *arg)
 		snprintf(out.reason, sizeof out.reason, "%s", why);
 	}
 	log_warnx("job %llu: %s", (unsigned long long)job_id, why);
+	run_kill_cgroup(jr);
 	run_end(jr, &out);
 }
 

@@ -9,6 +9,7 @@
 
 #include "job.h"
 
+struct cgroups;
 struct event_base;
 struct pool;
 struct run;
@@ -32,6 +33,9 @@ struct run_outcome {
 	int64_t peak_memory;
 	bool oom;		/* it, or a process of it, was killed for want
 				 * of memory */
+	/* Processes it left in its cgroup when its main one ended, killed
+	 * then (its reason says so). */
+	unsigned left;
 	bool stdout_truncated;
 	bool stderr_truncated;
 	uint64_t stdout_dropped;	/* output_keep = tail: bytes before offset 0 */
@@ -74,6 +78,9 @@ struct run_params {
 	uint64_t max_output;
 	bool set_creds;		/* root daemon: jobs run as their submitters */
 	bool no_new_privs;	/* jobs get PR_SET_NO_NEW_PRIVS */
+	/* Each job in a cgroup of its own (cgroups.h); NULL, or one in
+	 * CGROUPS_NONE: none. */
+	const struct cgroups *cgroups;
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "clone3.h"
 #include "sigdefault.h"
 
 int
@@ -98,4 +99,30 @@ sigdefault_vfork(int (*fn)(void *), void *stack_top, void *arg)
 	struct sigdefault_clone c = { fn, stack_top, arg };
 
 	return sigdefault_blocked(sigdefault_clone_start, &c);
+}
+
+struct sigdefault_clone3 {
+	int (*fn)(void *);
+	void *stack;
+	size_t stack_size;
+	void *arg;
+	int cgroup_fd;
+};
+
+static pid_t
+sigdefault_clone3_start(void *arg)
+{
+	const struct sigdefault_clone3 *c = arg;
+
+	return clone3_into(c->fn, c->arg, c->stack, c->stack_size,
+	    c->cgroup_fd);
+}
+
+pid_t
+sigdefault_clone3(int (*fn)(void *), void *stack, size_t stack_size,
+    void *arg, int cgroup_fd)
+{
+	struct sigdefault_clone3 c = { fn, stack, stack_size, arg, cgroup_fd };
+
+	return sigdefault_blocked(sigdefault_clone3_start, &c);
 }

@@ -3,6 +3,7 @@
 #ifndef TRIAGED_SIGDEFAULT_H
 #define TRIAGED_SIGDEFAULT_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -30,5 +31,13 @@ pid_t sigdefault_fork(void);
  * exec'd or exited, or -1 with errno.
  */
 pid_t sigdefault_vfork(int (*fn)(void *), void *stack_top, void *arg);
+
+/*
+ * The same, the child born in the cgroup cgroup_fd is open on (clone3.h's
+ * clone3_into, which says where it is a fork instead and which errors say
+ * the kernel cannot): stack is the stack's low end, stack_size its size.
+ */
+pid_t sigdefault_clone3(int (*fn)(void *), void *stack, size_t stack_size,
+    void *arg, int cgroup_fd);
 
 #endif

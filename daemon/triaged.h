@@ -20,6 +20,7 @@ struct triaged {
 	struct store *store;
 	struct psem *sem;
 	struct pool *pool;
+	struct cgroups *cgroups;	/* the jobs' cgroups, or none */
 	struct jobs *jobs;		/* the state machine's own state */
 	struct run *run;		/* the jobs that hold their slots */
 	struct server *server;

@@ -11,14 +11,15 @@
 _Static_assert(sizeof(uid_t) == sizeof(uint32_t), "uid_t is 32 bits");
 _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 _Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
-_Static_assert(sizeof(struct wmsg_run_head) == 48, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_run_head) == 64, "no hidden padding");
 
 #define WMSG_RUN_FLAGS (WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS | \
-	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE)
+	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE | \
+	WMSG_RUN_CGROUP)
 _Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_started) == 24, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_lease) == 24, "no hidden padding");
-_Static_assert(sizeof(struct wmsg_finished) == 328, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_finished) == 344, "no hidden padding");
 _Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
     sizeof(((struct pool_result *)0)->error), "same error buffer");
 
@@ -129,9 +130,14 @@ wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
 	    (spec->no_new_privs ? WMSG_RUN_NO_NEW_PRIVS : 0) |
 	    (spec->keep_tail ? WMSG_RUN_KEEP_TAIL : 0) |
 	    (spec->merge_output ? WMSG_RUN_MERGE_OUTPUT : 0) |
-	    (spec->io_idle ? WMSG_RUN_IO_IDLE : 0);
+	    (spec->io_idle ? WMSG_RUN_IO_IDLE : 0) |
+	    (spec->cgroup ? WMSG_RUN_CGROUP : 0);
 	head.nice = spec->nice;
 	head.groups_epoch = spec->groups_epoch;
+	head.attempt = spec->attempt;
+	head.pids_max = spec->pids_max;
+	head.cpu_weight = spec->cpu_weight;
+	head.memory_max = spec->memory_max;
 	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
 	head.envc = (uint32_t)envc;
 	hdr.type = WMSG_RUN;
@@ -174,7 +180,8 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 		goto proto;
 	memcpy(&head, buf, sizeof head);
 	if ((head.flags & ~(uint32_t)WMSG_RUN_FLAGS) != 0 ||
-	    head.argc == 0 || head.nice < 0 || head.nice > 19 || head.pad != 0)
+	    head.argc == 0 || head.nice < 0 || head.nice > 19 ||
+	    head.cpu_weight > 10000)
 		goto proto;
 
 	/* Count the strings first: the counts only size the arrays once the
@@ -223,6 +230,11 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	run->spec.io_idle = (head.flags & WMSG_RUN_IO_IDLE) != 0;
 	run->spec.nice = head.nice;
 	run->spec.groups_epoch = head.groups_epoch;
+	run->spec.cgroup = (head.flags & WMSG_RUN_CGROUP) != 0;
+	run->spec.attempt = head.attempt;
+	run->spec.pids_max = head.pids_max;
+	run->spec.cpu_weight = head.cpu_weight;
+	run->spec.memory_max = head.memory_max;
 	run->spec.uid = head.uid;
 	run->spec.gid = head.gid;
 	run->spec.max_output = head.max_output;
@@ -243,6 +255,9 @@ wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,
 	msg->stdout_truncated = res->stdout_truncated;
 	msg->stderr_truncated = res->stderr_truncated;
 	msg->lease_ended = res->lease_ended;
+	msg->oom = res->oom;
+	msg->left = res->left;
+	msg->peak_memory = res->peak_memory;
 	msg->user_time = res->user_time;
 	msg->system_time = res->system_time;
 	msg->max_rss_kb = res->max_rss_kb;
@@ -260,6 +275,8 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 {
 	if (msg->started > 1 || msg->stdout_truncated > 1 ||
 	    msg->stderr_truncated > 1 || msg->lease_ended > 1 ||
+	    msg->oom > 1 || msg->pad[0] != 0 || msg->pad[1] != 0 ||
+	    msg->pad[2] != 0 || msg->peak_memory < -1 ||
 	    memchr(msg->error, '\0', sizeof msg->error) == NULL ||
 	    !isfinite(msg->user_time) || msg->user_time < 0 ||
 	    !isfinite(msg->system_time) || msg->system_time < 0 ||
@@ -283,5 +300,8 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	res->stdout_truncated = msg->stdout_truncated;
 	res->stderr_truncated = msg->stderr_truncated;
 	res->lease_ended = msg->lease_ended;
+	res->oom = msg->oom;
+	res->left = msg->left;
+	res->peak_memory = msg->peak_memory;
 	return 0;
 }

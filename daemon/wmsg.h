@@ -51,11 +51,15 @@ struct wmsg_run_head {
 #define WMSG_RUN_KEEP_TAIL	0x4
 #define WMSG_RUN_MERGE_OUTPUT	0x8
 #define WMSG_RUN_IO_IDLE	0x10
+#define WMSG_RUN_CGROUP		0x20
 	uint32_t argc;		/* >= 1 */
 	uint32_t envc;
 	int32_t nice;		/* 0 to 19 */
 	uint32_t groups_epoch;	/* pool_spec's */
-	uint32_t pad;		/* 0 */
+	uint32_t attempt;
+	uint32_t pids_max;	/* 0 none */
+	uint32_t cpu_weight;	/* 0 none, else 1 to 10000 */
+	uint64_t memory_max;	/* 0 none */
 };
 
 struct wmsg_signal {
@@ -91,6 +95,10 @@ struct wmsg_finished {
 	uint8_t stdout_truncated;
 	uint8_t stderr_truncated;
 	uint8_t lease_ended;	/* 0 or 1: the worker stopped it (WMSG_LEASE) */
+	uint8_t oom;		/* 0 or 1 */
+	uint8_t pad[3];		/* 0 */
+	uint32_t left;
+	int64_t peak_memory;	/* -1 unknown */
 	double user_time;
 	double system_time;
 	int64_t max_rss_kb;

@@ -251,11 +251,46 @@ worker_child_execvp(const struct worker_child *c)
 	errno = eacces ? EACCES : ENOENT;
 }
 
+/* Where clone3 could not place it: into its cgroup ("0", the writer),
+ * before anything of the job's can run outside it. */
+static void
+worker_child_join(const struct worker_child *c)
+{
+	int fd;
+
+	if ((fd = openat(c->cgroup_fd, "cgroup.procs", O_WRONLY |
+	    O_CLOEXEC)) == -1 || write(fd, "0", 1) != 1)
+		worker_child_fail(c, "join its cgroup", "cgroup.procs");
+	close(fd);
+}
+
+/* The OOM killer's view of the job as of any process: the daemon's own as
+ * it started (the daemon and its workers made themselves its last
+ * choice). Before the credential change, which may forbid lowering it. */
+static void
+worker_child_oom_score(const struct worker_child *c)
+{
+	char text[16];
+	int fd, n;
+
+	if (c->oom_score_adj == POOL_OOM_SCORE_ADJ_SAME)
+		return;
+	n = snprintf(text, sizeof text, "%d", c->oom_score_adj);
+	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC))
+	    == -1 || write(fd, text, (size_t)n) != n)
+		worker_child_fail(c, "write", "/proc/self/oom_score_adj");
+	close(fd);
+}
+
 static int
 worker_child_main(void *arg)
 {
 	const struct worker_child *c = arg;
 	const struct wmsg_run *run = c->run;
+
+	if (c->join_cgroup)
+		worker_child_join(c);
+	worker_child_oom_score(c);
 
 	/* The job is its own session and process group, so that signalling
 	 * -pid reaches all of it and nothing of the worker's. */
@@ -322,9 +357,24 @@ worker_child_stack(void)
 pid_t
 worker_child_spawn(struct worker_child *c)
 {
+	/* Once clone3 has said it cannot place a child in a cgroup, it is
+	 * not asked again: the kernel (or valgrind) will not change. */
+	static bool no_clone3;
 	char *stack;
+	pid_t pid;
 
 	if ((stack = worker_child_stack()) == NULL)
 		return -1;
+	c->join_cgroup = false;
+	if (c->cgroup_fd != -1 && !no_clone3) {
+		pid = sigdefault_clone3(worker_child_main,
+		    stack - WORKER_CHILD_STACK, WORKER_CHILD_STACK, c,
+		    c->cgroup_fd);
+		if (pid != -1 || (errno != ENOSYS && errno != EINVAL &&
+		    errno != E2BIG))
+			return pid;
+		no_clone3 = true;
+	}
+	c->join_cgroup = c->cgroup_fd != -1;
 	return sigdefault_vfork(worker_child_main, stack, c);
 }

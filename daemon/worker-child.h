@@ -3,6 +3,7 @@
 #ifndef TRIAGED_WORKER_CHILD_H
 #define TRIAGED_WORKER_CHILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -25,6 +26,11 @@ struct worker_child {
 	int out;		/* write ends of the stdout and stderr pipes */
 	int err;
 	int errpipe;		/* CLOEXEC: EOF on exec, "STEP ARG: error" if not */
+	int cgroup_fd;		/* the job's cgroup, -1 none */
+	bool join_cgroup;	/* the spawn's: the child moves itself there */
+	/* Written to the child's oom_score_adj, unless it is
+	 * POOL_OOM_SCORE_ADJ_SAME. */
+	int oom_score_adj;
 };
 
 /*
@@ -33,7 +39,10 @@ struct worker_child {
  * when no child could be made. On any failure the child writes one line
  * of text naming the failed step to c->errpipe and exits with status 127
  * (the shell's "could not run"); the pipe tells, rather than memory, so
- * that it also holds where the clone is a fork (valgrind).
+ * that it also holds where the clone is a fork (valgrind). With a
+ * cgroup_fd the child is born in that cgroup (clone3); where the kernel
+ * (before 5.7) or valgrind cannot do that, it moves itself there before
+ * anything else, and the spawn does so from then on.
  */
 pid_t worker_child_spawn(struct worker_child *c);
 

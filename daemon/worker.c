@@ -12,11 +12,13 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "procstat.h"
 #include "timefmt.h"
 #include "wmsg.h"
@@ -37,6 +39,7 @@ struct worker {
 	size_t sh_size;
 	char sh[8];		/* "/bin/sh", writable as execve's argv is */
 	bool gone;		/* the daemon went away: EOF or SIGTERM */
+	struct pool_setup setup;	/* cgroup_fd: the jobs' cgroups' home */
 	char buf[65536];	/* output on its way to a file */
 };
 
@@ -52,8 +55,10 @@ struct worker_stream {
 /*
  * One run of a job. A job is its process group: its main process is the
  * group (and session) leader, and whatever it leaves in the group when it
- * exits is killed. The run is finished only when the process has been reaped
- * AND both streams are closed, which come in either order.
+ * exits is killed. With a cgroup of its own, everything in that cgroup is
+ * the job's, however it left the group (setsid), and is killed then too.
+ * The run is finished only when the process has been reaped, both streams
+ * are closed and its cgroup is empty, which come in any order.
  */
 struct worker_job {
 	const struct wmsg_run *run;
@@ -62,7 +67,8 @@ struct worker_job {
 #define WORKER_JOB_EXITED	0x1	/* reaped: status and ru are set */
 #define WORKER_JOB_STDOUT_EOF	0x2
 #define WORKER_JOB_STDERR_EOF	0x4
-#define WORKER_JOB_DONE		0x7
+#define WORKER_JOB_EMPTY	0x8	/* no cgroup, or nothing left in it */
+#define WORKER_JOB_DONE		0xf
 	int status;
 	struct rusage ru;
 	uint64_t deadline_ms;	/* EXITED: close the streams then (monotonic) */
@@ -72,6 +78,10 @@ struct worker_job {
 	uint64_t lease_grace_ms;
 	int lease_sig;		/* the last signal it sent, 0 none */
 	struct worker_stream out[2];	/* stdout, stderr */
+	int cg;			/* its cgroup's directory, -1 none */
+	int cg_events;		/* its cgroup.events, polled for "populated" */
+	char cg_name[32];	/* "ID.ATTEMPT" under setup.cgroup_fd */
+	unsigned left;		/* processes found there after the main one */
 };
 
 /* Reads exactly len bytes. Returns 1; 0 on EOF before any byte; -1 with
@@ -357,6 +367,25 @@ worker_stream_read(struct worker *w, struct worker_job *job, int i)
 		worker_stream_trim(spec, s, false);
 }
 
+/* Sets EMPTY once the job's cgroup holds nothing (or cannot be read:
+ * nothing to wait for then). */
+static void
+worker_cgroup_check(struct worker_job *job)
+{
+	if (job->cg == -1 || cgroup_populated(job->cg) != 1)
+		job->flags |= WORKER_JOB_EMPTY;
+}
+
+/* SIGKILL to the job: its process group, and with a cgroup everything in
+ * it, wherever it went. */
+static void
+worker_kill(struct worker_job *job)
+{
+	(void)kill(-job->pid, SIGKILL);
+	if (job->cg != -1)
+		(void)cgroup_kill(job->cg);
+}
+
 /*
  * Reaps the job's process if it has exited. It is first only looked at
  * (WNOWAIT): while unreaped, its pid cannot be reused, so killing the group
@@ -380,6 +409,12 @@ worker_reap(struct worker_job *job)
 			return -1;
 	job->flags |= WORKER_JOB_EXITED;
 	job->deadline_ms = timefmt_mono_ms() + WORKER_DRAIN_MS;
+	/* And so does whatever it left in its cgroup: counted for its
+	 * reason, then killed. */
+	if (job->cg != -1 && cgroup_count(job->cg, &job->left) == 0 &&
+	    job->left > 0)
+		(void)cgroup_kill(job->cg);
+	worker_cgroup_check(job);
 	return 0;
 }
 
@@ -415,9 +450,14 @@ worker_command(struct worker *w, struct worker_job *job)
 	if (sm.pad != 0 || sm.sig <= 0 || sm.sig >= NSIG)
 		return -1;
 	/* Only while unreaped: afterwards the pid may be someone else's. */
-	if (sm.job_id == job->run->spec.job_id &&
-	    (job->flags & WORKER_JOB_EXITED) == 0 &&
-	    kill(-job->pid, sm.sig) == -1 && errno != ESRCH)
+	if (sm.job_id != job->run->spec.job_id ||
+	    (job->flags & WORKER_JOB_EXITED) != 0)
+		return 0;
+	if (sm.sig == SIGKILL) {
+		worker_kill(job);
+		return 0;
+	}
+	if (kill(-job->pid, sm.sig) == -1 && errno != ESRCH)
 		return -1;
 	return 0;
 }
@@ -442,7 +482,10 @@ worker_lease(struct worker_job *job)
 	if (now < at)
 		return (int)((at - now + 999) / 1000);
 	/* The daemon renews this while it can: it cannot. */
-	(void)kill(-job->pid, sig);
+	if (sig == SIGKILL)
+		worker_kill(job);
+	else
+		(void)kill(-job->pid, sig);
 	job->lease_sig = sig;
 	return sig == SIGTERM ? (int)job->lease_grace_ms : -1;
 }
@@ -455,22 +498,34 @@ worker_lease(struct worker_job *job)
 static int
 worker_wait(struct worker *w, struct worker_job *job)
 {
-	struct pollfd pfd[4];
-	int i, n, nfd, timeout, sig, stream[2];
+	struct pollfd pfd[5];
+	int i, n, nfd, timeout, sig, stream[2], events;
 
 	while ((job->flags & WORKER_JOB_DONE) != WORKER_JOB_DONE) {
 		timeout = worker_lease(job);
 		if (job->flags & WORKER_JOB_EXITED) {
 			if ((timeout = worker_ms_until(job->deadline_ms)) == 0) {
-				/* some process that left the group holds them */
+				/* some process that left the group holds them,
+				 * or one the kill cannot end (stuck in the
+				 * kernel) is still in the cgroup */
 				worker_stream_close(job, 0);
 				worker_stream_close(job, 1);
+				job->flags |= WORKER_JOB_EMPTY;
 				continue;
 			}
 		}
 		nfd = 0;
 		pfd[nfd++] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
 		pfd[nfd++] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
+		/* The kernel wakes a poller of cgroup.events at each change
+		 * of it: the cgroup's emptying among them. */
+		events = -1;
+		if ((job->flags & (WORKER_JOB_EXITED | WORKER_JOB_EMPTY)) ==
+		    WORKER_JOB_EXITED && job->cg_events != -1) {
+			events = nfd;
+			pfd[nfd++] = (struct pollfd){ .fd = job->cg_events,
+			    .events = POLLPRI };
+		}
 		for (i = 0; i < 2; i++) {
 			stream[i] = -1;
 			if (job->out[i].pipe == -1)
@@ -487,6 +542,8 @@ worker_wait(struct worker *w, struct worker_job *job)
 		for (i = 0; i < 2; i++)
 			if (stream[i] != -1 && pfd[stream[i]].revents != 0)
 				worker_stream_read(w, job, i);
+		if (events != -1 && pfd[events].revents != 0)
+			worker_cgroup_check(job);
 		if (pfd[1].revents != 0) {
 			if ((sig = worker_signals(w)) == -1)
 				goto fail;
@@ -505,7 +562,7 @@ worker_wait(struct worker *w, struct worker_job *job)
 	return 0;
 fail:
 	if ((job->flags & WORKER_JOB_EXITED) == 0) {
-		kill(-job->pid, SIGKILL);
+		worker_kill(job);
 		while (waitpid(job->pid, NULL, 0) == -1 && errno == EINTR)
 			;
 	}
@@ -651,6 +708,109 @@ worker_close(int *fd)
 	}
 }
 
+/* One limit of the job's cgroup, where its controller is there. */
+static int
+worker_cgroup_limit(struct worker *w, struct worker_job *job, unsigned ctl,
+    const char *file, uint64_t value, struct pool_result *res)
+{
+	char text[24];
+
+	if (value == 0 || (w->setup.cgroup_ctls & ctl) == 0)
+		return 0;
+	snprintf(text, sizeof text, "%llu", (unsigned long long)value);
+	if (cgroup_write(job->cg, file, text) == -1) {
+		snprintf(res->error, sizeof res->error, "cgroup %s: %s %s: %s",
+		    job->cg_name, file, text, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Makes the job's cgroup, ID.ATTEMPT under the jobs' directory, with its
+ * limits: memory.max with no swap beyond it and the whole cgroup killed
+ * when it runs out, pids.max, cpu.weight. One an earlier run of the same
+ * attempt left empty is taken over. 0, or -1 with res->error set.
+ */
+static int
+worker_cgroup_make(struct worker *w, struct worker_job *job,
+    struct pool_result *res)
+{
+	const struct pool_spec *spec = &job->run->spec;
+	int dir = w->setup.cgroup_fd;
+
+	snprintf(job->cg_name, sizeof job->cg_name, "%llu.%u",
+	    (unsigned long long)spec->job_id, spec->attempt);
+	if (mkdirat(dir, job->cg_name, 0755) == -1 && (errno != EEXIST ||
+	    unlinkat(dir, job->cg_name, AT_REMOVEDIR) == -1 ||
+	    mkdirat(dir, job->cg_name, 0755) == -1)) {
+		snprintf(res->error, sizeof res->error, "cgroup %s: mkdir: %s",
+		    job->cg_name, strerror(errno));
+		job->cg_name[0] = '\0';
+		return -1;
+	}
+	if ((job->cg = cgroup_open(dir, job->cg_name)) == -1 ||
+	    (job->cg_events = openat(job->cg, "cgroup.events", O_RDONLY |
+	    O_CLOEXEC)) == -1) {
+		snprintf(res->error, sizeof res->error, "cgroup %s: open: %s",
+		    job->cg_name, strerror(errno));
+		return -1;
+	}
+	if (spec->memory_max != 0 &&
+	    (w->setup.cgroup_ctls & CGROUP_MEMORY) != 0) {
+		if (worker_cgroup_limit(w, job, CGROUP_MEMORY, "memory.max",
+		    spec->memory_max, res) == -1 ||
+		    worker_cgroup_limit(w, job, CGROUP_MEMORY,
+		    "memory.oom.group", 1, res) == -1)
+			return -1;
+		/* Without swap accounting the file is not there, and no
+		 * swap is charged to the job anyway. */
+		if (cgroup_write(job->cg, "memory.swap.max", "0") == -1 &&
+		    errno != ENOENT) {
+			snprintf(res->error, sizeof res->error, "cgroup %s: "
+			    "memory.swap.max 0: %s", job->cg_name,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	if (worker_cgroup_limit(w, job, CGROUP_PIDS, "pids.max",
+	    spec->pids_max, res) == -1 ||
+	    worker_cgroup_limit(w, job, CGROUP_CPU, "cpu.weight",
+	    spec->cpu_weight, res) == -1)
+		return -1;
+	return 0;
+}
+
+/* What the job's cgroup measured of all its processes, over what the
+ * main process's rusage says. */
+static void
+worker_cgroup_usage(const struct worker_job *job, struct pool_result *res)
+{
+	struct cgroup_usage u;
+
+	if (job->cg == -1)
+		return;
+	cgroup_usage(job->cg, &u);
+	if (u.user_usec >= 0 && u.system_usec >= 0) {
+		res->user_time = (double)u.user_usec / 1e6;
+		res->system_time = (double)u.system_usec / 1e6;
+	}
+	res->peak_memory = u.peak_bytes;
+	res->oom = u.oom_kills > 0;
+	res->left = job->left;
+}
+
+/* The job's cgroup closed and removed: empty by now, or left for the
+ * daemon to take at its stop or next start. */
+static void
+worker_cgroup_remove(struct worker *w, struct worker_job *job)
+{
+	worker_close(&job->cg_events);
+	worker_close(&job->cg);
+	if (job->cg_name[0] != '\0')
+		(void)unlinkat(w->setup.cgroup_fd, job->cg_name, AT_REMOVEDIR);
+}
+
 /* Starts the job child; the write ends are closed here whatever happens.
  * Returns its pid, or -1 with res->error set. */
 static pid_t
@@ -691,14 +851,17 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	memset(&job, 0, sizeof job);
 	memset(&res, 0, sizeof res);
 	memset(&child, 0, sizeof child);
+	res.peak_memory = -1;
 	job.run = run;
 	job.pid = -1;
+	job.cg = job.cg_events = -1;
 	for (i = 0; i < 2; i++)
 		job.out[i].pipe = job.out[i].file = -1;
 	child.run = run;
 	child.worker = w->pid;
 	child.null = w->null;
 	child.path = worker_path(run);
+	child.oom_score_adj = w->setup.job_oom_score_adj;
 
 	if (spec->set_creds) {
 		if (worker_groups_get(spec->uid, spec->gid, spec->groups_epoch,
@@ -713,6 +876,12 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	child.sh_argv = w->sh_argv;
 	if (worker_prepare(&job, pipes, errpipe, &res) == -1)
 		goto not_started;
+	if (spec->cgroup && w->setup.cgroup_fd != -1 &&
+	    worker_cgroup_make(w, &job, &res) == -1)
+		goto not_started;
+	if (job.cg == -1)
+		job.flags |= WORKER_JOB_EMPTY;
+	child.cgroup_fd = job.cg;
 	for (i = 0; i < 2; i++) {
 		job.out[i].pipe = pipes[i][0];	/* the job's now */
 		pipes[i][0] = -1;
@@ -739,7 +908,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	if (procstat_start_ticks(job.pid, &sm.start_ticks) == -1)
 		sm.start_ticks = 0;
 	if (worker_send(w, WMSG_STARTED, &sm, sizeof sm) == -1) {
-		kill(-job.pid, SIGKILL);
+		worker_kill(&job);
 		while (waitpid(job.pid, NULL, 0) == -1 && errno == EINTR)
 			;
 		rc = -1;
@@ -757,6 +926,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	res.system_time = (double)job.ru.ru_stime.tv_sec +
 	    (double)job.ru.ru_stime.tv_usec / 1e6;
 	res.max_rss_kb = job.ru.ru_maxrss;	/* KiB on Linux */
+	worker_cgroup_usage(&job, &res);
 	for (i = 0; i < 2; i++) {
 		if (spec->keep_tail)
 			worker_stream_trim(spec, &job.out[i], true);
@@ -780,6 +950,7 @@ send:
 	if (worker_send_finished(w, spec->job_id, &res) == -1)
 		rc = -1;
 out:
+	worker_cgroup_remove(w, &job);
 	for (i = 0; i < 2; i++) {
 		worker_close(&job.out[i].pipe);
 		worker_close(&job.out[i].file);
@@ -859,7 +1030,7 @@ worker_next(struct worker *w, struct wmsg_run *run)
 }
 
 int
-worker_main(int fd)
+worker_main(int fd, const struct pool_setup *setup)
 {
 	struct worker *w;
 	struct wmsg_run run;
@@ -877,6 +1048,7 @@ worker_main(int fd)
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		return 1;
 	w->fd = fd;
+	w->setup = *setup;
 	w->pid = getpid();
 	snprintf(w->sh, sizeof w->sh, "/bin/sh");
 	if ((w->null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {

@@ -3,6 +3,8 @@
 #ifndef TRIAGED_WORKER_H
 #define TRIAGED_WORKER_H
 
+#include "pool-spec.h"
+
 /*
  * Runs jobs one at a time as the daemon asks over fd (a blocking
  * SOCK_STREAM socket speaking wmsg.h), until the daemon goes away (EOF, or
@@ -10,8 +12,9 @@
  * status: 0 when the daemon went away, 1 on a broken message or a failure
  * that leaves the worker unable to go on. Blocks SIGCHLD and SIGTERM for its
  * signalfd; any job running when it returns has been killed and reaped.
+ * setup says where jobs' cgroups go (pool_setup).
  * Assumes: the calling process is a fresh fork that owns nothing else.
  */
-int worker_main(int fd);
+int worker_main(int fd, const struct pool_setup *setup);
 
 #endif

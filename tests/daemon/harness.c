@@ -1,5 +1,6 @@
 /* harness.c - for the daemon tests: a real triaged on a temp socket and state
  * dir, in its own process group, and helpers to talk to it over the socket. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "cgroup.h"
 #include "harness.h"
 #include "tpg.h"
 #include "proc.h"
@@ -276,7 +278,50 @@ tkill(struct tdaemon *d)
 	d->pid = 0;
 }
 
-/* Removes d's dir and all in it, with SIGTERM, SIGINT and SIGHUP held
+/*
+ * What a daemon killed without its own stop leaves of its cgroups, where
+ * it made them beneath the test's own cgroup (cgroups.c): what still runs
+ * there killed, the subtree removed, so that the host keeps none.
+ */
+static void
+tcgroup_clear(const struct tdaemon *d)
+{
+	char mount[PATH_MAX], self[PATH_MAX], name[CGROUP_DAEMON_NAME_MAX];
+	char base[2 * PATH_MAX + 64];
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	struct dirent *de;
+	DIR *jobs;
+	int fd;
+
+	if (d->state[0] == '\0' || cgroup_mount_find("/proc/self/mountinfo",
+	    mount, sizeof mount) == -1 || cgroup_path_of("/proc/self/cgroup",
+	    self, sizeof self) == -1)
+		return;
+	cgroup_daemon_name(d->state, name, sizeof name);
+	snprintf(base, sizeof base, "%s%s/%s", mount, strcmp(self, "/") == 0 ?
+	    "" : self, name);
+	if ((fd = cgroup_open(AT_FDCWD, base)) == -1)
+		return;
+	(void)cgroup_kill(fd);
+	while (cgroup_populated(fd) == 1 && tleft_ms(deadline) > 0)
+		poll(NULL, 0, 10);
+	if ((jobs = opendir(strcat(base, "/jobs"))) != NULL) {
+		while ((de = readdir(jobs)) != NULL)
+			if (de->d_type == DT_DIR && de->d_name[0] != '.')
+				(void)unlinkat(dirfd(jobs), de->d_name,
+				    AT_REMOVEDIR);
+		closedir(jobs);
+	}
+	(void)unlinkat(fd, "jobs", AT_REMOVEDIR);
+	(void)unlinkat(fd, "daemon", AT_REMOVEDIR);
+	close(fd);
+	*strrchr(base, '/') = '\0';
+	if (rmdir(base) == -1 && errno != ENOENT)
+		fprintf(stderr, "harness: could not remove %s: %s\n", base,
+		    strerror(errno));
+}
+
+/* Removes d's dir and all in it (and its cgroups), with SIGTERM, SIGINT and SIGHUP held
  * back until it is done: run-tests.sh's timeout signals our whole group,
  * and the removal finishes its job all the same. Not in a forked child:
  * under make valgrind, a child that exits is one more process checked for
@@ -290,6 +335,7 @@ trm_dir(const struct tdaemon *d)
 
 	if (d->dir[0] == '\0')
 		return 0;
+	tcgroup_clear(d);
 	sigemptyset(&hold);
 	sigaddset(&hold, SIGTERM);
 	sigaddset(&hold, SIGINT);

@@ -233,7 +233,7 @@ machine_wire(struct machine *m)
 	td->base = m->loop.base;
 	td->uid = geteuid();
 	td->phase = TRIAGED_RUNNING;
-	if ((td->pool = pool_new(td->base, td->cfg->workers, &none, NULL,
+	if ((td->pool = pool_new(td->base, td->cfg->workers, NULL, &none, NULL,
 	    &cause)) == NULL) {
 		print_error("pool_new: %s\n", cause ? cause : "?");
 		free(cause);

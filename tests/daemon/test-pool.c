@@ -169,7 +169,8 @@ fx_setup_n(void **state, unsigned n)
 
 	if ((fx = loop_new(sizeof *fx, "test-pool")) == NULL)
 		return -1;
-	if ((fx->pool = pool_new(fx->loop.base, n, &callbacks, fx, &cause)) ==
+	if ((fx->pool = pool_new(fx->loop.base, n, NULL, &callbacks, fx,
+	    &cause)) ==
 	    NULL) {
 		print_error("pool_new: %s\n", cause ? cause : "?");
 		free(cause);
@@ -1000,7 +1001,7 @@ daemon_child(struct fx *fx, int up, int go)
 
 	alarm(2 * LOOP_SAFETY_SEC);	/* never outlive a failed test */
 	if (loop_open(&fx->loop) != 0 || (fx->pool = pool_new(fx->loop.base,
-	    1, &callbacks, fx, &cause)) == NULL)
+	    1, NULL, &callbacks, fx, &cause)) == NULL)
 		return 1;
 	fx_spec(fx, &spec, 1, ARGV("sleep", "100"));
 	if (pool_start(fx->pool, &spec) == -1 ||

@@ -134,7 +134,7 @@ setup(void **state)
 		return -1;
 	/* As the daemon does: the pool first, run_new then takes its
 	 * callbacks. */
-	if ((fx->pool = pool_new(fx->loop.base, 2, &none, NULL, &cause)) ==
+	if ((fx->pool = pool_new(fx->loop.base, 2, NULL, &none, NULL, &cause)) ==
 	    NULL) {
 		print_error("pool_new: %s\n", cause ? cause : "?");
 		free(cause);
