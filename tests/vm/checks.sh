@@ -116,7 +116,7 @@ EOF
 submit_mem() {
 	local bytes=$1 prio=$2; shift 2
 	if [ "$CLI_MEMORY" = yes ]; then
-		tr_ submit --memory "$((bytes / MiB))M" -p "$prio" -- "$@"
+		tr_ submit --memory "$bytes" -p "$prio" -- "$@"
 	else
 		local r
 		r=$(rpc submit "$(jq -cn --argjson m "$bytes" --arg p "$prio" \
@@ -248,6 +248,16 @@ check_daemon_leaf() {
 	fi
 }
 
+# The cgroups beneath CG and how many processes each holds ("daemon 9, ...").
+cgtree() {
+	local base d p
+	base=$(cgdir "$1")
+	find "$base" -mindepth 1 -maxdepth 3 -type d 2>/dev/null | head -12 | while IFS= read -r d; do
+		mapfile -t p < "$d/cgroup.procs"
+		echo "${d#"$base"/} ${#p[@]}"
+	done | paste -sd, | sed 's/,/, /g; s/^$/(no cgroup)/'
+}
+
 # A job in a cgroup of its own, holding the job's pid; removed at its end.
 check_job_cgroup() {
 	local id pid cg ucg dcg
@@ -269,6 +279,7 @@ check_job_cgroup() {
 	else
 		ok "a job in a cgroup of its own: job $id in $cg, whose cgroup.procs holds its pid $pid"
 	fi
+	note "beneath $ucg, with job $id running: $(cgtree "$ucg")"
 	cancel_wait "$id"
 	if [ -n "$cg" ] && [ "$cg" != null ] && [ "${cg#"$ucg"/}" != "$cg" ]; then
 		if until_ 10 test ! -d "$(cgdir "$cg")"; then
@@ -345,7 +356,7 @@ check_memory() {
 	pid1=$(mainpid)
 	if ! id=$(submit_mem $((64 * MiB)) normal python3 -c \
 		'b = bytearray(256 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]' 2>&1); then
-		notok "memory: a job over its 64 MiB" "submit with memory 64 MiB ($( [ $CLI_MEMORY = yes ] && echo "triage submit --memory 64M" || echo "JSON-RPC, the CLI has no --memory")) refused: $id"
+		notok "memory: a job over its 64 MiB" "submit with memory 64 MiB ($( [ $CLI_MEMORY = yes ] && echo "triage submit --memory $((64 * MiB))" || echo "JSON-RPC, the CLI has no --memory")) refused: $id"
 		touch /tmp/vmtest-sibling-go; wait_ended "$sib" 30; return
 	fi
 	if ! wait_ended "$id" 90; then

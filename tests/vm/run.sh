@@ -15,7 +15,7 @@
 # Environment: VM_ACCEL (tcg; kvm where /dev/kvm works), VM_MEM (MiB, 1536),
 # VM_CPUS (2), deadlines in seconds: VM_BOOT_SECS (120: from qemu's start
 # to the checks' start), VM_CHECK_SECS (150: one check),
-# VM_POWEROFF_SECS (60), VM_TOTAL_SECS (600).
+# VM_POWEROFF_SECS (60), VM_TOTAL_SECS (480).
 set -u
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +26,7 @@ ACCEL=${VM_ACCEL:-tcg}
 BOOT_SECS=${VM_BOOT_SECS:-120}
 CHECK_SECS=${VM_CHECK_SECS:-150}
 POWEROFF_SECS=${VM_POWEROFF_SECS:-60}
-TOTAL_SECS=${VM_TOTAL_SECS:-600}
+TOTAL_SECS=${VM_TOTAL_SECS:-480}
 
 passed=0 failed=0 skipped=0
 ok() { passed=$((passed + 1)); echo "ok - $1"; }
