@@ -168,6 +168,8 @@ struct jobs_update {
 	int64_t begin_at;	/* -1: none */
 	bool has_nice;
 	int nice;
+	bool has_memory;
+	uint64_t memory;	/* bytes */
 };
 
 /*

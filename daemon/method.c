@@ -301,6 +301,18 @@ method_check_retries(json_t *params, struct method_err *err)
 }
 
 int
+method_check_memory(json_t *params, struct method_err *err)
+{
+	json_t *memory = json_object_get(params, "memory");
+
+	if (memory != NULL && json_integer_value(memory) < METHOD_MEMORY_MIN)
+		return method_fail(err, RPC_INVALID_PARAMS, "memory",
+		    "\"memory\" must be bytes, at least %d (1MiB), not %lld",
+		    METHOD_MEMORY_MIN, (long long)json_integer_value(memory));
+	return 0;
+}
+
+int
 method_check_nice(bool admin, json_t *nice, const struct config_priority *p,
     struct method_err *err)
 {

@@ -102,10 +102,14 @@ test_update_changes_a_queued_job_only(void **state)
 
 	(void)state;
 	tcli_submitted(cli(&out, &err, "submit", "--hold", "-p", "low", "-n",
-	    "before", "--label", "old=1", "--", "true", NULL), &out, &err, id);
+	    "before", "--label", "old=1", "--memory", "64MiB", "--", "true",
+	    NULL), &out, &err, id);
+	job = tcli_status(tcli_daemon, id);
+	assert_int_equal(tjint(job, "memory"), 64 << 20);
+	json_decref(job);
 	assert_int_equal(cli(&out, &err, "update", id, "-p", "high", "-n",
 	    "after", "--label", "new=2", "--timeout", "5m", "--retries", "2",
-	    NULL), 0);
+	    "--memory", "1GiB", NULL), 0);
 	assert_string_equal(out, "");
 	free(out);
 	free(err);
@@ -117,6 +121,7 @@ test_update_changes_a_queued_job_only(void **state)
 	assert_string_equal(json_string_value(json_object_get(
 	    json_object_get(job, "labels"), "new")), "2");
 	assert_true(json_number_value(json_object_get(job, "timeout")) == 300);
+	assert_int_equal(tjint(job, "memory"), 1 << 30);
 	json_decref(job);
 	assert_int_equal(cli(&out, &err, "--json", "update", id, "-n",
 	    "again", NULL), 0);

@@ -699,6 +699,11 @@ test_bad_queue_options_are_usage_errors(void **state)
 	assert_usage("--node 'a b' (1 to 64 of A-Z", "submit", "--node", "a b",
 	    "true");
 	assert_usage("--nice '-1'", "update", "3", "--nice", "-1");
+	assert_usage("invalid --memory '1KiB' (a size of at least 1MiB: "
+	    "512MiB, 4GiB)", "submit", "--memory", "1KiB", "true");
+	assert_usage("invalid --memory '1.5GiB'", "submit", "--memory",
+	    "1.5GiB", "true");
+	assert_usage("invalid --memory '4G'", "update", "3", "--memory", "4G");
 	assert_usage("invalid --after-any 'x'", "submit", "--after-any", "x",
 	    "true");
 	assert_usage("nothing to change", "update", "3");
