@@ -108,6 +108,18 @@ int run_start(struct run *run, struct job *job,
 bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
     const char *reason);
 
+/*
+ * Freezes the processes of job's run (freeze true) or thaws them. While
+ * frozen, the run keeps what it holds and its timeout's clock stops; it
+ * runs on from where it stopped at the thaw. A stop of a frozen run (any
+ * signal, kill_grace's SIGKILL) thaws it to end it. Without cgroups the
+ * way is SIGSTOP and SIGCONT to its process group. Returns 1 when it was
+ * done, 0 when there was nothing to do (no run, its process not started
+ * yet, being stopped, already so), -1 with errno when it could not be
+ * (nothing changed).
+ */
+int run_freeze(struct run *run, struct job *job, bool freeze);
+
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);
 /* True once a worker has its run: the capture files are then this
