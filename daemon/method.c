@@ -20,6 +20,7 @@
 
 static const struct method *const method_table[] = {
 	&method_cancel,
+	&method_freeze,
 	&method_get,
 	&method_hold,
 	&method_list,
@@ -32,6 +33,7 @@ static const struct method *const method_table[] = {
 	&method_retry,
 	&method_stats,
 	&method_submit,
+	&method_thaw,
 	&method_update,
 	&method_wait,
 	&method_watch,

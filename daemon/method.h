@@ -165,6 +165,7 @@ void method_later_done_cb(struct triaged *td, struct job *job,
 json_t *method_stats_result(struct triaged *td);
 
 extern const struct method method_cancel;
+extern const struct method method_freeze;
 extern const struct method method_get;
 extern const struct method method_hold;
 extern const struct method method_list;
@@ -177,6 +178,7 @@ extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;
 extern const struct method method_submit;
+extern const struct method method_thaw;
 extern const struct method method_update;
 extern const struct method method_wait;
 extern const struct method method_watch;

@@ -527,8 +527,8 @@ test_status_is_one_aligned_local_view(void **state)
 /* Every command of triage(1), for the checks that concern them all. */
 static const char *const cli_commands[] = {
 	"submit", "status", "list", "wait", "cancel", "retry", "hold",
-	"release", "update", "remove", "clean", "output", "watch", "stats",
-	"priorities", "pause", "resume", NULL,
+	"release", "freeze", "thaw", "update", "remove", "clean", "output",
+	"watch", "stats", "priorities", "pause", "resume", NULL,
 };
 
 /* Asserts that out is cmd's help (and err empty), then frees both. */
