@@ -115,6 +115,14 @@ run_outcome_init(struct run_outcome *out)
 	out->peak_memory = -1;
 }
 
+int64_t
+run_outcome_peak(const struct run_outcome *out)
+{
+	if (out->peak_memory >= 0)
+		return out->peak_memory;
+	return out->max_rss_kb >= 0 ? out->max_rss_kb * 1024 : -1;
+}
+
 /* How a run that ended without a process of its own is told: as it was
  * stopped, else failed for why. */
 static void

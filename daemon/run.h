@@ -27,8 +27,8 @@ struct run_outcome {
 	double system_time;
 	int64_t max_rss_kb;
 	/* The most memory its process tree used at once, in bytes (its
-	 * cgroup's peak): < 0 unknown, and then the job's peak_memory is
-	 * max_rss_kb's (jobs-end.c). */
+	 * cgroup's peak): < 0 unknown (run_outcome_peak falls back on
+	 * max_rss_kb). */
 	int64_t peak_memory;
 	bool oom;		/* it, or a process of it, was killed for want
 				 * of memory */
@@ -41,6 +41,11 @@ struct run_outcome {
 	bool lease_ended;	/* its worker stopped it: the node's lease
 				 * ran out unrenewed (run_set_lease) */
 };
+
+/* The most memory the run's process tree used at once, in bytes: its
+ * cgroup's peak when it has one, else (protocol.md) the largest child's
+ * max RSS; -1 when neither is known. */
+int64_t run_outcome_peak(const struct run_outcome *out);
 
 /* What a job's priority says of its process, taken when its run starts:
  * a reload changes it for the runs started after. */
