@@ -231,6 +231,38 @@ test_stopping_a_frozen_job(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * Stopping with shutdown = finish waits for the running jobs: a frozen one
+ * too, said in the log, until it is thawed (a stop does not undo an
+ * operator's freeze); then it runs to its end and the daemon exits.
+ */
+static void
+test_finishing_waits_for_a_frozen_job(void **state)
+{
+	struct tdaemon *d = tdaemon_start("shutdown = finish\n");
+	struct client *c = tconnect(d);
+	char said[128];
+	json_t *job;
+	int64_t id;
+
+	(void)state;
+	id = tsubmit_gated(c, d, "go", false);
+	(void)trunning_pid(c, id);
+	json_decref(tcall(c, "freeze", "{sI}", "id", (json_int_t)id));
+	assert_int_equal(kill(d->pid, SIGTERM), 0);
+	snprintf(said, sizeof said, "job %lld is frozen: finishing waits until "
+	    "it is thawed", (long long)id);
+	twait_log(d, said);
+	job = tcall(c, "thaw", "{sI}", "id", (json_int_t)id);
+	assert_false(jfrozen(job));
+	json_decref(job);
+	topen_gate(d, "go");
+	job = twait(c, id);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	tdaemon_end(d, c);
+}
+
 /* A filter freezes the caller's running jobs it selects, and thaws them;
  * a queued job it selects is skipped. */
 static void
@@ -281,6 +313,7 @@ main(void)
 		cmocka_unit_test(test_freeze_and_thaw),
 		cmocka_unit_test(test_frozen_time_does_not_count),
 		cmocka_unit_test(test_stopping_a_frozen_job),
+		cmocka_unit_test(test_finishing_waits_for_a_frozen_job),
 		cmocka_unit_test(test_freeze_by_filter),
 	};
 
