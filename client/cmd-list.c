@@ -44,7 +44,8 @@ const struct cmd_entry cmd_list_entry = {
 	    "time), after\n"
 	    "(a job it waits for), paused, max_running, queue (jobs ahead "
 	    "of it) or slots\n"
-	    "(not enough free). WAITED is the time spent queued, RAN the time "
+	    "(not enough free); and frozen for a running job whose "
+	    "processes are. WAITED is the time spent queued, RAN the time "
 	    "spent\n"
 	    "running, so far or in all. With --json, prints each job object "
 	    "on a line of\n"
@@ -118,8 +119,7 @@ cmd_list_print(const json_t *jobs)
 		    format_int(json_object_get(job, "id"), id, sizeof id),
 		    json_string_value(json_object_get(job, "priority")),
 		    json_string_value(json_object_get(job, "state")),
-		    format_pending(json_object_get(job, "pending_reason"),
-		    reason, sizeof reason),
+		    format_reason(job, reason, sizeof reason),
 		    format_span(timefmt_waited(job, now), waited,
 		    sizeof waited),
 		    format_span(timefmt_ran(job, now), ran, sizeof ran),

@@ -32,7 +32,7 @@ static const char *const cmd_status_known[] = {
 	"exclusive", "timeout", "uid", "gid", "submitted_at", "started_at",
 	"finished_at", "position", "pid", "exit_code", "signal", "reason",
 	"attempt", "retries", "after", "user_time", "system_time",
-	"max_rss_kb", NULL,
+	"max_rss_kb", "memory", "peak_memory", NULL,
 };
 
 /* Keeps one "key: value" line, for cmd_status_flush to align. */
@@ -127,7 +127,14 @@ cmd_status_field(json_t *lines, const json_t *job, const char *key)
 	    strcmp(key, "system_time") == 0) {
 		snprintf(buf, sizeof buf, "%.3fs", json_number_value(v));
 		cmd_status_line(lines, label, buf);
-	} else if (strcmp(key, "pending_reason") == 0 && json_is_string(v))
+	} else if (strcmp(key, "state") == 0 && json_is_string(v) &&
+	    json_is_true(json_object_get(job, "frozen"))) {
+		snprintf(buf, sizeof buf, "%s (frozen)", json_string_value(v));
+		cmd_status_line(lines, label, buf);
+	} else if ((strcmp(key, "memory") == 0 ||
+	    strcmp(key, "peak_memory") == 0) && json_is_integer(v))
+		cmd_status_line(lines, label, format_size(v, buf, sizeof buf));
+	else if (strcmp(key, "pending_reason") == 0 && json_is_string(v))
 		cmd_status_line(lines, label, format_pending(v, buf, sizeof buf));
 	else if (json_is_string(v))
 		cmd_status_line(lines, label, json_string_value(v));

@@ -1,5 +1,6 @@
 /* cmd-update.c - triage update: changes what a queued job will be when it
- * runs, its priority, name, limits, start time, nice value and labels. */
+ * runs, its priority, name, limits, start time, nice value, memory and
+ * labels. */
 #include "cmd.h"
 #include "format.h"
 #include "jobopt.h"
@@ -11,13 +12,15 @@
 #define CMD_UPDATE_DELAY	0x173
 #define CMD_UPDATE_NICE		0x174
 #define CMD_UPDATE_LABEL	0x175
+#define CMD_UPDATE_MEMORY	0x176
 
 static int cmd_update_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_update_entry = {
 	.name = "update",
 	.args = "ID [-p PRIO] [-n NAME] [--timeout T] [--retries N]\n"
-	    "           [--at TIME | --delay D] [--nice N] [--label K=V]...",
+	    "           [--at TIME | --delay D] [--nice N] [--memory SIZE]\n"
+	    "           [--label K=V]...",
 	.summary = "change a queued job",
 	.options =
 	    "  -p, --priority PRIO  move it to the tail of PRIO's queue\n"
@@ -31,6 +34,8 @@ const struct cmd_entry cmd_update_entry = {
 	    "      --delay D        start it no sooner than D from now: 10m, "
 	    "2h, 1d\n"
 	    "      --nice N         its nice value, 0 to 19\n"
+	    "      --memory SIZE    the memory it may use: 512MiB, 4GiB, at "
+	    "least 1MiB\n"
 	    "      --label K=V      its labels: the ones given replace all "
 	    "(repeatable)\n",
 	.notes =
@@ -52,6 +57,7 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "delay", required_argument, NULL, CMD_UPDATE_DELAY },
 		{ "nice", required_argument, NULL, CMD_UPDATE_NICE },
 		{ "label", required_argument, NULL, CMD_UPDATE_LABEL },
+		{ "memory", required_argument, NULL, CMD_UPDATE_MEMORY },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -85,6 +91,9 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_UPDATE_LABEL:
 			rc = jobopt_label(ctx, params, optarg);
 			break;
+		case CMD_UPDATE_MEMORY:
+			rc = jobopt_memory(ctx, params, optarg);
+			break;
 		default:
 			rc = cmd_getopt_other(ctx, ch);
 			break;
@@ -98,7 +107,8 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = cmd_usage(ctx, "invalid job id '%s'", argv[optind]);
 	if (rc == CMD_EXIT_OK && json_object_size(params) == 0)
 		rc = cmd_usage(ctx, "nothing to change: give -p, -n, "
-		    "--timeout, --retries, --at, --delay, --nice or --label");
+		    "--timeout, --retries, --at, --delay, --nice, --memory or "
+		    "--label");
 	if (rc != CMD_EXIT_OK) {
 		json_decref(params);
 		return rc;

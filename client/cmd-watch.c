@@ -199,9 +199,11 @@ cmd_watch_line(struct cmd_ctx *ctx, const json_t *msg)
 	state = json_string_value(json_object_get(job, "state"));
 	name = json_string_value(json_object_get(job, "name"));
 	clean = format_clean(name != NULL ? name : "-");
-	printf("%s %s %s %s\n", when,
+	printf("%s %s %s%s %s\n", when,
 	    format_int(json_object_get(job, "id"), id, sizeof id),
-	    state != NULL ? state : "-", clean);
+	    state != NULL ? state : "-",
+	    json_is_true(json_object_get(job, "frozen")) ? " (frozen)" : "",
+	    clean);
 	free(clean);
 	fflush(stdout);
 }

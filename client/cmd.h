@@ -70,6 +70,8 @@ extern const struct cmd_entry cmd_reload_entry;
 extern const struct cmd_entry cmd_retry_entry;
 extern const struct cmd_entry cmd_hold_entry;
 extern const struct cmd_entry cmd_release_entry;
+extern const struct cmd_entry cmd_freeze_entry;
+extern const struct cmd_entry cmd_thaw_entry;
 extern const struct cmd_entry cmd_update_entry;
 extern const struct cmd_entry cmd_remove_entry;
 extern const struct cmd_entry cmd_clean_entry;

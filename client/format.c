@@ -208,3 +208,31 @@ format_pending(const json_t *v, char *buf, size_t len)
 	snprintf(buf, len, "node %s is down", s + 5);
 	return buf;
 }
+
+const char *
+format_reason(const json_t *job, char *buf, size_t len)
+{
+	if (json_is_true(json_object_get(job, "frozen")))
+		return "frozen";
+	return format_pending(json_object_get(job, "pending_reason"), buf,
+	    len);
+}
+
+const char *
+format_size(const json_t *v, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	json_int_t n = json_integer_value(v);
+	double d;
+	size_t u;
+
+	if (!json_is_integer(v) || n < 0)
+		return "-";
+	if (n < 1024 || n % 1024 == 0)
+		return units_format_size((uint64_t)n, buf, len);
+	d = (double)n / 1024;
+	for (u = 0; u + 1 < sizeof units / sizeof units[0] && d >= 1024; u++)
+		d /= 1024;
+	snprintf(buf, len, "%.1f%s", d, units[u]);
+	return buf;
+}

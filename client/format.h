@@ -32,6 +32,13 @@ const char *format_seconds(const json_t *v, char *buf, size_t len);
 /* A job's pending_reason for people: "node:NAME" as "node NAME is down",
  * the rest as it is; NULL for a non-string. */
 const char *format_pending(const json_t *v, char *buf, size_t len);
+/* Why a job does not go on, for people: its pending_reason as
+ * format_pending says it, or "frozen" for a frozen one; NULL for none. */
+const char *format_reason(const json_t *job, char *buf, size_t len);
+/* A JSON integer of bytes as triage.conf writes a size when it is exact
+ * ("64MiB"), else to a tenth of its unit ("11.8MiB"); "-" for anything but
+ * an integer >= 0. */
+const char *format_size(const json_t *v, char *buf, size_t len);
 /* A JSON integer, or "-" for anything else. */
 const char *format_int(const json_t *v, char *buf, size_t len);
 /* Prints v on one line of compact JSON to stdout. */

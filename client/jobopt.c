@@ -1,6 +1,7 @@
 /* jobopt.c - the options that describe a job, read strictly: a typo must be
  * an error naming the option, never a job run at another time or priority. */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "jobopt.h"
@@ -14,6 +15,8 @@
  * number are the daemon's config (max_label_value, max_labels), its to
  * check. */
 #define JOBOPT_LABEL_KEY_MAX	64
+/* The least memory a job may declare, protocol.md's 1MiB. */
+#define JOBOPT_MEMORY_MIN	(UINT64_C(1) << 20)
 
 int
 jobopt_timeout(struct cmd_ctx *ctx, json_t *params, const char *arg)
@@ -59,6 +62,20 @@ jobopt_nice(struct cmd_ctx *ctx, json_t *params, const char *arg)
 		return cmd_usage(ctx, "invalid --nice '%s' (0 to %d)", arg,
 		    JOBOPT_NICE_MAX);
 	json_object_set_new(params, "nice", xjson(json_integer(n)));
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	uint64_t bytes;
+
+	if (units_parse_size(arg, &bytes) == -1 || bytes < JOBOPT_MEMORY_MIN ||
+	    bytes > INT64_MAX)
+		return cmd_usage(ctx, "invalid --memory '%s' (a size of at "
+		    "least 1MiB: 512MiB, 4GiB)", arg);
+	json_object_set_new(params, "memory",
+	    xjson(json_integer((json_int_t)bytes)));
 	return CMD_EXIT_OK;
 }
 

@@ -31,6 +31,9 @@ int jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch,
     const char *arg);
 /* --node NODE: "node", a node name (nodename.h). */
 int jobopt_node(struct cmd_ctx *ctx, json_t *params, const char *arg);
+/* --memory SIZE: "memory", bytes (512MiB, 4GiB: units.h's sizes), at
+ * least the protocol's 1MiB. */
+int jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *arg);
 /* --retries N: "retries", 0 or more. */
 int jobopt_retries(struct cmd_ctx *ctx, json_t *params, const char *arg);
 

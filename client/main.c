@@ -19,6 +19,8 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_retry_entry,
 	&cmd_hold_entry,
 	&cmd_release_entry,
+	&cmd_freeze_entry,
+	&cmd_thaw_entry,
 	&cmd_update_entry,
 	&cmd_remove_entry,
 	&cmd_clean_entry,

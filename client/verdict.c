@@ -1,5 +1,6 @@
-/* verdict.c - why cancel, retry, hold, release or remove left a job named
- * by id as it was, said in the words of the daemon's own refusals. */
+/* verdict.c - why cancel, retry, hold, release, freeze, thaw or remove left a
+ * job named by id as it was, said in the words of the daemon's own
+ * refusals. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,11 @@ static const struct verdict_rule verdict_rules[] = {
 	/* A running job is not held: what release asks for already. */
 	{ "release", VERDICT_BIT(JOB_QUEUED) | VERDICT_BIT(JOB_RUNNING),
 	  "only a queued job can be released" },
+	{ "freeze", VERDICT_BIT(JOB_RUNNING), "only a running job can be "
+	  "frozen" },
+	/* A queued job is not frozen: what thaw asks for already. */
+	{ "thaw", VERDICT_BIT(JOB_QUEUED) | VERDICT_BIT(JOB_RUNNING),
+	  "only a running job can be thawed" },
 	{ "remove", VERDICT_ENDED,
 	  "only a job that has ended can be removed (cancel it first)" },
 };
@@ -113,10 +119,13 @@ static int
 verdict_owner(const char *method, const json_t *job)
 {
 	bool held = json_is_true(json_object_get(job, "held"));
+	bool frozen = json_is_true(json_object_get(job, "frozen"));
 	json_int_t uid = json_integer_value(json_object_get(job, "uid"));
 
 	if ((strcmp(method, "hold") == 0 && held) ||
 	    (strcmp(method, "release") == 0 && !held) ||
+	    (strcmp(method, "freeze") == 0 && frozen) ||
+	    (strcmp(method, "thaw") == 0 && !frozen) ||
 	    uid == (json_int_t)geteuid())
 		return CMD_EXIT_OK;
 	/* As the daemon refuses one id that is not the caller's. */

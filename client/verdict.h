@@ -1,5 +1,6 @@
-/* verdict.h - why cancel, retry, hold, release or remove left a job named
- * by id as it was: a line on stderr, and whether that is a failure. */
+/* verdict.h - why cancel, retry, hold, release, freeze, thaw or remove left
+ * a job named by id as it was: a line on stderr, and whether that is a
+ * failure. */
 #ifndef TRIAGE_VERDICT_H
 #define TRIAGE_VERDICT_H
 
@@ -11,8 +12,9 @@
 
 /*
  * For method's answer about one job given by id (job: as the daemon
- * returned it; retry and remove are the daemon's to refuse): a hold of a job that is not queued, or a release of one
- * that has ended, did nothing, which is said on stderr ("job 12 is
+ * returned it; retry and remove are the daemon's to refuse): a hold of a
+ * job that is not queued, a freeze of one that is not running, or a
+ * release or thaw of one that has ended, did nothing, which is said on stderr ("job 12 is
  * running: only a queued job can be held"); a cancel of a job that had
  * ended is said as a note. Returns CMD_EXIT_FAILURE when method could
  * not act on the job, else CMD_EXIT_OK.

@@ -1,5 +1,6 @@
 /* bulk.h - methods that act on one job ("id") or on every job a filter
- * selects ("filter"): one path for cancel, retry, remove, hold, release. */
+ * selects ("filter"): one path for cancel, retry, remove, hold, release,
+ * freeze and thaw. */
 #ifndef TRIAGED_BULK_H
 #define TRIAGED_BULK_H
 

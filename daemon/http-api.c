@@ -216,7 +216,7 @@ http_api_jobs(struct http *h, struct evhttp_request *req, const char *p)
 	    "limit", NULL };
 	static const char *const none[] = { NULL };
 	static const char *const actions[] = { "cancel", "hold", "release",
-	    "retry", NULL };
+	    "retry", "freeze", "thaw", NULL };
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *rest;
 	json_int_t id;

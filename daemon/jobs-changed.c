@@ -142,7 +142,8 @@ jobs_changed_updated(struct triaged *td, struct job *job,
 	jobs_record_change(td, job, before->state,
 	    before->state != job->state ? NULL :
 	    before->held != job->held ? (job->held ? "held" : "released") :
-	    "updated");
+	    before->frozen != job->frozen ? (job->frozen ? "frozen" :
+	    "thawed") : "updated");
 	if (job->shared.cancel.again) {
 		job->shared.cancel.again = false;
 		if (!job_state_terminal(job->state)) {

@@ -72,6 +72,8 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 		job->retries = u->retries;
 	if (u->has_nice)
 		job->nice = u->nice;
+	if (u->has_memory)
+		job->memory = u->memory;
 	if (u->labels != NULL) {
 		json_decref(job->labels);
 		job->labels = json_object_size(u->labels) > 0 ?

@@ -168,10 +168,7 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 	run->user_time = out->user_time;
 	run->system_time = out->system_time;
 	run->max_rss_kb = out->max_rss_kb;
-	/* Without a cgroup's peak, protocol.md's "largest child's max
-	 * RSS": what the worker's rusage says. */
-	run->peak_memory = out->peak_memory >= 0 ? out->peak_memory :
-	    out->max_rss_kb >= 0 ? out->max_rss_kb * 1024 : -1;
+	run->peak_memory = run_outcome_peak(out);
 	run->oom = out->oom;
 	if (out->reaped && WIFEXITED(out->status))
 		run->exit_code = WEXITSTATUS(out->status);

@@ -12,7 +12,8 @@
  *   jobs-view.c, jobs-listen.c
  *   jobs-launch.c   a grant: its start written, then a worker
  *   jobs-admit.c    into the semaphore (a grant there and then launches)
- *   jobs-publish.c, jobs-end.c, jobs-retry.c, jobs-edit.c
+ *   jobs-publish.c, jobs-end.c, jobs-retry.c, jobs-edit.c,
+ *   jobs-freeze.c
  *   jobs-prio.c, jobs-changed.c
  *   jobs-init.c     lends the loop, the store and the semaphore the
  *                   callbacks of the layers under it

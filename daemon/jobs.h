@@ -30,7 +30,7 @@ struct jobs_event {
 	enum job_state from;
 	/* NULL for a change of state (or a submission: from is its state);
 	 * else what an operator did to a queued job: "held", "released",
-	 * "updated". */
+	 * "updated"; or to a running one: "frozen", "thawed". */
 	const char *change;
 };
 typedef void (*jobs_listener_cb)(struct triaged *td,
@@ -155,6 +155,19 @@ void jobs_set_next_seq(struct triaged *td, int64_t seq);
 int jobs_hold(struct triaged *td, struct job *job, uid_t by);
 int jobs_release(struct triaged *td, struct job *job, uid_t by);
 
+/*
+ * An operator's freeze (freeze true) or thaw of a running job
+ * (jobs-freeze.c, run_freeze), published as an edit ("frozen", "thawed")
+ * once on disk. 1 when the job changed, 0 when there was nothing to do
+ * (not running here, or running but not started by its worker yet,
+ * already so, being stopped), -1 with errno when its processes could not
+ * be frozen or thawed (nothing changed). by is the uid asking.
+ */
+int jobs_freeze(struct triaged *td, struct job *job, bool freeze, uid_t by);
+/* Whether job is running on another node of the cluster, which alone may
+ * freeze it. */
+bool jobs_runs_elsewhere(const struct triaged *td, const struct job *job);
+
 /* What an update changes: each field only when its has_ flag is set. */
 struct jobs_update {
 	int prio;		/* -1: unchanged; else the new priority */
@@ -168,6 +181,8 @@ struct jobs_update {
 	int64_t begin_at;	/* -1: none */
 	bool has_nice;
 	int nice;
+	bool has_memory;
+	uint64_t memory;	/* bytes */
 };
 
 /*

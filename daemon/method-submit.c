@@ -374,7 +374,8 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 	    submit_check_node(cfg, params, err) != 0 ||
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
-	if (method_check_name(cfg, params, err) != 0)
+	if (method_check_name(cfg, params, err) != 0 ||
+	    method_check_memory(params, err) != 0)
 		return -1;
 	if (cwd != NULL && submit_check_cwd(cwd, err) != 0)
 		return -1;
@@ -597,16 +598,19 @@ nomem:
 	return -1;
 }
 
-/* The job's process: its nice (the priority's by default) and whether
- * stderr joins stdout. */
+/* The job's process: its nice and memory (the priority's by default) and
+ * whether stderr joins stdout. */
 static void
 submit_process(json_t *params, const struct config_priority *p,
     struct job *job)
 {
 	json_t *nice = json_object_get(params, "nice");
+	json_t *memory = json_object_get(params, "memory");
 
 	job->nice = nice != NULL ? (int)json_integer_value(nice) :
 	    (int)p->nice;
+	job->memory = memory != NULL ? (uint64_t)json_integer_value(memory) :
+	    p->memory;
 	job->merge_output = json_is_true(json_object_get(params,
 	    "merge_output"));
 }
@@ -705,6 +709,7 @@ static const struct method_param submit_params[] = {
 	{ "begin_at", PARAM_STRING, false, NULL },
 	{ "after_any", PARAM_ARRAY, false, NULL },
 	{ "node", PARAM_STRING, false, NULL },
+	{ "memory", PARAM_INTEGER, false, "an integer (bytes)" },
 	{ NULL, 0, false, NULL },
 };
 

@@ -1,5 +1,5 @@
 /* method-update.c - `update`: changes a queued job's priority, name, limits,
- * labels, begin time or nice, checked as a submission's are. */
+ * labels, begin time, nice or memory, checked as a submission's are. */
 #include <string.h>
 
 #include "config.h"
@@ -25,7 +25,8 @@ update_check(const struct method_ctx *ctx, json_t *params,
 	    method_check_retries(params, err) != 0 ||
 	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
 	    NULL, err) != 0 ||
-	    method_check_begin_at(params, err) != 0)
+	    method_check_begin_at(params, err) != 0 ||
+	    method_check_memory(params, err) != 0)
 		return -1;
 	if (labels != NULL &&
 	    labels_check(ctx->cfg, labels, "labels", err) != 0)
@@ -103,6 +104,7 @@ update_handler(struct rpc_req *req, json_t *params)
 	json_t *timeout = json_object_get(params, "timeout");
 	json_t *retries = json_object_get(params, "retries");
 	json_t *begin_at = json_object_get(params, "begin_at");
+	json_t *memory = json_object_get(params, "memory");
 	struct jobs_update u = { .prio = -1 };
 	struct job *job;
 
@@ -126,6 +128,10 @@ update_handler(struct rpc_req *req, json_t *params)
 	if ((u.has_retries = retries != NULL))
 		u.retries = (unsigned)json_integer_value(retries);
 	u.labels = json_object_get(params, "labels");
+	/* A new priority leaves it: a job's memory is a limit it was given,
+	 * as its timeout is, which a move must not take away. */
+	if ((u.has_memory = memory != NULL))
+		u.memory = (uint64_t)json_integer_value(memory);
 	if ((u.has_begin_at = begin_at != NULL)) {
 		u.begin_at = -1;
 		if (json_is_string(begin_at))
@@ -148,6 +154,7 @@ static const struct method_param update_params[] = {
 	{ "labels", PARAM_OBJECT, false, "an object of strings" },
 	{ "begin_at", PARAM_STRING | PARAM_NULL, false, "a string or null" },
 	{ "nice", PARAM_INTEGER, false, NULL },
+	{ "memory", PARAM_INTEGER, false, "an integer (bytes)" },
 	{ NULL, 0, false, NULL },
 };
 

@@ -20,6 +20,7 @@
 
 static const struct method *const method_table[] = {
 	&method_cancel,
+	&method_freeze,
 	&method_get,
 	&method_hold,
 	&method_list,
@@ -32,6 +33,7 @@ static const struct method *const method_table[] = {
 	&method_retry,
 	&method_stats,
 	&method_submit,
+	&method_thaw,
 	&method_update,
 	&method_wait,
 	&method_watch,
@@ -297,6 +299,18 @@ method_check_retries(json_t *params, struct method_err *err)
 	    json_integer_value(retries) > METHOD_RETRIES_MAX))
 		return method_fail(err, RPC_INVALID_PARAMS, "retries",
 		    "\"retries\" must be from 0 to %d", METHOD_RETRIES_MAX);
+	return 0;
+}
+
+int
+method_check_memory(json_t *params, struct method_err *err)
+{
+	json_t *memory = json_object_get(params, "memory");
+
+	if (memory != NULL && json_integer_value(memory) < METHOD_MEMORY_MIN)
+		return method_fail(err, RPC_INVALID_PARAMS, "memory",
+		    "\"memory\" must be bytes, at least %d (1MiB), not %lld",
+		    METHOD_MEMORY_MIN, (long long)json_integer_value(memory));
 	return 0;
 }
 

@@ -112,6 +112,11 @@ int method_check_name(const struct config *cfg, json_t *params,
     struct method_err *err);
 int method_check_timeout(json_t *params, struct method_err *err);
 int method_check_retries(json_t *params, struct method_err *err);
+/* The least memory a job may declare (protocol v1.2): 1 MiB. */
+#define METHOD_MEMORY_MIN 1048576
+/* A check: params' "memory", when there, is bytes, at least
+ * METHOD_MEMORY_MIN. */
+int method_check_memory(json_t *params, struct method_err *err);
 /* A check: params' "begin_at", when a string, is an RFC 3339 time with an
  * offset, of a date that exists (null is the param table's to allow). */
 int method_check_begin_at(json_t *params, struct method_err *err);
@@ -160,6 +165,7 @@ void method_later_done_cb(struct triaged *td, struct job *job,
 json_t *method_stats_result(struct triaged *td);
 
 extern const struct method method_cancel;
+extern const struct method method_freeze;
 extern const struct method method_get;
 extern const struct method method_hold;
 extern const struct method method_list;
@@ -172,6 +178,7 @@ extern const struct method method_resume;
 extern const struct method method_retry;
 extern const struct method method_stats;
 extern const struct method method_submit;
+extern const struct method method_thaw;
 extern const struct method method_update;
 extern const struct method method_wait;
 extern const struct method method_watch;

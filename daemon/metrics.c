@@ -47,6 +47,8 @@
  *   triage_retries_total{priority}           attempts queued again: retries
  *                                            left, `retry`, requeues at a
  *                                            stop or restart (job events)
+ *   triage_jobs_oom_killed_total{priority}   attempts killed for want of
+ *                                            memory (run ends)
  *   triage_store_commits_total               commits of the job store
  *   triage_store_commit_failures_total       those that failed (the store)
  *   triage_connections_accepted_total        clients of the job socket
@@ -56,20 +58,31 @@
  *   triage_job_wait_seconds{priority}  queued (or begin_at) to started
  *   triage_job_run_seconds{priority}   started to ended, retried runs too
  *   triage_store_commit_seconds        a commit's write (the store)
+ * histograms (bytes):
+ *   triage_job_peak_memory_bytes{priority}  the peak memory of each run
+ *                                      that ended, retried ones too (run
+ *                                      ends)
  * process (procstat_usage): process_resident_memory_bytes,
  *   process_virtual_memory_bytes, process_open_fds, process_max_fds,
  *   process_cpu_seconds_total, process_start_time_seconds.
  *
  * Counters start at 0 with each start of the daemon, as Prometheus
  * expects of a process's counters; a reload keeps them.
+ *
+ * What a run's end measures is counted as it ends (jobs_listen_runs), not
+ * from the job's events: a run that fails with retries left is published
+ * as the next attempt queued, its run already cleared, and an attempt
+ * killed for want of memory then retried must count all the same.
  */
 
 struct metrics_prio {
 	uint64_t submissions;
 	uint64_t retries;
 	uint64_t finished[JOB_NSTATES];
+	uint64_t oom_killed;
 	struct hist wait;
 	struct hist run;
+	struct hist peak_memory;
 };
 
 struct metrics {
@@ -114,6 +127,33 @@ metrics_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 		hist_observe(&p->run, &hist_job_seconds, t.run);
 }
 
+void
+metrics_run_ended(struct triaged *td, const struct job *job,
+    const struct run_outcome *out)
+{
+	struct metrics_prio *p;
+	unsigned prio = job->waiter.prio;
+	int64_t peak = run_outcome_peak(out);
+
+	if (td->metrics == NULL || prio >= td->cfg->npriorities)
+		return;
+	p = &td->metrics->prio[prio];
+	if (out->oom)
+		p->oom_killed++;
+	if (peak >= 0)
+		hist_observe(&p->peak_memory, &hist_memory_bytes,
+		    (double)peak);
+}
+
+static void
+metrics_run_cb(struct triaged *td, const struct jobs_run_event *ev,
+    void *arg)
+{
+	(void)arg;
+	if (ev->out != NULL)
+		metrics_run_ended(td, ev->job, ev->out);
+}
+
 int
 metrics_init(struct triaged *td, char **cause)
 {
@@ -123,7 +163,8 @@ metrics_init(struct triaged *td, char **cause)
 	if ((m = calloc(1, sizeof *m)) == NULL)
 		return -1;
 	attempts_init(&m->attempts, timefmt_now());
-	if (jobs_listen(td, metrics_job_cb, m) != 0) {
+	if (jobs_listen(td, metrics_job_cb, m) != 0 ||
+	    jobs_listen_runs(td, metrics_run_cb, NULL) != 0) {
 		free(m);
 		return -1;
 	}
@@ -338,6 +379,12 @@ metrics_retries(struct triaged *td, unsigned prio)
 	return td->metrics->prio[prio].retries;
 }
 
+static uint64_t
+metrics_oom_killed(struct triaged *td, unsigned prio)
+{
+	return td->metrics->prio[prio].oom_killed;
+}
+
 static void
 metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 {
@@ -397,6 +444,9 @@ metrics_write_counters(struct metrics_out *o, struct triaged *td)
 	metrics_per_prio(o, td, "triage_retries_total", "counter",
 	    "Attempts queued again: automatic retries, the retry method, "
 	    "requeues.", metrics_retries);
+	metrics_per_prio(o, td, "triage_jobs_oom_killed_total", "counter",
+	    "Attempts killed for want of memory, their own limit's or the "
+	    "kernel's.", metrics_oom_killed);
 	metrics_single(o, "triage_store_commits_total", "counter",
 	    "Commits of the job store.", cs->commits);
 	metrics_single(o, "triage_store_commit_failures_total", "counter",
@@ -424,6 +474,13 @@ metrics_write_hists(struct metrics_out *o, struct triaged *td)
 	for (i = 0; i < o->cfg->npriorities; i++)
 		metrics_hist(o, "triage_job_run_seconds", (int)i,
 		    &td->metrics->prio[i].run, &hist_job_seconds);
+	metrics_family(o, "triage_job_peak_memory_bytes", "histogram",
+	    "The most memory an attempt's processes used at once, for each "
+	    "attempt that ran: its cgroup's peak, else its largest process's "
+	    "max RSS.");
+	for (i = 0; i < o->cfg->npriorities; i++)
+		metrics_hist(o, "triage_job_peak_memory_bytes", (int)i,
+		    &td->metrics->prio[i].peak_memory, &hist_memory_bytes);
 	metrics_family(o, "triage_store_commit_seconds", "histogram",
 	    "Time a commit of the job store took to write.");
 	metrics_hist(o, "triage_store_commit_seconds", -1,

@@ -14,6 +14,16 @@ struct triaged;
 int metrics_init(struct triaged *td, char **cause);
 void metrics_free(struct triaged *td);
 
+/*
+ * Counts what the end of job's run measured (out): an OOM kill, its peak
+ * memory (run_outcome_peak), under the job's priority. The run listener
+ * of metrics_init calls it for every run that ends.
+ */
+struct job;
+struct run_outcome;
+void metrics_run_ended(struct triaged *td, const struct job *job,
+    const struct run_outcome *out);
+
 /* For a reload that renumbered the priorities: map[i] is the new index of
  * old priority i (i < nold), or -1 when it goes (jobs_reprioritize's).
  * The counts of a priority that stays keep their values; a new one's

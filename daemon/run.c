@@ -36,11 +36,17 @@ struct jobrun {
 	bool handed;			/* a worker has it */
 	bool started;			/* its process exists */
 	bool killed;			/* SIGKILL was asked for */
+	bool frozen;			/* its processes are (run_freeze) */
 	int pending_signal;		/* to send once it has started */
 	enum job_state stop_as;		/* JOB_QUEUED: not being stopped */
 	char stop_reason[256];
 	char abandoned[160];		/* why the daemon killed it itself */
 	struct event *timeout_ev;
+	/* The timeout's clock: while it runs, when it ends
+	 * (CLOCK_MONOTONIC, us); while the run is frozen, what is left of
+	 * it. */
+	uint64_t timeout_due_us;
+	uint64_t timeout_left_us;
 	struct event *kill_ev;		/* SIGKILL, then giving up on the worker */
 	struct event *start_ev;		/* the worker's deadline to start it */
 };
@@ -137,6 +143,14 @@ run_outcome_init(struct run_outcome *out)
 	out->user_time = out->system_time = -1;
 	out->max_rss_kb = -1;
 	out->peak_memory = -1;
+}
+
+int64_t
+run_outcome_peak(const struct run_outcome *out)
+{
+	if (out->peak_memory >= 0)
+		return out->peak_memory;
+	return out->max_rss_kb >= 0 ? out->max_rss_kb * 1024 : -1;
 }
 
 /* How a run that ended without a process of its own is told: as it was
@@ -405,6 +419,7 @@ run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 	jr->stop_as = JOB_QUEUED;
 	if (job->timeout_ms > 0) {
 		tv = timefmt_tv(job->timeout_ms);
+		jr->timeout_due_us = timefmt_mono_us() + job->timeout_ms * 1000;
 		jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr);
 		if (jr->timeout_ev == NULL ||
 		    evtimer_add(jr->timeout_ev, &tv) != 0) {
@@ -425,6 +440,18 @@ run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 	return 0;
 }
 
+/*
+ * Freezes the run's processes, or thaws them: SIGSTOP or SIGCONT to its
+ * process group, the way without cgroups (protocol.md). 0, or -1 with
+ * errno (ESRCH: it has just ended).
+ */
+static int
+run_freeze_procs(struct jobrun *jr, bool freeze)
+{
+	return pool_signal(jr->run->pool, jr->job->id, freeze ? SIGSTOP :
+	    SIGCONT);
+}
+
 static void
 run_signal(struct jobrun *jr, int sig)
 {
@@ -440,6 +467,10 @@ run_signal(struct jobrun *jr, int sig)
 	    errno != ESRCH)
 		log_warn("job %llu: cannot signal it",
 		    (unsigned long long)jr->job->id);
+	/* A frozen job takes no signal but SIGKILL until it is thawed:
+	 * whatever stops it must end it, so it is thawed to take it. */
+	if (jr->frozen && run_freeze_procs(jr, false) == 0)
+		jr->frozen = false;
 }
 
 bool
@@ -550,6 +581,49 @@ run_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	snprintf(reason, sizeof reason, "timed out after %s", span);
 	log_info("job %llu: %s", (unsigned long long)jr->job->id, reason);
 	run_stop(jr->run, jr->job, JOB_TIMED_OUT, SIGTERM, reason);
+}
+
+/* Stops the timeout's clock of a run being frozen, or (freeze false) starts
+ * it again with what was left: a frozen job's time does not count. */
+static void
+run_timeout_hold(struct jobrun *jr, bool freeze)
+{
+	uint64_t now = timefmt_mono_us();
+	struct timeval tv;
+
+	if (jr->timeout_ev == NULL)
+		return;
+	if (freeze) {
+		evtimer_del(jr->timeout_ev);
+		jr->timeout_left_us = jr->timeout_due_us > now ?
+		    jr->timeout_due_us - now : 0;
+		return;
+	}
+	jr->timeout_due_us = now + jr->timeout_left_us;
+	tv.tv_sec = (time_t)(jr->timeout_left_us / 1000000);
+	tv.tv_usec = (suseconds_t)(jr->timeout_left_us % 1000000);
+	if (evtimer_add(jr->timeout_ev, &tv) != 0) {
+		log_warnx("job %llu: cannot arm its timeout again: it times "
+		    "out now", (unsigned long long)jr->job->id);
+		run_timeout_cb(-1, EV_TIMEOUT, jr);
+	}
+}
+
+int
+run_freeze(struct run *run, struct job *job, bool freeze)
+{
+	struct jobrun *jr = run_find_id(run, job->id);
+
+	/* Not started, it is not running: nothing to freeze. Being stopped,
+	 * it stays as its stop left it. */
+	if (jr == NULL || !jr->started || jr->stop_as != JOB_QUEUED ||
+	    jr->frozen == freeze)
+		return 0;
+	if (run_freeze_procs(jr, freeze) != 0)
+		return errno == ESRCH ? 0 : -1;
+	jr->frozen = freeze;
+	run_timeout_hold(jr, freeze);
+	return 1;
 }
 
 bool

@@ -28,8 +28,8 @@ struct run_outcome {
 	double system_time;
 	int64_t max_rss_kb;
 	/* The most memory its process tree used at once, in bytes (its
-	 * cgroup's peak): < 0 unknown, and then the job's peak_memory is
-	 * max_rss_kb's (jobs-end.c). */
+	 * cgroup's peak): < 0 unknown (run_outcome_peak falls back on
+	 * max_rss_kb). */
 	int64_t peak_memory;
 	bool oom;		/* it, or a process of it, was killed for want
 				 * of memory */
@@ -45,6 +45,11 @@ struct run_outcome {
 	bool lease_ended;	/* its worker stopped it: the node's lease
 				 * ran out unrenewed (run_set_lease) */
 };
+
+/* The most memory the run's process tree used at once, in bytes: its
+ * cgroup's peak when it has one, else (protocol.md) the largest child's
+ * max RSS; -1 when neither is known. */
+int64_t run_outcome_peak(const struct run_outcome *out);
 
 /* What a job's priority says of its process, taken when its run starts:
  * a reload changes it for the runs started after. */
@@ -114,6 +119,18 @@ int run_start(struct run *run, struct job *job,
  */
 bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
     const char *reason);
+
+/*
+ * Freezes the processes of job's run (freeze true) or thaws them. While
+ * frozen, the run keeps what it holds and its timeout's clock stops; it
+ * runs on from where it stopped at the thaw. A stop of a frozen run (any
+ * signal, kill_grace's SIGKILL) thaws it to end it. Without cgroups the
+ * way is SIGSTOP and SIGCONT to its process group. Returns 1 when it was
+ * done, 0 when there was nothing to do (no run, its process not started
+ * yet, being stopped, already so), -1 with errno when it could not be
+ * (nothing changed).
+ */
+int run_freeze(struct run *run, struct job *job, bool freeze);
 
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);

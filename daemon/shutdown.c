@@ -75,6 +75,25 @@ shutdown_recheck_cb(struct triaged *td, struct job *job, const char *cause,
 	shutdown_check(td);
 }
 
+/* Says which running jobs are frozen: draining or finishing waits for them,
+ * as for a paused priority, until they are thawed (the operator's freeze is
+ * not undone by a stop). */
+static void
+shutdown_say_frozen(struct triaged *td, enum config_shutdown mode)
+{
+	struct job *job;
+	uint64_t id = 0;
+
+	while ((job = store_next(td->store, id)) != NULL) {
+		id = job->id;
+		if (job->frozen && run_has(td->run, job))
+			log_notice("job %llu is frozen: %s waits until it is "
+			    "thawed (or a second signal)",
+			    (unsigned long long)id, mode ==
+			    CONFIG_SHUTDOWN_DRAIN ? "draining" : "finishing");
+	}
+}
+
 void
 shutdown_begin(struct triaged *td, int signo)
 {
@@ -110,6 +129,8 @@ shutdown_begin(struct triaged *td, int signo)
 		}
 	if (mode == CONFIG_SHUTDOWN_REQUEUE)
 		jobs_stop_running(td);
+	else
+		shutdown_say_frozen(td, mode);
 	shutdown_check(td);
 }
 

@@ -1,5 +1,6 @@
-/* hist.c - a histogram of durations over fixed, doubling bucket bounds: what
- * Prometheus exposes of one, and a quantile estimated from its buckets. */
+/* hist.c - a histogram of durations or sizes over fixed, doubling bucket
+ * bounds: what Prometheus exposes of one, and a quantile estimated from its
+ * buckets. */
 #include <math.h>
 #include <string.h>
 
@@ -7,6 +8,7 @@
 
 const struct hist_layout hist_job_seconds = { 0.001, 28 };
 const struct hist_layout hist_commit_seconds = { 0.00005, 19 };
+const struct hist_layout hist_memory_bytes = { 1048576, 17 };
 
 double
 hist_bound(const struct hist_layout *layout, unsigned i)

@@ -1,5 +1,6 @@
-/* hist.h - a histogram of durations over fixed, doubling bucket bounds: what
- * Prometheus exposes of one, and a quantile estimated from its buckets. */
+/* hist.h - a histogram of durations or sizes over fixed, doubling bucket
+ * bounds: what Prometheus exposes of one, and a quantile estimated from its
+ * buckets. */
 #ifndef TRIAGE_HIST_H
 #define TRIAGE_HIST_H
 
@@ -23,6 +24,8 @@ struct hist_layout {
 extern const struct hist_layout hist_job_seconds;
 /* Store commits: 50 us to 2^18 * 50 us (13 seconds). */
 extern const struct hist_layout hist_commit_seconds;
+/* A job's peak memory, in bytes: 1 MiB to 2^16 MiB (64 GiB). */
+extern const struct hist_layout hist_memory_bytes;
 
 /* Counts per bucket (not cumulative), their total and the values' sum.
  * Zeroed (hist_clear, or calloc) it is empty. */

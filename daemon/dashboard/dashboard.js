@@ -216,7 +216,8 @@
 	/* ---- actions ---- */
 
 	const ACTION_LABEL = { cancel: "cancel", hold: "hold", release: "release",
-	    retry: "retry", pause: "pause", resume: "resume" };
+	    freeze: "freeze", thaw: "thaw", retry: "retry", pause: "pause",
+	    resume: "resume" };
 
 	function actionButton(action, data, title) {
 		const b = h("button", { class: action === "cancel" ? "danger" : "",
@@ -239,7 +240,10 @@
 		if (job.state === "queued" && !isStarting(job)) {
 			list.push(job.held ? "release" : "hold");
 			list.push("cancel");
-		} else if (job.state === "running" || isStarting(job)) {
+		} else if (job.state === "running") {
+			list.push(job.frozen ? "thaw" : "freeze");
+			list.push("cancel");
+		} else if (isStarting(job)) {
 			list.push("cancel");
 		} else if (RETRYABLE.includes(job.state)) {
 			list.push("retry");
@@ -435,6 +439,7 @@
 		            text: "#" + job.id }),
 		        h("b", { class: "name" }),
 		        h("span", { class: "prio muted" }),
+		        h("span", { class: "badge frozen", text: "frozen" }),
 		        h("span", { class: "elapsed", attrs: { title: "elapsed" } }),
 		        h("span", { class: "actions" })),
 		    h("pre", { class: "tail", data: { tail: job.id } }));
@@ -444,6 +449,9 @@
 		const starting = isStarting(job);
 		card.classList.toggle("starting", starting);
 		card.dataset.state = starting ? "starting" : job.state;
+		/* Its processes stopped where they are: it keeps its slots. */
+		card.dataset.frozen = job.frozen ? "yes" : "no";
+		card.querySelector(".frozen").hidden = !job.frozen;
 		setText(card.querySelector(".name"), job.name);
 		card.querySelector(".name").title = job.argv ?
 		    job.argv.map(bytesText).join(" ") : "";
@@ -627,12 +635,13 @@
 
 	/* ---- the job page ---- */
 
-	const FIELD_ORDER = ["id", "name", "state", "reason", "priority", "argv",
-	    "cwd", "uid", "gid", "labels", "held", "pending_reason", "position",
-	    "submitted_at", "begin_at", "started_at", "finished_at", "pid",
-	    "exit_code", "signal", "attempt", "timeout", "slots", "exclusive",
-	    "nice", "merge_output", "after", "after_any", "user_time",
-	    "system_time", "max_rss_kb"];
+	const FIELD_ORDER = ["id", "name", "state", "frozen", "reason",
+	    "priority", "argv", "cwd", "uid", "gid", "labels", "held",
+	    "pending_reason", "position", "submitted_at", "begin_at",
+	    "started_at", "finished_at", "pid", "exit_code", "signal", "attempt",
+	    "timeout", "slots", "exclusive", "memory", "nice", "merge_output",
+	    "after", "after_any", "user_time", "system_time", "max_rss_kb",
+	    "peak_memory", "oom", "cgroup"];
 
 	function fieldText(k, v) {
 		if (v === null || v === undefined)
@@ -661,8 +670,10 @@
 		    },
 		    (d, k) => {
 			const dd = d.querySelector("dd");
-			setText(dd, fieldText(k, job[k]));
-			dd.className = k === "state" ? "state-" + job.state : "";
+			setText(dd, fieldText(k, job[k]) +
+			    (k === "state" && job.frozen ? " (frozen)" : ""));
+			dd.className = k === "state" ? "state-" + job.state +
+			    (job.frozen ? " state-frozen" : "") : "";
 		    });
 		syncActions($("job-actions"), job);
 	}

@@ -186,6 +186,19 @@ tcli_status(const struct tdaemon *d, const char *id)
 }
 
 void
+tcli_assert_said(int rc, char *out, char *err, int want_rc,
+    const char *want_out, const char *want_err)
+{
+	if (rc != want_rc || strcmp(out, want_out) != 0 ||
+	    strcmp(err, want_err) != 0)
+		fail_msg("exit %d, stdout \"%s\", stderr \"%s\"; not exit %d, "
+		    "stdout \"%s\", stderr \"%s\"", rc, out, err, want_rc,
+		    want_out, want_err);
+	free(out);
+	free(err);
+}
+
+void
 tcli_assert_printed(char *out, char *err, const char *want)
 {
 	if (strcmp(out, want) != 0)

@@ -47,6 +47,10 @@ int tcli_rc(const struct tdaemon *d, const char *arg, ...)
 void tcli_submitted(int rc, char **out, char **err, char id[32]);
 /* The job object that triage --json status id prints. */
 json_t *tcli_status(const struct tdaemon *d, const char *id);
+/* Asserts what a triage run printed, exactly, and its exit code (rc,
+ * what tcli returned); frees out and err. */
+void tcli_assert_said(int rc, char *out, char *err, int want_rc,
+    const char *want_out, const char *want_err);
 /* Asserts that out is exactly want (the ids printed, one a line: "3\n4\n"),
  * then frees out and err. */
 void tcli_assert_printed(char *out, char *err, const char *want);

@@ -102,10 +102,14 @@ test_update_changes_a_queued_job_only(void **state)
 
 	(void)state;
 	tcli_submitted(cli(&out, &err, "submit", "--hold", "-p", "low", "-n",
-	    "before", "--label", "old=1", "--", "true", NULL), &out, &err, id);
+	    "before", "--label", "old=1", "--memory", "64MiB", "--", "true",
+	    NULL), &out, &err, id);
+	job = tcli_status(tcli_daemon, id);
+	assert_int_equal(tjint(job, "memory"), 64 << 20);
+	json_decref(job);
 	assert_int_equal(cli(&out, &err, "update", id, "-p", "high", "-n",
 	    "after", "--label", "new=2", "--timeout", "5m", "--retries", "2",
-	    NULL), 0);
+	    "--memory", "1GiB", NULL), 0);
 	assert_string_equal(out, "");
 	free(out);
 	free(err);
@@ -117,6 +121,7 @@ test_update_changes_a_queued_job_only(void **state)
 	assert_string_equal(json_string_value(json_object_get(
 	    json_object_get(job, "labels"), "new")), "2");
 	assert_true(json_number_value(json_object_get(job, "timeout")) == 300);
+	assert_int_equal(tjint(job, "memory"), 1 << 30);
 	json_decref(job);
 	assert_int_equal(cli(&out, &err, "--json", "update", id, "-n",
 	    "again", NULL), 0);
@@ -273,6 +278,65 @@ test_output_of_the_latest_job_and_both_streams(void **state)
 	free(err);
 }
 
+/*
+ * freeze and thaw through the CLI, as hold and release: a running job
+ * frozen (status and list say so), a job in a state it makes no sense for
+ * named with it, one already so no error, and a label choosing.
+ */
+static void
+test_freeze_and_thaw_a_running_job(void **state)
+{
+	struct client *c = tconnect(tcli_daemon);
+	char *out, *err, id[32], done[32], q[32], said[200], *row;
+	json_t *job;
+	int rc;
+
+	(void)state;
+	tcli_submitted(cli(&out, &err, "submit", "--label", "grp=f1", "--",
+	    "sleep", "600", NULL), &out, &err, id);
+	(void)trunning_pid(c, strtoll(id, NULL, 10));
+	rc = cli(&out, &err, "freeze", id, NULL);
+	tcli_assert_said(rc, out, err, 0, "", "");
+	job = tcli_status(tcli_daemon, id);
+	assert_true(json_is_true(json_object_get(job, "frozen")));
+	json_decref(job);
+	assert_int_equal(cli(&out, &err, "status", id, NULL), 0);
+	if (strstr(out, " running (frozen)\n") == NULL ||
+	    strstr(out, "frozen:") == NULL)
+		fail_msg("status does not say it is frozen:\n%s", out);
+	free(out);
+	free(err);
+	row = list_row(id, "--state=running");
+	assert_row_has(row, "frozen");
+	free(row);
+	rc = cli(&out, &err, "freeze", id, NULL);
+	tcli_assert_said(rc, out, err, 0, "", "");
+
+	tcli_queue(q, "--hold");
+	snprintf(said, sizeof said, "triage: job %s is queued: only a running "
+	    "job can be frozen\n", q);
+	rc = cli(&out, &err, "freeze", q, NULL);
+	tcli_assert_said(rc, out, err, 1, "", said);
+	rc = cli(&out, &err, "thaw", q, NULL);
+	tcli_assert_said(rc, out, err, 0, "", "");
+	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
+	    NULL), &out, &err, done);
+	snprintf(said, sizeof said, "triage: job %s has succeeded: only a "
+	    "running job can be thawed\n", done);
+	rc = cli(&out, &err, "thaw", done, NULL);
+	tcli_assert_said(rc, out, err, 1, "", said);
+
+	snprintf(said, sizeof said, "%s\n", id);
+	rc = cli(&out, &err, "thaw", "--label", "grp=f1", NULL);
+	tcli_assert_said(rc, out, err, 0, said, "");
+	job = tcli_status(tcli_daemon, id);
+	assert_false(json_is_true(json_object_get(job, "frozen")));
+	json_decref(job);
+	assert_int_equal(cli_rc("cancel", id, q, NULL), 0);
+	tassert_ends(c, strtoll(id, NULL, 10), "canceled");
+	client_free(c);
+}
+
 int
 main(void)
 {
@@ -283,6 +347,7 @@ main(void)
 		cmocka_unit_test(test_after_any_runs_whatever_the_first_did),
 		cmocka_unit_test(test_wait_several_gives_the_first_failure),
 		cmocka_unit_test(test_output_of_the_latest_job_and_both_streams),
+		cmocka_unit_test(test_freeze_and_thaw_a_running_job),
 	};
 
 	return cmocka_run_group_tests_name("cli-queue", tests, tcli_setup,

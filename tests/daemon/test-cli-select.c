@@ -40,20 +40,6 @@ test_cancel_chooses_by_priority_state_and_label(void **state)
 	assert_int_equal(cli_rc("resume", "low", NULL), 0);
 }
 
-/* Asserts what a triage run printed and its exit code; frees out and err. */
-static void
-tassert_said(int rc, char *out, char *err, int want_rc, const char *want_out,
-    const char *want_err)
-{
-	if (rc != want_rc || strcmp(out, want_out) != 0 ||
-	    strcmp(err, want_err) != 0)
-		fail_msg("exit %d, stdout \"%s\", stderr \"%s\"; not exit %d, "
-		    "stdout \"%s\", stderr \"%s\"", rc, out, err, want_rc,
-		    want_out, want_err);
-	free(out);
-	free(err);
-}
-
 /*
  * Several ids are one request; each id it did nothing for gets a line
  * saying why, and the exit status is 1 when one of them could not be acted
@@ -75,13 +61,13 @@ test_several_ids_say_which_did_nothing(void **state)
 	snprintf(said, sizeof said, "triage: no job 999998\n"
 	    "triage: job %s has already succeeded: nothing to cancel\n"
 	    "triage: no job 999999\n", done);
-	tassert_said(rc, out, err, 1, want, said);
+	tcli_assert_said(rc, out, err, 1, want, said);
 	/* Only ended: nothing refused. */
 	rc = cli(&out, &err, "cancel", done, a, NULL);
 	snprintf(said, sizeof said, "triage: job %s has already succeeded: "
 	    "nothing to cancel\ntriage: job %s was already canceled: nothing "
 	    "to cancel\n", done, a);
-	tassert_said(rc, out, err, 0, "", said);
+	tcli_assert_said(rc, out, err, 0, "", said);
 	assert_int_equal(cli_rc("wait", a, b, NULL), 125);
 
 	rc = cli(&out, &err, "retry", a, done, NULL);
@@ -89,7 +75,7 @@ test_several_ids_say_which_did_nothing(void **state)
 	snprintf(said, sizeof said, "triage: job %s has succeeded: only a job "
 	    "that failed, timed out, was canceled or was lost can be "
 	    "retried\n", done);
-	tassert_said(rc, out, err, 1, want, said);
+	tcli_assert_said(rc, out, err, 1, want, said);
 	assert_int_equal(cli_rc("wait", a, NULL), 0);
 	tcli_queue(q, "--delay", "1h");
 	for (i = 0; i < 2; i++) {
@@ -98,14 +84,14 @@ test_several_ids_say_which_did_nothing(void **state)
 		snprintf(said, sizeof said, "triage: job %s has succeeded: "
 		    "only a queued job can be %s\n", done,
 		    i ? "released" : "held");
-		tassert_said(rc, out, err, 1, want, said);
+		tcli_assert_said(rc, out, err, 1, want, said);
 	}
 	rc = cli(&out, &err, "remove", q, done, "999999", NULL);
 	snprintf(want, sizeof want, "%s\n", done);
 	snprintf(said, sizeof said, "triage: job %s is queued: only a job that "
 	    "has ended can be removed (cancel it first)\n"
 	    "triage: no job 999999\n", q);
-	tassert_said(rc, out, err, 1, want, said);
+	tcli_assert_said(rc, out, err, 1, want, said);
 	assert_int_equal(cli_rc("cancel", q, NULL), 0);
 	assert_int_equal(cli(&out, &err, "remove", a, b, q, NULL), 0);
 	snprintf(want, sizeof want, "%s\n%s\n%s\n", a, b, q);
@@ -133,27 +119,27 @@ test_hold_and_release_say_when_the_state_is_wrong(void **state)
 	rc = cli(&out, &err, "hold", run, NULL);
 	snprintf(said, sizeof said, "triage: job %s is running: only a queued "
 	    "job can be held\n", run);
-	tassert_said(rc, out, err, 1, "", said);
+	tcli_assert_said(rc, out, err, 1, "", said);
 	rc = cli(&out, &err, "release", run, NULL);
-	tassert_said(rc, out, err, 0, "", "");
+	tcli_assert_said(rc, out, err, 0, "", "");
 
 	tcli_submitted(cli(&out, &err, "submit", "--wait", "--", "true",
 	    NULL), &out, &err, done);
 	rc = cli(&out, &err, "hold", done, NULL);
 	snprintf(said, sizeof said, "triage: job %s has succeeded: only a "
 	    "queued job can be held\n", done);
-	tassert_said(rc, out, err, 1, "", said);
+	tcli_assert_said(rc, out, err, 1, "", said);
 	rc = cli(&out, &err, "release", done, NULL);
 	snprintf(said, sizeof said, "triage: job %s has succeeded: only a "
 	    "queued job can be released\n", done);
-	tassert_said(rc, out, err, 1, "", said);
+	tcli_assert_said(rc, out, err, 1, "", said);
 
 	tcli_queue(queued, "--delay", "1h");
 	rc = cli(&out, &err, "release", queued, NULL);
-	tassert_said(rc, out, err, 0, "", "");
+	tcli_assert_said(rc, out, err, 0, "", "");
 	assert_int_equal(cli_rc("hold", queued, NULL), 0);
 	rc = cli(&out, &err, "hold", queued, NULL);
-	tassert_said(rc, out, err, 0, "", "");
+	tcli_assert_said(rc, out, err, 0, "", "");
 	assert_true(theld(c, strtol(queued, NULL, 10)));
 	assert_int_equal(cli_rc("cancel", queued, NULL), 0);
 	topen_gate(tcli_daemon, "hold-wrong");

@@ -527,8 +527,8 @@ test_status_is_one_aligned_local_view(void **state)
 /* Every command of triage(1), for the checks that concern them all. */
 static const char *const cli_commands[] = {
 	"submit", "status", "list", "wait", "cancel", "retry", "hold",
-	"release", "update", "remove", "clean", "output", "watch", "stats",
-	"priorities", "pause", "resume", NULL,
+	"release", "freeze", "thaw", "update", "remove", "clean", "output",
+	"watch", "stats", "priorities", "pause", "resume", NULL,
 };
 
 /* Asserts that out is cmd's help (and err empty), then frees both. */
@@ -699,6 +699,11 @@ test_bad_queue_options_are_usage_errors(void **state)
 	assert_usage("--node 'a b' (1 to 64 of A-Z", "submit", "--node", "a b",
 	    "true");
 	assert_usage("--nice '-1'", "update", "3", "--nice", "-1");
+	assert_usage("invalid --memory '1KiB' (a size of at least 1MiB: "
+	    "512MiB, 4GiB)", "submit", "--memory", "1KiB", "true");
+	assert_usage("invalid --memory '1.5GiB'", "submit", "--memory",
+	    "1.5GiB", "true");
+	assert_usage("invalid --memory '4G'", "update", "3", "--memory", "4G");
 	assert_usage("invalid --after-any 'x'", "submit", "--after-any", "x",
 	    "true");
 	assert_usage("nothing to change", "update", "3");

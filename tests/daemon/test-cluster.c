@@ -895,7 +895,8 @@ test_edit_undone_by_another_write_is_not_answered_done(void **state)
 
 /*
  * `wait` and `watch` at one node on a job that runs on another, and a
- * cancel at a third: the node that runs it kills it.
+ * cancel at a third: the node that runs it kills it, frozen or not. Only
+ * that node freezes it.
  */
 static void
 test_wait_watch_and_cancel_across_nodes(void **state)
@@ -934,6 +935,21 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	assert_true(ran);
 
 	pid = trunning_pid(cl->c[2], doomed);
+	/* Only the node that runs it reaches its processes to freeze them;
+	 * the others hear that it is frozen. */
+	assert_int_equal(tcall_error(cl->c[0], "freeze", &e, "{sI}", "id",
+	    (json_int_t)doomed), -32005);
+	if (strstr(e.message, "runs on node c") == NULL)
+		fail_msg("freeze at a: %s", e.message);
+	job = tcall(cl->c[2], "freeze", "{sI}", "id", (json_int_t)doomed);
+	assert_true(json_is_true(json_object_get(job, "frozen")));
+	json_decref(job);
+	for (ended = false; !ended; json_decref(job)) {
+		job = tnotification(w);
+		ended = tjint(job, "id") == doomed &&
+		    json_is_true(json_object_get(job, "frozen"));
+	}
+	/* Frozen, it is canceled all the same. */
 	json_decref(tcall(cl->c[0], "cancel", "{sI}", "id",
 	    (json_int_t)doomed));
 	job = twait(cl->c[1], doomed);

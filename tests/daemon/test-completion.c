@@ -158,6 +158,9 @@ static void
 test_both_shells(const char *shell)
 {
 	assert_offers(shell, "triage ca", "cancel\n");
+	assert_offers(shell, "triage fr", "freeze\n");
+	assert_offers(shell, "triage th", "thaw\n");
+	assert_offers_one(shell, "triage freeze --l", "--label", true);
 	assert_offers(shell, "triage re", "release\nreload\nremove\nresume\n"
 	    "retry\n");
 	assert_offers(shell, "triage cancel -p ", "high\nlow\nnormal\n");
@@ -165,6 +168,8 @@ test_both_shells(const char *shell)
 	assert_offers(shell, "triage pause ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage submit --ni", "--nice\n");
 	assert_offers(shell, "triage submit --no", "--node\n");
+	assert_offers(shell, "triage submit --mem", "--memory\n");
+	assert_offers(shell, "triage update --mem", "--memory\n");
 	assert_offers(shell, "triage output --ta", "--tail\n");
 	assert_offers_one(shell, "triage cancel --s", "--signal", true);
 	assert_offers_one(shell, "triage cancel --s", "--state", true);
@@ -176,6 +181,9 @@ test_both_shells(const char *shell)
 	assert_offers_one(shell, "triage update ", done_id, false);
 	assert_offers_one(shell, "triage remove ", done_id, true);
 	assert_offers_one(shell, "triage remove ", held_id, false);
+	/* Running ones to freeze or thaw: neither of these. */
+	assert_offers_one(shell, "triage freeze ", held_id, false);
+	assert_offers_one(shell, "triage thaw ", done_id, false);
 }
 
 static void

@@ -358,24 +358,55 @@ lanes_follow_the_queue_live(void **state)
 	fx_end(f);
 }
 
+/* Whether the job is frozen, by get over the socket. */
+static bool
+tfrozen(struct client *c, int64_t id)
+{
+	json_t *job = tget(c, id);
+	bool v = json_is_true(json_object_get(job, "frozen"));
+
+	json_decref(job);
+	return v;
+}
+
 /*
  * Buttons clicked in the page act on the daemon, checked over the socket:
- * hold and release a queued job, cancel another, resume the paused
- * priority, retry the canceled job.
+ * freeze and thaw a running job (its card says frozen meanwhile), hold and
+ * release a queued job, cancel another, resume the paused priority, retry
+ * the canceled job.
  */
 static void
 actions_clicked_in_the_page(void **state)
 {
 	struct fx *f = *state;
-	int64_t a, b;
+	int64_t a, b, r;
 	json_t *job;
 
 	fx_start(f, "");
 	json_decref(tcall(f->c, "pause", "{ss}", "priority", "low"));
 	a = submit_sh(f->c, "low", "to-cancel", "true");
 	b = submit_sh(f->c, "low", "to-hold", "true");
+	r = tsubmit(f->c, "{s[ss] ss ss}", "argv", "sleep", "600", "priority",
+	    "high", "name", "to-freeze");
+	(void)trunning_pid(f->c, r);
 	fx_login(f);
 	fx_wait_count(f, "low", "queued", 2);
+
+	fx_click_job(f, "#running ", "freeze", r);
+	cdp_wait_true(f->b, "((c) => c !== null && c.dataset.frozen === "
+	    "'yes' && !c.querySelector('.badge.frozen').hidden && c."
+	    "querySelector('[data-action=\"thaw\"]') !== null)(document."
+	    "querySelector('#running [data-job=\"%lld\"]'))", (long long)r);
+	assert_true(tfrozen(f->c, r));
+	tassert_state(f->c, r, "running");
+	fx_click_job(f, "#running ", "thaw", r);
+	cdp_wait_true(f->b, "((c) => c !== null && c.dataset.frozen === "
+	    "'no' && c.querySelector('.badge.frozen').hidden && c."
+	    "querySelector('[data-action=\"freeze\"]') !== null)(document."
+	    "querySelector('#running [data-job=\"%lld\"]'))", (long long)r);
+	assert_false(tfrozen(f->c, r));
+	json_decref(tcall(f->c, "cancel", "{sI}", "id", (json_int_t)r));
+	tassert_ends(f->c, r, "canceled");
 
 	fx_click_job(f, "", "hold", b);
 	fx_wait_count(f, "low", "held", 1);

@@ -35,7 +35,7 @@ setup(void **state)
 	    "max_output = 1000\n[priority.high]\nrank = 0\n"
 	    "[priority.normal]\nrank = 10\nnice = 5\n"
 	    "[priority.low]\nrank = 20\nnice = 19\nio_class = idle\n"
-	    "max_running = 1\noutput_keep = tail\n");
+	    "max_running = 1\noutput_keep = tail\nmemory = 256MiB\n");
 	return 0;
 }
 
@@ -136,6 +136,35 @@ file_size(const char *path)
 	return st.st_size;
 }
 
+/* d stopped and started again on its state: a new connection to it. */
+static struct client *
+restarted(struct client *c)
+{
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_restart(d);
+	return tconnect(d);
+}
+
+/* method with the params of the JSON text bad, and key set to value
+ * (stolen), is -32602 naming field, its message saying message. */
+static void
+assert_refused(struct client *c, const char *method, const char *bad,
+    const char *key, json_t *value, const char *field, const char *message)
+{
+	struct client_error e;
+	json_t *params = json_loads(bad, 0, NULL);
+
+	assert_non_null(params);
+	json_object_set_new(params, key, value);
+	assert_int_equal(tcall_error(c, method, &e, "O", params), -32602);
+	assert_string_equal(e.field, field);
+	if (strstr(e.message, message) == NULL)
+		fail_msg("%s %s: \"%s\" does not say \"%s\"", method, bad,
+		    e.message, message);
+	json_decref(params);
+}
+
 /* submit's nice and merge_output: their defaults, what the job object
  * says, what survives a restart, and each bad value. */
 static void
@@ -151,8 +180,7 @@ test_submit_params(void **state)
 		{ "{\"merge_output\": 1}", "merge_output", "merge_output" },
 	};
 	struct client *c = tconnect(d);
-	struct client_error e;
-	json_t *job, *params;
+	json_t *job;
 	int64_t id, id2;
 	size_t i;
 
@@ -169,25 +197,78 @@ test_submit_params(void **state)
 	assert_int_equal(tjint(job = tget(c, id), "nice"), 0);
 	json_decref(job);
 
-	client_free(c);
-	assert_int_equal(tdaemon_stop(d), 0);
-	tdaemon_restart(d);
-	c = tconnect(d);
+	c = restarted(c);
 	job = tget(c, id2);
 	assert_int_equal(tjint(job, "nice"), 12);
 	assert_true(jbool(job, "merge_output"));
 	json_decref(job);
 
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		assert_refused(c, "submit", bad[i].params, "argv",
+		    json_pack("[s]", "true"), bad[i].field, bad[i].message);
+	client_free(c);
+}
+
+/* submit's and update's memory (protocol v1.2): the priority's by default,
+ * none without; what the job object says, what survives a restart, and each
+ * bad value, named. */
+static void
+test_memory_param(void **state)
+{
+	static const struct {
+		const char *params, *message;
+	} bad[] = {
+		{ "{\"memory\": 1048575}", "\"memory\" must be bytes, at least "
+		  "1048576 (1MiB), not 1048575" },
+		{ "{\"memory\": 0}", "at least 1048576 (1MiB), not 0" },
+		{ "{\"memory\": -1}", "at least 1048576 (1MiB), not -1" },
+		{ "{\"memory\": \"1GiB\"}", "\"memory\" must be an integer "
+		  "(bytes)" },
+		{ "{\"memory\": 1.5e9}", "\"memory\" must be an integer" },
+		{ "{\"memory\": null}", "\"memory\" must be an integer" },
+	};
+	struct client *c = tconnect(d);
+	json_t *job;
+	int64_t none, dflt, own, held;
+	size_t i;
+
+	(void)state;
+	none = run_sh(c, "true", "{ss}", "priority", "high");
+	job = tget(c, none);
+	assert_true(json_is_null(json_object_get(job, "memory")));
+	json_decref(job);
+	dflt = run_sh(c, "true", "{ss}", "priority", "low");
+	job = tget(c, dflt);
+	assert_int_equal(tjint(job, "memory"), 256 << 20);
+	json_decref(job);
+	own = run_sh(c, "true", "{ss sI}", "priority", "low", "memory",
+	    (json_int_t)1048576);
+	held = tsubmit(c, "{s[s] sb sI}", "argv", "true", "hold", 1, "memory",
+	    (json_int_t)(128 << 20));
+	job = tcall(c, "update", "{sI sI}", "id", held, "memory",
+	    (json_int_t)3 << 30);
+	assert_int_equal(tjint(job, "memory"), (json_int_t)3 << 30);
+	json_decref(job);
+	/* A move keeps it: it is a limit the job was given. */
+	job = tcall(c, "update", "{sI ss}", "id", held, "priority", "low");
+	assert_int_equal(tjint(job, "memory"), (json_int_t)3 << 30);
+	json_decref(job);
+
+	c = restarted(c);
+	job = tget(c, own);
+	assert_int_equal(tjint(job, "memory"), 1048576);
+	json_decref(job);
+	job = tget(c, held);
+	assert_int_equal(tjint(job, "memory"), (json_int_t)3 << 30);
+	json_decref(job);
+
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		params = json_loads(bad[i].params, 0, NULL);
-		assert_non_null(params);
-		json_object_set_new(params, "argv", json_pack("[s]", "true"));
-		assert_int_equal(tcall_error(c, "submit", &e, "O", params),
-		    -32602);
-		assert_string_equal(e.field, bad[i].field);
-		assert_non_null(strstr(e.message, bad[i].message));
-		json_decref(params);
+		assert_refused(c, "submit", bad[i].params, "argv",
+		    json_pack("[s]", "true"), "memory", bad[i].message);
+		assert_refused(c, "update", bad[i].params, "id",
+		    json_integer(held), "memory", bad[i].message);
 	}
+	json_decref(tcall(c, "cancel", "{sI}", "id", held));
 	client_free(c);
 }
 
@@ -576,6 +657,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_params),
+		cmocka_unit_test(test_memory_param),
 		cmocka_unit_test(test_nice_and_io_class_reach_the_process),
 		cmocka_unit_test(test_merge_output),
 		cmocka_unit_test(test_tail_keeps_the_last_bytes),

@@ -99,6 +99,15 @@ metrics_of_a_real_daemon(void **state)
 	    "triage_jobs_finished_total{priority=\"low\",state=\"failed\"}", 1);
 	promtext_assert(text,
 	    "triage_job_wait_seconds_count{priority=\"high\"}", 3);
+	/* Each run's peak memory; no OOM kill. */
+	promtext_assert(text,
+	    "triage_job_peak_memory_bytes_count{priority=\"high\"}", 3);
+	promtext_assert(text,
+	    "triage_job_peak_memory_bytes_count{priority=\"low\"}", 1);
+	assert_true(promtext_value(text,
+	    "triage_job_peak_memory_bytes_sum{priority=\"high\"}") > 0);
+	promtext_assert(text,
+	    "triage_jobs_oom_killed_total{priority=\"high\"}", 0);
 	promtext_assert(text, "triage_jobs_queued{priority=\"normal\"}", 2);
 	promtext_assert(text, "triage_priority_paused{priority=\"normal\"}", 1);
 	promtext_assert(text, "triage_slots", 2);
@@ -266,7 +275,8 @@ prometheus_query(const char *web, const char *query, char *buf, size_t len)
 }
 
 /* A real Prometheus scrapes the daemon, and its query API says how many
- * jobs wait in the paused priority. */
+ * jobs wait in the paused priority, and what the peak memory histogram and
+ * the OOM counter hold. */
 static void
 prometheus_scrapes_the_daemon(void **state)
 {
@@ -283,6 +293,9 @@ prometheus_scrapes_the_daemon(void **state)
 		skip();
 	}
 	fx_start(&fx, "");
+	/* One run's peak, ended before the first scrape. */
+	json_decref(twait(fx.c, tsubmit(fx.c, "{s[s] ss}", "argv", "true",
+	    "priority", "high")));
 	json_decref(tcall(fx.c, "pause", "{ss}", "priority", "low"));
 	for (i = 0; i < 3; i++)
 		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",
@@ -308,6 +321,19 @@ prometheus_scrapes_the_daemon(void **state)
 		}
 		usleep(100000);
 	}
+	/* The same scrape had the peak histogram: its count, and a quantile
+	 * Prometheus makes of its buckets (within 1 MiB to 64 GiB). */
+	prometheus_query(web, "triage_job_peak_memory_bytes_count%7Bpriority"
+	    "%3D%22high%22%7D", got, sizeof got);
+	assert_string_equal(got, "1");
+	prometheus_query(web, "histogram_quantile(0.5%2C%20"
+	    "triage_job_peak_memory_bytes_bucket%7Bpriority%3D%22high%22%7D)",
+	    got, sizeof got);
+	if (strtod(got, NULL) <= 0 || strtod(got, NULL) > 68719476736.0)
+		fail_msg("the median peak is \"%s\"", got);
+	prometheus_query(web, "triage_jobs_oom_killed_total%7Bpriority"
+	    "%3D%22high%22%7D", got, sizeof got);
+	assert_string_equal(got, "0");
 	/* It follows the daemon: two more. */
 	for (i = 0; i < 2; i++)
 		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",

@@ -574,6 +574,145 @@ test_no_callback_inside_calls(void **state)
 	assert_int_equal(run_count(fx->run), 0);
 }
 
+/* ---- freeze and thaw ---- */
+
+/* Waits (polling /proc, with a deadline) until pid is stopped (stopped
+ * true) or no longer. */
+static void
+wait_stopped(pid_t pid, bool stopped)
+{
+	double deadline = tsupport_clock_ms_f() + LOOP_SAFETY_SEC * 1000.0;
+	char st = '?';
+
+	for (;;) {
+		assert_int_equal(proc_stat(pid, &st, NULL, NULL, NULL), 0);
+		if ((st == 'T') == stopped)
+			return;
+		if (tsupport_clock_ms_f() > deadline)
+			fail_msg("pid %ld is in state %c, not %s", (long)pid,
+			    st, stopped ? "stopped" : "running");
+		usleep(1000);
+	}
+}
+
+static void
+fx_time_up_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	*(bool *)arg = true;
+}
+
+/* Runs the loop for ms, or until job id ends. */
+static void
+fx_run_for(struct fx *fx, unsigned ms, uint64_t id)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	bool up = false;
+
+	assert_int_equal(event_base_once(fx->loop.base, -1, EV_TIMEOUT,
+	    fx_time_up_cb, &up, &tv), 0);
+	WAIT_FOR(fx, up || fx->jobs[id].ended);
+}
+
+/* A frozen job's timeout clock stops, and runs on at the thaw from where
+ * it stopped: frozen for longer than its whole timeout, it is not timed
+ * out, and after the thaw it has what was left. */
+static void
+test_freeze_stops_the_timeout_clock(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r = &fx->jobs[1];
+	double t0, frozen_at, thawed_at, ended_at, left;
+	struct job *job;
+
+	job = fx_job(fx, 1, ARGV("sleep", "100"));
+	job->timeout_ms = 1000;
+	t0 = tsupport_clock_ms_f();
+	fx_start_job(fx, job);
+	WAIT_FOR(fx, r->started);
+	assert_int_equal(run_freeze(fx->run, job, true), 1);
+	frozen_at = tsupport_clock_ms_f();
+	if (frozen_at - t0 > 500)
+		fail_msg("the job took %.0f ms to start: too slow to test",
+		    frozen_at - t0);
+	/* Frozen already: nothing to do. */
+	assert_int_equal(run_freeze(fx->run, job, true), 0);
+	wait_stopped(r->pid, true);
+	fx_run_for(fx, 1500, 1);
+	assert_int_equal(r->ended, 0);
+	wait_stopped(r->pid, true);
+
+	assert_int_equal(run_freeze(fx->run, job, false), 1);
+	thawed_at = tsupport_clock_ms_f();
+	assert_int_equal(run_freeze(fx->run, job, false), 0);
+	wait_stopped(r->pid, false);
+	fx_wait_end(fx, 1);
+	ended_at = tsupport_clock_ms_f();
+	assert_int_equal(r->out.state, JOB_TIMED_OUT);
+	assert_string_equal(r->out.reason, "timed out after 1s");
+	assert_int_equal(WTERMSIG(r->out.status), SIGTERM);
+	/* What was left when it froze, counted from the thaw. */
+	left = 1000 - (frozen_at - t0);
+	if (ended_at - thawed_at < left - 5)
+		fail_msg("timed out %.0f ms after the thaw, with %.0f ms left",
+		    ended_at - thawed_at, left);
+	assert_true(ended_at - t0 >= 1000 + (thawed_at - frozen_at) - 5);
+}
+
+/* A stop ends a frozen job as it would a running one: SIGTERM, which it
+ * takes at once (thawed for it), not kill_grace's SIGKILL. */
+static void
+test_stop_ends_a_frozen_job(void **state)
+{
+	struct fx *fx = *state;
+	struct rjob *r = &fx->jobs[1];
+	struct job *job;
+
+	job = fx_start(fx, 1, ARGV("sleep", "100"));
+	WAIT_FOR(fx, r->started);
+	assert_int_equal(run_freeze(fx->run, job, true), 1);
+	wait_stopped(r->pid, true);
+	assert_true(fx_stop(fx, job, JOB_CANCELED, SIGTERM, "canceled"));
+	/* Being stopped: neither frozen again nor thawed by a caller. */
+	assert_int_equal(run_freeze(fx->run, job, true), 0);
+	assert_int_equal(run_freeze(fx->run, job, false), 0);
+	fx_wait_end(fx, 1);
+	assert_int_equal(r->out.state, JOB_CANCELED);
+	assert_true(WIFSIGNALED(r->out.status));
+	assert_int_equal(WTERMSIG(r->out.status), SIGTERM);
+
+	/* Deaf to SIGTERM, frozen: kill_grace's SIGKILL ends it. One
+	 * process (an ignored signal stays so across exec): a shell stopped
+	 * while it waits for a vforked child is not in state T. */
+	job = fx_start(fx, 2, ARGV("sh", "-c", "trap '' TERM; echo ready "
+	    ">\"$0\"; exec sleep 100", loop_fifo(&fx->loop)));
+	r = &fx->jobs[2];
+	WAIT_FOR(fx, r->started && strchr(fx->loop.fifo_buf, '\n') != NULL);
+	assert_int_equal(run_freeze(fx->run, job, true), 1);
+	wait_stopped(r->pid, true);
+	assert_true(fx_stop(fx, job, JOB_TIMED_OUT, SIGTERM, "timed out"));
+	fx_wait_end(fx, 2);
+	assert_int_equal(r->out.state, JOB_TIMED_OUT);
+	assert_int_equal(WTERMSIG(r->out.status), SIGKILL);
+	assert_int_equal(run_count(fx->run), 0);
+}
+
+/* Nothing to freeze: no run, or a run that has ended. */
+static void
+test_freeze_without_a_run(void **state)
+{
+	struct fx *fx = *state;
+	struct job *job;
+
+	job = fx_job(fx, 1, ARGV("true"));
+	assert_int_equal(run_freeze(fx->run, job, true), 0);
+	fx_start_job(fx, job);
+	fx_wait_end(fx, 1);
+	assert_int_equal(run_freeze(fx->run, job, true), 0);
+	assert_int_equal(run_freeze(fx->run, job, false), 0);
+}
+
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int
@@ -592,6 +731,9 @@ main(void)
 		T(test_fifo_order),
 		T(test_stuck_worker),
 		T(test_no_callback_inside_calls),
+		T(test_freeze_stops_the_timeout_clock),
+		T(test_stop_ends_a_frozen_job),
+		T(test_freeze_without_a_run),
 	};
 
 	/* the pool's contract: a dead worker's socket is an error, not a

@@ -313,6 +313,37 @@ matrix_hold(struct matrix *m, enum actor a)
 	json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
 }
 
+/* Whether the job is frozen (get). */
+static bool
+frozen(struct matrix *m, int64_t id)
+{
+	json_t *job = tget(m->as[ROOT], id);
+	bool is = json_is_true(json_object_get(job, "frozen"));
+
+	json_decref(job);
+	return is;
+}
+
+/* freeze, then thaw, of the owner's running job: each the owner's or an
+ * admin's to do. */
+static void
+matrix_freeze(struct matrix *m, enum actor a)
+{
+	int64_t id = tsubmit(m->as[OWNER], "{s[ss] ss}", "argv", "sleep",
+	    "60", "priority", "normal");
+
+	(void)trunning_pid(m->as[ROOT], id);
+	json_decref(cell(m, a, "freeze", json_pack("{sI}", "id", id),
+	    is_owner_or_admin(a)));
+	assert_int_equal(frozen(m, id), is_owner_or_admin(a));
+	json_decref(tcall(m->as[ROOT], "freeze", "{sI}", "id", id));
+	json_decref(cell(m, a, "thaw", json_pack("{sI}", "id", id),
+	    is_owner_or_admin(a)));
+	assert_int_equal(frozen(m, id), !is_owner_or_admin(a));
+	json_decref(tcall(m->as[ROOT], "cancel", "{sI}", "id", id));
+	json_decref(twait(m->as[ROOT], id));
+}
+
 static void
 matrix_update(struct matrix *m, enum actor a)
 {
@@ -363,6 +394,7 @@ static const struct {
 	void (*cells)(struct matrix *, enum actor);
 } matrix_rows[] = {
 	{ "cancel", matrix_cancel },
+	{ "freeze", matrix_freeze },
 	{ "get", matrix_open },
 	{ "hold", matrix_hold },
 	{ "list", matrix_open },
@@ -375,6 +407,7 @@ static const struct {
 	{ "retry", matrix_retry },
 	{ "stats", matrix_open },
 	{ "submit", matrix_submit },
+	{ "thaw", matrix_freeze },
 	{ "update", matrix_update },
 	{ "wait", matrix_open },
 	{ "watch", matrix_open },

@@ -50,6 +50,17 @@ fuzz_check_labels(const struct config *cfg, json_t *params)
 	}
 }
 
+/* What submit's and update's checks promise of memory: an integer of at
+ * least 1 MiB, when there. */
+static void
+fuzz_check_memory(json_t *params)
+{
+	json_t *memory = json_object_get(params, "memory");
+
+	FUZZ_ASSERT(memory == NULL || (json_is_integer(memory) &&
+	    json_integer_value(memory) >= 1048576));
+}
+
 /* What submit's check promises its handler. */
 static void
 fuzz_check_submit(const struct config *cfg, json_t *params)
@@ -84,6 +95,7 @@ fuzz_check_submit(const struct config *cfg, json_t *params)
 	    (json_integer_value(json_object_get(params, "nice")) >= 0 &&
 	    json_integer_value(json_object_get(params, "nice")) <= 19));
 	fuzz_check_labels(cfg, params);
+	fuzz_check_memory(params);
 }
 
 /* What bulk_check promises bulk_start: one of id and filter, and a filter
@@ -151,11 +163,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FUZZ_ASSERT(admin || !(m->flags & METHOD_ADMIN));
 				if (strcmp(m->name, "submit") == 0)
 					fuzz_check_submit(cfg, params);
-				if (strcmp(m->name, "update") == 0)
+				if (strcmp(m->name, "update") == 0) {
 					fuzz_check_labels(cfg, params);
+					fuzz_check_memory(params);
+				}
 				if (strcmp(m->name, "cancel") == 0 ||
 				    strcmp(m->name, "retry") == 0 ||
-				    strcmp(m->name, "remove") == 0)
+				    strcmp(m->name, "remove") == 0 ||
+				    strcmp(m->name, "freeze") == 0 ||
+				    strcmp(m->name, "thaw") == 0)
 					fuzz_check_bulk(cfg, params);
 			}
 		}

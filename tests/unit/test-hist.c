@@ -47,6 +47,7 @@ bounds_are_inclusive_at_every_bucket(void **state)
 	check_every_bound(&small);
 	check_every_bound(&hist_job_seconds);
 	check_every_bound(&hist_commit_seconds);
+	check_every_bound(&hist_memory_bytes);
 }
 
 static void
@@ -63,6 +64,12 @@ layouts_cover_their_ranges(void **state)
 	assert_true(hist_bound(commit, commit->nbounds - 1) >= 10);
 	assert_true(job->nbounds <= HIST_BOUNDS_MAX);
 	assert_true(commit->nbounds <= HIST_BOUNDS_MAX);
+	/* A job's peak memory: 1 MiB to 64 GiB, each bound a size. */
+	assert_true(hist_memory_bytes.first == 1048576);
+	assert_true(hist_bound(&hist_memory_bytes,
+	    hist_memory_bytes.nbounds - 1) == 68719476736.0);
+	assert_true(hist_memory_bytes.nbounds <= HIST_BOUNDS_MAX);
+	assert_int_equal(hist_bucket(&hist_memory_bytes, 3 << 20), 2);
 }
 
 static void
