@@ -441,13 +441,24 @@ run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 }
 
 /*
- * Freezes the run's processes, or thaws them: SIGSTOP or SIGCONT to its
- * process group, the way without cgroups (protocol.md). 0, or -1 with
- * errno (ESRCH: it has just ended).
+ * Freezes the run's processes, or thaws them: its cgroup's freezer, which
+ * holds every process of it where they stand (none can tell, nor escape
+ * by a fork); without one, SIGSTOP or SIGCONT to its process group
+ * (protocol.md). 0, or -1 with errno (ESRCH: it has just ended).
  */
 static int
 run_freeze_procs(struct jobrun *jr, bool freeze)
 {
+	const struct cgroups *cg = run_cgroups(jr->run);
+
+	if (cg != NULL && cgroups_can_freeze(cg)) {
+		if (cgroups_job_freeze(cg, jr->job->id, jr->job->attempt,
+		    freeze) == 0)
+			return 0;
+		if (errno == ENOENT)
+			errno = ESRCH;	/* its cgroup is gone: it ended */
+		return -1;
+	}
 	return pool_signal(jr->run->pool, jr->job->id, freeze ? SIGSTOP :
 	    SIGCONT);
 }
