@@ -745,19 +745,31 @@ run_started_cb(uint64_t job_id, pid_t pid, uint64_t start_ticks, void *arg)
 		run_signal(jr, jr->pending_signal);
 }
 
+/* A size as a sentence says it: "64 MiB" (the config's "64MiB"). */
+static void
+run_size_words(uint64_t bytes, char *buf, size_t size)
+{
+	char text[UNITS_FORMAT_MAX];
+	size_t digits;
+
+	units_format_size(bytes, text, sizeof text);
+	digits = strspn(text, "0123456789.");
+	snprintf(buf, size, "%.*s%s%s", (int)digits, text,
+	    text[digits] != '\0' ? " " : "", text + digits);
+}
+
 /* "killed: out of memory, limit 64 MiB, peak 64 MiB"; a job without a
  * limit of its own met the kernel's. */
 static void
 run_oom_reason(const struct jobrun *jr, const struct pool_result *res,
     char *buf, size_t size)
 {
-	char limit[UNITS_FORMAT_MAX], peak[UNITS_FORMAT_MAX];
+	char limit[UNITS_FORMAT_MAX + 1], peak[UNITS_FORMAT_MAX + 1];
 
 	if (res->peak_memory >= 0)
-		units_format_size((uint64_t)res->peak_memory, peak,
-		    sizeof peak);
+		run_size_words((uint64_t)res->peak_memory, peak, sizeof peak);
 	if (jr->opts.memory_max != 0) {
-		units_format_size(jr->opts.memory_max, limit, sizeof limit);
+		run_size_words(jr->opts.memory_max, limit, sizeof limit);
 		snprintf(buf, size, "killed: out of memory, limit %s%s%s",
 		    limit, res->peak_memory >= 0 ? ", peak " : "",
 		    res->peak_memory >= 0 ? peak : "");

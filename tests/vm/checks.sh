@@ -352,6 +352,53 @@ check_leftovers() {
 	fi
 }
 
+# triage freeze: the job's cgroup frozen whole (a forked child too), its
+# state running and frozen; thaw lets it go on.
+check_freeze() {
+	local id pid cg ev
+	id=$(tr_ submit -p normal -- sh -c 'sleep 3041 & exec sleep 3042') ||
+		{ notok "freeze" "submit failed"; return; }
+	if ! until_ 30 running_argv sleep 3042; then
+		notok "freeze" "job $id did not start"; cancel_wait "$id"; return
+	fi
+	pid=$(pids_of sleep 3042)
+	cg=$(cgroup_of "$pid")
+	tr_ freeze "$id" >/dev/null 2>&1 || { notok "freeze" "triage freeze $id failed"; cancel_wait "$id"; return; }
+	ev=$(cgdir "$cg")/cgroup.events
+	if ! until_ 10 grep -qx 'frozen 1' "$ev"; then
+		notok "freeze" "job $id: $ev says $(oneline < "$ev")"; cancel_wait "$id"; return
+	fi
+	if [ "$(field "$id" frozen)" != true ] || ! state_is "$id" running; then
+		notok "freeze" "job $id: frozen $(field "$id" frozen), state $(state_of "$id")"; cancel_wait "$id"; return
+	fi
+	tr_ thaw "$id" >/dev/null 2>&1
+	if until_ 10 grep -qx 'frozen 0' "$ev" && [ "$(field "$id" frozen)" = false ]; then
+		ok "freeze and thaw: job $id's cgroup $cg frozen whole, then thawed"
+	else
+		notok "thaw" "job $id: $ev says $(oneline < "$ev"), frozen $(field "$id" frozen)"
+	fi
+	cancel_wait "$id"
+}
+
+# The OOM killer's last choice: the daemon and its workers at -900, a job
+# back at what the daemon started with (systemd's default, 0).
+check_oom_score() {
+	local id pid worker d w j
+	id=$(tr_ submit -p normal -- sleep 3051) || { notok "oom_score_adj" "submit failed"; return; }
+	if ! until_ 30 running_argv sleep 3051; then
+		notok "oom_score_adj" "job $id did not start"; cancel_wait "$id"; return
+	fi
+	pid=$(pids_of sleep 3051)
+	worker=$(awk '{print $4}' "/proc/$pid/stat")
+	d=$(cat "/proc/$(mainpid)/oom_score_adj") w=$(cat "/proc/$worker/oom_score_adj") j=$(cat "/proc/$pid/oom_score_adj")
+	if [ "$d" = -900 ] && [ "$w" = -900 ] && [ "$j" = 0 ]; then
+		ok "oom_score_adj: daemon $d, worker $w, job $j"
+	else
+		notok "oom_score_adj" "daemon $d, worker $w, job $j; not -900, -900, 0"
+	fi
+	cancel_wait "$id"
+}
+
 # 64 MiB for a job that wants 256: it alone fails, oom, its peak at the
 # limit; a sibling running beside it, and the daemon, are untouched.
 check_memory() {
@@ -378,6 +425,10 @@ check_memory() {
 	[ "$mem" = $((64 * MiB)) ] || why="$why memory is $mem, not $((64 * MiB));"
 	[ "$st" = failed ] || why="$why state $st, not failed;"
 	[ "$oom" = true ] || why="$why oom is $oom;"
+	case $(echo "$j" | jq -r .reason) in
+	"killed: out of memory, limit 64 MiB, peak "*" MiB") ;;
+	*) why="$why the reason does not say the limit and the peak;" ;;
+	esac
 	if ! [[ $peak =~ ^[0-9]+$ ]] || [ "$peak" -lt $((60 * MiB)) ] || [ "$peak" -gt $((70 * MiB)) ]; then
 		why="$why peak_memory $peak not within 60..70 MiB;"
 	fi
@@ -511,6 +562,8 @@ if check install check_install; then
 	check "a job's cgroup" check_job_cgroup
 	check "restart" check_restart
 	check "leftovers" check_leftovers
+	check "freeze" check_freeze
+	check "oom_score_adj" check_oom_score
 	check "memory" check_memory
 	check "pids_max" check_pids_max
 	check "cpu_weight" check_cpu_weight
