@@ -481,11 +481,17 @@ worker_lease(struct worker_job *job)
 	    job->lease_grace_ms * 1000 : 0);
 	if (now < at)
 		return (int)((at - now + 999) / 1000);
-	/* The daemon renews this while it can: it cannot. */
+	/* The daemon renews this while it can: it cannot. A job it froze
+	 * takes no SIGTERM until thawed, and the daemon is not there to
+	 * thaw it: the worker does. */
 	if (sig == SIGKILL)
 		worker_kill(job);
-	else
+	else {
 		(void)kill(-job->pid, sig);
+		if (job->cg != -1)
+			(void)cgroup_freeze(job->cg, false);
+		(void)kill(-job->pid, SIGCONT);
+	}
 	job->lease_sig = sig;
 	return sig == SIGTERM ? (int)job->lease_grace_ms : -1;
 }

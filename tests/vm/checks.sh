@@ -5,8 +5,8 @@
 # triage.service in it), starts the service with a config of its own, and
 # checks what cgroup v2 under systemd gives triage (issue 24): the daemon in
 # a leaf of the unit's delegated cgroup, each job in a cgroup of its own,
-# nothing of a job outliving it, its memory limit, pids_max, cpu_weight
-# and peak_memory.
+# nothing of a job outliving it, freeze, the OOM killer's order, its memory
+# limit, pids_max, cpu_weight and peak_memory.
 #
 # Results go to OUT/results (the host's build/vm/out over 9p), one line
 # each: "ok - name [time]", "not ok - name: why [time]", "skip - ..." and
@@ -95,49 +95,16 @@ left() {
 wait_ended() { until_ "${2:-60}" ended "$1"; }
 cancel_wait() { tr_ cancel "$1" >/dev/null 2>&1; wait_ended "$1" 30; }
 
-# submit_mem BYTES PRIO ARGV...: a job with `memory`, through the CLI when
-# it has --memory, else as JSON-RPC over the socket. Prints its id.
-CLI_MEMORY=no
-triage submit --help 2>&1 | grep -q -- '--memory' && CLI_MEMORY=yes
-rpc() { # METHOD PARAMS-JSON -> the result's JSON; the error's on stderr
-	python3 - "$1" "$2" <<'EOF'
-import json, socket, sys
-s = socket.socket(socket.AF_UNIX)
-s.settimeout(30)
-s.connect("/run/triage/triage.sock")
-req = {"jsonrpc": "2.0", "id": 1, "method": sys.argv[1], "params": json.loads(sys.argv[2])}
-s.sendall((json.dumps(req) + "\n").encode())
-buf = b""
-while not buf.endswith(b"\n"):
-    chunk = s.recv(65536)
-    if not chunk:
-        break
-    buf += chunk
-r = json.loads(buf)
-if "error" in r:
-    print(json.dumps(r["error"]), file=sys.stderr)
-    sys.exit(1)
-print(json.dumps(r["result"]))
-EOF
-}
+# submit_mem BYTES PRIO ARGV...: a job with `memory`. Prints its id.
 submit_mem() {
 	local bytes=$1 prio=$2; shift 2
-	if [ "$CLI_MEMORY" = yes ]; then
-		tr_ submit --memory "$bytes" -p "$prio" -- "$@"
-	else
-		local r
-		r=$(rpc submit "$(jq -cn --argjson m "$bytes" --arg p "$prio" \
-			'{argv: $ARGS.positional, memory: $m, priority: $p, cwd: "/"}' --args -- "$@")" 2>&1) ||
-			{ echo "$r"; return 1; }
-		echo "$r" | jq -r .id
-	fi
+	tr_ submit --memory "$bytes" -p "$prio" -- "$@"
 }
 
 # --- install ----------------------------------------------------------------
-# The config: `base` works with today's daemon; the cgroup checks need the
-# priority keys of protocol 1.2 (pids_max, cpu_weight), added when
-# `triaged --check-config` takes them.
-BASE_CONF='# triage.conf of the VM test (tests/vm/checks.sh)
+# The config: two priorities for most jobs, and one each for the pids and
+# cpu limits of protocol 1.2.
+CONF='# triage.conf of the VM test (tests/vm/checks.sh)
 [daemon]
 socket = /run/triage/triage.sock
 socket_group = triage
@@ -150,8 +117,8 @@ log_level = info
 rank = 0
 
 [priority.normal]
-rank = 10'
-FEATURE_CONF='
+rank = 10
+
 [priority.bomb]
 rank = 20
 pids_max = 50
@@ -163,7 +130,6 @@ cpu_weight = 100
 [priority.cpuhigh]
 rank = 31
 cpu_weight = 300'
-FEATURES=no FEATURES_WHY=
 
 check_install() {
 	local out unit top
@@ -183,15 +149,9 @@ check_install() {
 		notok "install" "systemd-sysusers made no group triage: $out"; return 1
 	fi
 	mkdir -p /etc/triage
-	printf '%s\n%s\n' "$BASE_CONF" "$FEATURE_CONF" > /etc/triage/triage.conf.features
-	if out=$(triaged --config /etc/triage/triage.conf.features --check-config 2>&1); then
-		FEATURES=yes
-		cp /etc/triage/triage.conf.features /etc/triage/triage.conf
-	else
-		FEATURES_WHY=$(echo "$out" | grep -iE 'pids_max|cpu_weight|unknown|error' | head -2 | oneline)
-		[ -n "$FEATURES_WHY" ] || FEATURES_WHY=$(echo "$out" | tail -2 | oneline)
-		note "triaged --check-config refuses the priority keys pids_max/cpu_weight ($FEATURES_WHY): the daemon runs without them"
-		printf '%s\n' "$BASE_CONF" > /etc/triage/triage.conf
+	printf '%s\n' "$CONF" > /etc/triage/triage.conf
+	if ! out=$(triaged --config /etc/triage/triage.conf --check-config 2>&1); then
+		notok "install" "triaged --check-config refuses the test's config: $(echo "$out" | oneline)"; return 1
 	fi
 	systemctl daemon-reload
 	if ! out=$(timeout 60 systemctl start triage.service 2>&1); then
@@ -410,7 +370,7 @@ check_memory() {
 	pid1=$(mainpid)
 	if ! id=$(submit_mem $((64 * MiB)) normal python3 -c \
 		'b = bytearray(256 << 20); [b.__setitem__(i, 1) for i in range(0, len(b), 4096)]' 2>&1); then
-		notok "memory: a job over its 64 MiB" "submit with memory 64 MiB ($( [ $CLI_MEMORY = yes ] && echo "triage submit --memory $((64 * MiB))" || echo "JSON-RPC, the CLI has no --memory")) refused: $id"
+		notok "memory: a job over its 64 MiB" "triage submit --memory $((64 * MiB)) refused: $id"
 		touch /tmp/vmtest-sibling-go; wait_ended "$sib" 30; return
 	fi
 	if ! wait_ended "$id" 90; then
@@ -466,9 +426,6 @@ print("forked %d" % n, flush=True)
 time.sleep(120)'
 check_pids_max() {
 	local id out cg cur max ev other why=
-	if [ "$FEATURES" != yes ]; then
-		notok "pids_max" "the config's [priority.bomb] pids_max = 50 is refused: $FEATURES_WHY"; return
-	fi
 	id=$(tr_ submit -p bomb -- python3 -c "$FORKER") || { notok "pids_max" "submit failed"; return; }
 	if ! until_ 60 sh -c "triage output $id | grep -q '^forked'"; then
 		notok "pids_max" "job $id ($(field "$id" state)) did not say how many it forked in 60s: $(tr_ output "$id" 2>&1 | oneline)"
@@ -499,9 +456,6 @@ check_pids_max() {
 usage() { sed -n 's/^usage_usec //p' "$(cgdir "$1")/cpu.stat" 2>/dev/null; }
 check_cpu_weight() {
 	local lo hi clo chi a0 b0 a1 b1 da db ratio wlo whi
-	if [ "$FEATURES" != yes ]; then
-		notok "cpu_weight" "the config's cpu_weight 100 and 300 are refused: $FEATURES_WHY"; return
-	fi
 	lo=$(tr_ submit -p cpulow -n busy-low -- taskset -c 0 sh -c 'while :; do :; done')
 	hi=$(tr_ submit -p cpuhigh -n busy-high -- taskset -c 0 sh -c 'while :; do :; done')
 	if ! until_ 30 state_is "$lo" running || ! until_ 30 state_is "$hi" running; then
@@ -553,7 +507,6 @@ check_peak_memory() {
 }
 
 note "guest: kernel $(uname -r), $(systemctl --version | head -1), $(nproc) CPUs, $(($(sed -n 's/^MemTotal: *\([0-9]*\).*/\1/p' /proc/meminfo) / 1024)) MiB; /sys/fs/cgroup $(stat -fc %T /sys/fs/cgroup): $(cat /sys/fs/cgroup/cgroup.controllers)"
-note "triage submit $( [ $CLI_MEMORY = yes ] && echo "has --memory" || echo "has no --memory: jobs with memory are sent as JSON-RPC")"
 if check install check_install; then
 	check "a plain job" check_plain_job
 	check "the daemon's log" check_cgroup_log
