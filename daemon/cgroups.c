@@ -580,14 +580,3 @@ cgroups_job_freeze(const struct cgroups *cg, uint64_t id, unsigned attempt,
 	close(fd);
 	return rc;
 }
-
-void
-cgroups_job_remove(const struct cgroups *cg, uint64_t id, unsigned attempt)
-{
-	char name[CGROUPS_NAME_MAX];
-
-	if (cg->jobs_fd == -1)
-		return;
-	cgroups_job_name(id, attempt, name, sizeof name);
-	(void)unlinkat(cg->jobs_fd, name, AT_REMOVEDIR);
-}

@@ -75,10 +75,5 @@ int cgroups_job_freeze(const struct cgroups *cg, uint64_t id,
     unsigned attempt, bool on);
 /* Whether the jobs' cgroups have the freezer (cgroup.freeze). */
 bool cgroups_can_freeze(const struct cgroups *cg);
-/* Removes a job attempt's cgroup if it is empty; quietly nothing when it
- * is gone already or still busy (cgroups_stop or the next start takes
- * it). */
-void cgroups_job_remove(const struct cgroups *cg, uint64_t id,
-    unsigned attempt);
 
 #endif

@@ -372,7 +372,7 @@ worker_stream_read(struct worker *w, struct worker_job *job, int i)
 static void
 worker_cgroup_check(struct worker_job *job)
 {
-	if (job->cg == -1 || cgroup_populated(job->cg) != 1)
+	if (job->cg == -1 || cgroup_events_populated(job->cg_events) != 1)
 		job->flags |= WORKER_JOB_EMPTY;
 }
 
@@ -410,11 +410,11 @@ worker_reap(struct worker_job *job)
 	job->flags |= WORKER_JOB_EXITED;
 	job->deadline_ms = timefmt_mono_ms() + WORKER_DRAIN_MS;
 	/* And so does whatever it left in its cgroup: counted for its
-	 * reason, then killed. */
-	if (job->cg != -1 && cgroup_count(job->cg, &job->left) == 0 &&
-	    job->left > 0)
-		(void)cgroup_kill(job->cg);
+	 * reason, then killed. Most jobs leave nothing: one read says so. */
 	worker_cgroup_check(job);
+	if ((job->flags & WORKER_JOB_EMPTY) == 0 &&
+	    cgroup_count(job->cg, &job->left) == 0 && job->left > 0)
+		(void)cgroup_kill(job->cg);
 	return 0;
 }
 
@@ -790,13 +790,14 @@ worker_cgroup_make(struct worker *w, struct worker_job *job,
 /* What the job's cgroup measured of all its processes, over what the
  * main process's rusage says. */
 static void
-worker_cgroup_usage(const struct worker_job *job, struct pool_result *res)
+worker_cgroup_usage(const struct worker *w, const struct worker_job *job,
+    struct pool_result *res)
 {
 	struct cgroup_usage u;
 
 	if (job->cg == -1)
 		return;
-	cgroup_usage(job->cg, &u);
+	cgroup_usage(job->cg, w->setup.cgroup_ctls, &u);
 	if (u.user_usec >= 0 && u.system_usec >= 0) {
 		res->user_time = (double)u.user_usec / 1e6;
 		res->system_time = (double)u.system_usec / 1e6;
@@ -932,7 +933,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	res.system_time = (double)job.ru.ru_stime.tv_sec +
 	    (double)job.ru.ru_stime.tv_usec / 1e6;
 	res.max_rss_kb = job.ru.ru_maxrss;	/* KiB on Linux */
-	worker_cgroup_usage(&job, &res);
+	worker_cgroup_usage(w, &job, &res);
 	for (i = 0; i < 2; i++) {
 		if (spec->keep_tail)
 			worker_stream_trim(spec, &job.out[i], true);

@@ -192,15 +192,15 @@ cgroup_write(int dirfd, const char *file, const char *text)
 	return 0;
 }
 
-int
-cgroup_read_key(int dirfd, const char *file, const char *key,
-    uint64_t *value)
+/* key's value in text, a flat keyed file's ("populated 1\nfrozen 0"). 0,
+ * or -1 with errno (ENOENT, EPROTO). */
+static int
+cgroup_key_in(const char *text, const char *key, uint64_t *value)
 {
-	char text[CGROUP_TEXT_MAX], *p, *end;
 	size_t klen = strlen(key);
+	const char *p;
+	char *end;
 
-	if (cgroup_read(dirfd, file, text, sizeof text) == -1)
-		return -1;
 	for (p = text; p != NULL && *p != '\0'; p = strchr(p, '\n')) {
 		if (*p == '\n')
 			p++;
@@ -217,6 +217,35 @@ cgroup_read_key(int dirfd, const char *file, const char *key,
 	}
 	errno = ENOENT;
 	return -1;
+}
+
+int
+cgroup_read_key(int dirfd, const char *file, const char *key,
+    uint64_t *value)
+{
+	char text[CGROUP_TEXT_MAX];
+
+	if (cgroup_read(dirfd, file, text, sizeof text) == -1)
+		return -1;
+	return cgroup_key_in(text, key, value);
+}
+
+int
+cgroup_events_populated(int events_fd)
+{
+	char text[256];
+	uint64_t v;
+	ssize_t n;
+
+	while ((n = pread(events_fd, text, sizeof text - 1, 0)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n < 0)
+		return -1;
+	text[n] = '\0';
+	if (cgroup_key_in(text, "populated", &v) == -1)
+		return -1;
+	return v != 0;
 }
 
 int
@@ -353,29 +382,32 @@ cgroup_freeze(int dirfd, bool on)
 	return cgroup_write(dirfd, "cgroup.freeze", on ? "1" : "0");
 }
 
-/* key's value in file as a signed count, or -1 when it cannot be read. */
+/* key's value in text as a signed count, or -1 when it is not there. */
 static int64_t
-cgroup_key_or_unknown(int dirfd, const char *file, const char *key)
+cgroup_count_in(const char *text, const char *key)
 {
 	uint64_t v;
 
-	if (cgroup_read_key(dirfd, file, key, &v) == -1 || v > INT64_MAX)
+	if (cgroup_key_in(text, key, &v) == -1 || v > INT64_MAX)
 		return -1;
 	return (int64_t)v;
 }
 
 void
-cgroup_usage(int dirfd, struct cgroup_usage *u)
+cgroup_usage(int dirfd, unsigned ctls, struct cgroup_usage *u)
 {
-	char text[32], *end;
+	char text[CGROUP_TEXT_MAX], *end;
 	unsigned long long v;
 
-	u->user_usec = cgroup_key_or_unknown(dirfd, "cpu.stat", "user_usec");
-	u->system_usec = cgroup_key_or_unknown(dirfd, "cpu.stat",
-	    "system_usec");
-	u->oom_kills = cgroup_key_or_unknown(dirfd, "memory.events",
-	    "oom_kill");
-	u->peak_bytes = -1;
+	u->user_usec = u->system_usec = u->peak_bytes = u->oom_kills = -1;
+	if (cgroup_read(dirfd, "cpu.stat", text, sizeof text) != -1) {
+		u->user_usec = cgroup_count_in(text, "user_usec");
+		u->system_usec = cgroup_count_in(text, "system_usec");
+	}
+	if ((ctls & CGROUP_MEMORY) == 0)
+		return;
+	if (cgroup_read(dirfd, "memory.events", text, sizeof text) != -1)
+		u->oom_kills = cgroup_count_in(text, "oom_kill");
 	if (cgroup_read(dirfd, "memory.peak", text, sizeof text) > 0) {
 		errno = 0;
 		v = strtoull(text, &end, 10);

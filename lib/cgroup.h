@@ -79,6 +79,9 @@ int cgroup_count(int dirfd, unsigned *n);
 /* 1 when a process is in the cgroup or beneath it, 0 when none, -1 with
  * errno. */
 int cgroup_populated(int dirfd);
+/* The same from its cgroup.events kept open (events_fd), read again from
+ * the start: one read, no open, for a caller that polls it. */
+int cgroup_events_populated(int events_fd);
 /*
  * SIGKILL to every process in the cgroup and beneath it: cgroup.kill where
  * the kernel has it (5.14), else each process of cgroup.procs in turn
@@ -97,9 +100,10 @@ struct cgroup_usage {
 	int64_t peak_bytes;	/* memory.peak: the most at once */
 	int64_t oom_kills;	/* memory.events oom_kill */
 };
-/* Fills *u; what a kernel or a missing controller does not offer stays
+/* Fills *u; the memory fields only where ctls (the cgroup's controllers)
+ * has memory. What a kernel or a missing controller does not offer stays
  * -1. Never fails. */
-void cgroup_usage(int dirfd, struct cgroup_usage *u);
+void cgroup_usage(int dirfd, unsigned ctls, struct cgroup_usage *u);
 
 /* The name of the subtree a daemon makes beneath its own cgroup where no
  * systemd manages them ("triaged-" and 16 hex digits): the same for the

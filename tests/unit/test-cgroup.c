@@ -166,11 +166,27 @@ flat_keyed_files_read(void **state)
 		assert_int_equal(cgroup_ctls(fd, "cgroup.subtree_control",
 		    &mask), 0);
 		assert_int_equal(mask, CGROUP_CPU | CGROUP_MEMORY);
-		cgroup_usage(fd, &u);
+		cgroup_usage(fd, CGROUP_MEMORY, &u);
 		assert_int_equal(u.user_usec, 100);
 		assert_int_equal(u.system_usec, 200);
 		assert_int_equal(u.peak_bytes, 64 << 20);
 		assert_int_equal(u.oom_kills, 2);
+		/* Without the memory controller its files are not read. */
+		cgroup_usage(fd, CGROUP_CPU | CGROUP_PIDS, &u);
+		assert_int_equal(u.user_usec, 100);
+		assert_int_equal(u.peak_bytes, -1);
+		assert_int_equal(u.oom_kills, -1);
+	}
+	{
+		int ev = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+
+		/* Read again from the start each time, as it changes. */
+		assert_int_equal(cgroup_events_populated(ev), 0);
+		put("cgroup.events", "populated 1\nfrozen 0\n");
+		assert_int_equal(cgroup_events_populated(ev), 1);
+		put("cgroup.events", "frozen 0\n");
+		assert_int_equal(cgroup_events_populated(ev), -1);
+		close(ev);
 	}
 	/* What the kernel has not: unknown, not an error. */
 	unlink(at("memory.peak"));
@@ -178,7 +194,7 @@ flat_keyed_files_read(void **state)
 	{
 		struct cgroup_usage u;
 
-		cgroup_usage(fd, &u);
+		cgroup_usage(fd, CGROUP_MEMORY, &u);
 		assert_int_equal(u.peak_bytes, -1);
 		assert_int_equal(u.oom_kills, -1);
 		assert_int_equal(u.user_usec, 100);
