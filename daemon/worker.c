@@ -401,20 +401,27 @@ worker_reap(struct worker_job *job)
 		return -1;
 	if (si.si_pid != job->pid)
 		return 0;
-	/* What the job left behind in its group dies with it. */
+	/* What it left in its cgroup is counted, for its reason, before
+	 * anything is killed (its ended main process is not listed). Most
+	 * jobs leave nothing: one read says so. */
+	worker_cgroup_check(job);
+	if ((job->flags & WORKER_JOB_EMPTY) == 0 &&
+	    cgroup_count(job->cg, &job->left) == -1)
+		job->left = 0;
+	/* What the job left behind in its group dies with it, and so does
+	 * whatever it left in its cgroup. */
 	if (kill(-job->pid, SIGKILL) == -1 && errno != ESRCH)
 		return -1;
+	if (job->left > 0)
+		(void)cgroup_kill(job->cg);
 	while (wait4(job->pid, &job->status, 0, &job->ru) == -1)
 		if (errno != EINTR)
 			return -1;
 	job->flags |= WORKER_JOB_EXITED;
 	job->deadline_ms = timefmt_mono_ms() + WORKER_DRAIN_MS;
-	/* And so does whatever it left in its cgroup: counted for its
-	 * reason, then killed. Most jobs leave nothing: one read says so. */
-	worker_cgroup_check(job);
-	if ((job->flags & WORKER_JOB_EMPTY) == 0 &&
-	    cgroup_count(job->cg, &job->left) == 0 && job->left > 0)
-		(void)cgroup_kill(job->cg);
+	/* Reaped, it no longer keeps its cgroup populated either. */
+	if ((job->flags & WORKER_JOB_EMPTY) == 0)
+		worker_cgroup_check(job);
 	return 0;
 }
 

@@ -643,10 +643,10 @@ _cmocka_run_group_tests(const char *group_name,
 	return rc;
 }
 
-/* Starts triaged on d's config and waits until its socket answers. On
- * failure d is left registered, for the test's clean-up. */
-static void
-tdaemon_launch(struct tdaemon *d)
+/* Starts triaged on d's config, as d's user when it has one, its output
+ * into log; its pid (the leader of a group of its own). */
+static pid_t
+tdaemon_spawn(const struct tdaemon *d, const char *log)
 {
 	static const char *const drop[] = {
 		"TRIAGE_SOCKET=", "TRIAGE_CONFIG=", "TRIAGE_TEST_LAUNCH=",
@@ -656,7 +656,7 @@ tdaemon_launch(struct tdaemon *d)
 	struct tcommand cmd;
 	char *const add[] = { cmd.launch };
 	struct tsupport_child c = {
-		.argv = cmd.argv, .leader = true, .log = d->log,
+		.argv = cmd.argv, .leader = true, .log = log,
 		/* Relative paths of a config are the test dir's. */
 		.cwd = d->dir,
 		/* A test that dies takes its daemon along (and the daemon's
@@ -664,6 +664,7 @@ tdaemon_launch(struct tdaemon *d)
 		.deathsig = SIGKILL,
 	};
 	char **env;
+	pid_t pid;
 
 	tcommand(&cmd, d->bin, d->conf);
 	c.path = cmd.wrapped ? cmd.argv[0] : cmd.bin;
@@ -676,15 +677,42 @@ tdaemon_launch(struct tdaemon *d)
 	if ((c.envp = env = tsupport_child_env(drop, sizeof drop /
 	    sizeof drop[0], add, cmd.wrapped ? 1 : 0)) == NULL)
 		fail_msg("out of memory");
-	d->pid = tsupport_child_spawn(&c, &err);
+	pid = tsupport_child_spawn(&c, &err);
 	free(env);
-	if (d->pid == -1) {
-		d->pid = 0;
+	if (pid == -1)
 		fail_msg("%s", err.msg);
-	}
+	return pid;
+}
+
+/* Starts triaged on d's config and waits until its socket answers. On
+ * failure d is left registered, for the test's clean-up. */
+static void
+tdaemon_launch(struct tdaemon *d)
+{
+	struct tsupport_err err;
+
+	d->pid = tdaemon_spawn(d, d->log);
 	if (tsupport_daemon_ready(d->pid, d->sock, HARNESS_TIMEOUT_MS, &err) ==
 	    -1)
 		fail_msg("%s", err.msg);
+}
+
+int
+tdaemon_refused(const struct tdaemon *d, const char *out)
+{
+	pid_t pid;
+	int status;
+
+	assert_int_equal(d->pid, 0);
+	pid = tdaemon_spawn(d, out);
+	if (tsupport_child_wait(pid, HARNESS_TIMEOUT_MS, NULL) == 0) {
+		assert_int_equal(tsupport_child_reap(pid, true, &status), 0);
+		return status;
+	}
+	kill(-pid, SIGKILL);
+	(void)tsupport_child_reap(pid, true, NULL);
+	fail_msg("triaged did not exit: it started when it should not have");
+	return -1;
 }
 
 /* A copy of file from to a new file to, with mode. */

@@ -84,6 +84,11 @@ void tdaemon_rewrite(const struct tdaemon *d, const char *fmt, ...)
 bool tcluster(void);
 /* The node those one-node clusters are. */
 #define TCLUSTER_NODE "solo"
+/* Starts it again on the same config and state, after a stop or crash,
+ * where it must refuse to start: its output into out, its wait status
+ * returned once it has exited (fails the test after the harness's
+ * timeout). */
+int tdaemon_refused(const struct tdaemon *d, const char *out);
 /* Starts it again on the same config and state, after a stop or crash. */
 void tdaemon_restart(struct tdaemon *d);
 /* kill -9 of the daemon alone (its workers notice and follow it). */

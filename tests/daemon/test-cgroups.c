@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -294,6 +295,43 @@ the_daemon_is_the_oom_killers_last_choice(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * A daemon not run as root whose cgroup is not its own (here, the test's,
+ * root's) gets none, and says why; with cgroups = required it refuses to
+ * start, saying why.
+ */
+static void
+not_root_without_a_cgroup_of_its_own(void **state)
+{
+	struct tdaemon *d;
+	struct client *c;
+	char out[600], text[4096];
+	json_t *stats;
+	int status;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	d = tdaemon_start_as(NULL, "daemon");
+	c = tconnect(d);
+	stats = tcall(c, "stats", "{}");
+	assert_string_equal(tjstr(stats, "cgroups"), "none");
+	json_decref(stats);
+	client_free(c);
+	assert_true(tlog_has(d, "cgroups: none (") &&
+	    (tlog_has(d, "is not its own") || tlog_has(d, "no cgroup2") ||
+	    tlog_has(d, "did not delegate")));
+	assert_int_equal(tdaemon_stop(d), 0);
+	tdaemon_rewrite(d, "cgroups = required\n");
+	snprintf(out, sizeof out, "%s/refused.log", d->dir);
+	status = tdaemon_refused(d, out);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+	tread_text(out, text, sizeof text);
+	if (strstr(text, "cgroups = required, and there are none") == NULL)
+		fail_msg("wanted the refusal in: %s", text);
+	tdaemon_free(d);
+}
+
 /* cgroups = off: jobs run as process groups, and stats says none. */
 static void
 off_is_process_groups(void **state)
@@ -333,6 +371,7 @@ main(void)
 		cmocka_unit_test(cancel_ends_the_whole_cgroup),
 		cmocka_unit_test(a_crash_leaves_nothing_behind_the_next_start),
 		cmocka_unit_test(the_daemon_is_the_oom_killers_last_choice),
+		cmocka_unit_test(not_root_without_a_cgroup_of_its_own),
 		cmocka_unit_test(off_is_process_groups),
 	};
 

@@ -935,6 +935,8 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	assert_true(ran);
 
 	pid = trunning_pid(cl->c[2], doomed);
+	/* a knows it runs (on c) once c's write has reached it. */
+	wait_state(cl, 0, doomed, "running", 1);
 	/* Only the node that runs it reaches its processes to freeze them;
 	 * the others hear that it is frozen. */
 	assert_int_equal(tcall_error(cl->c[0], "freeze", &e, "{sI}", "id",
