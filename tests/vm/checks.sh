@@ -312,6 +312,36 @@ check_leftovers() {
 	fi
 }
 
+# The daemon killed outright (kill -9) with a job running: systemd kills
+# what is left in the unit's cgroup and starts the daemon again
+# (Restart=on-failure) in that cgroup, which the last daemon left with
+# controllers enabled for its children; the job comes back and runs.
+check_crash() {
+	local id pid1 pid2 t
+	id=$(tr_ submit -p normal -- sh -c 'setsid sh -c "sleep 306$TRIAGE_ATTEMPT &"; exec sleep 307$TRIAGE_ATTEMPT') ||
+		{ notok "crash" "submit failed"; return; }
+	if ! until_ 30 running_argv sleep 3071; then
+		notok "crash" "job $id did not start"; cancel_wait "$id"; return
+	fi
+	pid1=$(mainpid)
+	kill -9 "$pid1"
+	t=$(ms)
+	if ! until_ 60 eval '[ "$(mainpid)" != 0 ] && [ "$(mainpid)" != "$pid1" ] && daemon_up'; then
+		notok "crash" "systemd did not start the daemon again within 60s: $(systemctl is-active triage.service); $(journalctl -u triage.service -n 5 -o cat --no-pager 2>&1 | oneline)"
+		return
+	fi
+	pid2=$(mainpid)
+	if ! gone_argv sleep 3061 || ! gone_argv sleep 3071; then
+		notok "crash" "the first attempt's processes outlived the daemon: $(left 3061 3071)"; cancel_wait "$id"; return
+	fi
+	if until_ 30 running_argv sleep 3072 && [ "$(cgroup_of "$(pids_of sleep 3072)")" = "$(unit_cgroup)/jobs/$id.2" ]; then
+		ok "kill -9 of the daemon: systemd starts it again in its cgroup (MainPID $pid1 -> $pid2, $(($(ms) - t)) ms), nothing of the job's first attempt left, attempt 2 in jobs/$id.2"
+	else
+		notok "crash" "job $id is $(field "$id" state), attempt $(field "$id" attempt), in $(where $(pids_of sleep 3072))"
+	fi
+	cancel_wait "$id"
+}
+
 # triage freeze: the job's cgroup frozen whole (a forked child too), its
 # state running and frozen; thaw lets it go on.
 check_freeze() {
@@ -515,6 +545,7 @@ if check install check_install; then
 	check "a job's cgroup" check_job_cgroup
 	check "restart" check_restart
 	check "leftovers" check_leftovers
+	check "crash" check_crash
 	check "freeze" check_freeze
 	check "oom_score_adj" check_oom_score
 	check "memory" check_memory
