@@ -202,18 +202,16 @@ cgroups_wait_empty(int fd, uint64_t ms)
 	struct pollfd pfd;
 	int r;
 
-	pfd.fd = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+	if ((pfd.fd = openat(fd, "cgroup.events", O_RDONLY | O_CLOEXEC)) ==
+	    -1)
+		return -1;
 	pfd.events = POLLPRI;
-	for (;;) {
-		if ((r = cgroup_populated(fd)) != 1 ||
-		    (now = timefmt_mono_ms()) >= end || pfd.fd == -1)
-			break;
-		/* The kernel wakes a poller of cgroup.events at each
-		 * change; a read then says what changed. */
+	/* The kernel wakes a poller of cgroup.events at each change after
+	 * its last read of it, which says what changed. */
+	while ((r = cgroup_events_populated(pfd.fd)) == 1 &&
+	    (now = timefmt_mono_ms()) < end)
 		(void)poll(&pfd, 1, (int)(end - now));
-	}
-	if (pfd.fd != -1)
-		close(pfd.fd);
+	close(pfd.fd);
 	return r == 0 ? 0 : -1;
 }
 
