@@ -3,12 +3,9 @@
 #include "cmd.h"
 #include "selector.h"
 
-static int cmd_freeze_exec(struct cmd_ctx *, int, char **);
-
 const struct cmd_entry cmd_freeze_entry = {
 	.name = "freeze",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "stop running jobs where they are, until thawed",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -25,13 +22,12 @@ const struct cmd_entry cmd_freeze_entry = {
 	    "the jobs frozen, one a line. With --json, prints the daemon's "
 	    "answer: the\n"
 	    "job, or {\"ids\": [...]}.\n",
-	.exec = cmd_freeze_exec,
+	.exec = selector_exec,
 };
 
 const struct cmd_entry cmd_thaw_entry = {
 	.name = "thaw",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "let frozen jobs run on",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -45,12 +41,5 @@ const struct cmd_entry cmd_thaw_entry = {
 	    "one a line.\n"
 	    "With --json, prints the daemon's answer: the job, or {\"ids\": "
 	    "[...]}.\n",
-	.exec = cmd_freeze_exec,
+	.exec = selector_exec,
 };
-
-static int
-cmd_freeze_exec(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	/* The entry says which: freeze and thaw share the rest. */
-	return selector_exec(ctx, argc, argv, ctx->entry->name);
-}

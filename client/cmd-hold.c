@@ -3,12 +3,9 @@
 #include "cmd.h"
 #include "selector.h"
 
-static int cmd_hold_exec(struct cmd_ctx *, int, char **);
-
 const struct cmd_entry cmd_hold_entry = {
 	.name = "hold",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "keep queued jobs from starting until released",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -22,13 +19,12 @@ const struct cmd_entry cmd_hold_entry = {
 	    "line. With\n"
 	    "--json, prints the daemon's answer: the job, or {\"ids\": "
 	    "[...]}.\n",
-	.exec = cmd_hold_exec,
+	.exec = selector_exec,
 };
 
 const struct cmd_entry cmd_release_entry = {
 	.name = "release",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "let held jobs start again",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -41,12 +37,5 @@ const struct cmd_entry cmd_release_entry = {
 	    "of the jobs released, one a line. With --json, prints the "
 	    "daemon's answer:\n"
 	    "the job, or {\"ids\": [...]}.\n",
-	.exec = cmd_hold_exec,
+	.exec = selector_exec,
 };
-
-static int
-cmd_hold_exec(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	/* The entry says which: hold and release share the rest. */
-	return selector_exec(ctx, argc, argv, ctx->entry->name);
-}

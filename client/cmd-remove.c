@@ -3,12 +3,9 @@
 #include "cmd.h"
 #include "selector.h"
 
-static int cmd_remove_exec(struct cmd_ctx *, int, char **);
-
 const struct cmd_entry cmd_remove_entry = {
 	.name = "remove",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "delete finished jobs and their output",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -20,11 +17,5 @@ const struct cmd_entry cmd_remove_entry = {
 	    "line. See also\n"
 	    "'triage clean'. With --json, prints the daemon's answer, "
 	    "{\"ids\": [...]}.\n",
-	.exec = cmd_remove_exec,
+	.exec = selector_exec,
 };
-
-static int
-cmd_remove_exec(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	return selector_exec(ctx, argc, argv, "remove");
-}

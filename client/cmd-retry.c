@@ -3,12 +3,9 @@
 #include "cmd.h"
 #include "selector.h"
 
-static int cmd_retry_exec(struct cmd_ctx *, int, char **);
-
 const struct cmd_entry cmd_retry_entry = {
 	.name = "retry",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "queue ended jobs again, as new attempts",
 	.options = SELECTOR_HELP,
 	.notes =
@@ -25,11 +22,5 @@ const struct cmd_entry cmd_retry_entry = {
 	    "retried are printed, one a line. With --json, prints the "
 	    "daemon's answer:\n"
 	    "the job, or {\"ids\": [...]}.\n",
-	.exec = cmd_retry_exec,
+	.exec = selector_exec,
 };
-
-static int
-cmd_retry_exec(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	return selector_exec(ctx, argc, argv, "retry");
-}

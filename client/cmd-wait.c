@@ -12,8 +12,7 @@ static int cmd_wait_exec(struct cmd_ctx *, int, char **);
 
 const struct cmd_entry cmd_wait_entry = {
 	.name = "wait",
-	.args = "[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"
-	    "           [ID...]",
+	.args = SELECTOR_ARGS,
 	.summary = "wait for jobs to finish; exit with their status",
 	.options = SELECTOR_HELP,
 	.notes =

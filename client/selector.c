@@ -180,8 +180,9 @@ selector_parse(struct cmd_ctx *ctx, struct selector *sel, int argc,
 }
 
 int
-selector_exec(struct cmd_ctx *ctx, int argc, char **argv, const char *method)
+selector_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
+	const char *method = ctx->entry->name;
 	struct selector sel;
 	json_t *params;
 	bool bulk;

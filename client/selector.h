@@ -21,6 +21,10 @@
 	{ "label", required_argument, NULL, SELECTOR_LABEL },		\
 	{ "name", required_argument, NULL, SELECTOR_NAME },		\
 	{ "all", no_argument, NULL, SELECTOR_ALL }
+/* A command's usage line with them. */
+#define SELECTOR_ARGS							\
+	"[-p PRIO] [--state S] [--label K=V]... [--name NAME] [--all]\n"	\
+	"           [ID...]"
 /* Their --help lines. */
 #define SELECTOR_HELP							\
 	"  -p, --priority PRIO  the jobs of this priority\n"		\
@@ -77,9 +81,9 @@ json_t *selector_filter(const struct selector *sel);
 int selector_call(struct cmd_ctx *ctx, const char *method, json_t *params,
     bool bulk);
 
-/* A whole command made of the selector options and ids, calling method:
- * hold, release, retry, remove. Returns an exit status, or CMD_EXIT_HELP. */
-int selector_exec(struct cmd_ctx *ctx, int argc, char **argv,
-    const char *method);
+/* A whole command made of the selector options and ids, calling the
+ * method of the command's name (hold, release, freeze, thaw, retry,
+ * remove): a cmd_entry's exec. Returns an exit status, or CMD_EXIT_HELP. */
+int selector_exec(struct cmd_ctx *ctx, int argc, char **argv);
 
 #endif

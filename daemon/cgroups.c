@@ -181,16 +181,21 @@ cgroups_split(char *path, const char **last)
 		*slash = '\0';
 }
 
-/* The path of what ("jobs", "daemon") in the subtree, relative to the
- * mount, as openat wants it. */
+/* A cgroup's path from the mount ("/", "/a/b") as openat wants it from
+ * the mount's fd (".", "a/b"). */
+static const char *
+cgroups_beneath(const char *path)
+{
+	return path[1] == '\0' ? "." : path + 1;
+}
+
+/* The path of what ("jobs", "daemon") in the subtree, as openat wants it
+ * from the mount's fd. */
 static void
 cgroups_rel(const struct cgroups *cg, const char *what, char *buf,
     size_t size)
 {
-	if (strcmp(cg->base, "/") == 0)
-		snprintf(buf, size, "%s", what);
-	else
-		snprintf(buf, size, "%s/%s", cg->base + 1, what);
+	snprintf(buf, size, "%s/%s", cgroups_beneath(cg->base), what);
 }
 
 /* Waits until the cgroup holds no process, at most ms. 0, or -1 (still
@@ -359,10 +364,8 @@ cgroups_mkdir(int dirfd, const char *name)
 static int
 cgroups_at(const struct cgroups *cg, const char *path, bool make)
 {
-	if (strcmp(path, "/") == 0)
-		return dup(cg->mount_fd);
-	return make ? cgroups_mkdir(cg->mount_fd, path + 1) :
-	    cgroup_open(cg->mount_fd, path + 1);
+	return make ? cgroups_mkdir(cg->mount_fd, cgroups_beneath(path)) :
+	    cgroup_open(cg->mount_fd, cgroups_beneath(path));
 }
 
 /*
@@ -501,7 +504,8 @@ cgroups_unmake(struct cgroups *cg)
 	close(fd);
 	cgroups_rel(cg, "daemon", rel, sizeof rel);
 	if (unlinkat(cg->mount_fd, rel, AT_REMOVEDIR) == -1 ||
-	    unlinkat(cg->mount_fd, cg->base + 1, AT_REMOVEDIR) == -1)
+	    unlinkat(cg->mount_fd, cgroups_beneath(cg->base), AT_REMOVEDIR) ==
+	    -1)
 		log_warn("cgroup %s: cannot remove it", cg->base);
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroups.h"
 #include "procstat.h"
 #include "timefmt.h"
 #include "wmsg.h"
@@ -80,7 +81,7 @@ struct worker_job {
 	struct worker_stream out[2];	/* stdout, stderr */
 	int cg;			/* its cgroup's directory, -1 none */
 	int cg_events;		/* its cgroup.events, polled for "populated" */
-	char cg_name[32];	/* "ID.ATTEMPT" under setup.cgroup_fd */
+	char cg_name[CGROUPS_NAME_MAX];	/* "ID.ATTEMPT" under cgroup_fd */
 	unsigned left;		/* processes found there after the main one */
 };
 
@@ -721,7 +722,22 @@ worker_close(int *fd)
 	}
 }
 
-/* One limit of the job's cgroup, where its controller is there. */
+/* Writes text to a file of the job's cgroup. 0, or -1 with res->error
+ * set; a file the kernel does not have is no error when missing_ok. */
+static int
+worker_cgroup_set(struct worker_job *job, const char *file, const char *text,
+    bool missing_ok, struct pool_result *res)
+{
+	if (cgroup_write(job->cg, file, text) == 0 ||
+	    (missing_ok && errno == ENOENT))
+		return 0;
+	snprintf(res->error, sizeof res->error, "cgroup %s: %s %s: %s",
+	    job->cg_name, file, text, strerror(errno));
+	return -1;
+}
+
+/* One limit of the job's cgroup, where it has one (value not 0) and the
+ * controller is there. */
 static int
 worker_cgroup_limit(struct worker *w, struct worker_job *job, unsigned ctl,
     const char *file, uint64_t value, struct pool_result *res)
@@ -731,19 +747,16 @@ worker_cgroup_limit(struct worker *w, struct worker_job *job, unsigned ctl,
 	if (value == 0 || (w->setup.cgroup_ctls & ctl) == 0)
 		return 0;
 	snprintf(text, sizeof text, "%llu", (unsigned long long)value);
-	if (cgroup_write(job->cg, file, text) == -1) {
-		snprintf(res->error, sizeof res->error, "cgroup %s: %s %s: %s",
-		    job->cg_name, file, text, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return worker_cgroup_set(job, file, text, false, res);
 }
 
 /*
  * Makes the job's cgroup, ID.ATTEMPT under the jobs' directory, with its
- * limits: memory.max with no swap beyond it and the whole cgroup killed
- * when it runs out, pids.max, cpu.weight. One an earlier run of the same
- * attempt left empty is taken over. 0, or -1 with res->error set.
+ * limits: memory.max with no swap beyond it (without swap accounting the
+ * file is not there, and no swap is charged to the job anyway) and the
+ * whole cgroup killed when it runs out, pids.max, cpu.weight. One an
+ * earlier run of the same attempt left empty is taken over. 0, or -1 with
+ * res->error set.
  */
 static int
 worker_cgroup_make(struct worker *w, struct worker_job *job,
@@ -752,8 +765,8 @@ worker_cgroup_make(struct worker *w, struct worker_job *job,
 	const struct pool_spec *spec = &job->run->spec;
 	int dir = w->setup.cgroup_fd;
 
-	snprintf(job->cg_name, sizeof job->cg_name, "%llu.%u",
-	    (unsigned long long)spec->job_id, spec->attempt);
+	cgroups_job_name(spec->job_id, spec->attempt, job->cg_name,
+	    sizeof job->cg_name);
 	if (mkdirat(dir, job->cg_name, 0755) == -1 && (errno != EEXIST ||
 	    unlinkat(dir, job->cg_name, AT_REMOVEDIR) == -1 ||
 	    mkdirat(dir, job->cg_name, 0755) == -1)) {
@@ -770,22 +783,12 @@ worker_cgroup_make(struct worker *w, struct worker_job *job,
 		return -1;
 	}
 	if (spec->memory_max != 0 &&
-	    (w->setup.cgroup_ctls & CGROUP_MEMORY) != 0) {
-		if (worker_cgroup_limit(w, job, CGROUP_MEMORY, "memory.max",
-		    spec->memory_max, res) == -1 ||
-		    worker_cgroup_limit(w, job, CGROUP_MEMORY,
-		    "memory.oom.group", 1, res) == -1)
-			return -1;
-		/* Without swap accounting the file is not there, and no
-		 * swap is charged to the job anyway. */
-		if (cgroup_write(job->cg, "memory.swap.max", "0") == -1 &&
-		    errno != ENOENT) {
-			snprintf(res->error, sizeof res->error, "cgroup %s: "
-			    "memory.swap.max 0: %s", job->cg_name,
-			    strerror(errno));
-			return -1;
-		}
-	}
+	    (w->setup.cgroup_ctls & CGROUP_MEMORY) != 0 &&
+	    (worker_cgroup_limit(w, job, CGROUP_MEMORY, "memory.max",
+	    spec->memory_max, res) == -1 ||
+	    worker_cgroup_set(job, "memory.swap.max", "0", true, res) == -1 ||
+	    worker_cgroup_set(job, "memory.oom.group", "1", false, res) == -1))
+		return -1;
 	if (worker_cgroup_limit(w, job, CGROUP_PIDS, "pids.max",
 	    spec->pids_max, res) == -1 ||
 	    worker_cgroup_limit(w, job, CGROUP_CPU, "cpu.weight",

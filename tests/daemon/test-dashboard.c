@@ -217,6 +217,19 @@ fx_click_job(struct fx *f, const char *within, const char *action,
 	cdp_click(f->b, sel);
 }
 
+/* Waits until the page shows running job id frozen (its badge, and a
+ * Thaw button) or not (no badge, a Freeze button). */
+static void
+fx_wait_frozen(struct fx *f, int64_t id, bool frozen)
+{
+	cdp_wait_true(f->b, "((c) => c !== null && c.dataset.frozen === "
+	    "'%s' && c.querySelector('.badge.frozen').hidden === %s && c."
+	    "querySelector('[data-action=\"%s\"]') !== null)(document."
+	    "querySelector('#running [data-job=\"%lld\"]'))", frozen ? "yes" :
+	    "no", frozen ? "false" : "true", frozen ? "thaw" : "freeze",
+	    (long long)id);
+}
+
 /* Whether the priority is paused, by stats over the socket. */
 static bool
 paused(struct client *c, const char *prio)
@@ -393,17 +406,11 @@ actions_clicked_in_the_page(void **state)
 	fx_wait_count(f, "low", "queued", 2);
 
 	fx_click_job(f, "#running ", "freeze", r);
-	cdp_wait_true(f->b, "((c) => c !== null && c.dataset.frozen === "
-	    "'yes' && !c.querySelector('.badge.frozen').hidden && c."
-	    "querySelector('[data-action=\"thaw\"]') !== null)(document."
-	    "querySelector('#running [data-job=\"%lld\"]'))", (long long)r);
+	fx_wait_frozen(f, r, true);
 	assert_true(tfrozen(f->c, r));
 	tassert_state(f->c, r, "running");
 	fx_click_job(f, "#running ", "thaw", r);
-	cdp_wait_true(f->b, "((c) => c !== null && c.dataset.frozen === "
-	    "'no' && c.querySelector('.badge.frozen').hidden && c."
-	    "querySelector('[data-action=\"freeze\"]') !== null)(document."
-	    "querySelector('#running [data-job=\"%lld\"]'))", (long long)r);
+	fx_wait_frozen(f, r, false);
 	assert_false(tfrozen(f->c, r));
 	json_decref(tcall(f->c, "cancel", "{sI}", "id", (json_int_t)r));
 	tassert_ends(f->c, r, "canceled");

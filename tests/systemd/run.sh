@@ -12,6 +12,7 @@ set -u
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$REPO/tests/systemd
+. "$HERE/common.sh"
 BIN=$REPO/build/bin
 T=$REPO/build/systemd-test
 WATCHDOG_SECS=${WATCHDOG_SECS:-60}
@@ -45,21 +46,9 @@ SYSTEMD=/usr/lib/systemd/systemd
 [ -x "$SYSTEMD" ] || { echo "skip - systemd test: no $SYSTEMD"; exit 0; }
 
 # --- the host before ----------------------------------------------------
-# /etc: every entry with its mode, size and mtime; /tmp, /run: the entries
-# older than an hour (younger ones come and go with the machine's other
-# users), and a canary dated a month ago in each, which systemd-tmpfiles
-# would clean.
-snapshot() { # [AGE]: only /tmp and /run entries older than AGE minutes
-	find /etc -xdev -printf '%p %m %s %T@\n' 2>/dev/null | sort
-	find /tmp /run -xdev -mindepth 1 -maxdepth 1 ${1:+-mmin +$1} \
-		! -name 'triage-sdtest-canary*' -printf '%p\n' 2>/dev/null | sort
-}
-CANARY_TMP=/tmp/triage-sdtest-canary.$$
-CANARY_RUN=/run/triage-sdtest-canary.$$
-touch -d '30 days ago' "$CANARY_TMP" "$CANARY_RUN" 2>/dev/null
 rm -rf "$T"
 mkdir -p "$T/units" "$T/etc/triage" "$T/log"
-snapshot 60 > "$T.host-before"
+host_before triage-sdtest "$T.host-before"
 
 # --- what to install ----------------------------------------------------
 SRC=fallback
@@ -117,48 +106,8 @@ fi
 note "units from: $SRC ($(cd "$T/install" && find . -path '*systemd*' -type f | tr '\n' ' '))"
 
 # --- the namespace's units ----------------------------------------------
-# Copied from the host: journald, sysusers, the shutdown path. Written
-# here: the targets everything else names, empty, so that nothing else
-# starts (no udev, tmpfiles, getty, timers, cron, postgresql...).
-for u in systemd-journald.service systemd-journald.socket \
-	systemd-journald-dev-log.socket systemd-sysusers.service \
-	shutdown.target poweroff.target systemd-poweroff.service \
-	halt.target systemd-halt.service reboot.target systemd-reboot.service \
-	exit.target systemd-exit.service final.target umount.target \
-	slices.target user.slice; do
-	[ -e "/usr/lib/systemd/system/$u" ] && cp "/usr/lib/systemd/system/$u" "$T/units/"
-done
-for t in local-fs.target local-fs-pre.target swap.target paths.target \
-	timers.target network.target network-pre.target network-online.target \
-	nss-lookup.target nss-user-lookup.target remote-fs.target \
-	time-set.target time-sync.target cryptsetup.target getty.target \
-	emergency.target rescue.target; do
-	printf '[Unit]\nDescription=%s (empty, triage test)\n' "$t" > "$T/units/$t"
-done
-cat > "$T/units/sockets.target" <<'EOF'
-[Unit]
-Description=Sockets (triage test)
-Wants=systemd-journald.socket systemd-journald-dev-log.socket
-EOF
-cat > "$T/units/sysinit.target" <<'EOF'
-[Unit]
-Description=System Initialization (triage test)
-Wants=systemd-journald.service systemd-sysusers.service
-After=systemd-journald.service systemd-sysusers.service
-EOF
-cat > "$T/units/basic.target" <<'EOF'
-[Unit]
-Description=Basic System (triage test)
-Requires=sysinit.target
-After=sysinit.target sockets.target
-Wants=sockets.target
-EOF
-cat > "$T/units/multi-user.target" <<'EOF'
-[Unit]
-Description=Multi-User System (triage test)
-Requires=basic.target
-After=basic.target
-EOF
+# journald, sysusers and the shutdown path; nothing else starts.
+minimal_units "$T/units" "triage test" systemd-sysusers.service
 cat > "$T/units/triage-test.target" <<'EOF'
 [Unit]
 Description=triage test: boot this far only
@@ -245,7 +194,7 @@ cleanup() {
 		done
 	done
 	[ "${KEEP:-0}" = 1 ] || rm -rf "$T"
-	[ -n "${FINAL:-}" ] || rm -f "$CANARY_TMP" "$CANARY_RUN" "$T.host-before"
+	[ -n "${FINAL:-}" ] || host_forget "$T.host-before"
 }
 trap cleanup EXIT
 trap 'echo "# interrupted"; exit 130' INT TERM
@@ -726,20 +675,7 @@ fi
 # Whatever is left is killed and the cgroups removed; then the host.
 FINAL=1
 cleanup
-trap 'rm -f "$T.host-before" "$T.host-after" "$CANARY_TMP" "$CANARY_RUN"' EXIT
-snapshot > "$T.host-after"
-why=
-for c in "$CANARY_TMP" "$CANARY_RUN"; do
-	[ -e "$c" ] || why="$why $c (dated 30 days ago) is gone;"
-done
-d=$(diff <(grep '^/etc' "$T.host-before") <(grep '^/etc' "$T.host-after") | grep '^[<>]' | head -5)
-[ -z "$d" ] || why="$why /etc changed: $(echo "$d" | tr '\n' ' ');"
-d=$(comm -23 <(grep -v '^/etc' "$T.host-before") <(grep -v '^/etc' "$T.host-after") | head -5)
-[ -z "$d" ] || why="$why gone from /tmp or /run: $(echo "$d" | tr '\n' ' ');"
-if [ -z "$why" ]; then
-	ok "the host is unchanged: /etc identical ($(grep -c '^/etc' "$T.host-after") entries), /tmp and /run keep their entries and the aged canaries"
-else
-	notok "the host is unchanged" "$why"
-fi
+trap 'host_forget "$T.host-before"' EXIT
+host_after "$T.host-before"
 note "run time: $(($(date +%s) - START))s"
 finish

@@ -20,6 +20,7 @@ set -u
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$REPO/tests/vm
+. "$REPO/tests/systemd/common.sh"
 V=$REPO/build/vm
 OUT=$V/out
 ACCEL=${VM_ACCEL:-tcg}
@@ -89,51 +90,12 @@ if ! (cd "$I" && find . | LC_ALL=C sort | busybox cpio -o -H newc 2>/dev/null) >
 fi
 
 # The units the guest's systemd sees, and nothing else of the host's:
-# journald and the shutdown path copied from the host; the targets
-# everything names, empty; the test's own target and service. The guest
-# boots to triage-vm.target.
+# journald and the shutdown path; the test's own target and service. The
+# guest boots to triage-vm.target.
 U=$V/units
 rm -rf "$U"
 mkdir -p "$U"
-for u in systemd-journald.service systemd-journald.socket \
-	systemd-journald-dev-log.socket \
-	shutdown.target poweroff.target systemd-poweroff.service \
-	halt.target systemd-halt.service reboot.target systemd-reboot.service \
-	exit.target systemd-exit.service final.target umount.target \
-	slices.target user.slice; do
-	[ -e "/usr/lib/systemd/system/$u" ] && cp "/usr/lib/systemd/system/$u" "$U/"
-done
-for t in local-fs.target local-fs-pre.target swap.target paths.target \
-	timers.target network.target network-pre.target network-online.target \
-	nss-lookup.target nss-user-lookup.target remote-fs.target \
-	time-set.target time-sync.target cryptsetup.target getty.target \
-	emergency.target rescue.target; do
-	printf '[Unit]\nDescription=%s (empty, triage VM test)\n' "$t" > "$U/$t"
-done
-cat > "$U/sockets.target" <<'EOF'
-[Unit]
-Description=Sockets (triage VM test)
-Wants=systemd-journald.socket systemd-journald-dev-log.socket
-EOF
-cat > "$U/sysinit.target" <<'EOF'
-[Unit]
-Description=System Initialization (triage VM test)
-Wants=systemd-journald.service
-After=systemd-journald.service
-EOF
-cat > "$U/basic.target" <<'EOF'
-[Unit]
-Description=Basic System (triage VM test)
-Requires=sysinit.target
-After=sysinit.target sockets.target
-Wants=sockets.target
-EOF
-cat > "$U/multi-user.target" <<'EOF'
-[Unit]
-Description=Multi-User System (triage VM test)
-Requires=basic.target
-After=basic.target
-EOF
+minimal_units "$U" "triage VM test"
 cat > "$U/triage-vm.target" <<'EOF'
 [Unit]
 Description=triage VM test: boot this far only
@@ -172,20 +134,8 @@ unit=$(find "$V/install" -name triage.service | head -1)
 note "installs in the guest: $(cd "$V/install" && find . -path '*bin/*' -o -name 'triage.service' | sed 's/^\.//' | tr '\n' ' ')"
 
 # --- the host before ----------------------------------------------------
-# /etc: every entry with its mode, size and mtime; /tmp, /run: the entries
-# older than an hour (younger ones come and go with the machine's other
-# users) and a canary dated a month ago in each; the repository's files
-# but build/ (git status).
-snapshot() { # [AGE]: only /tmp and /run entries older than AGE minutes
-	find /etc -xdev -printf '%p %m %s %T@\n' 2>/dev/null | sort
-	find /tmp /run -xdev -mindepth 1 -maxdepth 1 ${1:+-mmin +$1} \
-		! -name 'triage-vmtest-canary*' -printf '%p\n' 2>/dev/null | sort
-	git -C "$REPO" status --porcelain --ignored=no 2>/dev/null | grep -v ' build/' | sed 's/^/git: /'
-}
-CANARY_TMP=/tmp/triage-vmtest-canary.$$
-CANARY_RUN=/run/triage-vmtest-canary.$$
-touch -d '30 days ago' "$CANARY_TMP" "$CANARY_RUN" 2>/dev/null
-snapshot 60 > "$V/host-before"
+HOST_REPO=$REPO
+host_before triage-vmtest "$V/host-before"
 
 # --- boot ---------------------------------------------------------------
 rm -rf "$OUT"
@@ -202,7 +152,7 @@ stop_qemu() {
 	fi
 	QPID=
 }
-trap 'stop_qemu; rm -f "$CANARY_TMP" "$CANARY_RUN"' EXIT
+trap 'stop_qemu; host_forget "$V/host-before"' EXIT
 trap 'echo "# interrupted"; exit 130' INT TERM
 
 CMDLINE="console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init"
@@ -303,21 +253,6 @@ else
 fi
 
 # --- the host afterwards ------------------------------------------------
-snapshot > "$V/host-after"
-why=
-for c in "$CANARY_TMP" "$CANARY_RUN"; do
-	[ -e "$c" ] || why="$why $c (dated 30 days ago) is gone;"
-done
-d=$(diff <(grep '^/etc' "$V/host-before") <(grep '^/etc' "$V/host-after") | grep '^[<>]' | head -5)
-[ -z "$d" ] || why="$why /etc changed: $(echo "$d" | tr '\n' ' ');"
-d=$(comm -23 <(grep '^/[rt]' "$V/host-before") <(grep '^/[rt]' "$V/host-after") | head -5)
-[ -z "$d" ] || why="$why gone from /tmp or /run: $(echo "$d" | tr '\n' ' ');"
-d=$(diff <(grep '^git: ' "$V/host-before") <(grep '^git: ' "$V/host-after") | grep '^[<>]' | head -5)
-[ -z "$d" ] || why="$why the repository changed outside build/: $(echo "$d" | tr '\n' ' ');"
-if [ -z "$why" ]; then
-	ok "the host is unchanged: /etc identical ($(grep -c '^/etc' "$V/host-after") entries), /tmp and /run keep their entries and the aged canaries, the repository unchanged outside build/"
-else
-	notok "the host is unchanged" "$why"
-fi
+host_after "$V/host-before"
 note "times: boot $( [ -n "$t_checks" ] && secs "$TBOOT" "$t_checks" || echo -)s, checks $( [ -n "$t_done" ] && secs "$t_checks" "$t_done" || echo -)s, poweroff $( [ -n "$t_done" ] && secs "$t_done" "$TEND" || echo -)s; all $(secs "$T0" "$(ms)")s"
 finish
