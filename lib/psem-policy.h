@@ -9,6 +9,7 @@
 
 /* Only pointers to waiters here: their struct is psem.h's. */
 struct psem_waiter;
+struct psem_lane;
 
 TAILQ_HEAD(psem_waitq, psem_waiter);
 
@@ -27,6 +28,9 @@ struct psem_class {
 	 * nobody left the FIFO: asking in FIFO order walks it once. */
 	const struct psem_waiter *memo;
 	uint64_t memo_index;
+	/* Its waiters again, one FIFO for each set of dimensions wanted:
+	 * admission's (psem-pump.c). */
+	struct psem_lane *lanes;
 };
 
 /* What a policy sees and keeps: every class, and a clock of its own. */

@@ -1,5 +1,6 @@
-/* psem.c - asynchronous counting semaphore with priorities, for the event loop.
- * Release hands permits straight to the chosen waiters; the loop tells them. */
+/* psem.c - asynchronous vector semaphore with priorities, for the event loop.
+ * Release hands what it frees straight to the chosen waiters; the loop tells
+ * them. Admission itself is psem-pump.c's. */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -9,20 +10,7 @@
 
 #include "psem.h"
 #include "psem-policy.h"
-
-struct psem {
-	struct event_base *base;
-	struct event *deliver;		/* runs granted waiters' callbacks */
-	const struct psem_policy *policy;
-	struct psem_sched sched;
-	unsigned permits;
-	unsigned in_use;		/* held or granted; above permits after
-					 * psem_set_permits shrank them */
-	struct psem_waitq granted;	/* GRANTED waiters, oldest first */
-	uint32_t generation;		/* the delivery round being filled;
-					 * it wraps, and rounds are compared
-					 * by their distance */
-};
+#include "psem-private.h"
 
 static const struct psem_policy *const psem_policies[] = {
 	&psem_strict_policy,
@@ -74,8 +62,10 @@ psem_new(struct event_base *base, unsigned permits, unsigned nprio,
 	sem->base = base;
 	sem->policy = policy;
 	sem->sched.nclasses = nprio;
-	sem->permits = permits;
+	sem->dims[0].capacity = permits;
+	sem->ndims = 1;
 	TAILQ_INIT(&sem->granted);
+	TAILQ_INIT(&sem->holders);
 	for (i = 0; i < nprio; i++) {
 		TAILQ_INIT(&sem->sched.classes[i].waiters);
 		sem->sched.classes[i].weight = 1;
@@ -86,110 +76,17 @@ psem_new(struct event_base *base, unsigned permits, unsigned nprio,
 void
 psem_free(struct psem *sem)
 {
+	unsigned i;
+
 	if (sem == NULL)
 		return;
 	event_free(sem->deliver);
+	for (i = 0; i < sem->sched.nclasses; i++)
+		psem_lanes_free(&sem->sched.classes[i]);
+	for (i = 0; i < PSEM_DIMS_MAX; i++)
+		free(sem->dims[i].load);
 	free(sem->sched.classes);
 	free(sem);
-}
-
-/* The classes whose head may be granted now, caps and pauses allowed for. */
-static uint64_t
-psem_eligible(const struct psem *sem)
-{
-	const struct psem_class *c;
-	uint64_t mask = 0;
-	unsigned i;
-
-	for (i = 0; i < sem->sched.nclasses; i++) {
-		c = &sem->sched.classes[i];
-		if (c->queued == 0 || c->paused)
-			continue;
-		if (c->cap != 0 && c->held + c->elsewhere +
-		    TAILQ_FIRST(&c->waiters)->permits > c->cap)
-			continue;
-		mask |= UINT64_C(1) << i;
-	}
-	return mask;
-}
-
-/*
- * w is about to leave c's FIFO. The FIFO is sorted by order, so w's order
- * tells on which side of the memo it is, and the memo's index stays right:
- * a list of a long queue finds each page where the last one ended, however
- * many jobs started or were canceled between. Only a tie loses it.
- */
-static void
-psem_memo_leave(struct psem_class *c, const struct psem_waiter *w)
-{
-	const struct psem_waiter *m = c->memo;
-
-	if (m == NULL)
-		return;
-	if (m == w) {
-		/* The one before takes its place, one index lower. */
-		c->memo = TAILQ_PREV(w, psem_waitq, entry);
-		c->memo_index--;
-	} else if (w->order < m->order)
-		c->memo_index--;
-	else if (w->order == m->order)
-		c->memo = NULL;
-}
-
-static void
-psem_grant(struct psem *sem, struct psem_waiter *w)
-{
-	struct psem_class *c = &sem->sched.classes[w->prio];
-
-	psem_memo_leave(c, w);
-	TAILQ_REMOVE(&c->waiters, w, entry);
-	c->queued--;
-	c->held += w->permits;
-	c->dispatched++;
-	sem->in_use += w->permits;
-	sem->policy->charge(&sem->sched, w->prio);
-	w->state = PSEM_GRANTED;
-	w->generation = sem->generation;
-	TAILQ_INSERT_TAIL(&sem->granted, w, entry);
-}
-
-/*
- * Grants waiters in the policy's order while the next one fits. No barging:
- * when the waiter the policy picks needs more than is free, nobody behind it
- * is granted, so a job needing many permits is never overtaken forever.
- * Ensures: nothing more can be granted until permits come back, a waiter
- * arrives, or a pause or cap is lifted.
- */
-static void
-psem_pump(struct psem *sem)
-{
-	struct psem_waiter *w;
-	uint64_t mask;
-	unsigned i;
-
-	while ((mask = psem_eligible(sem)) != 0) {
-		i = sem->policy->pick(&sem->sched, mask);
-		w = TAILQ_FIRST(&sem->sched.classes[i].waiters);
-		if (w->permits > psem_available(sem))
-			break;
-		psem_grant(sem, w);
-	}
-}
-
-/*
- * Makes the loop run the granted waiters' callbacks; never runs them here, so
- * a release -> grant -> release chain cannot grow the stack. A zero timeout,
- * not event_active(): libevent runs events activated while it processes the
- * active queue in that same pass, so an active-chain would never let the loop
- * poll its sockets; a timer waits for the next turn.
- */
-static void
-psem_schedule(struct psem *sem)
-{
-	static const struct timeval now = { 0, 0 };
-
-	if (!TAILQ_EMPTY(&sem->granted) && !evtimer_pending(sem->deliver, NULL))
-		evtimer_add(sem->deliver, &now);
 }
 
 /*
@@ -210,6 +107,7 @@ psem_deliver_cb(evutil_socket_t fd, short what, void *arg)
 	    (int32_t)(w->generation - round) <= 0) {
 		TAILQ_REMOVE(&sem->granted, w, entry);
 		w->state = PSEM_HELD;
+		TAILQ_INSERT_TAIL(&sem->holders, w, entry);
 		w->cb(w, w->arg);
 	}
 	psem_schedule(sem);
@@ -247,7 +145,6 @@ psem_set_cap(struct psem *sem, unsigned prio, unsigned cap)
 		return -1;
 	c->cap = cap;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -260,7 +157,6 @@ psem_set_elsewhere(struct psem *sem, unsigned prio, unsigned n)
 		return -1;
 	c->elsewhere = n;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -277,7 +173,6 @@ psem_set_paused(struct psem *sem, unsigned prio, bool paused)
 		sem->policy->wake(&sem->sched, prio);
 	c->paused = paused;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -306,6 +201,13 @@ psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
 	w->state = PSEM_IDLE;
 }
 
+void
+psem_waiter_need(struct psem_waiter *w, struct psem_need *need)
+{
+	if (w->state == PSEM_IDLE)
+		w->need = need;
+}
+
 enum psem_state
 psem_waiter_state(const struct psem_waiter *w)
 {
@@ -321,10 +223,11 @@ psem_waiter_order(struct psem_waiter *w, int64_t order)
 /* Into c's FIFO by order: at the tail in the usual case, at once. The FIFO
  * stays sorted by order, ties in their order of arrival. */
 static void
-psem_enqueue(struct psem_class *c, struct psem_waiter *w)
+psem_enqueue(struct psem *sem, struct psem_class *c, struct psem_waiter *w)
 {
 	struct psem_waiter *before = NULL, *it;
 
+	w->generation = sem->ticket++;
 	for (it = TAILQ_LAST(&c->waiters, psem_waitq);
 	    it != NULL && it->order > w->order;
 	    it = TAILQ_PREV(it, psem_waitq, entry))
@@ -346,12 +249,24 @@ psem_acquire(struct psem *sem, struct psem_waiter *w)
 	struct psem_class *c = psem_class(sem, w->prio);
 
 	if (c == NULL || w->state != PSEM_IDLE || w->cb == NULL ||
-	    w->permits == 0 || w->permits > sem->permits ||
-	    (c->cap != 0 && w->permits > c->cap)) {
+	    w->permits == 0 || w->permits > sem->dims[0].capacity ||
+	    (c->cap != 0 && w->permits > c->cap) ||
+	    !psem_need_possible(sem, w)) {
 		errno = EINVAL;
 		return -1;
 	}
-	psem_enqueue(c, w);
+	if (w->need != NULL) {
+		w->need->mask = psem_waiter_mask(w);
+		w->need->waited = 0;
+	}
+	psem_enqueue(sem, c, w);
+	if (psem_lane_add(c, w) != 0) {
+		psem_memo_leave(c, w);
+		TAILQ_REMOVE(&c->waiters, w, entry);
+		errno = ENOMEM;
+		return -1;
+	}
+	psem_dims_waiting(sem, w, 1);
 	w->state = PSEM_QUEUED;
 	if (c->queued++ == 0)
 		sem->policy->wake(&sem->sched, w->prio);
@@ -362,10 +277,9 @@ psem_acquire(struct psem *sem, struct psem_waiter *w)
 	if (w->state == PSEM_GRANTED) {
 		TAILQ_REMOVE(&sem->granted, w, entry);
 		w->state = PSEM_HELD;
-		psem_schedule(sem);
+		TAILQ_INSERT_TAIL(&sem->holders, w, entry);
 		return 1;
 	}
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -375,12 +289,11 @@ psem_give_back(struct psem *sem, struct psem_waiter *w)
 	struct psem_class *c = &sem->sched.classes[w->prio];
 
 	assert(c->held >= w->permits);
-	assert(sem->in_use >= w->permits);
+	assert(sem->dims[0].used >= w->permits);
 	c->held -= w->permits;
-	sem->in_use -= w->permits;
+	psem_dims_give(sem, w);
 	w->state = PSEM_IDLE;
 	psem_pump(sem);
-	psem_schedule(sem);
 }
 
 int
@@ -390,6 +303,7 @@ psem_release(struct psem *sem, struct psem_waiter *w)
 		errno = EINVAL;
 		return -1;
 	}
+	TAILQ_REMOVE(&sem->holders, w, entry);
 	psem_give_back(sem, w);
 	return 0;
 }
@@ -404,11 +318,12 @@ psem_cancel(struct psem *sem, struct psem_waiter *w)
 		c = &sem->sched.classes[w->prio];
 		psem_memo_leave(c, w);
 		TAILQ_REMOVE(&c->waiters, w, entry);
+		psem_lane_remove(c, w);
+		psem_dims_waiting(sem, w, -1);
 		c->queued--;
 		w->state = PSEM_IDLE;
 		/* It may have been the head everyone else waited behind. */
 		psem_pump(sem);
-		psem_schedule(sem);
 		return 0;
 	case PSEM_GRANTED:
 		TAILQ_REMOVE(&sem->granted, w, entry);
@@ -496,10 +411,37 @@ psem_set_permits(struct psem *sem, unsigned permits)
 				errno = EINVAL;
 				return -1;
 			}
-	sem->permits = permits;
+	sem->dims[0].capacity = permits;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
+}
+
+int
+psem_set_count(struct psem *sem, unsigned dim, uint64_t count)
+{
+	if (psem_dims_set_count(sem, dim, count) != 0)
+		return -1;
+	psem_pump(sem);
+	return 0;
+}
+
+int
+psem_set_units(struct psem *sem, unsigned dim, unsigned nunits,
+    unsigned share)
+{
+	if (psem_dims_set_units(sem, dim, nunits, share) != 0)
+		return -1;
+	psem_pump(sem);
+	return 0;
+}
+
+void
+psem_set_backfill(struct psem *sem, const struct psem_clock *clock)
+{
+	sem->backfill = clock != NULL;
+	if (clock != NULL)
+		sem->clock = *clock;
+	psem_pump(sem);
 }
 
 int
@@ -519,7 +461,6 @@ psem_set_policy(struct psem *sem, const struct psem_policy *policy)
 	for (i = 0; i < sem->sched.nclasses; i++)
 		sem->sched.classes[i].pass = sem->sched.clock;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -581,6 +522,7 @@ psem_reshape(struct psem *sem, unsigned nprio, const int *map)
 		n->paused = c->paused;
 		n->dispatched = c->dispatched;
 		n->pass = c->pass;
+		n->lanes = c->lanes;
 	}
 	TAILQ_FOREACH(w, &sem->granted, entry)
 		w->prio = (unsigned)map[w->prio];
@@ -588,7 +530,6 @@ psem_reshape(struct psem *sem, unsigned nprio, const int *map)
 	sem->sched.classes = classes;
 	sem->sched.nclasses = nprio;
 	psem_pump(sem);
-	psem_schedule(sem);
 	return 0;
 }
 
@@ -609,13 +550,30 @@ psem_next(const struct psem_waiter *w)
 unsigned
 psem_permits(const struct psem *sem)
 {
-	return sem->permits;
+	return (unsigned)sem->dims[0].capacity;
 }
 
 unsigned
 psem_available(const struct psem *sem)
 {
-	return sem->in_use < sem->permits ? sem->permits - sem->in_use : 0;
+	return (unsigned)psem_dim_free(sem, 0);
+}
+
+int
+psem_why(const struct psem *sem, const struct psem_waiter *w)
+{
+	uint64_t mask;
+	unsigned d;
+
+	if (w->state != PSEM_QUEUED)
+		return -2;
+	for (mask = psem_waiter_mask(w) & ~UINT64_C(1); mask != 0;
+	    mask &= mask - 1) {
+		d = (unsigned)__builtin_ctzll(mask);
+		if (psem_waiter_wants(w, d) > psem_dim_free(sem, d))
+			return (int)d;
+	}
+	return w->permits > psem_dim_free(sem, 0) ? 0 : -1;
 }
 
 unsigned
@@ -640,4 +598,40 @@ psem_prio_stats(const struct psem *sem, unsigned prio,
 	st->paused = c->paused;
 	st->dispatched = c->dispatched;
 	return 0;
+}
+
+struct psem_need *
+psem_need_new(unsigned n)
+{
+	return calloc(1, sizeof(struct psem_need) + n *
+	    sizeof(struct psem_want));
+}
+
+int
+psem_dim_stats(const struct psem *sem, unsigned dim,
+    struct psem_dim_stats *st)
+{
+	const struct psem_dim *d;
+
+	if (dim >= sem->ndims || (dim != 0 && sem->dims[dim].capacity == 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	d = &sem->dims[dim];
+	st->capacity = d->nunits != 0 ? (uint64_t)d->nunits * d->share :
+	    d->capacity;
+	st->used = d->used;
+	st->kept = d->kept;
+	st->waiting = d->waiting;
+	st->units = d->nunits;
+	st->share = d->share;
+	return 0;
+}
+
+unsigned
+psem_unit_load(const struct psem *sem, unsigned dim, unsigned unit)
+{
+	if (dim >= sem->ndims || unit >= sem->dims[dim].nunits)
+		return 0;
+	return sem->dims[dim].load[unit];
 }

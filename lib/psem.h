@@ -1,5 +1,6 @@
-/* psem.h - asynchronous counting semaphore with priorities, for the event loop:
- * N permits, one FIFO of waiters per priority, grants delivered by the loop. */
+/* psem.h - asynchronous vector semaphore with priorities, for the event loop:
+ * slots, memory and named resources, one FIFO of waiters per priority, grants
+ * delivered by the loop. */
 #ifndef TRIAGE_PSEM_H
 #define TRIAGE_PSEM_H
 
@@ -7,37 +8,14 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "psem-types.h"
+
 struct event_base;
 struct psem;
-struct psem_waiter;
 struct psem_policy;
 
-/* Called from the event loop once the waiter holds its permits. */
-typedef void (*psem_grant_cb)(struct psem_waiter *w, void *arg);
-
-enum psem_state {
-	PSEM_IDLE,	/* neither waiting nor holding */
-	PSEM_QUEUED,	/* in its priority's FIFO */
-	PSEM_GRANTED,	/* holds its permits; the callback has not run yet */
-	PSEM_HELD,	/* holds its permits; the owner knows */
-};
-
-/*
- * A waiter lives inside its owner (a job), so queueing allocates nothing and
- * cancel is O(1). Set it up with psem_waiter_init(); the fields belong to
- * psem and are only read through psem_waiter_state().
- */
-struct psem_waiter {
-	TAILQ_ENTRY(psem_waiter) entry;
-	psem_grant_cb cb;
-	void *arg;
-	int64_t order;		/* its place in its FIFO: psem_waiter_order */
-	/* Narrow: a waiter lives in every queued job. */
-	uint32_t generation;	/* the delivery round that may call it */
-	uint16_t permits;	/* at most 65535 */
-	uint8_t prio;		/* < 64 */
-	uint8_t state;		/* enum psem_state */
-};
+/* A need of n wants, every field zero; NULL out of memory. */
+struct psem_need *psem_need_new(unsigned n);
 
 /* The policies by name ("strict", "weighted"); NULL for an unknown name. */
 const struct psem_policy *psem_policy_find(const char *name);
@@ -52,6 +30,33 @@ struct psem *psem_new(struct event_base *base, unsigned permits,
     unsigned nprio, const struct psem_policy *policy);
 /* Assumes: no waiter is queued or granted, and no grant callback is running. */
 void psem_free(struct psem *sem);
+
+/*
+ * Makes dim (1 .. PSEM_DIMS_MAX - 1) a counted resource of count units; 0
+ * removes it (a waiter wanting it is refused). Fewer take nothing back from
+ * holders, as psem_set_permits. Returns -1 with errno EINVAL, changing
+ * nothing, for a bad dim, a unit dimension with holders, or when a queued
+ * waiter wants more than count.
+ */
+int psem_set_count(struct psem *sem, unsigned dim, uint64_t count);
+/*
+ * Makes dim a resource of nunits (1 .. PSEM_UNITS_MAX) distinct units, each
+ * held by up to share (>= 1) waiters at once; nunits 0 removes it. A grant
+ * gives a waiter the least loaded units with room, the lowest first. -1
+ * with errno EINVAL for a bad dim or share, or a queued waiter wanting more
+ * units than nunits; EBUSY when a holder holds a unit at nunits or beyond,
+ * or a counted dimension has holders.
+ */
+int psem_set_units(struct psem *sem, unsigned dim, unsigned nunits,
+    unsigned share);
+
+/*
+ * Backfill (EASY): a waiter may take units kept for waiters ahead of it when
+ * it is sure to give them back before the earliest time those could start,
+ * reckoned from the holders' time left. The clock tells both; NULL turns
+ * backfill off (the default). Copied.
+ */
+void psem_set_backfill(struct psem *sem, const struct psem_clock *clock);
 
 /*
  * Changes the number of permits (>= 1). More are granted at once; fewer
@@ -97,6 +102,9 @@ int psem_resume(struct psem *sem, unsigned prio);
 /* permits above 65535 are refused by psem_acquire, as 0 is. */
 void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
     psem_grant_cb cb, void *arg);
+/* What w wants beyond its permits from its next acquire on (NULL: none);
+ * only while w is idle. w borrows need. */
+void psem_waiter_need(struct psem_waiter *w, struct psem_need *need);
 enum psem_state psem_waiter_state(const struct psem_waiter *w);
 /*
  * Where w goes in its FIFO when it next acquires: after every waiter of an
@@ -107,12 +115,21 @@ enum psem_state psem_waiter_state(const struct psem_waiter *w);
 void psem_waiter_order(struct psem_waiter *w, int64_t order);
 
 /*
- * Asks for w's permits. Returns 1 when they were free and nobody the policy
- * serves first is waiting: w holds them now and its callback is never called.
- * Returns 0 when w is queued: the callback runs from the loop once it holds
- * them. On error returns -1 with errno EINVAL (w not idle, a bad priority, or
- * more permits than the semaphore or the priority's cap could ever give) and
- * changes nothing.
+ * Asks for w's permits and its need. Returns 1 when they were free and not
+ * kept for a waiter the policy serves first: w holds them now and its
+ * callback is never called. Returns 0 when w is queued: the callback runs
+ * from the loop once it holds them.
+ *
+ * Admission: waiters are taken in the policy's order (FIFO within a
+ * priority). One that cannot start keeps, of what is free, what it needs in
+ * the dimensions it has waited for (its permits only when they were all it
+ * lacked), and those behind it may take what is free and not kept: no
+ * barging, and a waiter that wants none of what another waits for is not
+ * held up by it. With backfill, see psem_set_backfill.
+ *
+ * On error returns -1 and changes nothing: errno EINVAL (w not idle, a bad
+ * priority, a dimension not set up or wanted twice, or more than the
+ * semaphore or the priority's cap could ever give) or ENOMEM.
  */
 int psem_acquire(struct psem *sem, struct psem_waiter *w);
 
@@ -140,6 +157,30 @@ int psem_cancel(struct psem *sem, struct psem_waiter *w);
 int64_t psem_position(const struct psem *sem, const struct psem_waiter *w);
 /* The same for the waiter at index (0 = head) of prio's FIFO: O(priorities). */
 int64_t psem_position_at(const struct psem *sem, unsigned prio, uint64_t index);
+
+/*
+ * Why queued w has not been granted, as far as its wants go: the first
+ * dimension >= 1 whose free amount (free units, of a unit dimension) is
+ * short of its want; else 0 when its permits are; else -1: it fits what is
+ * free, which is kept for waiters ahead of it. -2 when w is not queued.
+ */
+int psem_why(const struct psem *sem, const struct psem_waiter *w);
+
+struct psem_dim_stats {
+	uint64_t capacity;	/* the count, or units x share */
+	uint64_t used;		/* held (a unit held twice counts twice) */
+	/* Kept, when admission last ran, for waiters that wait for more:
+	 * counted units, or units of a unit dimension. */
+	uint64_t kept;
+	unsigned waiting;	/* queued waiters that want it */
+	unsigned units;		/* of a unit dimension; 0 counted */
+	unsigned share;
+};
+/* Dimension dim's figures (0 the permits); -1 for a dimension not set up. */
+int psem_dim_stats(const struct psem *sem, unsigned dim,
+    struct psem_dim_stats *st);
+/* How many holders hold unit of dim; 0 for anything not a unit. */
+unsigned psem_unit_load(const struct psem *sem, unsigned dim, unsigned unit);
 
 struct psem_prio_stats {
 	unsigned queued;	/* waiters in the FIFO */
