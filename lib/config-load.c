@@ -14,6 +14,7 @@
 #include "cpus.h"
 #include "listenaddr.h"
 #include "nodename.h"
+#include "resenv.h"
 
 /* Where the file set a [daemon] key; 0 if it did not. */
 static unsigned
@@ -253,6 +254,124 @@ config_check_cluster(struct config_parse *ps, struct config *cfg,
 		config_default_node(ps, cfg, env);
 }
 
+/* Where a resource set key; 0 if it did not. */
+static unsigned
+config_resource_line(const struct config_parse_resource *pr,
+    const char *name)
+{
+	int i;
+
+	i = config_table_find(config_table_resource,
+	    CONFIG_TABLE_RESOURCE_KEYS, name);
+	return i == -1 ? 0 : pr->lines[i];
+}
+
+/* The variables triage gives every job, or reads in a job's environment
+ * (the triage command run by a job): no resource's may be one. */
+static const char *const config_resource_reserved[] = {
+	"TRIAGE_JOB_ID", "TRIAGE_PRIORITY", "TRIAGE_ATTEMPT",
+	"TRIAGE_SOCKET", "TRIAGE_CONFIG", NULL,
+};
+
+/* The variables resource i gives a job clash with none triage sets and
+ * none of an earlier resource. */
+static void
+config_check_resource_vars(struct config_parse *ps, unsigned i)
+{
+	const struct config_parse_resource *pr = &ps->resources[i], *other;
+	char var[RESENV_VAR_MAX], ovar[RESENV_VAR_MAX];
+	const char *const *r;
+	unsigned j;
+
+	resenv_var(pr->r.name, var);
+	for (r = config_resource_reserved; *r != NULL; r++)
+		if (strcmp(var, *r) == 0)
+			config_parse_error(ps, pr->r.line, "[resource.%s]: its "
+			    "units would be given in %s, which is triage's "
+			    "own: choose another name", pr->r.name, var);
+	for (j = 0; j < i; j++) {
+		other = &ps->resources[j];
+		resenv_var(other->r.name, ovar);
+		if (strcmp(var, ovar) == 0)
+			config_parse_error(ps, pr->r.line, "[resource.%s]: its "
+			    "units would be given in %s, as those of "
+			    "[resource.%s] on line %u: choose another name",
+			    pr->r.name, var, other->r.name, other->r.line);
+		if (pr->r.env != NULL && other->r.env != NULL &&
+		    strcmp(pr->r.env, other->r.env) == 0)
+			config_parse_error(ps, config_resource_line(pr, "env"),
+			    "env: %s is already [resource.%s]'s (line %u)",
+			    pr->r.env, other->r.name,
+			    config_resource_line(other, "env"));
+	}
+}
+
+/* Each [resource.*] has units or a count, not both, and only the keys
+ * that make sense for its kind. */
+static void
+config_check_resources(struct config_parse *ps)
+{
+	struct config_parse_resource *pr;
+	unsigned i, units, count, line;
+
+	for (i = 0; i < ps->nresources; i++) {
+		pr = &ps->resources[i];
+		units = config_resource_line(pr, "units");
+		count = config_resource_line(pr, "count");
+		if (units == 0 && count == 0)
+			config_parse_error(ps, pr->r.line, "[resource.%s]: "
+			    "neither units nor count: give its units' names "
+			    "(units = 0,1) or how many there are (count = 4)",
+			    pr->r.name);
+		else if (units != 0 && count != 0)
+			config_parse_error(ps, units > count ? units : count,
+			    "[resource.%s]: both units (line %u) and count "
+			    "(line %u): give one", pr->r.name, units, count);
+		else if (count != 0) {
+			if ((line = config_resource_line(pr, "share")) != 0)
+				config_parse_error(ps, line, "share: only for "
+				    "a resource of named units; [resource.%s] "
+				    "is counted", pr->r.name);
+			if ((line = config_resource_line(pr, "env")) != 0)
+				config_parse_error(ps, line, "env: only for a "
+				    "resource of named units; [resource.%s] is "
+				    "counted, and no job is told which of its "
+				    "units it has", pr->r.name);
+		} else if (pr->r.cluster)
+			config_parse_error(ps, config_resource_line(pr,
+			    "scope"), "scope: cluster is only for a counted "
+			    "resource; [resource.%s] has named units, which "
+			    "are this node's", pr->r.name);
+		config_check_resource_vars(ps, i);
+	}
+}
+
+/* The resources, in file order, moved out of the parse: a unit-named one
+ * counts its units. */
+static void
+config_resources(struct config_parse *ps, struct config *cfg)
+{
+	struct config_resource *r;
+	unsigned i;
+
+	if (ps->nresources == 0)
+		return;
+	cfg->resources = calloc(ps->nresources, sizeof *cfg->resources);
+	if (cfg->resources == NULL) {
+		ps->oom = true;
+		return;
+	}
+	for (i = 0; i < ps->nresources; i++) {
+		r = &cfg->resources[i];
+		*r = ps->resources[i].r;
+		ps->resources[i].r.units = NULL;
+		ps->resources[i].r.env = NULL;
+		if (r->units != NULL)
+			r->count = r->nunits;
+	}
+	cfg->nresources = ps->nresources;
+}
+
 /* What can only be decided once the whole file is read. */
 static void
 config_finish(struct config_parse *ps, struct config *cfg,
@@ -265,10 +384,12 @@ config_finish(struct config_parse *ps, struct config *cfg,
 	config_check_default(ps);
 	config_check_http(ps, cfg);
 	config_check_cluster(ps, cfg, opts->env);
+	config_check_resources(ps);
 	if (ps->nerrors > 0 || ps->oom)
 		return;
 
 	config_priorities(ps, cfg);
+	config_resources(ps, cfg);
 	if (ps->oom)
 		return;
 	i = config_priority_find(cfg, ps->default_priority);
@@ -377,6 +498,8 @@ config_load(const struct config_opts *opts, char **cause)
 void
 config_free(struct config *cfg)
 {
+	unsigned i;
+
 	if (cfg == NULL)
 		return;
 	free(cfg->path);
@@ -388,6 +511,9 @@ config_free(struct config *cfg)
 	free(cfg->cluster.postgresql);
 	free(cfg->cluster.node);
 	free(cfg->priorities);
+	for (i = 0; i < cfg->nresources; i++)
+		config_parse_resource_clear(&cfg->resources[i]);
+	free(cfg->resources);
 	free(cfg);
 }
 
@@ -407,6 +533,20 @@ config_path(const char *flag, const struct caller_env *env, bool *optional)
 	if (optional != NULL)
 		*optional = opt;
 	return flag;
+}
+
+int
+config_resource_find(const struct config *cfg, const char *name)
+{
+	unsigned i;
+
+	if (name == NULL)
+		return -1;
+	for (i = 0; i < cfg->nresources; i++) {
+		if (strcmp(cfg->resources[i].name, name) == 0)
+			return (int)i;
+	}
+	return -1;
 }
 
 int

@@ -145,9 +145,26 @@ config_parse_init(struct config_parse *ps, const char *path,
 	ps->cfg = cfg;
 	ps->priorities = calloc(CONFIG_PRIORITIES_MAX,
 	    sizeof *ps->priorities);
-	if (ps->priorities == NULL)
+	ps->resources = calloc(CONFIG_RESOURCES_MAX, sizeof *ps->resources);
+	if (ps->priorities == NULL || ps->resources == NULL) {
+		free(ps->priorities);
+		free(ps->resources);
 		return -1;
+	}
 	return 0;
+}
+
+void
+config_parse_resource_clear(struct config_resource *r)
+{
+	unsigned i;
+
+	for (i = 0; r->units != NULL && r->units[i] != NULL; i++)
+		free(r->units[i]);
+	free(r->units);
+	free(r->env);
+	r->units = NULL;
+	r->env = NULL;
 }
 
 void
@@ -159,6 +176,9 @@ config_parse_clear(struct config_parse *ps)
 		free(ps->errors[i].text);
 	free(ps->errors);
 	free(ps->priorities);
+	for (i = 0; ps->resources != NULL && i < ps->nresources; i++)
+		config_parse_resource_clear(&ps->resources[i].r);
+	free(ps->resources);
 	free(ps->default_priority);
 	free(ps->buf);
 	memset(ps, 0, sizeof *ps);
@@ -205,6 +225,47 @@ config_parse_priority(struct config_parse *ps, const char *header,
 	ps->cur = pp;
 }
 
+/* A [resource.NAME] header: a new resource, or the same one again. */
+static void
+config_parse_resource(struct config_parse *ps, const char *header,
+    const char *name)
+{
+	struct config_parse_resource *pr;
+	unsigned i;
+
+	ps->section = CONFIG_PARSE_IGNORED;
+	ps->res = NULL;
+	if (!config_table_resource_name(name)) {
+		config_parse_error(ps, ps->lineno, "[%s]: bad resource name "
+		    "\"%s\": expected 1 to %d of a-z, 0-9, _ and -", header,
+		    name, CONFIG_RESOURCE_NAME_MAX);
+		return;
+	}
+	for (i = 0; i < ps->nresources; i++) {
+		pr = &ps->resources[i];
+		if (strcmp(pr->r.name, name) != 0)
+			continue;
+		config_parse_error(ps, ps->lineno, "[%s]: section given twice, "
+		    "first on line %u", header, pr->r.line);
+		ps->section = CONFIG_PARSE_RESOURCE;
+		ps->res = pr;
+		return;
+	}
+	if (ps->nresources == CONFIG_RESOURCES_MAX) {
+		config_parse_error(ps, ps->lineno, "[%s]: more than %d "
+		    "resources", header, CONFIG_RESOURCES_MAX);
+		return;
+	}
+	pr = &ps->resources[ps->nresources++];
+	memset(pr, 0, sizeof *pr);
+	strcpy(pr->r.name, name);
+	pr->r.line = ps->lineno;
+	config_parse_defaults(ps, config_table_resource,
+	    CONFIG_TABLE_RESOURCE_KEYS, &pr->r);
+	ps->section = CONFIG_PARSE_RESOURCE;
+	ps->res = pr;
+}
+
 /* The header of a section the file may hold once; *first is where it
  * started, 0 until then. A second one adds to the first. */
 static void
@@ -241,10 +302,12 @@ config_parse_section(struct config_parse *ps, const char *name,
 		    &ps->cluster_line);
 	else if (strncmp(name, "priority.", 9) == 0)
 		config_parse_priority(ps, name, name + 9);
+	else if (strncmp(name, "resource.", 9) == 0)
+		config_parse_resource(ps, name, name + 9);
 	else {
 		config_parse_error(ps, ps->lineno, "[%s]: unknown section; "
-		    "expected [daemon], [http], [cluster] or [priority.NAME]",
-		    name);
+		    "expected [daemon], [http], [cluster], [priority.NAME] or "
+		    "[resource.NAME]", name);
 		ps->section = CONFIG_PARSE_IGNORED;
 		ps->cur = NULL;
 	}
@@ -399,6 +462,18 @@ config_parse_read_cb(char *str, int num, void *stream)
 	return str;
 }
 
+/* What a section's header says, before a priority's or a resource's
+ * name. */
+static const char *const config_parse_section_names[] = {
+	[CONFIG_PARSE_NONE] = "",
+	[CONFIG_PARSE_DAEMON] = "daemon",
+	[CONFIG_PARSE_PRIORITY] = "priority.",
+	[CONFIG_PARSE_HTTP] = "http",
+	[CONFIG_PARSE_CLUSTER] = "cluster",
+	[CONFIG_PARSE_RESOURCE] = "resource.",
+	[CONFIG_PARSE_IGNORED] = "",
+};
+
 /* A key of a section: the table says what it takes and where it goes. */
 static void
 config_parse_key(struct config_parse *ps, const struct config_key *table,
@@ -412,10 +487,10 @@ config_parse_key(struct config_parse *ps, const struct config_key *table,
 	i = config_table_find(table, n, name);
 	if (i == -1) {
 		config_parse_error(ps, ps->lineno, "%s: unknown key in [%s%s]",
-		    name, ps->cur != NULL ? "priority." :
-		    ps->section == CONFIG_PARSE_HTTP ? "http" :
-		    ps->section == CONFIG_PARSE_CLUSTER ? "cluster" : "daemon",
-		    ps->cur != NULL ? ps->cur->p.name : "");
+		    name, config_parse_section_names[ps->section],
+		    ps->section == CONFIG_PARSE_PRIORITY ? ps->cur->p.name :
+		    ps->section == CONFIG_PARSE_RESOURCE ? ps->res->r.name :
+		    "");
 		return;
 	}
 	key = &table[i];
@@ -455,8 +530,8 @@ config_parse_handle_cb(void *user, const char *section, const char *name,
 	switch (ps->section) {
 	case CONFIG_PARSE_NONE:
 		config_parse_error(ps, ps->lineno, "%s: outside any section; "
-		    "keys go under [daemon], [http], [cluster] or "
-		    "[priority.NAME]", name);
+		    "keys go under [daemon], [http], [cluster], "
+		    "[priority.NAME] or [resource.NAME]", name);
 		break;
 	case CONFIG_PARSE_DAEMON:
 		config_parse_key(ps, config_table_daemon,
@@ -477,6 +552,11 @@ config_parse_handle_cb(void *user, const char *section, const char *name,
 		config_parse_key(ps, config_table_priority,
 		    CONFIG_TABLE_PRIORITY_KEYS, ps->cur->lines, ps->cur->ok,
 		    &ps->cur->p, name, value);
+		break;
+	case CONFIG_PARSE_RESOURCE:
+		config_parse_key(ps, config_table_resource,
+		    CONFIG_TABLE_RESOURCE_KEYS, ps->res->lines, NULL,
+		    &ps->res->r, name, value);
 		break;
 	case CONFIG_PARSE_IGNORED:
 		break;

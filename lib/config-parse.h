@@ -19,6 +19,14 @@ struct config_parse_priority {
 	bool ok[CONFIG_TABLE_PRIORITY_KEYS];		/* set to a good value */
 };
 
+/* A [resource.NAME] section as read, before the whole-file checks; what
+ * it allocated (units, env) is its own until config-load.c moves it into
+ * the config. */
+struct config_parse_resource {
+	struct config_resource r;
+	unsigned lines[CONFIG_TABLE_RESOURCE_KEYS];	/* where set; 0: not */
+};
+
 struct config_parse_error {
 	unsigned line;		/* 0: about the whole file */
 	unsigned seq;		/* keeps one line's problems in order */
@@ -31,6 +39,7 @@ enum config_parse_section {
 	CONFIG_PARSE_PRIORITY,
 	CONFIG_PARSE_HTTP,
 	CONFIG_PARSE_CLUSTER,
+	CONFIG_PARSE_RESOURCE,
 	CONFIG_PARSE_IGNORED,	/* a bad header, already reported */
 };
 
@@ -63,6 +72,9 @@ struct config_parse {
 
 	struct config_parse_priority *priorities;	/* PRIORITIES_MAX */
 	unsigned npriorities;
+	struct config_parse_resource *res;	/* the section being read */
+	struct config_parse_resource *resources;	/* RESOURCES_MAX */
+	unsigned nresources;
 
 	struct config_parse_error *errors;
 	size_t nerrors;
@@ -75,6 +87,8 @@ int config_parse_init(struct config_parse *ps, const char *path,
     struct config *cfg);
 /* Frees what ps holds, but not cfg. */
 void config_parse_clear(struct config_parse *ps);
+/* Frees a resource's units and env, and sets them NULL. */
+void config_parse_resource_clear(struct config_resource *r);
 
 /* Reads f to its end, recording values and problems in ps. */
 void config_parse_file(struct config_parse *ps, FILE *f);

@@ -61,6 +61,12 @@ static const struct config_choice config_table_cgroups[] = {
 	{ NULL, 0 },
 };
 
+static const struct config_choice config_table_scopes[] = {
+	{ "node", 0 },
+	{ "cluster", 1 },
+	{ NULL, 0 },
+};
+
 static const struct config_choice config_table_http_auths[] = {
 	{ "token", CONFIG_HTTP_AUTH_TOKEN },
 	{ "none", CONFIG_HTTP_AUTH_NONE },
@@ -69,6 +75,7 @@ static const struct config_choice config_table_http_auths[] = {
 
 #define D(field) offsetof(struct config, field)
 #define P(field) offsetof(struct config_priority, field)
+#define R(field) offsetof(struct config_resource, field)
 
 const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "socket", CONFIG_TYPE_PATH, 1, CONFIG_SOCKET_PATH_MAX, NULL,
@@ -189,6 +196,18 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  "auto: each job in a cgroup of its own where the daemon may (see "
 	  "triaged(8)); required: refuse to start without; off: process "
 	  "groups only; a change needs a restart" },
+	/* Protocol v1.2: what admission counts declared memory against,
+	 * and whether it backfills. */
+	{ "memory", CONFIG_TYPE_BUDGET, MIB, 1024 * TIB, "auto",
+	  D(memory_value), D(memory_kind), NULL,
+	  "the memory budget jobs' declared memory is counted against: a "
+	  "size (1MiB to 1024TiB), a percentage (1% to 100%) of the memory "
+	  "the daemon may use (MemTotal, limited by its cgroup's "
+	  "memory.max), or auto: that less 10% and 512MiB, at least 256MiB" },
+	{ "backfill", CONFIG_TYPE_BOOL, 0, 0, "yes",
+	  D(backfill), 0, NULL,
+	  "yes: a job behind one that waits for units may use them when it "
+	  "ends, by its timeout, before that one could start" },
 };
 
 const struct config_key config_table_http[CONFIG_TABLE_HTTP_KEYS] = {
@@ -286,6 +305,31 @@ const struct config_key config_table_priority[CONFIG_TABLE_PRIORITY_KEYS] = {
 	  "4194304; unset: no limit" },
 };
 
+/* [resource.NAME]; exactly one of units and count, checked once the
+ * section is whole (config-load.c). */
+const struct config_key config_table_resource[CONFIG_TABLE_RESOURCE_KEYS] = {
+	{ "units", CONFIG_TYPE_UNITS, 1, CONFIG_RESOURCE_UNITS_MAX, NULL,
+	  R(units), R(nunits), NULL,
+	  "comma-separated names of its units (GPU indices: 0,1,2,3), 1 to "
+	  "64 of them, each 1 to 64 of A-Z, a-z, 0-9, _, ., : and -; a job "
+	  "is told which it got" },
+	{ "count", CONFIG_TYPE_COUNT, 1, UINT32_MAX, NULL,
+	  R(count), 0, NULL,
+	  "a counted resource (licences, connections): how many units "
+	  "there are, 1 to 4294967295" },
+	{ "share", CONFIG_TYPE_UNSIGNED, 1, 1000, "1",
+	  R(share), 0, NULL,
+	  "how many jobs may hold one named unit at once, 1 to 1000" },
+	{ "env", CONFIG_TYPE_ENVNAME, 1, CONFIG_RESOURCE_ENV_MAX, NULL,
+	  R(env), 0, NULL,
+	  "a variable a job is given its units in besides TRIAGE_<NAME> "
+	  "(CUDA_VISIBLE_DEVICES); unset: none" },
+	{ "scope", CONFIG_TYPE_SWITCH, 0, 0, "node",
+	  R(cluster), 0, config_table_scopes,
+	  "node, or cluster: the count is shared by every node of a "
+	  "cluster (counted resources only)" },
+};
+
 /* The priorities of a config with no [priority.*] section at all, no file
  * or a file without one: as if they were written there. default_priority
  * then falls on the middle one, normal. */
@@ -318,12 +362,25 @@ config_table_find(const struct config_key *table, size_t n, const char *name)
 	return -1;
 }
 
-int
-config_table_priority_name(const char *name)
+/* A section's name: 1 to max of a-z, 0-9, _ and -. */
+static int
+config_table_name(const char *name, size_t max)
 {
 	size_t len = strlen(name);
 
-	if (len == 0 || len > CONFIG_PRIORITY_NAME_MAX)
+	if (len == 0 || len > max)
 		return 0;
 	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") == len;
+}
+
+int
+config_table_priority_name(const char *name)
+{
+	return config_table_name(name, CONFIG_PRIORITY_NAME_MAX);
+}
+
+int
+config_table_resource_name(const char *name)
+{
+	return config_table_name(name, CONFIG_RESOURCE_NAME_MAX);
 }

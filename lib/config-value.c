@@ -1,5 +1,6 @@
 /* config-value.c - parses one triage.conf value by its row's type and bounds
  * and stores it; file values and built-in defaults both come through here. */
+#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -27,6 +28,8 @@ _Static_assert(sizeof(enum config_io_class) == sizeof(int),
     "enum config_io_class is not int-sized");
 _Static_assert(sizeof(enum config_cgroups) == sizeof(int),
     "enum config_cgroups is not int-sized");
+_Static_assert(sizeof(enum config_memory_kind) == sizeof(int),
+    "enum config_memory_kind is not int-sized");
 
 /* getgrnam_r's buffer grows up to this for groups with many members. */
 #define CONFIG_VALUE_GROUP_BUF_MAX (1024 * 1024)
@@ -334,6 +337,8 @@ config_value_choice(const struct config_key *key, const char *value,
 			continue;
 		if (key->type == CONFIG_TYPE_WORD)
 			*(const char **)dest = c->word;
+		else if (key->type == CONFIG_TYPE_SWITCH)
+			*(bool *)dest = c->value != 0;
 		else
 			*(int *)dest = c->value;
 		return 0;
@@ -369,12 +374,190 @@ config_value_auto(const struct config_key *key, const char *value,
 	    PRIu64 " to %" PRIu64, key->min, key->max);
 }
 
+/* [daemon] memory: "auto", "N%" (1 to 100) or a size within the row's
+ * bounds; the kind goes to *kind, the bytes or percent to dest. */
+static int
+config_value_budget(const struct config_key *key, const char *value,
+    void *dest, enum config_memory_kind *kind, char **why)
+{
+	char lo[UNITS_FORMAT_MAX], hi[UNITS_FORMAT_MAX], *digits;
+	size_t len = strlen(value);
+	uint64_t n;
+
+	if (strcmp(value, "auto") == 0) {
+		*(uint64_t *)dest = 0;
+		*kind = CONFIG_MEMORY_AUTO;
+		return 0;
+	}
+	if (len > 1 && value[len - 1] == '%') {
+		if ((digits = strndup(value, len - 1)) == NULL) {
+			*why = NULL;
+			return -1;
+		}
+		n = 0;
+		if (config_value_number(digits, 10, &n) == 0 && n >= 1 &&
+		    n <= 100) {
+			free(digits);
+			*(uint64_t *)dest = n;
+			*kind = CONFIG_MEMORY_PERCENT;
+			return 0;
+		}
+		free(digits);
+	} else if (units_parse_size(value, &n) == 0 && n >= key->min &&
+	    n <= key->max) {
+		*(uint64_t *)dest = n;
+		*kind = CONFIG_MEMORY_SIZE;
+		return 0;
+	}
+	return config_value_bad(why, value, "\"auto\", a size from %s to %s "
+	    "such as 48GiB, or a percentage from 1%% to 100%% such as 80%%",
+	    units_format_size(key->min, lo, sizeof lo),
+	    units_format_size(key->max, hi, sizeof hi));
+}
+
+static int
+config_value_count(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	uint64_t n;
+
+	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
+	    n <= key->max) {
+		*(uint64_t *)dest = n;
+		return 0;
+	}
+	return config_value_bad(why, value, "a whole number from %" PRIu64
+	    " to %" PRIu64, key->min, key->max);
+}
+
+/* The characters of a unit's name. */
+#define CONFIG_VALUE_UNIT_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ" \
+    "abcdefghijklmnopqrstuvwxyz0123456789_.:-"
+
+/* Sets *why to the message (a printf format) and returns -1. */
+static int
+config_value_why(char **why, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int
+config_value_why(char **why, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(why, fmt, ap) == -1)
+		*why = NULL;
+	va_end(ap);
+	return -1;
+}
+
+/* One unit's name, from start for len bytes, white space around it
+ * trimmed, checked against the names before it (v, n of them) and put
+ * at v[n]. 0, or -1 with *why. */
+static int
+config_value_unit(const char *start, size_t len, char **v, unsigned n,
+    char **why)
+{
+	const char *end = start + len;
+	unsigned i;
+
+	while (start < end && isspace((unsigned char)*start))
+		start++;
+	while (end > start && isspace((unsigned char)end[-1]))
+		end--;
+	len = (size_t)(end - start);
+	if (len == 0)
+		return config_value_why(why, "unit %u has no name: expected "
+		    "names separated by commas", n + 1);
+	if (len > CONFIG_RESOURCE_UNIT_MAX || strspn(start,
+	    CONFIG_VALUE_UNIT_CHARS) < len)
+		return config_value_why(why, "expected a unit name of 1 to %d "
+		    "of A-Z, a-z, 0-9, _, ., : and -, not \"%.*s\"",
+		    CONFIG_RESOURCE_UNIT_MAX, (int)len, start);
+	for (i = 0; i < n; i++)
+		if (strlen(v[i]) == len && memcmp(v[i], start, len) == 0)
+			return config_value_why(why, "unit \"%s\" is named "
+			    "twice", v[i]);
+	if ((v[n] = strndup(start, len)) == NULL) {
+		*why = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* [resource.NAME] units: names split at commas into a new vector at dest
+ * (the old one freed), their number at *count. */
+static int
+config_value_units(const struct config_key *key, const char *value,
+    void *dest, unsigned *count, char **why)
+{
+	const char *p = value, *comma;
+	char **v, **old;
+	unsigned n = 0, i;
+
+	if ((v = calloc(key->max + 1, sizeof *v)) == NULL) {
+		*why = NULL;
+		return -1;
+	}
+	for (;;) {
+		comma = strchrnul(p, ',');
+		if (n == key->max) {
+			config_value_why(why, "more than %" PRIu64 " units",
+			    key->max);
+			goto fail;
+		}
+		if (config_value_unit(p, (size_t)(comma - p), v, n, why) == -1)
+			goto fail;
+		n++;
+		if (*comma == '\0')
+			break;
+		p = comma + 1;
+	}
+	if (n < key->min) {
+		config_value_why(why, "fewer than %" PRIu64 " units", key->min);
+		goto fail;
+	}
+	old = *(char ***)dest;
+	for (i = 0; old != NULL && old[i] != NULL; i++)
+		free(old[i]);
+	free(old);
+	*(char ***)dest = v;
+	*count = n;
+	return 0;
+fail:
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	return -1;
+}
+
+/* An environment variable's name that a job may be given: of the
+ * portable form, and none of triage's own, which the daemon sets. */
+static int
+config_value_envname(const struct config_key *key, const char *value,
+    void *dest, char **why)
+{
+	size_t len = strlen(value);
+
+	if (len < key->min || len > key->max || !(isalpha(
+	    (unsigned char)value[0]) || value[0] == '_') || strspn(value,
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_") != len)
+		return config_value_bad(why, value, "a variable name of %"
+		    PRIu64 " to %" PRIu64 " of A-Z, a-z, 0-9 and _, not "
+		    "starting with a digit", key->min, key->max);
+	if (strncmp(value, "TRIAGE_", 7) == 0)
+		return config_value_why(why, "TRIAGE_* variables are triage's "
+		    "own: expected another name, not \"%s\"", value);
+	return config_value_string(value, dest, why);
+}
+
 int
 config_value_set(const struct config_key *key, const char *value, void *base,
     char **why)
 {
 	void *dest = (char *)base + key->offset;
-	bool *flag = (bool *)((char *)base + key->flag_offset);
+	void *aux = (char *)base + key->flag_offset;
+	bool *flag = aux;
 	gid_t gid;
 
 	switch (key->type) {
@@ -398,7 +581,16 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 		return config_value_bool(value, dest, why);
 	case CONFIG_TYPE_ENUM:
 	case CONFIG_TYPE_WORD:
+	case CONFIG_TYPE_SWITCH:
 		return config_value_choice(key, value, dest, why);
+	case CONFIG_TYPE_BUDGET:
+		return config_value_budget(key, value, dest, aux, why);
+	case CONFIG_TYPE_COUNT:
+		return config_value_count(key, value, dest, why);
+	case CONFIG_TYPE_UNITS:
+		return config_value_units(key, value, dest, aux, why);
+	case CONFIG_TYPE_ENVNAME:
+		return config_value_envname(key, value, dest, why);
 	case CONFIG_TYPE_AUTO:
 		return config_value_auto(key, value, dest, flag, why);
 	case CONFIG_TYPE_GROUP:

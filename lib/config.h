@@ -37,6 +37,14 @@ enum config_cgroups {
 	CONFIG_CGROUPS_OFF,	/* process groups, as in v1 */
 };
 
+/* What [daemon] memory gave: how the memory budget (protocol v1.2) is
+ * worked out from the memory this process may use. */
+enum config_memory_kind {
+	CONFIG_MEMORY_AUTO,	/* that memory less 10% and less 512MiB */
+	CONFIG_MEMORY_SIZE,	/* memory_value bytes */
+	CONFIG_MEMORY_PERCENT,	/* memory_value percent (1 to 100) of it */
+};
+
 /* Who may use the HTTP listener beyond /metrics. */
 enum config_http_auth {
 	CONFIG_HTTP_AUTH_TOKEN,	/* the bearer token of token_file */
@@ -88,6 +96,33 @@ struct config_priority {
 	unsigned line;		/* where its section starts; 0 = built in */
 };
 
+#define CONFIG_RESOURCE_NAME_MAX 32
+#define CONFIG_RESOURCES_MAX 32
+#define CONFIG_RESOURCE_UNITS_MAX 64
+/* The longest unit name and env variable name [resource.NAME] takes. */
+#define CONFIG_RESOURCE_UNIT_MAX 64
+#define CONFIG_RESOURCE_ENV_MAX 128
+
+/* [resource.NAME] (protocol v1.2): something jobs ask for besides slots
+ * and memory, either units with names (GPUs: the job is told which it
+ * got) or a number of interchangeable ones (licences). */
+struct config_resource {
+	char name[CONFIG_RESOURCE_NAME_MAX + 1];
+	/* Unit-named: nunits names, in file order; NULL for a counted
+	 * resource. */
+	char **units;
+	unsigned nunits;	/* 1 to 64 for unit-named, 0 counted */
+	uint64_t count;		/* counted: how many (1 to 2^32-1);
+				   unit-named: nunits */
+	unsigned share;		/* jobs that may hold one unit at once, 1 to
+				   1000 (always 1 for a counted one) */
+	/* NULL, or a variable a job is given its units in besides
+	 * TRIAGE_<NAME>: [A-Za-z_][A-Za-z0-9_]*, not TRIAGE_*. */
+	char *env;
+	bool cluster;		/* scope = cluster: counted ones only */
+	unsigned line;		/* where its section starts */
+};
+
 struct config {
 	char *path;		/* the file read, NULL for built-in defaults */
 
@@ -130,12 +165,19 @@ struct config {
 	bool no_new_privs;	/* PR_SET_NO_NEW_PRIVS for jobs */
 	int log_level;		/* a syslog level: LOG_DEBUG .. LOG_ERR */
 	enum config_cgroups cgroups;	/* fixed until a restart */
+	/* [daemon] memory: the budget's kind, and its bytes (SIZE) or
+	 * percent (PERCENT); 0 for AUTO. */
+	enum config_memory_kind memory_kind;
+	uint64_t memory_value;
+	bool backfill;		/* protocol.md v1.2, "Admission" */
 
 	struct config_http http;
 	struct config_cluster cluster;
 
 	struct config_priority *priorities;	/* sorted by rank, most urgent first */
 	unsigned npriorities;
+	struct config_resource *resources;	/* in file order; NULL: none */
+	unsigned nresources;
 };
 
 struct caller_env;
@@ -178,5 +220,7 @@ const char *config_cgroups_name(enum config_cgroups c);
 
 /* Returns the index of the priority called name, or -1. */
 int config_priority_find(const struct config *cfg, const char *name);
+/* Returns the index of the resource called name, or -1 (NULL too). */
+int config_resource_find(const struct config *cfg, const char *name);
 
 #endif

@@ -158,6 +158,8 @@ job_free(struct job *job)
 	free(job->after);
 	free(job->after_any);
 	json_decref(job->labels);
+	json_decref(job->resources);
+	json_decref(job->devices);
 	slab_free(&job_slab, job);
 }
 
@@ -168,6 +170,9 @@ job_new_attempt(struct job *job)
 	char *reason;
 
 	job->attempt++;
+	/* The units the last attempt held are not the next one's. */
+	json_decref(job->devices);
+	job->devices = NULL;
 	if (run == NULL)
 		return;
 	reason = run->reason;
@@ -617,16 +622,17 @@ job_put_ids(struct job_out *out, const char *key, const uint64_t *ids,
 	job_put_json(out, key, arr);
 }
 
-/* The labels, {} when NULL. Shared, not copied, by the object: labels
- * are replaced whole, never edited. */
+/* An object of the job's (labels, resources, devices), {} when NULL.
+ * Shared, not copied, by the object: each is replaced whole, never
+ * edited. */
 static void
-job_put_labels(struct job_out *out, const char *key, json_t *labels)
+job_put_object(struct job_out *out, const char *key, json_t *obj)
 {
 	if (!job_put_text(out, key))
-		job_put_json(out, key, labels != NULL ? json_incref(labels) :
+		job_put_json(out, key, obj != NULL ? json_incref(obj) :
 		    json_object());
-	else if (labels != NULL)
-		jsonw_json(out->w, labels);
+	else if (obj != NULL)
+		jsonw_json(out->w, obj);
 	else
 		jsonw_raw(out->w, "{}", 2);
 }
@@ -669,7 +675,7 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	job_put_real(out, "system_time", run->system_time);
 	job_put_opt_int(out, "max_rss_kb", run->max_rss_kb >= 0,
 	    run->max_rss_kb);
-	job_put_labels(out, "labels", job->labels);
+	job_put_object(out, "labels", job->labels);
 	job_put_bool(out, "held", job->held);
 	job_put_time(out, "begin_at", job->begin_at);
 	job_put_ids(out, "after_any", job->after_any, job->nafter_any);
@@ -679,6 +685,8 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	/* Protocol v1.2. */
 	job_put_opt_int(out, "memory", job->memory != 0,
 	    (int64_t)job->memory);
+	job_put_object(out, "resources", job->resources);
+	job_put_object(out, "devices", job->devices);
 	job_put_bool(out, "frozen", job->frozen);
 	job_put_opt_int(out, "peak_memory", run->peak_memory >= 0,
 	    run->peak_memory);

@@ -94,6 +94,16 @@ struct job {
 	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
 	/* Protocol v1.1. */
 	json_t *labels;		/* object of strings; NULL = none */
+	/* Protocol v1.2: the named resources it asked for, an object of
+	 * name to positive integer; NULL = none ({} on the wire). Replaced
+	 * whole, never edited, as labels are. */
+	json_t *resources;
+	/* Protocol v1.2: the units of unit-named resources its current or
+	 * last attempt was given, an object of name to array of unit names;
+	 * NULL = none ({} on the wire). Set by admission at the grant,
+	 * replaced whole, never edited (the views of events share it);
+	 * job_new_attempt clears it. */
+	json_t *devices;
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
 	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	/* Counts of after and after_any: a request could not hold more. */
@@ -208,8 +218,8 @@ struct job *job_new(void);
 void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
- * signal, times, usage, peak memory, oom, cgroup, truncation, begun; not
- * the reason) cleared. The state is the caller's. */
+ * signal, times, usage, peak memory, oom, cgroup, devices, truncation,
+ * begun; not the reason) cleared. The state is the caller's. */
 void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a

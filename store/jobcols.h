@@ -94,7 +94,9 @@
 	X(PEAK_MEMORY, "peak_memory", INTEGER, LIFE,			\
 	    RUN(peak_memory, -1, INT64_MAX))				\
 	X(OOM, "oom", INTEGER, LIFE, RUN(oom, NOT_NULL, 1))		\
-	X(CGROUP, "cgroup", TEXT, LIFE, RUN(cgroup, 0, 0))
+	X(CGROUP, "cgroup", TEXT, LIFE, RUN(cgroup, 0, 0))		\
+	X(RESOURCES, "resources", TEXT, LIFE, CUSTOM)			\
+	X(DEVICES, "devices", TEXT, LIFE, CUSTOM)
 
 /* The columns by number, the index of every table of them (jobrow.c reads
  * and writes a row by it; a SELECT's column i is column i). */

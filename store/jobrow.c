@@ -1,6 +1,6 @@
 /* jobrow.c - a job as a row of the jobs table and back, whatever the database:
- * SQL NULL for what the job keeps as unknown, JSON for argv, env, after and
- * labels, and checks on reading. */
+ * SQL NULL for what the job keeps as unknown, JSON for argv, env, after,
+ * labels, resources and devices, and checks on reading. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -307,12 +307,24 @@ jobrow_put_fields(struct jobrow_writer *b, const struct job *job, bool all)
 #undef JOBROW_PUT_FIELD
 }
 
+/* One of the job's objects (labels, resources, devices) as compact JSON
+ * text into *text: NULL for none or {}, which read back as NULL alike.
+ * 0, or -1 when it holds a string that is not UTF-8, or out of memory. */
+static int
+jobrow_dump(const json_t *obj, char **text)
+{
+	*text = NULL;
+	if (obj == NULL || json_object_size(obj) == 0)
+		return 0;
+	return (*text = json_dumps(obj, JSON_COMPACT)) == NULL ? -1 : 0;
+}
+
 int
 jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
     void *ctx, char **cause)
 {
 	struct jobrow_writer b = { sink, ctx, 0 };
-	char *labels = NULL;
+	char *labels = NULL, *resources = NULL, *devices = NULL;
 
 	/* SQLite integers are signed 64 bits. */
 	if (job->id == 0 || job->id > INT64_MAX ||
@@ -321,14 +333,21 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	    job->run->stderr_dropped > INT64_MAX)
 		return cause_fail(cause, "cannot store job %" PRIu64 ": id, "
 		    "timeout, memory or dropped bytes out of range", job->id);
-	if (job->labels != NULL && json_object_size(job->labels) > 0 &&
-	    (labels = json_dumps(job->labels, JSON_COMPACT)) == NULL)
+	if (jobrow_dump(job->labels, &labels) == -1 ||
+	    jobrow_dump(job->resources, &resources) == -1 ||
+	    jobrow_dump(job->devices, &devices) == -1) {
+		free(labels);
+		free(resources);
 		return cause_fail(cause, "cannot store job %" PRIu64 ": its "
-		    "labels are not UTF-8, or out of memory", job->id);
+		    "labels, resources or devices are not UTF-8, or out of "
+		    "memory", job->id);
+	}
 	jobrow_put_int(&b, JOBROW_ID, (int64_t)job->id);
 	if (all) {
 		if (jobrow_bind_json(&b, job, cause) == -1) {
 			free(labels);
+			free(resources);
+			free(devices);
 			return -1;
 		}
 		jobrow_put_cwd(&b, job->cwd);
@@ -340,6 +359,8 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	jobrow_put_text(&b, JOBROW_STATE, job_state_name(job->state));
 	jobrow_put_int(&b, JOBROW_SEQ, job->seq);
 	jobrow_put_owned(&b, JOBROW_LABELS, labels);
+	jobrow_put_owned(&b, JOBROW_RESOURCES, resources);
+	jobrow_put_owned(&b, JOBROW_DEVICES, devices);
 	jobrow_put_text(&b, JOBROW_NODE, job->node);
 	jobrow_put_fields(&b, job, all);
 	if (b.rc != 0)
@@ -708,28 +729,62 @@ out:
 	return rc;
 }
 
-/* A JSON object of strings, or NULL, into *labels (NULL for none). */
+/* What a labels value is: a string. */
+static bool
+jobrow_is_label(const json_t *v)
+{
+	return json_is_string(v);
+}
+
+/* What a resources value is: how many units, at least one. */
+static bool
+jobrow_is_count(const json_t *v)
+{
+	return json_is_integer(v) && json_integer_value(v) >= 1;
+}
+
+/* What a devices value is: the names of the units given, at least one. */
+static bool
+jobrow_is_units(const json_t *v)
+{
+	const json_t *u;
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return false;
+	json_array_foreach(v, i, u)
+		if (!json_is_string(u) || json_string_length(u) == 0)
+			return false;
+	return true;
+}
+
+/* A JSON object whose every value valid accepts (else the column "holds
+ * " what), or NULL, into *obj (NULL for none). */
 static int
-jobrow_labels(struct jobrow_reader *r, int col, json_t **labels)
+jobrow_object(struct jobrow_reader *r, int col, bool (*valid)(const json_t *),
+    const char *what, json_t **obj)
 {
 	json_error_t err;
 	const char *s, *key;
 	json_t *value;
+	char why[96];
 
 	if (jobrow_text_ref(r, col, true, &s) == -1)
 		return -1;
 	if (s == NULL)
 		return 0;
-	if ((*labels = json_loads(s, 0, &err)) == NULL) {
+	if ((*obj = json_loads(s, 0, &err)) == NULL) {
 		if (json_error_code(&err) == json_error_out_of_memory)
 			return jobrow_oom(r);
 		return jobrow_bad(r, col, "is not JSON");
 	}
-	if (!json_is_object(*labels))
+	if (!json_is_object(*obj))
 		return jobrow_bad(r, col, "is not a JSON object");
-	json_object_foreach(*labels, key, value)
-		if (!json_is_string(value))
-			return jobrow_bad(r, col, "holds a non-string");
+	json_object_foreach(*obj, key, value)
+		if (!valid(value)) {
+			snprintf(why, sizeof why, "holds %s", what);
+			return jobrow_bad(r, col, why);
+		}
 	return 0;
 }
 
@@ -865,7 +920,12 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	if (jobrow_ids(r, JOBROW_AFTER, &job->after, &job->nafter) == -1 ||
 	    jobrow_ids(r, JOBROW_AFTER_ANY, &job->after_any,
 	    &job->nafter_any) == -1 ||
-	    jobrow_labels(r, JOBROW_LABELS, &job->labels) == -1 ||
+	    jobrow_object(r, JOBROW_LABELS, jobrow_is_label, "a non-string",
+	    &job->labels) == -1 ||
+	    jobrow_object(r, JOBROW_RESOURCES, jobrow_is_count, "a count "
+	    "that is not a positive integer", &job->resources) == -1 ||
+	    jobrow_object(r, JOBROW_DEVICES, jobrow_is_units, "something "
+	    "not a list of unit names", &job->devices) == -1 ||
 	    jobrow_name(r, JOBROW_NODE, nodename_valid, "a node name",
 	    &job->node, &cache->node) == -1 ||
 	    jobrow_name(r, JOBROW_PINNED_NODE, nodename_valid, "a node name",

@@ -152,6 +152,14 @@ static const char *const pg_schema_steps[] = {
 	" ADD COLUMN peak_memory bigint,"
 	" ADD COLUMN oom integer NOT NULL DEFAULT 0,"
 	" ADD COLUMN cgroup text",
+
+	/* 2 -> 3: protocol v1.2's resources. What a job asked for, a JSON
+	 * object of resource name to count, and the units its attempt was
+	 * given, a JSON object of resource name to an array of unit names
+	 * (NULL: none, as for labels). */
+	"ALTER TABLE triage_jobs"
+	" ADD COLUMN resources text,"
+	" ADD COLUMN devices text",
 };
 
 _Static_assert(sizeof pg_schema_steps / sizeof pg_schema_steps[0] ==

@@ -99,6 +99,13 @@ static const char *const sqlite_db_schema_steps[] = {
 	"ALTER TABLE jobs ADD COLUMN peak_memory INTEGER;"
 	"ALTER TABLE jobs ADD COLUMN oom INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE jobs ADD COLUMN cgroup TEXT"),
+
+	/* 8 -> 9: protocol v1.2's resources. What a job asked for, a JSON
+	 * object of resource name to count, and the units its attempt was
+	 * given, a JSON object of resource name to an array of unit names
+	 * (NULL: none, as for labels). */
+	("ALTER TABLE jobs ADD COLUMN resources TEXT;"
+	"ALTER TABLE jobs ADD COLUMN devices TEXT"),
 };
 
 _Static_assert(sizeof sqlite_db_schema_steps / sizeof sqlite_db_schema_steps[0]

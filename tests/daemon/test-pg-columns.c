@@ -82,6 +82,16 @@ assert_version(PGconn *pg, const char *want)
 	assert_string_equal(got, want);
 }
 
+/* The tables are at the version this code writes. */
+static void
+assert_newest(PGconn *pg)
+{
+	char want[16];
+
+	snprintf(want, sizeof want, "%d", PG_SCHEMA_VERSION);
+	assert_version(pg, want);
+}
+
 /* triage_jobs holds exactly jobcols.h's columns, and its own. */
 static void
 assert_jobs_is_the_list(PGconn *pg)
@@ -151,30 +161,33 @@ test_v1_migrated_rows_kept(void **state)
 	pg = connect_ok(conninfo);
 	if (pg_schema_setup(pg, &cause) != 0)
 		fail_msg("pg_schema_setup: %s", cause);
-	assert_version(pg, "2");
+	assert_newest(pg);
 	assert_jobs_is_the_list(pg);
 	sql_ok(pg, "SELECT concat_ws(' ', name, state, reason, max_rss_kb,"
 	    " node, coalesce(memory::text, 'null'), frozen,"
 	    " coalesce(peak_memory::text, 'null'), oom,"
-	    " coalesce(cgroup, 'null')) FROM triage_jobs WHERE id = 7", buf,
+	    " coalesce(cgroup, 'null'), coalesce(resources, 'null'),"
+	    " coalesce(devices, 'null')) FROM triage_jobs WHERE id = 7", buf,
 	    sizeof buf);
 	assert_string_equal(buf, "old succeeded kept 2048 n1 null 0 null 0 "
-	    "null");
+	    "null null null");
 	sql_ok(pg, "SELECT concat_ws(' ', slots, grace_ms) FROM triage_nodes"
 	    " WHERE name = 'n1'", buf, sizeof buf);
 	assert_string_equal(buf, "4 0");
 	/* The new columns take what a daemon writes. */
 	sql_ok(pg, "UPDATE triage_jobs SET memory = 1048576, frozen = 1,"
-	    " peak_memory = 4096, oom = 1, cgroup = 'triage/7' WHERE id = 7",
-	    NULL, 0);
+	    " peak_memory = 4096, oom = 1, cgroup = 'triage/7',"
+	    " resources = '{\"gpu\":1}', devices = '{\"gpu\":[\"0\"]}'"
+	    " WHERE id = 7", NULL, 0);
 
 	/* Open again: nothing to do, nothing changed. */
 	if (pg_schema_setup(pg, &cause) != 0)
 		fail_msg("pg_schema_setup again: %s", cause);
-	assert_version(pg, "2");
-	sql_ok(pg, "SELECT concat_ws(' ', memory, cgroup) FROM triage_jobs",
-	    buf, sizeof buf);
-	assert_string_equal(buf, "1048576 triage/7");
+	assert_newest(pg);
+	sql_ok(pg, "SELECT concat_ws(' ', memory, cgroup, resources, devices)"
+	    " FROM triage_jobs", buf, sizeof buf);
+	assert_string_equal(buf, "1048576 triage/7 {\"gpu\":1} "
+	    "{\"gpu\":[\"0\"]}");
 	PQfinish(pg);
 	free(conninfo);
 }
@@ -253,7 +266,7 @@ test_openers_at_once_migrate_once(void **state)
 		if (o[i].rc != 0)
 			fail_msg("opener %d: %s", i, o[i].cause);
 	}
-	assert_version(pg, "2");
+	assert_newest(pg);
 	assert_jobs_is_the_list(pg);
 	PQfinish(pg);
 	free(conninfo);
@@ -295,7 +308,7 @@ test_failed_step_changes_nothing(void **state)
 	sql_ok(pg, "ALTER TABLE triage_jobs DROP COLUMN cgroup", NULL, 0);
 	if (pg_schema_setup(pg, &cause) != 0)
 		fail_msg("pg_schema_setup: %s", cause);
-	assert_version(pg, "2");
+	assert_newest(pg);
 	PQfinish(pg);
 	free(conninfo);
 }

@@ -64,6 +64,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(!cfg->cluster.enabled || cfg->cluster.postgresql != NULL);
 	FUZZ_ASSERT(cfg->cluster.lease_ms >= 1000 &&
 	    cfg->cluster.lease_ms <= 3600 * 1000);
+	FUZZ_ASSERT(cfg->memory_kind != CONFIG_MEMORY_PERCENT ||
+	    (cfg->memory_value >= 1 && cfg->memory_value <= 100));
+	FUZZ_ASSERT(cfg->nresources <= CONFIG_RESOURCES_MAX);
+	for (i = 0; i < cfg->nresources; i++) {
+		const struct config_resource *r = &cfg->resources[i];
+
+		FUZZ_ASSERT(config_resource_find(cfg, r->name) == (int)i);
+		FUZZ_ASSERT((r->units == NULL) == (r->nunits == 0));
+		FUZZ_ASSERT(r->count >= 1 && r->count <= UINT32_MAX);
+		FUZZ_ASSERT(r->units == NULL || (r->count == r->nunits &&
+		    r->nunits <= CONFIG_RESOURCE_UNITS_MAX &&
+		    r->units[r->nunits] == NULL));
+		FUZZ_ASSERT(r->share >= 1 && r->share <= 1000);
+		FUZZ_ASSERT(r->units != NULL || (r->share == 1 &&
+		    r->env == NULL));
+		FUZZ_ASSERT(!r->cluster || r->units == NULL);
+	}
 	for (i = 0; i < cfg->npriorities; i++) {
 		FUZZ_ASSERT(config_priority_find(cfg,
 		    cfg->priorities[i].name) == (int)i);

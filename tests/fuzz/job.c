@@ -117,6 +117,35 @@ fuzz_job_v11(struct fuzz_in *in, struct job *job)
 	job_run_edit(job)->stderr_dropped = fuzz_u32(in);
 }
 
+/* resources and devices as a submission and admission make them: counts
+ * of at least one, and lists of at least one unit name. A key or a name
+ * that is not UTF-8 is left out, as jansson takes none. */
+static void
+fuzz_job_resources(struct fuzz_in *in, struct job *job)
+{
+	size_t n = fuzz_u8(in) % 3, i;
+	json_t *units;
+	char *k, *u;
+
+	if ((job->resources = json_object()) == NULL ||
+	    (job->devices = json_object()) == NULL)
+		abort();
+	for (i = 0; i < n; i++) {
+		k = fuzz_str(in, 16);
+		(void)json_object_set_new(job->resources, k,
+		    json_integer(1 + fuzz_u8(in)));
+		if ((units = json_array()) == NULL)
+			abort();
+		u = fuzz_str(in, 8);
+		(void)json_array_append_new(units, json_sprintf("u%s", u));
+		free(u);
+		if (json_array_size(units) > 0)
+			(void)json_object_set(job->devices, k, units);
+		json_decref(units);
+		free(k);
+	}
+}
+
 /* The fields of protocol v1.2. */
 static void
 fuzz_job_v12(struct fuzz_in *in, struct job *job)
@@ -133,6 +162,7 @@ fuzz_job_v12(struct fuzz_in *in, struct job *job)
 			abort();
 		free(s);
 	}
+	fuzz_job_resources(in, job);
 }
 
 static struct job *
@@ -236,6 +266,9 @@ fuzz_json(const struct job *job, json_t *o)
 	FUZZ_ASSERT(json_is_true(json_object_get(o, "frozen")) ==
 	    job->frozen);
 	FUZZ_ASSERT(json_is_true(json_object_get(o, "oom")) == job->run->oom);
+	FUZZ_ASSERT(json_equal(json_object_get(o, "resources"),
+	    job->resources));
+	FUZZ_ASSERT(json_equal(json_object_get(o, "devices"), job->devices));
 	/* An escaped cgroup (bytes not UTF-8) is a string all the same. */
 	FUZZ_ASSERT(json_is_string(json_object_get(o, "cgroup")) ==
 	    (job->run->cgroup != NULL));

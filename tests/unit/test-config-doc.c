@@ -18,7 +18,7 @@
 
 /*
  * The page's key sections are the ones whose .SH title names [daemon],
- * [http], [cluster] or [priority.NAME]. In them every .TP starts the entry of a key, so the
+ * [http], [cluster], [priority.NAME] or [resource.NAME]. In them every .TP starts the entry of a key, so the
  * next line must be ".B KEY"; value lists inside an entry use .IP.
  */
 enum doc_section {
@@ -27,6 +27,7 @@ enum doc_section {
 	DOC_HTTP,
 	DOC_CLUSTER,
 	DOC_PRIORITY,
+	DOC_RESOURCE,
 };
 
 static const struct {
@@ -43,6 +44,8 @@ static const struct {
 	    CONFIG_TABLE_CLUSTER_KEYS },
 	[DOC_PRIORITY] = { "[priority.", "[priority.NAME]",
 	    config_table_priority, CONFIG_TABLE_PRIORITY_KEYS },
+	[DOC_RESOURCE] = { "[resource.", "[resource.NAME]",
+	    config_table_resource, CONFIG_TABLE_RESOURCE_KEYS },
 };
 
 /* The line after a .TP in a key section. */
@@ -68,6 +71,8 @@ doc_section_of(const char *sh_line)
 		return DOC_CLUSTER;
 	if (strstr(sh_line, doc_sections[DOC_PRIORITY].title) != NULL)
 		return DOC_PRIORITY;
+	if (strstr(sh_line, doc_sections[DOC_RESOURCE].title) != NULL)
+		return DOC_RESOURCE;
 	return DOC_OTHER;
 }
 
@@ -177,6 +182,13 @@ every_priority_key_is_documented_once(void **state)
 	check_every_key_is_documented_once(DOC_PRIORITY);
 }
 
+static void
+every_resource_key_is_documented_once(void **state)
+{
+	(void)state;
+	check_every_key_is_documented_once(DOC_RESOURCE);
+}
+
 /* Every entry in a key section is ".B KEY" with a KEY of that section. */
 static void
 every_documented_key_is_in_the_table(void **state)
@@ -207,7 +219,7 @@ every_documented_key_is_in_the_table(void **state)
 	/* Guards against a page whose section titles no longer match. */
 	assert_int_equal(keys, CONFIG_TABLE_DAEMON_KEYS +
 	    CONFIG_TABLE_HTTP_KEYS + CONFIG_TABLE_CLUSTER_KEYS +
-	    CONFIG_TABLE_PRIORITY_KEYS);
+	    CONFIG_TABLE_PRIORITY_KEYS + CONFIG_TABLE_RESOURCE_KEYS);
 }
 
 int
@@ -218,6 +230,7 @@ main(void)
 		cmocka_unit_test(every_http_key_is_documented_once),
 		cmocka_unit_test(every_cluster_key_is_documented_once),
 		cmocka_unit_test(every_priority_key_is_documented_once),
+		cmocka_unit_test(every_resource_key_is_documented_once),
 		cmocka_unit_test(every_documented_key_is_in_the_table),
 	};
 

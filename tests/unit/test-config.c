@@ -648,6 +648,350 @@ cgroup_keys_and_their_defaults(void **state)
 	    "\"max\"");
 }
 
+/* config.md v1.2: [daemon] memory is auto, a size or a percentage of
+ * what the daemon may use; backfill is a boolean, yes by default. */
+static void
+memory_budget_and_backfill(void **state)
+{
+	static const struct {
+		const char *value;
+		enum config_memory_kind kind;
+		uint64_t n;
+	} good[] = {
+		{ "auto", CONFIG_MEMORY_AUTO, 0 },
+		{ "48GiB", CONFIG_MEMORY_SIZE, UINT64_C(48) << 30 },
+		{ "1MiB", CONFIG_MEMORY_SIZE, UINT64_C(1) << 20 },
+		{ "1024TiB", CONFIG_MEMORY_SIZE, UINT64_C(1) << 50 },
+		{ "80%", CONFIG_MEMORY_PERCENT, 80 },
+		{ "1%", CONFIG_MEMORY_PERCENT, 1 },
+		{ "100%", CONFIG_MEMORY_PERCENT, 100 },
+	};
+	static const char *const bad[] = {
+		"0%", "101%", "%", "-5%", "5.5%", "50 %", "x%", "1023KiB",
+		"2PiB", "lots", "Auto", "",
+	};
+	struct config *cfg;
+	char line[64], want[160];
+	size_t i;
+
+	(void)state;
+	cfg = load_ok("");
+	assert_int_equal(cfg->memory_kind, CONFIG_MEMORY_AUTO);
+	assert_int_equal(cfg->memory_value, 0);
+	assert_true(cfg->backfill);
+	config_free(cfg);
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		snprintf(line, sizeof line, "[daemon]\nmemory = %s\n",
+		    good[i].value);
+		cfg = load_ok(line);
+		assert_int_equal(cfg->memory_kind, good[i].kind);
+		assert_int_equal(cfg->memory_value, good[i].n);
+		config_free(cfg);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(line, sizeof line, "memory = %s", bad[i]);
+		snprintf(want, sizeof want, "memory: expected \"auto\", a size "
+		    "from 1MiB to 1024TiB such as 48GiB, or a percentage from "
+		    "1%% to 100%% such as 80%%, not \"%s\"", bad[i]);
+		assert_daemon_error(line, want);
+	}
+	cfg = load_ok("[daemon]\nbackfill = no\n");
+	assert_false(cfg->backfill);
+	config_free(cfg);
+	assert_daemon_error("backfill = sometimes", "backfill: expected yes, "
+	    "no, true, false, on, off, 1 or 0, not \"sometimes\"");
+}
+
+/* Loads "[resource.r]\n" + lines and asserts the one error, on line. */
+static void
+assert_resource_error(const char *lines, unsigned line, const char *text)
+{
+	char *conf, *cause;
+
+	assert_true(asprintf(&conf, "[resource.r]\n%s\n", lines) != -1);
+	cause = load_bad(conf);
+	assert_error(cause, line, text);
+	if (count_lines(cause) != 1)
+		fail_msg("more than one error:\n%s", cause);
+	free(cause);
+	free(conf);
+}
+
+/* config.md v1.2: [resource.NAME], unit-named or counted, in file order,
+ * each key read back with its defaults; config_resource_find. */
+static void
+resources_are_read_in_file_order(void **state)
+{
+	const struct config_resource *r;
+	struct config *cfg;
+
+	(void)state;
+	cfg = load_ok("");
+	assert_int_equal(cfg->nresources, 0);
+	assert_null(cfg->resources);
+	assert_int_equal(config_resource_find(cfg, "gpu"), -1);
+	config_free(cfg);
+
+	cfg = load_ok(
+	    "[resource.gpu]\n"
+	    "units = 0, 1,2 ,3\n"
+	    "share = 2\n"
+	    "env = CUDA_VISIBLE_DEVICES\n"
+	    "[daemon]\n"
+	    "slots = 2\n"
+	    "[resource.licence]\n"
+	    "count = 5\n"
+	    "scope = cluster\n"
+	    "[resource.memory]\n"
+	    "units = nvidia0:1.2_x-y\n"
+	    "scope = node\n"
+	    "share = 1000\n"
+	    "env = _x9\n"
+	    "[resource.slots]\n"
+	    "count = 4294967295\n");
+	assert_int_equal(cfg->nresources, 4);
+	r = &cfg->resources[0];
+	assert_string_equal(r->name, "gpu");
+	assert_int_equal(r->nunits, 4);
+	assert_int_equal(r->count, 4);
+	assert_string_equal(r->units[0], "0");
+	assert_string_equal(r->units[1], "1");
+	assert_string_equal(r->units[2], "2");
+	assert_string_equal(r->units[3], "3");
+	assert_null(r->units[4]);
+	assert_int_equal(r->share, 2);
+	assert_string_equal(r->env, "CUDA_VISIBLE_DEVICES");
+	assert_false(r->cluster);
+	assert_int_equal(r->line, 1);
+	r = &cfg->resources[1];
+	assert_string_equal(r->name, "licence");
+	assert_null(r->units);
+	assert_int_equal(r->nunits, 0);
+	assert_int_equal(r->count, 5);
+	assert_int_equal(r->share, 1);
+	assert_null(r->env);
+	assert_true(r->cluster);
+	assert_int_equal(r->line, 7);
+	/* Named like a built-in word: a resource all the same. */
+	r = &cfg->resources[2];
+	assert_string_equal(r->name, "memory");
+	assert_int_equal(r->nunits, 1);
+	assert_int_equal(r->count, 1);
+	assert_string_equal(r->units[0], "nvidia0:1.2_x-y");
+	assert_int_equal(r->share, 1000);
+	assert_string_equal(r->env, "_x9");
+	assert_false(r->cluster);
+	r = &cfg->resources[3];
+	assert_string_equal(r->name, "slots");
+	assert_int_equal(r->count, UINT32_MAX);
+	assert_int_equal(cfg->slots, 2);
+	assert_int_equal(config_resource_find(cfg, "gpu"), 0);
+	assert_int_equal(config_resource_find(cfg, "licence"), 1);
+	assert_int_equal(config_resource_find(cfg, "slots"), 3);
+	assert_int_equal(config_resource_find(cfg, "GPU"), -1);
+	assert_int_equal(config_resource_find(cfg, "normal"), -1);
+	assert_int_equal(config_resource_find(cfg, NULL), -1);
+	config_free(cfg);
+}
+
+/* units: 1 to 64 names, each 1 to 64 of its characters, none twice. */
+static void
+resource_units_are_checked(void **state)
+{
+	char units[64 * 4 + 16], name[80], line[128], *conf;
+	struct config *cfg;
+	size_t n = 0;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < CONFIG_RESOURCE_UNITS_MAX; i++)
+		n += (size_t)snprintf(units + n, sizeof units - n, "%s%u",
+		    i > 0 ? "," : "", i);
+	assert_true(asprintf(&conf, "[resource.r]\nunits = %s\n", units) !=
+	    -1);
+	cfg = load_ok(conf);
+	assert_int_equal(cfg->resources[0].nunits, 64);
+	assert_string_equal(cfg->resources[0].units[63], "63");
+	config_free(cfg);
+	free(conf);
+	assert_true(asprintf(&conf, "units = %s,64", units) != -1);
+	assert_resource_error(conf, 2, "units: more than 64 units");
+	free(conf);
+
+	memset(name, 'u', 64);
+	name[64] = '\0';
+	snprintf(line, sizeof line, "[resource.r]\nunits = %s\n", name);
+	cfg = load_ok(line);
+	assert_string_equal(cfg->resources[0].units[0], name);
+	config_free(cfg);
+	snprintf(line, sizeof line, "units = a,%su", name);
+	assert_resource_error(line, 2, "units: expected a unit name of 1 to "
+	    "64 of A-Z, a-z, 0-9, _, ., : and -, not \"uuuu*");
+
+	assert_resource_error("units = 0,,1", 2, "units: unit 2 has no name: "
+	    "expected names separated by commas");
+	assert_resource_error("units = 0,1,", 2, "units: unit 3 has no "
+	    "name*");
+	assert_resource_error("units = ,", 2, "units: unit 1 has no name*");
+	assert_resource_error("units =", 2, "units: unit 1 has no name*");
+	assert_resource_error("units = 0, 1 ,0", 2,
+	    "units: unit \"0\" is named twice");
+	assert_resource_error("units = gpu/0", 2, "units: expected a unit "
+	    "name of 1 to 64 of A-Z, a-z, 0-9, _, ., : and -, not "
+	    "\"gpu/0\"");
+	assert_resource_error("units = a b", 2, "units: expected a unit name "
+	    "*");
+}
+
+/* Exactly one of units and count; share, env and scope = cluster only
+ * where they make sense; each key's bounds and form. */
+static void
+resource_keys_are_checked(void **state)
+{
+	char env[CONFIG_RESOURCE_ENV_MAX + 2], line[200];
+	struct config *cfg;
+	char *cause;
+
+	(void)state;
+	assert_resource_error("", 1, "[resource.r]: neither units nor count: "
+	    "give its units' names (units = 0,1) or how many there are "
+	    "(count = 4)");
+	assert_resource_error("share = 2", 1, "[resource.r]: neither*");
+	assert_resource_error("units = 0\ncount = 2", 3, "[resource.r]: both "
+	    "units (line 2) and count (line 3): give one");
+	assert_resource_error("count = 2\nunits = 0", 3, "[resource.r]: both "
+	    "units (line 3) and count (line 2): give one");
+	assert_resource_error("count = 2\nshare = 2", 3, "share: only for a "
+	    "resource of named units; [resource.r] is counted");
+	/* Given, even as the default: it is a mistake all the same. */
+	assert_resource_error("share = 1\ncount = 2", 2, "share: only for*");
+	assert_resource_error("count = 2\nenv = LICENCES", 3, "env: only for "
+	    "a resource of named units; [resource.r] is counted, and no job "
+	    "is told which of its units it has");
+	assert_resource_error("units = 0\nscope = cluster", 3, "scope: "
+	    "cluster is only for a counted resource; [resource.r] has named "
+	    "units, which are this node's");
+	assert_resource_error("count = 0", 2, "count: expected a whole number "
+	    "from 1 to 4294967295, not \"0\"");
+	assert_resource_error("count = 4294967296", 2, "count: expected a "
+	    "whole number from 1 to 4294967295, not \"4294967296\"");
+	assert_resource_error("count = -1", 2, "count: expected*");
+	assert_resource_error("count = many", 2, "count: expected*");
+	assert_resource_error("units = 0\nshare = 0", 3, "share: expected a "
+	    "whole number from 1 to 1000, not \"0\"");
+	assert_resource_error("units = 0\nshare = 1001", 3, "share: expected "
+	    "a whole number from 1 to 1000, not \"1001\"");
+	assert_resource_error("count = 1\nscope = world", 3, "scope: "
+	    "expected \"node\" or \"cluster\", not \"world\"");
+	assert_resource_error("units = 0\nenv = 1CUDA", 3, "env: expected a "
+	    "variable name of 1 to 128 of A-Z, a-z, 0-9 and _, not starting "
+	    "with a digit, not \"1CUDA\"");
+	assert_resource_error("units = 0\nenv = CUDA-X", 3, "env: expected "
+	    "a variable name*");
+	assert_resource_error("units = 0\nenv =", 3, "env: expected a "
+	    "variable name*");
+	assert_resource_error("units = 0\nenv = TRIAGE_GPU", 3, "env: "
+	    "TRIAGE_* variables are triage's own: expected another name, not "
+	    "\"TRIAGE_GPU\"");
+	memset(env, 'E', sizeof env - 1);
+	env[sizeof env - 1] = '\0';
+	snprintf(line, sizeof line, "units = 0\nenv = %s", env);
+	assert_resource_error(line, 3, "env: expected a variable name*");
+	env[sizeof env - 2] = '\0';
+	snprintf(line, sizeof line, "[resource.r]\nunits = 0\nenv = %s\n",
+	    env);
+	cfg = load_ok(line);
+	assert_string_equal(cfg->resources[0].env, env);
+	config_free(cfg);
+	assert_resource_error("units = 0\nunit = 1", 3,
+	    "unit: unknown key in [resource.r]");
+	assert_resource_error("units = 0\nunits = 1", 3,
+	    "units: given twice, first on line 2");
+
+	/* Every problem of every section at once, in line order. */
+	cause = load_bad("[resource.a]\ncount = 0\nshare = 2\n"
+	    "[resource.b]\nunits = 0,0\nscope = cluster\n");
+	assert_error(cause, 2, "count: expected*");
+	assert_error(cause, 3, "share: only for*");
+	assert_error(cause, 5, "units: unit \"0\" is named twice");
+	assert_error(cause, 6, "scope: cluster is only for*");
+	assert_int_equal(count_lines(cause), 4);
+	free(cause);
+}
+
+/* Names of [a-z0-9_-]{1,32}, at most 32 sections, each once, and the
+ * variables they give a job clash with nothing. */
+static void
+resource_sections_are_checked(void **state)
+{
+	char *conf = NULL, *next, *cause;
+	struct config *cfg;
+	unsigned i;
+
+	(void)state;
+	cause = load_bad("[resource.GPU]\ncount = 1\n[resource.g.p]\n"
+	    "count = 1\n[resource.]\ncount = 1\n"
+	    "[resource.abcdefghijklmnopqrstuvwxyz0123456]\ncount = 1\n");
+	assert_error(cause, 1, "[resource.GPU]: bad resource name \"GPU\": "
+	    "expected 1 to 32 of a-z, 0-9, _ and -");
+	assert_error(cause, 3, "[resource.g.p]: bad resource name*");
+	assert_error(cause, 5, "[resource.]: bad resource name \"\"*");
+	assert_error(cause, 7, "[resource.abcdefghijklmnopqrstuvwxyz0123456]: "
+	    "bad resource name*");
+	assert_int_equal(count_lines(cause), 4);
+	free(cause);
+	cfg = load_ok("[resource.abcdefghijklmnopqrstuvwxyz012345]\n"
+	    "count = 1\n[resource.a_-9]\ncount = 1\n");
+	assert_int_equal(cfg->nresources, 2);
+	config_free(cfg);
+
+	for (i = 0; i <= CONFIG_RESOURCES_MAX; i++) {
+		assert_true(asprintf(&next, "%s[resource.r%u]\ncount = %u\n",
+		    conf != NULL ? conf : "", i, i + 1) != -1);
+		free(conf);
+		conf = next;
+	}
+	cause = load_bad(conf);
+	assert_error(cause, 2 * CONFIG_RESOURCES_MAX + 1,
+	    "[resource.r32]: more than 32 resources");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+	/* One fewer is fine. */
+	*strstr(conf, "[resource.r32]") = '\0';
+	cfg = load_ok(conf);
+	assert_int_equal(cfg->nresources, CONFIG_RESOURCES_MAX);
+	assert_string_equal(cfg->resources[31].name, "r31");
+	config_free(cfg);
+	free(conf);
+
+	cause = load_bad("[resource.gpu]\nunits = 0\n[resource.gpu]\n"
+	    "share = 2\n");
+	assert_error(cause, 3, "[resource.gpu]: section given twice, first "
+	    "on line 1");
+	assert_int_equal(count_lines(cause), 1);
+	free(cause);
+
+	cause = load_bad("[resource.gpu-a]\nunits = 0\nenv = CUDA\n"
+	    "[resource.gpu_a]\nunits = 1\nenv = CUDA\n"
+	    "[resource.job-id]\ncount = 1\n[resource.priority]\ncount = 1\n"
+	    "[resource.attempt]\ncount = 1\n[resource.socket]\ncount = 1\n"
+	    "[resource.config]\ncount = 1\n");
+	assert_error(cause, 4, "[resource.gpu_a]: its units would be given in "
+	    "TRIAGE_GPU_A, as those of [resource.gpu-a] on line 1: choose "
+	    "another name");
+	assert_error(cause, 6, "env: CUDA is already [resource.gpu-a]'s "
+	    "(line 3)");
+	assert_error(cause, 7, "[resource.job-id]: its units would be given "
+	    "in TRIAGE_JOB_ID, which is triage's own: choose another name");
+	assert_error(cause, 9, "[resource.priority]: its units would be "
+	    "given in TRIAGE_PRIORITY*");
+	assert_error(cause, 11, "[resource.attempt]: *");
+	assert_error(cause, 13, "[resource.socket]: *");
+	assert_error(cause, 15, "[resource.config]: *");
+	assert_int_equal(count_lines(cause), 7);
+	free(cause);
+}
+
 static void
 every_shutdown_and_log_level_word_maps(void **state)
 {
@@ -1145,11 +1489,12 @@ unknown_section_is_an_error_and_its_keys_are_skipped(void **state)
 
 	(void)state;
 	cause = load_bad("[daemon]\nslots = 2\n[deamon]\nslots = 3\n"
-	    "[priority]\nrank = 1\n");
+	    "[priority]\nrank = 1\n[resources.gpu]\nunits = 0\n");
 	assert_error(cause, 3, "[deamon]: unknown section; expected [daemon], "
-	    "[http], [cluster] or [priority.NAME]");
+	    "[http], [cluster], [priority.NAME] or [resource.NAME]");
 	assert_error(cause, 5, "[priority]: unknown section*");
-	assert_int_equal(count_lines(cause), 2);
+	assert_error(cause, 7, "[resources.gpu]: unknown section*");
+	assert_int_equal(count_lines(cause), 3);
 	free(cause);
 }
 
@@ -1288,7 +1633,8 @@ key_outside_any_section_is_an_error(void **state)
 	(void)state;
 	cause = load_bad("slots = 2\n[daemon]\n");
 	assert_error(cause, 1, "slots: outside any section; keys go under "
-	    "[daemon], [http], [cluster] or [priority.NAME]");
+	    "[daemon], [http], [cluster], [priority.NAME] or "
+	    "[resource.NAME]");
 	free(cause);
 }
 
@@ -1754,6 +2100,11 @@ main(void)
 		T(every_shutdown_and_log_level_word_maps),
 		T(job_process_keys_and_their_defaults),
 		T(cgroup_keys_and_their_defaults),
+		T(memory_budget_and_backfill),
+		T(resources_are_read_in_file_order),
+		T(resource_units_are_checked),
+		T(resource_keys_are_checked),
+		T(resource_sections_are_checked),
 		T(every_boolean_word_is_accepted),
 		T(bounds_are_inclusive_and_enforced),
 		T(socket_mode_is_octal_with_or_without_leading_zero),

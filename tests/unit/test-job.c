@@ -137,6 +137,10 @@ full_job(void)
 	job->nice = 19;
 	job->merge_output = true;
 	job->memory = (uint64_t)INT64_MAX;
+	assert_non_null(job->resources = json_pack("{si si}", "gpu", 2,
+	    "lic\"ence", 1));
+	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "1",
+	    "nv:3"));
 	job->frozen = true;
 	run->peak_memory = 2147483648;
 	run->oom = true;
@@ -167,8 +171,13 @@ a_job_with_every_field_set(void **state)
 	run->exit_code = 255;
 	json_decref(job->labels);
 	job->labels = json_object();
-	/* v1.2's: no memory, a peak of nothing yet, no cgroup. */
+	/* v1.2's: no memory, no resources nor devices, a peak of nothing
+	 * yet, no cgroup. */
 	job->memory = 0;
+	json_decref(job->resources);
+	job->resources = json_object();
+	json_decref(job->devices);
+	job->devices = NULL;
 	run->peak_memory = 0;
 	assert_int_equal(job_set_cgroup(job, NULL), 0);
 	assert_null(job->run->cgroup);
@@ -204,7 +213,8 @@ the_object_of_a_full_job_to_the_byte(void **state)
 	    "\"held\":true,\"begin_at\":\"2026-11-22T10:00:00.005Z\","
 	    "\"after_any\":[9],\"nice\":19,\"merge_output\":true,"
 	    "\"pending_reason\":\"held\",\"memory\":9223372036854775807,"
-	    "\"frozen\":true,\"peak_memory\":2147483648,\"oom\":true,"
+	    "\"resources\":{\"gpu\":2,\"lic\\\"ence\":1},"
+	    "\"devices\":{\"gpu\":[\"1\",\"nv:3\"]},\"frozen\":true,\"peak_memory\":2147483648,\"oom\":true,"
 	    "\"cgroup\":\"triage.slice/j\\\"ob\\\\9\"}";
 	struct job *job = full_job();
 	struct jsonw w = { 0 };
@@ -379,7 +389,7 @@ a_fresh_job_has_no_memory_nor_cgroup(void **state)
 	(void)state;
 	text = written(job);
 	assert_non_null(strstr(text, "\"pending_reason\":null,\"memory\":null,"
-	    "\"frozen\":false,\"peak_memory\":null,\"oom\":false,"
+	    "\"resources\":{},\"devices\":{},\"frozen\":false,\"peak_memory\":null,\"oom\":false,"
 	    "\"cgroup\":null}"));
 	free(text);
 	/* Clearing what is not there allocates no run. */
@@ -388,9 +398,10 @@ a_fresh_job_has_no_memory_nor_cgroup(void **state)
 	job_free(job);
 }
 
-/* A cgroup, a peak and an OOM kill are an attempt's: the next one starts
- * without them, and keeps the reason, as it always has. A copy of the
- * status leaves the cgroup to the job, as the reason. */
+/* A cgroup, a peak, an OOM kill and the devices are an attempt's: the next
+ * one starts without them, and keeps the reason and the resources it asks
+ * for, as it always has. A copy of the status leaves the cgroup to the
+ * job, as the reason. */
 static void
 a_new_attempt_clears_the_run_s_cgroup(void **state)
 {
@@ -405,6 +416,8 @@ a_new_attempt_clears_the_run_s_cgroup(void **state)
 	assert_int_equal(job_set_cgroup(job, "/triage/\xff" "1"), 0);
 	assert_string_equal(job->run->cgroup, "/triage/\\xff1");
 	assert_int_equal(job_set_reason(job, "killed"), 0);
+	assert_non_null(job->resources = json_pack("{si}", "gpu", 1));
+	assert_non_null(job->devices = json_pack("{s[s]}", "gpu", "0"));
 	free(written(job));
 
 	job_status_get(job, &st);
@@ -422,6 +435,9 @@ a_new_attempt_clears_the_run_s_cgroup(void **state)
 	assert_false(job->run->oom);
 	assert_string_equal(job->run->reason, "killed");
 	assert_true(job_run_is_none(job->run));
+	assert_null(job->devices);
+	assert_int_equal(json_integer_value(json_object_get(job->resources,
+	    "gpu")), 1);
 	job_free(job);
 }
 

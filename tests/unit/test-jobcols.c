@@ -199,6 +199,9 @@ full_job(void)
 	job->merge_output = true;
 	job->memory = 3u << 20;
 	job->frozen = true;
+	assert_non_null(job->resources = json_pack("{si si}", "gpu", 2,
+	    "licence", 1));
+	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "0", "3"));
 	assert_non_null(run = job_run_edit(job));
 	run->started_at = 1700000002000;
 	run->finished_at = 1700000003000;

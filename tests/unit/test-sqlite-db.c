@@ -269,6 +269,10 @@ full_job(uint64_t id)
 	job_run_edit(job)->peak_memory = (int64_t)1 << 36;
 	job_run_edit(job)->oom = true;
 	assert_int_equal(job_set_cgroup(job, "triage/5 Ã©"), 0);
+	assert_non_null(job->resources = json_pack("{si sI}", "gpu", 2,
+	    "lic-\xc3\xa9", (json_int_t)4000000000));
+	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "0",
+	    "nv:1"));
 	return job;
 }
 
@@ -295,6 +299,18 @@ assert_opt_string_equal(const char *a, const char *b)
 		assert_non_null(b);
 		assert_string_equal(a, b);
 	}
+}
+
+/* Two of a job's objects (labels, resources, devices), NULL for none,
+ * are the same. */
+static void
+assert_opt_json_equal(const json_t *a, const json_t *b)
+{
+	if (a == NULL)
+		assert_null(b);
+	else if (!json_equal(a, b))
+		fail_msg("%s is not %s", json_dumps(b, JSON_COMPACT),
+		    json_dumps(a, JSON_COMPACT));
 }
 
 /* Every persisted field of want equals that of got. */
@@ -345,10 +361,7 @@ assert_job_equal(const struct job *want, const struct job *got)
 	    got->run->stdout_truncated);
 	assert_int_equal(want->run->stderr_truncated,
 	    got->run->stderr_truncated);
-	if (want->labels == NULL)
-		assert_null(got->labels);
-	else
-		assert_true(json_equal(want->labels, got->labels));
+	assert_opt_json_equal(want->labels, got->labels);
 	assert_int_equal(want->held, got->held);
 	assert_int_equal(want->begin_at, got->begin_at);
 	assert_int_equal(want->nafter_any, got->nafter_any);
@@ -363,6 +376,8 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->run->peak_memory, got->run->peak_memory);
 	assert_int_equal(want->run->oom, got->run->oom);
 	assert_opt_string_equal(want->run->cgroup, got->run->cgroup);
+	assert_opt_json_equal(want->resources, got->resources);
+	assert_opt_json_equal(want->devices, got->devices);
 }
 
 static int
@@ -483,6 +498,11 @@ change_life(struct job *job)
 	job_run_edit(job)->peak_memory = -1;
 	job_run_edit(job)->oom = false;
 	assert_int_equal(job_set_cgroup(job, NULL), 0);
+	/* Updated: the resources it asks for; a new attempt: no devices. */
+	json_decref(job->resources);
+	assert_non_null(job->resources = json_pack("{si}", "gpu", 1));
+	json_decref(job->devices);
+	job->devices = NULL;
 }
 
 static void
@@ -1201,6 +1221,9 @@ test_migrate_v5(void **state)
 		assert_int_equal(l.jobs[i]->run->peak_memory, -1);
 		assert_false(l.jobs[i]->run->oom);
 		assert_null(l.jobs[i]->run->cgroup);
+		/* Schema 9's: none asked for, none given. */
+		assert_null(l.jobs[i]->resources);
+		assert_null(l.jobs[i]->devices);
 	}
 	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
 	assert_string_equal(json_string_value(json_object_get(
@@ -1387,6 +1410,24 @@ test_bad_rows(void **state)
 	    "column node is not a node name");
 	load_bad("UPDATE jobs SET pinned_node = x'41' WHERE id = 7",
 	    "column pinned_node is not text");
+	load_bad("UPDATE jobs SET labels = '{\"a\": 1}' WHERE id = 7",
+	    "column labels holds a non-string");
+	load_bad("UPDATE jobs SET resources = '[\"gpu\"]' WHERE id = 7",
+	    "column resources is not a JSON object");
+	load_bad("UPDATE jobs SET resources = '{\"gpu\": 0}' WHERE id = 7",
+	    "column resources holds a count that is not a positive integer");
+	load_bad("UPDATE jobs SET resources = '{\"gpu\": \"1\"}' WHERE id = 7",
+	    "column resources holds a count");
+	load_bad("UPDATE jobs SET devices = '{\"gpu\": \"0\"}' WHERE id = 7",
+	    "column devices holds something not a list of unit names");
+	load_bad("UPDATE jobs SET devices = '{\"gpu\": []}' WHERE id = 7",
+	    "column devices holds something not a list");
+	load_bad("UPDATE jobs SET devices = '{\"gpu\": [0]}' WHERE id = 7",
+	    "column devices holds something not a list");
+	load_bad("UPDATE jobs SET devices = '{\"gpu\": [\"\"]}' WHERE id = 7",
+	    "column devices holds something not a list");
+	load_bad("UPDATE jobs SET devices = '{' WHERE id = 7",
+	    "column devices is not JSON");
 }
 
 int
