@@ -459,6 +459,7 @@ main(int argc, char **argv)
 		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
 		.no_new_privs = td.cfg->no_new_privs,
 		.cgroups = td.cgroups,
+		.cfg = &td.cfg,
 	};
 	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
 	    &td)) == NULL || (deps = deps_new()) == NULL)
