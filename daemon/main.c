@@ -27,6 +27,7 @@
 #include "http-events.h"
 #include "jobs.h"
 #include "log.h"
+#include "membudget.h"
 #include "method.h"
 #include "metrics.h"
 #include "notify.h"
@@ -316,6 +317,7 @@ main(int argc, char **argv)
 	struct triaged td;
 	bool check_only = false;
 	char *cause = NULL, *socket_path, *db_path;
+	char budget[MEMBUDGET_WORDS_MAX];
 	const char *env;
 	int ch, lock_fd, listen_fd = -1;
 	size_t i;
@@ -413,6 +415,8 @@ main(int argc, char **argv)
 	if ((td.cgroups = cgroups_start(cgroups_want(td.cfg),
 	    td.cfg->state_dir, &cause)) == NULL)
 		fatalx("not starting: %s", cause ? cause : "out of memory");
+	/* Where the daemon now is: its cgroup's limits bind it. */
+	td.memory_budget = membudget_compute(td.cfg);
 	setup.cgroup_fd = cgroups_jobs_fd(td.cgroups);
 	setup.cgroup_ctls = cgroups_ctls(td.cgroups);
 	setup.job_oom_score_adj = oomadj_lower();
@@ -455,6 +459,7 @@ main(int argc, char **argv)
 		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
 		.no_new_privs = td.cfg->no_new_privs,
 		.cgroups = td.cgroups,
+		.cfg = &td.cfg,
 	};
 	if ((td.run = run_new(td.base, td.pool, &params, &jobs_run_callbacks,
 	    &td)) == NULL || (deps = deps_new()) == NULL)
@@ -490,10 +495,11 @@ main(int argc, char **argv)
 	    == NULL)
 		fatalx("cannot listen: %s", cause ? cause : "?");
 
+	membudget_words(td.memory_budget, false, budget, sizeof budget);
 	log_notice("ready on %s: %u slots (%s policy), %u workers, %u "
-	    "priorities, state in %s", socket_path, td.cfg->slots,
-	    td.cfg->policy, td.cfg->workers, td.cfg->npriorities,
-	    td.cfg->state_dir);
+	    "priorities, memory budget %s, state in %s", socket_path,
+	    td.cfg->slots, td.cfg->policy, td.cfg->workers,
+	    td.cfg->npriorities, budget, td.cfg->state_dir);
 	notify_ready(&td);
 	event_base_dispatch(td.base);
 

@@ -375,7 +375,8 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
 	if (method_check_name(cfg, params, err) != 0 ||
-	    method_check_memory(params, err) != 0)
+	    method_check_memory(ctx, params, &cfg->priorities[prio],
+	    err) != 0 || method_check_resources(ctx, params, err) != 0)
 		return -1;
 	if (cwd != NULL && submit_check_cwd(cwd, err) != 0)
 		return -1;
@@ -598,9 +599,10 @@ nomem:
 	return -1;
 }
 
-/* The job's process: its nice and memory (the priority's by default) and
- * whether stderr joins stdout. */
-static void
+/* The job's process: its nice and memory (the priority's by default),
+ * whether stderr joins stdout, and the resources it needs. 0, or -1 out of
+ * memory. */
+static int
 submit_process(json_t *params, const struct config_priority *p,
     struct job *job)
 {
@@ -613,6 +615,7 @@ submit_process(json_t *params, const struct config_priority *p,
 	    p->memory;
 	job->merge_output = json_is_true(json_object_get(params,
 	    "merge_output"));
+	return method_resources(params, &job->resources);
 }
 
 static void
@@ -654,7 +657,10 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, user) != 0)
 		goto fail;
-	submit_process(params, &td->cfg->priorities[prio], job);
+	if (submit_process(params, &td->cfg->priorities[prio], job) != 0) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		goto fail;
+	}
 	submit_queueing(params, job);
 	node = json_object_get(params, "node");
 	if (node != NULL && !cluster_has_node(td, json_string_value(node))) {
@@ -710,6 +716,8 @@ static const struct method_param submit_params[] = {
 	{ "after_any", PARAM_ARRAY, false, NULL },
 	{ "node", PARAM_STRING, false, NULL },
 	{ "memory", PARAM_INTEGER, false, "an integer (bytes)" },
+	{ "resources", PARAM_OBJECT, false, "an object of resource names to "
+	  "counts" },
 	{ NULL, 0, false, NULL },
 };
 

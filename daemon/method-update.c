@@ -1,5 +1,6 @@
 /* method-update.c - `update`: changes a queued job's priority, name, limits,
- * labels, begin time, nice or memory, checked as a submission's are. */
+ * labels, begin time, nice, memory or resources, checked as a submission's
+ * are. */
 #include <string.h>
 
 #include "config.h"
@@ -26,7 +27,8 @@ update_check(const struct method_ctx *ctx, json_t *params,
 	    method_check_nice(ctx->admin, json_object_get(params, "nice"),
 	    NULL, err) != 0 ||
 	    method_check_begin_at(params, err) != 0 ||
-	    method_check_memory(params, err) != 0)
+	    method_check_memory(ctx, params, NULL, err) != 0 ||
+	    method_check_resources(ctx, params, err) != 0)
 		return -1;
 	if (labels != NULL &&
 	    labels_check(ctx->cfg, labels, "labels", err) != 0)
@@ -106,6 +108,7 @@ update_handler(struct rpc_req *req, json_t *params)
 	json_t *begin_at = json_object_get(params, "begin_at");
 	json_t *memory = json_object_get(params, "memory");
 	struct jobs_update u = { .prio = -1 };
+	json_t *resources = NULL, *old;
 	struct job *job;
 
 	if ((job = method_job(req, params)) == NULL ||
@@ -138,10 +141,26 @@ update_handler(struct rpc_req *req, json_t *params)
 			(void)timefmt_parse(json_string_value(begin_at),
 			    &u.begin_at);
 	}
+	/* The resources it asks for replace the old ones whole ({}: none),
+	 * in place before jobs_update writes the job, and back as they were
+	 * should it fail. */
+	old = job->resources;
+	if (json_object_get(params, "resources") != NULL) {
+		if (method_resources(params, &resources) != 0) {
+			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
+			    "out of memory");
+			return;
+		}
+		job->resources = resources;
+	}
 	if (jobs_update(td, job, &u, conn_uid(req->conn)) != 0) {
+		job->resources = old;
+		json_decref(resources);
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
+	if (job->resources != old)
+		json_decref(old);
 	method_reply_edit(req, job, "updated");
 }
 
@@ -155,6 +174,8 @@ static const struct method_param update_params[] = {
 	{ "begin_at", PARAM_STRING | PARAM_NULL, false, "a string or null" },
 	{ "nice", PARAM_INTEGER, false, NULL },
 	{ "memory", PARAM_INTEGER, false, "an integer (bytes)" },
+	{ "resources", PARAM_OBJECT, false, "an object of resource names to "
+	  "counts" },
 	{ NULL, 0, false, NULL },
 };
 

@@ -11,6 +11,7 @@
 #include "job.h"
 #include "jobs.h"
 #include "jsonw.h"
+#include "membudget.h"
 #include "method.h"
 #include "psem.h"
 #include "rpc.h"
@@ -182,6 +183,7 @@ method_call(struct rpc_req *req, const char *name, json_t *params)
 		.gid = conn_gid(req->conn),
 		.admin = conn_is_admin(req->conn),
 		.permits = psem_permits(td->sem),
+		.memory_budget = td->memory_budget,
 	};
 	const struct method *m;
 	struct method_err err;
@@ -303,15 +305,113 @@ method_check_retries(json_t *params, struct method_err *err)
 }
 
 int
-method_check_memory(json_t *params, struct method_err *err)
+method_check_memory(const struct method_ctx *ctx, json_t *params,
+    const struct config_priority *p, struct method_err *err)
 {
 	json_t *memory = json_object_get(params, "memory");
+	char need[MEMBUDGET_WORDS_MAX], budget[MEMBUDGET_WORDS_MAX];
+	json_int_t n = json_integer_value(memory);
 
-	if (memory != NULL && json_integer_value(memory) < METHOD_MEMORY_MIN)
+	if (memory != NULL && n < METHOD_MEMORY_MIN)
 		return method_fail(err, RPC_INVALID_PARAMS, "memory",
 		    "\"memory\" must be bytes, at least %d (1MiB), not %lld",
-		    METHOD_MEMORY_MIN, (long long)json_integer_value(memory));
+		    METHOD_MEMORY_MIN, (long long)n);
+	if (ctx->memory_budget == 0)
+		return 0;
+	/* Never admitted: better refused now than queued for ever. */
+	membudget_words(ctx->memory_budget, false, budget, sizeof budget);
+	if (memory != NULL && (uint64_t)n > ctx->memory_budget) {
+		membudget_words((uint64_t)n, true, need, sizeof need);
+		return method_fail(err, RPC_INVALID_PARAMS, "memory",
+		    "memory %s is more than the memory budget, %s: it could "
+		    "never start", need, budget);
+	}
+	if (memory == NULL && p != NULL && p->memory > ctx->memory_budget) {
+		membudget_words(p->memory, true, need, sizeof need);
+		return method_fail(err, RPC_INVALID_PARAMS, "memory",
+		    "the memory of priority %s, %s, is more than the memory "
+		    "budget, %s: its jobs could never start unless they give "
+		    "a smaller \"memory\"", p->name, need, budget);
+	}
 	return 0;
+}
+
+/* "gpu, licence": the configured resources, for a message. */
+static void
+method_resource_names(const struct config *cfg, char *buf, size_t size)
+{
+	size_t len = 0;
+	unsigned i;
+
+	snprintf(buf, size, "none");
+	for (i = 0; i < cfg->nresources && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+		    i ? ", " : "", cfg->resources[i].name);
+}
+
+/* One member of "resources": key a configured resource, v a count of
+ * its units it has. */
+static int
+method_check_resource(const struct config *cfg, const char *key, json_t *v,
+    struct method_err *err)
+{
+	char known[CONFIG_RESOURCES_MAX * (CONFIG_RESOURCE_NAME_MAX + 2)];
+	const struct config_resource *r;
+	const char *field = err->field_buf;
+	int i;
+
+	/* A name too long for the field is no resource's: the field is
+	 * then the whole object. */
+	if ((size_t)snprintf(err->field_buf, sizeof err->field_buf,
+	    "resources.%s", key) >= sizeof err->field_buf)
+		field = "resources";
+	if ((i = config_resource_find(cfg, key)) == -1) {
+		method_resource_names(cfg, known, sizeof known);
+		if (strlen(key) > CONFIG_RESOURCE_NAME_MAX)
+			return method_fail(err, RPC_INVALID_PARAMS, field,
+			    "\"resources\" names a resource of %zu bytes, "
+			    "longer than any resource's name (configured: %s)",
+			    strlen(key), known);
+		return method_fail(err, RPC_INVALID_PARAMS, field,
+		    "unknown resource \"%s\" in \"resources\" (configured: "
+		    "%s)", key, known);
+	}
+	r = &cfg->resources[i];
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		return method_fail(err, RPC_INVALID_PARAMS, field,
+		    "\"%s\" must be a positive integer, how many of its "
+		    "units the job needs", field);
+	if ((uint64_t)json_integer_value(v) > r->count)
+		return method_fail(err, RPC_INVALID_PARAMS, field,
+		    "\"%s\" asks for %lld units, and %s has %llu: the job "
+		    "could never start", field, (long long)json_integer_value(v),
+		    r->name, (unsigned long long)r->count);
+	return 0;
+}
+
+int
+method_check_resources(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err)
+{
+	json_t *resources = json_object_get(params, "resources"), *v;
+	const char *key;
+
+	json_object_foreach(resources, key, v)
+		if (method_check_resource(ctx->cfg, key, v, err) != 0)
+			return -1;
+	return 0;
+}
+
+int
+method_resources(json_t *params, json_t **resources)
+{
+	json_t *given = json_object_get(params, "resources");
+
+	*resources = NULL;
+	if (json_object_size(given) == 0)
+		return 0;
+	/* The job's own: the request's object goes with the request. */
+	return (*resources = json_deep_copy(given)) == NULL ? -1 : 0;
 }
 
 int

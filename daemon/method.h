@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <jansson.h>
@@ -38,6 +39,9 @@ struct method_ctx {
 	gid_t gid;
 	bool admin;		/* root, the daemon's uid, or admin_group */
 	unsigned permits;	/* the semaphore's slots in all */
+	/* The memory budget (membudget.h), which no job may declare more
+	 * than; 0: none known (a check without a daemon), no bound. */
+	uint64_t memory_budget;
 };
 
 /* Why params were refused: what the client gets as its error. */
@@ -115,15 +119,26 @@ int method_check_retries(json_t *params, struct method_err *err);
 /* The least memory a job may declare (protocol v1.2): 1 MiB. */
 #define METHOD_MEMORY_MIN 1048576
 /* A check: params' "memory", when there, is bytes, at least
- * METHOD_MEMORY_MIN. */
-int method_check_memory(json_t *params, struct method_err *err);
+ * METHOD_MEMORY_MIN, and no more than the memory budget; without it, the
+ * memory of p (the priority a submission goes to; NULL: none to check) is
+ * within the budget. */
+struct config_priority;
+int method_check_memory(const struct method_ctx *ctx, json_t *params,
+    const struct config_priority *p, struct method_err *err);
+/* A check: params' "resources", when there (an object), names configured
+ * resources, each with a count from 1 to what it has (count, or its
+ * number of units); the field at fault is "resources.NAME". */
+int method_check_resources(const struct method_ctx *ctx, json_t *params,
+    struct method_err *err);
+/* The job's copy of params' "resources" (checked) into *resources: NULL
+ * when absent or {}. 0, or -1 out of memory. */
+int method_resources(json_t *params, json_t **resources);
 /* A check: params' "begin_at", when a string, is an RFC 3339 time with an
  * offset, of a date that exists (null is the param table's to allow). */
 int method_check_begin_at(json_t *params, struct method_err *err);
 /* nice (a param's value, NULL for none): 0 to 19, and no less than p's
  * unless admin asks, since a lower nice takes the CPU from the priorities
  * above (p NULL: the range alone). */
-struct config_priority;
 int method_check_nice(bool admin, json_t *nice,
     const struct config_priority *p, struct method_err *err);
 /* The index of the priority named by params' "priority", which

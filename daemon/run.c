@@ -17,6 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "pool.h"
+#include "resenv.h"
 #include "run.h"
 #include "timefmt.h"
 #include "units.h"
@@ -167,11 +168,13 @@ run_end_unstarted(struct jobrun *jr, const char *why)
 	run_end(jr, &out);
 }
 
-/* The TRIAGE_* variables every job gets, in buffers of their own. */
+/* The TRIAGE_* variables every job gets, in buffers of their own, and
+ * those of the units it was given (resenv.h), allocated. */
 struct run_vars {
 	char id[48];
 	char priority[24 + CONFIG_PRIORITY_NAME_MAX];
 	char attempt[32];
+	char **devices;
 };
 
 static bool
@@ -182,20 +185,40 @@ run_is_ours(const char *var)
 	    strncmp(var, "TRIAGE_ATTEMPT=", 15) == 0;
 }
 
-/* The whole environment: the job's own, then TRIAGE_*, which win. The
- * array is allocated; its strings are borrowed from job and vars. */
-static char **
-run_envp(const struct job *job, struct run_vars *vars)
+/* The config whose resources name the variables of a job's units: the
+ * daemon's as it is now, a reload having replaced the one at the start;
+ * NULL without one. */
+static const struct config *
+run_config(const struct run *run)
 {
-	size_t n = 0, i, k = 0;
+	return run->params.cfg != NULL ? *run->params.cfg : NULL;
+}
+
+/* The whole environment: the job's own, then TRIAGE_* and the variables
+ * of its units, which win over any of the job's of the same name. The
+ * array is allocated; its strings are borrowed from job and vars, whose
+ * devices the caller frees with resenv_free. NULL with errno (ENOMEM, or
+ * EINVAL for devices that make no variables). */
+static char **
+run_envp(const struct run *run, const struct job *job, struct run_vars *vars)
+{
+	size_t n = 0, ndev = 0, i, k = 0;
 	char **envp;
 
+	if (resenv_vars(job->devices, run_config(run), &vars->devices) == -1)
+		return NULL;
+	while (vars->devices[ndev] != NULL)
+		ndev++;
 	while (job->env != NULL && job->env[n] != NULL)
 		n++;
-	if ((envp = calloc(n + 4, sizeof *envp)) == NULL)
+	if ((envp = calloc(n + 4 + ndev, sizeof *envp)) == NULL) {
+		resenv_free(vars->devices);
+		vars->devices = NULL;
 		return NULL;
+	}
 	for (i = 0; i < n; i++)
-		if (!run_is_ours(job->env[i]))
+		if (!run_is_ours(job->env[i]) &&
+		    !resenv_sets(vars->devices, job->env[i]))
 			envp[k++] = job->env[i];
 	snprintf(vars->id, sizeof vars->id, "TRIAGE_JOB_ID=%llu",
 	    (unsigned long long)job->id);
@@ -205,7 +228,9 @@ run_envp(const struct job *job, struct run_vars *vars)
 	    job->attempt);
 	envp[k++] = vars->id;
 	envp[k++] = vars->priority;
-	envp[k] = vars->attempt;
+	envp[k++] = vars->attempt;
+	for (i = 0; i < ndev; i++)
+		envp[k++] = vars->devices[i];
 	return envp;
 }
 
@@ -230,7 +255,7 @@ run_hand(struct jobrun *jr)
 	char **envp;
 	int rc;
 
-	if ((envp = run_envp(job, &vars)) == NULL)
+	if ((envp = run_envp(run, job, &vars)) == NULL)
 		return -1;
 	snprintf(out, sizeof out, "%s/%llu.stdout", run->output_dir,
 	    (unsigned long long)job->id);
@@ -269,6 +294,7 @@ run_hand(struct jobrun *jr)
 	}
 	rc = pool_start(run->pool, &spec);
 	free(envp);
+	resenv_free(vars.devices);
 	if (rc != 0)
 		return rc;
 	jr->handed = true;

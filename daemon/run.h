@@ -10,6 +10,7 @@
 #include "job.h"
 
 struct cgroups;
+struct config;
 struct event_base;
 struct pool;
 struct run;
@@ -86,6 +87,10 @@ struct run_params {
 	/* Each job in a cgroup of its own (cgroups.h); NULL, or one in
 	 * CGROUPS_NONE: none. */
 	const struct cgroups *cgroups;
+	/* Where the daemon keeps its config (&td->cfg: a reload replaces
+	 * it), whose resources' env a job's units are given in besides
+	 * TRIAGE_<NAME>; NULL: TRIAGE_<NAME> alone. */
+	struct config *const *cfg;
 };
 
 /*

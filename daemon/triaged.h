@@ -42,6 +42,9 @@ struct triaged {
 	/* The node's lease on the jobs it runs; NULL without a cluster
 	 * (cluster-lease.c). */
 	struct cluster_lease *lease;
+	/* What jobs' declared memory is counted against, in bytes
+	 * (membudget.h): worked out at start and at each reload. */
+	uint64_t memory_budget;
 	uid_t uid;			/* our own */
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;

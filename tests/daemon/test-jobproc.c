@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "cli.h"
 #include "harness.h"
 #include "tsupport-proc.h"
 
@@ -27,15 +28,22 @@
 
 static struct tdaemon *d;
 
-/* high and normal keep the head of a stream, low its tail. */
+/* high and normal keep the head of a stream, low its tail; a budget of
+ * 4GiB whatever the machine, which huge's jobs would pass by default; a
+ * GPU resource of three units and a counted one. */
 static int
 setup(void **state)
 {
 	*state = d = tdaemon_start("slots = 2\nkill_grace = 1s\n"
-	    "max_output = 1000\n[priority.high]\nrank = 0\n"
+	    "max_output = 1000\nmemory = 4GiB\ndefault_priority = normal\n"
+	    "[priority.high]\nrank = 0\n"
 	    "[priority.normal]\nrank = 10\nnice = 5\n"
 	    "[priority.low]\nrank = 20\nnice = 19\nio_class = idle\n"
-	    "max_running = 1\noutput_keep = tail\nmemory = 256MiB\n");
+	    "max_running = 1\noutput_keep = tail\nmemory = 256MiB\n"
+	    "[priority.huge]\nrank = 30\nmemory = 8GiB\n"
+	    "[resource.gpu]\nunits = 0,1,2\nshare = 2\n"
+	    "env = CUDA_VISIBLE_DEVICES\n"
+	    "[resource.licence]\ncount = 5\n");
 	return 0;
 }
 
@@ -269,6 +277,174 @@ test_memory_param(void **state)
 		    json_integer(held), "memory", bad[i].message);
 	}
 	json_decref(tcall(c, "cancel", "{sI}", "id", held));
+	client_free(c);
+}
+
+/* The memory budget (protocol v1.2): what the log says at start, and a
+ * job that could never fit it refused at submit and at update, its own
+ * memory or its priority's. */
+static void
+test_memory_budget(void **state)
+{
+	struct client *c = tconnect(d);
+	char *log = tslurp(d->log);
+	int64_t held;
+	json_t *job;
+
+	(void)state;
+	if (strstr(log, "memory budget 4 GiB, state in ") == NULL)
+		fail_msg("the ready line does not say the budget:\n%s", log);
+	free(log);
+	held = tsubmit(c, "{s[s] sb sI}", "argv", "true", "hold", 1, "memory",
+	    (json_int_t)4 << 30);
+	assert_refused(c, "submit", "{\"memory\": 5368709120}", "argv",
+	    json_pack("[s]", "true"), "memory", "memory 5 GiB is more than the memory budget, 4 GiB: it "
+	    "could never start");
+	assert_refused(c, "submit", "{\"memory\": 4294967297}", "argv",
+	    json_pack("[s]", "true"), "memory", "memory 4.1 GiB is more than "
+	    "the memory budget, 4 GiB");
+	assert_refused(c, "update", "{\"memory\": 5368709120}", "id",
+	    json_integer(held), "memory", "memory 5 GiB is more than the "
+	    "memory budget, 4 GiB: it could never start");
+	assert_refused(c, "submit", "{\"priority\": \"huge\"}", "argv",
+	    json_pack("[s]", "true"), "memory", "the memory of priority huge, "
+	    "8 GiB, is more than the memory budget, 4 GiB: its jobs could "
+	    "never start unless they give a smaller \"memory\"");
+	/* With a memory of its own that fits, huge takes it. */
+	job = tget(c, tsubmit(c, "{s[s] sb ss sI}", "argv", "true", "hold", 1,
+	    "priority", "huge", "memory", (json_int_t)1 << 30));
+	assert_int_equal(tjint(job, "memory"), (json_int_t)1 << 30);
+	json_decref(tcall(c, "cancel", "{sI}", "id", tjint(job, "id")));
+	json_decref(job);
+	/* Nothing changed by the refused update. */
+	job = tget(c, held);
+	assert_int_equal(tjint(job, "memory"), (json_int_t)4 << 30);
+	json_decref(job);
+	json_decref(tcall(c, "cancel", "{sI}", "id", held));
+	client_free(c);
+}
+
+/* The job of id's resources and devices, as get and list say them. */
+static void
+assert_resources(struct client *c, int64_t id, const char *want)
+{
+	json_t *job = tget(c, id), *list, *w = json_loads(want, 0, NULL);
+	size_t i, found = 0;
+
+	assert_non_null(w);
+	if (!json_equal(json_object_get(job, "resources"), w))
+		fail_msg("job %lld: resources %s, not %s", (long long)id,
+		    json_dumps(json_object_get(job, "resources"), 0), want);
+	/* Never started: no units given. */
+	assert_true(json_is_object(json_object_get(job, "devices")));
+	assert_int_equal(json_object_size(json_object_get(job, "devices")),
+	    0);
+	json_decref(job);
+	list = tcall(c, "list", "{}");
+	json_array_foreach(json_object_get(list, "jobs"), i, job) {
+		if (tjint(job, "id") != id)
+			continue;
+		assert_true(json_equal(json_object_get(job, "resources"), w));
+		found++;
+	}
+	assert_int_equal(found, 1);
+	json_decref(list);
+	json_decref(w);
+}
+
+/* submit's and update's resources (protocol v1.2): {} by default, what
+ * the job object and list say, an update replacing them whole, what
+ * survives a restart, and each bad one named by its field. */
+static void
+test_resources_param(void **state)
+{
+	static const struct {
+		const char *params, *field, *message;
+	} bad[] = {
+		{ "{\"resources\": [\"gpu\"]}", "resources", "\"resources\" "
+		  "must be an object of resource names to counts" },
+		{ "{\"resources\": 2}", "resources", "an object" },
+		{ "{\"resources\": {\"fpga\": 1}}", "resources.fpga",
+		  "unknown resource \"fpga\" in \"resources\" (configured: "
+		  "gpu, licence)" },
+		{ "{\"resources\": {\"GPU\": 1}}", "resources.GPU",
+		  "unknown resource \"GPU\"" },
+		{ "{\"resources\": {\"gpu\": 1, \"normal\": 1}}",
+		  "resources.normal", "unknown resource \"normal\"" },
+		{ "{\"resources\": {\"abcdefghijabcdefghijabcdefghijabcdefghij\": "
+		  "1}}", "resources.abcdefghijabcdefghijabcdefghijabcdefghij",
+		  "\"resources\" names a resource of 40 bytes, longer than any "
+		  "resource's name (configured: gpu, licence)" },
+		{ "{\"resources\": {\"gpu\": 0}}", "resources.gpu",
+		  "\"resources.gpu\" must be a positive integer, how many of "
+		  "its units the job needs" },
+		{ "{\"resources\": {\"gpu\": -1}}", "resources.gpu",
+		  "must be a positive integer" },
+		{ "{\"resources\": {\"gpu\": \"1\"}}", "resources.gpu",
+		  "must be a positive integer" },
+		{ "{\"resources\": {\"gpu\": 1.0}}", "resources.gpu",
+		  "must be a positive integer" },
+		{ "{\"resources\": {\"licence\": null}}", "resources.licence",
+		  "must be a positive integer" },
+		{ "{\"resources\": {\"licence\": true}}",
+		  "resources.licence", "must be a positive integer" },
+		{ "{\"resources\": {\"gpu\": 4}}", "resources.gpu",
+		  "\"resources.gpu\" asks for 4 units, and gpu has 3: the job "
+		  "could never start" },
+		{ "{\"resources\": {\"licence\": 6}}", "resources.licence",
+		  "asks for 6 units, and licence has 5" },
+	};
+	char name[120], params[200];
+	struct client *c = tconnect(d);
+	int64_t none, both, counted;
+	size_t i;
+
+	(void)state;
+	none = tsubmit(c, "{s[s] sb}", "argv", "true", "hold", 1);
+	assert_resources(c, none, "{}");
+	both = tsubmit(c, "{s[s] sb s{si si}}", "argv", "true", "hold", 1,
+	    "resources", "gpu", 3, "licence", 5);
+	assert_resources(c, both, "{\"gpu\": 3, \"licence\": 5}");
+	counted = tsubmit(c, "{s[s] sb s{si}}", "argv", "true", "hold", 1,
+	    "resources", "licence", 1);
+	/* {} is none, as at submit. */
+	assert_resources(c, tsubmit(c, "{s[s] sb s{}}", "argv", "true",
+	    "hold", 1, "resources"), "{}");
+
+	/* update replaces them whole, or leaves them be. */
+	json_decref(tcall(c, "update", "{sI s{si}}", "id", both, "resources",
+	    "gpu", 1));
+	assert_resources(c, both, "{\"gpu\": 1}");
+	json_decref(tcall(c, "update", "{sI ss}", "id", both, "name", "b"));
+	assert_resources(c, both, "{\"gpu\": 1}");
+	json_decref(tcall(c, "update", "{sI s{}}", "id", counted,
+	    "resources"));
+	assert_resources(c, counted, "{}");
+	json_decref(tcall(c, "update", "{sI s{si}}", "id", none, "resources",
+	    "licence", 2));
+
+	c = restarted(c);
+	assert_resources(c, both, "{\"gpu\": 1}");
+	assert_resources(c, counted, "{}");
+	assert_resources(c, none, "{\"licence\": 2}");
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_refused(c, "submit", bad[i].params, "argv",
+		    json_pack("[s]", "true"), bad[i].field, bad[i].message);
+		assert_refused(c, "update", bad[i].params, "id",
+		    json_integer(both), bad[i].field, bad[i].message);
+	}
+	/* A name too long for the field: the field is the object. */
+	memset(name, 'x', 100);
+	name[100] = '\0';
+	snprintf(params, sizeof params, "{\"resources\": {\"%s\": 1}}",
+	    name);
+	assert_refused(c, "submit", params, "argv", json_pack("[s]", "true"),
+	    "resources", "names a resource of 100 bytes");
+	/* Refused updates changed nothing. */
+	assert_resources(c, both, "{\"gpu\": 1}");
+	json_decref(tcall(c, "cancel", "{s{s[s]}}", "filter", "state",
+	    "queued"));
 	client_free(c);
 }
 
@@ -658,6 +834,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_params),
 		cmocka_unit_test(test_memory_param),
+		cmocka_unit_test(test_memory_budget),
+		cmocka_unit_test(test_resources_param),
 		cmocka_unit_test(test_nice_and_io_class_reach_the_process),
 		cmocka_unit_test(test_merge_output),
 		cmocka_unit_test(test_tail_keeps_the_last_bytes),

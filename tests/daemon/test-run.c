@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "config.h"
 #include "job.h"
 #include "loop.h"
 #include "pool.h"
@@ -122,6 +123,18 @@ static const struct run_callbacks callbacks = {
 	.ended_cb = ended_cb,
 };
 
+/* The daemon's config as the run sees it: a GPU resource whose units go
+ * in CUDA_VISIBLE_DEVICES too. */
+static char fx_cuda[] = "CUDA_VISIBLE_DEVICES";
+static struct config_resource fx_resources[] = {
+	{ .name = "gpu", .env = fx_cuda },
+};
+static struct config fx_config = {
+	.resources = fx_resources,
+	.nresources = 1,
+};
+static struct config *fx_cfg = &fx_config;
+
 static int
 setup(void **state)
 {
@@ -145,6 +158,7 @@ setup(void **state)
 		.kill_grace_ms = KILL_GRACE_MS,
 		.max_output = 1 << 20,
 		.set_creds = false,
+		.cfg = &fx_cfg,
 	};
 	if ((fx->run = run_new(fx->loop.base, fx->pool, &params, &callbacks,
 	    fx)) == NULL)
@@ -332,6 +346,43 @@ test_environment(void **state)
 	close(fd);
 	buf[n] = '\0';
 	assert_string_equal(buf, "7 normal 2 mine\n");
+}
+
+/* The units a job was given (protocol v1.2): TRIAGE_<NAME> and the
+ * resource's env, which win over the job's own; devices that make no
+ * variables fail the run before it starts. */
+static void
+test_environment_of_devices(void **state)
+{
+	struct fx *fx = *state;
+	char path[128], buf[256];
+	struct job *job;
+	ssize_t n;
+	int fd;
+
+	job = fx_job(fx, 8, ARGV("sh", "-c", "echo \"$TRIAGE_GPU|"
+	    "$CUDA_VISIBLE_DEVICES|$TRIAGE_FPGA_X|$A|$TRIAGE_JOB_ID\"; "
+	    "env | grep -c '^CUDA_VISIBLE_DEVICES='"));
+	assert_int_equal(job_set_env(job, loop_strv(ARGV("PATH=/usr/bin:/bin",
+	    "A=mine", "CUDA_VISIBLE_DEVICES=0,1,2,3", "TRIAGE_GPU=7"))), 0);
+	assert_non_null(job->devices = json_pack("{s[ss] s[s]}", "gpu", "1",
+	    "3", "fpga-x", "f:0"));
+	fx_start_job(fx, job);
+	assert_exit_outcome(fx_wait_end(fx, 8), 0);
+	snprintf(path, sizeof path, "%s/8.stdout", fx->loop.dir);
+	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
+	assert_true((n = read(fd, buf, sizeof buf - 1)) > 0);
+	close(fd);
+	buf[n] = '\0';
+	assert_string_equal(buf, "1,3|1,3|f:0|mine|8\n1\n");
+
+	job = fx_job(fx, 9, ARGV("true"));
+	assert_non_null(job->devices = json_pack("{s[]}", "gpu"));
+	fx_start_job(fx, job);
+	assert_int_equal(fx_wait_end(fx, 9)->out.state, JOB_FAILED);
+	assert_false(fx->jobs[9].out.started);
+	assert_non_null(strstr(fx->jobs[9].out.reason,
+	    "cannot hand it to a worker: Invalid argument"));
 }
 
 /* ---- stops ---- */
@@ -724,6 +775,7 @@ main(void)
 		T(test_killed_by_signal),
 		T(test_cannot_exec),
 		T(test_environment),
+		T(test_environment_of_devices),
 		T(test_stop_running),
 		T(test_stop_deaf_gets_sigkill),
 		T(test_timeout),

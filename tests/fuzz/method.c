@@ -12,6 +12,19 @@
 #include "method.h"
 #include "rpc.h"
 
+/* The memory budget the checks are given. */
+#define FUZZ_BUDGET ((uint64_t)1 << 30)
+
+/* Two resources beside the built-in config: gpu of two named units,
+ * licence a count of three. */
+static char fuzz_unit0[] = "0", fuzz_unit1[] = "1";
+static char *fuzz_units[] = { fuzz_unit0, fuzz_unit1, NULL };
+static struct config_resource fuzz_resources[] = {
+	{ .name = "gpu", .units = fuzz_units, .nunits = 2, .count = 2,
+	  .share = 1 },
+	{ .name = "licence", .count = 3, .share = 1 },
+};
+
 static struct config *
 fuzz_config(void)
 {
@@ -19,8 +32,12 @@ fuzz_config(void)
 	struct caller_env env = { .euid = geteuid(), .home = "/tmp" };
 	struct config_opts opts = { .env = &env };
 
-	if (cfg == NULL && (cfg = config_load(&opts, NULL)) == NULL)
+	if (cfg != NULL)
+		return cfg;
+	if ((cfg = config_load(&opts, NULL)) == NULL)
 		abort();
+	cfg->resources = fuzz_resources;
+	cfg->nresources = 2;
 	return cfg;
 }
 
@@ -51,14 +68,24 @@ fuzz_check_labels(const struct config *cfg, json_t *params)
 }
 
 /* What submit's and update's checks promise of memory: an integer of at
- * least 1 MiB, when there. */
+ * least 1 MiB and within the budget, when there; and of resources:
+ * configured ones, each a count it has. */
 static void
-fuzz_check_memory(json_t *params)
+fuzz_check_memory(const struct config *cfg, json_t *params)
 {
-	json_t *memory = json_object_get(params, "memory");
+	json_t *memory = json_object_get(params, "memory"), *v;
+	const char *k;
+	int i;
 
 	FUZZ_ASSERT(memory == NULL || (json_is_integer(memory) &&
-	    json_integer_value(memory) >= 1048576));
+	    json_integer_value(memory) >= 1048576 &&
+	    (uint64_t)json_integer_value(memory) <= FUZZ_BUDGET));
+	json_object_foreach(json_object_get(params, "resources"), k, v) {
+		FUZZ_ASSERT((i = config_resource_find(cfg, k)) != -1);
+		FUZZ_ASSERT(json_is_integer(v) && json_integer_value(v) >= 1 &&
+		    (uint64_t)json_integer_value(v) <=
+		    cfg->resources[i].count);
+	}
 }
 
 /* What submit's check promises its handler. */
@@ -95,7 +122,7 @@ fuzz_check_submit(const struct config *cfg, json_t *params)
 	    (json_integer_value(json_object_get(params, "nice")) >= 0 &&
 	    json_integer_value(json_object_get(params, "nice")) <= 19));
 	fuzz_check_labels(cfg, params);
-	fuzz_check_memory(params);
+	fuzz_check_memory(cfg, params);
 }
 
 /* What bulk_check promises bulk_start: one of id and filter, and a filter
@@ -136,7 +163,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
 	struct config *cfg = fuzz_config();
-	struct method_ctx ctx = { .cfg = cfg, .uid = 1000, .gid = 1000 };
+	struct method_ctx ctx = { .cfg = cfg, .uid = 1000, .gid = 1000,
+	    .memory_budget = FUZZ_BUDGET };
 	const struct method *m;
 	struct method_err err;
 	json_t *params;
@@ -165,7 +193,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					fuzz_check_submit(cfg, params);
 				if (strcmp(m->name, "update") == 0) {
 					fuzz_check_labels(cfg, params);
-					fuzz_check_memory(params);
+					fuzz_check_memory(cfg, params);
 				}
 				if (strcmp(m->name, "cancel") == 0 ||
 				    strcmp(m->name, "retry") == 0 ||
