@@ -12,6 +12,7 @@
 #include "jobs-private.h"
 #include "log.h"
 #include "psem.h"
+#include "resources.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -26,7 +27,17 @@ jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg)
 void
 jobs_acquire(struct triaged *td, struct job *job)
 {
+	unsigned cap = td->cfg->priorities[job->waiter.prio].max_running;
+
 	psem_waiter_order(&job->waiter, job->seq);
+	/* What it wants as the config and the job are now: an update or a
+	 * reload may have changed either since it last waited. */
+	if (resources_want(td, job) != 0) {
+		log_warnx("job %llu: %s", (unsigned long long)job->id,
+		    job->run->reason);
+		jobs_change(td, job, JOB_CANCELED);
+		return;
+	}
 	switch (psem_acquire(td->sem, &job->waiter)) {
 	case 1:
 		jobs_begin(td, job);
@@ -36,8 +47,14 @@ jobs_acquire(struct triaged *td, struct job *job)
 	default:
 		/* Submissions are checked against the semaphore; a job loaded
 		 * from disk may need more than a changed config gives. */
-		job_set_reason(job, "it needs %u slots, and priority %s can "
-		    "never give it that many", job->slots, job->priority);
+		if (job->slots > psem_permits(td->sem) ||
+		    (cap != 0 && job->slots > cap))
+			job_set_reason(job, "it needs %u slots, and priority "
+			    "%s can never give it that many", job->slots,
+			    job->priority);
+		else
+			job_set_reason(job, "it asks for more memory or "
+			    "resources than this daemon has");
 		log_warnx("job %llu: %s", (unsigned long long)job->id,
 		    job->run->reason);
 		jobs_change(td, job, JOB_CANCELED);

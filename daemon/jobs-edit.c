@@ -79,9 +79,16 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 		job->labels = json_object_size(u->labels) > 0 ?
 		    json_incref(u->labels) : NULL;
 	}
+	if (u->resources != NULL) {
+		json_decref(job->resources);
+		job->resources = json_object_size(u->resources) > 0 ?
+		    json_incref(u->resources) : NULL;
+	}
 	/* A new queue or a new time: out of its place, to find the one they
-	 * give once it goes. */
-	if (priority != NULL || u->has_begin_at) {
+	 * give once it goes. New wants: out and back in its place (seq), to
+	 * wait with them. */
+	if (priority != NULL || u->has_begin_at || u->has_memory ||
+	    u->resources != NULL) {
 		jobs_unqueue(td, job);
 		requeue = true;
 	}

@@ -12,6 +12,7 @@
 #include "jobs.h"
 #include "jobs-private.h"
 #include "psem.h"
+#include "resources.h"
 #include "store.h"
 #include "triaged.h"
 #include "uidcount.h"
@@ -51,6 +52,10 @@ jobs_init(struct triaged *td, char **cause)
 		psem_set_weight(td->sem, i, cfg->priorities[i].weight);
 		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);
 	}
+	if (resources_init(td, cfg, td->memory_budget, cause) != 0) {
+		jobs_free(td);
+		return -1;
+	}
 	store_set_committed_cb(td->store, jobs_committed_cb, td);
 	store_set_written_cb(td->store, jobs_written_cb, td);
 	return 0;
@@ -82,6 +87,7 @@ jobs_free(struct triaged *td)
 	uidcount_clear(&js->queued_by_uid);
 	free(js);
 	td->jobs = NULL;
+	resources_free(td);
 	psem_free(td->sem);
 	td->sem = NULL;
 }

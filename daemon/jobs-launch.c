@@ -11,6 +11,7 @@
 #include "log.h"
 #include "passwd.h"
 #include "psem.h"
+#include "resources.h"
 #include "run.h"
 #include "store.h"
 #include "triaged.h"
@@ -130,7 +131,8 @@ jobs_begin(struct triaged *td, struct job *job)
 
 	/* The attempt is this node's from the write of its start on. */
 	if ((it = calloc(1, sizeof *it)) == NULL ||
-	    job_set_node(job, td->cfg->cluster.node) != 0) {
+	    job_set_node(job, td->cfg->cluster.node) != 0 ||
+	    resources_devices(td, job) != 0) {
 		free(it);
 		log_warnx("job %llu: out of memory starting it",
 		    (unsigned long long)job->id);

@@ -9,6 +9,7 @@
 #include "jobs-private.h"
 #include "nodename.h"
 #include "psem.h"
+#include "resources.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
@@ -82,6 +83,7 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 	static char node[NODENAME_MAX + 8];	/* for the caller's
 						 * moment only */
 	struct psem_prio_stats st;
+	int why;
 
 	if (now->held)
 		return "held";
@@ -101,6 +103,11 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 		    now->waiter.permits > st.cap)
 			return "max_running";
 	}
+	why = psem_why(td->sem, &now->waiter);
+	if (why > 0 && resources_reason(td, why) != NULL)
+		return resources_reason(td, why);
+	if (why == -1)
+		return "reserved";
 	return position > 0 ? "queue" : "slots";
 }
 

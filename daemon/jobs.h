@@ -183,6 +183,7 @@ struct jobs_update {
 	int nice;
 	bool has_memory;
 	uint64_t memory;	/* bytes */
+	json_t *resources;	/* NULL: unchanged; else borrowed ({}: none) */
 };
 
 /*

@@ -1,6 +1,7 @@
 /* method-stats.c - `stats`: slots, workers, each priority's queue, the
  * count of jobs in each state, uptime and version. */
 #include "cgroups.h"
+#include "resources.h"
 #include "cluster.h"
 #include "config.h"
 #include "jobs.h"
@@ -69,7 +70,7 @@ method_stats_result(struct triaged *td)
 	/* Counted as queued too: held is a kind of queued. */
 	json_object_set_new(counts, "held",
 	    json_integer((json_int_t)jobs_held(td, -1)));
-	return json_pack("{sI sI sI sI so so sf ss ss so ss so* ss so*}",
+	return json_pack("{sI sI sI sI so so sf ss ss so ss so* ss so* so* so*}",
 	    "slots", (json_int_t)psem_permits(td->sem),
 	    /* What is held: above slots for a while after a reload made
 	     * them fewer. */
@@ -85,7 +86,9 @@ method_stats_result(struct triaged *td)
 	    "node", cfg->cluster.node,
 	    "nodes", cluster_nodes_json(td),
 	    "cgroups", cgroups_mode_name(cgroups_mode(td->cgroups)),
-	    "cgroup", cgroups_ctls_json(td->cgroups));
+	    "cgroup", cgroups_ctls_json(td->cgroups),
+	    "memory", resources_stats_memory(td),
+	    "resources", resources_stats(td));
 }
 
 static void

@@ -108,7 +108,6 @@ update_handler(struct rpc_req *req, json_t *params)
 	json_t *begin_at = json_object_get(params, "begin_at");
 	json_t *memory = json_object_get(params, "memory");
 	struct jobs_update u = { .prio = -1 };
-	json_t *resources = NULL, *old;
 	struct job *job;
 
 	if ((job = method_job(req, params)) == NULL ||
@@ -141,26 +140,20 @@ update_handler(struct rpc_req *req, json_t *params)
 			(void)timefmt_parse(json_string_value(begin_at),
 			    &u.begin_at);
 	}
-	/* The resources it asks for replace the old ones whole ({}: none),
-	 * in place before jobs_update writes the job, and back as they were
-	 * should it fail. */
-	old = job->resources;
-	if (json_object_get(params, "resources") != NULL) {
-		if (method_resources(params, &resources) != 0) {
-			rpc_error(req, RPC_INTERNAL_ERROR, NULL,
-			    "out of memory");
-			return;
-		}
-		job->resources = resources;
-	}
-	if (jobs_update(td, job, &u, conn_uid(req->conn)) != 0) {
-		job->resources = old;
-		json_decref(resources);
+	/* The resources it asks for replace the old ones whole ({}: none):
+	 * a copy of the request's, which goes with the request. */
+	if (json_object_get(params, "resources") != NULL &&
+	    (u.resources = json_deep_copy(json_object_get(params,
+	    "resources"))) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
 	}
-	if (job->resources != old)
-		json_decref(old);
+	if (jobs_update(td, job, &u, conn_uid(req->conn)) != 0) {
+		json_decref(u.resources);
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		return;
+	}
+	json_decref(u.resources);
 	method_reply_edit(req, job, "updated");
 }
 

@@ -13,12 +13,14 @@
 #include "http.h"
 #include "jobs.h"
 #include "log.h"
+#include "membudget.h"
 #include "metrics.h"
 #include "notify.h"
 #include "pool.h"
-#include "psem.h"
 #include "prune.h"
+#include "psem.h"
 #include "reload.h"
+#include "resources.h"
 #include "run.h"
 #include "series.h"
 #include "store.h"
@@ -265,7 +267,7 @@ reload_check_fit(struct triaged *td, const struct config *new,
 /* Everything that cannot fail any more: the semaphore's settings, the
  * pool, the limits run.c copied, the log level. */
 static void
-reload_apply(struct triaged *td, const struct config *new)
+reload_apply(struct triaged *td, const struct config *new, uint64_t budget)
 {
 	unsigned i;
 
@@ -276,6 +278,8 @@ reload_apply(struct triaged *td, const struct config *new)
 	psem_set_policy(td->sem, psem_policy_find(new->policy));
 	if (psem_set_permits(td->sem, new->slots) != 0)
 		log_warn("reload: slots stay %u", psem_permits(td->sem));
+	td->memory_budget = budget;
+	resources_reload(td, new, budget);
 	if (pool_resize(td->pool, new->workers) != 0)
 		log_warn("reload: the pool has %u workers, not %u",
 		    pool_size(td->pool), new->workers);
@@ -313,6 +317,7 @@ reload_config(struct triaged *td, char **errors)
 	int map[CONFIG_PRIORITIES_MAX];
 	struct config *new, *old;
 	char *cause = NULL;
+	uint64_t budget = 0;
 
 	if (errors != NULL)
 		*errors = NULL;
@@ -334,6 +339,13 @@ reload_config(struct triaged *td, char **errors)
 	reload_map(td, new, map, &why);
 	if (why.text == NULL && !why.nomem)
 		reload_check_fit(td, new, map, &why);
+	if (new != NULL)
+		budget = membudget_compute(new);
+	if (why.text == NULL && !why.nomem &&
+	    resources_reload_check(td, new, budget, &cause) != 0) {
+		reload_reject(&why, "%s", cause ? cause : "out of memory");
+		free(cause);
+	}
 	if (why.text == NULL && !why.nomem &&
 	    cluster_reload_check(td, new, &cause) != 0) {
 		reload_reject(&why, "%s", cause ? cause : "out of memory");
@@ -350,7 +362,7 @@ reload_config(struct triaged *td, char **errors)
 	/* Their counts follow their priorities, by the old numbering. */
 	metrics_reprioritize(td, td->cfg->npriorities, map);
 	series_reprioritize(td, td->cfg->npriorities, map);
-	reload_apply(td, new);
+	reload_apply(td, new, budget);
 	old = td->cfg;
 	td->cfg = new;
 	config_free(old);

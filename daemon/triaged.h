@@ -19,6 +19,9 @@ struct triaged {
 	struct config *cfg;
 	struct store *store;
 	struct psem *sem;
+	/* The semaphore's dimensions beyond slots: memory and [resource.NAME]
+	 * (resources.c). */
+	struct resources *resources;
 	struct pool *pool;
 	struct cgroups *cgroups;	/* the jobs' cgroups, or none */
 	struct jobs *jobs;		/* the state machine's own state */

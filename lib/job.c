@@ -160,6 +160,8 @@ job_free(struct job *job)
 	json_decref(job->labels);
 	json_decref(job->resources);
 	json_decref(job->devices);
+	/* What it wanted of the semaphore (daemon/resources.c). */
+	free(job->waiter.need);
 	slab_free(&job_slab, job);
 }
 
@@ -255,6 +257,8 @@ job_take_stored(struct job *job, struct job *from)
 	job->store.replaced = old.store.replaced + 1;
 	job->store.version = old.store.version;
 	*from = old;
+	/* The job keeps what its waiter wants; from read none. */
+	from->waiter.need = NULL;
 }
 
 void

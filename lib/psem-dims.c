@@ -151,8 +151,7 @@ psem_dims_waiting(struct psem *sem, const struct psem_waiter *w, int delta)
 			    (unsigned)delta;
 }
 
-/* Whether a queued waiter wants more of d than n. */
-static bool
+bool
 psem_queued_want_more(const struct psem *sem, unsigned d, uint64_t n)
 {
 	const struct psem_waiter *w;

@@ -635,3 +635,9 @@ psem_unit_load(const struct psem *sem, unsigned dim, unsigned unit)
 		return 0;
 	return sem->dims[dim].load[unit];
 }
+
+bool
+psem_dim_wanted_over(const struct psem *sem, unsigned dim, uint64_t n)
+{
+	return dim < PSEM_DIMS_MAX && psem_queued_want_more(sem, dim, n);
+}

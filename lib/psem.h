@@ -179,6 +179,8 @@ struct psem_dim_stats {
 /* Dimension dim's figures (0 the permits); -1 for a dimension not set up. */
 int psem_dim_stats(const struct psem *sem, unsigned dim,
     struct psem_dim_stats *st);
+/* Whether a queued waiter wants more than n of dim (O(queued waiters)). */
+bool psem_dim_wanted_over(const struct psem *sem, unsigned dim, uint64_t n);
 /* How many holders hold unit of dim; 0 for anything not a unit. */
 unsigned psem_unit_load(const struct psem *sem, unsigned dim, unsigned unit);
 

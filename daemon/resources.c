@@ -1,0 +1,400 @@
+/* resources.c - admission beyond slots: the semaphore's dimensions from the
+ * config, what each job wants of them, and the units it was given. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "job.h"
+#include "membudget.h"
+#include "psem.h"
+#include "resources.h"
+#include "store.h"
+#include "timefmt.h"
+#include "triaged.h"
+#include "units.h"
+
+/* Dimension 1 is memory; [resource.NAME]s take the free ones from 2 on,
+ * each keeping its dimension across reloads, so what holds it stays. */
+#define RESOURCES_DIM_FIRST 2
+
+struct resources {
+	char *names[PSEM_DIMS_MAX];	/* a resource's dimension: its name */
+	char reason[CONFIG_RESOURCE_NAME_MAX + 16];
+	uint64_t budget;
+};
+
+static int
+resources_dim(const struct resources *rs, const char *name)
+{
+	int d;
+
+	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++)
+		if (rs->names[d] != NULL && strcmp(rs->names[d], name) == 0)
+			return d;
+	return -1;
+}
+
+static const struct job *
+resources_job(const struct psem_waiter *w)
+{
+	return (const struct job *)((const char *)w -
+	    offsetof(struct job, waiter));
+}
+
+/* Backfill's clock: a job is bound by its timeout; a running one's time
+ * left is what remains of it, unknown while frozen (the clock stops). */
+static uint64_t
+resources_limit(const struct psem_waiter *w, void *arg)
+{
+	(void)arg;
+	return resources_job(w)->timeout_ms;
+}
+
+static uint64_t
+resources_left(const struct psem_waiter *w, void *arg)
+{
+	const struct job *job = resources_job(w);
+	int64_t end;
+
+	(void)arg;
+	if (job->timeout_ms == 0 || job->frozen)
+		return UINT64_MAX;
+	if (job->run->started_at < 0)
+		return job->timeout_ms;
+	end = job->run->started_at + (int64_t)job->timeout_ms;
+	return end > timefmt_now() ? (uint64_t)(end - timefmt_now()) : 0;
+}
+
+static const struct psem_clock resources_clock = {
+	.limit = resources_limit,
+	.left = resources_left,
+};
+
+/* Sets dimension d up as r says. */
+static int
+resources_set(struct triaged *td, int d, const struct config_resource *r)
+{
+	if (r->nunits != 0)
+		return psem_set_units(td->sem, (unsigned)d, r->nunits, r->share);
+	return psem_set_count(td->sem, (unsigned)d, r->count);
+}
+
+/* Gives every resource of cfg a dimension, taking the name's own first. */
+static int
+resources_place(struct resources *rs, const struct config *cfg, int *dims)
+{
+	unsigned i;
+	int d;
+
+	for (i = 0; i < cfg->nresources; i++)
+		dims[i] = resources_dim(rs, cfg->resources[i].name);
+	for (i = 0; i < cfg->nresources; i++) {
+		if (dims[i] >= 0)
+			continue;
+		for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++) {
+			unsigned j;
+			bool taken = rs->names[d] != NULL;
+
+			for (j = 0; j < cfg->nresources && !taken; j++)
+				taken = dims[j] == d;
+			if (!taken)
+				break;
+		}
+		if (d == PSEM_DIMS_MAX)
+			return -1;
+		dims[i] = d;
+	}
+	return 0;
+}
+
+static void
+resources_apply(struct triaged *td, const struct config *cfg,
+    uint64_t budget, const int *dims)
+{
+	struct resources *rs = td->resources;
+	unsigned i;
+	int d;
+	bool kept;
+
+	rs->budget = budget;
+	psem_set_count(td->sem, RESOURCES_DIM_MEMORY, budget);
+	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++) {
+		if (rs->names[d] == NULL)
+			continue;
+		for (i = 0, kept = false; i < cfg->nresources && !kept; i++)
+			kept = dims[i] == d;
+		if (kept)
+			continue;
+		psem_set_count(td->sem, (unsigned)d, 0);
+		free(rs->names[d]);
+		rs->names[d] = NULL;
+	}
+	for (i = 0; i < cfg->nresources; i++) {
+		if (rs->names[dims[i]] == NULL)
+			rs->names[dims[i]] = strdup(cfg->resources[i].name);
+		resources_set(td, dims[i], &cfg->resources[i]);
+	}
+	psem_set_backfill(td->sem, cfg->backfill ? &resources_clock : NULL);
+}
+
+int
+resources_init(struct triaged *td, const struct config *cfg,
+    uint64_t budget, char **cause)
+{
+	int dims[CONFIG_RESOURCES_MAX];
+
+	if ((td->resources = calloc(1, sizeof *td->resources)) == NULL ||
+	    resources_place(td->resources, cfg, dims) != 0) {
+		*cause = strdup("out of memory");
+		return -1;
+	}
+	resources_apply(td, cfg, budget, dims);
+	return 0;
+}
+
+void
+resources_free(struct triaged *td)
+{
+	unsigned d;
+
+	if (td->resources == NULL)
+		return;
+	for (d = 0; d < PSEM_DIMS_MAX; d++)
+		free(td->resources->names[d]);
+	free(td->resources);
+	td->resources = NULL;
+}
+
+static int
+resources_fail(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+resources_fail(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(cause, fmt, ap) < 0)
+		*cause = NULL;
+	va_end(ap);
+	return -1;
+}
+
+/* Whether a job that is queued or running names resource name. */
+static unsigned
+resources_named_by(const struct triaged *td, const char *name)
+{
+	const struct job *job;
+	unsigned n = 0;
+	size_t pos = 0;
+
+	while ((job = store_iter(td->store, &pos)) != NULL)
+		if ((job->state == JOB_QUEUED || job->state == JOB_RUNNING) &&
+		    json_object_get(job->resources, name) != NULL)
+			n++;
+	return n;
+}
+
+int
+resources_reload_check(struct triaged *td, const struct config *cfg,
+    uint64_t budget, char **cause)
+{
+	struct resources *rs = td->resources;
+	const struct config_resource *r;
+	struct psem_dim_stats st;
+	int dims[CONFIG_RESOURCES_MAX], d;
+	unsigned i, u, n;
+	char size[32];
+
+	if (psem_dim_stats(td->sem, RESOURCES_DIM_MEMORY, &st) == 0 &&
+	    psem_dim_wanted_over(td->sem, RESOURCES_DIM_MEMORY, budget))
+		return resources_fail(cause, "the memory budget would be "
+		    "%s, less than a queued job's memory", units_format_size(
+		    budget, size, sizeof size));
+	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++)
+		if (rs->names[d] != NULL &&
+		    config_resource_find(cfg, rs->names[d]) < 0 &&
+		    (n = resources_named_by(td, rs->names[d])) != 0)
+			return resources_fail(cause, "[resource.%s] cannot go: "
+			    "%u queued or running job%s name%s it",
+			    rs->names[d], n, n == 1 ? "" : "s",
+			    n == 1 ? "s" : "");
+	if (resources_place(rs, cfg, dims) != 0)
+		return resources_fail(cause, "out of memory");
+	for (i = 0; i < cfg->nresources; i++) {
+		r = &cfg->resources[i];
+		if (psem_dim_stats(td->sem, (unsigned)dims[i], &st) != 0)
+			continue;
+		if ((r->nunits != 0) != (st.units != 0) && st.used != 0)
+			return resources_fail(cause, "[resource.%s] cannot "
+			    "change between units and count while running "
+			    "jobs hold it", r->name);
+		if (r->nunits == 0 && r->count < st.used)
+			return resources_fail(cause, "[resource.%s] count %llu "
+			    "is less than running jobs hold (%llu)", r->name,
+			    (unsigned long long)r->count,
+			    (unsigned long long)st.used);
+		if (psem_dim_wanted_over(td->sem, (unsigned)dims[i],
+		    r->nunits != 0 ? r->nunits : r->count))
+			return resources_fail(cause, "[resource.%s] would be "
+			    "less than a queued job asks for", r->name);
+		for (u = 0; r->nunits != 0 && u < st.units; u++)
+			if (psem_unit_load(td->sem, (unsigned)dims[i], u) != 0 &&
+			    (u >= r->nunits || strcmp(r->units[u],
+			    td->cfg->resources[config_resource_find(td->cfg,
+			    r->name)].units[u]) != 0))
+				return resources_fail(cause, "[resource.%s] "
+				    "unit %s is held by a running job: it must "
+				    "stay in its place in units", r->name,
+				    td->cfg->resources[config_resource_find(
+				    td->cfg, r->name)].units[u]);
+	}
+	return 0;
+}
+
+void
+resources_reload(struct triaged *td, const struct config *cfg,
+    uint64_t budget)
+{
+	int dims[CONFIG_RESOURCES_MAX];
+
+	if (resources_place(td->resources, cfg, dims) == 0)
+		resources_apply(td, cfg, budget, dims);
+}
+
+int
+resources_want(struct triaged *td, struct job *job)
+{
+	struct psem_need *need;
+	const char *name;
+	json_t *v;
+	unsigned n;
+	int d;
+
+	free(job->waiter.need);
+	job->waiter.need = NULL;
+	n = (job->memory != 0) + (unsigned)json_object_size(job->resources);
+	if (n == 0)
+		return 0;
+	if ((need = psem_need_new(n)) == NULL) {
+		job_set_reason(job, "out of memory in the daemon");
+		return -1;
+	}
+	if (job->memory != 0) {
+		need->want[need->n].dim = RESOURCES_DIM_MEMORY;
+		need->want[need->n++].amount = job->memory;
+	}
+	json_object_foreach(job->resources, name, v) {
+		if ((d = resources_dim(td->resources, name)) < 0) {
+			free(need);
+			job_set_reason(job, "it asks for resource %s, which "
+			    "is no longer configured", name);
+			return -1;
+		}
+		need->want[need->n].dim = (uint8_t)d;
+		need->want[need->n++].amount = (uint64_t)json_integer_value(v);
+	}
+	psem_waiter_need(&job->waiter, need);
+	return 0;
+}
+
+int
+resources_devices(struct triaged *td, struct job *job)
+{
+	const struct psem_need *need = job->waiter.need;
+	const struct config_resource *r;
+	json_t *devices = NULL, *units;
+	uint64_t bits;
+	unsigned i;
+	int ri;
+
+	for (i = 0; need != NULL && i < need->n; i++) {
+		if (need->want[i].dim < RESOURCES_DIM_FIRST ||
+		    (ri = config_resource_find(td->cfg,
+		    td->resources->names[need->want[i].dim])) < 0 ||
+		    (r = &td->cfg->resources[ri])->nunits == 0)
+			continue;
+		if ((devices == NULL && (devices = json_object()) == NULL) ||
+		    (units = json_array()) == NULL ||
+		    json_object_set_new(devices, r->name, units) != 0)
+			goto fail;
+		for (bits = need->want[i].units; bits != 0; bits &= bits - 1)
+			if ((unsigned)__builtin_ctzll(bits) < r->nunits &&
+			    json_array_append_new(units, json_string(
+			    r->units[__builtin_ctzll(bits)])) != 0)
+				goto fail;
+	}
+	json_decref(job->devices);
+	job->devices = devices;
+	return 0;
+fail:
+	json_decref(devices);
+	return -1;
+}
+
+const char *
+resources_reason(const struct triaged *td, int dim)
+{
+	struct resources *rs = td->resources;
+
+	if (dim == RESOURCES_DIM_MEMORY)
+		return "memory";
+	if (dim < RESOURCES_DIM_FIRST || dim >= PSEM_DIMS_MAX ||
+	    rs->names[dim] == NULL)
+		return NULL;
+	snprintf(rs->reason, sizeof rs->reason, "resource:%s",
+	    rs->names[dim]);
+	return rs->reason;
+}
+
+json_t *
+resources_stats_memory(const struct triaged *td)
+{
+	struct psem_dim_stats st;
+	int64_t avail = membudget_available();
+
+	if (psem_dim_stats(td->sem, RESOURCES_DIM_MEMORY, &st) != 0)
+		memset(&st, 0, sizeof st);
+	return json_pack("{s:I, s:I, s:o}", "budget",
+	    (json_int_t)td->resources->budget, "used", (json_int_t)st.used,
+	    "available", avail >= 0 ? json_integer(avail) : json_null());
+}
+
+json_t *
+resources_stats(const struct triaged *td)
+{
+	const struct config_resource *r;
+	struct psem_dim_stats st;
+	json_t *all = json_object(), *one, *loads;
+	unsigned i, u;
+	int d;
+
+	for (i = 0; all != NULL && i < td->cfg->nresources; i++) {
+		r = &td->cfg->resources[i];
+		if ((d = resources_dim(td->resources, r->name)) < 0 ||
+		    psem_dim_stats(td->sem, (unsigned)d, &st) != 0)
+			continue;
+		one = json_pack("{s:I, s:I, s:I, s:i, s:s}", "units",
+		    (json_int_t)st.capacity, "used", (json_int_t)st.used,
+		    "kept", (json_int_t)st.kept, "waiting", (int)st.waiting,
+		    "scope", r->cluster ? "cluster" : "node");
+		if (one != NULL && r->nunits != 0) {
+			/* Of named units, how many jobs hold each. */
+			loads = json_object();
+			for (u = 0; loads != NULL && u < r->nunits; u++)
+				json_object_set_new(loads, r->units[u],
+				    json_integer(psem_unit_load(td->sem,
+				    (unsigned)d, u)));
+			json_object_set_new(one, "share", json_integer(
+			    r->share));
+			json_object_set_new(one, "holders", loads);
+		}
+		json_object_set_new(all, r->name, one);
+	}
+	return all;
+}
