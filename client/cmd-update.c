@@ -1,6 +1,6 @@
 /* cmd-update.c - triage update: changes what a queued job will be when it
- * runs, its priority, name, limits, start time, nice value, memory and
- * labels. */
+ * runs, its priority, name, limits, start time, nice value, memory,
+ * resources and labels. */
 #include "cmd.h"
 #include "format.h"
 #include "jobopt.h"
@@ -13,6 +13,9 @@
 #define CMD_UPDATE_NICE		0x174
 #define CMD_UPDATE_LABEL	0x175
 #define CMD_UPDATE_MEMORY	0x176
+#define CMD_UPDATE_MEM		0x177
+#define CMD_UPDATE_GPUS		0x178
+#define CMD_UPDATE_RES		0x179
 
 static int cmd_update_exec(struct cmd_ctx *, int, char **);
 
@@ -20,7 +23,7 @@ const struct cmd_entry cmd_update_entry = {
 	.name = "update",
 	.args = "ID [-p PRIO] [-n NAME] [--timeout T] [--retries N]\n"
 	    "           [--at TIME | --delay D] [--nice N] [--memory SIZE]\n"
-	    "           [--label K=V]...",
+	    "           [--gpus N] [--res NAME=N]... [--label K=V]...",
 	.summary = "change a queued job",
 	.options =
 	    "  -p, --priority PRIO  move it to the tail of PRIO's queue\n"
@@ -34,8 +37,13 @@ const struct cmd_entry cmd_update_entry = {
 	    "      --delay D        start it no sooner than D from now: 10m, "
 	    "2h, 1d\n"
 	    "      --nice N         its nice value, 0 to 19\n"
-	    "      --memory SIZE    the memory it may use: 512MiB, 4GiB, at "
+	    "      --memory SIZE, --mem SIZE\n"
+	    "                       the memory it may use: 512MiB, 4GiB, at "
 	    "least 1MiB\n"
+	    "      --gpus N         N units of the resource gpu, as --res "
+	    "gpu=N\n"
+	    "      --res NAME=N     its resources: the ones given replace all "
+	    "(repeatable)\n"
 	    "      --label K=V      its labels: the ones given replace all "
 	    "(repeatable)\n",
 	.notes =
@@ -58,6 +66,9 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "nice", required_argument, NULL, CMD_UPDATE_NICE },
 		{ "label", required_argument, NULL, CMD_UPDATE_LABEL },
 		{ "memory", required_argument, NULL, CMD_UPDATE_MEMORY },
+		{ "mem", required_argument, NULL, CMD_UPDATE_MEM },
+		{ "gpus", required_argument, NULL, CMD_UPDATE_GPUS },
+		{ "res", required_argument, NULL, CMD_UPDATE_RES },
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -92,7 +103,14 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			rc = jobopt_label(ctx, params, optarg);
 			break;
 		case CMD_UPDATE_MEMORY:
-			rc = jobopt_memory(ctx, params, optarg);
+		case CMD_UPDATE_MEM:
+			rc = jobopt_memory(ctx, params, ch == CMD_UPDATE_MEM ?
+			    "--mem" : "--memory", optarg);
+			break;
+		case CMD_UPDATE_GPUS:
+		case CMD_UPDATE_RES:
+			rc = jobopt_resource(ctx, params, ch == CMD_UPDATE_GPUS ?
+			    "--gpus" : "--res", optarg);
 			break;
 		default:
 			rc = cmd_getopt_other(ctx, ch);
@@ -107,8 +125,8 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = cmd_usage(ctx, "invalid job id '%s'", argv[optind]);
 	if (rc == CMD_EXIT_OK && json_object_size(params) == 0)
 		rc = cmd_usage(ctx, "nothing to change: give -p, -n, "
-		    "--timeout, --retries, --at, --delay, --nice, --memory or "
-		    "--label");
+		    "--timeout, --retries, --at, --delay, --nice, --memory, "
+		    "--gpus, --res or --label");
 	if (rc != CMD_EXIT_OK) {
 		json_decref(params);
 		return rc;

@@ -31,9 +31,16 @@ int jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch,
     const char *arg);
 /* --node NODE: "node", a node name (nodename.h). */
 int jobopt_node(struct cmd_ctx *ctx, json_t *params, const char *arg);
-/* --memory SIZE: "memory", bytes (512MiB, 4GiB: units.h's sizes), at
- * least the protocol's 1MiB. */
-int jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *arg);
+/* --memory SIZE or --mem SIZE (opt, as typed, for messages): "memory",
+ * bytes (512MiB, 4GiB: units.h's sizes), at least the protocol's 1MiB. */
+int jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *opt,
+    const char *arg);
+/* --res NAME=N, or --gpus N (opt, as typed, names which; --gpus is
+ * NAME gpu): NAME's count in the object params' "resources" (made when
+ * missing), NAME as triage.conf spells a resource's, N at least 1; a NAME
+ * given twice is an error. */
+int jobopt_resource(struct cmd_ctx *ctx, json_t *params, const char *opt,
+    const char *arg);
 /* --retries N: "retries", 0 or more. */
 int jobopt_retries(struct cmd_ctx *ctx, json_t *params, const char *arg);
 
