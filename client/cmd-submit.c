@@ -31,10 +31,6 @@ extern char **environ;
 #define CMD_SUBMIT_NICE		0x11d
 #define CMD_SUBMIT_MERGE	0x11e
 #define CMD_SUBMIT_NODE		0x11f
-#define CMD_SUBMIT_MEMORY	0x120
-#define CMD_SUBMIT_MEM		0x121
-#define CMD_SUBMIT_GPUS		0x122
-#define CMD_SUBMIT_RES		0x123
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
@@ -224,10 +220,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "nice", required_argument, NULL, CMD_SUBMIT_NICE },
 		{ "merge-output", no_argument, NULL, CMD_SUBMIT_MERGE },
 		{ "node", required_argument, NULL, CMD_SUBMIT_NODE },
-		{ "memory", required_argument, NULL, CMD_SUBMIT_MEMORY },
-		{ "mem", required_argument, NULL, CMD_SUBMIT_MEM },
-		{ "gpus", required_argument, NULL, CMD_SUBMIT_GPUS },
-		{ "res", required_argument, NULL, CMD_SUBMIT_RES },
+		JOBOPT_USES_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -307,15 +300,11 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_SUBMIT_NODE:
 			rc = jobopt_node(ctx, params, optarg);
 			break;
-		case CMD_SUBMIT_MEMORY:
-		case CMD_SUBMIT_MEM:
-			rc = jobopt_memory(ctx, params, ch == CMD_SUBMIT_MEM ?
-			    "--mem" : "--memory", optarg);
-			break;
-		case CMD_SUBMIT_GPUS:
-		case CMD_SUBMIT_RES:
-			rc = jobopt_resource(ctx, params, ch == CMD_SUBMIT_GPUS ?
-			    "--gpus" : "--res", optarg);
+		case JOBOPT_MEMORY:
+		case JOBOPT_MEM:
+		case JOBOPT_GPUS:
+		case JOBOPT_RES:
+			rc = jobopt_uses(ctx, params, ch, optarg);
 			break;
 		case CMD_GETOPT_EXIT:
 			rc = ctx->status;

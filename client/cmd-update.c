@@ -12,10 +12,6 @@
 #define CMD_UPDATE_DELAY	0x173
 #define CMD_UPDATE_NICE		0x174
 #define CMD_UPDATE_LABEL	0x175
-#define CMD_UPDATE_MEMORY	0x176
-#define CMD_UPDATE_MEM		0x177
-#define CMD_UPDATE_GPUS		0x178
-#define CMD_UPDATE_RES		0x179
 
 static int cmd_update_exec(struct cmd_ctx *, int, char **);
 
@@ -65,10 +61,7 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "delay", required_argument, NULL, CMD_UPDATE_DELAY },
 		{ "nice", required_argument, NULL, CMD_UPDATE_NICE },
 		{ "label", required_argument, NULL, CMD_UPDATE_LABEL },
-		{ "memory", required_argument, NULL, CMD_UPDATE_MEMORY },
-		{ "mem", required_argument, NULL, CMD_UPDATE_MEM },
-		{ "gpus", required_argument, NULL, CMD_UPDATE_GPUS },
-		{ "res", required_argument, NULL, CMD_UPDATE_RES },
+		JOBOPT_USES_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -102,15 +95,11 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_UPDATE_LABEL:
 			rc = jobopt_label(ctx, params, optarg);
 			break;
-		case CMD_UPDATE_MEMORY:
-		case CMD_UPDATE_MEM:
-			rc = jobopt_memory(ctx, params, ch == CMD_UPDATE_MEM ?
-			    "--mem" : "--memory", optarg);
-			break;
-		case CMD_UPDATE_GPUS:
-		case CMD_UPDATE_RES:
-			rc = jobopt_resource(ctx, params, ch == CMD_UPDATE_GPUS ?
-			    "--gpus" : "--res", optarg);
+		case JOBOPT_MEMORY:
+		case JOBOPT_MEM:
+		case JOBOPT_GPUS:
+		case JOBOPT_RES:
+			rc = jobopt_uses(ctx, params, ch, optarg);
 			break;
 		default:
 			rc = cmd_getopt_other(ctx, ch);

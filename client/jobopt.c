@@ -68,7 +68,8 @@ jobopt_nice(struct cmd_ctx *ctx, json_t *params, const char *arg)
 	return CMD_EXIT_OK;
 }
 
-int
+/* --memory or --mem (opt, as typed, for messages). */
+static int
 jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *opt,
     const char *arg)
 {
@@ -83,12 +84,13 @@ jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *opt,
 	return CMD_EXIT_OK;
 }
 
-int
-jobopt_resource(struct cmd_ctx *ctx, json_t *params, const char *opt,
+/* --res or --gpus (gpus set). */
+static int
+jobopt_resource(struct cmd_ctx *ctx, json_t *params, bool gpus,
     const char *arg)
 {
 	json_t *resources = json_object_get(params, "resources");
-	bool gpus = strcmp(opt, "--gpus") == 0;
+	const char *opt = gpus ? "--gpus" : "--res";
 	const char *eq = gpus ? NULL : strchr(arg, '=');
 	char name[JOBOPT_RESOURCE_NAME_MAX + 1];
 	size_t nlen = eq != NULL ? (size_t)(eq - arg) : 0;
@@ -120,6 +122,19 @@ jobopt_resource(struct cmd_ctx *ctx, json_t *params, const char *opt,
 	}
 	json_object_set_new(resources, name, xjson(json_integer(n)));
 	return CMD_EXIT_OK;
+}
+
+int
+jobopt_uses(struct cmd_ctx *ctx, json_t *params, int ch, const char *arg)
+{
+	switch (ch) {
+	case JOBOPT_MEMORY:
+	case JOBOPT_MEM:
+		return jobopt_memory(ctx, params, ch == JOBOPT_MEM ? "--mem" :
+		    "--memory", arg);
+	default:
+		return jobopt_resource(ctx, params, ch == JOBOPT_GPUS, arg);
+	}
 }
 
 int

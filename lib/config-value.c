@@ -203,15 +203,20 @@ config_value_size(const struct config_key *key, const char *value,
 	    units_format_size(key->max, hi, sizeof hi));
 }
 
+/* CONFIG_TYPE_UNSIGNED into an unsigned, CONFIG_TYPE_COUNT into a
+ * uint64_t. */
 static int
-config_value_unsigned(const struct config_key *key, const char *value,
+config_value_whole(const struct config_key *key, const char *value,
     void *dest, char **why)
 {
 	uint64_t n;
 
 	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
 	    n <= key->max) {
-		*(unsigned *)dest = (unsigned)n;
+		if (key->type == CONFIG_TYPE_COUNT)
+			*(uint64_t *)dest = n;
+		else
+			*(unsigned *)dest = (unsigned)n;
 		return 0;
 	}
 	return config_value_bad(why, value, "a whole number from %" PRIu64
@@ -415,21 +420,6 @@ config_value_budget(const struct config_key *key, const char *value,
 	    units_format_size(key->max, hi, sizeof hi));
 }
 
-static int
-config_value_count(const struct config_key *key, const char *value,
-    void *dest, char **why)
-{
-	uint64_t n;
-
-	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
-	    n <= key->max) {
-		*(uint64_t *)dest = n;
-		return 0;
-	}
-	return config_value_bad(why, value, "a whole number from %" PRIu64
-	    " to %" PRIu64, key->min, key->max);
-}
-
 /* The characters of a unit's name. */
 #define CONFIG_VALUE_UNIT_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZ" \
     "abcdefghijklmnopqrstuvwxyz0123456789_.:-"
@@ -566,7 +556,8 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 	case CONFIG_TYPE_SIZE:
 		return config_value_size(key, value, dest, why);
 	case CONFIG_TYPE_UNSIGNED:
-		return config_value_unsigned(key, value, dest, why);
+	case CONFIG_TYPE_COUNT:
+		return config_value_whole(key, value, dest, why);
 	case CONFIG_TYPE_MODE:
 		return config_value_mode(key, value, dest, why);
 	case CONFIG_TYPE_PATH:
@@ -585,8 +576,6 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 		return config_value_choice(key, value, dest, why);
 	case CONFIG_TYPE_BUDGET:
 		return config_value_budget(key, value, dest, aux, why);
-	case CONFIG_TYPE_COUNT:
-		return config_value_count(key, value, dest, why);
 	case CONFIG_TYPE_UNITS:
 		return config_value_units(key, value, dest, aux, why);
 	case CONFIG_TYPE_ENVNAME:
