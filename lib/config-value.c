@@ -185,18 +185,28 @@ config_value_duration(const struct config_key *key, const char *value,
 	    units_format_duration(key->max, hi, sizeof hi));
 }
 
+/* A size within the row's bounds into *bytes, or false (*bytes left
+ * alone). */
+static bool
+config_value_size_ok(const struct config_key *key, const char *value,
+    uint64_t *bytes)
+{
+	uint64_t n;
+
+	if (units_parse_size(value, &n) == -1 || n < key->min || n > key->max)
+		return false;
+	*bytes = n;
+	return true;
+}
+
 static int
 config_value_size(const struct config_key *key, const char *value,
     void *dest, char **why)
 {
 	char lo[UNITS_FORMAT_MAX], hi[UNITS_FORMAT_MAX];
-	uint64_t bytes;
 
-	if (units_parse_size(value, &bytes) == 0 && bytes >= key->min &&
-	    bytes <= key->max) {
-		*(uint64_t *)dest = bytes;
+	if (config_value_size_ok(key, value, dest))
 		return 0;
-	}
 	return config_value_bad(why, value, "a size from %s to %s, such as "
 	    "512, 64KiB or 16MiB",
 	    units_format_size(key->min, lo, sizeof lo),
@@ -408,9 +418,7 @@ config_value_budget(const struct config_key *key, const char *value,
 			return 0;
 		}
 		free(digits);
-	} else if (units_parse_size(value, &n) == 0 && n >= key->min &&
-	    n <= key->max) {
-		*(uint64_t *)dest = n;
+	} else if (config_value_size_ok(key, value, dest)) {
 		*kind = CONFIG_MEMORY_SIZE;
 		return 0;
 	}
