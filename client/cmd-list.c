@@ -43,13 +43,18 @@ const struct cmd_entry cmd_list_entry = {
 	    "REASON says why a queued job waits: held, begin_at (its start "
 	    "time), after\n"
 	    "(a job it waits for), paused, max_running, queue (jobs ahead "
-	    "of it) or slots\n"
-	    "(not enough free); and frozen for a running job whose "
-	    "processes are. WAITED is the time spent queued, RAN the time "
-	    "spent\n"
-	    "running, so far or in all. With --json, prints each job object "
-	    "on a line of\n"
-	    "its own.\n",
+	    "of it), slots,\n"
+	    "memory or resource:NAME (not enough free), or reserved (kept "
+	    "for a job ahead\n"
+	    "of it); and frozen for a running job whose processes are. "
+	    "WAITED is the\n"
+	    "time spent queued, RAN the time spent running, so far or in "
+	    "all. USES is\n"
+	    "the memory a job declared and the resources it asks for "
+	    "(gpu=2), or once\n"
+	    "it ran, the units it was given (gpu:0,3). With --json, prints "
+	    "each job\n"
+	    "object on a line of its own.\n",
 	.exec = cmd_list_exec,
 };
 
@@ -102,15 +107,16 @@ static void
 cmd_list_print(const json_t *jobs)
 {
 	static const char *const headers[] = {
-		"ID", "PRIORITY", "STATE", "REASON", "WAITED", "RAN", "NAME",
+		"ID", "PRIORITY", "STATE", "REASON", "WAITED", "RAN", "USES",
+		"NAME",
 	};
-	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX], reason[96];
+	char id[24], waited[TIMEFMT_MAX], ran[TIMEFMT_MAX], reason[96], *uses;
 	int64_t now = timefmt_now();
 	struct table *t;
 	json_t *job;
 	size_t i;
 
-	t = table_new(headers, 7);
+	t = table_new(headers, 8);
 	table_align_right(t, 0);
 	table_align_right(t, 4);
 	table_align_right(t, 5);
@@ -123,8 +129,10 @@ cmd_list_print(const json_t *jobs)
 		    format_span(timefmt_waited(job, now), waited,
 		    sizeof waited),
 		    format_span(timefmt_ran(job, now), ran, sizeof ran),
+		    uses = format_uses(job),
 		    json_string_value(json_object_get(job, "name")),
 		});
+		free(uses);
 	}
 	table_print(t, stdout);
 	table_free(t);

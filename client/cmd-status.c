@@ -32,7 +32,7 @@ static const char *const cmd_status_known[] = {
 	"exclusive", "timeout", "uid", "gid", "submitted_at", "started_at",
 	"finished_at", "position", "pid", "exit_code", "signal", "reason",
 	"attempt", "retries", "after", "user_time", "system_time",
-	"max_rss_kb", "memory", "peak_memory", NULL,
+	"max_rss_kb", "memory", "resources", "devices", "peak_memory", NULL,
 };
 
 /* Keeps one "key: value" line, for cmd_status_flush to align. */
@@ -134,7 +134,12 @@ cmd_status_field(json_t *lines, const json_t *job, const char *key)
 	} else if ((strcmp(key, "memory") == 0 ||
 	    strcmp(key, "peak_memory") == 0) && json_is_integer(v))
 		cmd_status_line(lines, label, format_size(v, buf, sizeof buf));
-	else if (strcmp(key, "pending_reason") == 0 && json_is_string(v))
+	else if (strcmp(key, "resources") == 0 || strcmp(key, "devices") == 0) {
+		/* {} is none, and shown as none is: not at all. */
+		if ((text = format_resources(v)) != NULL)
+			cmd_status_line(lines, label, text);
+		free(text);
+	} else if (strcmp(key, "pending_reason") == 0 && json_is_string(v))
 		cmd_status_line(lines, label, format_pending(v, buf, sizeof buf));
 	else if (json_is_string(v))
 		cmd_status_line(lines, label, json_string_value(v));

@@ -31,7 +31,6 @@ extern char **environ;
 #define CMD_SUBMIT_NICE		0x11d
 #define CMD_SUBMIT_MERGE	0x11e
 #define CMD_SUBMIT_NODE		0x11f
-#define CMD_SUBMIT_MEMORY	0x120
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
@@ -40,10 +39,9 @@ const struct cmd_entry cmd_submit_entry = {
 	.args = "[-p PRIO] [-n NAME] [--slots N | --exclusive]\n"
 	    "           [--timeout T] [--retries N] [--after ID,...]\n"
 	    "           [--after-any ID,...] [--at TIME | --delay D] [--hold]\n"
-	    "           [--nice N] [--memory SIZE] [--merge-output] "
-	    "[--node NODE]\n"
-	    "           [--label K=V]... [--env K=V]... [--clean-env] [--wait]\n"
-	    "           [--] CMD [ARG...]",
+	    "           [--nice N] [--memory SIZE] [--gpus N] [--res NAME=N]...\n"
+	    "           [--merge-output] [--node NODE] [--label K=V]...\n"
+	    "           [--env K=V]... [--clean-env] [--wait] [--] CMD [ARG...]",
 	.summary = "queue a command and print its job id",
 	.options =
 	    "  -p, --priority PRIO  the priority (default: the daemon's "
@@ -78,10 +76,19 @@ const struct cmd_entry cmd_submit_entry = {
 	    "      --nice N         run it at nice value N, 0 to 19 (default: "
 	    "the\n"
 	    "                       priority's; lower only for admins)\n"
-	    "      --memory SIZE    the memory it may use: 512MiB, 4GiB, at "
+	    "      --memory SIZE, --mem SIZE\n"
+	    "                       the memory it may use: 512MiB, 4GiB, at "
 	    "least 1MiB;\n"
-	    "                       with cgroups, its limit (default: the "
+	    "                       it starts once that fits the daemon's "
+	    "budget; with\n"
+	    "                       cgroups, its limit (default: the "
 	    "priority's)\n"
+	    "      --gpus N         N units of the resource gpu, as --res "
+	    "gpu=N\n"
+	    "      --res NAME=N     N units of the resource NAME, held while "
+	    "it runs; it\n"
+	    "                       is told which in TRIAGE_NAME "
+	    "(repeatable)\n"
 	    "      --merge-output   send its stderr to its stdout, as 2>&1 "
 	    "does\n"
 	    "      --node NODE      run it on that node of the cluster only "
@@ -213,7 +220,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "nice", required_argument, NULL, CMD_SUBMIT_NICE },
 		{ "merge-output", no_argument, NULL, CMD_SUBMIT_MERGE },
 		{ "node", required_argument, NULL, CMD_SUBMIT_NODE },
-		{ "memory", required_argument, NULL, CMD_SUBMIT_MEMORY },
+		JOBOPT_USES_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -293,8 +300,11 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_SUBMIT_NODE:
 			rc = jobopt_node(ctx, params, optarg);
 			break;
-		case CMD_SUBMIT_MEMORY:
-			rc = jobopt_memory(ctx, params, optarg);
+		case JOBOPT_MEMORY:
+		case JOBOPT_MEM:
+		case JOBOPT_GPUS:
+		case JOBOPT_RES:
+			rc = jobopt_uses(ctx, params, ch, optarg);
 			break;
 		case CMD_GETOPT_EXIT:
 			rc = ctx->status;

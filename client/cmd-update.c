@@ -1,6 +1,6 @@
 /* cmd-update.c - triage update: changes what a queued job will be when it
- * runs, its priority, name, limits, start time, nice value, memory and
- * labels. */
+ * runs, its priority, name, limits, start time, nice value, memory,
+ * resources and labels. */
 #include "cmd.h"
 #include "format.h"
 #include "jobopt.h"
@@ -12,7 +12,6 @@
 #define CMD_UPDATE_DELAY	0x173
 #define CMD_UPDATE_NICE		0x174
 #define CMD_UPDATE_LABEL	0x175
-#define CMD_UPDATE_MEMORY	0x176
 
 static int cmd_update_exec(struct cmd_ctx *, int, char **);
 
@@ -20,7 +19,7 @@ const struct cmd_entry cmd_update_entry = {
 	.name = "update",
 	.args = "ID [-p PRIO] [-n NAME] [--timeout T] [--retries N]\n"
 	    "           [--at TIME | --delay D] [--nice N] [--memory SIZE]\n"
-	    "           [--label K=V]...",
+	    "           [--gpus N] [--res NAME=N]... [--label K=V]...",
 	.summary = "change a queued job",
 	.options =
 	    "  -p, --priority PRIO  move it to the tail of PRIO's queue\n"
@@ -34,8 +33,13 @@ const struct cmd_entry cmd_update_entry = {
 	    "      --delay D        start it no sooner than D from now: 10m, "
 	    "2h, 1d\n"
 	    "      --nice N         its nice value, 0 to 19\n"
-	    "      --memory SIZE    the memory it may use: 512MiB, 4GiB, at "
+	    "      --memory SIZE, --mem SIZE\n"
+	    "                       the memory it may use: 512MiB, 4GiB, at "
 	    "least 1MiB\n"
+	    "      --gpus N         N units of the resource gpu, as --res "
+	    "gpu=N\n"
+	    "      --res NAME=N     its resources: the ones given replace all "
+	    "(repeatable)\n"
 	    "      --label K=V      its labels: the ones given replace all "
 	    "(repeatable)\n",
 	.notes =
@@ -57,7 +61,7 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "delay", required_argument, NULL, CMD_UPDATE_DELAY },
 		{ "nice", required_argument, NULL, CMD_UPDATE_NICE },
 		{ "label", required_argument, NULL, CMD_UPDATE_LABEL },
-		{ "memory", required_argument, NULL, CMD_UPDATE_MEMORY },
+		JOBOPT_USES_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,8 +95,11 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_UPDATE_LABEL:
 			rc = jobopt_label(ctx, params, optarg);
 			break;
-		case CMD_UPDATE_MEMORY:
-			rc = jobopt_memory(ctx, params, optarg);
+		case JOBOPT_MEMORY:
+		case JOBOPT_MEM:
+		case JOBOPT_GPUS:
+		case JOBOPT_RES:
+			rc = jobopt_uses(ctx, params, ch, optarg);
 			break;
 		default:
 			rc = cmd_getopt_other(ctx, ch);
@@ -107,8 +114,8 @@ cmd_update_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = cmd_usage(ctx, "invalid job id '%s'", argv[optind]);
 	if (rc == CMD_EXIT_OK && json_object_size(params) == 0)
 		rc = cmd_usage(ctx, "nothing to change: give -p, -n, "
-		    "--timeout, --retries, --at, --delay, --nice, --memory or "
-		    "--label");
+		    "--timeout, --retries, --at, --delay, --nice, --memory, "
+		    "--gpus, --res or --label");
 	if (rc != CMD_EXIT_OK) {
 		json_decref(params);
 		return rc;

@@ -3,6 +3,7 @@
  * terminal. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,4 +236,76 @@ format_size(const json_t *v, char *buf, size_t len)
 		d /= 1024;
 	snprintf(buf, len, "%.1f%s", d, units[u]);
 	return buf;
+}
+
+/* The units of one resource ("1,3"), or the count, to f. */
+static void
+format_units(FILE *f, const json_t *v)
+{
+	const json_t *u;
+	size_t i;
+
+	if (json_is_integer(v)) {
+		fprintf(f, "%" PRId64, (int64_t)json_integer_value(v));
+		return;
+	}
+	json_array_foreach(v, i, u)
+		fprintf(f, "%s%s", i > 0 ? "," : "",
+		    json_is_string(u) ? json_string_value(u) : "?");
+}
+
+/* What a memstream gathered, or NULL when it holds nothing. */
+static char *
+format_closed(FILE *f, char **s)
+{
+	if (ferror(f) || fclose(f) != 0)
+		xoom();
+	if (**s == '\0') {
+		free(*s);
+		return NULL;
+	}
+	return *s;
+}
+
+char *
+format_resources(const json_t *obj)
+{
+	const char *name;
+	const json_t *v;
+	char *s = NULL;
+	size_t len, n = 0;
+	FILE *f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		xoom();
+	json_object_foreach((json_t *)(uintptr_t)obj, name, v) {
+		fprintf(f, "%s%s=", n++ > 0 ? " " : "", name);
+		format_units(f, v);
+	}
+	return format_closed(f, &s);
+}
+
+char *
+format_uses(const json_t *job)
+{
+	const json_t *memory = json_object_get(job, "memory"), *v, *units;
+	const json_t *devices = json_object_get(job, "devices");
+	char buf[32], *s = NULL;
+	const char *name;
+	size_t len, n = 0;
+	FILE *f;
+
+	if ((f = open_memstream(&s, &len)) == NULL)
+		xoom();
+	if (json_is_integer(memory)) {
+		fputs(format_size(memory, buf, sizeof buf), f);
+		n++;
+	}
+	json_object_foreach(json_object_get(job, "resources"), name, v) {
+		units = json_object_get(devices, name);
+		fprintf(f, "%s%s%c", n++ > 0 ? " " : "", name,
+		    units != NULL ? ':' : '=');
+		format_units(f, units != NULL ? units : v);
+	}
+	return (s = format_closed(f, &s)) != NULL ? s : xstrdup("-");
 }

@@ -39,6 +39,14 @@ const char *format_reason(const json_t *job, char *buf, size_t len);
  * ("64MiB"), else to a tenth of its unit ("11.8MiB"); "-" for anything but
  * an integer >= 0. */
 const char *format_size(const json_t *v, char *buf, size_t len);
+/* A job's resources or devices (protocol v1.2: objects of a resource's
+ * name to a count, or to its unit names) as "gpu=2 licence=1" or
+ * "gpu=1,3"; NULL for none ({}, or not an object). Allocated. */
+char *format_resources(const json_t *obj);
+/* What a job asks for and holds, for a column: its memory ("4GiB"), then
+ * each resource as NAME=N or, once its attempt was given units of it,
+ * NAME:U1,U2; "-" for none. Allocated. */
+char *format_uses(const json_t *job);
 /* A JSON integer, or "-" for anything else. */
 const char *format_int(const json_t *v, char *buf, size_t len);
 /* Prints v on one line of compact JSON to stdout. */

@@ -1,6 +1,7 @@
 /* jobopt.c - the options that describe a job, read strictly: a typo must be
  * an error naming the option, never a job run at another time or priority. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@
 #define JOBOPT_LABEL_KEY_MAX	64
 /* The least memory a job may declare, protocol.md's 1MiB. */
 #define JOBOPT_MEMORY_MIN	(UINT64_C(1) << 20)
+/* config.md's bound on a resource's name. */
+#define JOBOPT_RESOURCE_NAME_MAX	32
 
 int
 jobopt_timeout(struct cmd_ctx *ctx, json_t *params, const char *arg)
@@ -65,18 +68,73 @@ jobopt_nice(struct cmd_ctx *ctx, json_t *params, const char *arg)
 	return CMD_EXIT_OK;
 }
 
-int
-jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *arg)
+/* --memory or --mem (opt, as typed, for messages). */
+static int
+jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *opt,
+    const char *arg)
 {
 	uint64_t bytes;
 
 	if (units_parse_size(arg, &bytes) == -1 || bytes < JOBOPT_MEMORY_MIN ||
 	    bytes > INT64_MAX)
-		return cmd_usage(ctx, "invalid --memory '%s' (a size of at "
-		    "least 1MiB: 512MiB, 4GiB)", arg);
+		return cmd_usage(ctx, "invalid %s '%s' (a size of at least "
+		    "1MiB: 512MiB, 4GiB)", opt, arg);
 	json_object_set_new(params, "memory",
 	    xjson(json_integer((json_int_t)bytes)));
 	return CMD_EXIT_OK;
+}
+
+/* --res or --gpus (gpus set). */
+static int
+jobopt_resource(struct cmd_ctx *ctx, json_t *params, bool gpus,
+    const char *arg)
+{
+	json_t *resources = json_object_get(params, "resources");
+	const char *opt = gpus ? "--gpus" : "--res";
+	const char *eq = gpus ? NULL : strchr(arg, '=');
+	char name[JOBOPT_RESOURCE_NAME_MAX + 1];
+	size_t nlen = eq != NULL ? (size_t)(eq - arg) : 0;
+	long n;
+
+	if (gpus) {
+		if (cmd_parse_count(arg, 1, &n) == -1)
+			return cmd_usage(ctx, "invalid --gpus '%s' (a count of "
+			    "at least 1)", arg);
+		strcpy(name, "gpu");
+	} else {
+		if (eq == NULL || nlen == 0 || nlen > JOBOPT_RESOURCE_NAME_MAX ||
+		    strspn(arg, "abcdefghijklmnopqrstuvwxyz0123456789_-") !=
+		    nlen || cmd_parse_count(eq + 1, 1, &n) == -1)
+			return cmd_usage(ctx, "%s: \"%s\" is not NAME=N (NAME: "
+			    "a resource, 1 to %d of a-z 0-9 _ -; N: how many "
+			    "of its units, at least 1)", opt, arg,
+			    JOBOPT_RESOURCE_NAME_MAX);
+		memcpy(name, arg, nlen);
+		name[nlen] = '\0';
+	}
+	if (json_object_get(resources, name) != NULL)
+		return cmd_usage(ctx, "%s %s: %s is asked for twice%s", opt, arg,
+		    name, strcmp(name, "gpu") == 0 ? " (--gpus N is --res "
+		    "gpu=N)" : "");
+	if (resources == NULL) {
+		resources = xjson(json_object());
+		json_object_set_new(params, "resources", resources);
+	}
+	json_object_set_new(resources, name, xjson(json_integer(n)));
+	return CMD_EXIT_OK;
+}
+
+int
+jobopt_uses(struct cmd_ctx *ctx, json_t *params, int ch, const char *arg)
+{
+	switch (ch) {
+	case JOBOPT_MEMORY:
+	case JOBOPT_MEM:
+		return jobopt_memory(ctx, params, ch == JOBOPT_MEM ? "--mem" :
+		    "--memory", arg);
+	default:
+		return jobopt_resource(ctx, params, ch == JOBOPT_GPUS, arg);
+	}
 }
 
 int

@@ -7,6 +7,19 @@
 
 #include "cmd.h"
 
+/* What a job uses beside slots, the same options for submit and update:
+ * their getopt_long codes (above the commands' own, below cmd.h's
+ * CMD_GETOPT_EXIT), their longopts rows, and jobopt_uses. */
+#define JOBOPT_MEMORY	0x1f0
+#define JOBOPT_MEM	0x1f1
+#define JOBOPT_GPUS	0x1f2
+#define JOBOPT_RES	0x1f3
+#define JOBOPT_USES_LONGOPTS						\
+	{ "memory", required_argument, NULL, JOBOPT_MEMORY },		\
+	{ "mem", required_argument, NULL, JOBOPT_MEM },			\
+	{ "gpus", required_argument, NULL, JOBOPT_GPUS },		\
+	{ "res", required_argument, NULL, JOBOPT_RES }
+
 /* The highest nice value a job can be given (nice(2)'s). */
 #define JOBOPT_NICE_MAX 19
 
@@ -31,9 +44,14 @@ int jobopt_string(struct cmd_ctx *ctx, json_t *params, int ch,
     const char *arg);
 /* --node NODE: "node", a node name (nodename.h). */
 int jobopt_node(struct cmd_ctx *ctx, json_t *params, const char *arg);
-/* --memory SIZE: "memory", bytes (512MiB, 4GiB: units.h's sizes), at
- * least the protocol's 1MiB. */
-int jobopt_memory(struct cmd_ctx *ctx, json_t *params, const char *arg);
+/* The option of code ch, one of JOBOPT_USES_LONGOPTS:
+ * --memory SIZE or --mem SIZE: "memory", bytes (512MiB, 4GiB: units.h's
+ * sizes), at least the protocol's 1MiB;
+ * --res NAME=N, or --gpus N (NAME gpu): NAME's count in the object
+ * params' "resources" (made when missing), NAME as triage.conf spells a
+ * resource's, N at least 1; a NAME given twice is an error. */
+int jobopt_uses(struct cmd_ctx *ctx, json_t *params, int ch,
+    const char *arg);
 /* --retries N: "retries", 0 or more. */
 int jobopt_retries(struct cmd_ctx *ctx, json_t *params, const char *arg);
 

@@ -185,33 +185,48 @@ config_value_duration(const struct config_key *key, const char *value,
 	    units_format_duration(key->max, hi, sizeof hi));
 }
 
+/* A size within the row's bounds into *bytes, or false (*bytes left
+ * alone). */
+static bool
+config_value_size_ok(const struct config_key *key, const char *value,
+    uint64_t *bytes)
+{
+	uint64_t n;
+
+	if (units_parse_size(value, &n) == -1 || n < key->min || n > key->max)
+		return false;
+	*bytes = n;
+	return true;
+}
+
 static int
 config_value_size(const struct config_key *key, const char *value,
     void *dest, char **why)
 {
 	char lo[UNITS_FORMAT_MAX], hi[UNITS_FORMAT_MAX];
-	uint64_t bytes;
 
-	if (units_parse_size(value, &bytes) == 0 && bytes >= key->min &&
-	    bytes <= key->max) {
-		*(uint64_t *)dest = bytes;
+	if (config_value_size_ok(key, value, dest))
 		return 0;
-	}
 	return config_value_bad(why, value, "a size from %s to %s, such as "
 	    "512, 64KiB or 16MiB",
 	    units_format_size(key->min, lo, sizeof lo),
 	    units_format_size(key->max, hi, sizeof hi));
 }
 
+/* CONFIG_TYPE_UNSIGNED into an unsigned, CONFIG_TYPE_COUNT into a
+ * uint64_t. */
 static int
-config_value_unsigned(const struct config_key *key, const char *value,
+config_value_whole(const struct config_key *key, const char *value,
     void *dest, char **why)
 {
 	uint64_t n;
 
 	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
 	    n <= key->max) {
-		*(unsigned *)dest = (unsigned)n;
+		if (key->type == CONFIG_TYPE_COUNT)
+			*(uint64_t *)dest = n;
+		else
+			*(unsigned *)dest = (unsigned)n;
 		return 0;
 	}
 	return config_value_bad(why, value, "a whole number from %" PRIu64
@@ -403,9 +418,7 @@ config_value_budget(const struct config_key *key, const char *value,
 			return 0;
 		}
 		free(digits);
-	} else if (units_parse_size(value, &n) == 0 && n >= key->min &&
-	    n <= key->max) {
-		*(uint64_t *)dest = n;
+	} else if (config_value_size_ok(key, value, dest)) {
 		*kind = CONFIG_MEMORY_SIZE;
 		return 0;
 	}
@@ -413,21 +426,6 @@ config_value_budget(const struct config_key *key, const char *value,
 	    "such as 48GiB, or a percentage from 1%% to 100%% such as 80%%",
 	    units_format_size(key->min, lo, sizeof lo),
 	    units_format_size(key->max, hi, sizeof hi));
-}
-
-static int
-config_value_count(const struct config_key *key, const char *value,
-    void *dest, char **why)
-{
-	uint64_t n;
-
-	if (config_value_number(value, 10, &n) == 0 && n >= key->min &&
-	    n <= key->max) {
-		*(uint64_t *)dest = n;
-		return 0;
-	}
-	return config_value_bad(why, value, "a whole number from %" PRIu64
-	    " to %" PRIu64, key->min, key->max);
 }
 
 /* The characters of a unit's name. */
@@ -566,7 +564,8 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 	case CONFIG_TYPE_SIZE:
 		return config_value_size(key, value, dest, why);
 	case CONFIG_TYPE_UNSIGNED:
-		return config_value_unsigned(key, value, dest, why);
+	case CONFIG_TYPE_COUNT:
+		return config_value_whole(key, value, dest, why);
 	case CONFIG_TYPE_MODE:
 		return config_value_mode(key, value, dest, why);
 	case CONFIG_TYPE_PATH:
@@ -585,8 +584,6 @@ config_value_set(const struct config_key *key, const char *value, void *base,
 		return config_value_choice(key, value, dest, why);
 	case CONFIG_TYPE_BUDGET:
 		return config_value_budget(key, value, dest, aux, why);
-	case CONFIG_TYPE_COUNT:
-		return config_value_count(key, value, dest, why);
 	case CONFIG_TYPE_UNITS:
 		return config_value_units(key, value, dest, aux, why);
 	case CONFIG_TYPE_ENVNAME:

@@ -1,6 +1,7 @@
 /* test-cli-queue.c - the triage command's queue operations (protocol 1.1)
  * against a real triaged: held, labelled, updated and delayed jobs. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,19 +11,20 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "cli.h"
 #include "harness.h"
 #include "timefmt.h"
 
-/* The line of triage list's table (with the options given) for job id;
- * fails when there is none. Allocated. */
+/* The line of triage list's table (with the options given) for job id,
+ * of daemon d; fails when there is none. Allocated. */
 static char *
-list_row(const char *id, const char *opt)
+list_row_of(const struct tdaemon *d, const char *id, const char *opt)
 {
 	char *out, *err, *line, *save, *row = NULL, *end;
 
-	assert_int_equal(cli(&out, &err, "list", opt, NULL), 0);
+	assert_int_equal(tcli(d, &out, &err, "list", opt, NULL), 0);
 	for (line = strtok_r(out, "\n", &save); line != NULL && row == NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (strtol(line, &end, 10) == strtol(id, NULL, 10) &&
@@ -34,6 +36,13 @@ list_row(const char *id, const char *opt)
 	free(out);
 	free(err);
 	return row;
+}
+
+/* The same of the group's daemon. */
+static char *
+list_row(const char *id, const char *opt)
+{
+	return list_row_of(tcli_daemon, id, opt);
 }
 
 /* The words of a table row, for its columns. */
@@ -278,6 +287,162 @@ test_output_of_the_latest_job_and_both_streams(void **state)
 	free(err);
 }
 
+/* The lines of triage status id, of daemon d, which must succeed;
+ * allocated. */
+static char *
+status_of(const struct tdaemon *d, const char *id)
+{
+	char *out, *err;
+
+	assert_int_equal(tcli(d, &out, &err, "status", id, NULL), 0);
+	free(err);
+	return out;
+}
+
+/* Asserts that text has the line "KEY VALUE" (KEY, then the spaces that
+ * align the values), or (value NULL) no line of key. */
+static void
+assert_line(const char *text, const char *key, const char *value)
+{
+	char *copy = strdup(text), *line, *save;
+	const char *got;
+	bool found = false;
+
+	for (line = strtok_r(copy, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, key, strlen(key)) != 0 ||
+		    line[strlen(key)] != ' ')
+			continue;
+		if (value == NULL)
+			fail_msg("a line \"%s\" in:\n%s", line, text);
+		got = line + strlen(key) + strspn(line + strlen(key), " ");
+		if (strcmp(got, value) != 0)
+			fail_msg("%s \"%s\", not \"%s\", in:\n%s", key, got,
+			    value, text);
+		found = true;
+	}
+	if (value != NULL && !found)
+		fail_msg("no line %s in:\n%s", key, text);
+	free(copy);
+}
+
+/* Sets job id's devices in the SQLite file of d, stopped, as admission
+ * would have at its grant, and starts d again. */
+static void
+give_devices(struct tdaemon *d, const char *id, const char *devices)
+{
+	char path[400], sql[300];
+	sqlite3 *db;
+
+	assert_int_equal(tdaemon_stop(d), 0);
+	snprintf(path, sizeof path, "%s/triage.db", d->state);
+	snprintf(sql, sizeof sql, "UPDATE jobs SET devices = '%s' WHERE id = "
+	    "%s", devices, id);
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_changes(db) != 1)
+		fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_close(db);
+	tdaemon_restart(d);
+}
+
+/*
+ * Protocol v1.2 through the CLI: --mem, --gpus and --res at submit and
+ * update, what status and list show of them (and of the units a job was
+ * given), and the daemon's refusals, said as they are.
+ */
+static void
+test_memory_and_resources(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 2\nmemory = 8GiB\n"
+	    "[resource.gpu]\nunits = 0,1,2,3\nenv = CUDA_VISIBLE_DEVICES\n"
+	    "[resource.licence]\ncount = 2\n");
+	char *out, *err, id[32], plain[32], *row, *text;
+	json_t *job;
+	int rc;
+
+	(void)state;
+	tcli_submitted(tcli(d, &out, &err, "submit", "--hold", "--mem", "2GiB",
+	    "--gpus", "2", "--res", "licence=1", "--", "true", NULL), &out,
+	    &err, id);
+	job = tcli_status(d, id);
+	assert_int_equal(tjint(job, "memory"), (json_int_t)2 << 30);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    job, "resources"), "gpu")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    job, "resources"), "licence")), 1);
+	assert_int_equal(json_object_size(json_object_get(job, "resources")),
+	    2);
+	json_decref(job);
+	text = status_of(d, id);
+	assert_line(text, "memory:", "2GiB");
+	assert_line(text, "resources:", "gpu=2 licence=1");
+	assert_line(text, "devices:", NULL);
+	free(text);
+	row = list_row_of(d, id, "--state=queued");
+	assert_row_has(row, "2GiB");
+	assert_row_has(row, "gpu=2");
+	assert_row_has(row, "licence=1");
+	free(row);
+	/* Nothing asked for: "-". */
+	tcli_submitted(tcli(d, &out, &err, "submit", "--hold", "--", "true",
+	    NULL), &out, &err, plain);
+	row = list_row_of(d, plain, "--state=queued");
+	assert_row_has(row, "-");
+	free(row);
+	assert_int_equal(tcli(d, &out, &err, "list", NULL), 0);
+	assert_non_null(strstr(out, " USES "));
+	free(out);
+	free(err);
+
+	/* update: the resources given replace all; --mem as --memory. */
+	rc = tcli(d, &out, &err, "update", id, "--res", "licence=2", "--mem",
+	    "1GiB", NULL);
+	tcli_assert_said(rc, out, err, 0, "", "");
+	text = status_of(d, id);
+	assert_line(text, "resources:", "licence=2");
+	assert_line(text, "memory:", "1GiB");
+	free(text);
+	rc = tcli(d, &out, &err, "update", id, "--gpus", "4", NULL);
+	tcli_assert_said(rc, out, err, 0, "", "");
+	text = status_of(d, id);
+	assert_line(text, "resources:", "gpu=4");
+	free(text);
+
+	/* The daemon's refusals, as it says them. */
+	rc = tcli(d, &out, &err, "submit", "--res", "fpga=1", "--", "true",
+	    NULL);
+	tcli_assert_said(rc, out, err, 1, "", "triage: unknown resource "
+	    "\"fpga\" in \"resources\" (configured: gpu, licence)\n");
+	rc = tcli(d, &out, &err, "submit", "--gpus", "5", "--", "true", NULL);
+	tcli_assert_said(rc, out, err, 1, "", "triage: \"resources.gpu\" "
+	    "asks for 5 units, and gpu has 4: the job could never start\n");
+	rc = tcli(d, &out, &err, "update", id, "--res", "licence=3", NULL);
+	tcli_assert_said(rc, out, err, 1, "", "triage: \"resources.licence\" "
+	    "asks for 3 units, and licence has 2: the job could never "
+	    "start\n");
+	rc = tcli(d, &out, &err, "submit", "--mem", "16GiB", "--", "true",
+	    NULL);
+	tcli_assert_said(rc, out, err, 1, "", "triage: memory 16 GiB is more "
+	    "than the memory budget, 8 GiB: it could never start\n");
+
+	/* The units an attempt was given: in status, and in list in place
+	 * of the count. The SQLite file is the only way in before
+	 * admission gives them. */
+	if (!tcluster()) {
+		give_devices(d, id, "{\"gpu\":[\"0\",\"3\"]}");
+		text = status_of(d, id);
+		assert_line(text, "resources:", "gpu=4");
+		assert_line(text, "devices:", "gpu=0,3");
+		free(text);
+		row = list_row_of(d, id, "--state=queued");
+		assert_row_has(row, "1GiB");
+		assert_row_has(row, "gpu:0,3");
+		free(row);
+	}
+	tdaemon_end(d, NULL);
+}
+
 /*
  * freeze and thaw through the CLI, as hold and release: a running job
  * frozen (status and list say so), a job in a state it makes no sense for
@@ -348,6 +513,7 @@ main(void)
 		cmocka_unit_test(test_wait_several_gives_the_first_failure),
 		cmocka_unit_test(test_output_of_the_latest_job_and_both_streams),
 		cmocka_unit_test(test_freeze_and_thaw_a_running_job),
+		cmocka_unit_test(test_memory_and_resources),
 	};
 
 	return cmocka_run_group_tests_name("cli-queue", tests, tcli_setup,

@@ -704,6 +704,30 @@ test_bad_queue_options_are_usage_errors(void **state)
 	assert_usage("invalid --memory '1.5GiB'", "submit", "--memory",
 	    "1.5GiB", "true");
 	assert_usage("invalid --memory '4G'", "update", "3", "--memory", "4G");
+	assert_usage("invalid --mem '1KiB' (a size of at least 1MiB: "
+	    "512MiB, 4GiB)", "submit", "--mem", "1KiB", "true");
+	assert_usage("invalid --mem 'lots'", "update", "3", "--mem", "lots");
+	assert_usage("invalid --gpus '0' (a count of at least 1)", "submit",
+	    "--gpus", "0", "true");
+	assert_usage("invalid --gpus 'two'", "update", "3", "--gpus", "two");
+	assert_usage("--res: \"gpu\" is not NAME=N (NAME: a resource, 1 to 32 "
+	    "of a-z 0-9 _ -; N: how many of its units, at least 1)", "submit",
+	    "--res", "gpu", "true");
+	assert_usage("--res: \"gpu=0\" is not NAME=N", "submit", "--res",
+	    "gpu=0", "true");
+	assert_usage("--res: \"gpu=-1\" is not NAME=N", "submit", "--res",
+	    "gpu=-1", "true");
+	assert_usage("--res: \"GPU=1\" is not NAME=N", "submit", "--res",
+	    "GPU=1", "true");
+	assert_usage("--res: \"=1\" is not NAME=N", "update", "3", "--res",
+	    "=1");
+	assert_usage("--res: \"abcdefghijklmnopqrstuvwxyz0123456=1\" is not "
+	    "NAME=N", "submit", "--res",
+	    "abcdefghijklmnopqrstuvwxyz0123456=1", "true");
+	assert_usage("--res gpu=2: gpu is asked for twice (--gpus N is --res "
+	    "gpu=N)", "submit", "--gpus", "1", "--res", "gpu=2", "true");
+	assert_usage("--res lic=2: lic is asked for twice", "update", "3",
+	    "--res", "lic=1", "--res", "lic=2");
 	assert_usage("invalid --after-any 'x'", "submit", "--after-any", "x",
 	    "true");
 	assert_usage("nothing to change", "update", "3");

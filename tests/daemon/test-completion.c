@@ -168,8 +168,12 @@ test_both_shells(const char *shell)
 	assert_offers(shell, "triage pause ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage submit --ni", "--nice\n");
 	assert_offers(shell, "triage submit --no", "--node\n");
-	assert_offers(shell, "triage submit --mem", "--memory\n");
-	assert_offers(shell, "triage update --mem", "--memory\n");
+	assert_offers(shell, "triage submit --mem", "--mem\n--memory\n");
+	assert_offers(shell, "triage update --mem", "--mem\n--memory\n");
+	assert_offers(shell, "triage submit --gp", "--gpus\n");
+	assert_offers(shell, "triage update --gp", "--gpus\n");
+	assert_offers(shell, "triage submit --res", "--res\n");
+	assert_offers(shell, "triage update --res", "--res\n");
 	assert_offers(shell, "triage output --ta", "--tail\n");
 	assert_offers_one(shell, "triage cancel --s", "--signal", true);
 	assert_offers_one(shell, "triage cancel --s", "--state", true);

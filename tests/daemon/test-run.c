@@ -323,15 +323,29 @@ test_cannot_exec(void **state)
 	assert_int_equal(fx_wait_end(fx, 2)->out.state, JOB_SUCCEEDED);
 }
 
+/* What the job of id wrote to its stdout, NUL-terminated, into buf. */
+static void
+fx_stdout(struct fx *fx, uint64_t id, char *buf, size_t size)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%llu.stdout", fx->loop.dir,
+	    (unsigned long long)id);
+	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
+	assert_true((n = read(fd, buf, size - 1)) > 0);
+	close(fd);
+	buf[n] = '\0';
+}
+
 /* TRIAGE_* are given by the run, and win over the job's own. */
 static void
 test_environment(void **state)
 {
 	struct fx *fx = *state;
-	char path[128], buf[256];
 	struct job *job;
-	ssize_t n;
-	int fd;
+	char buf[256];
 
 	job = fx_job(fx, 7, ARGV("sh", "-c",
 	    "echo $TRIAGE_JOB_ID $TRIAGE_PRIORITY $TRIAGE_ATTEMPT $A"));
@@ -340,11 +354,7 @@ test_environment(void **state)
 	job->attempt = 2;
 	fx_start_job(fx, job);
 	assert_exit_outcome(fx_wait_end(fx, 7), 0);
-	snprintf(path, sizeof path, "%s/7.stdout", fx->loop.dir);
-	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
-	assert_true((n = read(fd, buf, sizeof buf - 1)) > 0);
-	close(fd);
-	buf[n] = '\0';
+	fx_stdout(fx, 7, buf, sizeof buf);
 	assert_string_equal(buf, "7 normal 2 mine\n");
 }
 
@@ -355,10 +365,8 @@ static void
 test_environment_of_devices(void **state)
 {
 	struct fx *fx = *state;
-	char path[128], buf[256];
 	struct job *job;
-	ssize_t n;
-	int fd;
+	char buf[256];
 
 	job = fx_job(fx, 8, ARGV("sh", "-c", "echo \"$TRIAGE_GPU|"
 	    "$CUDA_VISIBLE_DEVICES|$TRIAGE_FPGA_X|$A|$TRIAGE_JOB_ID\"; "
@@ -369,11 +377,7 @@ test_environment_of_devices(void **state)
 	    "3", "fpga-x", "f:0"));
 	fx_start_job(fx, job);
 	assert_exit_outcome(fx_wait_end(fx, 8), 0);
-	snprintf(path, sizeof path, "%s/8.stdout", fx->loop.dir);
-	assert_int_not_equal(fd = open(path, O_RDONLY | O_CLOEXEC), -1);
-	assert_true((n = read(fd, buf, sizeof buf - 1)) > 0);
-	close(fd);
-	buf[n] = '\0';
+	fx_stdout(fx, 8, buf, sizeof buf);
 	assert_string_equal(buf, "1,3|1,3|f:0|mine|8\n1\n");
 
 	job = fx_job(fx, 9, ARGV("true"));
