@@ -274,9 +274,10 @@ bench_daemon_start(const char *parent, const struct bench_daemon_conf *conf,
 	/* The queue limits at their maximum: nothing may be refused. */
 	if (tsupport_daemon_conf(d->conf, d->sock, d->state, &err,
 	    "log_level = warning\nmax_queued_per_user = 100000000\n%s\n%s"
-	    "%s%s%s%s%s", conf->daemon != NULL ? conf->daemon : "",
+	    "%s%s%s%s%s%s", conf->daemon != NULL ? conf->daemon : "",
 	    conf->priorities != NULL ? conf->priorities :
 	    "[priority.normal]\nrank = 10\nmax_queued = 100000000\n",
+	    conf->sections != NULL ? conf->sections : "",
 	    conf->http ? "[http]\nlisten = " : "", conf->http ? d->http : "",
 	    conf->http ? "\nauth = none\n" : "",
 	    conf->cluster != NULL ? "[cluster]\n" : "",

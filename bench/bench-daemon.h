@@ -25,6 +25,8 @@ struct bench_daemon_conf {
 	const char *daemon;	/* more lines of [daemon] ("slots = 2\n") */
 	const char *priorities;	/* the [priority.NAME] sections; NULL: one
 				 * "normal" that queues up to 100000000 */
+	const char *sections;	/* more sections ([resource.NAME]); NULL:
+				 * none */
 	const char *cluster;	/* the lines of a [cluster] section
 				 * ("postgresql = ...\nnode = n1\n"); NULL:
 				 * none, the jobs are kept in SQLite */

@@ -50,6 +50,10 @@
 #define BENCH_FLOOR_TARGET	1.10
 /* What a cgroup per job may cost over none: of a job's dispatch time. */
 #define BENCH_CGROUP_TARGET	1.10
+/* Resources the jobs do not ask for may cost them nothing: within the
+ * noise of the rounds. */
+#define BENCH_RESOURCES "[resource.gpu]\nunits = 0,1,2,3\n" \
+	"env = CUDA_VISIBLE_DEVICES\n[resource.lic]\ncount = 8\n"
 /* Cgroups a round when their steps are measured one by one. */
 #define BENCH_CGCOST_N		200
 
@@ -57,6 +61,7 @@
 enum bench_who {
 	BENCH_TRIAGE,
 	BENCH_TRIAGE_OFF,	/* the same with cgroups = off */
+	BENCH_TRIAGE_RES,	/* the same with resources, unused */
 	BENCH_FORK,
 	BENCH_SPAWN,
 	BENCH_XARGS,
@@ -227,6 +232,8 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	conf.daemon = c == &b->who[BENCH_TRIAGE_OFF] ?
 	    "slots = 2\nworkers = 2\ncgroups = off\n" :
 	    "slots = 2\nworkers = 2\n";
+	if (c == &b->who[BENCH_TRIAGE_RES])
+		conf.sections = BENCH_RESOURCES;
 	if ((ids = calloc(c->jobs, sizeof *ids)) == NULL) {
 		bench_why_set(&c->why, "out of memory");
 		return;
@@ -485,6 +492,34 @@ bench_dispatch_cgroups(const struct bench *b, double tm)
 		    "measured: %s)\t-\t-\t-\n", why);
 }
 
+/*
+ * Resources configured that no job asks for, against none: within the
+ * noise, which is the spread of triage's own rounds (at least 5%).
+ */
+static void
+bench_dispatch_resources(const struct bench *b, double tm)
+{
+	const struct bench_contestant *t = &b->who[BENCH_TRIAGE];
+	double rm = bench_dispatch_median(&b->who[BENCH_TRIAGE_RES]);
+	double lo = t->rounds > 0 ? t->ms[0] : 0, hi = lo, noise;
+	unsigned k;
+
+	for (k = 1; k < t->rounds; k++) {
+		lo = t->ms[k] < lo ? t->ms[k] : lo;
+		hi = t->ms[k] > hi ? t->ms[k] : hi;
+	}
+	noise = lo > 0 && hi / lo > 1.05 ? hi / lo : 1.05;
+	if (tm > 0 && rm > 0)
+		printf("SUMMARY\tdispatch\tx true, resources configured, "
+		    "unused\t%.2f ms/job\tnone %.2f ms/job (%.2fx)\t<= %.2fx "
+		    "(the rounds' spread)\t%s\n", rm, tm, rm / tm, noise,
+		    rm / tm <= noise ? "met" : "MISSED");
+	else
+		printf("SUMMARY\tdispatch\tx true, resources configured, "
+		    "unused\t%s\t%s\twithin noise\tMISSED\n", rm > 0 ? "ran" :
+		    "failed", tm > 0 ? "ran" : "failed");
+}
+
 static void
 bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 {
@@ -542,6 +577,7 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 		    "<= %.2fx floor\tMISSED\n", tm > 0 ? "ran" : "failed",
 		    fm > 0 ? "ran" : "failed", BENCH_FLOOR_TARGET);
 	bench_dispatch_cgroups(b, tm);
+	bench_dispatch_resources(b, tm);
 	for (i = BENCH_XARGS; i < BENCH_NWHO; i++) {
 		c = &b->who[i];
 		cm = bench_dispatch_median(c);
@@ -576,7 +612,7 @@ bench_dispatch_usage(FILE *f)
 	    "--quick %d),\n"
 	    "                 of GNU parallel 2/5 of that\n"
 	    "  --dir DIR      where the temp dirs go (default /tmp)\n"
-	    "  --only NAME    run only this one (triage, triage-nocg, fork, "
+	    "  --only NAME    run only this one (triage, triage-nocg, triage-res, fork, "
 	    "spawn, xargs,\n                 parallel, tsp),\n"
 	    "                 to profile it\n",
 	    BENCH_SLOTS, BENCH_ROUNDS, BENCH_QUICK_ROUNDS, BENCH_JOBS,
@@ -621,6 +657,8 @@ main(int argc, char **argv)
 			    "+ wait" },
 			[BENCH_TRIAGE_OFF] = { "triage-nocg", "the same, "
 			    "cgroups = off" },
+			[BENCH_TRIAGE_RES] = { "triage-res", "the same, GPUs "
+			    "and a licence configured, the jobs asking none" },
 			[BENCH_FORK] = { "fork", "ref-floor fork+execvp" },
 			[BENCH_SPAWN] = { "spawn", "ref-floor posix_spawnp" },
 			[BENCH_XARGS] = { "xargs", "xargs -P2 -n1 true", true },
@@ -722,6 +760,7 @@ main(int argc, char **argv)
 			switch (i) {
 			case BENCH_TRIAGE:
 			case BENCH_TRIAGE_OFF:
+			case BENCH_TRIAGE_RES:
 				bench_dispatch_triage(&b, &b.who[i]);
 				break;
 			case BENCH_FORK:

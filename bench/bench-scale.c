@@ -70,6 +70,8 @@ struct scale_run {
 	unsigned char *gone;	/* by id: canceled already */
 	size_t gone_size;
 	uint64_t probe;		/* moves the cancels' ids between batches */
+	bool resources;		/* every job asks for memory, a GPU and a
+				 * licence (--resources) */
 	struct bench_why why;	/* whether it failed, and why */
 };
 
@@ -130,11 +132,19 @@ scale_cpu_s(pid_t pid)
 /* Params of the i-th request of a pipelined batch; NULL out of memory. */
 typedef json_t *(*scale_params_cb)(struct scale_run *run, uint64_t i);
 
+/* The GPUs and licences of --resources: more than the paused queue could
+ * ever take, since nothing runs. */
+#define SCALE_RESOURCES "[resource.gpu]\nunits = 0,1,2,3\n" \
+	"env = CUDA_VISIBLE_DEVICES\n[resource.lic]\ncount = 8\n"
+
 static json_t *
 scale_submit_params(struct scale_run *run, uint64_t i)
 {
-	(void)run;
 	(void)i;
+	if (run->resources)
+		return json_pack("{s[s] sI s{si si}}", "argv", "true",
+		    "memory", (json_int_t)(1 << 20) * 64, "resources", "gpu",
+		    1, "lic", 1);
 	return json_pack("{s[s]}", "argv", "true");
 }
 
@@ -369,6 +379,8 @@ scale_usage(FILE *f)
 	    "/api/state, memory per queued job, and a\nrestart with the "
 	    "largest queue.\n"
 	    "  --quick    stops at 100,000 (the restart too)\n"
+	    "  --resources  every job asks for 64MiB, a GPU and a licence "
+	    "(per request\n             only: no restart, no memory target)\n"
 	    "  --dir DIR  where the temp state dir goes (default /tmp)\n");
 }
 
@@ -387,8 +399,8 @@ scale_count(uint64_t n, char *buf, size_t size)
 static void
 scale_report(const struct scale_level *levels, size_t nlevels,
     long rss_empty_kb, double restart_s, double restart_cpu_s,
-    long rss_restart_kb, bool quick, const struct bench_machine *m,
-    const char *dir)
+    long rss_restart_kb, bool quick, bool resources,
+    const struct bench_machine *m, const char *dir)
 {
 	const struct scale_level *lo = &levels[0], *hi = &levels[nlevels - 1];
 	char a[32], b[32];
@@ -425,12 +437,16 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	scale_count(lo->queued, b, sizeof b);
 	for (k = 0; k < SCALE_NMEASURES; k++) {
 		ratio = hi->us[k] / lo->us[k];
-		printf("SUMMARY\tscale\t%s%s\t%.1f us/op at %s\t%.1f us/op at "
-		    "%s (%.2fx)\t<= %.1fx at %s\t%s\n", scale_measure_names[k],
-		    quick ? " (quick: 100k)" : "", hi->us[k], a, lo->us[k], b,
+		printf("SUMMARY\tscale\t%s%s%s\t%.1f us/op at %s\t%.1f us/op "
+		    "at %s (%.2fx)\t<= %.1fx at %s\t%s\n",
+		    scale_measure_names[k], resources ? ", jobs asking for "
+		    "resources" : "", quick ? " (quick: 100k)" : "",
+		    hi->us[k], a, lo->us[k], b,
 		    ratio, SCALE_FLAT_RATIO, b,
 		    ratio <= SCALE_FLAT_RATIO ? "met" : "MISSED");
 	}
+	if (resources)
+		return;
 	if (hi->rss_kb > 0 && rss_empty_kb > 0)
 		per_job = (double)(hi->rss_kb - rss_empty_kb) * 1024 /
 		    (double)hi->queued - SCALE_ARGV_BYTES;
@@ -452,6 +468,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "quick", no_argument, NULL, 'q' },
+		{ "resources", no_argument, NULL, 'r' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -461,7 +478,7 @@ main(int argc, char **argv)
 	struct scale_level levels[SCALE_LEVELS_MAX];
 	struct scale_run run = { 0 };
 	/* /metrics and the dashboard's state are measured too. */
-	const struct bench_daemon_conf conf = { .http = true };
+	struct bench_daemon_conf conf = { .http = true };
 	const uint64_t *want = full;
 	size_t nlevels = 3, i;
 	const char *dir = "/tmp";
@@ -481,6 +498,10 @@ main(int argc, char **argv)
 		switch (ch) {
 		case 'q':
 			quick = true;
+			break;
+		case 'r':
+			run.resources = true;
+			conf.sections = SCALE_RESOURCES;
 			break;
 		case 'd':
 			dir = optarg;
@@ -526,7 +547,9 @@ main(int argc, char **argv)
 		levels[i].queued = want[i];
 		scale_level(&run, &levels[i]);
 	}
-	if (!run.why.failed) {
+	/* The restart and the memory of --resources' jobs are the plain
+	 * run's to measure. */
+	if (!run.why.failed && !run.resources) {
 		fprintf(stderr, "bench-scale: restart with %" PRIu64
 		    " jobs...\n", run.submitted);
 		client_free(run.c);
@@ -562,6 +585,6 @@ main(int argc, char **argv)
 		return 1;
 	}
 	scale_report(levels, nlevels, rss_empty_kb, restart_s, restart_cpu_s,
-	    rss_restart_kb, quick, &m, dir);
+	    rss_restart_kb, quick, run.resources, &m, dir);
 	return fflush(stdout) == EOF ? 1 : 0;
 }

@@ -6,12 +6,13 @@
 # target on stdout, tab-separated:
 #   SUMMARY <TAB> benchmark <TAB> measure <TAB> triage <TAB> reference
 #           <TAB> target <TAB> verdict (met, MISSED, or - when no target)
-# Usage: bench/run.sh [--quick] [name...]   (names: dispatch submit ...)
+# Usage: bench/run.sh [--quick] [name...]   (names: dispatch submit scale
+#        scale-res ...; scale-res is bench-scale --resources)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BUILD:-build}/bin
-ALL=(dispatch submit scale latency idle client cluster)
+ALL=(dispatch submit scale scale-res latency idle client cluster)
 quick=
 names=()
 for a in "$@"; do
@@ -41,6 +42,12 @@ machine
 failed=0
 for n in "${names[@]}"; do
 	prog=$BIN/bench-$n
+	args=()
+	# scale-res: the scale benchmark with jobs that ask for resources.
+	if [ "$n" = scale-res ]; then
+		prog=$BIN/bench-scale
+		args=(--resources)
+	fi
 	echo
 	echo "=== $n"
 	if [ ! -x "$prog" ]; then
@@ -51,7 +58,7 @@ for n in "${names[@]}"; do
 	t0=$(date +%s)
 	# The program's own lines go to the terminal as they come; its
 	# summary lines are kept for the table.
-	"$prog" $quick | tee >(grep '^SUMMARY	' >>"$summary") | grep -v '^SUMMARY	'
+	"$prog" $quick "${args[@]}" | tee >(grep '^SUMMARY	' >>"$summary") | grep -v '^SUMMARY	'
 	rc=${PIPESTATUS[0]}
 	echo "($n: $(( $(date +%s) - t0 )) s)"
 	if [ "$rc" != 0 ]; then
