@@ -18,7 +18,7 @@ names=()
 for a in "$@"; do
 	case $a in
 	--quick) quick=--quick ;;
-	-h|--help) sed -n '2,9s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	-*) echo "bench/run.sh: unknown option $a" >&2; exit 2 ;;
 	*) names+=("$a") ;;
 	esac
