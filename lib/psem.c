@@ -505,9 +505,12 @@ psem_reshape(struct psem *sem, unsigned nprio, const int *map)
 		classes[i].pass = sem->sched.clock;
 	}
 	for (i = 0; i < sem->sched.nclasses; i++) {
-		if (map[i] < 0)
-			continue;
 		c = &sem->sched.classes[i];
+		if (map[i] < 0) {
+			/* Empty: the lane of permits alone at most. */
+			psem_lanes_free(c);
+			continue;
+		}
 		n = &classes[map[i]];
 		/* The FIFO moves whole: TAILQ_CONCAT fixes the head's back
 		 * pointer, which a struct copy would leave dangling. */
