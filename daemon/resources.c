@@ -207,7 +207,7 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 	struct resources *rs = td->resources;
 	const struct config_resource *r;
 	struct psem_dim_stats st;
-	int dims[CONFIG_RESOURCES_MAX], d;
+	int dims[CONFIG_RESOURCES_MAX], d, old;
 	unsigned i, u, n;
 	char size[32];
 
@@ -243,16 +243,19 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 		    r->nunits != 0 ? r->nunits : r->count))
 			return resources_fail(cause, "[resource.%s] would be "
 			    "less than a queued job asks for", r->name);
-		for (u = 0; r->nunits != 0 && u < st.units; u++)
+		if (r->nunits == 0 || st.units == 0 ||
+		    (old = config_resource_find(td->cfg, r->name)) < 0)
+			continue;
+		/* A held unit keeps its index: the grants name units by
+		 * it. */
+		for (u = 0; u < st.units; u++)
 			if (psem_unit_load(td->sem, (unsigned)dims[i], u) != 0 &&
 			    (u >= r->nunits || strcmp(r->units[u],
-			    td->cfg->resources[config_resource_find(td->cfg,
-			    r->name)].units[u]) != 0))
+			    td->cfg->resources[old].units[u]) != 0))
 				return resources_fail(cause, "[resource.%s] "
 				    "unit %s is held by a running job: it must "
 				    "stay in its place in units", r->name,
-				    td->cfg->resources[config_resource_find(
-				    td->cfg, r->name)].units[u]);
+				    td->cfg->resources[old].units[u]);
 	}
 	return 0;
 }

@@ -236,7 +236,7 @@ reload_keeps_what_jobs_hold(void **state)
 	struct tdaemon *d = tdaemon_start(TWO_GPUS);
 	struct client *c = tconnect(d);
 	struct client_error e;
-	int64_t id;
+	int64_t id, lic;
 	json_t *st;
 
 	(void)state;
@@ -245,6 +245,11 @@ reload_keeps_what_jobs_hold(void **state)
 	tdaemon_rewrite(d, "slots = 4\n");
 	assert_int_equal(tcall_error(c, "reload", &e, "{}"), -32006);
 	if (strstr(e.errors, "[resource.gpu] cannot go") == NULL)
+		fail_msg("rejected for: %s", e.errors);
+	/* Unit 0 is held: it keeps its place. */
+	tdaemon_rewrite(d, "slots = 4\n[resource.gpu]\nunits = 1,0\n");
+	assert_int_equal(tcall_error(c, "reload", &e, "{}"), -32006);
+	if (strstr(e.errors, "unit 0 is held by a running job") == NULL)
 		fail_msg("rejected for: %s", e.errors);
 	tdaemon_rewrite(d, "slots = 4\n[resource.gpu]\nunits = 0,1,2\n"
 	    "[resource.lic]\ncount = 3\n");
@@ -255,8 +260,18 @@ reload_keeps_what_jobs_hold(void **state)
 	assert_int_equal(tjint(json_object_get(json_object_get(st,
 	    "resources"), "lic"), "units"), 3);
 	json_decref(st);
+	/* A count never below what runs. */
+	lic = gated(c, d, "g", "{s{si}}", "resources", "lic", 2);
+	trunning_pid(c, lic);
+	tdaemon_rewrite(d, "slots = 4\n[resource.gpu]\nunits = 0,1,2\n"
+	    "[resource.lic]\ncount = 1\n");
+	assert_int_equal(tcall_error(c, "reload", &e, "{}"), -32006);
+	if (strstr(e.errors, "[resource.lic] count 1 is less than running "
+	    "jobs hold (2)") == NULL)
+		fail_msg("rejected for: %s", e.errors);
 	topen_gate(d, "g");
 	tassert_ends(c, id, "succeeded");
+	tassert_ends(c, lic, "succeeded");
 	tdaemon_end(d, c);
 }
 
