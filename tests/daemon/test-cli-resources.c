@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -22,18 +21,6 @@
 
 /* How many licence=2 jobs wait behind the one that holds two. */
 #define LICENCE_WAITERS 7
-
-/* The figure key of resource name in stats (by the socket). */
-static json_int_t
-stats_resource(struct client *c, const char *name, const char *key)
-{
-	json_t *st = tcall(c, "stats", "{}");
-	json_int_t v = tjint(json_object_get(json_object_get(st,
-	    "resources"), name), key);
-
-	json_decref(st);
-	return v;
-}
 
 /* Asserts that s starts with prefix and ends with suffix. */
 static void
@@ -73,7 +60,7 @@ test_resources_shows_holders_and_waiters(void **state)
 {
 	struct tdaemon *d = tdaemon_start(RESOURCES);
 	struct client *c = tconnect(d);
-	int64_t a, b, both, one, lic, wait[LICENCE_WAITERS], mem, deadline;
+	int64_t a, b, both, one, lic, wait[LICENCE_WAITERS], mem;
 	char *out, *err, *nl, want[1024], suffix[64], buf[64];
 	json_t *res, *gpu;
 	int i, rc;
@@ -97,14 +84,8 @@ test_resources_shows_holders_and_waiters(void **state)
 		wait[i] = tsubmit(c, "{s[s] s{si}}", "argv", "true",
 		    "resources", "licence", 2);
 	mem = tsubmit(c, "{s[s] sI}", "argv", "true", "memory", 900 * MIB);
-	/* What is kept is reckoned when admission runs, after the submit's
-	 * reply: stats says when it has. */
-	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while (stats_resource(c, "gpu", "kept") != 1 ||
-	    stats_resource(c, "licence", "kept") != 1) {
-		tcheck_deadline(deadline, "a GPU and a licence kept");
-		usleep(10000);
-	}
+	twait_resource(c, "gpu", "kept", 1);
+	twait_resource(c, "licence", "kept", 1);
 
 	rc = tcli(d, &out, &err, "resources", NULL);
 	assert_int_equal(rc, 0);

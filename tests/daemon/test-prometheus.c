@@ -127,16 +127,22 @@ metrics_of_a_real_daemon(void **state)
 	"env = CUDA_VISIBLE_DEVICES\n[resource.licence]\ncount = 3\n"
 #define MIB ((json_int_t)1 << 20)
 
-/* The figure key of resource name in stats (by the socket). */
-static json_int_t
-stats_resource(struct client *c, const char *name, const char *key)
+/* Asserts the four gauges of resource name in text. */
+static void
+assert_resource(const char *text, const char *name, double units,
+    double used, double kept, double waiting)
 {
-	json_t *st = tcall(c, "stats", "{}");
-	json_int_t v = tjint(json_object_get(json_object_get(st,
-	    "resources"), name), key);
+	static const char *const families[] = { "units", "used", "kept",
+	    "waiting_jobs" };
+	const double want[] = { units, used, kept, waiting };
+	char series[128];
+	size_t i;
 
-	json_decref(st);
-	return v;
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		snprintf(series, sizeof series,
+		    "triage_resource_%s{resource=\"%s\"}", families[i], name);
+		promtext_assert(text, series, want[i]);
+	}
 }
 
 /*
@@ -148,7 +154,7 @@ static void
 resource_figures_follow_their_jobs(void **state)
 {
 	struct fixture fx;
-	int64_t holder, two_gpus, two_licences, deadline;
+	int64_t holder, two_gpus, two_licences;
 	char *text;
 
 	(void)state;
@@ -160,30 +166,13 @@ resource_figures_follow_their_jobs(void **state)
 	    "gpu", 2);
 	two_licences = tsubmit(fx.c, "{s[s] s{si}}", "argv", "true",
 	    "resources", "licence", 2);
-	/* What is kept is reckoned when admission runs, after the submit's
-	 * reply: stats says when it has. */
-	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while (stats_resource(fx.c, "gpu", "kept") != 1 ||
-	    stats_resource(fx.c, "licence", "kept") != 1) {
-		tcheck_deadline(deadline, "a GPU and a licence kept");
-		usleep(10000);
-	}
+	twait_resource(fx.c, "gpu", "kept", 1);
+	twait_resource(fx.c, "licence", "kept", 1);
 	text = fx_scrape(&fx);
 	promtext_assert(text, "triage_memory_budget_bytes", 1024.0 * MIB);
 	promtext_assert(text, "triage_memory_used_bytes", 256.0 * MIB);
-	promtext_assert(text, "triage_resource_units{resource=\"gpu\"}", 2);
-	promtext_assert(text, "triage_resource_used{resource=\"gpu\"}", 1);
-	promtext_assert(text, "triage_resource_kept{resource=\"gpu\"}", 1);
-	promtext_assert(text,
-	    "triage_resource_waiting_jobs{resource=\"gpu\"}", 1);
-	promtext_assert(text, "triage_resource_units{resource=\"licence\"}",
-	    3);
-	promtext_assert(text, "triage_resource_used{resource=\"licence\"}",
-	    2);
-	promtext_assert(text, "triage_resource_kept{resource=\"licence\"}",
-	    1);
-	promtext_assert(text,
-	    "triage_resource_waiting_jobs{resource=\"licence\"}", 1);
+	assert_resource(text, "gpu", 2, 1, 1, 1);
+	assert_resource(text, "licence", 3, 2, 1, 1);
 	if (promtext_have_promtool())
 		promtext_check(fx.d->dir, text);
 	free(text);
@@ -196,12 +185,8 @@ resource_figures_follow_their_jobs(void **state)
 	tassert_ends(fx.c, two_licences, "succeeded");
 	text = fx_scrape(&fx);
 	promtext_assert(text, "triage_memory_used_bytes", 0);
-	promtext_assert(text, "triage_resource_used{resource=\"gpu\"}", 0);
-	promtext_assert(text, "triage_resource_kept{resource=\"gpu\"}", 0);
-	promtext_assert(text,
-	    "triage_resource_waiting_jobs{resource=\"licence\"}", 0);
-	promtext_assert(text, "triage_resource_units{resource=\"licence\"}",
-	    3);
+	assert_resource(text, "gpu", 2, 0, 0, 0);
+	assert_resource(text, "licence", 3, 0, 0, 0);
 	free(text);
 	tdaemon_end(fx.d, fx.c);
 }
