@@ -76,6 +76,7 @@ extern const struct cmd_entry cmd_update_entry;
 extern const struct cmd_entry cmd_remove_entry;
 extern const struct cmd_entry cmd_clean_entry;
 extern const struct cmd_entry cmd_priorities_entry;
+extern const struct cmd_entry cmd_resources_entry;
 
 /* Prints "triage: MESSAGE" on stderr. */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -219,23 +219,43 @@ format_reason(const json_t *job, char *buf, size_t len)
 	    len);
 }
 
+/* n bytes (at least 1024) to a tenth of the largest unit that is at
+ * least 1. */
+static const char *
+format_size_tenths(json_int_t n, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double d = (double)n / 1024;
+	size_t u;
+
+	for (u = 0; u + 1 < sizeof units / sizeof units[0] && d >= 1024; u++)
+		d /= 1024;
+	snprintf(buf, len, "%.1f%s", d, units[u]);
+	return buf;
+}
+
 const char *
 format_size(const json_t *v, char *buf, size_t len)
 {
-	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
 	json_int_t n = json_integer_value(v);
-	double d;
-	size_t u;
 
 	if (!json_is_integer(v) || n < 0)
 		return "-";
 	if (n < 1024 || n % 1024 == 0)
 		return units_format_size((uint64_t)n, buf, len);
-	d = (double)n / 1024;
-	for (u = 0; u + 1 < sizeof units / sizeof units[0] && d >= 1024; u++)
-		d /= 1024;
-	snprintf(buf, len, "%.1f%s", d, units[u]);
-	return buf;
+	return format_size_tenths(n, buf, len);
+}
+
+const char *
+format_size_about(const json_t *v, char *buf, size_t len)
+{
+	json_int_t n = json_integer_value(v);
+
+	if (!json_is_integer(v) || n < 0)
+		return "-";
+	if (n < 1024)
+		return units_format_size((uint64_t)n, buf, len);
+	return format_size_tenths(n, buf, len);
 }
 
 /* The units of one resource ("1,3"), or the count, to f. */

@@ -39,6 +39,9 @@ const char *format_reason(const json_t *job, char *buf, size_t len);
  * ("64MiB"), else to a tenth of its unit ("11.8MiB"); "-" for anything but
  * an integer >= 0. */
 const char *format_size(const json_t *v, char *buf, size_t len);
+/* The same to a tenth of its unit even when exact in a smaller one: for
+ * a measure ("23.1GiB" of the kernel's MemAvailable, counted in KiB). */
+const char *format_size_about(const json_t *v, char *buf, size_t len);
 /* A job's resources or devices (protocol v1.2: objects of a resource's
  * name to a count, or to its unit names) as "gpu=2 licence=1" or
  * "gpu=1,3"; NULL for none ({}, or not an object). Allocated. */

@@ -28,6 +28,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_watch_entry,
 	&cmd_stats_entry,
 	&cmd_priorities_entry,
+	&cmd_resources_entry,
 	&cmd_pause_entry,
 	&cmd_resume_entry,
 	&cmd_reload_entry,

@@ -73,16 +73,21 @@ table_print(const struct table *t, FILE *f)
 {
 	const char *cell;
 	size_t r, pad;
-	unsigned i;
+	unsigned i, last;
 
 	for (r = 0; r < t->nrows; r++) {
+		/* Empty cells at a row's end are not padded: no line ends in
+		 * blanks. */
+		for (last = t->ncols - 1; last > 0 &&
+		    t->cells[r * t->ncols + last][0] == '\0'; last--)
+			;
 		for (i = 0; i < t->ncols; i++) {
 			cell = t->cells[r * t->ncols + i];
 			pad = t->widths[i] - format_width(cell);
 			if (t->right[i])
 				fprintf(f, "%*s", (int)pad, "");
 			fputs(cell, f);
-			if (i + 1 == t->ncols)
+			if (i == last)
 				break;
 			if (!t->right[i])
 				fprintf(f, "%*s", (int)pad, "");

@@ -15,6 +15,8 @@ void table_align_right(struct table *t, unsigned col);
 /* Adds a row of ncols cells, copied; control characters and bytes that
  * are not UTF-8 show as \xNN (format_clean). */
 void table_add(struct table *t, const char *const *cells);
+/* Prints the header and the rows; a row's empty cells at its end are
+ * left out, not padded. */
 void table_print(const struct table *t, FILE *f);
 
 #endif

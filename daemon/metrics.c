@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <jansson.h>
 
 #include "attempts.h"
 #include "config.h"
@@ -18,6 +19,7 @@
 #include "prioremap.h"
 #include "procstat.h"
 #include "psem.h"
+#include "resources.h"
 #include "run.h"
 #include "server.h"
 #include "store.h"
@@ -38,6 +40,16 @@
  *   triage_slots_busy                 slots held by granted jobs
  *   triage_workers                    worker processes (the pool)
  *   triage_workers_busy               workers running a job
+ *   triage_memory_budget_bytes        the budget jobs' declared memory is
+ *                                     admitted against (the semaphore)
+ *   triage_memory_used_bytes          of it, what running jobs hold
+ *   triage_resource_units{resource}   how many may be held at once: the
+ *                                     count, or units times share
+ *   triage_resource_used{resource}    held by running jobs
+ *   triage_resource_kept{resource}    free, but kept for a job that waits
+ *                                     for more
+ *   triage_resource_waiting_jobs{resource}  queued jobs that ask for it
+ *                                     (the four: resources_stats)
  *   triage_build_info{version}        1
  * counters:
  *   triage_submissions_total{priority}       jobs admitted (job events)
@@ -65,6 +77,8 @@
  * process (procstat_usage): process_resident_memory_bytes,
  *   process_virtual_memory_bytes, process_open_fds, process_max_fds,
  *   process_cpu_seconds_total, process_start_time_seconds.
+ *
+ * Labels: resource, the name of one of the config's [resource.NAME].
  *
  * Counters start at 0 with each start of the daemon, as Prometheus
  * expects of a process's counters; a reload keeps them.
@@ -385,6 +399,63 @@ metrics_oom_killed(struct triaged *td, unsigned prio)
 	return td->metrics->prio[prio].oom_killed;
 }
 
+/* One gauge family with a value for each configured resource: member key
+ * of its object in stats (all: resources_stats's). */
+static void
+metrics_per_resource(struct metrics_out *o, const json_t *all,
+    const char *name, const char *help, const char *key)
+{
+	const json_t *one;
+	unsigned i;
+
+	metrics_family(o, name, "gauge", help);
+	for (i = 0; i < o->cfg->nresources; i++) {
+		/* A resource the semaphore has no dimension for has no
+		 * figures: nothing rather than a 0 that would be a lie. */
+		one = json_object_get(all, o->cfg->resources[i].name);
+		if (!json_is_integer(json_object_get(one, key)))
+			continue;
+		metrics_printf(o, "%s{resource=\"", name);
+		metrics_label(o, o->cfg->resources[i].name);
+		metrics_printf(o, "\"} %" JSON_INTEGER_FORMAT "\n",
+		    json_integer_value(json_object_get(one, key)));
+	}
+}
+
+/* Admission beyond slots (protocol v1.2): the memory budget and each
+ * resource, as stats says them. */
+static void
+metrics_write_resources(struct metrics_out *o, struct triaged *td)
+{
+	struct psem_dim_stats st;
+	json_t *all;
+
+	/* From the semaphore itself, not resources_stats_memory, which
+	 * reads /proc/meminfo for its "available": a scrape needs none. */
+	if (psem_dim_stats(td->sem, RESOURCES_DIM_MEMORY, &st) == 0) {
+		metrics_single(o, "triage_memory_budget_bytes", "gauge",
+		    "The memory budget that jobs' declared memory is admitted "
+		    "against.", st.capacity);
+		metrics_single(o, "triage_memory_used_bytes", "gauge",
+		    "Of the memory budget, the bytes running jobs declared.",
+		    st.used);
+	}
+	if ((all = resources_stats(td)) == NULL) {
+		o->rc = -1;
+		return;
+	}
+	metrics_per_resource(o, all, "triage_resource_units", "How many "
+	    "units of the resource may be held at once: its count, or its "
+	    "units times their share.", "units");
+	metrics_per_resource(o, all, "triage_resource_used",
+	    "Units of the resource held by running jobs.", "used");
+	metrics_per_resource(o, all, "triage_resource_kept", "Free units of "
+	    "the resource kept for a queued job that waits for more.", "kept");
+	metrics_per_resource(o, all, "triage_resource_waiting_jobs",
+	    "Queued jobs that ask for the resource.", "waiting");
+	json_decref(all);
+}
+
 static void
 metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 {
@@ -413,6 +484,7 @@ metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 	    "Worker processes.", workers.size);
 	metrics_single(o, "triage_workers_busy", "gauge",
 	    "Worker processes running a job.", workers.busy);
+	metrics_write_resources(o, td);
 	metrics_family(o, "triage_build_info", "gauge",
 	    "Always 1; its label is the version of triaged.");
 	metrics_printf(o, "triage_build_info{version=\"");

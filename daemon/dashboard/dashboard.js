@@ -455,9 +455,11 @@
 		setText(card.querySelector(".name"), job.name);
 		card.querySelector(".name").title = job.argv ?
 		    job.argv.map(bytesText).join(" ") : "";
+		const devices = devicesText(job);
 		setText(card.querySelector(".prio"), job.priority +
 		    (starting ? " · starting" : "") +
-		    (job.pid ? " · pid " + job.pid : ""));
+		    (job.pid ? " · pid " + job.pid : "") +
+		    (devices !== "" ? " · " + devices : ""));
 		const started = parseTime(job.started_at);
 		const el = card.querySelector(".elapsed");
 		el.dataset.started = started === null ? "" : String(started);
@@ -532,6 +534,150 @@
 			setText(td[2], fmtDuration(w.p95));
 			setText(td[3], w.count || 0);
 		    });
+	}
+
+	/* ---- resources (protocol v1.2) ---- */
+
+	/* Bytes for people, as triage says a budget: "1 GiB", "11.8 MiB"
+	 * (to a tenth, rounded down). */
+	function fmtBytes(n) {
+		if (typeof n !== "number" || !Number.isFinite(n) || n < 0)
+			return "—";
+		const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+		let i = 0;
+		while (n >= 1024 && i < units.length - 1) {
+			n /= 1024;
+			i++;
+		}
+		return String(Math.floor(n * 10) / 10) + " " + units[i];
+	}
+
+	/* The units a job was given, for a line: "gpu 0,1 · fpga a". */
+	function devicesText(job) {
+		const d = job.devices;
+		if (d === null || typeof d !== "object")
+			return "";
+		return Object.keys(d).filter((k) => Array.isArray(d[k]))
+		    .map((k) => k + " " + d[k].join(",")).join(" · ");
+	}
+
+	/* Who holds each unit of resource name: unit -> the running (and
+	 * starting) jobs whose devices name it. */
+	function unitHolders(running, name) {
+		const by = new Map();
+		for (const j of running) {
+			const units = j.devices && j.devices[name];
+			if (!Array.isArray(units))
+				continue;
+			for (const u of units) {
+				if (!by.has(u))
+					by.set(u, []);
+				by.get(u).push(j);
+			}
+		}
+		return by;
+	}
+
+	function memoryCard() {
+		return h("div", { class: "card resource", data: { memory: "yes" } },
+		    h("div", { class: "lane-head" },
+		        h("span", { class: "lane-name", text: "memory" })),
+		    h("div", { class: "figures" },
+		        figure("used", "declared by running jobs"),
+		        figure("budget", "budget"),
+		        figure("available", "available")),
+		    h("div", { class: "bar" }, h("i")));
+	}
+
+	function updateMemoryCard(card, m) {
+		setText(card.querySelector('[data-count="used"]'), fmtBytes(m.used));
+		setText(card.querySelector('[data-count="budget"]'),
+		    fmtBytes(m.budget));
+		/* The kernel's MemAvailable: null where it cannot be read. */
+		setText(card.querySelector('[data-count="available"]'),
+		    fmtBytes(m.available));
+		card.querySelector(".bar > i").style.width = (m.budget > 0 ?
+		    Math.min(100, 100 * m.used / m.budget) : 0) + "%";
+	}
+
+	function resourceCard(name) {
+		return h("div", { class: "card resource", data: { resource: name } },
+		    h("div", { class: "lane-head" },
+		        h("span", { class: "lane-name", text: name }),
+		        h("span", { class: "badge scope", text: "cluster" })),
+		    h("div", { class: "figures" },
+		        figure("used", "in use"), figure("kept", "kept"),
+		        figure("waiting", "jobs waiting")),
+		    h("div", { class: "bar" }, h("i")),
+		    h("ul", { class: "units", attrs: { "aria-label": name + " units" } }));
+	}
+
+	function holderLink(job) {
+		return h("a", { class: "mono", data: { job: job.id },
+		    attrs: { href: "#/job/" + job.id, title: job.name },
+		    text: "#" + job.id });
+	}
+
+	/*
+	 * r is the resource's object in stats; running, the jobs that may
+	 * hold units of it. A unit-named one lists its units, each with the
+	 * jobs that hold it; holders stats counts that the page has no job of
+	 * (one whose devices could not be recorded) are counted, not named.
+	 */
+	function updateResourceCard(card, name, r, running) {
+		card.querySelector(".scope").hidden = r.scope !== "cluster";
+		setText(card.querySelector('[data-count="used"]'), r.used || 0);
+		setText(card.querySelector('[data-count="used"] + span'),
+		    "of " + (r.units || 0) + " in use");
+		setText(card.querySelector('[data-count="kept"]'), r.kept || 0);
+		setText(card.querySelector('[data-count="waiting"]'),
+		    (r.waiting || 0).toLocaleString());
+		card.querySelector(".bar > i").style.width = (r.units > 0 ?
+		    Math.min(100, 100 * (r.used || 0) / r.units) : 0) + "%";
+		const holders = r.holders !== null && typeof r.holders === "object" ?
+		    r.holders : {};
+		const ul = card.querySelector("ul.units");
+		ul.hidden = r.holders === undefined || r.holders === null;
+		const byUnit = unitHolders(running, name);
+		const share = r.share || 1;
+		syncList(ul, Object.keys(holders), (u) => u,
+		    (u) => h("li", { data: { unit: u } },
+		        h("span", { class: "unit mono", text: u }),
+		        h("span", { class: "holders" }),
+		        h("span", { class: "load" })),
+		    (li, u) => {
+			const ids = byUnit.get(u) || [];
+			const n = Number(holders[u]) || 0;
+			syncList(li.querySelector(".holders"), ids, (j) => j.id,
+			    holderLink, (a, j) => { a.title = j.name; });
+			const texts = [];
+			if (n === 0 && ids.length === 0)
+				texts.push("free");
+			else if (n > ids.length)
+				texts.push((ids.length > 0 ? "+" : "held by ") +
+				    (n - ids.length));
+			if (share > 1)
+				texts.push(n + "/" + share);
+			setText(li.querySelector(".load"), texts.join(" · "));
+			li.dataset.free = n === 0 ? "yes" : "no";
+		    });
+	}
+
+	/* The memory budget, then each resource in the config's order. */
+	function renderResources(s) {
+		const st = s.stats;
+		const items = [];
+		if (st.memory)
+			items.push({ key: "memory", memory: st.memory });
+		for (const name of Object.keys(st.resources || {}))
+			items.push({ key: "resource " + name, name: name,
+			    r: st.resources[name] });
+		syncList($("resources"), items, (x) => x.key,
+		    (x) => x.memory ? memoryCard() : resourceCard(x.name),
+		    (card, x) => x.memory ? updateMemoryCard(card, x.memory) :
+		        updateResourceCard(card, x.name, x.r, s.running || []));
+		/* A daemon before protocol v1.2 has none of it. */
+		$("resources").closest("section").hidden = items.length === 0;
 	}
 
 	/* ---- the charts ---- */
@@ -639,9 +785,9 @@
 	    "priority", "argv", "cwd", "uid", "gid", "labels", "held",
 	    "pending_reason", "position", "submitted_at", "begin_at",
 	    "started_at", "finished_at", "pid", "exit_code", "signal", "attempt",
-	    "timeout", "slots", "exclusive", "memory", "nice", "merge_output",
-	    "after", "after_any", "user_time", "system_time", "max_rss_kb",
-	    "peak_memory", "oom", "cgroup"];
+	    "timeout", "slots", "exclusive", "memory", "resources", "devices",
+	    "nice", "merge_output", "after", "after_any", "user_time",
+	    "system_time", "max_rss_kb", "peak_memory", "oom", "cgroup"];
 
 	function fieldText(k, v) {
 		if (v === null || v === undefined)
@@ -793,6 +939,7 @@
 		page.last = s;
 		renderSummary(s.stats);
 		renderLanes(s);
+		renderResources(s);
 		renderWaits(s);
 		renderRunning(s);
 		renderRecent(s);

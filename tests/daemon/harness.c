@@ -1034,6 +1034,27 @@ tassert_ends(struct client *c, int64_t id, const char *state)
 }
 
 void
+twait_resource(struct client *c, const char *name, const char *key,
+    json_int_t want)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	json_t *st;
+	json_int_t got;
+
+	for (;;) {
+		st = tcall(c, "stats", "{}");
+		got = tjint(json_object_get(json_object_get(st, "resources"),
+		    name), key);
+		json_decref(st);
+		if (got == want)
+			return;
+		tcheck_deadline(deadline, "%s of resource %s to be %lld (it "
+		    "is %lld)", key, name, (long long)want, (long long)got);
+		usleep(10000);
+	}
+}
+
+void
 twait_pruned(struct client *c, int64_t id)
 {
 	struct client_error e;

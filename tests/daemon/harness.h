@@ -148,6 +148,11 @@ void tassert_ends(struct client *c, int64_t id, const char *state);
 /* Polls get until the job is gone (keep_finished pruned it); fails past
  * the harness's timeout. */
 void twait_pruned(struct client *c, int64_t id);
+/* Polls stats until key (units, used, kept, waiting) of resource name is
+ * want: what is kept is reckoned when admission runs, after a submit's
+ * reply. Fails past the harness's timeout. */
+void twait_resource(struct client *c, const char *name, const char *key,
+    json_int_t want);
 /* A job object's integer or string member. */
 json_int_t tjint(const json_t *job, const char *key);
 const char *tjstr(const json_t *job, const char *key);

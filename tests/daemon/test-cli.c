@@ -528,7 +528,7 @@ test_status_is_one_aligned_local_view(void **state)
 static const char *const cli_commands[] = {
 	"submit", "status", "list", "wait", "cancel", "retry", "hold",
 	"release", "freeze", "thaw", "update", "remove", "clean", "output",
-	"watch", "stats", "priorities", "pause", "resume", NULL,
+	"watch", "stats", "priorities", "resources", "pause", "resume", NULL,
 };
 
 /* Asserts that out is cmd's help (and err empty), then frees both. */

@@ -161,8 +161,10 @@ test_both_shells(const char *shell)
 	assert_offers(shell, "triage fr", "freeze\n");
 	assert_offers(shell, "triage th", "thaw\n");
 	assert_offers_one(shell, "triage freeze --l", "--label", true);
-	assert_offers(shell, "triage re", "release\nreload\nremove\nresume\n"
-	    "retry\n");
+	assert_offers(shell, "triage re", "release\nreload\nremove\n"
+	    "resources\nresume\nretry\n");
+	assert_offers(shell, "triage resources --j", "--json\n");
+	assert_offers(shell, "triage help reso", "resources\n");
 	assert_offers(shell, "triage cancel -p ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage submit --priority ", "high\nlow\nnormal\n");
 	assert_offers(shell, "triage pause ", "high\nlow\nnormal\n");

@@ -1,5 +1,6 @@
 /* test-dashboard.c - the web dashboard in a real headless Chromium against a
- * live daemon: login, lanes, live updates, actions, refusals, screenshots. */
+ * live daemon: login, lanes, resources, live updates, actions, refusals,
+ * screenshots. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -28,7 +29,8 @@
 #define NARROW_H 900
 
 /* Three priorities, two slots: two running jobs fill the machine. */
-#define PRIORITIES "slots = 2\n[priority.high]\nrank = 0\n" \
+#define SLOTS "slots = 2\n"
+#define PRIORITIES "[priority.high]\nrank = 0\n" \
 	"[priority.normal]\nrank = 10\n[priority.low]\nrank = 20\n"
 
 /* A test's daemon, listening on HTTP with a token, and its browser. */
@@ -90,7 +92,9 @@ fx_teardown(void **state)
 	return 0;
 }
 
-/* Starts the daemon with extra [daemon] lines, then the browser. */
+/* Starts the daemon, then the browser; extra goes after its [daemon]
+ * lines and before its priorities: more keys, then sections of its own
+ * ([resource.NAME]). */
 static void
 fx_start(struct fx *f, const char *extra)
 {
@@ -104,8 +108,8 @@ fx_start(struct fx *f, const char *extra)
 	f->port = tfree_port();
 	snprintf(f->addr, sizeof f->addr, "127.0.0.1:%d", f->port);
 	snprintf(f->origin, sizeof f->origin, "http://%s", f->addr);
-	if (asprintf(&conf, "%s%s[http]\nlisten = %s\nauth = token\n"
-	    "token_file = %s\n", extra, PRIORITIES, f->addr,
+	if (asprintf(&conf, "%s%s%s[http]\nlisten = %s\nauth = token\n"
+	    "token_file = %s\n", SLOTS, extra, PRIORITIES, f->addr,
 	    f->token_file) == -1)
 		fail_msg("out of memory");
 	f->d = tdaemon_start(conf);
@@ -595,6 +599,114 @@ refusals_without_credential_or_from_another_site(void **state)
 	fx_end(f);
 }
 
+/* The units of gpu job id was given, comma-joined, by get over the socket,
+ * into buf. */
+static const char *
+gpus_of(struct client *c, int64_t id, char *buf, size_t size)
+{
+	json_t *job = tget(c, id), *u;
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(json_object_get(job, "devices"),
+	    "gpu"), i, u)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+		    i ? "," : "", json_string_value(u));
+	json_decref(job);
+	return buf;
+}
+
+/* The unit's holders in the page's gpu card, as "#3 #4" ("" when free). */
+static void
+fx_wait_holders(struct fx *f, const char *unit, const char *want)
+{
+	cdp_wait_true(f->b, "((li) => li !== null && [...li.querySelectorAll("
+	    "'.holders a[data-job]')].map((a) => a.textContent).join(' ') === "
+	    "%s)(document.querySelector('#resources [data-resource=\"gpu\"] "
+	    "[data-unit=\"%s\"]'))", cdp_quote(want), unit);
+}
+
+static void
+fx_wait_gpu_waiting(struct fx *f, long n)
+{
+	cdp_wait_true(f->b, "document.querySelector('#resources "
+	    "[data-resource=\"gpu\"] [data-count=\"waiting\"]')"
+	    "?.textContent === '%ld'", n);
+}
+
+/*
+ * The Resources panel (protocol v1.2): the memory budget and what running
+ * jobs declared of it, and two GPUs, each with the job that holds it. Job
+ * a takes GPU 0, b GPU 1; once a ends, b alone holds 1 while a job asking
+ * for both GPUs waits for them, and one asking for one waits behind it.
+ * When b ends, the one asking for both holds both.
+ */
+static void
+resources_panel_shows_holders_and_waiters(void **state)
+{
+	struct fx *f = *state;
+	int64_t a, b, both, one;
+	char buf[64], want[64];
+
+	fx_start(f, "memory = 1GiB\n[resource.gpu]\nunits = 0,1\n"
+	    "env = CUDA_VISIBLE_DEVICES\n");
+	a = tsubmit_gated_with(f->c, f->d, "a", "{s{si}}", "resources", "gpu",
+	    1);
+	(void)trunning_pid(f->c, a);
+	b = tsubmit_gated_with(f->c, f->d, "b", "{s{si} sI}", "resources",
+	    "gpu", 1, "memory", (json_int_t)256 << 20);
+	(void)trunning_pid(f->c, b);
+	assert_string_equal(gpus_of(f->c, a, buf, sizeof buf), "0");
+	assert_string_equal(gpus_of(f->c, b, buf, sizeof buf), "1");
+	topen_gate(f->d, "a");
+	tassert_ends(f->c, a, "succeeded");
+	both = tsubmit_gated_with(f->c, f->d, "both", "{s{si}}", "resources",
+	    "gpu", 2);
+	one = tsubmit(f->c, "{s[s] s{si}}", "argv", "true", "resources", "gpu",
+	    1);
+	tassert_state(f->c, both, "queued");
+	tassert_state(f->c, one, "queued");
+
+	fx_login(f);
+	snprintf(want, sizeof want, "#%lld", (long long)b);
+	fx_wait_holders(f, "1", want);
+	fx_wait_holders(f, "0", "");
+	cdp_wait_true(f->b, "document.querySelector('#resources "
+	    "[data-resource=\"gpu\"] [data-unit=\"0\"] .load').textContent "
+	    "=== 'free'");
+	fx_wait_gpu_waiting(f, 2);
+	cdp_wait_true(f->b, "document.querySelector('#resources "
+	    "[data-resource=\"gpu\"] [data-count=\"used\"]').textContent "
+	    "=== '1' && document.querySelector('#resources [data-memory] "
+	    "[data-count=\"used\"]').textContent === '256 MiB' && "
+	    "document.querySelector('#resources [data-memory] "
+	    "[data-count=\"budget\"]').textContent === '1 GiB'");
+	/* A holder's link leads to its job; its card names its GPU. */
+	cdp_wait_true(f->b, "document.querySelector('#running "
+	    "[data-job=\"%lld\"] .prio')?.textContent.endsWith('gpu 1')",
+	    (long long)b);
+	cdp_screenshot(f->b, artifact("dashboard-resources.png"));
+	assert_png(artifact("dashboard-resources.png"), WIDE_W);
+
+	/* b ends: the job asking for both GPUs holds both, live. */
+	topen_gate(f->d, "b");
+	tassert_ends(f->c, b, "succeeded");
+	(void)trunning_pid(f->c, both);
+	snprintf(want, sizeof want, "#%lld", (long long)both);
+	fx_wait_holders(f, "0", want);
+	fx_wait_holders(f, "1", want);
+	fx_wait_gpu_waiting(f, 1);
+	cdp_click(f->b, "#resources [data-unit=\"1\"] .holders a");
+	cdp_wait_true(f->b, "location.hash === '#/job/%lld' && "
+	    "document.querySelector('#job-fields dd[data-field=\"devices\"]')"
+	    "?.textContent === '{\"gpu\":[\"0\",\"1\"]}'",
+	    (long long)both);
+	topen_gate(f->d, "both");
+	tassert_ends(f->c, both, "succeeded");
+	tassert_ends(f->c, one, "succeeded");
+	fx_end(f);
+}
+
 /*
  * The dashboard under load, saved as test artifacts (build/artifacts/):
  * a few hundred queued jobs, two running and printing, recent ones that
@@ -716,6 +828,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    refusals_without_credential_or_from_another_site,
 		    fx_setup, fx_teardown),
+		cmocka_unit_test_setup_teardown(
+		    resources_panel_shows_holders_and_waiters, fx_setup,
+		    fx_teardown),
 		cmocka_unit_test_setup_teardown(screenshots_under_load,
 		    fx_setup, fx_teardown),
 	};

@@ -122,6 +122,75 @@ metrics_of_a_real_daemon(void **state)
 	tdaemon_end(fx.d, fx.c);
 }
 
+/* Two GPUs named 0 and 1, a licence of three, a budget of 1 GiB. */
+#define RESOURCES "slots = 4\nmemory = 1GiB\n[resource.gpu]\nunits = 0,1\n" \
+	"env = CUDA_VISIBLE_DEVICES\n[resource.licence]\ncount = 3\n"
+#define MIB ((json_int_t)1 << 20)
+
+/* Asserts the four gauges of resource name in text. */
+static void
+assert_resource(const char *text, const char *name, double units,
+    double used, double kept, double waiting)
+{
+	static const char *const families[] = { "units", "used", "kept",
+	    "waiting_jobs" };
+	const double want[] = { units, used, kept, waiting };
+	char series[128];
+	size_t i;
+
+	for (i = 0; i < sizeof want / sizeof want[0]; i++) {
+		snprintf(series, sizeof series,
+		    "triage_resource_%s{resource=\"%s\"}", families[i], name);
+		promtext_assert(text, series, want[i]);
+	}
+}
+
+/*
+ * Admission beyond slots (protocol v1.2): a job of 256 MiB holds a GPU and
+ * two licences; one that asks for both GPUs waits and keeps the free one,
+ * one that asks for two licences waits and keeps the free one.
+ */
+static void
+resource_figures_follow_their_jobs(void **state)
+{
+	struct fixture fx;
+	int64_t holder, two_gpus, two_licences;
+	char *text;
+
+	(void)state;
+	fx_start(&fx, RESOURCES);
+	holder = tsubmit_gated_with(fx.c, fx.d, "g", "{sI s{sisi}}", "memory",
+	    256 * MIB, "resources", "gpu", 1, "licence", 2);
+	(void)trunning_pid(fx.c, holder);
+	two_gpus = tsubmit(fx.c, "{s[s] s{si}}", "argv", "true", "resources",
+	    "gpu", 2);
+	two_licences = tsubmit(fx.c, "{s[s] s{si}}", "argv", "true",
+	    "resources", "licence", 2);
+	twait_resource(fx.c, "gpu", "kept", 1);
+	twait_resource(fx.c, "licence", "kept", 1);
+	text = fx_scrape(&fx);
+	promtext_assert(text, "triage_memory_budget_bytes", 1024.0 * MIB);
+	promtext_assert(text, "triage_memory_used_bytes", 256.0 * MIB);
+	assert_resource(text, "gpu", 2, 1, 1, 1);
+	assert_resource(text, "licence", 3, 2, 1, 1);
+	if (promtext_have_promtool())
+		promtext_check(fx.d->dir, text);
+	free(text);
+
+	/* Once the holder ends, both waiters run and end: nothing is held,
+	 * kept or waited for. */
+	topen_gate(fx.d, "g");
+	tassert_ends(fx.c, holder, "succeeded");
+	tassert_ends(fx.c, two_gpus, "succeeded");
+	tassert_ends(fx.c, two_licences, "succeeded");
+	text = fx_scrape(&fx);
+	promtext_assert(text, "triage_memory_used_bytes", 0);
+	assert_resource(text, "gpu", 2, 0, 0, 0);
+	assert_resource(text, "licence", 3, 0, 0, 0);
+	free(text);
+	tdaemon_end(fx.d, fx.c);
+}
+
 /* With tokens, /metrics still needs none; the API beside it does. */
 static void
 metrics_need_no_credential(void **state)
@@ -275,8 +344,8 @@ prometheus_query(const char *web, const char *query, char *buf, size_t len)
 }
 
 /* A real Prometheus scrapes the daemon, and its query API says how many
- * jobs wait in the paused priority, and what the peak memory histogram and
- * the OOM counter hold. */
+ * jobs wait in the paused priority, what the peak memory histogram and
+ * the OOM counter hold, and a resource's units by its label. */
 static void
 prometheus_scrapes_the_daemon(void **state)
 {
@@ -292,7 +361,7 @@ prometheus_scrapes_the_daemon(void **state)
 		    "prometheus; make deps installs it)\n");
 		skip();
 	}
-	fx_start(&fx, "");
+	fx_start(&fx, RESOURCES);
 	/* One run's peak, ended before the first scrape. */
 	json_decref(twait(fx.c, tsubmit(fx.c, "{s[s] ss}", "argv", "true",
 	    "priority", "high")));
@@ -334,6 +403,11 @@ prometheus_scrapes_the_daemon(void **state)
 	prometheus_query(web, "triage_jobs_oom_killed_total%7Bpriority"
 	    "%3D%22high%22%7D", got, sizeof got);
 	assert_string_equal(got, "0");
+	prometheus_query(web, "triage_resource_units%7Bresource%3D%22gpu%22"
+	    "%7D", got, sizeof got);
+	assert_string_equal(got, "2");
+	prometheus_query(web, "triage_memory_budget_bytes", got, sizeof got);
+	assert_string_equal(got, "1073741824");
 	/* It follows the daemon: two more. */
 	for (i = 0; i < 2; i++)
 		(void)tsubmit(fx.c, "{s[s] ss}", "argv", "true", "priority",
@@ -360,6 +434,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(metrics_of_a_real_daemon),
 		cmocka_unit_test(metrics_need_no_credential),
+		cmocka_unit_test(resource_figures_follow_their_jobs),
 		cmocka_unit_test(
 		    counts_stay_with_their_priority_across_a_reload),
 		cmocka_unit_test(prometheus_scrapes_the_daemon),
