@@ -426,6 +426,15 @@ psem_set_count(struct psem *sem, unsigned dim, uint64_t count)
 }
 
 int
+psem_set_dim_elsewhere(struct psem *sem, unsigned dim, uint64_t n)
+{
+	if (psem_dims_set_elsewhere(sem, dim, n) != 0)
+		return -1;
+	psem_pump(sem);
+	return 0;
+}
+
+int
 psem_set_units(struct psem *sem, unsigned dim, unsigned nunits,
     unsigned share)
 {
@@ -621,6 +630,7 @@ psem_dim_stats(const struct psem *sem, unsigned dim,
 	st->capacity = d->nunits != 0 ? (uint64_t)d->nunits * d->share :
 	    d->capacity;
 	st->used = d->used;
+	st->elsewhere = d->elsewhere;
 	st->kept = d->kept;
 	st->waiting = d->waiting;
 	st->units = d->nunits;
