@@ -246,14 +246,3 @@ psem_dims_set_units(struct psem *sem, unsigned dim, unsigned nunits,
 	psem_dims_count(sem);
 	return 0;
 }
-
-int
-psem_dims_set_elsewhere(struct psem *sem, unsigned dim, uint64_t n)
-{
-	if (dim == 0 || dim >= PSEM_DIMS_MAX || sem->dims[dim].nunits != 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	sem->dims[dim].elsewhere = n;
-	return 0;
-}

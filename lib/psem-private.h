@@ -75,7 +75,6 @@ void psem_dims_give(struct psem *sem, struct psem_waiter *w);
 int psem_dims_set_count(struct psem *sem, unsigned dim, uint64_t count);
 int psem_dims_set_units(struct psem *sem, unsigned dim, unsigned nunits,
     unsigned share);
-int psem_dims_set_elsewhere(struct psem *sem, unsigned dim, uint64_t n);
 /* Whether a queued waiter wants more of d than n. */
 bool psem_queued_want_more(const struct psem *sem, unsigned d, uint64_t n);
 /* Counts w as waiting (delta 1) or not (-1) in every dimension it wants. */

@@ -428,8 +428,11 @@ psem_set_count(struct psem *sem, unsigned dim, uint64_t count)
 int
 psem_set_dim_elsewhere(struct psem *sem, unsigned dim, uint64_t n)
 {
-	if (psem_dims_set_elsewhere(sem, dim, n) != 0)
+	if (dim == 0 || dim >= PSEM_DIMS_MAX || sem->dims[dim].nunits != 0) {
+		errno = EINVAL;
 		return -1;
+	}
+	sem->dims[dim].elsewhere = n;
 	psem_pump(sem);
 	return 0;
 }
