@@ -9,6 +9,7 @@
 #include "jobs-private.h"
 #include "log.h"
 #include "psem.h"
+#include "resources.h"
 #include "run.h"
 #include "store.h"
 #include "triaged.h"
@@ -59,10 +60,20 @@ jobs_changed_elsewhere(struct triaged *td, struct job *job, bool on)
 	    st.elsewhere >= job->slots ? st.elsewhere - job->slots : 0);
 }
 
+/*
+ * Its slots, and its share of the counters the cluster shares, counted as
+ * held elsewhere or not as its row says. The counters are not let go of
+ * and counted again around a change of the row as the slots are
+ * (jobs_changed_updated): a grant in between would claim units that are
+ * not free, for the database to refuse.
+ */
 void
 jobs_count_elsewhere(struct triaged *td, struct job *job)
 {
-	jobs_changed_elsewhere(td, job, jobs_changed_there(td, job));
+	bool there = jobs_changed_there(td, job);
+
+	resources_elsewhere(td, job, there);
+	jobs_changed_elsewhere(td, job, there);
 }
 
 /* Out of the semaphore and the queue of begin times: the row decides
@@ -169,6 +180,7 @@ jobs_changed_gone(struct triaged *td, struct job *job)
 	}
 	jobs_changed_unqueue(td, job);
 	jobs_changed_elsewhere(td, job, false);
+	resources_elsewhere(td, job, false);
 	jobs_count_job(td, job, job->waiter.prio, job->state, job->held, -1);
 }
 

@@ -131,7 +131,8 @@ uint16_t jobs_edit_mark(const struct job *job);
 bool jobs_edit_undone(const struct job *job, uint16_t mark);
 
 /* For recovery (and jobs-changed.c): a job whose attempt runs on another
- * node counts toward its priority's max_running here too. */
+ * node counts toward its priority's max_running here too, and what it
+ * holds of a cluster-scoped counter is not free here. */
 void jobs_count_elsewhere(struct triaged *td, struct job *job);
 
 /* For recovery: counts a job read from the store as it is, and sets up its

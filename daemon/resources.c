@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "job.h"
+#include "log.h"
 #include "membudget.h"
 #include "psem.h"
 #include "resources.h"
@@ -25,6 +26,10 @@ struct resources {
 	char *names[PSEM_DIMS_MAX];	/* a resource's dimension: its name */
 	char reason[CONFIG_RESOURCE_NAME_MAX + 16];
 	uint64_t budget;
+	/* What jobs running on other nodes hold, by name (an integer
+	 * each): of every resource they name, cluster-scoped here or not,
+	 * so that a reload that makes one cluster-scoped finds its use. */
+	json_t *elsewhere;
 };
 
 static int
@@ -74,13 +79,57 @@ static const struct psem_clock resources_clock = {
 	.left = resources_left,
 };
 
-/* Sets dimension d up as r says. */
+/* What jobs on other nodes hold of name. */
+static uint64_t
+resources_held_elsewhere(const struct resources *rs, const char *name)
+{
+	json_int_t n = json_integer_value(json_object_get(rs->elsewhere,
+	    name));
+
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+/* How much of r, on dimension d, is not free here for being held on other
+ * nodes: what they hold of a cluster-scoped counter, else nothing. */
+static void
+resources_set_elsewhere(struct triaged *td, int d,
+    const struct config_resource *r)
+{
+	if (r->nunits == 0)
+		psem_set_dim_elsewhere(td->sem, (unsigned)d, r->cluster ?
+		    resources_held_elsewhere(td->resources, r->name) : 0);
+}
+
+/* Sets dimension d up as r says. Holders elsewhere are counted after the
+ * count: what they hold may be more than is left, which a count less
+ * what they hold could not say to a job that waits for the whole count. */
 static int
 resources_set(struct triaged *td, int d, const struct config_resource *r)
 {
 	if (r->nunits != 0)
 		return psem_set_units(td->sem, (unsigned)d, r->nunits, r->share);
-	return psem_set_count(td->sem, (unsigned)d, r->count);
+	if (psem_set_count(td->sem, (unsigned)d, r->count) != 0)
+		return -1;
+	resources_set_elsewhere(td, d, r);
+	return 0;
+}
+
+/* Tells the store the cluster-scoped counters of cfg, for claims to be
+ * checked against. */
+static void
+resources_share(struct triaged *td, const struct config *cfg)
+{
+	struct store_resource shared[CONFIG_RESOURCES_MAX];
+	unsigned i;
+	size_t n = 0;
+
+	for (i = 0; i < cfg->nresources; i++)
+		if (cfg->resources[i].cluster && cfg->resources[i].nunits == 0)
+			shared[n++] = (struct store_resource){
+				cfg->resources[i].name, cfg->resources[i].count };
+	if (store_set_shared_resources(td->store, shared, n) != 0)
+		log_warnx("out of memory telling the store the cluster's "
+		    "counters: it checks claims against the ones before");
 }
 
 /* Gives every resource of cfg a dimension, taking the name's own first. */
@@ -139,6 +188,7 @@ resources_apply(struct triaged *td, const struct config *cfg,
 		resources_set(td, dims[i], &cfg->resources[i]);
 	}
 	psem_set_backfill(td->sem, cfg->backfill ? &resources_clock : NULL);
+	resources_share(td, cfg);
 }
 
 int
@@ -148,6 +198,7 @@ resources_init(struct triaged *td, const struct config *cfg,
 	int dims[CONFIG_RESOURCES_MAX];
 
 	if ((td->resources = calloc(1, sizeof *td->resources)) == NULL ||
+	    (td->resources->elsewhere = json_object()) == NULL ||
 	    resources_place(td->resources, cfg, dims) != 0) {
 		*cause = strdup("out of memory");
 		return -1;
@@ -165,6 +216,7 @@ resources_free(struct triaged *td)
 		return;
 	for (d = 0; d < PSEM_DIMS_MAX; d++)
 		free(td->resources->names[d]);
+	json_decref(td->resources->elsewhere);
 	free(td->resources);
 	td->resources = NULL;
 }
@@ -209,6 +261,7 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 	struct psem_dim_stats st;
 	int dims[CONFIG_RESOURCES_MAX], d, old;
 	unsigned i, u, n;
+	uint64_t held;
 	char size[32];
 
 	if (psem_dim_stats(td->sem, RESOURCES_DIM_MEMORY, &st) == 0 &&
@@ -234,11 +287,15 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 			return resources_fail(cause, "[resource.%s] cannot "
 			    "change between units and count while running "
 			    "jobs hold it", r->name);
-		if (r->nunits == 0 && r->count < st.used)
+		/* A cluster-scoped count, what the cluster's jobs hold. */
+		held = st.used + (r->cluster ?
+		    resources_held_elsewhere(rs, r->name) : 0);
+		if (r->nunits == 0 && r->count < held)
 			return resources_fail(cause, "[resource.%s] count %llu "
-			    "is less than running jobs hold (%llu)", r->name,
+			    "is less than running jobs hold (%llu%s)", r->name,
 			    (unsigned long long)r->count,
-			    (unsigned long long)st.used);
+			    (unsigned long long)held, r->cluster ?
+			    " on every node" : "");
 		if (psem_dim_wanted_over(td->sem, (unsigned)dims[i],
 		    r->nunits != 0 ? r->nunits : r->count))
 			return resources_fail(cause, "[resource.%s] would be "
@@ -304,6 +361,77 @@ resources_want(struct triaged *td, struct job *job)
 	}
 	psem_waiter_need(&job->waiter, need);
 	return 0;
+}
+
+/* Adds sign times what held holds of each resource to what is held
+ * elsewhere. Out of memory, a name's count stays as it was. */
+static void
+resources_tally(struct resources *rs, json_t *held, int sign)
+{
+	const char *name;
+	json_int_t n;
+	json_t *v;
+
+	json_object_foreach(held, name, v) {
+		n = (json_int_t)resources_held_elsewhere(rs, name) +
+		    sign * json_integer_value(v);
+		if (n > 0)
+			json_object_set_new(rs->elsewhere, name,
+			    json_integer(n));
+		else
+			json_object_del(rs->elsewhere, name);
+	}
+}
+
+/* The semaphore follows the tally for the cluster-scoped counters of
+ * held that grow (grow), or for those that shrink: growing ones first, so
+ * that no grant in between (a shrink grants) takes what another node has
+ * just taken. */
+static void
+resources_follow(struct triaged *td, json_t *held, bool grow)
+{
+	const struct config_resource *r;
+	struct psem_dim_stats st;
+	const char *name;
+	uint64_t n;
+	json_t *v;
+	int d, ri;
+
+	json_object_foreach(held, name, v) {
+		if ((d = resources_dim(td->resources, name)) < 0 ||
+		    (ri = config_resource_find(td->cfg, name)) < 0 ||
+		    !(r = &td->cfg->resources[ri])->cluster ||
+		    psem_dim_stats(td->sem, (unsigned)d, &st) != 0)
+			continue;
+		n = resources_held_elsewhere(td->resources, name);
+		if (n != st.elsewhere && (n > st.elsewhere) == grow)
+			resources_set_elsewhere(td, d, r);
+	}
+}
+
+void
+resources_elsewhere(struct triaged *td, struct job *job, bool on)
+{
+	json_t *was = job->shared.held_elsewhere;
+	json_t *now = on ? job->resources : NULL;
+
+	/* Counted already (a running job's resources never change; a row
+	 * that says otherwise, after a requeue and an update unheard, is
+	 * counted afresh), or never counted. */
+	if (was == now || (was != NULL && now != NULL && json_equal(was, now)))
+		return;
+	if (was != NULL)
+		resources_tally(td->resources, was, -1);
+	if (now != NULL)
+		resources_tally(td->resources, now, 1);
+	job->shared.held_elsewhere = json_incref(now);
+	if (now != NULL)
+		resources_follow(td, now, true);
+	if (was != NULL)
+		resources_follow(td, was, false);
+	if (now != NULL)
+		resources_follow(td, now, false);
+	json_decref(was);
 }
 
 int
@@ -382,8 +510,10 @@ resources_stats(const struct triaged *td)
 		if ((d = resources_dim(td->resources, r->name)) < 0 ||
 		    psem_dim_stats(td->sem, (unsigned)d, &st) != 0)
 			continue;
+		/* A cluster-scoped counter's use is the cluster's. */
 		one = json_pack("{s:I, s:I, s:I, s:i, s:s}", "units",
-		    (json_int_t)st.capacity, "used", (json_int_t)st.used,
+		    (json_int_t)st.capacity, "used", (json_int_t)(st.used +
+		    st.elsewhere),
 		    "kept", (json_int_t)st.kept, "waiting", (int)st.waiting,
 		    "scope", r->cluster ? "cluster" : "node");
 		if (one != NULL && r->nunits != 0) {

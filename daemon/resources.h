@@ -40,6 +40,15 @@ void resources_reload(struct triaged *td, const struct config *cfg,
  */
 int resources_want(struct triaged *td, struct job *job);
 
+/*
+ * Counts what job holds of the resources as held on another node (on:
+ * the row says it is begun or runs there), or no more: a cluster-scoped
+ * counter's free units here are its count less those. Counts each job
+ * once whatever the calls, and gives back what it counted, whatever the
+ * job's resources say by then.
+ */
+void resources_elsewhere(struct triaged *td, struct job *job, bool on);
+
 /* After a grant: the job's devices, the units it was given, named. 0, or
  * -1 out of memory (it has none then). */
 int resources_devices(struct triaged *td, struct job *job);
@@ -49,7 +58,8 @@ int resources_devices(struct triaged *td, struct job *job);
 const char *resources_reason(const struct triaged *td, int dim);
 
 /* stats: memory {budget, used, available} and resources {NAME: {units,
- * used, kept, waiting, share, holders}}. New references. */
+ * used, kept, waiting, scope, share, holders}}, used by every node for a
+ * cluster-scoped counter. New references. */
 json_t *resources_stats_memory(const struct triaged *td);
 json_t *resources_stats(const struct triaged *td);
 

@@ -160,6 +160,7 @@ job_free(struct job *job)
 	json_decref(job->labels);
 	json_decref(job->resources);
 	json_decref(job->devices);
+	json_decref(job->shared.held_elsewhere);
 	/* What it wanted of the semaphore (daemon/resources.c). */
 	free(job->waiter.need);
 	slab_free(&job_slab, job);
@@ -252,13 +253,16 @@ job_take_stored(struct job *job, struct job *from)
 	job->admit.gated = old.admit.gated;
 	job->shared.taken = old.shared.taken;
 	job->shared.elsewhere = old.shared.elsewhere;
+	job->shared.held_elsewhere = old.shared.held_elsewhere;
 	job->shared.cancel = old.shared.cancel;
 	job->shared.refused = old.shared.refused;
 	job->store.replaced = old.store.replaced + 1;
 	job->store.version = old.store.version;
 	*from = old;
-	/* The job keeps what its waiter wants; from read none. */
+	/* The job keeps what its waiter wants, and what is counted of it
+	 * elsewhere; from read none. */
 	from->waiter.need = NULL;
+	from->shared.held_elsewhere = NULL;
 }
 
 void

@@ -154,6 +154,11 @@ struct job {
 		/* Its slots are counted as held on another node, toward its
 		 * priority's max_running. */
 		bool elsewhere;
+		/* The resources it is counted as holding on another node
+		 * (daemon/resources.c): a reference to its resources then,
+		 * so that what was counted is what is given back, whatever
+		 * its row says by then; NULL while not counted. */
+		json_t *held_elsewhere;
 		/* How many writes of it the database refused (it wraps):
 		 * another daemon's change came first, and an edit answered
 		 * after such a write was not made (jobs_edit_undone). */

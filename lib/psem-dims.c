@@ -41,7 +41,9 @@ psem_dim_free(const struct psem *sem, unsigned d)
 	unsigned u;
 
 	if (dim->nunits == 0)
-		return dim->used < dim->capacity ? dim->capacity - dim->used : 0;
+		return dim->used < dim->capacity &&
+		    dim->elsewhere < dim->capacity - dim->used ?
+		    dim->capacity - dim->used - dim->elsewhere : 0;
 	for (u = 0; u < dim->nunits; u++)
 		if (dim->load[u] < dim->share)
 			n++;
@@ -194,6 +196,9 @@ psem_dims_set_count(struct psem *sem, unsigned dim, uint64_t count)
 	d->nunits = 0;
 	d->share = 0;
 	d->capacity = count;
+	/* Gone, what others hold of it means nothing either. */
+	if (count == 0)
+		d->elsewhere = 0;
 	if (count != 0 && dim >= sem->ndims)
 		sem->ndims = dim + 1;
 	psem_dims_count(sem);
@@ -235,6 +240,7 @@ psem_dims_set_units(struct psem *sem, unsigned dim, unsigned nunits,
 	d->nunits = nunits;
 	d->share = share;
 	d->capacity = nunits;
+	d->elsewhere = 0;
 	if (nunits != 0 && dim >= sem->ndims)
 		sem->ndims = dim + 1;
 	psem_dims_count(sem);

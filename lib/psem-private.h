@@ -28,6 +28,7 @@ struct psem_lane {
 struct psem_dim {
 	uint64_t capacity;	/* counted: the count; units: nunits */
 	uint64_t used;		/* counted: held; units: the loads' sum */
+	uint64_t elsewhere;	/* counted: held outside, not free here */
 	uint64_t kept;		/* at the last admission round */
 	unsigned waiting;	/* queued waiters that want it */
 	unsigned nunits;	/* 0: counted */
@@ -56,8 +57,8 @@ struct psem {
 
 /* psem-dims.c */
 
-/* How much of dim d is free: counted, its capacity less what is held (0
- * when over); units, how many units have room. */
+/* How much of dim d is free: counted, its capacity less what is held
+ * here and elsewhere (0 when over); units, how many units have room. */
 uint64_t psem_dim_free(const struct psem *sem, unsigned d);
 /* The dimensions w wants, bit 0 always. */
 uint64_t psem_waiter_mask(const struct psem_waiter *w);

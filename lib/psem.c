@@ -426,6 +426,18 @@ psem_set_count(struct psem *sem, unsigned dim, uint64_t count)
 }
 
 int
+psem_set_dim_elsewhere(struct psem *sem, unsigned dim, uint64_t n)
+{
+	if (dim == 0 || dim >= PSEM_DIMS_MAX || sem->dims[dim].nunits != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	sem->dims[dim].elsewhere = n;
+	psem_pump(sem);
+	return 0;
+}
+
+int
 psem_set_units(struct psem *sem, unsigned dim, unsigned nunits,
     unsigned share)
 {
@@ -624,6 +636,7 @@ psem_dim_stats(const struct psem *sem, unsigned dim,
 	st->capacity = d->nunits != 0 ? (uint64_t)d->nunits * d->share :
 	    d->capacity;
 	st->used = d->used;
+	st->elsewhere = d->elsewhere;
 	st->kept = d->kept;
 	st->waiting = d->waiting;
 	st->units = d->nunits;

@@ -40,6 +40,15 @@ void psem_free(struct psem *sem);
  */
 int psem_set_count(struct psem *sem, unsigned dim, uint64_t count);
 /*
+ * n of counted dim's count are held outside the semaphore (by the other
+ * daemons of a cluster sharing it): not free here, though a waiter may
+ * still want up to the whole count and waits for them, where a smaller
+ * count would refuse it. A holder keeps what it holds when n leaves less.
+ * Stays across psem_set_count but for a count of 0; a unit dimension has
+ * none. 0, or -1 with errno EINVAL for a bad dim or a unit dimension.
+ */
+int psem_set_dim_elsewhere(struct psem *sem, unsigned dim, uint64_t n);
+/*
  * Makes dim a resource of nunits (1 .. PSEM_UNITS_MAX) distinct units, each
  * held by up to share (>= 1) waiters at once; nunits 0 removes it. A grant
  * gives a waiter the least loaded units with room, the lowest first. -1
@@ -169,6 +178,7 @@ int psem_why(const struct psem *sem, const struct psem_waiter *w);
 struct psem_dim_stats {
 	uint64_t capacity;	/* the count, or units x share */
 	uint64_t used;		/* held (a unit held twice counts twice) */
+	uint64_t elsewhere;	/* psem_set_dim_elsewhere's */
 	/* Kept, when admission last ran, for waiters that wait for more:
 	 * counted units, or units of a unit dimension. */
 	uint64_t kept;

@@ -1,6 +1,7 @@
 /* pg-cluster.c - what daemons sharing PostgreSQL do for each other: a
  * node's lease on its running jobs, the takeover of a silent node's jobs,
- * and a cancel asked of the node that runs a job. */
+ * a cancel asked of the node that runs a job, and the counters they share. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,4 +215,115 @@ void
 pg_cluster_set_grace(struct store *st, uint64_t grace_ms)
 {
 	pg_store(st)->grace_ms = grace_ms;
+}
+
+static int
+pg_cluster_cmp_shared(const void *a, const void *b)
+{
+	const struct pg_shared *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+static void
+pg_cluster_shared_clear(struct pg_shared *shared, size_t n, char *counts)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(shared[i].name);
+	free(shared);
+	free(counts);
+}
+
+void
+pg_cluster_shared_free(struct pg_store *s)
+{
+	pg_cluster_shared_clear(s->shared, s->nshared, s->shared_counts);
+	s->shared = NULL;
+	s->nshared = 0;
+	s->shared_counts = NULL;
+}
+
+/*
+ * Kept by name: the claims of a commit lock the counters' rows in that
+ * order, every daemon's the same, so that two commits never wait for each
+ * other in a circle. Names are [a-z0-9_-]: JSON and a text[] literal take
+ * them as they are.
+ */
+int
+pg_cluster_set_shared(struct store *st, const struct store_resource *r,
+    size_t n)
+{
+	struct pg_store *s = pg_store(st);
+	struct pg_shared *shared;
+	size_t i, len = 3;
+	char *counts;
+
+	if (n > STORE_SHARED_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		len += strlen(r[i].name) + 28;
+	if ((shared = calloc(n + 1, sizeof *shared)) == NULL ||
+	    (counts = malloc(len)) == NULL) {
+		free(shared);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		shared[i].count = r[i].count;
+		if ((shared[i].name = strdup(r[i].name)) == NULL) {
+			pg_cluster_shared_clear(shared, i, counts);
+			errno = ENOMEM;
+			return -1;
+		}
+	}
+	qsort(shared, n, sizeof *shared, pg_cluster_cmp_shared);
+	len = (size_t)sprintf(counts, "{");
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(counts + len, "%s\"%s\":%" PRIu64,
+		    i > 0 ? "," : "", shared[i].name, shared[i].count);
+	strcpy(counts + len, "}");
+	pg_cluster_shared_free(s);
+	s->shared = shared;
+	s->nshared = n;
+	s->shared_counts = counts;
+	return 0;
+}
+
+uint64_t
+pg_cluster_shared_of(const struct pg_store *s, const struct job *job)
+{
+	uint64_t mask = 0;
+	size_t i;
+
+	for (i = 0; i < s->nshared; i++)
+		if (json_object_get(job->resources, s->shared[i].name) != NULL)
+			mask |= UINT64_C(1) << i;
+	return mask;
+}
+
+char *
+pg_cluster_shared_array(const struct pg_store *s, uint64_t mask)
+{
+	size_t i, len = 3;
+	char *a;
+
+	for (i = 0; i < s->nshared; i++)
+		if (mask & (UINT64_C(1) << i))
+			len += strlen(s->shared[i].name) + 1;
+	if ((a = malloc(len)) == NULL)
+		return NULL;
+	strcpy(a, "{");
+	for (i = 0; i < s->nshared; i++) {
+		if (!(mask & (UINT64_C(1) << i)))
+			continue;
+		if (a[1] != '\0')
+			strcat(a, ",");
+		strcat(a, s->shared[i].name);
+	}
+	strcat(a, "}");
+	return a;
 }

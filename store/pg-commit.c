@@ -49,9 +49,11 @@ struct pg_commit {
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
-	/* Each UPDATE's kind, and the job's count of replacements then. */
+	/* Each UPDATE's kind (a claim, of a job naming shared counters),
+	 * and the job's count of replacements then. */
 	struct {
 		bool claim;
+		bool shared;
 		uint16_t replaced;
 	} *sent;
 	size_t ids_at;			/* of the refill of ids; 0: none */
@@ -66,6 +68,7 @@ struct pg_commit_batch {
 	char (*nums)[24];
 	size_t nnums;
 	char *paused;
+	char *shared;			/* the counters the claims lock */
 	char lease[48];
 	const char **values;		/* the short statements' values */
 	size_t nvalues;
@@ -213,6 +216,19 @@ pg_commit_is_claim(const struct pg_store *s, uint64_t id)
 	return false;
 }
 
+/* The shared counters job's claim must lock and check: none unless the
+ * mark is a claim. */
+static uint64_t
+pg_commit_shared_of(const struct pg_store *s, const struct pg_store_mark *m)
+{
+	const struct job *job;
+
+	if (s->nshared == 0 || !pg_commit_is_claim(s, m->id) ||
+	    (job = store_get(&s->st, m->id)) == NULL)
+		return 0;
+	return pg_cluster_shared_of(s, job);
+}
+
 static void
 pg_commit_batch_free(struct pg_commit_batch *b)
 {
@@ -224,6 +240,7 @@ pg_commit_batch_free(struct pg_commit_batch *b)
 	free(b->stmts);
 	free(b->nums);
 	free(b->paused);
+	free(b->shared);
 	free(b->values);
 }
 
@@ -276,10 +293,11 @@ pg_commit_paused_array(const struct store *st)
 }
 
 /*
- * The statements of commit c: new jobs, then each changed job fenced by
- * its version (a claim also skips a row another daemon holds), removals,
- * the paused list, the node's mark, the NOTIFY, and more ids when few
- * are left. 0, or -1 with *cause (nothing sent).
+ * The statements of commit c: the locks of the shared counters its claims
+ * name, new jobs, then each changed job fenced by its version (a claim
+ * also skips a row another daemon holds, and one of shared counters
+ * checks them), removals, the paused list, the node's mark, the NOTIFY,
+ * and more ids when few are left. 0, or -1 with *cause (nothing sent).
  */
 static int
 pg_commit_build(struct pg_store *s, struct pg_commit *c,
@@ -287,7 +305,8 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 {
 	struct store_staged *staged = c->staged.v;
 	const struct pg_store_mark *m = c->updated.v, *gone = c->removed.v;
-	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 8;
+	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 10;
+	uint64_t shared = 0, mine;
 	const char **v;
 	struct job *job;
 
@@ -299,7 +318,26 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 	    (b->values = calloc(2 * c->removed.n + 16,
 	    sizeof *b->values)) == NULL)
 		return cause_fail(cause, "out of memory");
+	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
+	    sizeof *c->sent)) == NULL)
+		return cause_fail(cause, "out of memory");
+	for (i = 0; i < c->updated.n; i++) {
+		c->sent[i].claim = pg_commit_is_claim(s, m[i].id);
+		mine = pg_commit_shared_of(s, &m[i]);
+		c->sent[i].shared = mine != 0;
+		shared |= mine;
+	}
 	pg_commit_stmt(b, NULL, "BEGIN", 0, NULL);
+	/* First, holding nothing yet: a commit waiting here for another
+	 * never holds what that one waits for. */
+	if (shared != 0) {
+		if ((b->shared = pg_cluster_shared_array(s, shared)) == NULL)
+			return cause_fail(cause, "out of memory");
+		v = pg_commit_values(b, 1);
+		v[0] = b->shared;
+		pg_commit_stmt(b, "shared_add", NULL, 1, v);
+		pg_commit_stmt(b, "shared_lock", NULL, 1, v);
+	}
 	for (i = 0; i < c->staged.n; i++) {
 		if (pg_row_params(&b->rows[b->nrows], staged[i].job, true,
 		    cause) != 0)
@@ -308,17 +346,20 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 		    b->rows[b->nrows++].values);
 	}
 	c->first_update = b->n;
-	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
-	    sizeof *c->sent)) == NULL)
-		return cause_fail(cause, "out of memory");
 	for (i = 0; i < c->updated.n; i++) {
 		job = store_get(&s->st, m[i].id);
 		if (pg_row_params(&b->rows[b->nrows], job, false, cause) != 0)
 			return -1;
 		b->rows[b->nrows].changes[PG_ROW_NUPDATE - 1] =
 		    pg_commit_num(b, job->store.version);
-		c->sent[i].claim = pg_commit_is_claim(s, m[i].id);
 		c->sent[i].replaced = job->store.replaced;
+		if (c->sent[i].shared) {
+			b->rows[b->nrows].changes[PG_ROW_NSHARED - 1] =
+			    s->shared_counts;
+			pg_commit_stmt(b, "claim_shared", NULL, PG_ROW_NSHARED,
+			    b->rows[b->nrows++].changes);
+			continue;
+		}
 		pg_commit_stmt(b, c->sent[i].claim ? "claim" : "upd",
 		    NULL, PG_ROW_NUPDATE,
 		    b->rows[b->nrows++].changes);
@@ -457,6 +498,38 @@ pg_commit_cmp_mark(const void *a, const void *b)
 }
 
 /*
+ * The claims of shared counters after the other changes, in id order still:
+ * each then sees the ends and requeues this commit writes, which free
+ * units, as the daemon that granted it saw them. A claim waits for no
+ * row (SKIP LOCKED), so it needs no place in the order of the rows'
+ * locks. Out of memory, the order stays: a claim refused is tried again.
+ */
+static void
+pg_commit_shared_last(const struct pg_store *s, struct pg_commit *c)
+{
+	struct pg_store_mark *m = c->updated.v, *sorted;
+	size_t i, k = 0, n = c->updated.n;
+	bool *last;
+
+	if (s->nshared == 0 || n < 2 ||
+	    (last = calloc(n, sizeof *last)) == NULL)
+		return;
+	if ((sorted = malloc(n * sizeof *sorted)) == NULL) {
+		free(last);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (!(last[i] = pg_commit_shared_of(s, &m[i]) != 0))
+			sorted[k++] = m[i];
+	for (i = 0; i < n; i++)
+		if (last[i])
+			sorted[k++] = m[i];
+	memcpy(m, sorted, n * sizeof *m);
+	free(sorted);
+	free(last);
+}
+
+/*
  * The changed jobs still in the table whose changes still stand, each
  * once, under the first generation it changed for, in id order: room of
  * them at most, the oldest first, and every claim (a launch waits for its
@@ -490,6 +563,7 @@ pg_commit_take_dirty(struct pg_store *s, struct pg_commit *c, size_t room)
 		    pg_commit_mark_live(s, &m[i]))
 			m[k++] = m[i];
 	c->updated.n = k;
+	pg_commit_shared_last(s, c);
 }
 
 /* The removals that fit in room, the oldest first; the others wait. */
@@ -707,6 +781,13 @@ pg_commit_settle_updates(struct pg_store *s, struct pg_commit *c,
 			s->st.changed_cb(job, c->sent[i].claim ?
 			    STORE_CHANGE_CLAIM_REFUSED : STORE_CHANGE_REFUSED,
 			    NULL, s->st.changed_arg);
+		/* Another daemon's claim of the job, or of the units of a
+		 * shared counter it wanted: what they claimed is read before
+		 * this daemon claims again (a claim waits for the read), so
+		 * that it does not claim what it cannot have, again and
+		 * again, until their NOTIFY comes. */
+		if (c->sent[i].claim)
+			pg_sync_changes(s);
 		/* Out of memory, the next read of changes brings it. */
 		(void)vec_push(refused, sizeof m[i].id, &m[i].id);
 	}

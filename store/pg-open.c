@@ -60,6 +60,15 @@ static const struct {
 	{ "versions", "SELECT id, version FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[]) AND txid = $2::xid8" },
 	{ "notify", "SELECT pg_notify('" PG_STORE_CHANNEL "', $1)" },
+	/* The shared counters a commit's claims name ($1, a text[] by
+	 * name), before anything else of it: each one's row made if it is
+	 * new, then locked until the commit. Two statements: the lock's
+	 * snapshot must see a row another claim made meanwhile, which the
+	 * INSERT waited for. */
+	{ "shared_add", "INSERT INTO triage_resources (name)"
+	    " SELECT unnest($1::text[]) ORDER BY 1 ON CONFLICT DO NOTHING" },
+	{ "shared_lock", "SELECT name FROM triage_resources"
+	    " WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE" },
 	{ "ids", "SELECT nextval('triage_job_id') FROM"
 	    " generate_series(1, $1::integer)" },
 };
@@ -349,18 +358,35 @@ pg_open_preparef(struct pg_conn *c, const char *name, const char *fmt, ...)
 	return rc;
 }
 
+/* The parameter of the resources a claim writes. */
+static int
+pg_open_resources_param(void)
+{
+	int i;
+
+	for (i = 0; i < JOBCOLS_NCHANGES; i++)
+		if (jobcols_set_order[i] == JOBROW_RESOURCES)
+			break;
+	return i + 2;
+}
+
 /*
  * The statements that write a job's row, made from its columns (jobcols.h):
  * ins, every column; upd and claim, what a job's life changes, fenced by
  * the version the update read, its last parameter: another daemon's write
  * since refuses it. A claim does not wait for a row another daemon holds:
- * that one is taking the job. 0, or -1 out of memory.
+ * that one is taking the job. claim_shared, the claim of a job naming
+ * shared counters (their counts, a JSON object, in its last parameter), is
+ * refused too when the job's amount of one and what jobs begun or running
+ * anywhere hold of it (this one aside) come to more than its count: under
+ * the counters' locks (shared_lock), taken before, it sees every claim of
+ * them that committed. 0, or -1 out of memory.
  */
 static int
 pg_open_prepare_rows(struct pg_conn *c)
 {
 	char *values = jobcols_values('$', 1), *set = jobcols_set('$', false);
-	int rc = -1;
+	int rc = -1, res = pg_open_resources_param();
 
 	if (values != NULL && set != NULL &&
 	    pg_open_preparef(c, "ins", "INSERT INTO triage_jobs ("
@@ -371,7 +397,19 @@ pg_open_prepare_rows(struct pg_conn *c)
 	    pg_open_preparef(c, "claim", "UPDATE triage_jobs SET %s,"
 	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
 	    " WHERE id = $1 AND version = $%d FOR UPDATE SKIP LOCKED)"
-	    " RETURNING version", set, PG_ROW_NUPDATE) == 0)
+	    " RETURNING version", set, PG_ROW_NUPDATE) == 0 &&
+	    pg_open_preparef(c, "claim_shared", "UPDATE triage_jobs SET %s,"
+	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
+	    " WHERE id = $1 AND version = $%d FOR UPDATE SKIP LOCKED)"
+	    " AND NOT EXISTS (SELECT 1 FROM"
+	    " jsonb_each_text($%d::text::jsonb) AS c (name, count)"
+	    " WHERE ($%d::text::jsonb ->> c.name)::bigint +"
+	    " (SELECT coalesce(sum((o.resources::jsonb ->> c.name)::bigint),"
+	    " 0) FROM triage_jobs o WHERE (o.state = 'running'"
+	    " OR (o.state = 'queued' AND o.begun = 1)) AND o.id <> $1"
+	    " AND o.resources::jsonb ? c.name) > c.count::bigint)"
+	    " RETURNING version", set, PG_ROW_NUPDATE, PG_ROW_NSHARED,
+	    res) == 0)
 		rc = 0;
 	free(values);
 	free(set);

@@ -48,6 +48,12 @@ struct pg_commit;
  * ("node boot"), so that a daemon can skip its own. */
 #define PG_STORE_CHANNEL "triage"
 
+/* A counter the daemons share (store_set_shared_resources). */
+struct pg_shared {
+	char *name;
+	uint64_t count;
+};
+
 /* A change to write: the job, the commit it was made for (its waiters
  * wait for that one's generation), and its count of replacements when it
  * changed (a row of another daemon's since undoes the change). */
@@ -74,6 +80,11 @@ struct pg_store {
 	 * lease statement) that the server answered was sent. */
 	uint64_t lease_sent_us;
 	uint64_t grace_ms;		/* others wait this past the lease */
+	/* store_set_shared_resources': by name; and their counts as a JSON
+	 * object, a claim's parameter. */
+	struct pg_shared *shared;
+	size_t nshared;
+	char *shared_counts;
 	/* The server sessions of the connection of the locks (0) and of
 	 * the loop's (1), as last seen: once the daemon has let go of them
 	 * (lost, silent), they may live on in the server, holding the
@@ -143,6 +154,13 @@ void pg_cluster_take_over(struct store *st);
 int pg_cluster_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);
 void pg_cluster_set_busy(struct store *st, unsigned busy);
+int pg_cluster_set_shared(struct store *st, const struct store_resource *r,
+    size_t n);
+void pg_cluster_shared_free(struct pg_store *s);
+/* Bit i for each shared counter (s->shared[i]) that job names. */
+uint64_t pg_cluster_shared_of(const struct pg_store *s, const struct job *job);
+/* The shared counters of mask as a text[] literal; NULL out of memory. */
+char *pg_cluster_shared_array(const struct pg_store *s, uint64_t mask);
 void pg_cluster_set_grace(struct store *st, uint64_t grace_ms);
 /* The nodes of a result of PG_STORE_NODES, for the store. */
 void pg_sync_read_nodes(struct pg_store *s, const PGresult *res);

@@ -15,15 +15,18 @@
  * in jobcols_set_order's order, then the caller's own (the version it
  * expects), the last: $PG_ROW_NUPDATE. */
 #define PG_ROW_NUPDATE (JOBCOLS_NCHANGES + 2)
+/* A claim of a job naming shared counters has one more: their counts,
+ * $PG_ROW_NSHARED (pg-open.c's claim_shared). */
+#define PG_ROW_NSHARED (PG_ROW_NUPDATE + 1)
 
 /* One job's values as text, for one statement. */
 struct pg_row {
 	const char *values[JOBROW_NCOLUMNS];
 	char *owned[JOBROW_NCOLUMNS];
 	char num[JOBROW_NCOLUMNS][32];
-	/* An UPDATE's parameters (PG_ROW_NUPDATE), the caller's own left
-	 * for it to set. */
-	const char *changes[PG_ROW_NUPDATE];
+	/* An UPDATE's parameters (PG_ROW_NUPDATE, or PG_ROW_NSHARED), the
+	 * caller's own left for it to set. */
+	const char *changes[PG_ROW_NSHARED];
 };
 
 /* Every column's value (all: an INSERT's, in values, column i at

@@ -1,8 +1,9 @@
 /* pg-schema.c - the cluster's tables: jobs with a version (the fence of every
  * update) and the transaction that last wrote them (how a daemon reads what
  * changed since), the tombstones of removed jobs, the nodes, the paused
- * priorities, cancel requests, and captured output; version by version, and
- * the forward migration that brings older tables to PG_SCHEMA_VERSION. */
+ * priorities, cancel requests, captured output and the shared counters;
+ * version by version, and the forward migration that brings older tables
+ * to PG_SCHEMA_VERSION. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,13 @@ static const char *const pg_schema_steps[] = {
 	"ALTER TABLE triage_jobs"
 	" ADD COLUMN resources text,"
 	" ADD COLUMN devices text",
+
+	/* 3 -> 4: [resource.NAME] scope = cluster. A row for each counter
+	 * the cluster shares, made by the first claim that names it: every
+	 * claim of it locks the row until its commit, so that two nodes never
+	 * both see the last unit free. */
+	"CREATE TABLE triage_resources ("
+	" name text PRIMARY KEY)",
 };
 
 _Static_assert(sizeof pg_schema_steps / sizeof pg_schema_steps[0] ==

@@ -140,6 +140,7 @@ pg_store_close(struct store *st)
 	jobrow_cache_clear(&s->cache);
 	if (s->locks != NULL)
 		PQfinish(s->locks);
+	pg_cluster_shared_free(s);
 	free(s->snapshot);
 	free(s->down_cause);
 	free(s->node);
@@ -390,6 +391,7 @@ static const struct store_ops pg_store_ops = {
 	.cancel_elsewhere = pg_cluster_cancel_elsewhere,
 	.set_busy = pg_cluster_set_busy,
 	.set_grace = pg_cluster_set_grace,
+	.set_shared_resources = pg_cluster_set_shared,
 	.remove = pg_store_remove,
 	.expired = pg_store_expired,
 	.flush = pg_commit_flush,

@@ -58,6 +58,8 @@ struct store_ops {
 	    int sig, unsigned by);
 	void (*set_busy)(struct store *st, unsigned busy);
 	void (*set_grace)(struct store *st, uint64_t grace_ms);
+	int (*set_shared_resources)(struct store *st,
+	    const struct store_resource *r, size_t n);
 	int (*remove)(struct store *st, uint64_t id);
 	int (*expired)(struct store *st, int64_t before_ms, uint64_t *ids,
 	    size_t max, size_t *n, char **cause);

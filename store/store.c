@@ -274,6 +274,15 @@ store_set_grace(struct store *st, uint64_t grace_ms)
 		st->ops->set_grace(st, grace_ms);
 }
 
+int
+store_set_shared_resources(struct store *st, const struct store_resource *r,
+    size_t n)
+{
+	if (st->ops->set_shared_resources == NULL)
+		return 0;
+	return st->ops->set_shared_resources(st, r, n);
+}
+
 void
 store_set_lease_cb(struct store *st, store_lease_cb cb, void *arg)
 {

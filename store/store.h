@@ -140,6 +140,25 @@ void store_set_takeover_cb(struct store *st, store_takeover_cb cb, void *arg);
 typedef void (*store_paused_cb)(const char *name, bool paused, void *arg);
 void store_set_paused_cb(struct store *st, store_paused_cb cb, void *arg);
 
+/* A counter every daemon sharing the store shares ([resource.NAME] scope =
+ * cluster): its name and how many units the cluster has. */
+struct store_resource {
+	const char *name;
+	uint64_t count;
+};
+#define STORE_SHARED_MAX 64
+/*
+ * The shared counters, as this daemon's config has them (copied, n at
+ * most STORE_SHARED_MAX): a claim (store_claim) of a job that names one is refused, as
+ * a row another daemon holds is, when the jobs begun or running on every
+ * node hold so much of it that the job's amount would take them past its
+ * count. Checked in the claim's transaction, one claim of a counter at a
+ * time. 0, or -1 with errno (ENOMEM, EINVAL for too many) keeping the
+ * ones before. A SQLite store shares nothing: it keeps none.
+ */
+int store_set_shared_resources(struct store *st,
+    const struct store_resource *r, size_t n);
+
 /* A daemon sharing the store (store_nodes). */
 struct store_node {
 	char *name;

@@ -21,131 +21,17 @@
 
 #include "client.h"
 #include "harness.h"
+#include "tnodes.h"
 #include "tpg.h"
 #include "tproxy.h"
 #include "tsupport-clock.h"
 
+/* The nodes of every test (tnodes.h). */
 #define NODES 3
-/* Short, so that a dead node's jobs come back within a test's wait; not
- * so short that a live node on a loaded machine (ASan) misses its
- * renewals. */
-#define LEASE "5s"
-#define LEASE_S 5
-
-
-struct cluster {
-	struct tdaemon *d[NODES];
-	struct client *c[NODES];
-	char *conninfo;
-	char db[16];
-	const char *lease;		/* LEASE unless set */
-	/* A node's own conninfo (through a tproxy), or NULL. */
-	char *via[NODES];
-};
-
-/* The [cluster] section of node i, and extra [daemon] keys before it. */
-static void
-cluster_conf(struct cluster *cl, int i, const char *extra, char *buf,
-    size_t size)
-{
-	struct passwd *pw = getpwuid(getuid());
-
-	snprintf(buf, size, "%s[cluster]\npostgresql = %s user=%s\n"
-	    "node = %c\nlease = %s\n", extra,
-	    cl->via[i] != NULL ? cl->via[i] : cl->conninfo,
-	    pw != NULL ? pw->pw_name : "root", 'a' + i,
-	    cl->lease != NULL ? cl->lease : LEASE);
-}
-
-/* A cluster not started yet, on a database of its own, for
- * cluster_start_nodes. Skips without PostgreSQL. */
-static struct cluster *
-cluster_new(void)
-{
-	static int ndb;
-	struct cluster *cl;
-
-	if (tpg_group == NULL)
-		skip();
-	assert_non_null(cl = calloc(1, sizeof *cl));
-	snprintf(cl->db, sizeof cl->db, "cl%d", ++ndb);
-	cl->conninfo = tpg_createdb(tpg_group, cl->db);
-	return cl;
-}
-
-/* Its three nodes, slots each, and extra config (more [daemon] keys, then
- * sections). */
-static void
-cluster_start_nodes(struct cluster *cl, unsigned slots, const char *extra)
-{
-	char daemon[512], conf[2048];
-	int i;
-
-	snprintf(daemon, sizeof daemon, "slots = %u\nkill_grace = 1s\n%s",
-	    slots, extra);
-	for (i = 0; i < NODES; i++) {
-		cluster_conf(cl, i, daemon, conf, sizeof conf);
-		cl->d[i] = tdaemon_start(conf);
-		cl->c[i] = tconnect(cl->d[i]);
-	}
-}
-
-/* Three nodes on a database of their own, slots each, and extra config
- * (more [daemon] keys, then sections). Skips without PostgreSQL. */
-static struct cluster *
-cluster_start(unsigned slots, const char *extra)
-{
-	struct cluster *cl = cluster_new();
-
-	cluster_start_nodes(cl, slots, extra);
-	return cl;
-}
-
-static void
-cluster_end(struct cluster *cl)
-{
-	int i;
-
-	for (i = 0; i < NODES; i++)
-		if (cl->d[i] != NULL)
-			tdaemon_end(cl->d[i], cl->c[i]);
-	for (i = 0; i < NODES; i++)
-		free(cl->via[i]);
-	free(cl->conninfo);
-	free(cl);
-}
-
-/* A job's member, as node i sees it (a string, "" for null). */
-static void
-job_str(struct cluster *cl, int i, int64_t id, const char *key, char *buf,
-    size_t size)
-{
-	json_t *job = tget(cl->c[i], id);
-	const char *v = json_string_value(json_object_get(job, key));
-
-	snprintf(buf, size, "%s", v != NULL ? v : "");
-	json_decref(job);
-}
-
-/* The job as node i sees it; NULL while it has not heard of it (the job
- * was submitted at another node, whose NOTIFY is on its way). */
-static json_t *
-job_at(struct cluster *cl, int i, int64_t id)
-{
-	struct client_error e;
-	json_t *job;
-
-	job = client_call(cl->c[i], "get", json_pack("{sI}", "id",
-	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e);
-	if (job == NULL && e.code != -32001)
-		fail_msg("get %lld at node %c: %s", (long long)id, 'a' + i,
-		    e.message);
-	return job;
-}
 
 /* Whether node i's stats say every node is up. */
 static bool
-all_nodes_up(struct cluster *cl, int i)
+all_nodes_up(struct tnodes *cl, int i)
 {
 	json_t *stats = tcall(cl->c[i], "stats", "{}"), *node;
 	size_t k, up = 0;
@@ -156,33 +42,10 @@ all_nodes_up(struct cluster *cl, int i)
 	return up == NODES;
 }
 
-/* Polls node i until job id is in state (and, when attempt > 0, at that
- * attempt). */
-static void
-wait_state(struct cluster *cl, int i, int64_t id, const char *state,
-    json_int_t attempt)
-{
-	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	json_t *job;
-	bool there;
-
-	for (;;) {
-		job = job_at(cl, i, id);
-		there = job != NULL && strcmp(tstate(job), state) == 0 &&
-		    (attempt == 0 || tjint(job, "attempt") == attempt);
-		json_decref(job);
-		if (there)
-			return;
-		tcheck_deadline(deadline, "job %lld to be %s at node %c",
-		    (long long)id, state, 'a' + i);
-		usleep(10000);
-	}
-}
-
 /* A job that writes "start ID ATTEMPT NODE" to the ledger, waits for its
  * gate, then writes "done ID ATTEMPT". */
 static int64_t
-submit_ledgered(struct cluster *cl, int via, const char *gate,
+submit_ledgered(struct tnodes *cl, int via, const char *gate,
     const char *prio)
 {
 	char sh[1500];
@@ -198,7 +61,7 @@ submit_ledgered(struct cluster *cl, int via, const char *gate,
 /* How many lines of the ledger are word then id (and attempt, when not
  * 0). */
 static int
-ledger_count(struct cluster *cl, const char *word, int64_t id,
+ledger_count(struct tnodes *cl, const char *word, int64_t id,
     unsigned attempt)
 {
 	char path[400], line[128], w[16];
@@ -224,7 +87,7 @@ ledger_count(struct cluster *cl, const char *word, int64_t id,
 static void
 test_jobs_run_on_every_node(void **state)
 {
-	struct cluster *cl = cluster_start(2, "");
+	struct tnodes *cl = tnodes_start(NODES, 2, "");
 	int64_t id[2 * NODES];
 	char node[32];
 	bool ran[NODES] = { false };
@@ -236,8 +99,8 @@ test_jobs_run_on_every_node(void **state)
 	/* Six slots in all: every job runs at once, so every node runs
 	 * two. */
 	for (i = 0; i < 2 * NODES; i++) {
-		wait_state(cl, 0, id[i], "running", 1);
-		job_str(cl, 0, id[i], "node", node, sizeof node);
+		tnodes_wait_state(cl, 0, id[i], "running", 1);
+		tnodes_job_str(cl, 0, id[i], "node", node, sizeof node);
 		assert_int_equal(strlen(node), 1);
 		ran[node[0] - 'a'] = true;
 	}
@@ -251,7 +114,7 @@ test_jobs_run_on_every_node(void **state)
 			assert_string_equal(tstate(job), "succeeded");
 			json_decref(job);
 		}
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -263,7 +126,7 @@ static void
 test_start_order_is_priority_then_submission(void **state)
 {
 	static const char *const prios[] = { "low", "normal", "high" };
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	int64_t block[NODES], id[9], want[9];
 	char gate[32];
 	int i, k, n = 0;
@@ -274,7 +137,7 @@ test_start_order_is_priority_then_submission(void **state)
 		block[i] = submit_ledgered(cl, i, gate, "normal");
 	}
 	for (i = 0; i < NODES; i++)
-		wait_state(cl, 0, block[i], "running", 1);
+		tnodes_wait_state(cl, 0, block[i], "running", 1);
 	for (i = 0; i < 9; i++) {
 		snprintf(gate, sizeof gate, "job%d", i);
 		id[i] = submit_ledgered(cl, i % NODES, gate, prios[i % 3]);
@@ -286,24 +149,24 @@ test_start_order_is_priority_then_submission(void **state)
 	/* Every node has heard of every job before a slot frees. */
 	for (k = 0; k < NODES; k++)
 		for (i = 0; i < 9; i++)
-			wait_state(cl, k, id[i], "queued", 1);
+			tnodes_wait_state(cl, k, id[i], "queued", 1);
 	snprintf(gate, sizeof gate, "block%d", 1);
 	topen_gate(cl->d[0], gate);
 	for (n = 0; n < 9; n++) {
-		wait_state(cl, 0, id[want[n]], "running", 1);
+		tnodes_wait_state(cl, 0, id[want[n]], "running", 1);
 		/* The one freed slot went to it alone. */
 		for (i = n + 1; i < 9; i++)
 			tassert_state(cl->c[0], id[want[i]], "queued");
 		snprintf(gate, sizeof gate, "job%d", (int)want[n]);
 		topen_gate(cl->d[0], gate);
-		wait_state(cl, 0, id[want[n]], "succeeded", 1);
+		tnodes_wait_state(cl, 0, id[want[n]], "succeeded", 1);
 	}
 	for (i = 0; i < NODES; i++) {
 		snprintf(gate, sizeof gate, "block%d", i);
 		topen_gate(cl->d[0], gate);
 		json_decref(twait(cl->c[0], block[i]));
 	}
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -314,7 +177,7 @@ test_start_order_is_priority_then_submission(void **state)
 static void
 test_killed_node_jobs_run_again_elsewhere(void **state)
 {
-	struct cluster *cl = cluster_start(2, "");
+	struct tnodes *cl = tnodes_start(NODES, 2, "");
 	int64_t id[2 * NODES];
 	char node[32], reason[256];
 	json_t *job;
@@ -324,19 +187,19 @@ test_killed_node_jobs_run_again_elsewhere(void **state)
 	for (i = 0; i < 2 * NODES; i++)
 		id[i] = submit_ledgered(cl, i % NODES, "open", "normal");
 	for (i = 0; i < 2 * NODES; i++)
-		wait_state(cl, 0, id[i], "running", 1);
+		tnodes_wait_state(cl, 0, id[i], "running", 1);
 	tdaemon_crash(cl->d[1]);
 	client_free(cl->c[1]);
 	cl->c[1] = NULL;
 	/* Its two jobs come back as second attempts, queued (every other
 	 * slot is held), saying whose lease ran out. */
 	for (i = 0; i < 2 * NODES; i++) {
-		job_str(cl, 0, id[i], "node", node, sizeof node);
+		tnodes_job_str(cl, 0, id[i], "node", node, sizeof node);
 		if (strcmp(node, "b") != 0)
 			continue;
-		wait_state(cl, 0, id[i], "queued", 2);
-		wait_state(cl, 2, id[i], "queued", 2);
-		job_str(cl, 2, id[i], "reason", reason, sizeof reason);
+		tnodes_wait_state(cl, 0, id[i], "queued", 2);
+		tnodes_wait_state(cl, 2, id[i], "queued", 2);
+		tnodes_job_str(cl, 2, id[i], "reason", reason, sizeof reason);
 		assert_non_null(strstr(reason, "node b"));
 		lost++;
 	}
@@ -354,12 +217,12 @@ test_killed_node_jobs_run_again_elsewhere(void **state)
 	}
 	tdaemon_free(cl->d[1]);
 	cl->d[1] = NULL;
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /* A gated job pinned to node i. */
 static int64_t
-submit_pinned(struct cluster *cl, int i, const char *gate)
+submit_pinned(struct tnodes *cl, int i, const char *gate)
 {
 	char node[2] = { (char)('a' + i), '\0' };
 
@@ -373,7 +236,7 @@ submit_pinned(struct cluster *cl, int i, const char *gate)
  * is still there (not a zombie); then is ledgered as submit_ledgered's.
  */
 static int64_t
-submit_watchful(struct cluster *cl, int via, const char *gate)
+submit_watchful(struct tnodes *cl, int via, const char *gate)
 {
 	const char *dir = cl->d[0]->dir;
 	char sh[2000];
@@ -391,7 +254,7 @@ submit_watchful(struct cluster *cl, int via, const char *gate)
 
 /* Whether DIR/overlap exists: two attempts of a job ran at once. */
 static bool
-overlapped(struct cluster *cl)
+overlapped(struct tnodes *cl)
 {
 	char path[400];
 
@@ -403,7 +266,7 @@ overlapped(struct cluster *cl)
  * ledgered job (gate job; watchful: submit_watchful's) running on b; its
  * id. */
 static int64_t
-run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c,
+run_on_b(struct tnodes *cl, int64_t *hold_a, int64_t *hold_c,
     bool watchful)
 {
 	char node[32];
@@ -411,12 +274,12 @@ run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c,
 
 	*hold_a = submit_pinned(cl, 0, "hold-a");
 	*hold_c = submit_pinned(cl, 2, "hold-c");
-	wait_state(cl, 0, *hold_a, "running", 1);
-	wait_state(cl, 0, *hold_c, "running", 1);
+	tnodes_wait_state(cl, 0, *hold_a, "running", 1);
+	tnodes_wait_state(cl, 0, *hold_c, "running", 1);
 	id = watchful ? submit_watchful(cl, 0, "job") :
 	    submit_ledgered(cl, 0, "job", "normal");
-	wait_state(cl, 0, id, "running", 1);
-	job_str(cl, 0, id, "node", node, sizeof node);
+	tnodes_wait_state(cl, 0, id, "running", 1);
+	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
 	assert_string_equal(node, "b");
 	return id;
 }
@@ -430,7 +293,7 @@ run_on_b(struct cluster *cl, int64_t *hold_a, int64_t *hold_c,
 static void
 test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 {
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	int64_t hold_a, hold_c, id, deadline;
 	json_t *job;
 
@@ -438,9 +301,9 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 	id = run_on_b(cl, &hold_a, &hold_c, true);
 
 	tstop(cl->d[1]->pid);
-	wait_state(cl, 0, id, "queued", 2);
+	tnodes_wait_state(cl, 0, id, "queued", 2);
 	topen_gate(cl->d[0], "hold-a");
-	wait_state(cl, 0, id, "running", 2);
+	tnodes_wait_state(cl, 0, id, "running", 2);
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	while (ledger_count(cl, "start", id, 2) == 0) {
 		tcheck_deadline(deadline, "attempt 2 of job %lld to start",
@@ -451,13 +314,13 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 	 * daemon slept: never two at once, and attempt 1 never ends. */
 	assert_false(overlapped(cl));
 	topen_gate(cl->d[0], "job");
-	wait_state(cl, 0, id, "succeeded", 2);
+	tnodes_wait_state(cl, 0, id, "succeeded", 2);
 	assert_int_equal(ledger_count(cl, "done", id, 2), 1);
 	assert_int_equal(ledger_count(cl, "done", id, 1), 0);
 
 	assert_int_equal(kill(cl->d[1]->pid, SIGCONT), 0);
 	/* b hears of attempt 2, having tried to write attempt 1's end... */
-	wait_state(cl, 1, id, "succeeded", 2);
+	tnodes_wait_state(cl, 1, id, "succeeded", 2);
 	/* ...and whatever it wrote is behind a commit it makes now. */
 	json_decref(twait(cl->c[1], tsubmit(cl->c[1], "{s[s]}", "argv",
 	    "true")));
@@ -468,7 +331,7 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 	json_decref(job);
 	topen_gate(cl->d[0], "hold-c");
 	json_decref(twait(cl->c[0], hold_c));
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -482,7 +345,7 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 static void
 test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 {
-	struct cluster *cl = cluster_new();
+	struct tnodes *cl = tnodes_new(NODES);
 	struct tproxy *px;
 	char node[32], conn[600];
 	int64_t hold_a, hold_b, id, deadline;
@@ -494,16 +357,16 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
 	assert_non_null(cl->via[2] = strdup(conn));
 	cl->lease = "3s";
-	cluster_start_nodes(cl, 1, "");
+	tnodes_start_nodes(cl, 1, "");
 	/* a's and b's one slot held: the job goes to c; then a's is free
 	 * for the takeover. */
 	hold_a = submit_pinned(cl, 0, "hold-a");
 	hold_b = submit_pinned(cl, 1, "hold-b");
-	wait_state(cl, 0, hold_a, "running", 1);
-	wait_state(cl, 0, hold_b, "running", 1);
+	tnodes_wait_state(cl, 0, hold_a, "running", 1);
+	tnodes_wait_state(cl, 0, hold_b, "running", 1);
 	id = submit_watchful(cl, 0, "job");
-	wait_state(cl, 0, id, "running", 1);
-	job_str(cl, 0, id, "node", node, sizeof node);
+	tnodes_wait_state(cl, 0, id, "running", 1);
+	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
 	assert_string_equal(node, "c");
 	topen_gate(cl->d[0], "hold-a");
 	json_decref(twait(cl->c[0], hold_a));
@@ -517,7 +380,7 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 		assert_true(strcmp(tstate(job), "running") == 0 ||
 		    strcmp(tstate(job), "queued") == 0);
 		json_decref(job);
-		job = job_at(cl, 0, id);
+		job = tnodes_job(cl, 0, id);
 		if (job != NULL && strcmp(tstate(job), "running") == 0 &&
 		    tjint(job, "attempt") == 2) {
 			json_decref(job);
@@ -528,7 +391,7 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 		    (long long)id);
 		usleep(20000);
 	}
-	job_str(cl, 0, id, "node", node, sizeof node);
+	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
 	assert_string_equal(node, "a");
 	/* Attempt 2's own look at attempt 1's process is done. */
 	while (ledger_count(cl, "start", id, 2) == 0) {
@@ -542,7 +405,7 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 	tproxy_heal(px);
 	/* Back: c hears of attempt 2, as its own name's holder again. */
 	twait_log(cl->d[2], "cluster: connected to PostgreSQL");
-	wait_state(cl, 2, id, "running", 2);
+	tnodes_wait_state(cl, 2, id, "running", 2);
 	assert_false(tlog_has(cl->d[2], "is running already"));
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	while (!all_nodes_up(cl, 0)) {
@@ -563,20 +426,20 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 	assert_false(overlapped(cl));
 	topen_gate(cl->d[0], "hold-b");
 	json_decref(twait(cl->c[0], hold_b));
-	cluster_end(cl);
+	tnodes_end(cl);
 	tproxy_free(px);
 }
 
 /* The pending_reason of job id at node i ("" for null). */
 static void
-pending_at(struct cluster *cl, int i, int64_t id, char *buf, size_t size)
+pending_at(struct tnodes *cl, int i, int64_t id, char *buf, size_t size)
 {
-	job_str(cl, i, id, "pending_reason", buf, size);
+	tnodes_job_str(cl, i, id, "pending_reason", buf, size);
 }
 
 /* Whether node i's stats say node name is up. */
 static bool
-node_up_at(struct cluster *cl, int i, const char *name)
+node_up_at(struct tnodes *cl, int i, const char *name)
 {
 	json_t *stats = tcall(cl->c[i], "stats", "{}"), *node;
 	bool up = false;
@@ -591,7 +454,7 @@ node_up_at(struct cluster *cl, int i, const char *name)
 
 /* Whether `triage list` at node i prints text. */
 static bool
-cli_list_has(struct cluster *cl, int i, const char *text)
+cli_list_has(struct tnodes *cl, int i, const char *text)
 {
 	char cmd[800], line[512];
 	bool found = false;
@@ -615,7 +478,7 @@ cli_list_has(struct cluster *cl, int i, const char *text)
 static void
 test_dead_node_is_down_and_its_takeover_logged(void **state)
 {
-	struct cluster *cl = cluster_new();
+	struct tnodes *cl = tnodes_new(NODES);
 	int64_t hold_a, hold_c, id, pinned, t0, deadline;
 	char why[128];
 	double down_s, taken_s;
@@ -623,10 +486,10 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 
 	(void)state;
 	cl->lease = "3s";
-	cluster_start_nodes(cl, 1, "");
+	tnodes_start_nodes(cl, 1, "");
 	id = run_on_b(cl, &hold_a, &hold_c, false);
 	pinned = submit_pinned(cl, 1, "pinned");
-	wait_state(cl, 0, pinned, "queued", 1);
+	tnodes_wait_state(cl, 0, pinned, "queued", 1);
 	pending_at(cl, 0, pinned, why, sizeof why);
 	assert_string_equal(why, "slots");
 	assert_true(node_up_at(cl, 0, "b"));
@@ -658,7 +521,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	taken_s = (tsupport_clock_ms_f() - (double)t0) / 1000;
 	assert_true(tlog_has(cl->d[0], "taking over its 1 running jobs") ||
 	    tlog_has(cl->d[2], "taking over its 1 running jobs"));
-	wait_state(cl, 0, id, "queued", 2);
+	tnodes_wait_state(cl, 0, id, "queued", 2);
 	print_message("kill -9 of a node, lease 3 s, kill_grace 1 s: down in "
 	    "stats after %.1f s, its job taken after %.1f s\n", down_s,
 	    taken_s);
@@ -669,12 +532,12 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	json_decref(twait(cl->c[0], hold_c));
 	tdaemon_free(cl->d[1]);
 	cl->d[1] = NULL;
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /* Node i's grace as the others read it (ms). */
 static long
-grace_in_db(struct cluster *cl, int i)
+grace_in_db(struct tnodes *cl, int i)
 {
 	char sql[96];
 	PGresult *res;
@@ -698,13 +561,13 @@ grace_in_db(struct cluster *cl, int i)
 static void
 test_reloaded_kill_grace_is_what_the_others_wait(void **state)
 {
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	char conf[2048];
 	int64_t deadline;
 
 	(void)state;
 	assert_int_equal(grace_in_db(cl, 0), 1000 + 1000);
-	cluster_conf(cl, 0, "slots = 1\nkill_grace = 4s\n", conf,
+	tnodes_conf(cl, 0, "slots = 1\nkill_grace = 4s\n", conf,
 	    sizeof conf);
 	tdaemon_rewrite(cl->d[0], "%s", conf);
 	json_decref(tcall(cl->c[0], "reload", "{}"));
@@ -716,7 +579,7 @@ test_reloaded_kill_grace_is_what_the_others_wait(void **state)
 		usleep(20000);
 	}
 	assert_int_equal(grace_in_db(cl, 1), 1000 + 1000);
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -728,7 +591,7 @@ static void
 test_list_is_in_submission_order_across_nodes(void **state)
 {
 	enum { N = 10 };
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	int64_t id[N], after;
 	json_t *res, *job;
 	size_t k;
@@ -746,7 +609,7 @@ test_list_is_in_submission_order_across_nodes(void **state)
 	assert_true(id[1] > id[2]);
 	for (node = 0; node < 2; node++) {
 		for (i = 0; i < N; i++)
-			wait_state(cl, node, id[i], "queued", 1);
+			tnodes_wait_state(cl, node, id[i], "queued", 1);
 		res = tcall(cl->c[node], "list", "{}");
 		assert_int_equal(json_array_size(json_object_get(res, "jobs")),
 		    N);
@@ -778,23 +641,23 @@ test_list_is_in_submission_order_across_nodes(void **state)
 		for (i = 0; i < N; i++)
 			assert_int_equal(seen[i], 1);
 	}
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /* One job on every node holding its one slot, until free_every_slot. */
 static void
-hold_every_slot(struct cluster *cl, int64_t block[NODES])
+hold_every_slot(struct tnodes *cl, int64_t block[NODES])
 {
 	int i;
 
 	for (i = 0; i < NODES; i++)
 		block[i] = submit_ledgered(cl, i, "block", "normal");
 	for (i = 0; i < NODES; i++)
-		wait_state(cl, 0, block[i], "running", 1);
+		tnodes_wait_state(cl, 0, block[i], "running", 1);
 }
 
 static void
-free_every_slot(struct cluster *cl, const int64_t block[NODES])
+free_every_slot(struct tnodes *cl, const int64_t block[NODES])
 {
 	int i;
 
@@ -807,7 +670,7 @@ free_every_slot(struct cluster *cl, const int64_t block[NODES])
  * that node a has not heard of, as a claim that comes first is for a
  * moment. */
 static void
-bump_version(struct cluster *cl, int64_t id)
+bump_version(struct tnodes *cl, int64_t id)
 {
 	char sql[128];
 
@@ -825,7 +688,7 @@ bump_version(struct cluster *cl, int64_t id)
 static void
 test_cancel_undone_by_another_write_is_done_again(void **state)
 {
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	int64_t block[NODES], id;
 	json_t *job;
 	int i;
@@ -834,15 +697,15 @@ test_cancel_undone_by_another_write_is_done_again(void **state)
 	hold_every_slot(cl, block);
 	id = submit_ledgered(cl, 0, "open", "normal");
 	for (i = 0; i < NODES; i++)
-		wait_state(cl, i, id, "queued", 1);
+		tnodes_wait_state(cl, i, id, "queued", 1);
 	bump_version(cl, id);
 	job = tcall(cl->c[0], "cancel", "{sI}", "id", (json_int_t)id);
 	json_decref(job);
 	for (i = 0; i < NODES; i++)
-		wait_state(cl, i, id, "canceled", 1);
+		tnodes_wait_state(cl, i, id, "canceled", 1);
 	free_every_slot(cl, block);
 	assert_int_equal(ledger_count(cl, "start", id, 0), 0);
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -854,7 +717,7 @@ test_cancel_undone_by_another_write_is_done_again(void **state)
 static void
 test_edit_undone_by_another_write_is_not_answered_done(void **state)
 {
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	struct client_error e;
 	int64_t block[NODES], id;
 	json_t *res, *job;
@@ -864,7 +727,7 @@ test_edit_undone_by_another_write_is_not_answered_done(void **state)
 	hold_every_slot(cl, block);
 	id = tsubmit(cl->c[1], "{s[s] ss ss}", "argv", "true", "name",
 	    "edited", "priority", "normal");
-	wait_state(cl, 0, id, "queued", 1);
+	tnodes_wait_state(cl, 0, id, "queued", 1);
 
 	bump_version(cl, id);
 	assert_int_equal(tcall_error(cl->c[0], "hold", &e, "{sI}", "id",
@@ -890,7 +753,7 @@ test_edit_undone_by_another_write_is_not_answered_done(void **state)
 	json_decref(res);
 	free_every_slot(cl, block);
 	json_decref(tcall(cl->c[0], "cancel", "{sI}", "id", (json_int_t)id));
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -901,7 +764,7 @@ test_edit_undone_by_another_write_is_not_answered_done(void **state)
 static void
 test_wait_watch_and_cancel_across_nodes(void **state)
 {
-	struct cluster *cl = cluster_start(1, "");
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
 	struct client *w = tconnect(cl->d[0]);
 	struct client_error e;
 	int64_t done, doomed, got;
@@ -916,7 +779,7 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	/* A wait at c for b's job, pending while the job runs. */
 	assert_true(client_send(cl->c[2], "wait", json_pack("{sI}", "id",
 	    (json_int_t)done), &e) > 0);
-	wait_state(cl, 0, done, "running", 1);
+	tnodes_wait_state(cl, 0, done, "running", 1);
 	topen_gate(cl->d[0], "done");
 	job = client_recv(cl->c[2], &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(job);
@@ -936,7 +799,7 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 
 	pid = trunning_pid(cl->c[2], doomed);
 	/* a knows it runs (on c) once c's write has reached it. */
-	wait_state(cl, 0, doomed, "running", 1);
+	tnodes_wait_state(cl, 0, doomed, "running", 1);
 	/* Only the node that runs it reaches its processes to freeze them;
 	 * the others hear that it is frozen. */
 	assert_int_equal(tcall_error(cl->c[0], "freeze", &e, "{sI}", "id",
@@ -960,12 +823,12 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	json_decref(job);
 	twait_gone(pid);
 	client_free(w);
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /* Sends n submissions of `true` through node i without waiting. */
 static void
-send_submits(struct cluster *cl, int i, int n)
+send_submits(struct tnodes *cl, int i, int n)
 {
 	struct client_error e;
 	int k;
@@ -978,7 +841,7 @@ send_submits(struct cluster *cl, int i, int n)
 /* The answers of n submissions sent through node i: each acknowledged
  * id goes to acked (*nacked grows), each refusal must be -32603. */
 static void
-recv_submits(struct cluster *cl, int i, int n, int64_t *acked,
+recv_submits(struct tnodes *cl, int i, int n, int64_t *acked,
     int *nacked)
 {
 	struct client_error e;
@@ -1007,7 +870,7 @@ static void
 test_database_restart_loses_nothing_acknowledged(void **state)
 {
 	enum { BURST = 40, HELD = 4, ROUNDS = 100 };
-	struct cluster *cl = cluster_start(2, "");
+	struct tnodes *cl = tnodes_start(NODES, 2, "");
 	int64_t acked[2 * NODES * BURST + 1 + NODES * ROUNDS], held[HELD];
 	int64_t deadline;
 	double down_at, down_s;
@@ -1019,7 +882,7 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	for (i = 0; i < HELD; i++)
 		held[i] = submit_ledgered(cl, i % NODES, "later", "normal");
 	for (i = 0; i < HELD; i++)
-		wait_state(cl, 0, held[i], "running", 1);
+		tnodes_wait_state(cl, 0, held[i], "running", 1);
 	/* Commits on their way when the server dies. */
 	for (i = 0; i < NODES; i++)
 		send_submits(cl, i, BURST);
@@ -1070,7 +933,7 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 		for (k = 1; k <= 3; k++)
 			assert_in_range(ledger_count(cl, "done", held[i], k),
 			    0, 1);
-		if (down_s < LEASE_S)
+		if (down_s < TNODES_LEASE_S)
 			assert_int_equal(ledger_count(cl, "done", held[i], 0),
 			    1);
 		else
@@ -1116,7 +979,7 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	assert_int_equal(n, nacked + HELD);
 	print_message("database restarts: %d of %d submissions acknowledged, "
 	    "the rest refused\n", nacked, 2 * NODES * BURST + 1);
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 /*
@@ -1127,7 +990,7 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 static void
 test_submitter_is_found_by_name_where_the_job_runs(void **state)
 {
-	struct cluster *cl = cluster_start(1, "socket_mode = 0666\n");
+	struct tnodes *cl = tnodes_start(NODES, 1, "socket_mode = 0666\n");
 	struct passwd *pw = getpwnam("nobody");
 	struct client *as_nobody;
 	char sql[256], out[64];
@@ -1146,7 +1009,7 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 	assert_int_equal(seteuid(0), 0);
 	id = tsubmit(as_nobody, "{s[sss] ss ss}", "argv", "sh", "-c",
 	    "id -u", "node", "b", "cwd", "/");
-	wait_state(cl, 2, id, "succeeded", 1);
+	tnodes_wait_state(cl, 2, id, "succeeded", 1);
 	job = tget(cl->c[2], id);
 	assert_string_equal(tstate(job), "succeeded");
 	assert_string_equal(tjstr(job, "node"), "b");
@@ -1184,7 +1047,7 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 	    "user no-such-user-here does not exist on node b"));
 	json_decref(job);
 	client_free(as_nobody);
-	cluster_end(cl);
+	tnodes_end(cl);
 }
 
 int

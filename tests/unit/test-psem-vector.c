@@ -154,6 +154,51 @@ test_memory_is_admitted_against_its_budget(void **state)
 	vfix_free(fx);
 }
 
+/* What other daemons hold of a counted resource is not free here, yet a
+ * waiter wanting the whole count waits for it rather than being refused,
+ * and a holder keeps what it holds when more is held elsewhere. */
+static void
+test_held_elsewhere_is_not_free_but_waited_for(void **state)
+{
+	struct vfix *fx = vfix_new(8, 1);
+	struct vw a, b;
+	struct psem_dim_stats st;
+
+	(void)state;
+	assert_int_equal(psem_set_count(fx->sem, LIC, 2), 0);
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, LIC, 1), 0);
+	vw_init(fx, &a, 1, 0, 1, 0, 0, 1);
+	vw_init(fx, &b, 2, 0, 1, 0, 0, 2);
+	assert_int_equal(psem_acquire(fx->sem, &a.w), 1);
+	assert_int_equal(psem_acquire(fx->sem, &b.w), 0);
+	assert_int_equal(psem_why(fx->sem, &b.w), LIC);
+	assert_int_equal(psem_dim_stats(fx->sem, LIC, &st), 0);
+	assert_int_equal(st.capacity, 2);
+	assert_int_equal(st.used, 1);
+	assert_int_equal(st.elsewhere, 1);
+	/* Above what is left: a still holds its own. */
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, LIC, 2), 0);
+	assert_int_equal(psem_waiter_state(&a.w), PSEM_HELD);
+	assert_int_equal(psem_release(fx->sem, &a.w), 0);
+	settle(fx);
+	assert_int_equal(b.granted, 0);
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, LIC, 1), 0);
+	settle(fx);
+	assert_int_equal(b.granted, 0);
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, LIC, 0), 0);
+	settle(fx);
+	assert_int_equal(b.granted, 1);
+	assert_int_equal(psem_release(fx->sem, &b.w), 0);
+	/* Named units belong to the node they are on. */
+	assert_int_equal(psem_set_units(fx->sem, GPU, 2, 1), 0);
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, GPU, 1), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(psem_set_dim_elsewhere(fx->sem, 0, 1), -1);
+	vw_fini(&a);
+	vw_fini(&b);
+	vfix_free(fx);
+}
+
 static void
 test_units_are_distinct_least_loaded_and_shared(void **state)
 {
@@ -881,6 +926,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_memory_is_admitted_against_its_budget),
+		cmocka_unit_test(test_held_elsewhere_is_not_free_but_waited_for),
 		cmocka_unit_test(test_units_are_distinct_least_loaded_and_shared),
 		cmocka_unit_test(test_cpu_job_is_not_held_up_behind_a_gpu_job),
 		cmocka_unit_test(test_kept_memory_is_not_taken_by_those_behind),
