@@ -23,7 +23,8 @@
 #define RESOURCES_DIM_FIRST 2
 
 struct resources {
-	char *names[PSEM_DIMS_MAX];	/* a resource's dimension: its name */
+	/* A resource's dimension: its name ("": a free dimension). */
+	char names[PSEM_DIMS_MAX][CONFIG_RESOURCE_NAME_MAX + 1];
 	char reason[CONFIG_RESOURCE_NAME_MAX + 16];
 	uint64_t budget;
 	/* What jobs running on other nodes hold, by name (an integer
@@ -38,7 +39,7 @@ resources_dim(const struct resources *rs, const char *name)
 	int d;
 
 	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++)
-		if (rs->names[d] != NULL && strcmp(rs->names[d], name) == 0)
+		if (rs->names[d][0] != '\0' && strcmp(rs->names[d], name) == 0)
 			return d;
 	return -1;
 }
@@ -146,7 +147,7 @@ resources_place(struct resources *rs, const struct config *cfg, int *dims)
 			continue;
 		for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++) {
 			unsigned j;
-			bool taken = rs->names[d] != NULL;
+			bool taken = rs->names[d][0] != '\0';
 
 			for (j = 0; j < cfg->nresources && !taken; j++)
 				taken = dims[j] == d;
@@ -172,19 +173,18 @@ resources_apply(struct triaged *td, const struct config *cfg,
 	rs->budget = budget;
 	psem_set_count(td->sem, RESOURCES_DIM_MEMORY, budget);
 	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++) {
-		if (rs->names[d] == NULL)
+		if (rs->names[d][0] == '\0')
 			continue;
 		for (i = 0, kept = false; i < cfg->nresources && !kept; i++)
 			kept = dims[i] == d;
 		if (kept)
 			continue;
 		psem_set_count(td->sem, (unsigned)d, 0);
-		free(rs->names[d]);
-		rs->names[d] = NULL;
+		rs->names[d][0] = '\0';
 	}
 	for (i = 0; i < cfg->nresources; i++) {
-		if (rs->names[dims[i]] == NULL)
-			rs->names[dims[i]] = strdup(cfg->resources[i].name);
+		snprintf(rs->names[dims[i]], sizeof rs->names[dims[i]], "%s",
+		    cfg->resources[i].name);
 		resources_set(td, dims[i], &cfg->resources[i]);
 	}
 	psem_set_backfill(td->sem, cfg->backfill ? &resources_clock : NULL);
@@ -210,12 +210,8 @@ resources_init(struct triaged *td, const struct config *cfg,
 void
 resources_free(struct triaged *td)
 {
-	unsigned d;
-
 	if (td->resources == NULL)
 		return;
-	for (d = 0; d < PSEM_DIMS_MAX; d++)
-		free(td->resources->names[d]);
 	json_decref(td->resources->elsewhere);
 	free(td->resources);
 	td->resources = NULL;
@@ -270,7 +266,7 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 		    "%s, less than a queued job's memory", units_format_size(
 		    budget, size, sizeof size));
 	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++)
-		if (rs->names[d] != NULL &&
+		if (rs->names[d][0] != '\0' &&
 		    config_resource_find(cfg, rs->names[d]) < 0 &&
 		    (n = resources_named_by(td, rs->names[d])) != 0)
 			return resources_fail(cause, "[resource.%s] cannot go: "
@@ -476,7 +472,7 @@ resources_reason(const struct triaged *td, int dim)
 	if (dim == RESOURCES_DIM_MEMORY)
 		return "memory";
 	if (dim < RESOURCES_DIM_FIRST || dim >= PSEM_DIMS_MAX ||
-	    rs->names[dim] == NULL)
+	    rs->names[dim][0] == '\0')
 		return NULL;
 	snprintf(rs->reason, sizeof rs->reason, "resource:%s",
 	    rs->names[dim]);
