@@ -27,7 +27,7 @@ jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg)
 void
 jobs_acquire(struct triaged *td, struct job *job)
 {
-	unsigned cap = td->cfg->priorities[job->waiter.prio].max_running;
+	unsigned cap;
 
 	psem_waiter_order(&job->waiter, job->seq);
 	/* What it wants as the config and the job are now: an update or a
@@ -47,6 +47,7 @@ jobs_acquire(struct triaged *td, struct job *job)
 	default:
 		/* Submissions are checked against the semaphore; a job loaded
 		 * from disk may need more than a changed config gives. */
+		cap = td->cfg->priorities[job->waiter.prio].max_running;
 		if (job->slots > psem_permits(td->sem) ||
 		    (cap != 0 && job->slots > cap))
 			job_set_reason(job, "it needs %u slots, and priority "

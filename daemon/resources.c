@@ -1,12 +1,12 @@
 /* resources.c - admission beyond slots: the semaphore's dimensions from the
  * config, what each job wants of them, and the units it was given. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cause.h"
 #include "config.h"
 #include "job.h"
 #include "log.h"
@@ -217,22 +217,6 @@ resources_free(struct triaged *td)
 	td->resources = NULL;
 }
 
-static int
-resources_fail(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-resources_fail(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = NULL;
-	va_end(ap);
-	return -1;
-}
-
 /* Whether a job that is queued or running names resource name. */
 static unsigned
 resources_named_by(const struct triaged *td, const char *name)
@@ -260,41 +244,40 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 	uint64_t held;
 	char size[32];
 
-	if (psem_dim_stats(td->sem, RESOURCES_DIM_MEMORY, &st) == 0 &&
-	    psem_dim_wanted_over(td->sem, RESOURCES_DIM_MEMORY, budget))
-		return resources_fail(cause, "the memory budget would be "
+	if (psem_dim_wanted_over(td->sem, RESOURCES_DIM_MEMORY, budget))
+		return cause_fail(cause, "the memory budget would be "
 		    "%s, less than a queued job's memory", units_format_size(
 		    budget, size, sizeof size));
 	for (d = RESOURCES_DIM_FIRST; d < PSEM_DIMS_MAX; d++)
 		if (rs->names[d][0] != '\0' &&
 		    config_resource_find(cfg, rs->names[d]) < 0 &&
 		    (n = resources_named_by(td, rs->names[d])) != 0)
-			return resources_fail(cause, "[resource.%s] cannot go: "
+			return cause_fail(cause, "[resource.%s] cannot go: "
 			    "%u queued or running job%s name%s it",
 			    rs->names[d], n, n == 1 ? "" : "s",
 			    n == 1 ? "s" : "");
 	if (resources_place(rs, cfg, dims) != 0)
-		return resources_fail(cause, "out of memory");
+		return cause_fail(cause, "out of memory");
 	for (i = 0; i < cfg->nresources; i++) {
 		r = &cfg->resources[i];
 		if (psem_dim_stats(td->sem, (unsigned)dims[i], &st) != 0)
 			continue;
 		if ((r->nunits != 0) != (st.units != 0) && st.used != 0)
-			return resources_fail(cause, "[resource.%s] cannot "
+			return cause_fail(cause, "[resource.%s] cannot "
 			    "change between units and count while running "
 			    "jobs hold it", r->name);
 		/* A cluster-scoped count, what the cluster's jobs hold. */
 		held = st.used + (r->cluster ?
 		    resources_held_elsewhere(rs, r->name) : 0);
 		if (r->nunits == 0 && r->count < held)
-			return resources_fail(cause, "[resource.%s] count %llu "
+			return cause_fail(cause, "[resource.%s] count %llu "
 			    "is less than running jobs hold (%llu%s)", r->name,
 			    (unsigned long long)r->count,
 			    (unsigned long long)held, r->cluster ?
 			    " on every node" : "");
 		if (psem_dim_wanted_over(td->sem, (unsigned)dims[i],
 		    r->nunits != 0 ? r->nunits : r->count))
-			return resources_fail(cause, "[resource.%s] would be "
+			return cause_fail(cause, "[resource.%s] would be "
 			    "less than a queued job asks for", r->name);
 		if (r->nunits == 0 || st.units == 0 ||
 		    (old = config_resource_find(td->cfg, r->name)) < 0)
@@ -305,7 +288,7 @@ resources_reload_check(struct triaged *td, const struct config *cfg,
 			if (psem_unit_load(td->sem, (unsigned)dims[i], u) != 0 &&
 			    (u >= r->nunits || strcmp(r->units[u],
 			    td->cfg->resources[old].units[u]) != 0))
-				return resources_fail(cause, "[resource.%s] "
+				return cause_fail(cause, "[resource.%s] "
 				    "unit %s is held by a running job: it must "
 				    "stay in its place in units", r->name,
 				    td->cfg->resources[old].units[u]);

@@ -175,13 +175,11 @@ psem_round_dead(const struct psem *sem, struct psem_round *r)
 
 /* The dimensions w wants more of than is free and not kept. */
 static uint64_t
-psem_short(const struct psem *sem, const struct psem_round *r,
-    const struct psem_waiter *w)
+psem_short(const struct psem_round *r, const struct psem_waiter *w)
 {
 	uint64_t mask = psem_waiter_mask(w), lacks = 0;
 	unsigned d;
 
-	(void)sem;
 	for (; mask != 0; mask &= mask - 1) {
 		d = (unsigned)__builtin_ctzll(mask);
 		if (psem_waiter_wants(w, d) > psem_unkept(r, d))
@@ -504,7 +502,7 @@ psem_pump(struct psem *sem)
 			r.done |= UINT64_C(1) << i;
 			continue;
 		}
-		if ((lacks = psem_short(sem, &r, w)) == 0) {
+		if ((lacks = psem_short(&r, w)) == 0) {
 			psem_round_take(sem, &r, w);
 			continue;
 		}
