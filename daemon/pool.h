@@ -52,6 +52,23 @@ struct pool *pool_new(struct event_base *base, unsigned n,
     void *arg, char **cause);
 /* Kills every worker and its job's process group (SIGKILL), reaps them. */
 void pool_free(struct pool *pool);
+/*
+ * The daemon goes, and leaves running jobs to their workers (setup's
+ * adopt_dir; worker.h): those with a job are only cut off, the idle ones
+ * killed and reaped, the pool freed.
+ */
+void pool_leave(struct pool *pool);
+
+/*
+ * Takes over a worker left by an earlier daemon, connected on fd (which
+ * the pool owns from then on) and running
+ * job_id, whose process is job_pid: it reports the job's end as any
+ * worker does (finished_cb, lost_cb when it dies), then goes; the pool
+ * never gives it another job, nor replaces it. worker is its pid. Returns
+ * 0, or -1 with errno (out of memory), and then fd is still the caller's.
+ */
+int pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
+    pid_t job_pid);
 
 /*
  * Hands the job to an idle worker. Returns 0, or -1 with errno EAGAIN when

@@ -30,6 +30,7 @@ static const struct config_choice config_table_shutdowns[] = {
 	{ "requeue", CONFIG_SHUTDOWN_REQUEUE },
 	{ "drain", CONFIG_SHUTDOWN_DRAIN },
 	{ "finish", CONFIG_SHUTDOWN_FINISH },
+	{ "keep", CONFIG_SHUTDOWN_KEEP },
 	{ NULL, 0 },
 };
 

@@ -1008,6 +1008,8 @@ every_shutdown_and_log_level_word_maps(void **state)
 		  CONFIG_SHUTDOWN_FINISH, LOG_WARNING },
 		{ "shutdown = finish\nlog_level = err\n",
 		  CONFIG_SHUTDOWN_FINISH, LOG_ERR },
+		{ "shutdown = keep\nlog_level = err\n",
+		  CONFIG_SHUTDOWN_KEEP, LOG_ERR },
 	};
 	struct config *cfg;
 	char *conf;
