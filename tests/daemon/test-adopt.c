@@ -1,0 +1,320 @@
+/* test-adopt.c - running jobs outlive triaged (issue 26): a SIGKILLed or kept
+ * daemon's next start takes over their workers, or their ends, never reruns. */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "harness.h"
+
+/* What the job has printed on stdout so far, allocated. */
+static char *
+stdout_of(struct client *c, int64_t id)
+{
+	json_t *page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
+	    "stream", "stdout");
+	char *text = strdup(tjstr(page, "data"));
+
+	json_decref(page);
+	assert_non_null(text);
+	return text;
+}
+
+static int
+count_lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text != '\0'; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* Waits until the job has printed more than n lines; how many it has. */
+static int
+wait_lines_over(struct client *c, int64_t id, int n)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	char *text;
+	int got;
+
+	for (;;) {
+		text = stdout_of(c, id);
+		got = count_lines(text);
+		free(text);
+		if (got > n)
+			return got;
+		tcheck_deadline(deadline, "job %lld printed %d lines, not more "
+		    "than %d", (long long)id, got, n);
+		poll(NULL, 0, 10);
+	}
+}
+
+/* Asserts that text is "1\n2\n...n\n" exactly. */
+static void
+assert_counter(const char *text, int n)
+{
+	char want[1024];
+	size_t len = 0;
+	int i;
+
+	for (i = 1; i <= n; i++)
+		len += (size_t)snprintf(want + len, sizeof want - len, "%d\n",
+		    i);
+	assert_string_equal(text, want);
+}
+
+/* Waits until path exists (want) or is gone (!want). */
+static void
+wait_path(const char *path, bool want)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+
+	while ((access(path, F_OK) == 0) != want) {
+		tcheck_deadline(deadline, "%s never %s", path, want ?
+		    "appeared" : "went");
+		poll(NULL, 0, 10);
+	}
+}
+
+/* state_dir/adopt/ID.ATTEMPT.suffix of d. */
+static const char *
+adopt_path(const struct tdaemon *d, int64_t id, int attempt,
+    const char *suffix)
+{
+	static char path[600];
+
+	snprintf(path, sizeof path, "%s/adopt/%lld.%d.%s", d->state,
+	    (long long)id, attempt, suffix);
+	return path;
+}
+
+/* SIGKILL to the daemon, and a new one on the same state. */
+static struct client *
+crash_and_restart(struct tdaemon *d, struct client *c)
+{
+	client_free(c);
+	tdaemon_crash(d);
+	tdaemon_restart(d);
+	return tconnect(d);
+}
+
+/* A counter every 50 ms, from 1 to n; at pause it waits for the gate
+ * "go" (so that a slow machine cannot outrun the kills). */
+static int64_t
+submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
+{
+	char script[1400];
+
+	snprintf(script, sizeof script, "i=0; while [ $i -lt %d ]; do "
+	    "i=$((i + 1)); echo $i; if [ $i = %d ]; then %s; fi; "
+	    "sleep 0.05; done", n, pause, tgate_sh(d, "go"));
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+/*
+ * (a), (e): three SIGKILLs of the daemon while the job counts, each time
+ * after it has counted on: the next daemon takes its worker over, the
+ * output goes on without a gap or a repeat, the job ends as attempt 1,
+ * and a `triage wait` from before the first kill outlasts them all.
+ */
+static void
+a_job_outlives_three_crashes(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	struct tcli_bg wait;
+	char id[32], *out, *err, *text;
+	int64_t job;
+	int lines, k, rc;
+	json_t *got;
+
+	(void)state;
+	job = submit_counter(c, d, 60, 40);
+	snprintf(id, sizeof id, "%lld", (long long)job);
+	tcli_start(d, &wait, "wait", "wait", id, NULL);
+	lines = wait_lines_over(c, job, 2);
+	for (k = 0; k < 3; k++) {
+		c = crash_and_restart(d, c);
+		/* Counting on, under the new daemon. */
+		lines = wait_lines_over(c, job, lines + 1);
+	}
+	assert_true(tlog_has(d, "taken over from an earlier daemon"));
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(tjint(got, "exit_code"), 0);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 60);
+	free(text);
+	rc = tcli_finish(&wait, &out, &err);
+	if (rc != 0)
+		fail_msg("wait: exit %d, stderr \"%s\"", rc, err);
+	free(out);
+	free(err);
+	tdaemon_end(d, c);
+}
+
+/*
+ * (b), (e): the job ends while no daemon runs: its worker records the
+ * end, and the next daemon takes it as attempt 1's, never running the job
+ * again; the record goes once the end is stored. The `wait` from before
+ * the crash gets the job's exit code.
+ */
+static void
+an_end_while_no_daemon_runs_is_recorded(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	struct tcli_bg wait;
+	char script[1400], runs[400], buf[64], id[32], *out, *err;
+	int64_t job;
+	json_t *got;
+	int rc;
+
+	(void)state;
+	snprintf(runs, sizeof runs, "%s/runs", d->dir);
+	snprintf(script, sizeof script, "echo $TRIAGE_ATTEMPT >> %s; %s; "
+	    "exit 3", runs, tgate_sh(d, "end"));
+	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	(void)trunning_pid(c, job);
+	snprintf(id, sizeof id, "%lld", (long long)job);
+	tcli_start(d, &wait, "wait", "wait", id, NULL);
+	wait_path(runs, true);
+
+	client_free(c);
+	tdaemon_crash(d);
+	/* The worker waits for the next daemon; the job ends meanwhile. */
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	topen_gate(d, "end");
+	wait_path(adopt_path(d, job, 1, "end"), true);
+	wait_path(adopt_path(d, job, 1, "sock"), false);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "failed");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(tjint(got, "exit_code"), 3);
+	json_decref(got);
+	tread_text(runs, buf, sizeof buf);
+	assert_string_equal(buf, "1\n");
+	wait_path(adopt_path(d, job, 1, "end"), false);
+	assert_true(tlog_has(d, "ended while no daemon ran"));
+	rc = tcli_finish(&wait, &out, &err);
+	if (rc != 3)
+		fail_msg("wait: exit %d, stderr \"%s\"", rc, err);
+	free(out);
+	free(err);
+	tdaemon_end(d, c);
+}
+
+/*
+ * (c): the worker that holds the job is killed while no daemon runs: the
+ * next start finds neither its end nor its socket answering, and requeues
+ * the job as attempt 2, which finds attempt 1's process gone.
+ */
+static void
+a_lost_holder_means_a_new_attempt(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char script[1400], first[400];
+	pid_t pid, worker;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	snprintf(first, sizeof first, "%s/first", d->dir);
+	/* Attempt 1 notes its pid and sleeps; attempt 2 fails if that
+	 * process still runs as it starts (a zombie runs no more: where
+	 * init is slow to reap, one may be left). */
+	snprintf(script, sizeof script, "if [ $TRIAGE_ATTEMPT = 1 ]; then "
+	    "echo $$ > %s; exec sleep 300; fi; "
+	    "s=$(cut -d' ' -f3 /proc/$(cat %s)/stat 2>/dev/null); "
+	    "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then exit 9; fi; exit 0",
+	    first, first);
+	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	pid = trunning_pid(c, job);
+	wait_path(first, true);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_int_equal(kill(worker, SIGKILL), 0);
+	twait_gone(worker);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 2);
+	json_decref(got);
+	assert_false(tpid_alive(pid));
+	tdaemon_end(d, c);
+}
+
+/*
+ * (d): shutdown = keep: SIGTERM leaves the running job to its worker, the
+ * daemon exits at once, and the next start takes it over: it ends
+ * succeeded as attempt 1 with its whole output.
+ */
+static void
+keep_leaves_jobs_for_the_next_start(void **state)
+{
+	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
+	struct client *c = tconnect(d);
+	int64_t job;
+	pid_t pid;
+	json_t *got;
+	char *text;
+
+	(void)state;
+	job = submit_counter(c, d, 20, 5);
+	pid = trunning_pid(c, job);
+	(void)wait_lines_over(c, job, 4);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	assert_true(tlog_has(d, "left to its workers for the next start"));
+	assert_true(tpid_alive(pid));
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	twait_log(d, "taken over from an earlier daemon");
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 20);
+	free(text);
+	tdaemon_end(d, c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_job_outlives_three_crashes),
+		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
+		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
+		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
