@@ -1,10 +1,12 @@
 /* jobs-adopt.c - at start, the jobs whose attempt an earlier daemon left
  * running: their end as their worker recorded it, or their worker taken over. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "psem.h"
 #include "resources.h"
 #include "run.h"
+#include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
 #include "wmsg.h"
@@ -134,17 +137,18 @@ jobs_adopt_connect(const char *path, struct wmsg_adopted *am)
 	return fd;
 }
 
-/* A worker that holds another attempt than the store's: fenced off, it
- * and its job killed (the job's parent-death signal). */
+/* A worker whose run is not to go on (another attempt than the store's,
+ * or one this daemon could not take): fenced off, it and its job killed
+ * (the job's parent-death signal). why says which, for the log. */
 static void
-jobs_adopt_fence(const struct job *job, int fd, const struct wmsg_adopted *am)
+jobs_adopt_fence(uint64_t id, int fd, const struct wmsg_adopted *am,
+    const char *why)
 {
 	int pfd;
 
 	log_warnx("job %llu: a worker (pid %ld) still holds attempt %u, "
-	    "where attempt %u is the job's: killing it",
-	    (unsigned long long)job->id, (long)am->worker, am->attempt,
-	    job->attempt);
+	    "which %s: killing it", (unsigned long long)id, (long)am->worker,
+	    am->attempt, why);
 	/* While we hold the connection it made, the pid is that worker's. */
 	if ((pfd = (int)pidfd_open(am->worker, 0)) != -1) {
 		(void)pidfd_send_signal(pfd, SIGKILL, NULL, 0);
@@ -228,17 +232,76 @@ jobs_adopt(struct triaged *td, struct job *job)
 		/* It may have ended since the look at its record. */
 		return jobs_adopt_record(td, job);
 	if (am.job_id != job->id || am.attempt != job->attempt) {
-		jobs_adopt_fence(job, fd, &am);
+		jobs_adopt_fence(job->id, fd, &am, "is not the job's attempt");
 		return 0;
 	}
 	from = (struct run_adoptee){ .fd = fd, .worker = am.worker,
 	    .pid = am.pid, .start_ticks = am.start_ticks };
+	/* Not taken, the job runs again as a new attempt: this one must
+	 * not run beside it. */
 	if (jobs_adopt_take(td, job, &from) != 0) {
-		close(fd);	/* it waits on for the next daemon */
+		jobs_adopt_fence(job->id, fd, &am, "cannot be taken over");
 		return 0;
 	}
 	log_notice("job %llu: attempt %u taken over from an earlier daemon: "
 	    "worker %ld, process %ld", (unsigned long long)job->id,
 	    job->attempt, (long)am.worker, (long)am.pid);
 	return 1;
+}
+
+/* Splits "ID.ATTEMPT.SUFFIX"; false for a name of another form. */
+static bool
+jobs_adopt_name(const char *name, uint64_t *id, unsigned *attempt,
+    const char **suffix)
+{
+	unsigned long long i;
+	int n = 0;
+
+	if (sscanf(name, "%llu.%u.%n", &i, attempt, &n) != 2 || n == 0)
+		return false;
+	*id = (uint64_t)i;
+	*suffix = name + n;
+	return true;
+}
+
+void
+jobs_adopt_sweep(struct triaged *td)
+{
+	struct wmsg_adopted am;
+	char path[PATH_MAX];
+	const char *suffix;
+	struct dirent *de;
+	struct job *job;
+	unsigned attempt;
+	uint64_t id;
+	DIR *dir;
+	int fd;
+
+	if (td->adopt_dir == NULL || (dir = opendir(td->adopt_dir)) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    !jobs_adopt_name(de->d_name, &id, &attempt, &suffix))
+			continue;
+		/* The attempts the store has running are jobs_adopt's. */
+		job = store_get(td->store, id);
+		if (job != NULL && job->attempt == attempt &&
+		    (job->state == JOB_RUNNING ||
+		    (job->state == JOB_QUEUED && job->run->begun)))
+			continue;
+		if ((size_t)snprintf(path, sizeof path, "%s/%s",
+		    td->adopt_dir, de->d_name) >= sizeof path)
+			continue;
+		if (strcmp(suffix, "sock") == 0 &&
+		    (fd = jobs_adopt_connect(path, &am)) != -1)
+			jobs_adopt_fence(id, fd, &am, job == NULL ?
+			    "is of no job the store has" :
+			    "is not the job's running attempt");
+		log_notice("%s: stale (job %llu is at attempt %u, not "
+		    "running): removed", path, (unsigned long long)id,
+		    job != NULL ? job->attempt : 0);
+		if (unlink(path) == -1 && errno != ENOENT)
+			log_warn("%s: cannot remove it", path);
+	}
+	closedir(dir);
 }

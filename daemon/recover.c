@@ -250,6 +250,7 @@ recover_jobs(struct triaged *td, char **cause)
 	/* Before any grant, and before the others are killed: the runs
 	 * whose workers outlived the last daemon (or left their ends) take
 	 * back what they hold, as the same attempt. */
+	jobs_adopt_sweep(td);
 	for (i = 0; i < nrun; i++)
 		if (jobs_adopt(td, ran[i]) == 1) {
 			ran[i] = NULL;
