@@ -221,6 +221,22 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 	tdaemon_end(d, c);
 }
 
+/* A job whose attempt 1 notes its pid in first and sleeps, and whose
+ * attempt 2 fails if that process still runs as it starts (a zombie runs
+ * no more: where init is slow to reap, one may be left). */
+static int64_t
+submit_two_attempts(struct client *c, const char *first)
+{
+	char script[1400];
+
+	snprintf(script, sizeof script, "if [ $TRIAGE_ATTEMPT = 1 ]; then "
+	    "echo $$ > %s; exec sleep 300; fi; "
+	    "s=$(cut -d' ' -f3 /proc/$(cat %s)/stat 2>/dev/null); "
+	    "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then exit 9; fi; exit 0",
+	    first, first);
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
 /*
  * (c): the worker that holds the job is killed while no daemon runs: the
  * next start finds neither its end nor its socket answering, and requeues
@@ -231,22 +247,14 @@ a_lost_holder_means_a_new_attempt(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
 	struct client *c = tconnect(d);
-	char script[1400], first[400];
+	char first[400];
 	pid_t pid, worker;
 	int64_t job;
 	json_t *got;
 
 	(void)state;
 	snprintf(first, sizeof first, "%s/first", d->dir);
-	/* Attempt 1 notes its pid and sleeps; attempt 2 fails if that
-	 * process still runs as it starts (a zombie runs no more: where
-	 * init is slow to reap, one may be left). */
-	snprintf(script, sizeof script, "if [ $TRIAGE_ATTEMPT = 1 ]; then "
-	    "echo $$ > %s; exec sleep 300; fi; "
-	    "s=$(cut -d' ' -f3 /proc/$(cat %s)/stat 2>/dev/null); "
-	    "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then exit 9; fi; exit 0",
-	    first, first);
-	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	job = submit_two_attempts(c, first);
 	pid = trunning_pid(c, job);
 	wait_path(first, true);
 	worker = tppid(pid);
@@ -265,6 +273,54 @@ a_lost_holder_means_a_new_attempt(void **state)
 	assert_int_equal(tjint(got, "attempt"), 2);
 	json_decref(got);
 	assert_false(tpid_alive(pid));
+	tdaemon_end(d, c);
+}
+
+/*
+ * Fencing by attempt: what state_dir/adopt holds for another attempt than
+ * the one the store has running is stale. A worker that answers on such a
+ * socket (here attempt 1's, under attempt 5's name) is killed with its
+ * job, a record of attempt 7 is removed, and the job, its worker gone, runs
+ * again as attempt 2 once attempt 1's process is gone.
+ */
+static void
+another_attempts_files_are_fenced_off(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char first[400], stale_sock[600], stale_end[600];
+	pid_t pid;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	snprintf(first, sizeof first, "%s/first", d->dir);
+	job = submit_two_attempts(c, first);
+	pid = trunning_pid(c, job);
+	wait_path(first, true);
+
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	snprintf(stale_sock, sizeof stale_sock, "%s",
+	    adopt_path(d, job, 5, "sock"));
+	assert_int_equal(rename(adopt_path(d, job, 1, "sock"), stale_sock), 0);
+	snprintf(stale_end, sizeof stale_end, "%s",
+	    adopt_path(d, job, 7, "end"));
+	twrite_text(stale_end, "{\"job\": %lld, \"attempt\": 7, "
+	    "\"status\": 0}\n", (long long)job);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 2);
+	json_decref(got);
+	assert_true(tlog_has(d, "is not the job's running attempt: killing "
+	    "it"));
+	assert_false(tpid_alive(pid));
+	assert_int_equal(access(stale_sock, F_OK), -1);
+	assert_int_equal(access(stale_end, F_OK), -1);
 	tdaemon_end(d, c);
 }
 
@@ -313,6 +369,7 @@ main(void)
 		cmocka_unit_test(a_job_outlives_three_crashes),
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
+		cmocka_unit_test(another_attempts_files_are_fenced_off),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
 	};
 
