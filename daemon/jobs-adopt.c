@@ -209,6 +209,13 @@ jobs_adopt_record(struct triaged *td, struct job *job)
 	from.ended = &res;
 	if (jobs_adopt_take(td, job, &from) != 0)
 		return 0;
+	/* It ended when its worker saw it end, not at this start. Nobody
+	 * has heard of it yet: no client is connected before recovery. */
+	if (job_state_terminal(job->state) && finished_at > 0 &&
+	    finished_at >= job->run->started_at) {
+		jobs_run(job)->finished_at = finished_at;
+		store_update(td->store, job);
+	}
 	jobs_adopt_unlink_later(td, path);
 	return 1;
 }

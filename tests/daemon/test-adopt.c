@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "harness.h"
+#include "timefmt.h"
 
 /* What the job has printed on stdout so far, allocated. */
 static char *
@@ -180,8 +181,8 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 	struct client *c = tconnect(d);
 	struct tcli_bg wait;
 	char script[1400], runs[400], buf[64], id[32], *out, *err;
-	int64_t job;
-	json_t *got;
+	int64_t job, ended_at, restart_at, shown;
+	json_t *got, *rec;
 	int rc;
 
 	(void)state;
@@ -201,13 +202,22 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 	topen_gate(d, "end");
 	wait_path(adopt_path(d, job, 1, "end"), true);
 	wait_path(adopt_path(d, job, 1, "sock"), false);
+	rec = json_load_file(adopt_path(d, job, 1, "end"), 0, NULL);
+	assert_non_null(rec);
+	ended_at = tjint(rec, "finished_at");
+	json_decref(rec);
 
+	restart_at = timefmt_now();
 	tdaemon_restart(d);
 	c = tconnect(d);
 	got = twait(c, job);
 	assert_string_equal(tstate(got), "failed");
 	assert_int_equal(tjint(got, "attempt"), 1);
 	assert_int_equal(tjint(got, "exit_code"), 3);
+	/* It ended when it ended, not when the next daemon heard of it. */
+	assert_int_equal(timefmt_parse(tjstr(got, "finished_at"), &shown), 0);
+	assert_true(shown <= ended_at && ended_at - shown < 1000);
+	assert_true(shown < restart_at);
 	json_decref(got);
 	tread_text(runs, buf, sizeof buf);
 	assert_string_equal(buf, "1\n");
