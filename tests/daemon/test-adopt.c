@@ -334,6 +334,73 @@ another_attempts_files_are_fenced_off(void **state)
 	tdaemon_end(d, c);
 }
 
+/* The units of gpu the job holds, joined by commas, into buf. */
+static const char *
+gpus_of(struct client *c, int64_t id, char *buf, size_t size)
+{
+	json_t *job = tget(c, id), *units, *u;
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	units = json_object_get(json_object_get(job, "devices"), "gpu");
+	json_array_foreach(units, i, u)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+		    i ? "," : "", json_string_value(u));
+	json_decref(job);
+	return buf;
+}
+
+/*
+ * An adopted job takes back the very unit it held, before anything is
+ * granted: with GPU 1 held by the adopted job, the next job gets GPU 0,
+ * and one more waits for a GPU.
+ */
+static void
+an_adopted_job_keeps_its_units(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 4\n[resource.gpu]\n"
+	    "units = 0,1\n");
+	struct client *c = tconnect(d);
+	int64_t a, b, next, more;
+	char buf[64];
+	json_t *got;
+
+	(void)state;
+	a = tsubmit_gated_with(c, d, "a", "{s{si}}", "resources", "gpu", 1);
+	b = tsubmit_gated_with(c, d, "b", "{s{si}}", "resources", "gpu", 1);
+	(void)trunning_pid(c, a);
+	(void)trunning_pid(c, b);
+	assert_string_equal(gpus_of(c, b, buf, sizeof buf), "1");
+	topen_gate(d, "a");
+	json_decref(twait(c, a));
+
+	c = crash_and_restart(d, c);
+	got = tget(c, b);
+	assert_string_equal(tstate(got), "running");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	assert_string_equal(gpus_of(c, b, buf, sizeof buf), "1");
+	next = tsubmit_gated_with(c, d, "next", "{s{si}}", "resources", "gpu",
+	    1);
+	(void)trunning_pid(c, next);
+	assert_string_equal(gpus_of(c, next, buf, sizeof buf), "0");
+	more = tsubmit_gated_with(c, d, "more", "{s{si}}", "resources", "gpu",
+	    1);
+	got = tget(c, more);
+	assert_string_equal(tstate(got), "queued");
+	assert_string_equal(tjstr(got, "pending_reason"), "resource:gpu");
+	json_decref(got);
+	topen_gate(d, "b");
+	topen_gate(d, "next");
+	topen_gate(d, "more");
+	got = twait(c, b);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	json_decref(twait(c, more));
+	tdaemon_end(d, c);
+}
+
 /*
  * (d): shutdown = keep: SIGTERM leaves the running job to its worker, the
  * daemon exits at once, and the next start takes it over: it ends
@@ -380,6 +447,7 @@ main(void)
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
+		cmocka_unit_test(an_adopted_job_keeps_its_units),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
 	};
 
