@@ -557,7 +557,8 @@ worker_orphan(struct worker *w, struct worker_job *job)
 		return 0;
 	/* Ours from an earlier loss, or a stale one of this very attempt. */
 	(void)unlink(w->lpath);
-	mask = umask(0077);
+	/* 0600: a socket's mode is what bind leaves of 0777. */
+	mask = umask(0177);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
 	    listen(fd, 4) == -1) {
 		umask(mask);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -183,6 +184,7 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 	char script[1400], runs[400], buf[64], id[32], *out, *err;
 	int64_t job, ended_at, restart_at, shown;
 	json_t *got, *rec;
+	struct stat st;
 	int rc;
 
 	(void)state;
@@ -197,8 +199,11 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 
 	client_free(c);
 	tdaemon_crash(d);
-	/* The worker waits for the next daemon; the job ends meanwhile. */
+	/* The worker waits for the next daemon, on a socket only the
+	 * daemon's user may use; the job ends meanwhile. */
 	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_int_equal(stat(adopt_path(d, job, 1, "sock"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
 	topen_gate(d, "end");
 	wait_path(adopt_path(d, job, 1, "end"), true);
 	wait_path(adopt_path(d, job, 1, "sock"), false);
