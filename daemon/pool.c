@@ -500,6 +500,12 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 		return;
 	}
 
+	/* Only the first message on an adopted worker's connection, which
+	 * jobs_adopt reads before the pool has it. */
+	if (hdr->type == WMSG_ADOPTED) {
+		pool_kill(w, "sent an ADOPTED while it had a daemon");
+		return;
+	}
 	memcpy(&finished, payload, sizeof finished);
 	if (!w->has_job || finished.job_id != w->job_id ||
 	    wmsg_finished_decode(&finished, &res) == -1 ||
