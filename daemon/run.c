@@ -67,6 +67,7 @@ struct run {
 
 static void run_timeout_cb(evutil_socket_t, short, void *);
 static void run_finished_cb(uint64_t, const struct pool_result *, void *);
+static void run_timeout_hold(struct jobrun *, bool);
 static void run_kill_cb(evutil_socket_t, short, void *);
 static void run_start_deadline_cb(evutil_socket_t, short, void *);
 static const struct pool_callbacks run_pool_callbacks;
@@ -512,6 +513,12 @@ run_adopt(struct run *run, struct job *job, const struct run_job_opts *opts,
 	TAILQ_INSERT_TAIL(&run->list, jr, entry);
 	run->n++;
 	run_name_cgroup(jr, true);
+	/* Frozen it stays (its processes still are), and its timeout's clock
+	 * stands still from now on, as for any frozen run. */
+	if (job->frozen && from->ended == NULL) {
+		jr->frozen = true;
+		run_timeout_hold(jr, true);
+	}
 	/* One whose start had not reached the store yet is running now. */
 	if (job->state != JOB_RUNNING)
 		run->cb.started_cb(job, from->pid, from->start_ticks, run->arg);

@@ -406,6 +406,43 @@ an_adopted_job_keeps_its_units(void **state)
 	tdaemon_end(d, c);
 }
 
+/* A frozen job stays frozen across the crash, and thaws under the next
+ * daemon, which took it over. */
+static void
+a_frozen_job_is_taken_over_frozen(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	int64_t job;
+	json_t *got;
+	char *text;
+
+	(void)state;
+	job = submit_counter(c, d, 20, 10);
+	(void)wait_lines_over(c, job, 2);
+	got = tcall(c, "freeze", "{sI}", "id", (json_int_t)job);
+	assert_true(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+
+	c = crash_and_restart(d, c);
+	got = tget(c, job);
+	assert_string_equal(tstate(got), "running");
+	assert_true(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+	got = tcall(c, "thaw", "{sI}", "id", (json_int_t)job);
+	assert_false(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 20);
+	free(text);
+	tdaemon_end(d, c);
+}
+
 /*
  * (d): shutdown = keep: SIGTERM leaves the running job to its worker, the
  * daemon exits at once, and the next start takes it over: it ends
@@ -453,6 +490,7 @@ main(void)
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),
+		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
 	};
 
