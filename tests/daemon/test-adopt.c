@@ -406,6 +406,43 @@ an_adopted_job_keeps_its_units(void **state)
 	tdaemon_end(d, c);
 }
 
+/* An adopted job's timeout counts from its start, not from the adoption:
+ * a 3 s timeout with the daemon down for 2.5 s of it ends the job about
+ * 3 s after its start, where one counted afresh would take 5.5 s. */
+static void
+an_adopted_jobs_timeout_counts_from_its_start(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	int64_t job, started, ended, down_until;
+	json_t *got;
+
+	(void)state;
+	job = tsubmit(c, "{s[ss]sf}", "argv", "sleep", "300", "timeout", 3.0);
+	(void)trunning_pid(c, job);
+	got = tget(c, job);
+	assert_int_equal(timefmt_parse(tjstr(got, "started_at"), &started), 0);
+	json_decref(got);
+	client_free(c);
+	tdaemon_crash(d);
+	/* Down for most of its timeout: the point of the test is the time
+	 * that passes while no daemon runs. */
+	down_until = started + 2500;
+	while (timefmt_now() < down_until)
+		poll(NULL, 0, (int)(down_until - timefmt_now()));
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "timed_out");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(timefmt_parse(tjstr(got, "finished_at"), &ended), 0);
+	json_decref(got);
+	if (ended - started >= 5000)
+		fail_msg("timed out %lld ms after its start",
+		    (long long)(ended - started));
+	tdaemon_end(d, c);
+}
+
 /* A frozen job stays frozen across the crash, and thaws under the next
  * daemon, which took it over. */
 static void
@@ -491,6 +528,7 @@ main(void)
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),
 		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
+		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
 	};
 
