@@ -149,11 +149,13 @@ jobs_adopt_fence(uint64_t id, int fd, const struct wmsg_adopted *am,
 	log_warnx("job %llu: a worker (pid %ld) still holds attempt %u, "
 	    "which %s: killing it", (unsigned long long)id, (long)am->worker,
 	    am->attempt, why);
-	/* While we hold the connection it made, the pid is that worker's. */
+	/* While we hold the connection it made, the pid is that worker's.
+	 * Where pidfd_open is not to be had (valgrind), by its pid alone. */
 	if ((pfd = (int)pidfd_open(am->worker, 0)) != -1) {
 		(void)pidfd_send_signal(pfd, SIGKILL, NULL, 0);
 		close(pfd);
-	}
+	} else if (errno == ENOSYS)
+		(void)kill(am->worker, SIGKILL);
 	close(fd);
 }
 
