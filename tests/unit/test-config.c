@@ -1160,8 +1160,8 @@ bad_values_name_the_expected_form(void **state)
 	assert_daemon_error("policy = fair",
 	    "policy: expected \"strict\" or \"weighted\", not \"fair\"");
 	assert_daemon_error("shutdown = now",
-	    "shutdown: expected \"requeue\", \"drain\" or \"finish\", not "
-	    "\"now\"");
+	    "shutdown: expected \"requeue\", \"drain\", \"finish\" or "
+	    "\"keep\", not \"now\"");
 	assert_daemon_error("log_level = warn",
 	    "log_level: expected \"debug\", \"info\", \"notice\", \"warning\" "
 	    "or \"err\", not \"warn\"");
