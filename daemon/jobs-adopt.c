@@ -205,9 +205,9 @@ jobs_adopt_record(struct triaged *td, struct job *job)
 		(void)unlink(path);
 		return 0;
 	}
-	log_notice("job %llu: attempt %u ended while no daemon ran: taking "
-	    "its end from %s", (unsigned long long)job->id, job->attempt,
-	    path);
+	log_notice("job %llu: taking the end of attempt %u that its worker "
+	    "recorded in %s (the last daemon went before storing it)",
+	    (unsigned long long)job->id, job->attempt, path);
 	from.ended = &res;
 	if (jobs_adopt_take(td, job, &from) != 0)
 		return 0;

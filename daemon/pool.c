@@ -57,6 +57,8 @@ struct pool_worker {
 	int pidfd;
 	uint64_t job_id;
 	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
+	/* The job whose end it reported last, until pool_ack: 0 none. */
+	uint64_t ended_id;
 	char cause[160];	/* why the pool killed it; "" if it died alone */
 };
 
@@ -517,8 +519,12 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 	job_id = w->job_id;
 	w->has_job = false;
 	w->job_pid = 0;
-	if (w->retiring)
-		pool_retire(w);		/* its job is over: now it goes */
+	w->ended_id = res.started ? job_id : 0;
+	/* Its job is over: now it goes; one taken over once its end is
+	 * stored (pool_ack), which it would record itself if cut off
+	 * before. */
+	if (w->retiring && (!w->adopted || w->ended_id == 0))
+		pool_retire(w);
 	if (pool->cb.finished_cb != NULL)
 		pool->cb.finished_cb(job_id, &res, pool->arg);
 }
@@ -888,6 +894,34 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 	msg.body.job_id = job_id;
 	msg.body.sig = sig;
 	return pool_send(w, &msg, sizeof msg);
+}
+
+void
+pool_ack(struct pool *pool, uint64_t job_id)
+{
+	struct pool_worker *w;
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_ack body;
+	} msg;
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++) {
+		w = pool->workers[i];
+		if (w->state != POOL_UP || w->ended_id != job_id)
+			continue;
+		w->ended_id = 0;
+		memset(&msg, 0, sizeof msg);
+		msg.hdr.type = WMSG_ACK;
+		msg.hdr.len = sizeof msg.body;
+		msg.body.job_id = job_id;
+		/* A failure replaces the worker, which then records the end
+		 * stored already: the next start finds it stale. */
+		if (pool_send(w, &msg, sizeof msg) == 0 && w->adopted &&
+		    !w->has_job)
+			pool_retire(w);
+		return;
+	}
 }
 
 int

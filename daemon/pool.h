@@ -82,6 +82,10 @@ int pool_start(struct pool *pool, const struct pool_spec *spec);
 /* Sends sig to the running job's process group. -1 with ESRCH when job_id
  * is not running (not started yet, or already reaped). */
 int pool_signal(struct pool *pool, uint64_t job_id, int sig);
+/* Tells the worker that reported job_id's end (and nothing since) that the
+ * end is stored: it need not record it should the daemon go. A worker
+ * taken over goes then. */
+void pool_ack(struct pool *pool, uint64_t job_id);
 /* Gives the worker running job_id the node's lease (struct wmsg_lease):
  * it stops the job itself should the lease end unrenewed. -1 with ESRCH
  * when no worker has job_id. */

@@ -724,6 +724,12 @@ run_freeze(struct run *run, struct job *job, bool freeze)
 	return 1;
 }
 
+void
+run_ack(struct run *run, uint64_t id)
+{
+	pool_ack(run->pool, id);
+}
+
 bool
 run_has(const struct run *run, const struct job *job)
 {

@@ -159,6 +159,10 @@ bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
  */
 int run_freeze(struct run *run, struct job *job, bool freeze);
 
+/* The end of job id, which ended_cb reported, is stored: its worker is
+ * told (pool_ack). */
+void run_ack(struct run *run, uint64_t id);
+
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);
 /* True once a worker has its run: the capture files are then this

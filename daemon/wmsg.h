@@ -25,6 +25,7 @@ enum wmsg_type {
 	WMSG_FINISHED,		/* worker -> daemon: struct wmsg_finished */
 	WMSG_LEASE,		/* daemon -> worker: struct wmsg_lease */
 	WMSG_ADOPTED,		/* worker -> daemon: struct wmsg_adopted */
+	WMSG_ACK,		/* daemon -> worker: struct wmsg_ack */
 };
 
 /* Who reads the message: wmsg_check() accepts only what flows that way. */
@@ -79,6 +80,16 @@ struct wmsg_lease {
 	uint64_t job_id;
 	uint64_t until_us;
 	uint64_t grace_ms;
+};
+
+/*
+ * The end the worker reported last (FINISHED) is on the daemon's disk: until
+ * this comes, a worker whose daemon goes records that end in the adopt
+ * directory, so that a daemon that died before storing it does not run
+ * the job again.
+ */
+struct wmsg_ack {
+	uint64_t job_id;
 };
 
 struct wmsg_started {

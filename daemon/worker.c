@@ -46,6 +46,13 @@ struct worker {
 	size_t sh_size;
 	char sh[8];		/* "/bin/sh", writable as execve's argv is */
 	bool gone;		/* the daemon went away: EOF or SIGTERM */
+	/* The end it reported last, until the daemon says it is stored
+	 * (WMSG_ACK): what it records should the daemon go first. */
+	bool unacked;
+	uint64_t unacked_id;
+	unsigned unacked_attempt;
+	int64_t unacked_at;
+	struct pool_result unacked_res;
 	struct pool_setup setup;	/* cgroup_fd: the jobs' cgroups' home */
 	char buf[65536];	/* output on its way to a file */
 };
@@ -432,6 +439,29 @@ worker_reap(struct worker_job *job)
 	return 0;
 }
 
+/* An ACK: the end it names is stored, nothing to keep of it. */
+static void
+worker_acked(struct worker *w, const char *payload)
+{
+	struct wmsg_ack am;
+
+	memcpy(&am, payload, sizeof am);
+	if (w->unacked && am.job_id == w->unacked_id)
+		w->unacked = false;
+}
+
+/* The daemon went before it said the last end is stored: it is recorded
+ * for the next one, which takes it if the store has it running still. */
+static void
+worker_record_unacked(struct worker *w)
+{
+	if (!w->unacked || w->setup.adopt_dir == NULL)
+		return;
+	w->unacked = false;
+	(void)endrec_write(w->setup.adopt_dir, w->unacked_id,
+	    w->unacked_attempt, &w->unacked_res, w->unacked_at);
+}
+
 /* A message while a job runs: SIGNAL for it, or a late one for a job that
  * has ended (ignored). Returns 0, or -1 when the daemon is gone or broken. */
 static int
@@ -445,6 +475,11 @@ worker_command(struct worker *w, struct worker_job *job)
 
 	if ((r = worker_recv(w, &hdr, &payload)) != 1)
 		return -1;
+	if (hdr.type == WMSG_ACK) {
+		worker_acked(w, payload);
+		free(payload);
+		return 0;
+	}
 	if (hdr.type == WMSG_LEASE) {
 		memcpy(&lm, payload, sizeof lm);
 		free(payload);
@@ -542,6 +577,7 @@ worker_orphan(struct worker *w, struct worker_job *job)
 		w->fd = -1;
 	}
 	w->gone = true;
+	worker_record_unacked(w);
 	if (w->lfd != -1)
 		return 0;
 	/* Without a socket the job still runs to its end and leaves its
@@ -1079,8 +1115,17 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 not_started:
 	res.started = false;
 send:
-	if (w->fd != -1 && worker_send_finished(w, spec->job_id, &res) == 0)
+	if (w->fd != -1 && worker_send_finished(w, spec->job_id, &res) == 0) {
+		/* Told, not yet stored: kept until the daemon's ACK. */
+		if (res.started && w->setup.adopt_dir != NULL) {
+			w->unacked = true;
+			w->unacked_id = spec->job_id;
+			w->unacked_attempt = spec->attempt;
+			w->unacked_at = timefmt_now();
+			w->unacked_res = res;
+		}
 		goto out;
+	}
 	rc = -1;
 	/* No daemon to tell (it went while the job ran, or just now): the
 	 * next one reads the end from the record, and the worker's part is
@@ -1157,6 +1202,11 @@ worker_next(struct worker *w, struct wmsg_run *run)
 			continue;
 		if ((r = worker_recv(w, &hdr, &payload)) != 1)
 			return r;
+		if (hdr.type == WMSG_ACK) {
+			worker_acked(w, payload);
+			free(payload);
+			continue;
+		}
 		if (hdr.type == WMSG_SIGNAL || hdr.type == WMSG_LEASE) {
 			/* for a job that ended as the daemon sent it */
 			free(payload);
@@ -1211,6 +1261,8 @@ worker_main(int fd, const struct pool_setup *setup)
 			break;
 	}
 	rc = w->gone ? 0 : 1;
+	if (w->gone)
+		worker_record_unacked(w);
 	if (w->fd != -1)
 		close(w->fd);
 	close(w->sfd);

@@ -254,6 +254,11 @@ test_check_lengths(void **state)
 	h.len--;
 	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
 	assert_int_equal(errno, EMSGSIZE);
+	/* The daemon's word that the last end reported is stored. */
+	h = (struct wmsg_hdr){ WMSG_ACK, sizeof(struct wmsg_ack) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EPROTO);
 	h = (struct wmsg_hdr){ WMSG_RUN, WMSG_RUN_MAX };
 	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
 	h.len++;
