@@ -63,7 +63,8 @@ void pool_leave(struct pool *pool);
  * Takes over a worker left by an earlier daemon, connected on fd (which
  * the pool owns from then on) and running
  * job_id, whose process is job_pid: it reports the job's end as any
- * worker does (finished_cb, lost_cb when it dies), then goes; the pool
+ * worker does (finished_cb, lost_cb when it dies), then goes once that end
+ * is stored (pool_ack); the pool
  * never gives it another job, nor replaces it. worker is its pid. Returns
  * 0, or -1 with errno (out of memory), and then fd is still the caller's.
  */
