@@ -245,7 +245,8 @@ jobs_adopt(struct triaged *td, struct job *job)
 		return 0;
 	}
 	from = (struct run_adoptee){ .fd = fd, .worker = am.worker,
-	    .pid = am.pid, .start_ticks = am.start_ticks };
+	    .pid = am.pid, .start_ticks = am.start_ticks,
+	    .exited = am.exited != 0 };
 	/* Not taken, the job runs again as a new attempt: this one must
 	 * not run beside it. */
 	if (jobs_adopt_take(td, job, &from) != 0) {

@@ -55,6 +55,9 @@ struct pool_worker {
 	 * the start: it goes once its job has ended. */
 	bool adopted;
 	int pidfd;
+	/* Adopted after it had reaped its job: job_pid may be another
+	 * process's by now, and is never signalled from here. */
+	bool job_reaped;
 	uint64_t job_id;
 	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
 	/* The job whose end it reported last, until pool_ack: 0 none. */
@@ -218,7 +221,7 @@ pool_detach(struct pool_worker *w)
 		bufferevent_free(w->bev);
 		w->bev = NULL;
 	}
-	if (w->has_job && w->job_pid > 0 &&
+	if (w->has_job && w->job_pid > 0 && !w->job_reaped &&
 	    kill(-w->job_pid, SIGKILL) == -1 && errno != ESRCH)
 		pool_error(w->pool, "job %llu: kill process group %ld: %s",
 		    (unsigned long long)w->job_id, (long)w->job_pid,
@@ -689,7 +692,8 @@ pool_close(struct pool *pool, bool keep)
 	for (i = 0; i < pool->n; i++) {
 		if ((w = pool->workers[i]) == NULL || pool_kept(w, keep))
 			continue;
-		if (w->state == POOL_UP && w->has_job && w->job_pid > 0)
+		if (w->state == POOL_UP && w->has_job && w->job_pid > 0 &&
+		    !w->job_reaped)
 			kill(-w->job_pid, SIGKILL);	/* ESRCH: gone */
 	}
 	for (i = 0; i < pool->n; i++) {
@@ -742,7 +746,7 @@ pool_leave(struct pool *pool)
 
 int
 pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
-    pid_t job_pid)
+    pid_t job_pid, bool job_reaped)
 {
 	struct pool_worker **v, *w;
 	struct bufferevent *bev;
@@ -770,6 +774,7 @@ pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
 	w->retiring = w->adopted = true;
 	w->job_id = job_id;
 	w->job_pid = job_pid;
+	w->job_reaped = job_reaped;
 	bufferevent_setcb(bev, pool_read_cb, NULL, pool_event_cb, w);
 	bufferevent_setwatermark(bev, EV_READ, sizeof(struct wmsg_hdr),
 	    POOL_READ_MAX);

@@ -65,11 +65,13 @@ void pool_leave(struct pool *pool);
  * job_id, whose process is job_pid: it reports the job's end as any
  * worker does (finished_cb, lost_cb when it dies), then goes once that end
  * is stored (pool_ack); the pool
- * never gives it another job, nor replaces it. worker is its pid. Returns
+ * never gives it another job, nor replaces it. worker is its pid;
+ * job_reaped says the worker has reaped the job's process already (its
+ * pid is then never signalled). Returns
  * 0, or -1 with errno (out of memory), and then fd is still the caller's.
  */
 int pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
-    pid_t job_pid);
+    pid_t job_pid, bool job_reaped);
 
 /*
  * Hands the job to an idle worker. Returns 0, or -1 with errno EAGAIN when

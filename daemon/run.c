@@ -504,7 +504,7 @@ run_adopt(struct run *run, struct job *job, const struct run_job_opts *opts,
 		}
 	}
 	if (from->ended == NULL && pool_adopt(run->pool, from->fd,
-	    from->worker, job->id, from->pid) != 0) {
+	    from->worker, job->id, from->pid, from->exited) != 0) {
 		if (jr->timeout_ev != NULL)
 			event_free(jr->timeout_ev);
 		free(jr);

@@ -122,6 +122,7 @@ struct run_adoptee {
 	pid_t worker;
 	pid_t pid;
 	uint64_t start_ticks;
+	bool exited;		/* the worker has reaped pid already */
 	const struct pool_result *ended;
 };
 
