@@ -1194,7 +1194,12 @@ worker_next(struct worker *w, struct wmsg_run *run)
 			if ((sig = worker_signals(w)) == -1)
 				return -1;
 			if (sig & WORKER_SIG_TERM) {
-				w->gone = true;	/* the daemon died */
+				/* The daemon died (the parent-death signal,
+				 * without an adopt_dir, when no end is ever
+				 * recorded), or it retires this worker:
+				 * alive, it stores the last end itself. */
+				w->gone = true;
+				w->unacked = false;
 				return 0;
 			}
 		}
