@@ -252,10 +252,15 @@ cgroups_clear(int dirfd, const char *name, const char *what)
 	return 0;
 }
 
-/* Every job cgroup under jobs: killed and removed. */
+/* Every job cgroup under jobs but those keep says are in use: killed and
+ * removed. */
 static void
-cgroups_clear_jobs(struct cgroups *cg, const char *what)
+cgroups_clear_jobs(struct cgroups *cg, const char *what,
+    cgroups_keep_cb keep, void *arg)
 {
+	unsigned long long id;
+	unsigned attempt;
+	char end;
 	struct dirent *de;
 	DIR *d;
 	int fd;
@@ -269,9 +274,14 @@ cgroups_clear_jobs(struct cgroups *cg, const char *what)
 		log_warn("cgroup %s/jobs: cannot list it", cg->base);
 		return;
 	}
-	while ((de = readdir(d)) != NULL)
-		if (de->d_type == DT_DIR && de->d_name[0] != '.')
-			(void)cgroups_clear(cg->jobs_fd, de->d_name, what);
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (keep != NULL && sscanf(de->d_name, "%llu.%u%c", &id,
+		    &attempt, &end) == 2 && keep((uint64_t)id, attempt, arg))
+			continue;
+		(void)cgroups_clear(cg->jobs_fd, de->d_name, what);
+	}
 	closedir(d);
 }
 
@@ -461,7 +471,8 @@ cgroups_start(enum cgroups_want want, const char *state_dir, char **cause)
 	    cgroups_settle(cg) == 0) {
 		cg->mode = (cg->ctls & CGROUP_JOB_CTLS) == CGROUP_JOB_CTLS ?
 		    CGROUPS_V2 : CGROUPS_PARTIAL;
-		cgroups_clear_jobs(cg, "left by an earlier daemon");
+		/* What an earlier daemon left is cleared by recovery, once
+		 * it knows which of it runs on (cgroups_clear_left). */
 	}
 	if (cg->mode == CGROUPS_NONE) {
 		if (cg->jobs_fd != -1) {
@@ -510,6 +521,25 @@ cgroups_unmake(struct cgroups *cg)
 }
 
 void
+cgroups_clear_left(struct cgroups *cg, cgroups_keep_cb keep, void *arg)
+{
+	if (cg != NULL && cg->jobs_fd != -1)
+		cgroups_clear_jobs(cg, "left by an earlier daemon", keep, arg);
+}
+
+void
+cgroups_leave(struct cgroups *cg)
+{
+	if (cg == NULL)
+		return;
+	if (cg->jobs_fd != -1)
+		close(cg->jobs_fd);
+	if (cg->mount_fd != -1)
+		close(cg->mount_fd);
+	free(cg);
+}
+
+void
 cgroups_stop(struct cgroups *cg)
 {
 	char rel[PATH_MAX];
@@ -519,7 +549,7 @@ cgroups_stop(struct cgroups *cg)
 	if (cg == NULL)
 		return;
 	if (cg->jobs_fd != -1) {
-		cgroups_clear_jobs(cg, "still running at exit");
+		cgroups_clear_jobs(cg, "still running at exit", NULL, NULL);
 		close(cg->jobs_fd);
 		cgroups_rel(cg, "jobs", rel, sizeof rel);
 		if (unlinkat(cg->mount_fd, rel, AT_REMOVEDIR) == -1 &&

@@ -31,7 +31,8 @@ struct cgroups;
  * cgroups, one it makes beneath its own cgroup, named after state_dir; else
  * one it was given and owns), moves the daemon into its leaf "daemon",
  * enables what it can of cpu, memory and pids for the jobs' cgroups under
- * "jobs", and kills and removes what an earlier daemon left there. Logs
+ * "jobs" (what an earlier daemon left there is cleared by
+ * cgroups_clear_left, at recovery). Logs
  * the mode it got and why. Without a subtree the mode is CGROUPS_NONE,
  * which want REQUIRED refuses. Returns the state, or NULL with *cause
  * set (allocated): out of memory, or REQUIRED and none to be had.
@@ -42,6 +43,17 @@ struct cgroups *cgroups_start(enum cgroups_want want, const char *state_dir,
 /* Kills what is left in the jobs' cgroups and removes them, and the
  * subtree when the daemon made it (moving itself back where it was). */
 void cgroups_stop(struct cgroups *cg);
+/* The daemon goes and leaves its running jobs (shutdown = keep): the
+ * subtree and the jobs' cgroups stay as they are for the next one. */
+void cgroups_leave(struct cgroups *cg);
+
+/* Whether the job cgroup of attempt ID.ATTEMPT is in use (adopted). */
+typedef bool (*cgroups_keep_cb)(uint64_t id, unsigned attempt, void *arg);
+/* At recovery, once the adopted runs are known: kills and removes every
+ * job cgroup an earlier daemon left but those keep says are in use
+ * (keep NULL: all). */
+void cgroups_clear_left(struct cgroups *cg, cgroups_keep_cb keep,
+    void *arg);
 
 /* cg may be NULL (none) for these four. */
 enum cgroups_mode cgroups_mode(const struct cgroups *cg);

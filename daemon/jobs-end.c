@@ -1,7 +1,10 @@
 /* jobs-end.c - the decisions on a job's end: what its run's outcome makes
  * of it (final state, another attempt, its place back), and cancels. */
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -115,6 +118,34 @@ jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
 	jobs_change(td, job, JOB_LOST);
 }
 
+/* The end is on disk: its worker may forget it (run_ack). */
+static void
+jobs_ack_cb(struct triaged *td, struct job *job, const char *cause,
+    void *arg)
+{
+	uint64_t *id = arg;
+
+	(void)job;
+	(void)cause;
+	run_ack(td->run, *id);
+	free(id);
+}
+
+/* Once what the end changed is stored, its worker is told. Out of memory
+ * it is not: should the daemon go, the worker records an end stored
+ * already, which the next start finds stale. */
+static void
+jobs_ack_later(struct triaged *td, uint64_t job_id)
+{
+	uint64_t *id;
+
+	if ((id = malloc(sizeof *id)) == NULL)
+		return;
+	*id = job_id;
+	if (jobs_after_commit(td, jobs_ack_cb, id) != 0)
+		free(id);
+}
+
 /*
  * The run is over: the job takes its final state, or another attempt when
  * it failed with retries left, or (stopping under shutdown = requeue) its
@@ -122,9 +153,9 @@ jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,
  * that decides.
  */
 static void
-jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
+jobs_ended_decide(struct triaged *td, struct job *job,
+    const struct run_outcome *out)
 {
-	struct triaged *td = arg;
 	enum job_state state = out->state;
 	struct job_run *run;
 	int prio;
@@ -199,6 +230,19 @@ jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
 		return;
 	}
 	jobs_change(td, job, state);
+}
+
+static void
+jobs_ended_cb(struct job *job, const struct run_outcome *out, void *arg)
+{
+	struct triaged *td = arg;
+	uint64_t id = job->id;
+	bool ack = out->started && out->handed;
+
+	jobs_ended_decide(td, job, out);
+	/* After the changes the end made, whichever path it took. */
+	if (ack)
+		jobs_ack_later(td, id);
 }
 
 const struct run_callbacks jobs_run_callbacks = {

@@ -34,7 +34,7 @@ jobs_grant_cb(struct psem_waiter *w, void *arg)
  * in a cluster whom it runs as: its user, by name, on this node (a root
  * daemon). 0, or -1 with the job's reason set when the user is not here.
  */
-static int
+int
 jobs_run_opts(const struct triaged *td, struct job *job,
     struct run_job_opts *opts)
 {

@@ -38,6 +38,7 @@ struct event;
 struct jobs_event;
 struct jobs_listener;
 struct psem_waiter;
+struct run_job_opts;
 struct run_outcome;
 struct triaged;
 
@@ -192,6 +193,11 @@ void jobs_begin(struct triaged *td, struct job *job);
 /* Hands the job of launch item it to the executor, unless it has moved on
  * meanwhile (canceled, stopped with the daemon). */
 void jobs_launch(struct triaged *td, struct jobs_item *it);
+/* What the job and its priority say of its process and cgroup, as the
+ * config is now (and whom it runs as, in a cluster). 0, or -1 with the
+ * job's reason set. */
+int jobs_run_opts(const struct triaged *td, struct job *job,
+    struct run_job_opts *opts);
 /* Hands to their workers the granted jobs whose start is written; none
  * while commits fail, as before the store wrote starts ahead. */
 void jobs_launch_written(struct triaged *td);

@@ -138,6 +138,18 @@ void jobs_count_elsewhere(struct triaged *td, struct job *job);
 /* For recovery: counts a job read from the store as it is, and sets up its
  * place in its queue (prio). */
 void jobs_loaded(struct triaged *td, struct job *job, unsigned prio);
+/*
+ * For recovery, before anything is granted: a job whose attempt began
+ * before the daemon stopped, as its worker left it (state_dir/adopt): its
+ * end recorded there taken as the attempt's end, or its worker, still
+ * running it, taken over; either way its slots are held again. Returns 1
+ * then, 0 when there is neither (the job is the caller's to requeue).
+ */
+int jobs_adopt(struct triaged *td, struct job *job);
+/* First (before jobs_adopt), what state_dir/adopt holds of no attempt
+ * the store has running is stale: removed, and a worker that answers on
+ * it killed with its job. */
+void jobs_adopt_sweep(struct triaged *td);
 /* For recovery: a job whose attempt began before the daemon stopped goes
  * back to the head of its queue as a new attempt at seq, or is lost. */
 void jobs_recover_begun(struct triaged *td, struct job *job, bool requeue,

@@ -155,6 +155,12 @@ setup_state_dir(struct triaged *td)
 		fatalx("out of memory");
 	if (mkdir(td->output_dir, 0700) != 0 && errno != EEXIST)
 		fatal("%s: cannot create it", td->output_dir);
+	/* Where workers that outlive the daemon leave their jobs' ends and
+	 * wait for the next one. */
+	if (asprintf(&td->adopt_dir, "%s/adopt", dir) < 0)
+		fatalx("out of memory");
+	if (mkdir(td->adopt_dir, 0700) != 0 && errno != EEXIST)
+		fatal("%s: cannot create it", td->adopt_dir);
 }
 
 /*
@@ -420,6 +426,7 @@ main(int argc, char **argv)
 	setup.cgroup_fd = cgroups_jobs_fd(td.cgroups);
 	setup.cgroup_ctls = cgroups_ctls(td.cgroups);
 	setup.job_oom_score_adj = oomadj_lower();
+	setup.adopt_dir = td.adopt_dir;
 	/* Workers first: they are forks, and must inherit nothing else. */
 	td.pool = pool_new(td.base, td.cfg->workers, &setup, &no_callbacks,
 	    NULL, &cause);
@@ -511,8 +518,16 @@ main(int argc, char **argv)
 	if (store_flush(td.store, &cause) != 0)
 		log_err("the last changes could not be stored: %s", cause);
 	run_free(td.run);
-	pool_free(td.pool);
-	cgroups_stop(td.cgroups);
+	/* shutdown = keep: the running jobs stay with their workers, in
+	 * their cgroups, for the next daemon. */
+	if (td.phase == TRIAGED_STOPPING &&
+	    td.cfg->shutdown == CONFIG_SHUTDOWN_KEEP) {
+		pool_leave(td.pool);
+		cgroups_leave(td.cgroups);
+	} else {
+		pool_free(td.pool);
+		cgroups_stop(td.cgroups);
+	}
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	prune_stop(&td);
@@ -526,6 +541,7 @@ main(int argc, char **argv)
 	store_close(td.store);
 	close(lock_fd);
 	free(td.output_dir);
+	free(td.adopt_dir);
 	free(socket_path);
 	config_free(td.cfg);
 	reload_free(td.reload);

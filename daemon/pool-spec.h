@@ -53,6 +53,10 @@ struct pool_setup {
 	 * made itself the OOM killer's last choice; or the one below. */
 	int job_oom_score_adj;
 #define POOL_OOM_SCORE_ADJ_SAME	INT_MIN	/* the worker's own, unchanged */
+	/* Where a worker that loses its daemon while it runs a job waits
+	 * for the next one and leaves the job's end (endrec.h); NULL: such a
+	 * worker kills its job and dies with the daemon. */
+	const char *adopt_dir;
 };
 
 /* How a job's run ended: its process exited and both streams closed. */

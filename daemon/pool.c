@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -49,8 +50,18 @@ struct pool_worker {
 	bool ran;		/* it has been given a job */
 	bool has_job;		/* job_id was sent and has not finished */
 	bool retiring;		/* the pool shrank: it goes once idle */
+	/* Taken over from an earlier daemon (pool_adopt): not our child, so
+	 * no SIGCHLD comes for it; its pidfd, -1 none. It is retiring from
+	 * the start: it goes once its job has ended. */
+	bool adopted;
+	int pidfd;
+	/* Adopted after it had reaped its job: job_pid may be another
+	 * process's by now, and is never signalled from here. */
+	bool job_reaped;
 	uint64_t job_id;
 	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
+	/* The job whose end it reported last, until pool_ack: 0 none. */
+	uint64_t ended_id;
 	char cause[160];	/* why the pool killed it; "" if it died alone */
 };
 
@@ -63,6 +74,7 @@ struct pool {
 	struct pool_setup setup;	/* what every worker is given */
 	struct event *sigchld;
 	struct event *retry;	/* forks the DOWN workers again */
+	struct event *gone;	/* ends the adopted workers cut off (DYING) */
 	unsigned n;		/* workers[0..n), retiring ones included */
 	unsigned size;		/* what pool_resize asked for */
 	unsigned next_number;
@@ -73,6 +85,7 @@ struct pool {
 static void pool_read_cb(struct bufferevent *, void *);
 static void pool_event_cb(struct bufferevent *, short, void *);
 static void pool_retire(struct pool_worker *);
+static void pool_reaped(struct pool_worker *, int);
 
 static void __attribute__((format(printf, 2, 3)))
 pool_error(struct pool *pool, const char *fmt, ...)
@@ -112,8 +125,11 @@ pool_child(pid_t daemon, int fd, const struct rlimit *nofile,
 	 * the daemon, which stops its jobs gracefully. */
 	if (setpgid(0, 0) == -1)
 		_exit(1);
-	/* Die with the daemon; if it died already, the signal never comes. */
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != daemon)
+	/* Die with the daemon, unless a worker is to keep its job for the
+	 * next one (its socket's EOF tells it then); if the daemon died
+	 * already, the signal never comes. */
+	if ((setup->adopt_dir == NULL &&
+	    prctl(PR_SET_PDEATHSIG, SIGTERM) == -1) || getppid() != daemon)
 		_exit(1);
 	/* The cgroup's fd out of the way first: it may be 3. */
 	if (ws.cgroup_fd != -1 && (ws.cgroup_fd = fcntl(ws.cgroup_fd,
@@ -205,11 +221,52 @@ pool_detach(struct pool_worker *w)
 		bufferevent_free(w->bev);
 		w->bev = NULL;
 	}
-	if (w->has_job && w->job_pid > 0 &&
+	if (w->has_job && w->job_pid > 0 && !w->job_reaped &&
 	    kill(-w->job_pid, SIGKILL) == -1 && errno != ESRCH)
 		pool_error(w->pool, "job %llu: kill process group %ld: %s",
 		    (unsigned long long)w->job_id, (long)w->job_pid,
 		    strerror(errno));
+}
+
+/*
+ * An adopted worker cut off: killed through its pidfd (its pid alone may
+ * be another's by now: it is not our child, and nobody here reaps it), and
+ * its end taken from the loop, as a SIGCHLD would be for our own.
+ */
+static void
+pool_adopted_end(struct pool_worker *w)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (w->pidfd != -1) {
+		if (pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0) == -1 &&
+		    errno != ESRCH)
+			pool_error(w->pool, "worker %u (pid %ld): kill: %s",
+			    w->number, (long)w->pid, strerror(errno));
+		close(w->pidfd);
+		w->pidfd = -1;
+	}
+	if (evtimer_add(w->pool->gone, &now) == -1)
+		pool_error(w->pool, "workers: cannot arm the adopted ones' end");
+}
+
+static void
+pool_gone_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pool *pool = arg;
+	struct pool_worker *w;
+	unsigned i;
+
+	(void)fd;
+	(void)what;
+	/* pool_reaped removes w from the array: start over after each. */
+	for (i = 0; i < pool->n; i++) {
+		w = pool->workers[i];
+		if (!w->adopted || w->state != POOL_DYING)
+			continue;
+		pool_reaped(w, 0);
+		i = (unsigned)-1;
+	}
 }
 
 /*
@@ -222,11 +279,15 @@ pool_cut(struct pool_worker *w)
 	if (w->state != POOL_UP)
 		return;
 	pool_detach(w);
+	w->state = POOL_DYING;
+	if (w->adopted) {
+		pool_adopted_end(w);
+		return;
+	}
 	/* Unreaped, so the pid is still this worker's. */
 	if (kill(w->pid, SIGKILL) == -1)
 		pool_error(w->pool, "worker %u (pid %ld): kill: %s", w->number,
 		    (long)w->pid, strerror(errno));
-	w->state = POOL_DYING;
 }
 
 /* pool_cut() for a worker that misbehaved; fmt says how, for the
@@ -276,6 +337,8 @@ pool_remove(struct pool *pool, struct pool_worker *w)
 	memmove(&pool->workers[i], &pool->workers[i + 1],
 	    (pool->n - i - 1) * sizeof *pool->workers);
 	pool->n--;
+	if (w->pidfd != -1)
+		close(w->pidfd);
 	free(w);
 }
 
@@ -292,10 +355,14 @@ pool_reaped(struct pool_worker *w, int status)
 	uint64_t job_id = w->job_id;
 
 	pool_detach(w);		/* done already when the pool killed it */
-	waitstatus_describe(status, how, sizeof how);
+	if (w->adopted)
+		snprintf(how, sizeof how, "its socket closed (a worker taken "
+		    "over from an earlier daemon)");
+	else
+		waitstatus_describe(status, how, sizeof how);
 	if (w->retiring) {
-		/* The pool shrank: no replacement. It had a job only when it
-		 * died running it. */
+		/* The pool shrank, or it was adopted: no replacement. It had
+		 * a job only when it died running it. */
 		if (lost)
 			snprintf(why, sizeof why, "worker %u (pid %ld) died: "
 			    "%s", w->number, (long)w->pid, how);
@@ -438,6 +505,12 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 		return;
 	}
 
+	/* Only the first message on an adopted worker's connection, which
+	 * jobs_adopt reads before the pool has it. */
+	if (hdr->type == WMSG_ADOPTED) {
+		pool_kill(w, "sent an ADOPTED while it had a daemon");
+		return;
+	}
 	memcpy(&finished, payload, sizeof finished);
 	if (!w->has_job || finished.job_id != w->job_id ||
 	    wmsg_finished_decode(&finished, &res) == -1 ||
@@ -449,8 +522,12 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 	job_id = w->job_id;
 	w->has_job = false;
 	w->job_pid = 0;
-	if (w->retiring)
-		pool_retire(w);		/* its job is over: now it goes */
+	w->ended_id = res.started ? job_id : 0;
+	/* Its job is over: now it goes; one taken over once its end is
+	 * stored (pool_ack), which it would record itself if cut off
+	 * before. */
+	if (w->retiring && (!w->adopted || w->ended_id == 0))
+		pool_retire(w);
 	if (pool->cb.finished_cb != NULL)
 		pool->cb.finished_cb(job_id, &res, pool->arg);
 }
@@ -563,13 +640,15 @@ pool_new(struct event_base *base, unsigned n,
 		}
 		pool->workers[i]->pool = pool;
 		pool->workers[i]->number = i + 1;
+		pool->workers[i]->pidfd = -1;
 	}
 	pool->next_number = n + 1;
 	pool->size = n;
 	/* Before the first fork, so that no death goes unseen. */
 	pool->sigchld = evsignal_new(base, SIGCHLD, pool_sigchld_cb, pool);
 	pool->retry = evtimer_new(base, pool_retry_cb, pool);
-	if (pool->sigchld == NULL || pool->retry == NULL ||
+	pool->gone = evtimer_new(base, pool_gone_cb, pool);
+	if (pool->sigchld == NULL || pool->retry == NULL || pool->gone == NULL ||
 	    event_add(pool->sigchld, NULL) == -1) {
 		if (asprintf(cause, "cannot set up the SIGCHLD event") == -1)
 			*cause = NULL;
@@ -592,8 +671,16 @@ pool_new(struct event_base *base, unsigned n,
 	return pool;
 }
 
-void
-pool_free(struct pool *pool)
+/* Whether pool_close leaves w running: it has a job, and keep. */
+static bool
+pool_kept(const struct pool_worker *w, bool keep)
+{
+	return keep && w->state == POOL_UP && w->has_job;
+}
+
+/* pool_free and pool_leave: keep leaves the workers that have a job. */
+static void
+pool_close(struct pool *pool, bool keep)
 {
 	struct pool_worker *w;
 	unsigned i;
@@ -603,34 +690,106 @@ pool_free(struct pool *pool)
 	/* Jobs first, while their workers (which have not reaped them) keep
 	 * their pids from being reused. */
 	for (i = 0; i < pool->n; i++) {
-		if ((w = pool->workers[i]) == NULL)
+		if ((w = pool->workers[i]) == NULL || pool_kept(w, keep))
 			continue;
-		if (w->state == POOL_UP && w->has_job && w->job_pid > 0)
+		if (w->state == POOL_UP && w->has_job && w->job_pid > 0 &&
+		    !w->job_reaped)
 			kill(-w->job_pid, SIGKILL);	/* ESRCH: gone */
 	}
 	for (i = 0; i < pool->n; i++) {
-		if ((w = pool->workers[i]) == NULL)
+		if ((w = pool->workers[i]) == NULL || pool_kept(w, keep) ||
+		    w->state == POOL_DOWN)
 			continue;
-		if (w->state != POOL_DOWN)
+		if (w->adopted) {
+			if (w->pidfd != -1)
+				(void)pidfd_send_signal(w->pidfd, SIGKILL,
+				    NULL, 0);
+		} else
 			kill(w->pid, SIGKILL);	/* our unreaped child */
 	}
 	for (i = 0; i < pool->n; i++) {
 		if ((w = pool->workers[i]) == NULL)
 			continue;
-		if (w->state != POOL_DOWN)
+		/* A kept one's socket closes here: its EOF tells it that
+		 * the daemon has gone and left it the job. */
+		if (w->state != POOL_DOWN && !w->adopted && !pool_kept(w, keep))
 			while (waitpid(w->pid, NULL, 0) == -1 &&
 			    errno == EINTR)
 				;
 		if (w->bev != NULL)
 			bufferevent_free(w->bev);
+		if (w->pidfd != -1)
+			close(w->pidfd);
 		free(w);
 	}
 	if (pool->sigchld != NULL)
 		event_free(pool->sigchld);
 	if (pool->retry != NULL)
 		event_free(pool->retry);
+	if (pool->gone != NULL)
+		event_free(pool->gone);
 	free(pool->workers);
 	free(pool);
+}
+
+void
+pool_free(struct pool *pool)
+{
+	pool_close(pool, false);
+}
+
+void
+pool_leave(struct pool *pool)
+{
+	pool_close(pool, true);
+}
+
+int
+pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
+    pid_t job_pid, bool job_reaped)
+{
+	struct pool_worker **v, *w;
+	struct bufferevent *bev;
+
+	if ((v = reallocarray(pool->workers, pool->n + 1, sizeof *v)) == NULL)
+		return -1;
+	pool->workers = v;
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		return -1;
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1 ||
+	    (bev = bufferevent_socket_new(pool->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		free(w);
+		return -1;
+	}
+	w->pool = pool;
+	w->number = pool->next_number++;
+	w->state = POOL_UP;
+	w->pid = worker;
+	/* Taken now, while the worker holds the connection just made: the
+	 * pid is its own. */
+	w->pidfd = (int)pidfd_open(worker, 0);
+	w->bev = bev;
+	w->ran = w->has_job = true;
+	w->retiring = w->adopted = true;
+	w->job_id = job_id;
+	w->job_pid = job_pid;
+	w->job_reaped = job_reaped;
+	bufferevent_setcb(bev, pool_read_cb, NULL, pool_event_cb, w);
+	bufferevent_setwatermark(bev, EV_READ, sizeof(struct wmsg_hdr),
+	    POOL_READ_MAX);
+	if (bufferevent_enable(bev, EV_READ) == -1) {
+		/* the fd is the caller's again on failure */
+		bufferevent_setfd(bev, -1);
+		bufferevent_free(bev);
+		if (w->pidfd != -1)
+			close(w->pidfd);
+		free(w);
+		errno = ENOMEM;
+		return -1;
+	}
+	pool->workers[pool->n++] = w;
+	return 0;
 }
 
 /* Sends a whole message to w: what the socket takes now, so that the
@@ -742,6 +901,34 @@ pool_signal(struct pool *pool, uint64_t job_id, int sig)
 	return pool_send(w, &msg, sizeof msg);
 }
 
+void
+pool_ack(struct pool *pool, uint64_t job_id)
+{
+	struct pool_worker *w;
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_ack body;
+	} msg;
+	unsigned i;
+
+	for (i = 0; i < pool->n; i++) {
+		w = pool->workers[i];
+		if (w->state != POOL_UP || w->ended_id != job_id)
+			continue;
+		w->ended_id = 0;
+		memset(&msg, 0, sizeof msg);
+		msg.hdr.type = WMSG_ACK;
+		msg.hdr.len = sizeof msg.body;
+		msg.body.job_id = job_id;
+		/* A failure replaces the worker, which then records the end
+		 * stored already: the next start finds it stale. */
+		if (pool_send(w, &msg, sizeof msg) == 0 && w->adopted &&
+		    !w->has_job)
+			pool_retire(w);
+		return;
+	}
+}
+
 int
 pool_lease(struct pool *pool, uint64_t job_id, uint64_t until_us,
     uint64_t grace_ms)
@@ -804,6 +991,11 @@ pool_retire(struct pool_worker *w)
 	case POOL_UP:
 		if (w->has_job)
 			break;
+		if (w->adopted) {
+			/* Its socket's EOF ends it (it is idle now). */
+			pool_cut(w);
+			break;
+		}
 		pool_detach(w);
 		if (kill(w->pid, SIGTERM) == -1)
 			pool_error(w->pool, "worker %u (pid %ld): kill: %s",
@@ -859,7 +1051,7 @@ pool_resize(struct pool *pool, unsigned n)
 	/* Busy workers on their way out stay, as the cheapest new ones. */
 	for (i = 0; i < pool->n && active < n; i++) {
 		w = pool->workers[i];
-		if (w->retiring && w->state == POOL_UP) {
+		if (w->retiring && !w->adopted && w->state == POOL_UP) {
 			w->retiring = false;
 			active++;
 		}
@@ -874,6 +1066,7 @@ pool_resize(struct pool *pool, unsigned n)
 		w->pool = pool;
 		w->number = pool->next_number++;
 		w->state = POOL_DOWN;
+		w->pidfd = -1;
 		pool->workers[pool->n++] = w;
 		active++;
 		pool->size = active;

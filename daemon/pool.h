@@ -52,6 +52,26 @@ struct pool *pool_new(struct event_base *base, unsigned n,
     void *arg, char **cause);
 /* Kills every worker and its job's process group (SIGKILL), reaps them. */
 void pool_free(struct pool *pool);
+/*
+ * The daemon goes, and leaves running jobs to their workers (setup's
+ * adopt_dir; worker.h): those with a job are only cut off, the idle ones
+ * killed and reaped, the pool freed.
+ */
+void pool_leave(struct pool *pool);
+
+/*
+ * Takes over a worker left by an earlier daemon, connected on fd (which
+ * the pool owns from then on) and running
+ * job_id, whose process is job_pid: it reports the job's end as any
+ * worker does (finished_cb, lost_cb when it dies), then goes once that end
+ * is stored (pool_ack); the pool
+ * never gives it another job, nor replaces it. worker is its pid;
+ * job_reaped says the worker has reaped the job's process already (its
+ * pid is then never signalled). Returns
+ * 0, or -1 with errno (out of memory), and then fd is still the caller's.
+ */
+int pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
+    pid_t job_pid, bool job_reaped);
 
 /*
  * Hands the job to an idle worker. Returns 0, or -1 with errno EAGAIN when
@@ -65,6 +85,10 @@ int pool_start(struct pool *pool, const struct pool_spec *spec);
 /* Sends sig to the running job's process group. -1 with ESRCH when job_id
  * is not running (not started yet, or already reaped). */
 int pool_signal(struct pool *pool, uint64_t job_id, int sig);
+/* Tells the worker that reported job_id's end (and nothing since) that the
+ * end is stored: it need not record it should the daemon go. A worker
+ * taken over goes then. */
+void pool_ack(struct pool *pool, uint64_t job_id);
 /* Gives the worker running job_id the node's lease (struct wmsg_lease):
  * it stops the job itself should the lease end unrenewed. -1 with ESRCH
  * when no worker has job_id. */

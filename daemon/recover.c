@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroups.h"
 #include "config.h"
 #include "job.h"
 #include "jobs.h"
@@ -19,6 +20,7 @@
 #include "procstat.h"
 #include "psem.h"
 #include "recover.h"
+#include "run.h"
 #include "store.h"
 #include "triaged.h"
 
@@ -189,6 +191,16 @@ recover_kill(const struct job *job)
 	close(fd);
 }
 
+/* cgroups_keep_cb: the cgroup of a run taken over is in use. */
+static bool
+recover_adopted(uint64_t id, unsigned attempt, void *arg)
+{
+	struct triaged *td = arg;
+	struct job *job = store_get(td->store, id);
+
+	return job != NULL && job->attempt == attempt && run_has(td->run, job);
+}
+
 /* Whether job's attempt began on this daemon: every one does but in a
  * cluster, where the job names its node. */
 static bool
@@ -201,8 +213,12 @@ recover_here(const struct triaged *td, const struct job *job)
 int
 recover_jobs(struct triaged *td, char **cause)
 {
-	const bool requeue = td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE;
-	size_t n = 0, nrun = 0, i, pos, total = store_count(td->store);
+	/* keep means to lose nothing: an attempt begun that no worker
+	 * holds any more runs again, as under requeue. */
+	const bool requeue = td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE ||
+	    td->cfg->shutdown == CONFIG_SHUTDOWN_KEEP;
+	size_t n = 0, nrun = 0, nadopted = 0, i, pos;
+	size_t total = store_count(td->store);
 	struct job **queued, **ran, *job;
 	int64_t max_seq = 0, min_seq = 0;
 	int prio;
@@ -234,9 +250,22 @@ recover_jobs(struct triaged *td, char **cause)
 			queued[n++] = job;
 	}
 	jobs_set_next_seq(td, max_seq + 1);
+	/* Before any grant, and before the others are killed: the runs
+	 * whose workers outlived the last daemon (or left their ends) take
+	 * back what they hold, as the same attempt. */
+	jobs_adopt_sweep(td);
+	for (i = 0; i < nrun; i++)
+		if (jobs_adopt(td, ran[i]) == 1) {
+			ran[i] = NULL;
+			nadopted++;
+		}
+	/* What else an earlier daemon left in its cgroups is killed before
+	 * the processes it recorded are looked at. */
+	cgroups_clear_left(td->cgroups, recover_adopted, td);
 	/* At the head, in the order they had: the last one first. */
 	for (i = nrun; i > 0; i--) {
-		job = ran[i - 1];
+		if ((job = ran[i - 1]) == NULL)
+			continue;
 		recover_kill(job);
 		jobs_recover_begun(td, job, requeue, --min_seq);
 		if (requeue)
@@ -260,10 +289,12 @@ recover_jobs(struct triaged *td, char **cause)
 			    "%s dispatches it)", td->cfg->priorities[i].name,
 			    td->cfg->priorities[i].name);
 	}
+	nrun -= nadopted;
 	if (total > 0)
 		log_notice("recovered %zu jobs: %zu queued, %zu of them back "
-		    "from running, %zu lost", total, n, requeue ? nrun : 0,
-		    requeue ? 0 : nrun);
+		    "from running, %zu lost, %zu taken over still running or "
+		    "ended", total, n, requeue ? nrun : 0, requeue ? 0 : nrun,
+		    nadopted);
 	free(queued);
 	free(ran);
 	return 0;

@@ -1,5 +1,6 @@
 /* resources.c - admission beyond slots: the semaphore's dimensions from the
  * config, what each job wants of them, and the units it was given. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -339,6 +340,53 @@ resources_want(struct triaged *td, struct job *job)
 		need->want[need->n++].amount = (uint64_t)json_integer_value(v);
 	}
 	psem_waiter_need(&job->waiter, need);
+	return 0;
+}
+
+/* The units of resource r that job's devices name under its name, as the
+ * bits of want.units; units no longer configured are not counted. */
+static uint64_t
+resources_units_of(const struct config_resource *r, const json_t *devices)
+{
+	const json_t *names = json_object_get(devices, r->name), *v;
+	uint64_t bits = 0;
+	unsigned u;
+	size_t i;
+
+	json_array_foreach(names, i, v)
+		for (u = 0; u < r->nunits && u < 64; u++)
+			if (json_is_string(v) &&
+			    strcmp(json_string_value(v), r->units[u]) == 0)
+				bits |= (uint64_t)1 << u;
+	return bits;
+}
+
+int
+resources_hold(struct triaged *td, struct job *job)
+{
+	struct psem_need *need;
+	const struct config_resource *r;
+	unsigned i;
+	int ri;
+
+	if (resources_want(td, job) != 0)
+		return -1;
+	/* Its units are the very ones it was given, which its devices name:
+	 * another unit's holder may be running beside it. */
+	need = job->waiter.need;
+	for (i = 0; need != NULL && i < need->n; i++) {
+		if (need->want[i].dim < RESOURCES_DIM_FIRST ||
+		    (ri = config_resource_find(td->cfg,
+		    td->resources->names[need->want[i].dim])) < 0 ||
+		    (r = &td->cfg->resources[ri])->nunits == 0)
+			continue;
+		need->want[i].units = resources_units_of(r, job->devices);
+	}
+	if (psem_hold(td->sem, &job->waiter) != 0) {
+		job_set_reason(job, "its slots and resources cannot be taken "
+		    "back: %s", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

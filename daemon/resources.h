@@ -49,6 +49,13 @@ int resources_want(struct triaged *td, struct job *job);
  */
 void resources_elsewhere(struct triaged *td, struct job *job, bool on);
 
+/*
+ * A job adopted from an earlier daemon takes back, before anything is
+ * granted, its slots, its memory and the very units its devices name
+ * (psem_hold), even beyond what is free. 0, or -1 with the job's reason
+ * set (a resource no longer configured, a bad need).
+ */
+int resources_hold(struct triaged *td, struct job *job);
 /* After a grant: the job's devices, the units it was given, named. 0, or
  * -1 out of memory (it has none then). */
 int resources_devices(struct triaged *td, struct job *job);

@@ -66,6 +66,8 @@ struct run {
 };
 
 static void run_timeout_cb(evutil_socket_t, short, void *);
+static void run_finished_cb(uint64_t, const struct pool_result *, void *);
+static void run_timeout_hold(struct jobrun *, bool);
 static void run_kill_cb(evutil_socket_t, short, void *);
 static void run_start_deadline_cb(evutil_socket_t, short, void *);
 static const struct pool_callbacks run_pool_callbacks;
@@ -466,6 +468,65 @@ run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
 	return 0;
 }
 
+int
+run_adopt(struct run *run, struct job *job, const struct run_job_opts *opts,
+    const struct run_adoptee *from)
+{
+	struct jobrun *jr;
+	struct timeval tv;
+	int64_t ran;
+
+	if ((jr = calloc(1, sizeof *jr)) == NULL)
+		return -1;
+	jr->run = run;
+	jr->job = job;
+	jr->opts = *opts;
+	jr->stop_as = JOB_QUEUED;
+	jr->handed = jr->started = true;
+	/* Its timeout runs from its start, not from the adoption: what the
+	 * clock of the wall says it has run already is spent. */
+	if (job->timeout_ms > 0 && from->ended == NULL) {
+		ran = job->run->started_at >= 0 ?
+		    timefmt_now() - job->run->started_at : 0;
+		if (ran < 0)
+			ran = 0;
+		tv = timefmt_tv((uint64_t)ran >= job->timeout_ms ? 0 :
+		    job->timeout_ms - (uint64_t)ran);
+		jr->timeout_due_us = timefmt_mono_us() +
+		    ((uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec);
+		jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr);
+		if (jr->timeout_ev == NULL ||
+		    evtimer_add(jr->timeout_ev, &tv) != 0) {
+			if (jr->timeout_ev != NULL)
+				event_free(jr->timeout_ev);
+			free(jr);
+			return -1;
+		}
+	}
+	if (from->ended == NULL && pool_adopt(run->pool, from->fd,
+	    from->worker, job->id, from->pid, from->exited) != 0) {
+		if (jr->timeout_ev != NULL)
+			event_free(jr->timeout_ev);
+		free(jr);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&run->list, jr, entry);
+	run->n++;
+	run_name_cgroup(jr, true);
+	/* Frozen it stays (its processes still are), and its timeout's clock
+	 * stands still from now on, as for any frozen run. */
+	if (job->frozen && from->ended == NULL) {
+		jr->frozen = true;
+		run_timeout_hold(jr, true);
+	}
+	/* One whose start had not reached the store yet is running now. */
+	if (job->state != JOB_RUNNING)
+		run->cb.started_cb(job, from->pid, from->start_ticks, run->arg);
+	if (from->ended != NULL)
+		run_finished_cb(job->id, from->ended, run);
+	return 0;
+}
+
 /*
  * Freezes the run's processes, or thaws them: its cgroup's freezer, which
  * holds every process of it where they stand (none can tell, nor escape
@@ -661,6 +722,12 @@ run_freeze(struct run *run, struct job *job, bool freeze)
 	jr->frozen = freeze;
 	run_timeout_hold(jr, freeze);
 	return 1;
+}
+
+void
+run_ack(struct run *run, uint64_t id)
+{
+	pool_ack(run->pool, id);
 }
 
 bool

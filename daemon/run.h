@@ -114,6 +114,29 @@ void run_free(struct run *run);
 int run_start(struct run *run, struct job *job,
     const struct run_job_opts *opts);
 
+/* Where an adopted run is: a worker an earlier daemon left (fd, the
+ * connection to it; worker, its pid; pid and start_ticks, the job's
+ * process), or its end as that worker recorded it (ended, not NULL). */
+struct run_adoptee {
+	int fd;
+	pid_t worker;
+	pid_t pid;
+	uint64_t start_ticks;
+	bool exited;		/* the worker has reaped pid already */
+	const struct pool_result *ended;
+};
+
+/*
+ * Takes over job's run, begun by an earlier daemon, as the same attempt:
+ * its worker given to the pool (which owns fd from then on), its timeout
+ * re-armed from its start; or, with from->ended, its end reported at
+ * once (ended_cb, before this returns), as a worker's would be. The job's
+ * slots must be held already (resources_hold). 0, or -1 out of memory
+ * (nothing changed, fd still the caller's).
+ */
+int run_adopt(struct run *run, struct job *job,
+    const struct run_job_opts *opts, const struct run_adoptee *from);
+
 /*
  * Ends job's run: its process group gets sig now (when it has not
  * started, as soon as it does), SIGKILL after kill_grace; a worker that
@@ -136,6 +159,10 @@ bool run_stop(struct run *run, struct job *job, enum job_state as, int sig,
  * (nothing changed).
  */
 int run_freeze(struct run *run, struct job *job, bool freeze);
+
+/* The end of job id, which ended_cb reported, is stored: its worker is
+ * told (pool_ack). */
+void run_ack(struct run *run, uint64_t id);
 
 /* True while job has a run. */
 bool run_has(const struct run *run, const struct job *job);

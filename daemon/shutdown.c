@@ -1,5 +1,5 @@
 /* shutdown.c - stopping on SIGTERM or SIGINT as the `shutdown` key says:
- * requeue, drain or finish; a second signal stops at once. */
+ * requeue, drain, finish or keep; a second signal stops at once. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +26,8 @@ shutdown_mode_name(enum config_shutdown mode)
 		return "drain";
 	case CONFIG_SHUTDOWN_FINISH:
 		return "finish";
+	case CONFIG_SHUTDOWN_KEEP:
+		return "keep";
 	default:
 		return "requeue";
 	}
@@ -129,7 +131,15 @@ shutdown_begin(struct triaged *td, int signo)
 		}
 	if (mode == CONFIG_SHUTDOWN_REQUEUE)
 		jobs_stop_running(td);
-	else
+	else if (mode == CONFIG_SHUTDOWN_KEEP) {
+		/* Nothing to wait for: the workers keep their jobs, and the
+		 * next daemon takes them over (pool_leave). */
+		log_notice("%u running job%s left to %s workers for the next "
+		    "start", run_count(td->run), run_count(td->run) == 1 ?
+		    "" : "s", run_count(td->run) == 1 ? "its" : "their");
+		shutdown_exit(td);
+		return;
+	} else
 		shutdown_say_frozen(td, mode);
 	shutdown_check(td);
 }

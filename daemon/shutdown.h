@@ -1,5 +1,5 @@
 /* shutdown.h - stopping on SIGTERM or SIGINT as the `shutdown` key says:
- * requeue, drain or finish; a second signal stops at once. */
+ * requeue, drain, finish or keep; a second signal stops at once. */
 #ifndef TRIAGED_SHUTDOWN_H
 #define TRIAGED_SHUTDOWN_H
 

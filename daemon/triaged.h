@@ -39,6 +39,7 @@ struct triaged {
 	struct series *series;		/* the dashboard's last minutes */
 	struct http *http;		/* NULL: no [http] listen */
 	char *output_dir;		/* state_dir/output */
+	char *adopt_dir;		/* state_dir/adopt (endrec.h) */
 	/* Ships this node's output to the cluster's database; NULL
 	 * unless the store keeps output (cluster-output.c). */
 	struct cluster_output *shipper;

@@ -56,6 +56,16 @@ wmsg_check(const struct wmsg_hdr *hdr, enum wmsg_dir dir)
 			goto proto;
 		want = sizeof(struct wmsg_finished);
 		break;
+	case WMSG_ADOPTED:
+		if (dir != WMSG_TO_DAEMON)
+			goto proto;
+		want = sizeof(struct wmsg_adopted);
+		break;
+	case WMSG_ACK:
+		if (dir != WMSG_TO_WORKER)
+			goto proto;
+		want = sizeof(struct wmsg_ack);
+		break;
 	default:
 		goto proto;
 	}

@@ -24,6 +24,8 @@ enum wmsg_type {
 	WMSG_STARTED,		/* worker -> daemon: struct wmsg_started */
 	WMSG_FINISHED,		/* worker -> daemon: struct wmsg_finished */
 	WMSG_LEASE,		/* daemon -> worker: struct wmsg_lease */
+	WMSG_ADOPTED,		/* worker -> daemon: struct wmsg_adopted */
+	WMSG_ACK,		/* daemon -> worker: struct wmsg_ack */
 };
 
 /* Who reads the message: wmsg_check() accepts only what flows that way. */
@@ -80,11 +82,38 @@ struct wmsg_lease {
 	uint64_t grace_ms;
 };
 
+/*
+ * The end the worker reported last (FINISHED) is on the daemon's disk: until
+ * this comes, a worker whose daemon goes records that end in the adopt
+ * directory, so that a daemon that died before storing it does not run
+ * the job again.
+ */
+struct wmsg_ack {
+	uint64_t job_id;
+};
+
 struct wmsg_started {
 	uint64_t job_id;
 	int32_t pid;
 	uint32_t pad;		/* 0 */
 	uint64_t start_ticks;	/* the process's start (procstat.h); 0 unknown */
+};
+
+/*
+ * The first message on a connection a new daemon made to an orphaned
+ * worker's socket (state_dir/adopt/ID.ATTEMPT.sock): which attempt of which
+ * job it holds, and its process, for the daemon to check against its store
+ * before it takes the worker (fencing by attempt). From then on the
+ * connection is as a worker's socketpair.
+ */
+struct wmsg_adopted {
+	uint64_t job_id;
+	uint32_t attempt;
+	int32_t pid;		/* the job's process */
+	uint64_t start_ticks;	/* procstat.h; 0 unknown */
+	int32_t worker;		/* the worker's own pid */
+	uint8_t exited;		/* 0 or 1: the job's process has been reaped */
+	uint8_t pad[3];		/* 0 */
 };
 
 /* The fields of struct pool_result, laid out for the wire. */

@@ -13,6 +13,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -20,6 +21,7 @@
 
 #include "cgroup.h"
 #include "cgroups.h"
+#include "endrec.h"
 #include "procstat.h"
 #include "timefmt.h"
 #include "wmsg.h"
@@ -32,7 +34,11 @@
 #define WORKER_DRAIN_MS	2000
 
 struct worker {
-	int fd;			/* the daemon; blocking */
+	int fd;			/* the daemon; blocking; -1 while orphaned */
+	/* Orphaned (its daemon gone while it runs a job): the socket it
+	 * listens on for the next daemon, -1 none; and its path. */
+	int lfd;
+	char lpath[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int sfd;		/* signalfd: SIGCHLD, SIGTERM */
 	int null;		/* /dev/null, every job's stdin */
 	pid_t pid;		/* ours: a job child checks its parent is */
@@ -40,6 +46,13 @@ struct worker {
 	size_t sh_size;
 	char sh[8];		/* "/bin/sh", writable as execve's argv is */
 	bool gone;		/* the daemon went away: EOF or SIGTERM */
+	/* The end it reported last, until the daemon says it is stored
+	 * (WMSG_ACK): what it records should the daemon go first. */
+	bool unacked;
+	uint64_t unacked_id;
+	unsigned unacked_attempt;
+	int64_t unacked_at;
+	struct pool_result unacked_res;
 	struct pool_setup setup;	/* cgroup_fd: the jobs' cgroups' home */
 	char buf[65536];	/* output on its way to a file */
 };
@@ -119,7 +132,7 @@ worker_recv(struct worker *w, struct wmsg_hdr *hdr, char **payload)
 	int r;
 
 	if ((r = worker_read_full(w->fd, hdr, sizeof *hdr)) != 1) {
-		if (r == 0)
+		if (r == 0 || errno == ECONNRESET)
 			w->gone = true;
 		return r;
 	}
@@ -426,6 +439,29 @@ worker_reap(struct worker_job *job)
 	return 0;
 }
 
+/* An ACK: the end it names is stored, nothing to keep of it. */
+static void
+worker_acked(struct worker *w, const char *payload)
+{
+	struct wmsg_ack am;
+
+	memcpy(&am, payload, sizeof am);
+	if (w->unacked && am.job_id == w->unacked_id)
+		w->unacked = false;
+}
+
+/* The daemon went before it said the last end is stored: it is recorded
+ * for the next one, which takes it if the store has it running still. */
+static void
+worker_record_unacked(struct worker *w)
+{
+	if (!w->unacked || w->setup.adopt_dir == NULL)
+		return;
+	w->unacked = false;
+	(void)endrec_write(w->setup.adopt_dir, w->unacked_id,
+	    w->unacked_attempt, &w->unacked_res, w->unacked_at);
+}
+
 /* A message while a job runs: SIGNAL for it, or a late one for a job that
  * has ended (ignored). Returns 0, or -1 when the daemon is gone or broken. */
 static int
@@ -439,6 +475,11 @@ worker_command(struct worker *w, struct worker_job *job)
 
 	if ((r = worker_recv(w, &hdr, &payload)) != 1)
 		return -1;
+	if (hdr.type == WMSG_ACK) {
+		worker_acked(w, payload);
+		free(payload);
+		return 0;
+	}
 	if (hdr.type == WMSG_LEASE) {
 		memcpy(&lm, payload, sizeof lm);
 		free(payload);
@@ -504,6 +545,105 @@ worker_lease(struct worker_job *job)
 	return sig == SIGTERM ? (int)job->lease_grace_ms : -1;
 }
 
+/* The listening socket closed and its name removed: adopted, or ended. */
+static void
+worker_unlisten(struct worker *w)
+{
+	if (w->lfd == -1)
+		return;
+	close(w->lfd);
+	w->lfd = -1;
+	(void)unlink(w->lpath);
+}
+
+/*
+ * The daemon is gone while the job runs: the worker keeps it, and waits
+ * for the next daemon on adopt_dir/ID.ATTEMPT.sock (mode 0600: only the
+ * daemon's user may take a job over). Returns 0, or -1 when it cannot
+ * hold the job (no adopt_dir): the caller then kills it, as before.
+ */
+static int
+worker_orphan(struct worker *w, struct worker_job *job)
+{
+	const struct pool_spec *spec = &job->run->spec;
+	struct sockaddr_un sun;
+	mode_t mask;
+	int fd;
+
+	if (w->setup.adopt_dir == NULL)
+		return -1;
+	if (w->fd != -1) {
+		close(w->fd);
+		w->fd = -1;
+	}
+	w->gone = true;
+	worker_record_unacked(w);
+	if (w->lfd != -1)
+		return 0;
+	/* Without a socket the job still runs to its end and leaves its
+	 * record: the next daemon then takes that. */
+	if (endrec_path(w->setup.adopt_dir, spec->job_id, spec->attempt,
+	    "sock", w->lpath, sizeof w->lpath) == -1)
+		return 0;
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, w->lpath, strlen(w->lpath) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1)
+		return 0;
+	/* Ours from an earlier loss, or a stale one of this very attempt. */
+	(void)unlink(w->lpath);
+	/* 0600: a socket's mode is what bind leaves of 0777. */
+	mask = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
+	    listen(fd, 4) == -1) {
+		umask(mask);
+		close(fd);
+		return 0;
+	}
+	umask(mask);
+	w->lfd = fd;
+	return 0;
+}
+
+/*
+ * A daemon connects to the orphaned worker: it is told which attempt the
+ * worker holds, and is the worker's daemon from then on (one that does not
+ * want it closes the connection, and the worker waits on).
+ */
+static void
+worker_adopted(struct worker *w, struct worker_job *job)
+{
+	struct wmsg_adopted am;
+	int fd, fl;
+
+	if ((fd = accept4(w->lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	/* The listening socket is non-blocking; this one must not be. */
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
+		close(fd);
+		return;
+	}
+	memset(&am, 0, sizeof am);
+	am.job_id = job->run->spec.job_id;
+	am.attempt = job->run->spec.attempt;
+	am.pid = job->pid;
+	am.worker = w->pid;
+	am.exited = (job->flags & WORKER_JOB_EXITED) != 0;
+	if (procstat_start_ticks(job->pid, &am.start_ticks) == -1 ||
+	    am.exited)
+		am.start_ticks = 0;
+	w->fd = fd;
+	if (worker_send(w, WMSG_ADOPTED, &am, sizeof am) == -1) {
+		close(fd);
+		w->fd = -1;
+		return;
+	}
+	w->gone = false;
+	worker_unlisten(w);
+}
+
 /*
  * Waits until the run is finished: output copied, process reaped. Returns 0;
  * or -1 when the worker must stop (the daemon is gone or broken, a wait
@@ -529,7 +669,10 @@ worker_wait(struct worker *w, struct worker_job *job)
 			}
 		}
 		nfd = 0;
-		pfd[nfd++] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
+		/* Orphaned, the next daemon comes in on the listening socket
+		 * (none: a poll of fd -1 sees nothing). */
+		pfd[nfd++] = (struct pollfd){ .fd = w->fd != -1 ? w->fd :
+		    w->lfd, .events = POLLIN };
 		pfd[nfd++] = (struct pollfd){ .fd = w->sfd, .events = POLLIN };
 		/* The kernel wakes a poller of cgroup.events at each change
 		 * of it: the cgroup's emptying among them. */
@@ -570,11 +713,17 @@ worker_wait(struct worker *w, struct worker_job *job)
 			    worker_reap(job) == -1)
 				goto fail;
 		}
-		if (pfd[0].revents != 0 && worker_command(w, job) == -1)
-			goto fail;
+		if (pfd[0].revents != 0) {
+			if (w->fd == -1)
+				worker_adopted(w, job);
+			else if (worker_command(w, job) == -1 &&
+			    (!w->gone || worker_orphan(w, job) == -1))
+				goto fail;
+		}
 	}
 	return 0;
 fail:
+	worker_unlisten(w);
 	if ((job->flags & WORKER_JOB_EXITED) == 0) {
 		worker_kill(job);
 		while (waitpid(job->pid, NULL, 0) == -1 && errno == EINTR)
@@ -924,7 +1073,9 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	 * then never takes a later process for this one. */
 	if (procstat_start_ticks(job.pid, &sm.start_ticks) == -1)
 		sm.start_ticks = 0;
-	if (worker_send(w, WMSG_STARTED, &sm, sizeof sm) == -1) {
+	/* A daemon gone by now leaves the job to its worker, as later. */
+	if (worker_send(w, WMSG_STARTED, &sm, sizeof sm) == -1 &&
+	    (!w->gone || worker_orphan(w, &job) == -1)) {
 		worker_kill(&job);
 		while (waitpid(job.pid, NULL, 0) == -1 && errno == EINTR)
 			;
@@ -964,8 +1115,26 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 not_started:
 	res.started = false;
 send:
-	if (worker_send_finished(w, spec->job_id, &res) == -1)
-		rc = -1;
+	if (w->fd != -1 && worker_send_finished(w, spec->job_id, &res) == 0) {
+		/* Told, not yet stored: kept until the daemon's ACK. */
+		if (res.started && w->setup.adopt_dir != NULL) {
+			w->unacked = true;
+			w->unacked_id = spec->job_id;
+			w->unacked_attempt = spec->attempt;
+			w->unacked_at = timefmt_now();
+			w->unacked_res = res;
+		}
+		goto out;
+	}
+	rc = -1;
+	/* No daemon to tell (it went while the job ran, or just now): the
+	 * next one reads the end from the record, and the worker's part is
+	 * over. Written before the socket goes, so that a daemon that finds
+	 * neither knows the worker is gone. */
+	if (w->gone && w->setup.adopt_dir != NULL && res.started)
+		(void)endrec_write(w->setup.adopt_dir, spec->job_id,
+		    spec->attempt, &res, timefmt_now());
+	worker_unlisten(w);
 out:
 	worker_cgroup_remove(w, &job);
 	for (i = 0; i < 2; i++) {
@@ -1025,7 +1194,12 @@ worker_next(struct worker *w, struct wmsg_run *run)
 			if ((sig = worker_signals(w)) == -1)
 				return -1;
 			if (sig & WORKER_SIG_TERM) {
-				w->gone = true;	/* the daemon died */
+				/* The daemon died (the parent-death signal,
+				 * without an adopt_dir, when no end is ever
+				 * recorded), or it retires this worker:
+				 * alive, it stores the last end itself. */
+				w->gone = true;
+				w->unacked = false;
 				return 0;
 			}
 		}
@@ -1033,6 +1207,11 @@ worker_next(struct worker *w, struct wmsg_run *run)
 			continue;
 		if ((r = worker_recv(w, &hdr, &payload)) != 1)
 			return r;
+		if (hdr.type == WMSG_ACK) {
+			worker_acked(w, payload);
+			free(payload);
+			continue;
+		}
 		if (hdr.type == WMSG_SIGNAL || hdr.type == WMSG_LEASE) {
 			/* for a job that ended as the daemon sent it */
 			free(payload);
@@ -1065,6 +1244,7 @@ worker_main(int fd, const struct pool_setup *setup)
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		return 1;
 	w->fd = fd;
+	w->lfd = -1;
 	w->setup = *setup;
 	w->pid = getpid();
 	snprintf(w->sh, sizeof w->sh, "/bin/sh");
@@ -1086,6 +1266,10 @@ worker_main(int fd, const struct pool_setup *setup)
 			break;
 	}
 	rc = w->gone ? 0 : 1;
+	if (w->gone)
+		worker_record_unacked(w);
+	if (w->fd != -1)
+		close(w->fd);
 	close(w->sfd);
 	close(w->null);
 	free(w->sh_argv);

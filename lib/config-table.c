@@ -30,6 +30,7 @@ static const struct config_choice config_table_shutdowns[] = {
 	{ "requeue", CONFIG_SHUTDOWN_REQUEUE },
 	{ "drain", CONFIG_SHUTDOWN_DRAIN },
 	{ "finish", CONFIG_SHUTDOWN_FINISH },
+	{ "keep", CONFIG_SHUTDOWN_KEEP },
 	{ NULL, 0 },
 };
 
@@ -112,8 +113,8 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  "SIGTERM to SIGKILL delay for cancel and timeout, 0 to 1d" },
 	{ "shutdown", CONFIG_TYPE_ENUM, 0, 0, "requeue",
 	  D(shutdown), 0, config_table_shutdowns,
-	  "on SIGTERM: requeue running jobs, drain the queues, or finish "
-	  "the running jobs" },
+	  "on SIGTERM: requeue running jobs, drain the queues, finish "
+	  "the running jobs, or keep them running for the next start" },
 	{ "max_request", CONFIG_TYPE_SIZE, KIB, GIB, "1MiB",
 	  D(max_request), 0, NULL,
 	  "longest request line, 1KiB to 1GiB" },

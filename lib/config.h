@@ -16,6 +16,9 @@ enum config_shutdown {
 	CONFIG_SHUTDOWN_REQUEUE,
 	CONFIG_SHUTDOWN_DRAIN,
 	CONFIG_SHUTDOWN_FINISH,
+	/* Exit at once, the running jobs left to their workers for the
+	 * next daemon to take over (issue 26). */
+	CONFIG_SHUTDOWN_KEEP,
 };
 
 /* Which bytes of a stream past max_output are kept. */

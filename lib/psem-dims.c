@@ -116,6 +116,47 @@ psem_dims_take(struct psem *sem, struct psem_waiter *w)
 	}
 }
 
+bool
+psem_dims_units_ok(const struct psem *sem, const struct psem_waiter *w)
+{
+	const struct psem_want *want;
+	const struct psem_dim *dim;
+	unsigned i;
+
+	for (i = 0; w->need != NULL && i < w->need->n; i++) {
+		want = &w->need->want[i];
+		if (want->dim == 0 || want->dim >= sem->ndims ||
+		    want->amount == 0)
+			return false;
+		dim = &sem->dims[want->dim];
+		if (dim->capacity == 0 || (dim->nunits != 0 &&
+		    ((dim->nunits < 64 && want->units >> dim->nunits) ||
+		    (uint64_t)__builtin_popcountll(want->units) !=
+		    want->amount)))
+			return false;
+	}
+	return true;
+}
+
+void
+psem_dims_retake(struct psem *sem, struct psem_waiter *w)
+{
+	const struct psem_want *want;
+	struct psem_dim *dim;
+	uint64_t units;
+	unsigned i;
+
+	sem->dims[0].used += w->permits;
+	for (i = 0; w->need != NULL && i < w->need->n; i++) {
+		want = &w->need->want[i];
+		dim = &sem->dims[want->dim];
+		dim->used += want->amount;
+		for (units = want->units; dim->nunits != 0 && units != 0;
+		    units &= units - 1)
+			dim->load[__builtin_ctzll(units)]++;
+	}
+}
+
 void
 psem_dims_give(struct psem *sem, struct psem_waiter *w)
 {

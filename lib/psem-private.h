@@ -70,6 +70,10 @@ bool psem_need_possible(const struct psem *sem, const struct psem_waiter *w);
 /* Takes what w wants (its units picked) / gives it back. */
 void psem_dims_take(struct psem *sem, struct psem_waiter *w);
 void psem_dims_give(struct psem *sem, struct psem_waiter *w);
+/* Whether what w wants is set up, and its units, of a unit dimension, are
+ * amount units of it; then takes those very units (psem_hold). */
+bool psem_dims_units_ok(const struct psem *sem, const struct psem_waiter *w);
+void psem_dims_retake(struct psem *sem, struct psem_waiter *w);
 /* psem_set_count and psem_set_units, but for the admission they call for
  * after. */
 int psem_dims_set_count(struct psem *sem, unsigned dim, uint64_t count);

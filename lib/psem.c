@@ -297,6 +297,28 @@ psem_give_back(struct psem *sem, struct psem_waiter *w)
 }
 
 int
+psem_hold(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c = psem_class(sem, w->prio);
+
+	if (c == NULL || w->state != PSEM_IDLE || w->permits == 0 ||
+	    !psem_dims_units_ok(sem, w)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (w->need != NULL)
+		w->need->mask = psem_waiter_mask(w);
+	psem_dims_retake(sem, w);
+	c->held += w->permits;
+	w->state = PSEM_HELD;
+	TAILQ_INSERT_TAIL(&sem->holders, w, entry);
+	/* Less is free: nothing to grant, but what is kept is figured
+	 * again. */
+	psem_pump(sem);
+	return 0;
+}
+
+int
 psem_release(struct psem *sem, struct psem_waiter *w)
 {
 	if (w->state != PSEM_HELD || w->prio >= sem->sched.nclasses) {

@@ -143,6 +143,18 @@ void psem_waiter_order(struct psem_waiter *w, int64_t order);
 int psem_acquire(struct psem *sem, struct psem_waiter *w);
 
 /*
+ * w takes, outside any queue, what it holds already: a job adopted from a
+ * daemon before this one keeps its permits, its memory and the very units
+ * its need names (want.units), even beyond what is free now (as after
+ * psem_set_permits shrank them); nothing is granted until enough comes
+ * back. w is then held, as after a grant, its callback never called.
+ * Returns 0, or -1 with errno EINVAL when w is not idle, its priority is
+ * bad, its need names a dimension not set up, or units that are not
+ * amount units of it.
+ */
+int psem_hold(struct psem *sem, struct psem_waiter *w);
+
+/*
  * Gives back the permits w holds and grants them to whoever the policy picks.
  * Never calls a waiter's callback itself. Releasing a waiter that holds
  * nothing (twice, before it was granted, or never acquired) returns -1 with

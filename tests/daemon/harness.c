@@ -269,13 +269,56 @@ tdaemon_dump_log(const struct tdaemon *d)
 	tlog_copy(d, 0, NULL);
 }
 
-/* Kills d's process group and reaps d. A d with a stop_signal gets it
- * first, and the time to end its own processes before the SIGKILL. */
+/*
+ * The workers a killed daemon left (issue 26: a worker keeps its running
+ * job when its daemon goes, for the next one to take over), found by what
+ * they inherited from it: their name, and d's dir as their cwd. Killed,
+ * their jobs follow them (the job's parent-death signal). Their group is
+ * theirs, not the daemon's, so the kill of its group misses them.
+ */
+static void
+tkill_workers(const struct tdaemon *d)
+{
+	char path[64], cwd[PATH_MAX], dir[PATH_MAX], comm[32];
+	struct dirent *de;
+	ssize_t n;
+	DIR *proc;
+	FILE *f;
+	pid_t pid;
+
+	if (d->dir[0] == '\0' || realpath(d->dir, dir) == NULL ||
+	    (proc = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(proc)) != NULL) {
+		if ((pid = (pid_t)atoi(de->d_name)) <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		if (fgets(comm, sizeof comm, f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+		if (strcmp(comm, "triaged-worker\n") != 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+		if ((n = readlink(path, cwd, sizeof cwd - 1)) <= 0)
+			continue;
+		cwd[n] = '\0';
+		if (strcmp(cwd, dir) == 0)
+			(void)kill(pid, SIGKILL);
+	}
+	closedir(proc);
+}
+
+/* Kills d's process group and reaps d, and what is left of its workers. A
+ * d with a stop_signal gets it first, and the time to end its own
+ * processes before the SIGKILL. */
 static void
 tkill(struct tdaemon *d)
 {
 	tsupport_child_end(d->pid, d->stop_signal, TSTOP_MS);
 	d->pid = 0;
+	tkill_workers(d);
 }
 
 /*

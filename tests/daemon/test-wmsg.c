@@ -246,6 +246,19 @@ test_check_lengths(void **state)
 	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
 	h.len = 0;
 	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	/* An orphaned worker's hello to the daemon that takes it over. */
+	h = (struct wmsg_hdr){ WMSG_ADOPTED, sizeof(struct wmsg_adopted) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EPROTO);
+	h.len--;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	/* The daemon's word that the last end reported is stored. */
+	h = (struct wmsg_hdr){ WMSG_ACK, sizeof(struct wmsg_ack) };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EPROTO);
 	h = (struct wmsg_hdr){ WMSG_RUN, WMSG_RUN_MAX };
 	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
 	h.len++;
@@ -261,6 +274,8 @@ test_check_lengths(void **state)
 	assert_int_equal(errno, EPROTO);
 	assert_true(WMSG_TO_DAEMON_MAX >= sizeof(struct wmsg_hdr) +
 	    sizeof(struct wmsg_started));
+	assert_true(WMSG_TO_DAEMON_MAX >= sizeof(struct wmsg_hdr) +
+	    sizeof(struct wmsg_adopted));
 }
 
 static void

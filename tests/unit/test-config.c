@@ -1008,6 +1008,8 @@ every_shutdown_and_log_level_word_maps(void **state)
 		  CONFIG_SHUTDOWN_FINISH, LOG_WARNING },
 		{ "shutdown = finish\nlog_level = err\n",
 		  CONFIG_SHUTDOWN_FINISH, LOG_ERR },
+		{ "shutdown = keep\nlog_level = err\n",
+		  CONFIG_SHUTDOWN_KEEP, LOG_ERR },
 	};
 	struct config *cfg;
 	char *conf;
@@ -1158,8 +1160,8 @@ bad_values_name_the_expected_form(void **state)
 	assert_daemon_error("policy = fair",
 	    "policy: expected \"strict\" or \"weighted\", not \"fair\"");
 	assert_daemon_error("shutdown = now",
-	    "shutdown: expected \"requeue\", \"drain\" or \"finish\", not "
-	    "\"now\"");
+	    "shutdown: expected \"requeue\", \"drain\", \"finish\" or "
+	    "\"keep\", not \"now\"");
 	assert_daemon_error("log_level = warn",
 	    "log_level: expected \"debug\", \"info\", \"notice\", \"warning\" "
 	    "or \"err\", not \"warn\"");

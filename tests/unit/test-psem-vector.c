@@ -473,6 +473,44 @@ test_bad_needs_are_refused(void **state)
 	vfix_free(fx);
 }
 
+/* An adopted job takes back its very units, even beyond what is free
+ * now; nothing is granted until enough comes back. */
+static void
+test_hold_takes_back_the_units_it_names(void **state)
+{
+	struct vfix *fx = vfix_new(1, 1);
+	struct vw adopted, next, bad;
+
+	(void)state;
+	assert_int_equal(psem_set_units(fx->sem, GPU, 2, 1), 0);
+	assert_int_equal(psem_set_count(fx->sem, MEM, 10), 0);
+	vw_init(fx, &adopted, 1, 0, 1, 12, 1, 0);
+	adopted.need->want[1].units = 0x2;	/* GPU 1 */
+	vw_init(fx, &next, 2, 0, 1, 0, 1, 0);
+	assert_int_equal(psem_hold(fx->sem, &adopted.w), 0);
+	assert_int_equal(psem_waiter_state(&adopted.w), PSEM_HELD);
+	assert_int_equal(psem_unit_load(fx->sem, GPU, 1), 1);
+	assert_int_equal(psem_unit_load(fx->sem, GPU, 0), 0);
+	/* Its slot and 12 of 10 MiB are held: the next one waits. */
+	assert_int_equal(psem_acquire(fx->sem, &next.w), 0);
+	assert_int_equal(psem_release(fx->sem, &adopted.w), 0);
+	settle(fx);
+	assert_int_equal(next.granted, 1);
+	assert_int_equal(units_of(&next, GPU), 0x1);
+	assert_int_equal(psem_release(fx->sem, &next.w), 0);
+	/* Units not of the resource, or not as many as it asks for. */
+	vw_init(fx, &bad, 3, 0, 1, 0, 1, 0);
+	bad.need->want[0].units = 0x4;
+	assert_int_equal(psem_hold(fx->sem, &bad.w), -1);
+	bad.need->want[0].units = 0x3;
+	assert_int_equal(psem_hold(fx->sem, &bad.w), -1);
+	assert_int_equal(errno, EINVAL);
+	vw_fini(&adopted);
+	vw_fini(&next);
+	vw_fini(&bad);
+	vfix_free(fx);
+}
+
 /* The 1M-long grant chain of test-psem.c, of waiters wanting memory and a
  * unit too, on a 64 KiB stack. */
 #define CHAIN_CYCLES 1000000
@@ -933,6 +971,7 @@ main(void)
 		cmocka_unit_test(test_a_job_wanting_two_things_is_not_starved),
 		cmocka_unit_test(test_backfill_uses_kept_slots_only_before_the_shadow),
 		cmocka_unit_test(test_bad_needs_are_refused),
+		cmocka_unit_test(test_hold_takes_back_the_units_it_names),
 		cmocka_unit_test(test_vector_grant_chain_does_not_recurse),
 		cmocka_unit_test(test_random_steps_agree_with_the_model),
 	};

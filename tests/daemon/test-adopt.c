@@ -1,0 +1,536 @@
+/* test-adopt.c - running jobs outlive triaged (issue 26): a SIGKILLed or kept
+ * daemon's next start takes over their workers, or their ends, never reruns. */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli.h"
+#include "harness.h"
+#include "timefmt.h"
+
+/* What the job has printed on stdout so far, allocated. */
+static char *
+stdout_of(struct client *c, int64_t id)
+{
+	json_t *page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
+	    "stream", "stdout");
+	char *text = strdup(tjstr(page, "data"));
+
+	json_decref(page);
+	assert_non_null(text);
+	return text;
+}
+
+static int
+count_lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text != '\0'; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* Waits until the job has printed more than n lines; how many it has. */
+static int
+wait_lines_over(struct client *c, int64_t id, int n)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	char *text;
+	int got;
+
+	for (;;) {
+		text = stdout_of(c, id);
+		got = count_lines(text);
+		free(text);
+		if (got > n)
+			return got;
+		tcheck_deadline(deadline, "job %lld printed %d lines, not more "
+		    "than %d", (long long)id, got, n);
+		poll(NULL, 0, 10);
+	}
+}
+
+/* Asserts that text is "1\n2\n...n\n" exactly. */
+static void
+assert_counter(const char *text, int n)
+{
+	char want[1024];
+	size_t len = 0;
+	int i;
+
+	for (i = 1; i <= n; i++)
+		len += (size_t)snprintf(want + len, sizeof want - len, "%d\n",
+		    i);
+	assert_string_equal(text, want);
+}
+
+/* Waits until path exists (want) or is gone (!want). */
+static void
+wait_path(const char *path, bool want)
+{
+	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
+
+	while ((access(path, F_OK) == 0) != want) {
+		tcheck_deadline(deadline, "%s never %s", path, want ?
+		    "appeared" : "went");
+		poll(NULL, 0, 10);
+	}
+}
+
+/* state_dir/adopt/ID.ATTEMPT.suffix of d. */
+static const char *
+adopt_path(const struct tdaemon *d, int64_t id, int attempt,
+    const char *suffix)
+{
+	static char path[600];
+
+	snprintf(path, sizeof path, "%s/adopt/%lld.%d.%s", d->state,
+	    (long long)id, attempt, suffix);
+	return path;
+}
+
+/* SIGKILL to the daemon, and a new one on the same state. */
+static struct client *
+crash_and_restart(struct tdaemon *d, struct client *c)
+{
+	client_free(c);
+	tdaemon_crash(d);
+	tdaemon_restart(d);
+	return tconnect(d);
+}
+
+/* A counter every 50 ms, from 1 to n; at pause it waits for the gate
+ * "go" (so that a slow machine cannot outrun the kills). */
+static int64_t
+submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
+{
+	char script[1400];
+
+	snprintf(script, sizeof script, "i=0; while [ $i -lt %d ]; do "
+	    "i=$((i + 1)); echo $i; if [ $i = %d ]; then %s; fi; "
+	    "sleep 0.05; done", n, pause, tgate_sh(d, "go"));
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+/*
+ * (a), (e): three SIGKILLs of the daemon while the job counts, each time
+ * after it has counted on: the next daemon takes its worker over, the
+ * output goes on without a gap or a repeat, the job ends as attempt 1,
+ * and a `triage wait` from before the first kill outlasts them all.
+ */
+static void
+a_job_outlives_three_crashes(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	struct tcli_bg wait;
+	char id[32], *out, *err, *text;
+	int64_t job;
+	int lines, k, rc;
+	json_t *got;
+
+	(void)state;
+	job = submit_counter(c, d, 60, 40);
+	snprintf(id, sizeof id, "%lld", (long long)job);
+	tcli_start(d, &wait, "wait", "wait", id, NULL);
+	lines = wait_lines_over(c, job, 2);
+	for (k = 0; k < 3; k++) {
+		c = crash_and_restart(d, c);
+		/* Counting on, under the new daemon. */
+		lines = wait_lines_over(c, job, lines + 1);
+	}
+	assert_true(tlog_has(d, "taken over from an earlier daemon"));
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(tjint(got, "exit_code"), 0);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 60);
+	free(text);
+	rc = tcli_finish(&wait, &out, &err);
+	if (rc != 0)
+		fail_msg("wait: exit %d, stderr \"%s\"", rc, err);
+	free(out);
+	free(err);
+	tdaemon_end(d, c);
+}
+
+/*
+ * (b), (e): the job ends while no daemon runs: its worker records the
+ * end, and the next daemon takes it as attempt 1's, never running the job
+ * again; the record goes once the end is stored. The `wait` from before
+ * the crash gets the job's exit code.
+ */
+static void
+an_end_while_no_daemon_runs_is_recorded(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	struct tcli_bg wait;
+	char script[1400], runs[400], buf[64], id[32], *out, *err;
+	int64_t job, ended_at, restart_at, shown;
+	json_t *got, *rec;
+	struct stat st;
+	int rc;
+
+	(void)state;
+	snprintf(runs, sizeof runs, "%s/runs", d->dir);
+	snprintf(script, sizeof script, "echo $TRIAGE_ATTEMPT >> %s; %s; "
+	    "exit 3", runs, tgate_sh(d, "end"));
+	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	(void)trunning_pid(c, job);
+	snprintf(id, sizeof id, "%lld", (long long)job);
+	tcli_start(d, &wait, "wait", "wait", id, NULL);
+	wait_path(runs, true);
+
+	client_free(c);
+	tdaemon_crash(d);
+	/* The worker waits for the next daemon, on a socket only the
+	 * daemon's user may use; the job ends meanwhile. */
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_int_equal(stat(adopt_path(d, job, 1, "sock"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	topen_gate(d, "end");
+	wait_path(adopt_path(d, job, 1, "end"), true);
+	wait_path(adopt_path(d, job, 1, "sock"), false);
+	rec = json_load_file(adopt_path(d, job, 1, "end"), 0, NULL);
+	assert_non_null(rec);
+	ended_at = tjint(rec, "finished_at");
+	json_decref(rec);
+
+	restart_at = timefmt_now();
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "failed");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(tjint(got, "exit_code"), 3);
+	/* It ended when it ended, not when the next daemon heard of it. */
+	assert_int_equal(timefmt_parse(tjstr(got, "finished_at"), &shown), 0);
+	assert_true(shown <= ended_at && ended_at - shown < 1000);
+	assert_true(shown < restart_at);
+	json_decref(got);
+	tread_text(runs, buf, sizeof buf);
+	assert_string_equal(buf, "1\n");
+	wait_path(adopt_path(d, job, 1, "end"), false);
+	assert_true(tlog_has(d, "that its worker recorded"));
+	rc = tcli_finish(&wait, &out, &err);
+	if (rc != 3)
+		fail_msg("wait: exit %d, stderr \"%s\"", rc, err);
+	free(out);
+	free(err);
+	tdaemon_end(d, c);
+}
+
+/* A job whose attempt 1 notes its pid in first and sleeps, and whose
+ * attempt 2 fails if that process still runs as it starts (a zombie runs
+ * no more: where init is slow to reap, one may be left). */
+static int64_t
+submit_two_attempts(struct client *c, const char *first)
+{
+	char script[1400];
+
+	snprintf(script, sizeof script, "if [ $TRIAGE_ATTEMPT = 1 ]; then "
+	    "echo $$ > %s; exec sleep 300; fi; "
+	    "s=$(cut -d' ' -f3 /proc/$(cat %s)/stat 2>/dev/null); "
+	    "if [ -n \"$s\" ] && [ \"$s\" != Z ]; then exit 9; fi; exit 0",
+	    first, first);
+	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+}
+
+/*
+ * (c): the worker that holds the job is killed while no daemon runs: the
+ * next start finds neither its end nor its socket answering, and requeues
+ * the job as attempt 2, which finds attempt 1's process gone.
+ */
+static void
+a_lost_holder_means_a_new_attempt(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char first[400];
+	pid_t pid, worker;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	snprintf(first, sizeof first, "%s/first", d->dir);
+	job = submit_two_attempts(c, first);
+	pid = trunning_pid(c, job);
+	wait_path(first, true);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_int_equal(kill(worker, SIGKILL), 0);
+	twait_gone(worker);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 2);
+	json_decref(got);
+	assert_false(tpid_alive(pid));
+	tdaemon_end(d, c);
+}
+
+/*
+ * Fencing by attempt: what state_dir/adopt holds for another attempt than
+ * the one the store has running is stale. A worker that answers on such a
+ * socket (here attempt 1's, under attempt 5's name) is killed with its
+ * job, a record of attempt 7 is removed, and the job, its worker gone, runs
+ * again as attempt 2 once attempt 1's process is gone.
+ */
+static void
+another_attempts_files_are_fenced_off(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char first[400], stale_sock[600], stale_end[600];
+	pid_t pid;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	snprintf(first, sizeof first, "%s/first", d->dir);
+	job = submit_two_attempts(c, first);
+	pid = trunning_pid(c, job);
+	wait_path(first, true);
+
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	snprintf(stale_sock, sizeof stale_sock, "%s",
+	    adopt_path(d, job, 5, "sock"));
+	assert_int_equal(rename(adopt_path(d, job, 1, "sock"), stale_sock), 0);
+	snprintf(stale_end, sizeof stale_end, "%s",
+	    adopt_path(d, job, 7, "end"));
+	twrite_text(stale_end, "{\"job\": %lld, \"attempt\": 7, "
+	    "\"status\": 0}\n", (long long)job);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 2);
+	json_decref(got);
+	assert_true(tlog_has(d, "is not the job's running attempt: killing "
+	    "it"));
+	assert_false(tpid_alive(pid));
+	assert_int_equal(access(stale_sock, F_OK), -1);
+	assert_int_equal(access(stale_end, F_OK), -1);
+	tdaemon_end(d, c);
+}
+
+/* The units of gpu the job holds, joined by commas, into buf. */
+static const char *
+gpus_of(struct client *c, int64_t id, char *buf, size_t size)
+{
+	json_t *job = tget(c, id), *units, *u;
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	units = json_object_get(json_object_get(job, "devices"), "gpu");
+	json_array_foreach(units, i, u)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+		    i ? "," : "", json_string_value(u));
+	json_decref(job);
+	return buf;
+}
+
+/*
+ * An adopted job takes back the very unit it held, before anything is
+ * granted: with GPU 1 held by the adopted job, the next job gets GPU 0,
+ * and one more waits for a GPU.
+ */
+static void
+an_adopted_job_keeps_its_units(void **state)
+{
+	struct tdaemon *d = tdaemon_start("slots = 4\n[resource.gpu]\n"
+	    "units = 0,1\n");
+	struct client *c = tconnect(d);
+	int64_t a, b, next, more;
+	char buf[64];
+	json_t *got;
+
+	(void)state;
+	a = tsubmit_gated_with(c, d, "a", "{s{si}}", "resources", "gpu", 1);
+	b = tsubmit_gated_with(c, d, "b", "{s{si}}", "resources", "gpu", 1);
+	(void)trunning_pid(c, a);
+	(void)trunning_pid(c, b);
+	assert_string_equal(gpus_of(c, b, buf, sizeof buf), "1");
+	topen_gate(d, "a");
+	json_decref(twait(c, a));
+
+	c = crash_and_restart(d, c);
+	got = tget(c, b);
+	assert_string_equal(tstate(got), "running");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	assert_string_equal(gpus_of(c, b, buf, sizeof buf), "1");
+	next = tsubmit_gated_with(c, d, "next", "{s{si}}", "resources", "gpu",
+	    1);
+	(void)trunning_pid(c, next);
+	assert_string_equal(gpus_of(c, next, buf, sizeof buf), "0");
+	more = tsubmit_gated_with(c, d, "more", "{s{si}}", "resources", "gpu",
+	    1);
+	got = tget(c, more);
+	assert_string_equal(tstate(got), "queued");
+	assert_string_equal(tjstr(got, "pending_reason"), "resource:gpu");
+	json_decref(got);
+	topen_gate(d, "b");
+	topen_gate(d, "next");
+	topen_gate(d, "more");
+	got = twait(c, b);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	json_decref(twait(c, more));
+	tdaemon_end(d, c);
+}
+
+/* An adopted job's timeout counts from its start, not from the adoption:
+ * a 3 s timeout with the daemon down for 2.5 s of it ends the job about
+ * 3 s after its start, where one counted afresh would take 5.5 s. */
+static void
+an_adopted_jobs_timeout_counts_from_its_start(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	int64_t job, started, ended, down_until;
+	json_t *got;
+
+	(void)state;
+	job = tsubmit(c, "{s[ss]sf}", "argv", "sleep", "300", "timeout", 3.0);
+	(void)trunning_pid(c, job);
+	got = tget(c, job);
+	assert_int_equal(timefmt_parse(tjstr(got, "started_at"), &started), 0);
+	json_decref(got);
+	client_free(c);
+	tdaemon_crash(d);
+	/* Down for most of its timeout: the point of the test is the time
+	 * that passes while no daemon runs. */
+	down_until = started + 2500;
+	while (timefmt_now() < down_until)
+		poll(NULL, 0, (int)(down_until - timefmt_now()));
+	tdaemon_restart(d);
+	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "timed_out");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	assert_int_equal(timefmt_parse(tjstr(got, "finished_at"), &ended), 0);
+	json_decref(got);
+	if (ended - started >= 5000)
+		fail_msg("timed out %lld ms after its start",
+		    (long long)(ended - started));
+	tdaemon_end(d, c);
+}
+
+/* A frozen job stays frozen across the crash, and thaws under the next
+ * daemon, which took it over. */
+static void
+a_frozen_job_is_taken_over_frozen(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	int64_t job;
+	json_t *got;
+	char *text;
+
+	(void)state;
+	job = submit_counter(c, d, 20, 10);
+	(void)wait_lines_over(c, job, 2);
+	got = tcall(c, "freeze", "{sI}", "id", (json_int_t)job);
+	assert_true(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+
+	c = crash_and_restart(d, c);
+	got = tget(c, job);
+	assert_string_equal(tstate(got), "running");
+	assert_true(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+	got = tcall(c, "thaw", "{sI}", "id", (json_int_t)job);
+	assert_false(json_is_true(json_object_get(got, "frozen")));
+	json_decref(got);
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 20);
+	free(text);
+	tdaemon_end(d, c);
+}
+
+/*
+ * (d): shutdown = keep: SIGTERM leaves the running job to its worker, the
+ * daemon exits at once, and the next start takes it over: it ends
+ * succeeded as attempt 1 with its whole output.
+ */
+static void
+keep_leaves_jobs_for_the_next_start(void **state)
+{
+	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
+	struct client *c = tconnect(d);
+	int64_t job;
+	pid_t pid;
+	json_t *got;
+	char *text;
+
+	(void)state;
+	job = submit_counter(c, d, 20, 5);
+	pid = trunning_pid(c, job);
+	(void)wait_lines_over(c, job, 4);
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	assert_true(tlog_has(d, "left to its workers for the next start"));
+	assert_true(tpid_alive(pid));
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	twait_log(d, "taken over from an earlier daemon");
+	topen_gate(d, "go");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_counter(text, 20);
+	free(text);
+	tdaemon_end(d, c);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_job_outlives_three_crashes),
+		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
+		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
+		cmocka_unit_test(another_attempts_files_are_fenced_off),
+		cmocka_unit_test(an_adopted_job_keeps_its_units),
+		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
+		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
+		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
