@@ -1,15 +1,20 @@
 /* cgroups.c - the daemon's cgroup subtree: found or made at start, the daemon
- * moved into a leaf of it, a cgroup per job beneath, all removed at exit. */
+ * moved into a leaf of it, a cgroup per job beneath (under systemd, in a scope
+ * of their own, which outlives the unit), all removed at exit. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -19,6 +24,7 @@
 #include "cgroup.h"
 #include "cgroups.h"
 #include "log.h"
+#include "sdunit.h"
 #include "timefmt.h"
 
 /* How long a cgroup killed at start or at exit may take to empty: its
@@ -32,8 +38,15 @@ struct cgroups {
 	bool freezer;		/* the jobs' cgroups have cgroup.freeze */
 	bool made;		/* base is ours to remove at exit */
 	int mount_fd;		/* the cgroup2 mount */
-	int jobs_fd;		/* base/jobs; -1 in CGROUPS_NONE */
+	int jobs_fd;		/* home/jobs; -1 in CGROUPS_NONE */
+	int workers_fd;		/* home/workers; -1: with the daemon */
+	pid_t anchor;		/* keeps the scope while the daemon runs */
+	int anchor_fd;		/* its pidfd; -1 none (valgrind) */
 	char base[PATH_MAX];	/* from the mount: "/system.slice/x" */
+	/* Where the workers and the jobs' cgroups are: base, or the scope
+	 * (scope[0] != '\0') that outlives the daemon's unit. */
+	char home[PATH_MAX];
+	char scope[SDUNIT_NAME_MAX];
 	char origin[PATH_MAX];	/* where the daemon was at start */
 	char why[512];		/* how it came to this mode, for the log */
 };
@@ -68,6 +81,18 @@ cgroups_jobs_fd(const struct cgroups *cg)
 	return cg != NULL ? cg->jobs_fd : -1;
 }
 
+int
+cgroups_workers_fd(const struct cgroups *cg)
+{
+	return cg != NULL ? cg->workers_fd : -1;
+}
+
+const char *
+cgroups_scope_name(const struct cgroups *cg)
+{
+	return cg != NULL && cg->scope[0] != '\0' ? cg->scope : NULL;
+}
+
 json_t *
 cgroups_ctls_json(const struct cgroups *cg)
 {
@@ -100,8 +125,8 @@ cgroups_job_path(const struct cgroups *cg, uint64_t id, unsigned attempt,
 	char name[CGROUPS_NAME_MAX];
 
 	cgroups_job_name(id, attempt, name, sizeof name);
-	snprintf(buf, size, "%s/jobs/%s", strcmp(cg->base, "/") == 0 ? "" :
-	    cg->base, name);
+	snprintf(buf, size, "%s/jobs/%s", strcmp(cg->home, "/") == 0 ? "" :
+	    cg->home, name);
 }
 
 /* How it came to its mode, for the log. */
@@ -379,7 +404,34 @@ cgroups_at(const struct cgroups *cg, const char *path, bool make)
 }
 
 /*
- * Moves the daemon into base/daemon and makes base/jobs with what it can
+ * The scope's cgroup set up: the anchor (in its root, where systemd put
+ * it) moved into "workers", where the workers will be, and the jobs'
+ * controllers enabled, as far as the slice has them, for "jobs". 0, or
+ * -1 with errno.
+ */
+static int
+cgroups_scope_settle(struct cgroups *cg, unsigned *got)
+{
+	unsigned have = 0;
+	int home;
+
+	*got = 0;
+	if ((home = cgroups_at(cg, cg->home, false)) == -1)
+		return -1;
+	if ((cg->workers_fd = cgroups_mkdir(home, "workers")) == -1 ||
+	    cgroup_move(cg->workers_fd, cg->anchor) == -1) {
+		close(home);
+		return -1;
+	}
+	if (cgroup_ctls(home, "cgroup.controllers", &have) == 0)
+		(void)cgroup_enable(home, have & CGROUP_JOB_CTLS, got);
+	cg->jobs_fd = cgroups_mkdir(home, "jobs");
+	close(home);
+	return cg->jobs_fd == -1 ? -1 : 0;
+}
+
+/*
+ * Moves the daemon into base/daemon and makes home/jobs with what it can
  * enable of the jobs' controllers. 0, or -1 with cg->why set.
  */
 static int
@@ -406,12 +458,20 @@ cgroups_settle(struct cgroups *cg)
 		goto out;
 	}
 	have = got = 0;
-	if (cgroup_ctls(base, "cgroup.controllers", &have) == 0)
-		(void)cgroup_enable(base, have & CGROUP_JOB_CTLS, &got);
-	if ((cg->jobs_fd = cgroups_mkdir(base, "jobs")) == -1) {
-		cgroups_why(cg, "cannot make %s/jobs: %s",
-		    cg->base, strerror(errno));
-		goto out;
+	if (cg->scope[0] != '\0') {
+		if (cgroups_scope_settle(cg, &got) == -1) {
+			cgroups_why(cg, "cannot make %s/workers and %s/jobs: %s",
+			    cg->home, cg->home, strerror(errno));
+			goto out;
+		}
+	} else {
+		if (cgroup_ctls(base, "cgroup.controllers", &have) == 0)
+			(void)cgroup_enable(base, have & CGROUP_JOB_CTLS, &got);
+		if ((cg->jobs_fd = cgroups_mkdir(base, "jobs")) == -1) {
+			cgroups_why(cg, "cannot make %s/jobs: %s",
+			    cg->base, strerror(errno));
+			goto out;
+		}
 	}
 	if (cgroup_enable(cg->jobs_fd, got & CGROUP_JOB_CTLS, &got) == -1)
 		got = 0;
@@ -424,6 +484,82 @@ out:
 	if (base != -1)
 		close(base);
 	return rc;
+}
+
+/* The anchor's life: a copy of the daemon that holds nothing open and
+ * waits to be killed, with the daemon at the latest. */
+static void __attribute__((noreturn))
+cgroups_anchor_main(pid_t daemon)
+{
+	sigset_t none;
+
+	(void)close_range(0, ~0U, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != daemon)
+		_exit(0);
+	(void)prctl(PR_SET_NAME, "triaged-anchor");
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	for (;;)
+		pause();
+}
+
+/* The anchor gone, and reaped. */
+static void
+cgroups_anchor_end(struct cgroups *cg)
+{
+	if (cg->anchor <= 0)
+		return;
+	/* The pool reaps every child it is told of (SIGCHLD): an anchor
+	 * killed by someone else may be gone, and its pid another's. */
+	if (cg->anchor_fd != -1) {
+		(void)pidfd_send_signal(cg->anchor_fd, SIGKILL, NULL, 0);
+		close(cg->anchor_fd);
+		cg->anchor_fd = -1;
+	} else
+		(void)kill(cg->anchor, SIGKILL);
+	while (waitpid(cg->anchor, NULL, 0) == -1 && errno == EINTR)
+		;
+	cg->anchor = 0;
+}
+
+/*
+ * Under systemd, the workers and the jobs' cgroups go in a scope of their
+ * own (sdunit.h): the unit's end, a restart or `systemctl kill` of it,
+ * kills what is in the unit's cgroup, and running jobs are to outlive
+ * that. A scope is made with a process in it and ends when it has none:
+ * the anchor is that process while the daemon runs; the workers of
+ * running jobs keep the scope once it has gone. Without one (no D-Bus,
+ * systemd refused), the jobs stay in base, as before, and say so.
+ */
+static void
+cgroups_scope(struct cgroups *cg)
+{
+	char name[SDUNIT_NAME_MAX], *cause = NULL;
+	pid_t self = getpid();
+
+	(void)cgroups_cat(cg->home, cg->base, "");
+	if (cg->made || sd_booted() <= 0 ||
+	    sdunit_scope_name(name, sizeof name) != 0)
+		return;
+	if ((cg->anchor = fork()) == 0)
+		cgroups_anchor_main(self);
+	if (cg->anchor == -1) {
+		cg->anchor = 0;
+		log_warn("cgroups: no scope for the jobs (fork)");
+		return;
+	}
+	cg->anchor_fd = (int)pidfd_open(cg->anchor, 0);
+	if (sdunit_scope_start(name, cg->anchor, cg->home, sizeof cg->home,
+	    &cause) != 0) {
+		log_warnx("cgroups: running jobs stay in the unit's cgroup, "
+		    "and a restart of the unit ends them: %s",
+		    cause != NULL ? cause : "out of memory");
+		free(cause);
+		cgroups_anchor_end(cg);
+		(void)cgroups_cat(cg->home, cg->base, "");
+		return;
+	}
+	memcpy(cg->scope, name, sizeof name);
 }
 
 /* The controllers of mask as "cpu memory pids", or "none". */
@@ -452,7 +588,7 @@ cgroups_start(enum cgroups_want want, const char *state_dir, char **cause)
 		*cause = strdup("out of memory");
 		return NULL;
 	}
-	cg->mount_fd = cg->jobs_fd = -1;
+	cg->mount_fd = cg->jobs_fd = cg->workers_fd = cg->anchor_fd = -1;
 	cg->mode = CGROUPS_NONE;
 	if (want == CGROUPS_WANT_OFF)
 		cgroups_why(cg, "cgroups = off");
@@ -468,7 +604,7 @@ cgroups_start(enum cgroups_want want, const char *state_dir, char **cause)
 		cgroups_why(cg, "cannot open %s: %s", mount,
 		    strerror(errno));
 	else if (cgroups_find_base(cg, mount, state_dir) == 0 &&
-	    cgroups_settle(cg) == 0) {
+	    (cgroups_scope(cg), cgroups_settle(cg) == 0)) {
 		cg->mode = (cg->ctls & CGROUP_JOB_CTLS) == CGROUP_JOB_CTLS ?
 		    CGROUPS_V2 : CGROUPS_PARTIAL;
 		/* What an earlier daemon left is cleared by recovery, once
@@ -479,6 +615,11 @@ cgroups_start(enum cgroups_want want, const char *state_dir, char **cause)
 			close(cg->jobs_fd);
 			cg->jobs_fd = -1;
 		}
+		if (cg->workers_fd != -1) {
+			close(cg->workers_fd);
+			cg->workers_fd = -1;
+		}
+		cgroups_anchor_end(cg);
 		if (want == CGROUPS_WANT_REQUIRED) {
 			if (asprintf(cause, "cgroups = required, and there "
 			    "are none: %s", cg->why) < 0)
@@ -491,10 +632,11 @@ cgroups_start(enum cgroups_want want, const char *state_dir, char **cause)
 		return cg;
 	}
 	cgroups_ctl_list(cg->ctls, ctls, sizeof ctls);
-	log_notice("cgroups: %s in %s%s/jobs (%s); controllers for jobs: %s%s",
-	    cgroups_mode_name(cg->mode), mount, strcmp(cg->base, "/") == 0 ?
-	    "" : cg->base, cg->why, ctls, cg->freezer ? "" :
-	    "; no freezer: freeze stops jobs with SIGSTOP");
+	log_notice("cgroups: %s in %s%s/jobs (%s%s%s); controllers for jobs: "
+	    "%s%s", cgroups_mode_name(cg->mode), mount,
+	    strcmp(cg->home, "/") == 0 ? "" : cg->home, cg->why,
+	    cg->scope[0] != '\0' ? ", the jobs in " : "", cg->scope, ctls,
+	    cg->freezer ? "" : "; no freezer: freeze stops jobs with SIGSTOP");
 	return cg;
 }
 
@@ -527,16 +669,26 @@ cgroups_clear_left(struct cgroups *cg, cgroups_keep_cb keep, void *arg)
 		cgroups_clear_jobs(cg, "left by an earlier daemon", keep, arg);
 }
 
-void
-cgroups_leave(struct cgroups *cg)
+/* What every end does: the anchor gone (a scope then lasts only as long as
+ * the workers of running jobs in it), the fds closed. */
+static void
+cgroups_free(struct cgroups *cg)
 {
-	if (cg == NULL)
-		return;
+	cgroups_anchor_end(cg);
+	if (cg->workers_fd != -1)
+		close(cg->workers_fd);
 	if (cg->jobs_fd != -1)
 		close(cg->jobs_fd);
 	if (cg->mount_fd != -1)
 		close(cg->mount_fd);
 	free(cg);
+}
+
+void
+cgroups_leave(struct cgroups *cg)
+{
+	if (cg != NULL)
+		cgroups_free(cg);
 }
 
 void
@@ -551,10 +703,13 @@ cgroups_stop(struct cgroups *cg)
 	if (cg->jobs_fd != -1) {
 		cgroups_clear_jobs(cg, "still running at exit", NULL, NULL);
 		close(cg->jobs_fd);
-		cgroups_rel(cg, "jobs", rel, sizeof rel);
+		cg->jobs_fd = -1;
+		snprintf(rel, sizeof rel, "%s/jobs", cgroups_beneath(cg->home));
 		if (unlinkat(cg->mount_fd, rel, AT_REMOVEDIR) == -1 &&
 		    errno != ENOENT)
-			log_warn("cgroup %s/jobs: cannot remove it", cg->base);
+			log_warn("cgroup %s/jobs: cannot remove it", cg->home);
+		/* A scope's cgroup is systemd's to remove, once the anchor
+		 * (cgroups_free) leaves it empty. */
 		if (cg->made)
 			cgroups_unmake(cg);
 		else {
@@ -569,9 +724,7 @@ cgroups_stop(struct cgroups *cg)
 			}
 		}
 	}
-	if (cg->mount_fd != -1)
-		close(cg->mount_fd);
-	free(cg);
+	cgroups_free(cg);
 }
 
 /* A job attempt's cgroup, opened. */

@@ -209,7 +209,7 @@ jobs_ended_decide(struct triaged *td, struct job *job,
 	    out->reason);
 
 	if (state == JOB_LOST && td->phase == TRIAGED_STOPPING &&
-	    td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE) {
+	    td->shutdown_mode == CONFIG_SHUTDOWN_REQUEUE) {
 		log_info("job %llu: stopped with the daemon; attempt %u goes "
 		    "first at the next start", (unsigned long long)job->id,
 		    job->attempt + 1);

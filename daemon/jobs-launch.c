@@ -72,7 +72,7 @@ jobs_launch(struct triaged *td, struct jobs_item *it)
 	    run_has(td->run, job))
 		return;
 	if (td->phase == TRIAGED_STOPPING &&
-	    td->cfg->shutdown != CONFIG_SHUTDOWN_DRAIN) {
+	    td->shutdown_mode != CONFIG_SHUTDOWN_DRAIN) {
 		/* Stopping runs nothing new: it never began after all. */
 		psem_release(td->sem, &job->waiter);
 		jobs_run(job)->begun = false;

@@ -425,6 +425,7 @@ main(int argc, char **argv)
 	td.memory_budget = membudget_compute(td.cfg);
 	setup.cgroup_fd = cgroups_jobs_fd(td.cgroups);
 	setup.cgroup_ctls = cgroups_ctls(td.cgroups);
+	setup.workers_cgroup_fd = cgroups_workers_fd(td.cgroups);
 	setup.job_oom_score_adj = oomadj_lower();
 	setup.adopt_dir = td.adopt_dir;
 	/* Workers first: they are forks, and must inherit nothing else. */
@@ -521,7 +522,7 @@ main(int argc, char **argv)
 	/* shutdown = keep: the running jobs stay with their workers, in
 	 * their cgroups, for the next daemon. */
 	if (td.phase == TRIAGED_STOPPING &&
-	    td.cfg->shutdown == CONFIG_SHUTDOWN_KEEP) {
+	    td.shutdown_mode == CONFIG_SHUTDOWN_KEEP) {
 		pool_leave(td.pool);
 		cgroups_leave(td.cgroups);
 	} else {

@@ -49,6 +49,9 @@ struct pool_setup {
 	 * workers keep it open. */
 	int cgroup_fd;
 	unsigned cgroup_ctls;	/* its controllers (cgroup.h's mask) */
+	/* The cgroup a new worker is moved into at once, -1 for none: it
+	 * stays in the daemon's. */
+	int workers_cgroup_fd;
 	/* A job's oom_score_adj: the daemon's own as it started, before it
 	 * made itself the OOM killer's last choice; or the one below. */
 	int job_oom_score_adj;

@@ -20,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/util.h>
 
+#include "cgroup.h"
 #include "pool.h"
 #include "sigdefault.h"
 #include "timefmt.h"
@@ -200,6 +201,12 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 		errno = error;
 		return -1;
 	}
+	/* Before it is given a job: the job's cgroup is made beside it. */
+	if (pool->setup.workers_cgroup_fd != -1 &&
+	    cgroup_move(pool->setup.workers_cgroup_fd, pid) == -1)
+		pool_error(pool, "worker %u: cannot move it into the jobs' "
+		    "scope: %s; its jobs end with the daemon's unit",
+		    w->number, strerror(errno));
 	w->forked_ms = timefmt_mono_ms();
 	w->state = POOL_UP;
 	w->pid = pid;
@@ -422,8 +429,8 @@ pool_find_pid(struct pool *pool, pid_t pid)
 	return NULL;
 }
 
-/* Nothing else in the daemon forks: every child is a worker, and all are
- * reaped here (signals merge, so loop until there is none left). */
+/* Every child is a worker but the anchor of cgroups.c, and all are reaped
+ * here (signals merge, so loop until there is none left). */
 static void
 pool_sigchld_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -618,7 +625,8 @@ pool_new(struct event_base *base, unsigned n,
 	}
 	pool->base = base;
 	pool->setup = setup != NULL ? *setup : (struct pool_setup){
-		.cgroup_fd = -1, .job_oom_score_adj = POOL_OOM_SCORE_ADJ_SAME };
+		.cgroup_fd = -1, .workers_cgroup_fd = -1,
+		.job_oom_score_adj = POOL_OOM_SCORE_ADJ_SAME };
 	pool->cb = *cb;
 	pool->arg = arg;
 	pool->self = getpid();

@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "psem.h"
+#include "sdunit.h"
 #include "run.h"
 #include "server.h"
 #include "shutdown.h"
@@ -111,6 +112,15 @@ shutdown_begin(struct triaged *td, int signo)
 		return;
 	}
 	td->phase = TRIAGED_STOPPING;
+	/* systemd says nothing of why it stops a unit; its job does. */
+	if (mode != CONFIG_SHUTDOWN_KEEP &&
+	    td->cfg->restart == CONFIG_RESTART_KEEP &&
+	    sdunit_restarting() == 1) {
+		log_notice("%s: systemd restarts the daemon: the running jobs "
+		    "are kept for the next one (restart = keep)", name);
+		mode = CONFIG_SHUTDOWN_KEEP;
+	}
+	td->shutdown_mode = mode;
 	log_notice("%s: stopping (shutdown = %s); submissions are refused",
 	    name, shutdown_mode_name(mode));
 	/* Clients keep their connections to hear how their jobs end; only
@@ -151,7 +161,7 @@ shutdown_check(struct triaged *td)
 		return;
 	if (run_count(td->run) > 0)
 		return;
-	if (td->cfg->shutdown == CONFIG_SHUTDOWN_DRAIN) {
+	if (td->shutdown_mode == CONFIG_SHUTDOWN_DRAIN) {
 		/* Submissions on their way to disk are queued jobs soon. */
 		if (jobs_staged(td, -1) > 0) {
 			if (jobs_after_commit(td, shutdown_recheck_cb, NULL)

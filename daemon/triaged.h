@@ -53,6 +53,9 @@ struct triaged {
 	uint64_t started_mono_ms;	/* for uptime */
 	enum triaged_phase phase;
 	unsigned stopping_signals;	/* how many SIGTERM/SIGINT so far */
+	/* How it stops, once phase is TRIAGED_STOPPING: the shutdown key,
+	 * or keep for a restart (shutdown.c). */
+	enum config_shutdown shutdown_mode;
 	bool exiting;			/* the exit is on its way */
 };
 

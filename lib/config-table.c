@@ -34,6 +34,12 @@ static const struct config_choice config_table_shutdowns[] = {
 	{ NULL, 0 },
 };
 
+static const struct config_choice config_table_restarts[] = {
+	{ "keep", CONFIG_RESTART_KEEP },
+	{ "shutdown", CONFIG_RESTART_SHUTDOWN },
+	{ NULL, 0 },
+};
+
 static const struct config_choice config_table_log_levels[] = {
 	{ "debug", LOG_DEBUG },
 	{ "info", LOG_INFO },
@@ -115,6 +121,11 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	  D(shutdown), 0, config_table_shutdowns,
 	  "on SIGTERM: requeue running jobs, drain the queues, finish "
 	  "the running jobs, or keep them running for the next start" },
+	{ "restart", CONFIG_TYPE_ENUM, 0, 0, "keep",
+	  D(restart), 0, config_table_restarts,
+	  "on a stop that systemd makes to start the daemon again "
+	  "(systemctl restart, an upgrade): keep the running jobs for the "
+	  "new daemon, or do as shutdown says" },
 	{ "max_request", CONFIG_TYPE_SIZE, KIB, GIB, "1MiB",
 	  D(max_request), 0, NULL,
 	  "longest request line, 1KiB to 1GiB" },

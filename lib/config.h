@@ -21,6 +21,12 @@ enum config_shutdown {
 	CONFIG_SHUTDOWN_KEEP,
 };
 
+/* What a stop that systemd makes to start the daemon again does. */
+enum config_restart {
+	CONFIG_RESTART_KEEP,		/* as shutdown = keep */
+	CONFIG_RESTART_SHUTDOWN,	/* as the shutdown key says */
+};
+
 /* Which bytes of a stream past max_output are kept. */
 enum config_output_keep {
 	CONFIG_OUTPUT_KEEP_HEAD,
@@ -142,6 +148,7 @@ struct config {
 	unsigned default_priority;	/* index into priorities */
 	uint64_t kill_grace_ms;
 	enum config_shutdown shutdown;
+	enum config_restart restart;
 	uint64_t max_request;
 	unsigned max_clients;
 	unsigned max_batch;	/* requests in one JSON-RPC batch */
