@@ -100,8 +100,21 @@ if [ "$SRC" = fallback ]; then
 fi
 # The package, when `make deb` built one: boot.sh puts it in /root/pkg.
 DEB=$(ls -t "$REPO"/build/triage_*.deb 2>/dev/null | head -1)
+PREV=
 if [ -n "$DEB" ]; then
 	mkdir -p "$T/pkg" && cp "$DEB" "$T/pkg/"
+	# The previous version, for the upgrade check: this package with a
+	# lower version (one from before adoption kills its jobs as it stops,
+	# as it always did: there is nothing of it to test here).
+	if dpkg-deb -R "$DEB" "$T/prev" &&
+	    v=$(sed -n 's/^Version: //p' "$T/prev/DEBIAN/control") &&
+	    sed -i "s/^Version: .*/Version: $v~prev/" "$T/prev/DEBIAN/control" &&
+	    dpkg-deb -b "$T/prev" "$T/pkg/triage_$v~prev.deb" >/dev/null 2>"$T/log/prev"; then
+		PREV=$T/pkg/triage_$v~prev.deb
+	else
+		note "no previous version to upgrade from: $(tr '\n' ' ' < "$T/log/prev" 2>/dev/null)"
+	fi
+	rm -rf "$T/prev"
 fi
 note "units from: $SRC ($(cd "$T/install" && find . -path '*systemd*' -type f | tr '\n' ' '))"
 
@@ -527,6 +540,91 @@ except OSError:
 }
 has_warning() { ns journalctl -u triage.service -o json --no-pager -p warning 2>/dev/null | jq -e -s 'map(select(.PRIORITY == "4" and ._PID != "1")) | length > 0' >/dev/null; }
 
+# A job that prints 0 to COUNT-1, one line every 50 ms: its output shows
+# any byte lost or doubled while daemons came and went.
+COUNT=300
+counter_job() {
+	tr_ submit -p high -- sh -c "i=0; while [ \$i -lt $COUNT ]; do echo \$i; i=\$((i+1)); sleep 0.05; done"
+}
+# Whether job $1 has printed at least $2 lines.
+printed() { [ "$(tr_ output "$1" 2>/dev/null | wc -l)" -ge "$2" ]; }
+# Ends the counter job $1 started: it must end succeeded as attempt 1,
+# its process $2 the one that ran throughout, its output whole; $3 says
+# what it lived through. A `triage wait` begun before ($4, its pid; its
+# output in $T/wait.$1) must have returned the job's exit code.
+counter_end() {
+	local id=$1 pid=$2 what=$3 wpid=${4:-} out st a
+	tr_ wait "$id" >/dev/null 2>&1
+	st=$(job_field "$id" state); a=$(job_field "$id" attempt)
+	out=$(tr_ output "$id" 2>/dev/null | md5sum)
+	if [ "$st" != succeeded ] || [ "$a" != 1 ]; then
+		notok "$what" "job $id ended $st as attempt $a: $(job_field "$id" reason)"
+	elif [ "$(job_field "$id" pid)" != "$pid" ]; then
+		notok "$what" "job $id ran as pid $pid, and ended as pid $(job_field "$id" pid)"
+	elif [ "$out" != "$(seq 0 $((COUNT - 1)) | md5sum)" ]; then
+		notok "$what" "job $id's output is not 0..$((COUNT - 1)) once each: $(tr_ output "$id" 2>/dev/null | wc -l) lines, $(tr_ output "$id" 2>/dev/null | sort -n | uniq -d | head -3 | tr '\n' ' ')"
+	elif [ -n "$wpid" ] && ! { wait "$wpid"; [ "$?" = 0 ]; }; then
+		notok "$what" "the wait begun before said: $(tr '\n' ' ' < "$T/wait.$id")"
+	else
+		ok "$what: job $id ran on as attempt 1, pid $pid, and ended succeeded with its $COUNT lines whole${wpid:+; the wait begun before it returned 0}"
+	fi
+}
+
+# The jobs are in triage-jobs.scope, not in the unit: `systemctl restart`
+# and `systemctl kill -s KILL` of triage.service leave them running, and
+# the next daemon takes them over as the same attempt.
+check_restart_adopts() {
+	local id pid main wpid cg
+	ensure_running
+	id=$(counter_job) || { notok "restart adopts" "submit failed"; return; }
+	if ! until_ 20 printed "$id" 5; then
+		notok "restart adopts" "job $id did not start: $(job_field "$id" state)"; return
+	fi
+	pid=$(job_field "$id" pid); cg=$(job_field "$id" cgroup)
+	if [ "$(sc is-active triage-jobs.scope)" = active ] &&
+	    [ "$cg" = "$(prop triage-jobs.scope ControlGroup)/jobs/$id.1" ] &&
+	    ns grep -q "^0::\(/.*\)\?$cg\$" "/proc/$pid/cgroup"; then
+		ok "a running job is in triage-jobs.scope ($cg), apart from the unit"
+	else
+		notok "the jobs' scope" "scope $(sc is-active triage-jobs.scope 2>&1) at $(prop triage-jobs.scope ControlGroup); job $id in '$cg', its pid $pid in $(ns cat "/proc/$pid/cgroup" 2>&1)"
+	fi
+	ns triage wait "$id" >"$T/wait.$id" 2>&1 &
+	wpid=$!
+	main=$(prop triage.service MainPID)
+	sc restart triage.service >/dev/null 2>&1
+	until_ 25 daemon_up
+	if [ "$(prop triage.service MainPID)" = "$main" ]; then
+		notok "systemctl restart" "MainPID still $main"
+	elif [ "$(job_field "$id" state)" = running ] &&
+	    [ "$(job_field "$id" attempt)" = 1 ] && ns kill -0 "$pid"; then
+		ok "systemctl restart with a job running: the new daemon (MainPID $main -> $(prop triage.service MainPID)) took job $id over as attempt 1, pid $pid"
+	else
+		notok "systemctl restart adopts" "job $id is $(job_field "$id" state), attempt $(job_field "$id" attempt); $(ns journalctl -u triage.service -n 8 -o cat 2>/dev/null | tr '\n' ' ')"
+	fi
+	main=$(prop triage.service MainPID)
+	# The checks before restarted it often: within systemd's start limit.
+	sc reset-failed triage.service >/dev/null 2>&1
+	sc kill -s KILL triage.service >/dev/null 2>&1
+	# Restart=on-failure brings it back.
+	until_ 25 sh -c "[ \"\$(nsenter -t $NSPID -p -m systemctl show -p MainPID --value triage.service)\" != $main ]"
+	until_ 25 daemon_up
+	if [ "$(job_field "$id" state)" = running ] &&
+	    [ "$(job_field "$id" attempt)" = 1 ] && ns kill -0 "$pid"; then
+		ok "systemctl kill -s KILL triage: systemd starts it again (MainPID $main -> $(prop triage.service MainPID)), and it takes job $id over as attempt 1"
+	else
+		notok "systemctl kill -s KILL adopts" "job $id is $(job_field "$id" state), attempt $(job_field "$id" attempt); $(ns journalctl -u triage.service -n 8 -o cat 2>/dev/null | tr '\n' ' ')"
+	fi
+	counter_end "$id" "$pid" "systemctl restart and kill -s KILL with a job running" "$wpid"
+	# stop still stops: with nothing running, the scope ends with the unit.
+	sc stop triage.service >/dev/null 2>&1
+	if until_ 10 sh -c "! nsenter -t $NSPID -p -m systemctl is-active -q triage-jobs.scope"; then
+		ok "systemctl stop with no job running: triage-jobs.scope ends too"
+	else
+		notok "the scope's end" "triage-jobs.scope is $(sc is-active triage-jobs.scope) after systemctl stop"
+	fi
+	ensure_running
+}
+
 check_journal() {
 	local j
 	ensure_running
@@ -606,6 +704,47 @@ check_security() {
 # apt-get, into this throwaway root once what `make install` put there is
 # gone: its postinst adds the group and starts triage.socket, whose first
 # connection starts the service, which runs a job.
+apt_install() { # DEB LOG
+	timeout 300 nsenter -t "$NSPID" -p -m -u -i -r -w env -i \
+	    PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q --no-install-recommends "/root/pkg/${1##*/}" \
+	    >"$2" 2>&1
+}
+
+# An upgrade from the previous version with a job running: the package
+# restarts the running service once the new files are in, and the new
+# daemon takes the job over.
+check_upgrade() {
+	local id pid main v
+	if [ -z "$PREV" ]; then
+		skip "upgrade" "no previous version of the package"; return
+	fi
+	id=$(counter_job) || { notok "upgrade" "submit failed"; return; }
+	if ! until_ 20 printed "$id" 5; then
+		notok "upgrade" "job $id did not start: $(job_field "$id" state)"; return
+	fi
+	pid=$(job_field "$id" pid); main=$(prop triage.service MainPID)
+	if ! apt_install "$DEB" "$T/log/upgrade"; then
+		notok "upgrade: apt-get install ./${DEB##*/}" "$(tail -5 "$T/log/upgrade" | tr '\n' ' ')"
+		return
+	fi
+	v=$(ns dpkg-query -W -f '${Version}' triage)
+	until_ 25 daemon_up
+	if [ "$(prop triage.service MainPID)" = "$main" ] || ! is_active triage.service; then
+		notok "upgrade restarts the service" "service $(sc is-active triage.service), MainPID $main -> $(prop triage.service MainPID)"
+	elif [ "$(job_field "$id" state)" = running ] && [ "$(job_field "$id" attempt)" = 1 ]; then
+		ok "upgrade to $v with a job running: the service restarted (MainPID $main -> $(prop triage.service MainPID)), the job taken over as attempt 1"
+	else
+		notok "upgrade adopts" "job $id is $(job_field "$id" state), attempt $(job_field "$id" attempt); $(ns journalctl -u triage.service -n 8 -o cat 2>/dev/null | tr '\n' ' ')"
+	fi
+	if is_active triage.socket; then
+		ok "upgrade: triage.socket stayed active"
+	else
+		notok "upgrade: triage.socket" "$(sc is-active triage.socket) after the upgrade"
+	fi
+	counter_end "$id" "$pid" "upgrade of the package with a job running"
+}
+
 check_deb() {
 	local f out= id
 	if [ -z "$DEB" ]; then
@@ -622,11 +761,10 @@ check_deb() {
 	# the postinst from starting the socket, as no real machine does.
 	ns rm -f /usr/sbin/policy-rc.d
 	sc daemon-reload
-	if ! timeout 300 nsenter -t "$NSPID" -p -m -u -i -r -w env -i \
-	    PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-	    apt-get install -y -q --no-install-recommends "/root/pkg/${DEB##*/}" \
-	    >"$T/log/deb" 2>&1; then
-		notok "deb: apt-get install ./${DEB##*/}" "$(tail -5 "$T/log/deb" | tr '\n' ' ')"
+	# The previous version first, when there is one: the upgrade below.
+	f=${PREV:-$DEB}
+	if ! apt_install "$f" "$T/log/deb"; then
+		notok "deb: apt-get install ./${f##*/}" "$(tail -5 "$T/log/deb" | tr '\n' ' ')"
 		return
 	fi
 	if ! is_active triage.socket || [ "$(sc is-enabled triage.socket 2>/dev/null)" != enabled ]; then
@@ -637,7 +775,7 @@ check_deb() {
 	    tr_ wait "$id" >/dev/null && out=$(tr_ output "$id")
 	if [ "$out" = packaged ] && is_active triage.service &&
 	    [ "$(prop triage.service TriggeredBy)" = triage.socket ]; then
-		ok "deb: apt-get install ./${DEB##*/} gives an enabled triage.socket; its first connection starts triage.service, which runs a job"
+		ok "deb: apt-get install ./${f##*/} gives an enabled triage.socket; its first connection starts triage.service, which runs a job"
 	else
 		notok "deb: a job through the packaged service" "output '$out'; service $(sc is-active triage.service); $(ns journalctl -u triage.service -n 5 -o cat 2>/dev/null | tr '\n' ' ')"
 	fi
@@ -660,10 +798,12 @@ check_status_text
 check_reload
 check_stop_requeue
 check_restart
+check_restart_adopts
 check_journal
 check_watchdog
 check_security
 check_deb
+[ -n "$DEB" ] && check_upgrade
 
 # --- power off, and the host afterwards ---------------------------------
 if timeout 30 nsenter -t "$NSPID" -p -m systemctl poweroff >/dev/null 2>&1 &&
