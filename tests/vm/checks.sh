@@ -4,9 +4,11 @@
 # Installs triage from INSTALL (a `make install DESTDIR=` tree, the shipped
 # triage.service in it), starts the service with a config of its own, and
 # checks what cgroup v2 under systemd gives triage (issue 24): the daemon in
-# a leaf of the unit's delegated cgroup, each job in a cgroup of its own,
-# nothing of a job outliving it, freeze, the OOM killer's order, its memory
-# limit, pids_max, cpu_weight and peak_memory.
+# a leaf of the unit's delegated cgroup, each job in a cgroup of its own in
+# triage-jobs.scope, nothing of a job outliving it, running jobs taken over
+# across systemctl restart and systemctl kill -s KILL (issue 26), freeze,
+# the OOM killer's order, its memory limit, pids_max, cpu_weight and
+# peak_memory.
 #
 # Results go to OUT/results (the host's build/vm/out over 9p), one line
 # each: "ok - name [time]", "not ok - name: why [time]", "skip - ..." and
@@ -66,6 +68,9 @@ ended() { case $(state_of "$1") in succeeded|failed|timed_out|canceled|lost) ret
 daemon_up() { tr_ stats >/dev/null 2>&1; }
 mainpid() { systemctl show -p MainPID --value triage.service; }
 unit_cgroup() { systemctl show -p ControlGroup --value triage.service; }
+# Where the workers and the jobs are: a scope of their own, which outlives
+# the unit.
+scope_cgroup() { systemctl show -p ControlGroup --value triage-jobs.scope; }
 # The cgroup of a process, as /proc/PID/cgroup says (the v2 line).
 cgroup_of() { sed -n 's/^0:://p' "/proc/$1/cgroup" 2>/dev/null; }
 cgdir() { echo "/sys/fs/cgroup/${1#/}"; }
@@ -225,7 +230,8 @@ cgtree() {
 	done | paste -sd, | sed 's/,/, /g; s/^$/(no cgroup)/'
 }
 
-# A job in a cgroup of its own, holding the job's pid; removed at its end.
+# A job in a cgroup of its own beneath the jobs' scope, holding the job's
+# pid; removed at its end.
 check_job_cgroup() {
 	local id pid cg ucg dcg
 	id=$(tr_ submit -p normal -- sleep 3001) || { notok "a job's cgroup" "submit failed"; return; }
@@ -235,16 +241,16 @@ check_job_cgroup() {
 	until_ 10 running_argv sleep 3001
 	pid=$(field "$id" pid)
 	cg=$(field "$id" cgroup)
-	ucg=$(unit_cgroup)
+	ucg=$(scope_cgroup)
 	dcg=$(cgroup_of "$(mainpid)")
 	if [ "$cg" = null ] || [ -z "$cg" ]; then
 		notok "a job's cgroup" "job $id (pid $pid, $(where "$pid")) has no \"cgroup\" field"
 	elif [ "${cg#"$ucg"/}" = "$cg" ] || [ "$cg" = "$dcg" ]; then
-		notok "a job's cgroup" "job $id's cgroup $cg is not one of its own beneath $ucg (the daemon's: $dcg)"
+		notok "a job's cgroup" "job $id's cgroup $cg is not one of its own beneath triage-jobs.scope's '$ucg' (the daemon's: $dcg)"
 	elif ! grep -qx "$pid" "$(cgdir "$cg")/cgroup.procs" 2>/dev/null; then
 		notok "a job's cgroup" "$cg's cgroup.procs does not hold the job's pid $pid ($(where "$pid"); it holds: $(oneline < "$(cgdir "$cg")/cgroup.procs" 2>&1))"
 	else
-		ok "a job in a cgroup of its own: job $id in $cg, whose cgroup.procs holds its pid $pid"
+		ok "a job in a cgroup of its own beneath triage-jobs.scope, apart from the unit: job $id in $cg, whose cgroup.procs holds its pid $pid"
 	fi
 	note "beneath $ucg, with job $id running: $(cgtree "$ucg")"
 	cancel_wait "$id"
@@ -257,43 +263,36 @@ check_job_cgroup() {
 	fi
 }
 
-# systemctl restart with a job running that daemonised a child: neither
-# process of that attempt is left. The markers carry the attempt
-# (TRIAGE_ATTEMPT): sleep 30A1 the daemonised child, sleep 30A2 the main.
+# systemctl restart with a job running that daemonised a child: the new
+# daemon takes the job over as the same attempt, both of its processes as
+# they were; a cancel then kills the whole job, its daemonised child too.
+# The markers carry the attempt (TRIAGE_ATTEMPT): sleep 30A1 the
+# daemonised child, sleep 30A2 the main.
 check_restart() {
-	local id pid1 out a t
+	local id pid1 out p1 p2
 	id=$(tr_ submit -p normal -- sh -c 'm=30$TRIAGE_ATTEMPT; setsid sh -c "sleep ${m}1 &"; exec sleep ${m}2') ||
 		{ notok "restart" "submit failed"; return; }
 	if ! until_ 30 running_argv sleep 3011 || ! until_ 10 running_argv sleep 3012; then
-		notok "systemctl restart leaves no job process" "job $id ($(field "$id" state)) did not start both sleep 3011 and 3012 in 30s"
+		notok "systemctl restart adopts" "job $id ($(field "$id" state)) did not start both sleep 3011 and 3012 in 30s"
 		cancel_wait "$id"; return
 	fi
-	pid1=$(mainpid)
-	# shellcheck disable=SC2046 # pids: a word each
-	note "before the restart: sleep 3011 ($(where $(pids_of sleep 3011))), sleep 3012 ($(where $(pids_of sleep 3012)))"
+	pid1=$(mainpid) p1=$(pids_of sleep 3011) p2=$(pids_of sleep 3012)
+	note "before the restart: sleep 3011 ($(where "$p1")), sleep 3012 ($(where "$p2"))"
 	if ! out=$(timeout 90 systemctl restart triage.service 2>&1); then
-		notok "systemctl restart" "failed: $out"; return
+		notok "systemctl restart" "failed: $out"; cancel_wait "$id"; return
 	fi
 	until_ 20 daemon_up
-	if gone_argv sleep 3011 && gone_argv sleep 3012; then
-		ok "systemctl restart with a job running that daemonised a child leaves no process of it (MainPID $pid1 -> $(mainpid))"
+	if [ "$(pids_of sleep 3011)" = "$p1" ] && [ "$(pids_of sleep 3012)" = "$p2" ] &&
+	    state_is "$id" running && [ "$(field "$id" attempt)" = 1 ]; then
+		ok "systemctl restart with a job running that daemonised a child: the new daemon (MainPID $pid1 -> $(mainpid)) took it over as attempt 1, both processes as they were ($(where "$p2"))"
 	else
-		notok "systemctl restart leaves no job process" "left: $(left 3011 3012)"
+		notok "systemctl restart adopts" "job $id is $(field "$id" state), attempt $(field "$id" attempt); sleep 3011: '$p1' -> '$(pids_of sleep 3011)', sleep 3012: '$p2' -> '$(pids_of sleep 3012)'; $(journalctl -u triage.service -n 5 -o cat --no-pager 2>&1 | oneline)"
 	fi
-	# The job is back (shutdown = requeue) as attempt 2: cancel it, and
-	# its daemonised child must go too.
-	t=$(ms)
-	if ! until_ 30 running_argv sleep 3021 || ! until_ 10 running_argv sleep 3022; then
-		a=$(field "$id" attempt)
-		notok "cancel kills the whole job" "job $id did not run again after the restart (state $(field "$id" state), attempt $a)"
-		cancel_wait "$id"; return
-	fi
-	note "job $id ran again as attempt $(field "$id" attempt) $(($(ms) - t)) ms after the restart"
 	cancel_wait "$id"
-	if until_ 5 gone_argv sleep 3021 && gone_argv sleep 3022; then
-		ok "cancel kills the whole job, its daemonised child too (job $id $(field "$id" state))"
+	if until_ 5 gone_argv sleep 3011 && gone_argv sleep 3012 && gone_argv sleep 3021; then
+		ok "cancel of the job taken over kills the whole job, its daemonised child too (job $id $(field "$id" state))"
 	else
-		notok "cancel kills the whole job" "job $id is $(field "$id" state) but left: $(left 3021 3022)"
+		notok "cancel kills the whole job" "job $id is $(field "$id" state) but left: $(left 3011 3012 3021 3022)"
 	fi
 }
 
@@ -312,34 +311,44 @@ check_leftovers() {
 	fi
 }
 
-# The daemon killed outright (kill -9) with a job running: systemd kills
-# what is left in the unit's cgroup and starts the daemon again
-# (Restart=on-failure) in that cgroup, which the last daemon left with
-# controllers enabled for its children; the job comes back and runs.
+# The daemon killed outright with a job running (systemctl kill -s KILL
+# triage: SIGKILL to everything in the unit's cgroup, which holds the
+# daemon alone): systemd starts it again (Restart=on-failure), and the new
+# daemon takes the job over, attempt 1 in jobs/ID.1 of the scope; the job
+# ends as it would have, and nothing of it runs twice.
 check_crash() {
-	local id pid1 pid2 t
-	id=$(tr_ submit -p normal -- sh -c 'setsid sh -c "sleep 306$TRIAGE_ATTEMPT &"; exec sleep 307$TRIAGE_ATTEMPT') ||
+	local id pid1 pid2 t p
+	id=$(tr_ submit -p normal -- sh -c 'setsid sh -c "sleep 306$TRIAGE_ATTEMPT &"; sleep 307$TRIAGE_ATTEMPT; exit 7') ||
 		{ notok "crash" "submit failed"; return; }
 	if ! until_ 30 running_argv sleep 3071; then
 		notok "crash" "job $id did not start"; cancel_wait "$id"; return
 	fi
-	pid1=$(mainpid)
-	kill -9 "$pid1"
+	pid1=$(mainpid) p=$(pids_of sleep 3071)
+	systemctl kill -s KILL triage.service
 	t=$(ms)
 	if ! until_ 60 eval '[ "$(mainpid)" != 0 ] && [ "$(mainpid)" != "$pid1" ] && daemon_up'; then
 		notok "crash" "systemd did not start the daemon again within 60s: $(systemctl is-active triage.service); $(journalctl -u triage.service -n 5 -o cat --no-pager 2>&1 | oneline)"
 		return
 	fi
 	pid2=$(mainpid)
-	if ! gone_argv sleep 3061 || ! gone_argv sleep 3071; then
-		notok "crash" "the first attempt's processes outlived the daemon: $(left 3061 3071)"; cancel_wait "$id"; return
-	fi
-	if until_ 30 running_argv sleep 3072 && [ "$(cgroup_of "$(pids_of sleep 3072)")" = "$(unit_cgroup)/jobs/$id.2" ]; then
-		ok "kill -9 of the daemon: systemd starts it again in its cgroup (MainPID $pid1 -> $pid2, $(($(ms) - t)) ms), nothing of the job's first attempt left, attempt 2 in jobs/$id.2"
+	if [ "$(pids_of sleep 3071)" = "$p" ] && running_argv sleep 3061 &&
+	    [ "$(cgroup_of "$p")" = "$(scope_cgroup)/jobs/$id.1" ] &&
+	    state_is "$id" running && [ "$(field "$id" attempt)" = 1 ]; then
+		ok "systemctl kill -s KILL triage: systemd starts it again (MainPID $pid1 -> $pid2, $(($(ms) - t)) ms), which took the job over as attempt 1 in jobs/$id.1 of the scope"
 	else
-		notok "crash" "job $id is $(field "$id" state), attempt $(field "$id" attempt), in $(where $(pids_of sleep 3072))"
+		notok "crash adopts" "job $id is $(field "$id" state), attempt $(field "$id" attempt); sleep 3071 '$p' -> '$(pids_of sleep 3071)' ($(where $(pids_of sleep 3071)))"
 	fi
-	cancel_wait "$id"
+	# Its end is the one it would have had: its main process's, 7.
+	kill -KILL $(pids_of sleep 3061) 2>/dev/null
+	kill -KILL $(pids_of sleep 3071) 2>/dev/null
+	if wait_ended "$id" 30 && [ "$(field "$id" state)" = failed ] &&
+	    [ "$(field "$id" exit_code)" = 7 ] && [ "$(field "$id" attempt)" = 1 ] &&
+	    gone_argv sleep 3062 && gone_argv sleep 3072; then
+		ok "the job taken over ends with its own exit code (7) as attempt 1, and never ran again"
+	else
+		notok "the end of the job taken over" "job $id is $(field "$id" state), exit code $(field "$id" exit_code), attempt $(field "$id" attempt); left: $(left 3062 3072)"
+		cancel_wait "$id"
+	fi
 }
 
 # triage freeze: the job's cgroup frozen whole (a forked child too), its
