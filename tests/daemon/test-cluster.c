@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,47 @@ run_on_b(struct tnodes *cl, int64_t *hold_a, int64_t *hold_c,
 	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
 	assert_string_equal(node, "b");
 	return id;
+}
+
+/*
+ * kill -9 of a node while it runs a job, and the node started again within
+ * its lease: it takes its own job over as attempt 1 (its worker held it
+ * meanwhile), renews that worker's lease from then on, so that the job
+ * outlives the lease it had when the node died, and nobody else takes it.
+ */
+static void
+test_restarted_node_keeps_its_running_job(void **state)
+{
+	struct tnodes *cl = tnodes_start(NODES, 1, "");
+	int64_t hold_a, hold_c, id, until;
+	json_t *job;
+
+	(void)state;
+	id = run_on_b(cl, &hold_a, &hold_c, false);
+	client_free(cl->c[1]);
+	tdaemon_crash(cl->d[1]);
+	tdaemon_restart(cl->d[1]);
+	cl->c[1] = tconnect(cl->d[1]);
+	assert_true(tlog_has(cl->d[1], "taken over from an earlier daemon"));
+	/* Past the lease it had when it died, and the grace the others give
+	 * it: still attempt 1, on b. */
+	until = tdeadline((TNODES_LEASE_S + 3) * 1000);
+	while (tleft_ms(until) > 0) {
+		tnodes_wait_state(cl, 0, id, "running", 1);
+		tnodes_wait_state(cl, 1, id, "running", 1);
+		poll(NULL, 0, 200);
+	}
+	topen_gate(cl->d[0], "job");
+	job = twait(cl->c[2], id);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 1);
+	assert_string_equal(tjstr(job, "node"), "b");
+	json_decref(job);
+	assert_int_equal(ledger_count(cl, "start", id, 0), 1);
+	assert_int_equal(ledger_count(cl, "done", id, 1), 1);
+	topen_gate(cl->d[0], "hold-a");
+	topen_gate(cl->d[0], "hold-c");
+	tnodes_end(cl);
 }
 
 /*
@@ -1057,6 +1099,7 @@ main(void)
 		cmocka_unit_test(test_jobs_run_on_every_node),
 		cmocka_unit_test(test_start_order_is_priority_then_submission),
 		cmocka_unit_test(test_killed_node_jobs_run_again_elsewhere),
+		cmocka_unit_test(test_restarted_node_keeps_its_running_job),
 		cmocka_unit_test(
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
 		cmocka_unit_test(
