@@ -538,7 +538,9 @@ cgroups_scope(struct cgroups *cg)
 	pid_t self = getpid();
 
 	(void)cgroups_cat(cg->home, cg->base, "");
-	if (cg->made || sd_booted() <= 0 ||
+	/* A user's daemon (a unit of its user manager) keeps its jobs in
+	 * its own unit, as before. */
+	if (cg->made || geteuid() != 0 || sd_booted() <= 0 ||
 	    sdunit_scope_name(name, sizeof name) != 0)
 		return;
 	if ((cg->anchor = fork()) == 0)
