@@ -626,6 +626,7 @@ worker_adopted(struct worker *w, struct worker_job *job)
 		return;
 	}
 	memset(&am, 0, sizeof am);
+	am.version = WMSG_ADOPT_VERSION;
 	am.job_id = job->run->spec.job_id;
 	am.attempt = job->run->spec.attempt;
 	am.pid = job->pid;
