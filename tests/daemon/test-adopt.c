@@ -1,6 +1,7 @@
 /* test-adopt.c - running jobs outlive triaged (issue 26): a SIGKILLed or kept
  * daemon's next start takes over their workers, or their ends, never reruns. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,14 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cli.h"
 #include "harness.h"
+#include "procstat.h"
 #include "timefmt.h"
+#include "wmsg.h"
 
 /* What the job has printed on stdout so far, allocated. */
 static char *
@@ -331,12 +337,178 @@ another_attempts_files_are_fenced_off(void **state)
 	assert_string_equal(tstate(got), "succeeded");
 	assert_int_equal(tjint(got, "attempt"), 2);
 	json_decref(got);
-	assert_true(tlog_has(d, "is not the job's running attempt: killing "
-	    "it"));
+	assert_true(tlog_has(d, "is not the job's running attempt: killed"));
 	assert_false(tpid_alive(pid));
 	assert_int_equal(access(stale_sock, F_OK), -1);
 	assert_int_equal(access(stale_end, F_OK), -1);
 	tdaemon_end(d, c);
+}
+
+/* How a fake worker's hello differs from the one a worker would send. */
+enum fake_lie {
+	FAKE_VERSION,		/* a later version, a longer hello */
+	FAKE_WORKER,		/* names another process as the worker */
+	FAKE_TICKS,		/* its process started at another time */
+	FAKE_PROCESS,		/* its process is not the store's */
+	FAKE_MODE,		/* its socket is 0666: never connected to */
+};
+
+/*
+ * A process that listens on path as an orphaned worker of job's attempt 1
+ * would, and answers the first connection with a hello that lies as lie
+ * says, then waits to be killed. It writes a byte to *notes once it has a
+ * connection (the read end, non-blocking, the caller's).
+ */
+static pid_t
+fake_worker(const char *path, int64_t job, enum fake_lie lie, int *notes)
+{
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_adopted am;
+		char more[8];
+	} msg;
+	struct sockaddr_un sun;
+	int p[2], ready[2], fd, c;
+	pid_t pid;
+	char x;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	assert_true(strlen(path) < sizeof sun.sun_path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		memset(&msg, 0, sizeof msg);
+		msg.hdr.type = WMSG_ADOPTED;
+		msg.hdr.len = sizeof msg.am;
+		msg.am.version = WMSG_ADOPT_VERSION;
+		msg.am.job_id = (uint64_t)job;
+		msg.am.attempt = 1;
+		msg.am.worker = getpid();
+		msg.am.pid = getpid();
+		if (procstat_start_ticks(getpid(), &msg.am.start_ticks) == -1)
+			_exit(1);
+		if (lie == FAKE_VERSION) {
+			msg.am.version = WMSG_ADOPT_VERSION + 1;
+			msg.hdr.len = sizeof msg.am + sizeof msg.more;
+		} else if (lie == FAKE_WORKER)
+			msg.am.worker = getppid();
+		else if (lie == FAKE_TICKS)
+			msg.am.start_ticks++;
+		(void)unlink(path);
+		umask(lie == FAKE_MODE ? 0111 : 0177);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1 || bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
+		    listen(fd, 4) == -1 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		if ((c = accept(fd, NULL, NULL)) == -1 ||
+		    write(p[1], "c", 1) != 1 ||
+		    write(c, &msg, sizeof msg.hdr + msg.hdr.len) !=
+		    (ssize_t)(sizeof msg.hdr + msg.hdr.len))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &x, 1), 1);
+	close(ready[0]);
+	*notes = p[0];
+	return pid;
+}
+
+/* Whether the child pid has died of SIGKILL, waiting for it until the
+ * deadline; a child still alive then is left alive. */
+static bool
+died_of_sigkill(pid_t pid, int ms)
+{
+	int64_t deadline = tdeadline(ms);
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+	    tleft_ms(deadline) > 0)
+		poll(NULL, 0, 10);
+	assert_true(r == 0 || r == pid);
+	return r == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+/*
+ * Fencing by what answers, not only by the attempt it names: the worker of
+ * the job is gone, and on its socket a process answers that speaks another
+ * version, or says it is another process than the one that listens, or
+ * whose job's process is not the one it started or the store has; or its
+ * socket is not the daemon's own 0600. None is taken over: the next start
+ * kills what answered (it is the daemon's user's), or leaves a socket it
+ * does not trust unconnected to, and the job runs again as attempt 2.
+ */
+static void
+what_answers_must_be_the_jobs_worker(void **state)
+{
+	static const struct {
+		enum fake_lie lie;
+		const char *log;
+	} cases[] = {
+		{ FAKE_VERSION, "its worker speaks worker protocol 2, this "
+		    "daemon 1: killed, and the job runs again" },
+		{ FAKE_WORKER, "listens on its socket: killed" },
+		{ FAKE_TICKS, "as its worker says: killed" },
+		{ FAKE_PROCESS, "the store has process" },
+		{ FAKE_MODE, "not a worker's socket" },
+	};
+	struct tdaemon *d;
+	struct client *c;
+	char first[400];
+	pid_t pid, worker, fake;
+	int64_t job;
+	json_t *got;
+	size_t i;
+	int notes;
+	char x;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		d = tdaemon_start("");
+		c = tconnect(d);
+		snprintf(first, sizeof first, "%s/first", d->dir);
+		job = submit_two_attempts(c, first);
+		pid = trunning_pid(c, job);
+		wait_path(first, true);
+		worker = tppid(pid);
+		assert_true(worker > 0);
+
+		client_free(c);
+		tdaemon_crash(d);
+		wait_path(adopt_path(d, job, 1, "sock"), true);
+		assert_int_equal(kill(worker, SIGKILL), 0);
+		twait_gone(worker);
+		twait_gone(pid);
+		fake = fake_worker(adopt_path(d, job, 1, "sock"), job,
+		    cases[i].lie, &notes);
+
+		tdaemon_restart(d);
+		c = tconnect(d);
+		got = twait(c, job);
+		assert_string_equal(tstate(got), "succeeded");
+		assert_int_equal(tjint(got, "attempt"), 2);
+		json_decref(got);
+		if (!tlog_has(d, cases[i].log))
+			fail_msg("case %zu: no \"%s\" in the log", i,
+			    cases[i].log);
+		if (cases[i].lie == FAKE_MODE) {
+			/* Never connected to, nor killed. */
+			assert_int_equal(read(notes, &x, 1), -1);
+			assert_int_equal(errno, EAGAIN);
+			assert_false(died_of_sigkill(fake, 0));
+			assert_int_equal(kill(fake, SIGKILL), 0);
+		}
+		if (!died_of_sigkill(fake, HARNESS_TIMEOUT_MS))
+			fail_msg("case %zu: the fake worker lives on", i);
+		close(notes);
+		tdaemon_end(d, c);
+	}
 }
 
 /* The units of gpu the job holds, joined by commas, into buf. */
@@ -526,6 +698,7 @@ main(void)
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
+		cmocka_unit_test(what_answers_must_be_the_jobs_worker),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),
 		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
 		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
