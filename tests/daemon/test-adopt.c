@@ -690,6 +690,34 @@ keep_leaves_jobs_for_the_next_start(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * The harness's clean-up: a daemon killed and never restarted leaves its
+ * worker, and the job it keeps, running in a group of their own; freeing
+ * the daemon kills them (whatever /proc calls them: under valgrind a
+ * worker is no "triaged-worker").
+ */
+static void
+the_workers_of_a_daemon_left_dead_are_killed(void **state)
+{
+	struct tdaemon *d = tdaemon_start("cgroups = off\n");
+	struct client *c = tconnect(d);
+	pid_t pid, worker;
+	int64_t job;
+
+	(void)state;
+	job = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	pid = trunning_pid(c, job);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_true(tpid_alive(worker));
+	tdaemon_free(d);
+	twait_gone(worker);
+	twait_gone(pid);
+}
+
 int
 main(void)
 {
@@ -703,6 +731,7 @@ main(void)
 		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
 		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
+		cmocka_unit_test(the_workers_of_a_daemon_left_dead_are_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
