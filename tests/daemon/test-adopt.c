@@ -1,5 +1,6 @@
 /* test-adopt.c - running jobs outlive triaged (issue 26): a SIGKILLed or kept
  * daemon's next start takes over their workers, or their ends, never reruns. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -691,13 +692,56 @@ keep_leaves_jobs_for_the_next_start(void **state)
 }
 
 /*
- * The harness's clean-up: a daemon killed and never restarted leaves its
- * worker, and the job it keeps, running in a group of their own; freeing
- * the daemon kills them (whatever /proc calls them: under valgrind a
- * worker is no "triaged-worker").
+ * Asserts that the orphaned worker holds nothing of its dead daemon's:
+ * /dev/null as stdin, stdout and stderr (not the daemon's log), and
+ * besides only its socket, signalfd, its job's pipes and capture files
+ * and cgroups.
  */
 static void
-the_workers_of_a_daemon_left_dead_are_killed(void **state)
+assert_holds_its_own(const struct tdaemon *d, pid_t worker)
+{
+	char dir[64], path[600], to[600], output[400];
+	struct dirent *de;
+	ssize_t n;
+	DIR *fds;
+	int fd;
+
+	snprintf(output, sizeof output, "%s/output/", d->state);
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)worker);
+	assert_non_null(fds = opendir(dir));
+	while ((de = readdir(fds)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if ((n = readlink(path, to, sizeof to - 1)) <= 0)
+			continue;	/* closed since */
+		to[n] = '\0';
+		if (fd <= 2 ? strcmp(to, "/dev/null") == 0 :
+		    strcmp(to, "/dev/null") == 0 ||
+		    strncmp(to, "socket:[", 8) == 0 ||
+		    strncmp(to, "pipe:[", 6) == 0 ||
+		    strcmp(to, "anon_inode:[signalfd]") == 0 ||
+		    strncmp(to, output, strlen(output)) == 0 ||
+		    strncmp(to, "/sys/fs/cgroup/", 15) == 0)
+			continue;
+		closedir(fds);
+		fail_msg("worker %d holds fd %d: %s", (int)worker, fd, to);
+	}
+	closedir(fds);
+}
+
+/*
+ * A daemon killed and never restarted leaves its worker, and the job it
+ * keeps, running in a group of their own: the worker holds only what it
+ * needs (not the daemon's stdout and stderr: whoever reads those would
+ * wait for their end as long as the job runs), and the harness's clean-up
+ * kills it and its job when the daemon is freed, cgroups or not (and
+ * whatever /proc calls it: under valgrind a worker is no
+ * "triaged-worker").
+ */
+static void
+an_orphaned_worker_holds_its_own_only_and_goes_with_the_test(void **state)
 {
 	struct tdaemon *d = tdaemon_start("cgroups = off\n");
 	struct client *c = tconnect(d);
@@ -713,6 +757,7 @@ the_workers_of_a_daemon_left_dead_are_killed(void **state)
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
 	assert_true(tpid_alive(worker));
+	assert_holds_its_own(d, worker);
 	tdaemon_free(d);
 	twait_gone(worker);
 	twait_gone(pid);
@@ -731,7 +776,8 @@ main(void)
 		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
 		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
-		cmocka_unit_test(the_workers_of_a_daemon_left_dead_are_killed),
+		cmocka_unit_test(
+		    an_orphaned_worker_holds_its_own_only_and_goes_with_the_test),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
