@@ -22,6 +22,7 @@
 
 #include "cgroup.h"
 #include "pool.h"
+#include "procstat.h"
 #include "sigdefault.h"
 #include "timefmt.h"
 #include "waitstatus.h"
@@ -56,6 +57,10 @@ struct pool_worker {
 	 * the start: it goes once its job has ended. */
 	bool adopted;
 	int pidfd;
+	/* Its start (procstat.h), read at its adoption: where there is no
+	 * pidfd (valgrind), what tells it from a later process with its pid;
+	 * 0 unknown. */
+	uint64_t start_ticks;
 	/* Adopted after it had reaped its job: job_pid may be another
 	 * process's by now, and is never signalled from here. */
 	bool job_reaped;
@@ -236,23 +241,33 @@ pool_detach(struct pool_worker *w)
 }
 
 /*
- * An adopted worker cut off: killed through its pidfd (its pid alone may
- * be another's by now: it is not our child, and nobody here reaps it), and
- * its end taken from the loop, as a SIGCHLD would be for our own.
+ * Kills an adopted worker, which is not our child, so nobody here reaps
+ * it and its pid alone may be another's by now: through its pidfd, or
+ * where pidfd_open failed (valgrind knows no pidfd_open) by its pid while
+ * its start time is still the one read at its adoption.
  */
+static void
+pool_adopted_kill(struct pool_worker *w)
+{
+	if (procstat_kill(w->pid, w->pidfd, w->start_ticks, SIGKILL) == -1 &&
+	    errno != ESRCH)
+		pool_error(w->pool, "worker %u (pid %ld): kill: %s",
+		    w->number, (long)w->pid, strerror(errno));
+	if (w->pidfd != -1) {
+		close(w->pidfd);
+		w->pidfd = -1;
+	}
+	w->start_ticks = 0;	/* never signalled again */
+}
+
+/* An adopted worker cut off: killed, and its end taken from the loop, as a
+ * SIGCHLD would be for our own. */
 static void
 pool_adopted_end(struct pool_worker *w)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (w->pidfd != -1) {
-		if (pidfd_send_signal(w->pidfd, SIGKILL, NULL, 0) == -1 &&
-		    errno != ESRCH)
-			pool_error(w->pool, "worker %u (pid %ld): kill: %s",
-			    w->number, (long)w->pid, strerror(errno));
-		close(w->pidfd);
-		w->pidfd = -1;
-	}
+	pool_adopted_kill(w);
 	if (evtimer_add(w->pool->gone, &now) == -1)
 		pool_error(w->pool, "workers: cannot arm the adopted ones' end");
 }
@@ -708,11 +723,9 @@ pool_close(struct pool *pool, bool keep)
 		if ((w = pool->workers[i]) == NULL || pool_kept(w, keep) ||
 		    w->state == POOL_DOWN)
 			continue;
-		if (w->adopted) {
-			if (w->pidfd != -1)
-				(void)pidfd_send_signal(w->pidfd, SIGKILL,
-				    NULL, 0);
-		} else
+		if (w->adopted)
+			pool_adopted_kill(w);
+		else
 			kill(w->pid, SIGKILL);	/* our unreaped child */
 	}
 	for (i = 0; i < pool->n; i++) {
@@ -777,6 +790,8 @@ pool_adopt(struct pool *pool, int fd, pid_t worker, uint64_t job_id,
 	/* Taken now, while the worker holds the connection just made: the
 	 * pid is its own. */
 	w->pidfd = (int)pidfd_open(worker, 0);
+	if (procstat_start_ticks(worker, &w->start_ticks) == -1)
+		w->start_ticks = 0;
 	w->bev = bev;
 	w->ran = w->has_job = true;
 	w->retiring = w->adopted = true;

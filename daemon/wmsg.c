@@ -1,6 +1,7 @@
 /* wmsg.c - encoding and complete validation of the daemon<->worker messages;
  * a message that fails here means its sender is broken. */
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ _Static_assert(sizeof(struct wmsg_run_head) == 64, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_signal) == 16, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_started) == 24, "no hidden padding");
 _Static_assert(sizeof(struct wmsg_lease) == 24, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_adopted) == 40, "no hidden padding");
+_Static_assert(offsetof(struct wmsg_adopted, version) == 0,
+    "the version comes first");
 _Static_assert(sizeof(struct wmsg_finished) == 344, "no hidden padding");
 _Static_assert(sizeof(((struct wmsg_finished *)0)->error) ==
     sizeof(((struct pool_result *)0)->error), "same error buffer");
@@ -314,4 +318,37 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	res->left = msg->left;
 	res->peak_memory = msg->peak_memory;
 	return 0;
+}
+
+int
+wmsg_adopted_decode(struct wmsg_adopted *am, const void *buf, size_t len,
+    uint32_t *version)
+{
+	size_t i;
+
+	if (len < sizeof *version || len > WMSG_ADOPTED_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	memcpy(version, buf, sizeof *version);
+	if (len == WMSG_ADOPTED_UNVERSIONED)
+		*version = 0;
+	if (*version != WMSG_ADOPT_VERSION) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	if (len != sizeof *am) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	memcpy(am, buf, sizeof *am);
+	if (am->pid <= 0 || am->worker <= 0 || am->exited > 1)
+		goto proto;
+	for (i = 0; i < sizeof am->pad; i++)
+		if (am->pad[i] != 0)
+			goto proto;
+	return 0;
+proto:
+	errno = EPROTO;
+	return -1;
 }

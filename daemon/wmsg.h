@@ -100,20 +100,37 @@ struct wmsg_started {
 };
 
 /*
+ * The version of the messages between the daemon and its workers. A worker
+ * is a fork of the daemon without exec, and it may outlive that daemon
+ * (issue 26): after an upgrade, the next daemon talks to workers of the
+ * old binary. It must be raised whenever any message here changes its
+ * layout or its meaning: a worker of another version is never taken over.
+ */
+#define WMSG_ADOPT_VERSION	1
+/* The hello of the workers from before there was a version (version 0):
+ * its job_id is where the version is now. */
+#define WMSG_ADOPTED_UNVERSIONED	32
+/* The most a daemon reads of a hello, whatever the version. */
+#define WMSG_ADOPTED_MAX	4096
+
+/*
  * The first message on a connection a new daemon made to an orphaned
- * worker's socket (state_dir/adopt/ID.ATTEMPT.sock): which attempt of which
- * job it holds, and its process, for the daemon to check against its store
- * before it takes the worker (fencing by attempt). From then on the
- * connection is as a worker's socketpair.
+ * worker's socket (state_dir/adopt/ID.ATTEMPT.sock): which version it
+ * speaks, which attempt of which job it holds, and its process, for the
+ * daemon to check against its store and /proc before it takes the worker
+ * (fencing by attempt and by process). From then on the connection is as
+ * a worker's socketpair. The version stays first in every later version.
  */
 struct wmsg_adopted {
-	uint64_t job_id;
+	uint32_t version;	/* WMSG_ADOPT_VERSION */
 	uint32_t attempt;
+	uint64_t job_id;
 	int32_t pid;		/* the job's process */
-	uint64_t start_ticks;	/* procstat.h; 0 unknown */
 	int32_t worker;		/* the worker's own pid */
+	uint64_t start_ticks;	/* the job's process's (procstat.h); 0 when
+				 * exited */
 	uint8_t exited;		/* 0 or 1: the job's process has been reaped */
-	uint8_t pad[3];		/* 0 */
+	uint8_t pad[7];		/* 0 */
 };
 
 /* The fields of struct pool_result, laid out for the wire. */
@@ -172,6 +189,15 @@ void *wmsg_run_encode(const struct pool_spec *spec, size_t *lenp);
  */
 int wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len);
 void wmsg_run_clear(struct wmsg_run *run);
+
+/*
+ * Checks a hello (WMSG_ADOPTED) of len bytes, the version before anything
+ * else, and fills am. Returns 0, or -1 with errno EPROTONOSUPPORT (another
+ * version: *version says which), EMSGSIZE (the length is not this
+ * version's) or EPROTO (a field out of range).
+ */
+int wmsg_adopted_decode(struct wmsg_adopted *am, const void *buf, size_t len,
+    uint32_t *version);
 
 /* Fills a FINISHED payload from res (every byte, padding included). */
 void wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,

@@ -557,6 +557,27 @@ worker_unlisten(struct worker *w)
 }
 
 /*
+ * The daemon's stdin, stdout and stderr, which a worker inherits (and
+ * never uses), belong to whoever started the daemon: a worker that kept
+ * them once orphaned would hold that daemon's log pipe or terminal open
+ * while nothing of the daemon runs. /dev/null in their place; a failure
+ * leaves them (the worker writes nothing there).
+ */
+static void
+worker_stdio_release(void)
+{
+	int fd, i;
+
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		return;
+	for (i = 0; i < 3; i++)
+		if (fd != i)
+			(void)dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+}
+
+/*
  * The daemon is gone while the job runs: the worker keeps it, and waits
  * for the next daemon on adopt_dir/ID.ATTEMPT.sock (mode 0600: only the
  * daemon's user may take a job over). Returns 0, or -1 when it cannot
@@ -580,6 +601,7 @@ worker_orphan(struct worker *w, struct worker_job *job)
 	worker_record_unacked(w);
 	if (w->lfd != -1)
 		return 0;
+	worker_stdio_release();
 	/* Without a socket the job still runs to its end and leaves its
 	 * record: the next daemon then takes that. */
 	if (endrec_path(w->setup.adopt_dir, spec->job_id, spec->attempt,
@@ -626,6 +648,7 @@ worker_adopted(struct worker *w, struct worker_job *job)
 		return;
 	}
 	memset(&am, 0, sizeof am);
+	am.version = WMSG_ADOPT_VERSION;
 	am.job_id = job->run->spec.job_id;
 	am.attempt = job->run->spec.attempt;
 	am.pid = job->pid;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -18,6 +20,21 @@ procstat_start_ticks(pid_t pid, uint64_t *ticks)
 	char state;
 
 	return procstat_read(pid, &state, ticks);
+}
+
+int
+procstat_kill(pid_t pid, int pidfd, uint64_t start_ticks, int sig)
+{
+	uint64_t ticks;
+
+	if (pidfd != -1)
+		return pidfd_send_signal(pidfd, sig, NULL, 0);
+	if (start_ticks == 0 || procstat_start_ticks(pid, &ticks) == -1 ||
+	    ticks != start_ticks) {
+		errno = ESRCH;
+		return -1;
+	}
+	return kill(pid, sig);
 }
 
 /* Fields 3 to last of /proc/PID/stat: field 3 (the state letter) into

@@ -19,6 +19,18 @@ int procstat_start_ticks(pid_t pid, uint64_t *ticks);
  */
 int procstat_read(pid_t pid, char *state, uint64_t *ticks);
 
+/*
+ * Sends sig to the process pid that started at start_ticks: through pidfd,
+ * its pidfd, when that is not -1 (it cannot reach another process); else
+ * by pid, once /proc says pid is still the process that started then,
+ * where pidfd_open is not to be had (valgrind; a kernel before 5.3). A pid
+ * reused between that look and the kill would take a new process through
+ * all of pid_max meanwhile, which this accepts. Returns 0, or -1 with
+ * errno: ESRCH when the process has gone, pid is another's by now or
+ * start_ticks is 0 (unknown, so nothing is sent), else kill's.
+ */
+int procstat_kill(pid_t pid, int pidfd, uint64_t start_ticks, int sig);
+
 /* What the calling process uses, as Prometheus's process_* metrics name
  * it. */
 struct procstat_usage {

@@ -269,56 +269,138 @@ tdaemon_dump_log(const struct tdaemon *d)
 	tlog_copy(d, 0, NULL);
 }
 
+/* n in decimal at p, which has room for it; returns the end. */
+static char *
+tput_num(char *p, long n)
+{
+	char digits[24];
+	int i = 0;
+
+	do
+		digits[i++] = (char)('0' + n % 10);
+	while ((n /= 10) > 0);
+	while (i > 0)
+		*p++ = digits[--i];
+	return p;
+}
+
+/* /proc/PID/tail (tail "task/" means /proc/PID/task/PID/children) into
+ * buf, NUL-terminated; its length, -1 when it cannot be read. Only
+ * async-signal-safe calls: the handler of SIGTERM comes here too. */
+static ssize_t
+tproc_read(pid_t pid, const char *tail, char *buf, size_t size)
+{
+	char path[96], *p = path;
+	ssize_t n, len = 0;
+	int fd;
+
+	memcpy(p, "/proc/", 6);
+	p = tput_num(p + 6, pid);
+	*p++ = '/';
+	if (strcmp(tail, "task/") == 0) {
+		memcpy(p, "task/", 5);
+		p = tput_num(p + 5, pid);
+		tail = "/children";
+	}
+	memcpy(p, tail, strlen(tail) + 1);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while ((size_t)len < size - 1 &&
+	    ((n = read(fd, buf + len, size - 1 - (size_t)len)) > 0 ||
+	    (n == -1 && errno == EINTR)))
+		if (n > 0)
+			len += n;
+	close(fd);
+	buf[len] = '\0';
+	return len;
+}
+
+/* The start time of pid (field 22 of /proc/PID/stat, clock ticks since
+ * boot), 0 when it is gone. Async-signal-safe. */
+static uint64_t
+tproc_start_ticks(pid_t pid)
+{
+	char buf[1024], *p;
+	uint64_t ticks = 0;
+	int field;
+
+	if (tproc_read(pid, "stat", buf, sizeof buf) <= 0 ||
+	    (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	/* The command name may hold anything: fields 3 on follow its last
+	 * ')', one space before each. */
+	for (field = 2; field < 22 && *p != '\0'; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		ticks = ticks * 10 + (uint64_t)(*p++ - '0');
+	return ticks;
+}
+
 /*
- * The workers a killed daemon left (issue 26: a worker keeps its running
- * job when its daemon goes, for the next one to take over), found by what
- * they inherited from it: their name, and d's dir as their cwd. Killed,
- * their jobs follow them (the job's parent-death signal). Their group is
- * theirs, not the daemon's, so the kill of its group misses them.
+ * Notes the workers d has now, its children (a triaged forks nothing
+ * else), beside those it had before: when d is killed, or stops leaving
+ * its jobs to them (shutdown = keep), they live on for the next daemon.
+ * Async-signal-safe.
  */
 static void
-tkill_workers(const struct tdaemon *d)
+tworkers_note(struct tdaemon *d)
 {
-	char path[64], cwd[PATH_MAX], dir[PATH_MAX], comm[32];
-	struct dirent *de;
-	ssize_t n;
-	DIR *proc;
-	FILE *f;
+	char buf[4096], *p;
+	uint64_t ticks;
 	pid_t pid;
+	int i;
 
-	if (d->dir[0] == '\0' || realpath(d->dir, dir) == NULL ||
-	    (proc = opendir("/proc")) == NULL)
+	if (d->pid <= 0 || d->kind[0] != '\0' ||
+	    tproc_read(d->pid, "task/", buf, sizeof buf) <= 0)
 		return;
-	while ((de = readdir(proc)) != NULL) {
-		if ((pid = (pid_t)atoi(de->d_name)) <= 0)
+	for (p = buf; *p != '\0';) {
+		for (pid = 0; *p >= '0' && *p <= '9'; p++)
+			pid = pid * 10 + (*p - '0');
+		while (*p != '\0' && (*p < '0' || *p > '9'))
+			p++;
+		if (pid <= 0 || (ticks = tproc_start_ticks(pid)) == 0)
 			continue;
-		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-		if ((f = fopen(path, "r")) == NULL)
+		for (i = 0; i < d->nworkers; i++)
+			if (d->workers[i] == pid && d->worker_ticks[i] == ticks)
+				break;
+		if (i < d->nworkers || d->nworkers == HARNESS_WORKERS_MAX)
 			continue;
-		if (fgets(comm, sizeof comm, f) == NULL)
-			comm[0] = '\0';
-		fclose(f);
-		if (strcmp(comm, "triaged-worker\n") != 0)
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
-		if ((n = readlink(path, cwd, sizeof cwd - 1)) <= 0)
-			continue;
-		cwd[n] = '\0';
-		if (strcmp(cwd, dir) == 0)
-			(void)kill(pid, SIGKILL);
+		d->workers[d->nworkers] = pid;
+		d->worker_ticks[d->nworkers++] = ticks;
 	}
-	closedir(proc);
+}
+
+/*
+ * Kills what is left of the workers noted of d, each only while its pid is
+ * still the process noted (its start time). Their jobs follow them (the
+ * job's parent-death signal). Async-signal-safe: no scan of /proc by name,
+ * which under valgrind is not the workers' own.
+ */
+static void
+tworkers_kill(struct tdaemon *d)
+{
+	int i;
+
+	for (i = 0; i < d->nworkers; i++)
+		if (tproc_start_ticks(d->workers[i]) == d->worker_ticks[i])
+			(void)kill(d->workers[i], SIGKILL);
+	d->nworkers = 0;
 }
 
 /* Kills d's process group and reaps d, and what is left of its workers. A
  * d with a stop_signal gets it first, and the time to end its own
- * processes before the SIGKILL. */
+ * processes before the SIGKILL. A triaged is stopped (SIGSTOP) while its
+ * workers are noted, so that it forks none unseen before it dies. */
 static void
 tkill(struct tdaemon *d)
 {
+	/* tsupport_child_end sends SIGCONT with a stop_signal. */
+	if (d->pid > 0 && d->kind[0] == '\0' && kill(d->pid, SIGSTOP) == 0)
+		tworkers_note(d);
 	tsupport_child_end(d->pid, d->stop_signal, TSTOP_MS);
 	d->pid = 0;
-	tkill_workers(d);
+	tworkers_kill(d);
 }
 
 /*
@@ -905,6 +987,9 @@ tdaemon_crash(struct tdaemon *d)
 	pid_t pid = d->pid;
 
 	assert_true(pid > 0);
+	/* Stopped first, so that it forks no worker unnoted. */
+	assert_int_equal(kill(pid, SIGSTOP), 0);
+	tworkers_note(d);
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	d->pid = 0;
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
@@ -918,6 +1003,8 @@ tdaemon_stop(struct tdaemon *d)
 
 	if (d->pid <= 0)
 		return 0;
+	/* Under shutdown = keep, its workers outlive it. */
+	tworkers_note(d);
 	if (tsupport_daemon_stop(d->pid, HARNESS_TIMEOUT_MS, &err) == -1)
 		fail_msg("%s", err.msg);
 	/* Its workers follow it by themselves: the group is not killed. */

@@ -22,6 +22,8 @@ int tslow(void);
 /* Every wait of the harness fails the test after this long; so do the
  * tests' own waits, with a deadline of their own (tdeadline). */
 #define HARNESS_TIMEOUT_MS (30000 * tslow())
+/* Workers of one daemon the clean-up keeps track of. */
+#define HARNESS_WORKERS_MAX 64
 
 struct tdaemon {
 	pid_t pid;
@@ -40,6 +42,13 @@ struct tdaemon {
 	/* Under TRIAGE_TEST_CLUSTER, its [cluster] section, which every
 	 * config it is given keeps (tdaemon_rewrite). */
 	char cluster[512];
+	/* The workers it had when it was last killed or stopped, with their
+	 * start times (clock ticks since boot): a worker outlives its daemon
+	 * (issue 26), in a process group of its own, and the clean-up kills
+	 * those still there. */
+	pid_t workers[HARNESS_WORKERS_MAX];
+	uint64_t worker_ticks[HARNESS_WORKERS_MAX];
+	int nworkers;
 };
 
 /*

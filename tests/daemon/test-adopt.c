@@ -1,6 +1,8 @@
 /* test-adopt.c - running jobs outlive triaged (issue 26): a SIGKILLed or kept
  * daemon's next start takes over their workers, or their ends, never reruns. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -10,14 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cli.h"
 #include "harness.h"
+#include "procstat.h"
 #include "timefmt.h"
+#include "wmsg.h"
 
 /* What the job has printed on stdout so far, allocated. */
 static char *
@@ -111,8 +118,9 @@ crash_and_restart(struct tdaemon *d, struct client *c)
 	return tconnect(d);
 }
 
-/* A counter every 50 ms, from 1 to n; at pause it waits for the gate
- * "go" (so that a slow machine cannot outrun the kills). */
+/* A counter every 50 ms (times TRIAGE_TEST_SLOW: a daemon under valgrind
+ * takes that much longer to restart), from 1 to n; at pause it waits for
+ * the gate "go" (so that a slow machine cannot outrun the kills). */
 static int64_t
 submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
 {
@@ -120,7 +128,8 @@ submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
 
 	snprintf(script, sizeof script, "i=0; while [ $i -lt %d ]; do "
 	    "i=$((i + 1)); echo $i; if [ $i = %d ]; then %s; fi; "
-	    "sleep 0.05; done", n, pause, tgate_sh(d, "go"));
+	    "sleep %d.%02d; done", n, pause, tgate_sh(d, "go"),
+	    5 * tslow() / 100, 5 * tslow() % 100);
 	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 }
 
@@ -331,12 +340,178 @@ another_attempts_files_are_fenced_off(void **state)
 	assert_string_equal(tstate(got), "succeeded");
 	assert_int_equal(tjint(got, "attempt"), 2);
 	json_decref(got);
-	assert_true(tlog_has(d, "is not the job's running attempt: killing "
-	    "it"));
+	assert_true(tlog_has(d, "is not the job's running attempt: killed"));
 	assert_false(tpid_alive(pid));
 	assert_int_equal(access(stale_sock, F_OK), -1);
 	assert_int_equal(access(stale_end, F_OK), -1);
 	tdaemon_end(d, c);
+}
+
+/* How a fake worker's hello differs from the one a worker would send. */
+enum fake_lie {
+	FAKE_VERSION,		/* a later version, a longer hello */
+	FAKE_WORKER,		/* names another process as the worker */
+	FAKE_TICKS,		/* its process started at another time */
+	FAKE_PROCESS,		/* its process is not the store's */
+	FAKE_MODE,		/* its socket is 0666: never connected to */
+};
+
+/*
+ * A process that listens on path as an orphaned worker of job's attempt 1
+ * would, and answers the first connection with a hello that lies as lie
+ * says, then waits to be killed. It writes a byte to *notes once it has a
+ * connection (the read end, non-blocking, the caller's).
+ */
+static pid_t
+fake_worker(const char *path, int64_t job, enum fake_lie lie, int *notes)
+{
+	struct {
+		struct wmsg_hdr hdr;
+		struct wmsg_adopted am;
+		char more[8];
+	} msg;
+	struct sockaddr_un sun;
+	int p[2], ready[2], fd, c;
+	pid_t pid;
+	char x;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	assert_true(strlen(path) < sizeof sun.sun_path);
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		memset(&msg, 0, sizeof msg);
+		msg.hdr.type = WMSG_ADOPTED;
+		msg.hdr.len = sizeof msg.am;
+		msg.am.version = WMSG_ADOPT_VERSION;
+		msg.am.job_id = (uint64_t)job;
+		msg.am.attempt = 1;
+		msg.am.worker = getpid();
+		msg.am.pid = getpid();
+		if (procstat_start_ticks(getpid(), &msg.am.start_ticks) == -1)
+			_exit(1);
+		if (lie == FAKE_VERSION) {
+			msg.am.version = WMSG_ADOPT_VERSION + 1;
+			msg.hdr.len = sizeof msg.am + sizeof msg.more;
+		} else if (lie == FAKE_WORKER)
+			msg.am.worker = getppid();
+		else if (lie == FAKE_TICKS)
+			msg.am.start_ticks++;
+		(void)unlink(path);
+		umask(lie == FAKE_MODE ? 0111 : 0177);
+		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+		    -1 || bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
+		    listen(fd, 4) == -1 || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		if ((c = accept(fd, NULL, NULL)) == -1 ||
+		    write(p[1], "c", 1) != 1 ||
+		    write(c, &msg, sizeof msg.hdr + msg.hdr.len) !=
+		    (ssize_t)(sizeof msg.hdr + msg.hdr.len))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &x, 1), 1);
+	close(ready[0]);
+	*notes = p[0];
+	return pid;
+}
+
+/* Whether the child pid has died of SIGKILL, waiting for it until the
+ * deadline; a child still alive then is left alive. */
+static bool
+died_of_sigkill(pid_t pid, int ms)
+{
+	int64_t deadline = tdeadline(ms);
+	int status;
+	pid_t r;
+
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 &&
+	    tleft_ms(deadline) > 0)
+		poll(NULL, 0, 10);
+	assert_true(r == 0 || r == pid);
+	return r == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+/*
+ * Fencing by what answers, not only by the attempt it names: the worker of
+ * the job is gone, and on its socket a process answers that speaks another
+ * version, or says it is another process than the one that listens, or
+ * whose job's process is not the one it started or the store has; or its
+ * socket is not the daemon's own 0600. None is taken over: the next start
+ * kills what answered (it is the daemon's user's), or leaves a socket it
+ * does not trust unconnected to, and the job runs again as attempt 2.
+ */
+static void
+what_answers_must_be_the_jobs_worker(void **state)
+{
+	static const struct {
+		enum fake_lie lie;
+		const char *log;
+	} cases[] = {
+		{ FAKE_VERSION, "its worker speaks worker protocol 2, this "
+		    "daemon 1: killed, and the job runs again" },
+		{ FAKE_WORKER, "listens on its socket: killed" },
+		{ FAKE_TICKS, "as its worker says: killed" },
+		{ FAKE_PROCESS, "the store has process" },
+		{ FAKE_MODE, "not a worker's socket" },
+	};
+	struct tdaemon *d;
+	struct client *c;
+	char first[400];
+	pid_t pid, worker, fake;
+	int64_t job;
+	json_t *got;
+	size_t i;
+	int notes;
+	char x;
+
+	(void)state;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		d = tdaemon_start("");
+		c = tconnect(d);
+		snprintf(first, sizeof first, "%s/first", d->dir);
+		job = submit_two_attempts(c, first);
+		pid = trunning_pid(c, job);
+		wait_path(first, true);
+		worker = tppid(pid);
+		assert_true(worker > 0);
+
+		client_free(c);
+		tdaemon_crash(d);
+		wait_path(adopt_path(d, job, 1, "sock"), true);
+		assert_int_equal(kill(worker, SIGKILL), 0);
+		twait_gone(worker);
+		twait_gone(pid);
+		fake = fake_worker(adopt_path(d, job, 1, "sock"), job,
+		    cases[i].lie, &notes);
+
+		tdaemon_restart(d);
+		c = tconnect(d);
+		got = twait(c, job);
+		assert_string_equal(tstate(got), "succeeded");
+		assert_int_equal(tjint(got, "attempt"), 2);
+		json_decref(got);
+		if (!tlog_has(d, cases[i].log))
+			fail_msg("case %zu: no \"%s\" in the log", i,
+			    cases[i].log);
+		if (cases[i].lie == FAKE_MODE) {
+			/* Never connected to, nor killed. */
+			assert_int_equal(read(notes, &x, 1), -1);
+			assert_int_equal(errno, EAGAIN);
+			assert_false(died_of_sigkill(fake, 0));
+			assert_int_equal(kill(fake, SIGKILL), 0);
+		}
+		if (!died_of_sigkill(fake, HARNESS_TIMEOUT_MS))
+			fail_msg("case %zu: the fake worker lives on", i);
+		close(notes);
+		tdaemon_end(d, c);
+	}
 }
 
 /* The units of gpu the job holds, joined by commas, into buf. */
@@ -518,6 +693,82 @@ keep_leaves_jobs_for_the_next_start(void **state)
 	tdaemon_end(d, c);
 }
 
+/*
+ * Asserts that the orphaned worker holds nothing of its dead daemon's:
+ * /dev/null as stdin, stdout and stderr (not the daemon's log), and
+ * besides only its socket, signalfd, its job's pipes and capture files
+ * and cgroups.
+ */
+static void
+assert_holds_its_own(const struct tdaemon *d, pid_t worker)
+{
+	char dir[64], path[600], to[600], output[400];
+	struct dirent *de;
+	ssize_t n;
+	DIR *fds;
+	int fd;
+
+	snprintf(output, sizeof output, "%s/output/", d->state);
+	snprintf(dir, sizeof dir, "/proc/%d/fd", (int)worker);
+	assert_non_null(fds = opendir(dir));
+	while ((de = readdir(fds)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		fd = atoi(de->d_name);
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		if ((n = readlink(path, to, sizeof to - 1)) <= 0)
+			continue;	/* closed since */
+		to[n] = '\0';
+		/* valgrind's own, at the top of the table, out of the
+		 * worker's reach */
+		if (twrapped() && fd >= 1024)
+			continue;
+		if (fd <= 2 ? strcmp(to, "/dev/null") == 0 :
+		    strcmp(to, "/dev/null") == 0 ||
+		    strncmp(to, "socket:[", 8) == 0 ||
+		    strncmp(to, "pipe:[", 6) == 0 ||
+		    strcmp(to, "anon_inode:[signalfd]") == 0 ||
+		    strncmp(to, output, strlen(output)) == 0 ||
+		    strncmp(to, "/sys/fs/cgroup/", 15) == 0)
+			continue;
+		closedir(fds);
+		fail_msg("worker %d holds fd %d: %s", (int)worker, fd, to);
+	}
+	closedir(fds);
+}
+
+/*
+ * A daemon killed and never restarted leaves its worker, and the job it
+ * keeps, running in a group of their own: the worker holds only what it
+ * needs (not the daemon's stdout and stderr: whoever reads those would
+ * wait for their end as long as the job runs), and the harness's clean-up
+ * kills it and its job when the daemon is freed, cgroups or not (and
+ * whatever /proc calls it: under valgrind a worker is no
+ * "triaged-worker").
+ */
+static void
+an_orphaned_worker_holds_its_own_only_and_goes_with_the_test(void **state)
+{
+	struct tdaemon *d = tdaemon_start("cgroups = off\n");
+	struct client *c = tconnect(d);
+	pid_t pid, worker;
+	int64_t job;
+
+	(void)state;
+	job = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
+	pid = trunning_pid(c, job);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_true(tpid_alive(worker));
+	assert_holds_its_own(d, worker);
+	tdaemon_free(d);
+	twait_gone(worker);
+	twait_gone(pid);
+}
+
 int
 main(void)
 {
@@ -526,10 +777,13 @@ main(void)
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
+		cmocka_unit_test(what_answers_must_be_the_jobs_worker),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),
 		cmocka_unit_test(a_frozen_job_is_taken_over_frozen),
 		cmocka_unit_test(an_adopted_jobs_timeout_counts_from_its_start),
 		cmocka_unit_test(keep_leaves_jobs_for_the_next_start),
+		cmocka_unit_test(
+		    an_orphaned_worker_holds_its_own_only_and_goes_with_the_test),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

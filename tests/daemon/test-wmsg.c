@@ -328,6 +328,92 @@ test_finished(void **state)
 	assert_int_equal(errno, EPROTO);
 }
 
+/* A hello in this version's layout, from worker 77 of job 12's attempt 3. */
+static void
+adopted_fill(struct wmsg_adopted *am)
+{
+	memset(am, 0, sizeof *am);
+	am->version = WMSG_ADOPT_VERSION;
+	am->job_id = 12;
+	am->attempt = 3;
+	am->pid = 78;
+	am->worker = 77;
+	am->start_ticks = 5000;
+}
+
+/* The hello's version is read before anything else: a worker of another
+ * version (or of none, from before versions) is refused whatever its
+ * length, a hello of this version must have this version's length. */
+static void
+test_adopted(void **state)
+{
+	struct wmsg_adopted am, back;
+	char buf[WMSG_ADOPTED_MAX + 1];
+	uint32_t version = 0;
+
+	(void)state;
+	adopted_fill(&am);
+	assert_int_equal(wmsg_adopted_decode(&back, &am, sizeof am, &version),
+	    0);
+	assert_int_equal(version, WMSG_ADOPT_VERSION);
+	assert_memory_equal(&am, &back, sizeof am);
+
+	/* A later version, longer or not: its version comes out. */
+	memset(buf, 0, sizeof buf);
+	adopted_fill(&am);
+	am.version = WMSG_ADOPT_VERSION + 1;
+	memcpy(buf, &am, sizeof am);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, sizeof am, &version),
+	    -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	assert_int_equal(version, WMSG_ADOPT_VERSION + 1);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, sizeof am + 16,
+	    &version), -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	/* The unversioned hello: job_id first, where the version is now. */
+	version = 99;
+	memset(buf, 0, sizeof buf);
+	buf[0] = 1;
+	assert_int_equal(wmsg_adopted_decode(&back, buf,
+	    WMSG_ADOPTED_UNVERSIONED, &version), -1);
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	assert_int_equal(version, 0);
+
+	/* This version, with another length; too short to say; too long. */
+	adopted_fill(&am);
+	memcpy(buf, &am, sizeof am);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, sizeof am - 1,
+	    &version), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, sizeof am + 1,
+	    &version), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, 3, &version), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_int_equal(wmsg_adopted_decode(&back, buf, sizeof buf,
+	    &version), -1);
+	assert_int_equal(errno, EMSGSIZE);
+
+	/* Fields out of range. */
+	am.pid = 0;
+	assert_int_equal(wmsg_adopted_decode(&back, &am, sizeof am, &version),
+	    -1);
+	assert_int_equal(errno, EPROTO);
+	adopted_fill(&am);
+	am.worker = -1;
+	assert_int_equal(wmsg_adopted_decode(&back, &am, sizeof am, &version),
+	    -1);
+	adopted_fill(&am);
+	am.exited = 2;
+	assert_int_equal(wmsg_adopted_decode(&back, &am, sizeof am, &version),
+	    -1);
+	adopted_fill(&am);
+	am.pad[6] = 1;
+	assert_int_equal(wmsg_adopted_decode(&back, &am, sizeof am, &version),
+	    -1);
+	assert_int_equal(errno, EPROTO);
+}
+
 int
 main(void)
 {
@@ -337,6 +423,7 @@ main(void)
 		cmocka_unit_test(test_run_encode_errors),
 		cmocka_unit_test(test_check_lengths),
 		cmocka_unit_test(test_finished),
+		cmocka_unit_test(test_adopted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

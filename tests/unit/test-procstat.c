@@ -1,14 +1,17 @@
 /* test-procstat.c - procstat_read on live, zombie and gone processes, and on
  * a command name made to look like the fields that follow it; what
- * procstat_usage says of the test itself. */
+ * procstat_usage says of the test itself; procstat_kill, by pidfd or by a
+ * pid whose start time still matches. */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -83,6 +86,60 @@ test_zombie_then_gone(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* Killed, or not: whether the child pid was ended by SIGKILL, waiting for
+ * it when so (a signal that is sent is delivered before kill returns, to
+ * a child that is not blocking it, but its death comes later). */
+static bool
+killed(pid_t pid, bool wait)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof info);
+	assert_int_equal(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT |
+	    (wait ? 0 : WNOHANG)), 0);
+	return info.si_pid == pid && info.si_code == CLD_KILLED &&
+	    info.si_status == SIGKILL;
+}
+
+/* Without a pidfd, the pid is signalled only while its start time is the
+ * one given: another, or none known, sends nothing (ESRCH). With one, the
+ * pidfd alone says who. */
+static void
+test_kill(void **state)
+{
+	uint64_t ticks;
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	pid = spawn_named("victim");
+	assert_int_equal(procstat_start_ticks(pid, &ticks), 0);
+	errno = 0;
+	assert_int_equal(procstat_kill(pid, -1, ticks + 1, SIGKILL), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(procstat_kill(pid, -1, 0, SIGKILL), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_false(killed(pid, false));
+	assert_int_equal(procstat_kill(pid, -1, ticks, SIGKILL), 0);
+	assert_true(killed(pid, true));
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	/* Reaped: gone, whatever its start time was. */
+	assert_int_equal(procstat_kill(pid, -1, ticks, SIGKILL), -1);
+	assert_int_equal(errno, ESRCH);
+
+	/* Where pidfd_open is to be had (not under valgrind). */
+	pid = spawn_named("victim");
+	if ((fd = (int)pidfd_open(pid, 0)) == -1) {
+		assert_int_equal(errno, ENOSYS);
+		assert_int_equal(kill(pid, SIGKILL), 0);
+	} else {
+		assert_int_equal(procstat_kill(pid, fd, 0, SIGKILL), 0);
+		close(fd);
+	}
+	assert_true(killed(pid, true));
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 /* The figures move as the process does: descriptors it opens, CPU it
  * burns; its start is now or a little before. */
 static void
@@ -127,6 +184,7 @@ main(void)
 		cmocka_unit_test(test_self_runs),
 		cmocka_unit_test(test_usage_of_self),
 		cmocka_unit_test(test_zombie_then_gone),
+		cmocka_unit_test(test_kill),
 	};
 
 	return cmocka_run_group_tests_name("procstat", tests, NULL, NULL);
