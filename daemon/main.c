@@ -161,6 +161,19 @@ setup_state_dir(struct triaged *td)
 		fatalx("out of memory");
 	if (mkdir(td->adopt_dir, 0700) != 0 && errno != EEXIST)
 		fatal("%s: cannot create it", td->adopt_dir);
+	/* What is in it is believed (ends, workers to take over): it must
+	 * be the daemon's own, which no one else may write in. */
+	if (lstat(td->adopt_dir, &st) != 0)
+		fatal("%s", td->adopt_dir);
+	if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+		fatalx("%s: not a directory of the daemon's user (owner %lu): "
+		    "remove it", td->adopt_dir, (unsigned long)st.st_uid);
+	if ((st.st_mode & 077) != 0) {
+		if (chmod(td->adopt_dir, 0700) != 0)
+			fatal("%s: cannot make it 0700", td->adopt_dir);
+		log_notice("%s: mode %04o made 0700", td->adopt_dir,
+		    (unsigned)(st.st_mode & 07777));
+	}
 }
 
 /*

@@ -740,6 +740,42 @@ test_unsafe_state_dirs_are_refused(void **state)
 }
 
 /*
+ * state_dir/adopt holds the ends and sockets of workers that outlived a
+ * daemon, which the next one believes: one of another user is refused,
+ * one others may read is made the daemon's alone.
+ */
+static void
+test_adopt_dir_is_the_daemons_alone(void **state)
+{
+	struct tdaemon *d = tdaemon_start(NULL);
+	char dir[400], adopt[500], want[600];
+	struct stat st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		tdaemon_end(d, tconnect(d));
+		skip();
+	}
+	snprintf(dir, sizeof dir, "%s/other", d->dir);
+	snprintf(adopt, sizeof adopt, "%s/adopt", dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(mkdir(adopt, 0755), 0);
+	assert_int_equal(chown(adopt, 4242, 4242), 0);
+	snprintf(want, sizeof want, "%s: not a directory of the daemon's user "
+	    "(owner 4242): remove it", adopt);
+	assert_refuses_state_dir(d, dir, want);
+	/* Its own, open to others: closed. */
+	snprintf(adopt, sizeof adopt, "%s/adopt", d->state);
+	assert_int_equal(tdaemon_stop(d), 0);
+	assert_int_equal(chmod(adopt, 0755), 0);
+	tdaemon_restart(d);
+	assert_int_equal(stat(adopt, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	assert_true(tlog_has(d, "mode 0755 made 0700"));
+	tdaemon_end(d, tconnect(d));
+}
+
+/*
  * A relative state_dir (make run's run/state) is below the working
  * directory, and is checked there, the directories above it included.
  */
@@ -852,6 +888,7 @@ main(void)
 		cmocka_unit_test(test_socket_mode_and_group),
 		cmocka_unit_test(test_no_new_privs_only_when_asked),
 		cmocka_unit_test(test_unsafe_state_dirs_are_refused),
+		cmocka_unit_test(test_adopt_dir_is_the_daemons_alone),
 		cmocka_unit_test(test_stats_says_whom_jobs_run_as),
 		cmocka_unit_test(test_relative_state_dir),
 		cmocka_unit_test(test_non_root_daemon_runs_every_job_as_itself),
