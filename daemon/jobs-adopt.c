@@ -78,10 +78,13 @@ jobs_adopt_read(int fd, void *buf, size_t len, uint64_t deadline)
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		if (poll(&pfd, 1, (int)(deadline - now)) == -1) {
+		switch (poll(&pfd, 1, (int)(deadline - now))) {
+		case -1:
 			if (errno == EINTR)
 				continue;
 			return -1;
+		case 0:
+			continue;	/* the deadline, checked above */
 		}
 		n = read(fd, (char *)buf + off, len - off);
 		if (n == -1) {
@@ -154,11 +157,34 @@ jobs_adopt_hello(struct jobs_adopt_peer *peer, const struct wmsg_hdr *hdr,
 		peer->error = 0;
 }
 
+/* The worker that answered, killed with its job (the job's parent-death
+ * signal), and the connection closed. While we hold the connection it
+ * made, the pid that listens is that worker's; where pidfd_open is not
+ * to be had (valgrind), by that pid, its start time read now. */
+static void
+jobs_adopt_kill(struct jobs_adopt_peer *peer)
+{
+	uint64_t ticks = 0;
+	int pfd;
+
+	if ((pfd = (int)pidfd_open(peer->pid, 0)) == -1 &&
+	    procstat_start_ticks(peer->pid, &ticks) == -1)
+		ticks = 0;
+	if (procstat_kill(peer->pid, pfd, ticks, SIGKILL) == -1 &&
+	    errno != ESRCH)
+		log_warn("worker (pid %ld): kill", (long)peer->pid);
+	if (pfd != -1)
+		close(pfd);
+	close(peer->fd);
+	peer->fd = -1;
+}
+
 /*
  * Connects to the worker's socket at path and reads which attempt it
  * holds. Returns 0 with peer filled (peer->error says whether the hello
  * is one this daemon reads); or -1: nobody answers (the name is removed
- * then), or it is not a worker of this daemon's user's (logged).
+ * then), it is not a worker of this daemon's user's (logged), or its
+ * worker says nothing in time (killed, logged).
  */
 static int
 jobs_adopt_connect(const char *path, struct jobs_adopt_peer *peer)
@@ -203,38 +229,19 @@ jobs_adopt_connect(const char *path, struct jobs_adopt_peer *peer)
 		close(fd);
 		return -1;
 	}
-	deadline = timefmt_mono_ms() + JOBS_ADOPT_HELLO_MS;
-	if (jobs_adopt_read(fd, &hdr, sizeof hdr, deadline) == -1) {
-		log_warnx("%s: no worker answers as one should", path);
-		close(fd);
-		return -1;
-	}
 	peer->fd = fd;
 	peer->pid = cred.pid;
+	deadline = timefmt_mono_ms() + JOBS_ADOPT_HELLO_MS;
+	if (jobs_adopt_read(fd, &hdr, sizeof hdr, deadline) == -1) {
+		/* Stopped, or stuck: a worker that cannot say what it holds
+		 * is not left to go on with it beside the next attempt. */
+		log_warnx("%s: its worker (pid %ld) does not answer as one "
+		    "should: killed", path, (long)cred.pid);
+		jobs_adopt_kill(peer);
+		return -1;
+	}
 	jobs_adopt_hello(peer, &hdr, deadline);
 	return 0;
-}
-
-/* The worker that answered, killed with its job (the job's parent-death
- * signal), and the connection closed. While we hold the connection it
- * made, the pid that listens is that worker's; where pidfd_open is not
- * to be had (valgrind), by that pid, its start time read now. */
-static void
-jobs_adopt_kill(struct jobs_adopt_peer *peer)
-{
-	uint64_t ticks = 0;
-	int pfd;
-
-	if ((pfd = (int)pidfd_open(peer->pid, 0)) == -1 &&
-	    procstat_start_ticks(peer->pid, &ticks) == -1)
-		ticks = 0;
-	if (procstat_kill(peer->pid, pfd, ticks, SIGKILL) == -1 &&
-	    errno != ESRCH)
-		log_warn("worker (pid %ld): kill", (long)peer->pid);
-	if (pfd != -1)
-		close(pfd);
-	close(peer->fd);
-	peer->fd = -1;
 }
 
 /* Why the worker that answered is not to be taken over: a hello this

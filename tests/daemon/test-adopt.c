@@ -135,14 +135,15 @@ submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
 
 /*
  * (a), (e): three SIGKILLs of the daemon while the job counts, each time
- * after it has counted on: the next daemon takes its worker over, the
- * output goes on without a gap or a repeat, the job ends as attempt 1,
- * and a `triage wait` from before the first kill outlasts them all.
+ * after it has counted on, then a SIGTERM under shutdown = keep: the next
+ * daemon takes its worker over each time, the output goes on without a
+ * gap or a repeat, the job ends as attempt 1, and a `triage wait` from
+ * before the first kill outlasts them all and returns the job's exit code.
  */
 static void
 a_job_outlives_three_crashes(void **state)
 {
-	struct tdaemon *d = tdaemon_start("");
+	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
 	struct client *c = tconnect(d);
 	struct tcli_bg wait;
 	char id[32], *out, *err, *text;
@@ -161,6 +162,12 @@ a_job_outlives_three_crashes(void **state)
 		lines = wait_lines_over(c, job, lines + 1);
 	}
 	assert_true(tlog_has(d, "taken over from an earlier daemon"));
+	client_free(c);
+	assert_int_equal(tdaemon_stop(d), 0);
+	assert_true(tlog_has(d, "left to its workers for the next start"));
+	tdaemon_restart(d);
+	c = tconnect(d);
+	(void)wait_lines_over(c, job, lines + 1);
 	topen_gate(d, "go");
 	got = twait(c, job);
 	assert_string_equal(tstate(got), "succeeded");
@@ -292,6 +299,46 @@ a_lost_holder_means_a_new_attempt(void **state)
 
 	tdaemon_restart(d);
 	c = tconnect(d);
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 2);
+	json_decref(got);
+	assert_false(tpid_alive(pid));
+	tdaemon_end(d, c);
+}
+
+/*
+ * A worker stopped (SIGSTOP) while no daemon runs cannot say what it
+ * holds: the next start kills it rather than let it go on beside the next
+ * attempt, and the job runs again as attempt 2 once attempt 1 is gone.
+ */
+static void
+a_silent_holder_is_killed(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char first[400];
+	pid_t pid, worker;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	snprintf(first, sizeof first, "%s/first", d->dir);
+	job = submit_two_attempts(c, first);
+	pid = trunning_pid(c, job);
+	wait_path(first, true);
+	worker = tppid(pid);
+	assert_true(worker > 0);
+
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	assert_int_equal(kill(worker, SIGSTOP), 0);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_true(tlog_has(d, "does not answer as one should: killed"));
+	twait_gone(worker);
 	got = twait(c, job);
 	assert_string_equal(tstate(got), "succeeded");
 	assert_int_equal(tjint(got, "attempt"), 2);
@@ -776,6 +823,7 @@ main(void)
 		cmocka_unit_test(a_job_outlives_three_crashes),
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
+		cmocka_unit_test(a_silent_holder_is_killed),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
 		cmocka_unit_test(what_answers_must_be_the_jobs_worker),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),
