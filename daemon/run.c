@@ -433,30 +433,43 @@ run_waiting_before(const struct run *run, const struct jobrun *jr)
 	return false;
 }
 
-int
-run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
+/* A run of job, not listed yet; with a timeout timer when timed and the
+ * job has a timeout, due left_ms from now. NULL out of memory. */
+static struct jobrun *
+run_jobrun_new(struct run *run, struct job *job,
+    const struct run_job_opts *opts, bool timed, uint64_t left_ms)
 {
 	struct jobrun *jr;
 	struct timeval tv;
 
 	if ((jr = calloc(1, sizeof *jr)) == NULL)
-		return -1;
+		return NULL;
 	jr->run = run;
 	jr->job = job;
 	jr->opts = *opts;
 	jr->stop_as = JOB_QUEUED;
-	if (job->timeout_ms > 0) {
-		tv = timefmt_tv(job->timeout_ms);
-		jr->timeout_due_us = timefmt_mono_us() + job->timeout_ms * 1000;
-		jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr);
-		if (jr->timeout_ev == NULL ||
-		    evtimer_add(jr->timeout_ev, &tv) != 0) {
-			if (jr->timeout_ev != NULL)
-				event_free(jr->timeout_ev);
-			free(jr);
-			return -1;
-		}
+	if (!timed || job->timeout_ms == 0)
+		return jr;
+	tv = timefmt_tv(left_ms);
+	jr->timeout_due_us = timefmt_mono_us() + left_ms * 1000;
+	if ((jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr)) ==
+	    NULL || evtimer_add(jr->timeout_ev, &tv) != 0) {
+		if (jr->timeout_ev != NULL)
+			event_free(jr->timeout_ev);
+		free(jr);
+		return NULL;
 	}
+	return jr;
+}
+
+int
+run_start(struct run *run, struct job *job, const struct run_job_opts *opts)
+{
+	struct jobrun *jr;
+
+	if ((jr = run_jobrun_new(run, job, opts, true, job->timeout_ms)) ==
+	    NULL)
+		return -1;
 	TAILQ_INSERT_TAIL(&run->list, jr, entry);
 	run->n++;
 	/* Straight to an idle worker when none waits before it: a turn of
@@ -473,36 +486,21 @@ run_adopt(struct run *run, struct job *job, const struct run_job_opts *opts,
     const struct run_adoptee *from)
 {
 	struct jobrun *jr;
-	struct timeval tv;
-	int64_t ran;
+	int64_t ran = 0;
 
-	if ((jr = calloc(1, sizeof *jr)) == NULL)
-		return -1;
-	jr->run = run;
-	jr->job = job;
-	jr->opts = *opts;
-	jr->stop_as = JOB_QUEUED;
-	jr->handed = jr->started = true;
 	/* Its timeout runs from its start, not from the adoption: what the
-	 * clock of the wall says it has run already is spent. */
-	if (job->timeout_ms > 0 && from->ended == NULL) {
-		ran = job->run->started_at >= 0 ?
-		    timefmt_now() - job->run->started_at : 0;
-		if (ran < 0)
-			ran = 0;
-		tv = timefmt_tv((uint64_t)ran >= job->timeout_ms ? 0 :
-		    job->timeout_ms - (uint64_t)ran);
-		jr->timeout_due_us = timefmt_mono_us() +
-		    ((uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec);
-		jr->timeout_ev = evtimer_new(run->base, run_timeout_cb, jr);
-		if (jr->timeout_ev == NULL ||
-		    evtimer_add(jr->timeout_ev, &tv) != 0) {
-			if (jr->timeout_ev != NULL)
-				event_free(jr->timeout_ev);
-			free(jr);
-			return -1;
-		}
-	}
+	 * clock of the wall says it has run already is spent. One that
+	 * ended meanwhile needs none. */
+	if (job->run->started_at >= 0)
+		ran = timefmt_now() - job->run->started_at;
+	if (ran < 0)
+		ran = 0;
+	jr = run_jobrun_new(run, job, opts, from->ended == NULL,
+	    (uint64_t)ran >= job->timeout_ms ? 0 : job->timeout_ms -
+	    (uint64_t)ran);
+	if (jr == NULL)
+		return -1;
+	jr->handed = jr->started = true;
 	if (from->ended == NULL && pool_adopt(run->pool, from->fd,
 	    from->worker, job->id, from->pid, from->exited) != 0) {
 		if (jr->timeout_ev != NULL)
