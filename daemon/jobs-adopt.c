@@ -318,13 +318,19 @@ jobs_adopt_not_its(const struct job *job, struct jobs_adopt_peer *peer,
 	return false;
 }
 
+bool
+jobs_rerun_unheld(const struct triaged *td)
+{
+	return td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE ||
+	    td->cfg->shutdown == CONFIG_SHUTDOWN_KEEP;
+}
+
 /* What comes of a job whose worker is killed at start. */
 static const char *
 jobs_adopt_then(const struct triaged *td)
 {
-	return td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE ||
-	    td->cfg->shutdown == CONFIG_SHUTDOWN_KEEP ?
-	    "the job runs again" : "the job is lost";
+	return jobs_rerun_unheld(td) ? "the job runs again" :
+	    "the job is lost";
 }
 
 /* Its slots back, and its run as run_adopt takes it. 0, or -1 (logged;

@@ -146,6 +146,9 @@ void jobs_loaded(struct triaged *td, struct job *job, unsigned prio);
  * then, 0 when there is neither (the job is the caller's to requeue).
  */
 int jobs_adopt(struct triaged *td, struct job *job);
+/* Whether an attempt begun that no worker holds any more runs again at
+ * start (requeue, and keep, which is to lose nothing), or is lost. */
+bool jobs_rerun_unheld(const struct triaged *td);
 /* First (before jobs_adopt), what state_dir/adopt holds of no attempt
  * the store has running is stale: removed, and a worker that answers on
  * it killed with its job. */

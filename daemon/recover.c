@@ -213,10 +213,7 @@ recover_here(const struct triaged *td, const struct job *job)
 int
 recover_jobs(struct triaged *td, char **cause)
 {
-	/* keep means to lose nothing: an attempt begun that no worker
-	 * holds any more runs again, as under requeue. */
-	const bool requeue = td->cfg->shutdown == CONFIG_SHUTDOWN_REQUEUE ||
-	    td->cfg->shutdown == CONFIG_SHUTDOWN_KEEP;
+	const bool requeue = jobs_rerun_unheld(td);
 	size_t n = 0, nrun = 0, nadopted = 0, i, pos;
 	size_t total = store_count(td->store);
 	struct job **queued, **ran, *job;

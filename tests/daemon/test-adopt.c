@@ -269,12 +269,12 @@ submit_two_attempts(struct client *c, const char *first)
 }
 
 /*
- * (c): the worker that holds the job is killed while no daemon runs: the
- * next start finds neither its end nor its socket answering, and requeues
- * the job as attempt 2, which finds attempt 1's process gone.
+ * A two-attempt job whose worker gets sig while no daemon runs; the next
+ * daemon, once it answers (and logged said, when not NULL), must run the
+ * job again as attempt 2, which finds attempt 1's process gone.
  */
 static void
-a_lost_holder_means_a_new_attempt(void **state)
+holder_signalled_while_down(int sig, const char *said)
 {
 	struct tdaemon *d = tdaemon_start("");
 	struct client *c = tconnect(d);
@@ -283,7 +283,6 @@ a_lost_holder_means_a_new_attempt(void **state)
 	int64_t job;
 	json_t *got;
 
-	(void)state;
 	snprintf(first, sizeof first, "%s/first", d->dir);
 	job = submit_two_attempts(c, first);
 	pid = trunning_pid(c, job);
@@ -294,11 +293,16 @@ a_lost_holder_means_a_new_attempt(void **state)
 	client_free(c);
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
-	assert_int_equal(kill(worker, SIGKILL), 0);
-	twait_gone(worker);
+	assert_int_equal(kill(worker, sig), 0);
+	if (sig == SIGKILL)
+		twait_gone(worker);
 
 	tdaemon_restart(d);
 	c = tconnect(d);
+	if (said != NULL) {
+		assert_true(tlog_has(d, said));
+		twait_gone(worker);
+	}
 	got = twait(c, job);
 	assert_string_equal(tstate(got), "succeeded");
 	assert_int_equal(tjint(got, "attempt"), 2);
@@ -308,43 +312,28 @@ a_lost_holder_means_a_new_attempt(void **state)
 }
 
 /*
+ * (c): the worker that holds the job is killed while no daemon runs: the
+ * next start finds neither its end nor its socket answering, and requeues
+ * the job.
+ */
+static void
+a_lost_holder_means_a_new_attempt(void **state)
+{
+	(void)state;
+	holder_signalled_while_down(SIGKILL, NULL);
+}
+
+/*
  * A worker stopped (SIGSTOP) while no daemon runs cannot say what it
  * holds: the next start kills it rather than let it go on beside the next
- * attempt, and the job runs again as attempt 2 once attempt 1 is gone.
+ * attempt.
  */
 static void
 a_silent_holder_is_killed(void **state)
 {
-	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
-	char first[400];
-	pid_t pid, worker;
-	int64_t job;
-	json_t *got;
-
 	(void)state;
-	snprintf(first, sizeof first, "%s/first", d->dir);
-	job = submit_two_attempts(c, first);
-	pid = trunning_pid(c, job);
-	wait_path(first, true);
-	worker = tppid(pid);
-	assert_true(worker > 0);
-
-	client_free(c);
-	tdaemon_crash(d);
-	wait_path(adopt_path(d, job, 1, "sock"), true);
-	assert_int_equal(kill(worker, SIGSTOP), 0);
-
-	tdaemon_restart(d);
-	c = tconnect(d);
-	assert_true(tlog_has(d, "does not answer as one should: killed"));
-	twait_gone(worker);
-	got = twait(c, job);
-	assert_string_equal(tstate(got), "succeeded");
-	assert_int_equal(tjint(got, "attempt"), 2);
-	json_decref(got);
-	assert_false(tpid_alive(pid));
-	tdaemon_end(d, c);
+	holder_signalled_while_down(SIGSTOP,
+	    "does not answer as one should: killed");
 }
 
 /*
