@@ -588,6 +588,7 @@ worker_orphan(struct worker *w, struct worker_job *job)
 {
 	const struct pool_spec *spec = &job->run->spec;
 	struct sockaddr_un sun;
+	char bound[PATH_MAX];
 	mode_t mask;
 	int fd;
 
@@ -605,21 +606,27 @@ worker_orphan(struct worker *w, struct worker_job *job)
 	/* Without a socket the job still runs to its end and leaves its
 	 * record: the next daemon then takes that. */
 	if (endrec_path(w->setup.adopt_dir, spec->job_id, spec->attempt,
-	    "sock", w->lpath, sizeof w->lpath) == -1)
+	    "sock", w->lpath, sizeof w->lpath) == -1 ||
+	    endrec_path(w->setup.adopt_dir, spec->job_id, spec->attempt,
+	    "sock.new", bound, sizeof bound) == -1 ||
+	    strlen(bound) >= sizeof sun.sun_path)
 		return 0;
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, w->lpath, strlen(w->lpath) + 1);
+	memcpy(sun.sun_path, bound, strlen(bound) + 1);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0)) == -1)
 		return 0;
 	/* Ours from an earlier loss, or a stale one of this very attempt. */
-	(void)unlink(w->lpath);
-	/* 0600: a socket's mode is what bind leaves of 0777. */
+	(void)unlink(bound);
+	/* 0600: a socket's mode is what bind leaves of 0777. The name is
+	 * bound aside and renamed once it listens: a daemon that finds
+	 * ID.ATTEMPT.sock and is refused may take the worker for gone. */
 	mask = umask(0177);
 	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) == -1 ||
-	    listen(fd, 4) == -1) {
+	    listen(fd, 4) == -1 || rename(bound, w->lpath) == -1) {
 		umask(mask);
+		(void)unlink(bound);
 		close(fd);
 		return 0;
 	}
