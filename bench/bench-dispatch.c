@@ -288,7 +288,8 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	    &c->why) == 0) {
 		t1 = tsupport_clock_s();
 		bench_dispatch_record(c, c->jobs, t1 - t0);
-		if (cpu_ok == 0 && (cpu_ok = bench_cpu_read(d->pid, &cpu1)) == 0)
+		if (cpu_ok == 0 &&
+		    (cpu_ok = bench_cpu_read(d->pid, &cpu1)) == 0)
 			cpu_ok = bench_cpu_since(&cpu0, &cpu1, &daemon_s,
 			    &workers_s);
 		if (cpu_ok == 0) {
@@ -457,7 +458,8 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 
 	bench_dispatch_tsp_env(b, r, sock, tmpdir, env);
 	/* Started by its first call, which sets the slots; not timed. */
-	if ((status = bench_dispatch_exec(slots, env, NULL, false, NULL)) != 0) {
+	if ((status = bench_dispatch_exec(slots, env, NULL, false,
+	    NULL)) != 0) {
 		bench_why_set(&c->why, "tsp -S 2: status %d", status);
 		goto out;
 	}
@@ -510,7 +512,7 @@ bench_dispatch_host_us(const struct bench *b)
 {
 	char path[300], n[24];
 	const char *argv[] = { b->floor, "one", n, "/bin/true", NULL };
-	const char **env = bench_dispatch_env;
+	const char *const *args = argv, **env = bench_dispatch_env;
 	char *const *av, *const *envp;
 	double us = 0, seconds;
 	int fd, status;
@@ -525,7 +527,7 @@ bench_dispatch_host_us(const struct bench *b)
 		return 0;
 	}
 	/* posix_spawn's prototype predates const; it writes none. */
-	memcpy(&av, &argv, sizeof av);
+	memcpy(&av, &args, sizeof av);
 	memcpy(&envp, &env, sizeof envp);
 	status = bench_proc_run(av, envp, fd, &seconds);
 	close(fd);
