@@ -717,12 +717,12 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 		    "<= %.2fx floor\tMISSED\n", tm > 0 ? "ran" : "failed",
 		    fm > 0 ? "ran" : "failed", BENCH_FLOOR_TARGET);
 	if (b->host_us > 0)
-		printf("SUMMARY\tdispatch\thost: one job alone, fork+exec+"
-		    "exit+reap (/bin/true, posix_spawn, median of %d)\t-\t"
-		    "%.0f us\t-\t-\n", BENCH_HOST_N, b->host_us);
+		printf("SUMMARY\tdispatch\thost: /bin/true alone, spawn to "
+		    "reap (median of %d)\t-\t%.0f us\t-\t-\n", BENCH_HOST_N,
+		    b->host_us);
 	else
-		printf("SUMMARY\tdispatch\thost: one job alone, fork+exec+"
-		    "exit+reap\t-\t(not measured)\t-\t-\n");
+		printf("SUMMARY\tdispatch\thost: /bin/true alone, spawn to "
+		    "reap\t-\t(not measured)\t-\t-\n");
 	bench_dispatch_cpu(&b->who[BENCH_TRIAGE], "", floor);
 	bench_dispatch_cpu(&b->who[BENCH_TRIAGE_RES], ", resources unused",
 	    floor);
