@@ -1,5 +1,6 @@
 /* test-capture.c - a job's capture files through a real triaged: each made
  * at its stream's first byte, a stream without one read as empty. */
+#include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "capture.h"
 #include "cli.h"
 #include "harness.h"
 
@@ -344,6 +346,23 @@ test_bounds_hold(void **state)
 	client_free(c);
 }
 
+/* output_keep = tail's check, made once as the daemon starts: a probe
+ * file of the output directory takes the xattr, and goes. */
+static void
+test_xattr_check(void **state)
+{
+	char dir[400], probe[450];
+
+	(void)state;
+	snprintf(dir, sizeof dir, "%s/output", d->state);
+	snprintf(probe, sizeof probe, "%s/.xattr-probe", dir);
+	assert_int_equal(capture_xattr_check(dir), 0);
+	assert_int_equal(access(probe, F_OK), -1);
+	snprintf(dir, sizeof dir, "%s/no-such-dir", d->state);
+	assert_int_equal(capture_xattr_check(dir), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
 int
 main(void)
 {
@@ -352,6 +371,7 @@ main(void)
 		cmocka_unit_test(test_a_late_writer_is_followed),
 		cmocka_unit_test(test_a_silent_retry_shows_nothing_of_the_last),
 		cmocka_unit_test(test_bounds_hold),
+		cmocka_unit_test(test_xattr_check),
 	};
 
 	return cmocka_run_group_tests_name("capture", tests, setup,
