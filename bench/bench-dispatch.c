@@ -1,5 +1,6 @@
 /* bench-dispatch.c - `make bench`: jobs of /bin/true through triaged with 2
- * slots, against the fork+exec and posix_spawn floors and xargs, parallel, tsp. */
+ * slots, against the fork+exec and posix_spawn floors and xargs, parallel, tsp;
+ * the CPU each spends per job, and the host's cost of one job. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,9 +23,11 @@
 #include <jansson.h>
 
 #include "bench-cgcost.h"
+#include "bench-cpu.h"
 #include "bench-daemon.h"
 #include "bench-jobs.h"
 #include "bench-machine.h"
+#include "bench-proc.h"
 #include "bench-stat.h"
 #include "bench-why.h"
 #include "client.h"
@@ -56,6 +60,10 @@
 	"env = CUDA_VISIBLE_DEVICES\n[resource.lic]\ncount = 8\n"
 /* Cgroups a round when their steps are measured one by one. */
 #define BENCH_CGCOST_N		200
+/* What the daemon and its workers may spend of their own CPU on a job. */
+#define BENCH_CPU_TARGET_US	100
+/* Jobs of the host's fork+exec cost, one at a time (ref-floor one). */
+#define BENCH_HOST_N		200
 
 
 enum bench_who {
@@ -78,6 +86,14 @@ struct bench_contestant {
 	uint64_t jobs;		/* per round */
 	unsigned rounds;	/* that ran */
 	double ms[16];		/* ms per job, each round */
+	/*
+	 * CPU seconds over cpu_jobs jobs, the rounds that measured it. Of
+	 * triage: the daemon's own (cpu) and its workers' (cpu_workers),
+	 * not their jobs'. Of the others: the program's and its reaped
+	 * children's, the jobs (wait4); tsp's jobs are its server's.
+	 */
+	double cpu, cpu_workers;
+	uint64_t cpu_jobs;
 	struct bench_why why;
 };
 
@@ -89,6 +105,7 @@ struct bench {
 	struct bench_contestant who[BENCH_NWHO];
 	char *version;
 	char *cgroups;		/* stats' "cgroups" of the triage daemon */
+	double host_us;		/* one job's spawn to reap, alone; 0: unknown */
 };
 
 /*
@@ -121,13 +138,14 @@ bench_dispatch_env_init(void)
 /*
  * Runs argv (looked up in PATH) with env added to a job's default
  * environment, stdin from in_path (NULL: /dev/null), stdout and stderr to
- * /dev/null unless show_stdout, and waits for it. The guard's blocked
- * signals are unblocked in the child, so that Ctrl-C reaches it. Returns
- * its wait status, or -1 with errno when it could not be run.
+ * /dev/null unless show_stdout, and waits for it; *ru (when not NULL) is
+ * what it and the children it reaped used. The guard's blocked signals are
+ * unblocked in the child, so that Ctrl-C reaches it. Returns its wait
+ * status, or -1 with errno when it could not be run.
  */
 static int
 bench_dispatch_exec(const char *const argv[], const char *const env[],
-    const char *in_path, bool show_stdout)
+    const char *in_path, bool show_stdout, struct rusage *ru)
 {
 	char *const *av;
 	posix_spawn_file_actions_t fa;
@@ -177,10 +195,18 @@ bench_dispatch_exec(const char *const argv[], const char *const env[],
 		errno = rc;
 		return -1;
 	}
-	while (waitpid(pid, &status, 0) == -1)
+	while (wait4(pid, &status, 0, ru) == -1)
 		if (errno != EINTR)
 			return -1;
 	return status;
+}
+
+/* The seconds of user and system time in ru. */
+static double
+bench_dispatch_cpu_s(const struct rusage *ru)
+{
+	return (double)ru->ru_utime.tv_sec + (double)ru->ru_stime.tv_sec +
+	    (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
 }
 
 /* Records one round of c: jobs in seconds. */
@@ -224,10 +250,12 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 {
 	struct bench_daemon_conf conf = { 0 };
 	struct bench_daemon *d;
+	struct bench_cpu cpu0, cpu1;
 	struct client *cl;
 	json_int_t *ids;
 	char *cause = NULL, kept[300];
-	double t0, t1;
+	double t0, t1, daemon_s, workers_s;
+	int cpu_ok;
 
 	conf.daemon = c == &b->who[BENCH_TRIAGE_OFF] ?
 	    "slots = 2\nworkers = 2\ncgroups = off\n" :
@@ -251,12 +279,29 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	}
 	if (c == &b->who[BENCH_TRIAGE])
 		bench_dispatch_version(b, cl);
+	/* Its CPU from before the first submit to after the last end,
+	 * outside the timed part: reading /proc takes a few ms. */
+	cpu_ok = bench_cpu_read(d->pid, &cpu0);
 	t0 = tsupport_clock_s();
 	if (bench_jobs_submit(cl, c->jobs, ids, BENCH_REPLY_MS, &c->why) == 0
 	    && bench_jobs_wait(cl, c->jobs, ids, BENCH_REPLY_MS, NULL, NULL,
 	    &c->why) == 0) {
 		t1 = tsupport_clock_s();
 		bench_dispatch_record(c, c->jobs, t1 - t0);
+		if (cpu_ok == 0 &&
+		    (cpu_ok = bench_cpu_read(d->pid, &cpu1)) == 0)
+			cpu_ok = bench_cpu_since(&cpu0, &cpu1, &daemon_s,
+			    &workers_s);
+		if (cpu_ok == 0) {
+			c->cpu += daemon_s;
+			c->cpu_workers += workers_s;
+			c->cpu_jobs += c->jobs;
+			fprintf(stderr, "bench-dispatch:   %-9s CPU %.3f s "
+			    "daemon, %.3f s %zu workers\n", c->name,
+			    daemon_s, workers_s, cpu1.nworkers);
+		} else
+			fprintf(stderr, "bench-dispatch:   %-9s CPU not "
+			    "measured: %s\n", c->name, strerror(errno));
 	}
 	client_free(cl);
 out:
@@ -285,8 +330,9 @@ static void
 bench_dispatch_timed(struct bench_contestant *c, const char *const argv[],
     const char *const env[], const char *in_path, bool show_stdout)
 {
+	struct rusage ru;
 	double t0 = tsupport_clock_s(), t1;
-	int status = bench_dispatch_exec(argv, env, in_path, show_stdout);
+	int status = bench_dispatch_exec(argv, env, in_path, show_stdout, &ru);
 
 	t1 = tsupport_clock_s();
 	if (status == -1)
@@ -295,8 +341,11 @@ bench_dispatch_timed(struct bench_contestant *c, const char *const argv[],
 		bench_why_set(&c->why, "%s: exit status %d", argv[0],
 		    WIFEXITED(status) ? WEXITSTATUS(status) :
 		    128 + WTERMSIG(status));
-	else
+	else {
 		bench_dispatch_record(c, c->jobs, t1 - t0);
+		c->cpu += bench_dispatch_cpu_s(&ru);
+		c->cpu_jobs += c->jobs;
+	}
 }
 
 static void
@@ -409,13 +458,15 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 
 	bench_dispatch_tsp_env(b, r, sock, tmpdir, env);
 	/* Started by its first call, which sets the slots; not timed. */
-	if ((status = bench_dispatch_exec(slots, env, NULL, false)) != 0) {
+	if ((status = bench_dispatch_exec(slots, env, NULL, false,
+	    NULL)) != 0) {
 		bench_why_set(&c->why, "tsp -S 2: status %d", status);
 		goto out;
 	}
 	t0 = tsupport_clock_s();
 	for (i = 0; i < c->jobs; i++) {
-		if ((status = bench_dispatch_exec(add, env, NULL, false)) != 0) {
+		if ((status = bench_dispatch_exec(add, env, NULL, false,
+		    NULL)) != 0) {
 			bench_why_set(&c->why, "tsp true: status %d", status);
 			goto out;
 		}
@@ -424,10 +475,10 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 	}
 	/* A fresh server numbers its jobs from 0. */
 	snprintf(last, sizeof last, "%" PRIu64, c->jobs - 1);
-	(void)bench_dispatch_exec(wait_last, env, NULL, false);
+	(void)bench_dispatch_exec(wait_last, env, NULL, false, NULL);
 	snprintf(list, sizeof list, "tsp -l > %s/tsp-list", b->tmp);
 	for (waits = 0; waits < 3; waits++) {
-		if (bench_dispatch_exec(lister, env, NULL, false) != 0)
+		if (bench_dispatch_exec(lister, env, NULL, false, NULL) != 0)
 			break;
 		snprintf(line, sizeof line, "%s/tsp-list", b->tmp);
 		if ((f = fopen(line, "r")) == NULL)
@@ -443,12 +494,53 @@ bench_dispatch_tsp(struct bench *b, struct bench_contestant *c, unsigned r)
 		if (id == ULONG_MAX)
 			break;
 		snprintf(last, sizeof last, "%lu", id);
-		(void)bench_dispatch_exec(wait_last, env, NULL, false);
+		(void)bench_dispatch_exec(wait_last, env, NULL, false, NULL);
 	}
 	t1 = tsupport_clock_s();
 	bench_dispatch_record(c, c->jobs, t1 - t0);
 out:
-	(void)bench_dispatch_exec(kill_server, env, NULL, false);
+	(void)bench_dispatch_exec(kill_server, env, NULL, false, NULL);
+}
+
+/*
+ * The host's cost of one job, ref-floor one: /bin/true spawned and reaped
+ * alone, BENCH_HOST_N times, the median in microseconds; 0 when it could
+ * not be measured (said on stderr).
+ */
+static double
+bench_dispatch_host_us(const struct bench *b)
+{
+	char path[300], n[24];
+	const char *argv[] = { b->floor, "one", n, "/bin/true", NULL };
+	const char *const *args = argv, **env = bench_dispatch_env;
+	char *const *av, *const *envp;
+	double us = 0, seconds;
+	int fd, status;
+	FILE *f;
+
+	snprintf(n, sizeof n, "%d", BENCH_HOST_N);
+	snprintf(path, sizeof path, "%s/host", b->tmp);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600))
+	    == -1) {
+		fprintf(stderr, "bench-dispatch: %s: %s\n", path,
+		    strerror(errno));
+		return 0;
+	}
+	/* posix_spawn's prototype predates const; it writes none. */
+	memcpy(&av, &args, sizeof av);
+	memcpy(&envp, &env, sizeof envp);
+	status = bench_proc_run(av, envp, fd, &seconds);
+	close(fd);
+	if (status != 0) {
+		fprintf(stderr, "bench-dispatch: %s one: %s\n", b->floor,
+		    status == -1 ? strerror(errno) : "failed");
+		return 0;
+	}
+	if ((f = fopen(path, "r")) == NULL || fscanf(f, "%lf", &us) != 1)
+		us = 0;
+	if (f != NULL)
+		fclose(f);
+	return us;
 }
 
 /* ---- the report ---- */
@@ -520,6 +612,43 @@ bench_dispatch_resources(const struct bench *b, double tm)
 		    "failed", tm > 0 ? "ran" : "failed");
 }
 
+/*
+ * The CPU triage's daemon and workers (of contestant c, which with what
+ * says how it ran) spent of their own per job, against what a job itself
+ * costs: the floor's CPU, its spawn, exec, exit and reap.
+ */
+static void
+bench_dispatch_cpu(const struct bench_contestant *c, const char *what,
+    const struct bench_contestant *floor)
+{
+	double n = (double)c->cpu_jobs, d, w;
+	char job[128];
+
+	if (c->cpu_jobs == 0) {
+		if (c->rounds > 0)
+			printf("SUMMARY\tdispatch\tdaemon+workers CPU per "
+			    "job%s\t(not measured)\t-\t<= %d us\tMISSED\n",
+			    what, BENCH_CPU_TARGET_US);
+		return;
+	}
+	d = c->cpu * 1e6 / n;
+	w = c->cpu_workers * 1e6 / n;
+	if (floor->cpu_jobs > 0)
+		snprintf(job, sizeof job, "a job itself %.0f us (%s floor's "
+		    "CPU/job)", floor->cpu * 1e6 / (double)floor->cpu_jobs,
+		    floor->name);
+	else
+		snprintf(job, sizeof job, "-");
+	printf("SUMMARY\tdispatch\tdaemon+workers CPU per job, %" PRIu64
+	    " x true%s\t%.0f us\t%s\t<= %d us\t%s\n", c->cpu_jobs, what,
+	    d + w, job, BENCH_CPU_TARGET_US, d + w <= BENCH_CPU_TARGET_US ?
+	    "met" : "MISSED");
+	printf("SUMMARY\tdispatch\tdaemon alone, CPU per job%s\t%.0f us\t"
+	    "-\t-\t-\n", what, d);
+	printf("SUMMARY\tdispatch\tworkers alone, CPU per job%s\t%.0f us\t"
+	    "-\t-\t-\n", what, w);
+}
+
 static void
 bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 {
@@ -530,12 +659,16 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 	printf("\ntriage dispatch benchmark: jobs of `true`, %d in flight, "
 	    "ms per job (first start to last end), median of rounds\n",
 	    BENCH_SLOTS);
-	printf("machine: nproc %ld, %s, load %.2f at start; triaged %s, "
-	    "slots = workers = %d, state in %s (%s)\n\n", m->cpus, m->kernel,
-	    m->load, b->version ? b->version : "(version unknown)",
-	    BENCH_SLOTS, b->dir, m->fs);
-	printf("%-9s %-34s %6s %6s %7s %9s %9s %9s %8s\n", "who", "runs",
-	    "rounds", "jobs", "in all", "median", "min", "max", "triage/");
+	printf("machine: nproc %ld, %s, load %.2f at start, fork+exec of "
+	    "/bin/true %.0f us alone (median of %d); triaged %s, slots = "
+	    "workers = %d, state in %s (%s)\n", m->cpus, m->kernel, m->load,
+	    b->host_us, BENCH_HOST_N, b->version ? b->version :
+	    "(version unknown)", BENCH_SLOTS, b->dir, m->fs);
+	printf("CPU/job: triage's daemon and workers, without the jobs; the "
+	    "others' with their jobs\n\n");
+	printf("%-9s %-34s %6s %6s %7s %9s %9s %9s %8s %8s\n", "who", "runs",
+	    "rounds", "jobs", "in all", "median", "min", "max", "triage/",
+	    "CPU/job");
 	for (i = 0; i < BENCH_NWHO; i++) {
 		c = &b->who[i];
 		cm = bench_dispatch_median(c);
@@ -552,6 +685,13 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 			printf(" %9s %9s %9s", "-", "-", "-");
 		if (c->rounds > 0 && tm > 0 && i != BENCH_TRIAGE)
 			printf(" %7.2fx", tm / cm);
+		else
+			printf(" %8s", "-");
+		if (c->cpu_jobs > 0)
+			printf(" %5.0f us", (c->cpu + c->cpu_workers) * 1e6 /
+			    (double)c->cpu_jobs);
+		else
+			printf(" %8s", "-");
 		printf("%s\n", c->why.failed ? "  FAILED" : "");
 	}
 	for (i = 0; i < BENCH_NWHO; i++)
@@ -576,6 +716,16 @@ bench_dispatch_report(const struct bench *b, const struct bench_machine *m)
 		printf("SUMMARY\tdispatch\tx true, 2 slots vs floor\t%s\t%s\t"
 		    "<= %.2fx floor\tMISSED\n", tm > 0 ? "ran" : "failed",
 		    fm > 0 ? "ran" : "failed", BENCH_FLOOR_TARGET);
+	if (b->host_us > 0)
+		printf("SUMMARY\tdispatch\thost: /bin/true alone, spawn to "
+		    "reap (median of %d)\t-\t%.0f us\t-\t-\n", BENCH_HOST_N,
+		    b->host_us);
+	else
+		printf("SUMMARY\tdispatch\thost: /bin/true alone, spawn to "
+		    "reap\t-\t(not measured)\t-\t-\n");
+	bench_dispatch_cpu(&b->who[BENCH_TRIAGE], "", floor);
+	bench_dispatch_cpu(&b->who[BENCH_TRIAGE_RES], ", resources unused",
+	    floor);
 	bench_dispatch_cgroups(b, tm);
 	bench_dispatch_resources(b, tm);
 	for (i = BENCH_XARGS; i < BENCH_NWHO; i++) {
@@ -749,6 +899,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 
+	if (only == NULL) {
+		b.host_us = bench_dispatch_host_us(&b);
+		fprintf(stderr, "bench-dispatch: host: /bin/true alone, spawn "
+		    "to reap, %.0f us (median of %d)\n", b.host_us,
+		    BENCH_HOST_N);
+	}
 	for (r = 0; r < b.rounds && bench_daemon_interrupted() == 0; r++) {
 		fprintf(stderr, "bench-dispatch: round %u of %u\n", r + 1,
 		    b.rounds);

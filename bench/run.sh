@@ -29,12 +29,25 @@ summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
 start=$(date +%s)
 
+# The host's cost of one job, fork+exec+exit+reap of /bin/true one at a
+# time (ref-floor one: posix_spawn and waitpid, the median), so that a slow
+# host is told from a slow daemon.
+forkexec() {
+	local us
+	if us=$("$BIN/ref-floor" one 200 /bin/true 2>/dev/null); then
+		echo "${us%% *} us (median of 200)"
+	else
+		echo "unknown (no $BIN/ref-floor)"
+	fi
+}
+
 machine() {
 	local model
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 	echo "machine: $(nproc) CPUs (${model:-unknown}), $(uname -srm)," \
 		"$(awk 'NR == 1 {printf "%.0f MiB", $2/1024}' /proc/meminfo) RAM," \
-		"/tmp on $(stat -f -c %T /tmp), load $(cut -d' ' -f1-3 /proc/loadavg)"
+		"/tmp on $(stat -f -c %T /tmp), load $(cut -d' ' -f1-3 /proc/loadavg)," \
+		"fork+exec of /bin/true $(forkexec)"
 }
 
 echo "triage benchmarks${quick:+ (quick)}, $(date -u '+%Y-%m-%d %H:%M UTC')"

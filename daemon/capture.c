@@ -77,3 +77,26 @@ capture_close(struct capture *c)
 		close(c->fd);
 	c->fd = -1;
 }
+
+int
+capture_xattr_check(const char *dir)
+{
+	char path[4096];
+	int fd, rc, saved;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/.xattr-probe", dir) >=
+	    sizeof path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd == -1)
+		return -1;
+	rc = fsetxattr(fd, POOL_DROPPED_XATTR, "0", 1, 0);
+	saved = errno;
+	close(fd);
+	(void)unlink(path);
+	errno = saved;
+	return rc;
+}

@@ -26,5 +26,12 @@ int capture_open(struct capture *c, const char *dir, uint64_t id,
 ssize_t capture_read(const struct capture *c, void *buf, size_t len,
     off_t off);
 void capture_close(struct capture *c);
+/*
+ * Whether a file made in dir takes the count a keep_tail worker marks on
+ * it (POOL_DROPPED_XATTR), asked of a probe file made and removed there.
+ * 0, or -1 with errno (ENOTSUP: the file system has no user extended
+ * attributes).
+ */
+int capture_xattr_check(const char *dir);
 
 #endif

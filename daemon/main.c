@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "caller-env.h"
+#include "capture.h"
 #include "cgroups.h"
 #include "client.h"
 #include "cluster.h"
@@ -441,6 +442,17 @@ main(int argc, char **argv)
 	setup.workers_cgroup_fd = cgroups_workers_fd(td.cgroups);
 	setup.job_oom_score_adj = oomadj_lower();
 	setup.adopt_dir = td.adopt_dir;
+	setup.tail_errno = 0;
+	/* output_keep = tail marks its count of dropped bytes on the
+	 * capture file, which is made only once the job writes: whether the
+	 * file system takes the mark is asked now, once, so that a worker
+	 * can still refuse such a job before it runs. */
+	if (capture_xattr_check(td.output_dir) == -1) {
+		setup.tail_errno = errno;
+		log_warn("%s: no extended attribute %s: the jobs of a priority "
+		    "under output_keep = tail will not start", td.output_dir,
+		    POOL_DROPPED_XATTR);
+	}
 	/* Workers first: they are forks, and must inherit nothing else. */
 	td.pool = pool_new(td.base, td.cfg->workers, &setup, &no_callbacks,
 	    NULL, &cause);

@@ -26,7 +26,9 @@ struct pool_spec {
 	/* A worker resolves uid's supplementary groups once and keeps them
 	 * while this stays the same: the daemon changes it on a reload. */
 	uint32_t groups_epoch;
-	const char *stdout_path;	/* created or truncated, mode 0600 */
+	/* Made (O_EXCL, mode 0600) at the stream's first byte, none for a
+	 * stream without one: the daemon removes the last attempt's first. */
+	const char *stdout_path;
 	const char *stderr_path;
 	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */
 	bool keep_tail;		/* keep the last max_output bytes, not the first */
@@ -60,6 +62,9 @@ struct pool_setup {
 	 * for the next one and leaves the job's end (endrec.h); NULL: such a
 	 * worker kills its job and dies with the daemon. */
 	const char *adopt_dir;
+	/* 0, or why a file of the output directory takes no
+	 * POOL_DROPPED_XATTR (ENOTSUP): a keep_tail job is refused then. */
+	int tail_errno;
 };
 
 /* How a job's run ended: its process exited and both streams closed. */

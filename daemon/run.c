@@ -286,8 +286,11 @@ run_hand(struct jobrun *jr)
 	spec.pids_max = jr->opts.pids_max;
 	spec.cpu_weight = jr->opts.cpu_weight;
 	/* From now on the files are the new attempt's (run_handed): the
-	 * last attempt's output must not pass for it until the worker has
-	 * made them afresh. A first attempt has no last one (a begun one
+	 * last attempt's output must not pass for it. Its worker makes a
+	 * stream's file only at the stream's first byte, and one that writes
+	 * nothing makes none: the last attempt's go now, before the new one
+	 * can write, and the worker never reuses a file it finds (see
+	 * worker_stream_open). A first attempt has no last one (a begun one
 	 * comes back from a crash as the next), and its unlinks would only
 	 * take the directory's lock from the workers creating files in it. */
 	if (job->attempt > 1) {

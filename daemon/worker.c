@@ -59,7 +59,8 @@ struct worker {
 
 struct worker_stream {
 	int pipe;		/* read end; -1 once closed */
-	int file;		/* the capture file; -1 once closed */
+	int file;		/* the capture file; -1 before made, once closed */
+	bool made;		/* its file was made (worker_stream_open) */
 	const char *path;	/* its name, which compaction replaces */
 	uint64_t kept;		/* bytes written to file */
 	uint64_t dropped;	/* keep_tail: bytes compacted away */
@@ -347,10 +348,47 @@ worker_stream_trim(const struct pool_spec *spec, struct worker_stream *s,
 	}
 }
 
+/*
+ * Makes the stream's capture file, when its first bytes come: a job waits
+ * on no file create, and a stream it never writes to has no file, which
+ * readers take for an empty one. The name is this attempt's alone: the
+ * daemon removed the last attempt's files before it handed this one
+ * (run_hand), and an attempt that writes nothing must show none of them.
+ * So a file found there is a leftover (of a worker of an earlier attempt
+ * that outlived its daemon, killed since): it is unlinked and the file
+ * made again, with O_EXCL, so that what readers open is this worker's own
+ * and fresh, its bytes and its count dropped (keep_tail: none yet, no
+ * mark needed) this attempt's. 0, or -1 with errno: the stream drops what
+ * it writes then, as for a file that cannot be written.
+ */
+static int
+worker_stream_open(const struct pool_spec *spec, struct worker_stream *s)
+{
+	/* keep_tail reads the file back when it compacts it. */
+	int flags = (spec->keep_tail ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, tries, saved;
+
+	s->made = true;
+	for (tries = 0; (s->file = open(s->path, flags, 0600)) == -1;
+	    tries++)
+		if (errno != EEXIST || tries > 0 ||
+		    (unlink(s->path) == -1 && errno != ENOENT))
+			return -1;
+	/* A job's output is its user's, like anything it writes. */
+	if (spec->set_creds && fchown(s->file, spec->uid, spec->gid) == -1) {
+		saved = errno;
+		close(s->file);
+		s->file = -1;
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
 /* Copies what the pipe has into the file: under keep_head up to
  * max_output bytes in all, the rest read (so the job never blocks on a
  * full pipe) and dropped; under keep_tail all of it, the file compacted
- * as it grows. A file that cannot be written drops the rest too. */
+ * as it grows. A file that cannot be made or written drops the rest too. */
 static void
 worker_stream_read(struct worker *w, struct worker_job *job, int i)
 {
@@ -368,6 +406,8 @@ worker_stream_read(struct worker *w, struct worker_job *job, int i)
 		worker_stream_close(job, i);
 		return;
 	}
+	if (!s->made)
+		(void)worker_stream_open(spec, s);
 	if (s->file == -1)
 		room = 0;
 	else if (spec->keep_tail)
@@ -842,42 +882,25 @@ worker_sh_argv(struct worker *w, const struct wmsg_run *run,
 	return 0;
 }
 
-/* Opens the capture files and creates the pipes, all CLOEXEC. */
+/* Creates the pipes, all CLOEXEC; the capture files come with the first
+ * bytes (worker_stream_open). */
 static int
-worker_prepare(struct worker_job *job, int pipes[2][2], int errpipe[2],
-    struct pool_result *res)
+worker_prepare(struct worker_job *job, int tail_errno, int pipes[2][2],
+    int errpipe[2], struct pool_result *res)
 {
-	const char *path;
 	int i;
 
-	for (i = 0; i < 2; i++) {
-		path = i == 0 ? job->run->spec.stdout_path :
-		    job->run->spec.stderr_path;
-		job->out[i].path = path;
-		/* keep_tail reads the file back when it compacts it. */
-		job->out[i].file = open(path, (job->run->spec.keep_tail ?
-		    O_RDWR : O_WRONLY) | O_CREAT | O_TRUNC | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-		if (job->out[i].file == -1) {
-			worker_error(res, "open", path);
-			return -1;
-		}
-		/* A file system without user extended attributes cannot
-		 * tell readers what was dropped: refused before the run.
-		 * (The daemon removed the last attempt's files, so a file
-		 * kept by its head has no count.) */
-		if (job->run->spec.keep_tail &&
-		    worker_stream_mark(job->out[i].file, 0) == -1) {
-			worker_error(res, "output_keep = tail: setxattr "
-			    POOL_DROPPED_XATTR, path);
-			return -1;
-		}
-		/* A job's output is its user's, like anything it writes. */
-		if (job->run->spec.set_creds && fchown(job->out[i].file,
-		    job->run->spec.uid, job->run->spec.gid) == -1) {
-			worker_error(res, "fchown", path);
-			return -1;
-		}
+	job->out[0].path = job->run->spec.stdout_path;
+	job->out[1].path = job->run->spec.stderr_path;
+	/* A file system without user extended attributes cannot tell readers
+	 * what keep_tail dropped: refused before the run. The files are made
+	 * only once the job writes, so the daemon asked the output directory
+	 * at its start (capture_xattr_check). */
+	if (job->run->spec.keep_tail && tail_errno != 0) {
+		errno = tail_errno;
+		worker_error(res, "output_keep = tail: setxattr "
+		    POOL_DROPPED_XATTR " in state_dir/output", NULL);
+		return -1;
 	}
 	for (i = 0; i < 2; i++) {
 		if (pipe2(pipes[i], O_CLOEXEC) == -1) {
@@ -1070,7 +1093,8 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	if (worker_sh_argv(w, run, &res) == -1)
 		goto not_started;
 	child.sh_argv = w->sh_argv;
-	if (worker_prepare(&job, pipes, errpipe, &res) == -1)
+	if (worker_prepare(&job, w->setup.tail_errno, pipes, errpipe, &res)
+	    == -1)
 		goto not_started;
 	if (spec->cgroup && w->setup.cgroup_fd != -1 &&
 	    worker_cgroup_make(w, &job, &res) == -1)

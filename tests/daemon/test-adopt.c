@@ -336,6 +336,64 @@ a_silent_holder_is_killed(void **state)
 	    "does not answer as one should: killed");
 }
 
+/* state_dir/output/ID.stream of d. */
+static const char *
+output_path(const struct tdaemon *d, int64_t id, const char *stream)
+{
+	static char path[600];
+
+	snprintf(path, sizeof path, "%s/output/%lld.%s", d->state,
+	    (long long)id, stream);
+	return path;
+}
+
+/*
+ * A capture file is made at its stream's first byte, also by a worker
+ * that has lost its daemon: a job silent until then writes while no
+ * daemon runs, and the next daemon, taking the worker over, reads it.
+ */
+static void
+a_first_byte_while_orphaned_is_kept(void **state)
+{
+	struct tdaemon *d = tdaemon_start("");
+	struct client *c = tconnect(d);
+	char script[1400], first[400], *text;
+	int64_t job;
+	json_t *got;
+
+	(void)state;
+	/* tgate_sh's text is in a static buffer: one at a time */
+	snprintf(first, sizeof first, "%s", tgate_sh(d, "first"));
+	snprintf(script, sizeof script, "%s; echo late; echo late-err >&2; %s",
+	    first, tgate_sh(d, "end"));
+	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
+	(void)trunning_pid(c, job);
+	assert_int_equal(access(output_path(d, job, "stdout"), F_OK), -1);
+	client_free(c);
+	tdaemon_crash(d);
+	wait_path(adopt_path(d, job, 1, "sock"), true);
+	topen_gate(d, "first");
+	wait_path(output_path(d, job, "stdout"), true);
+	wait_path(output_path(d, job, "stderr"), true);
+
+	tdaemon_restart(d);
+	c = tconnect(d);
+	assert_true(tlog_has(d, "taken over from an earlier daemon"));
+	topen_gate(d, "end");
+	got = twait(c, job);
+	assert_string_equal(tstate(got), "succeeded");
+	assert_int_equal(tjint(got, "attempt"), 1);
+	json_decref(got);
+	text = stdout_of(c, job);
+	assert_string_equal(text, "late\n");
+	free(text);
+	got = tcall(c, "output", "{sIss}", "id", (json_int_t)job, "stream",
+	    "stderr");
+	assert_string_equal(tjstr(got, "data"), "late-err\n");
+	json_decref(got);
+	tdaemon_end(d, c);
+}
+
 /*
  * Fencing by attempt: what state_dir/adopt holds for another attempt than
  * the one the store has running is stale. A worker that answers on such a
@@ -813,6 +871,7 @@ main(void)
 		cmocka_unit_test(an_end_while_no_daemon_runs_is_recorded),
 		cmocka_unit_test(a_lost_holder_means_a_new_attempt),
 		cmocka_unit_test(a_silent_holder_is_killed),
+		cmocka_unit_test(a_first_byte_while_orphaned_is_kept),
 		cmocka_unit_test(another_attempts_files_are_fenced_off),
 		cmocka_unit_test(what_answers_must_be_the_jobs_worker),
 		cmocka_unit_test(an_adopted_job_keeps_its_units),

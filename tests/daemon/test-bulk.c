@@ -32,7 +32,7 @@ parked(struct client *c, const char *name)
 	    "parked", "name", name);
 }
 
-/* A job that has ended, as argv0 (true, false) does. */
+/* A job that has ended, as argv0 (true, false, pwd) does. */
 static int64_t
 ended(struct client *c, const char *argv0, const char *name)
 {
@@ -330,11 +330,14 @@ test_remove_deletes_ended_jobs_and_output_for_good(void **state)
 	json_t *list;
 
 	(void)state;
-	t1 = ended(c, "true", "t");
+	/* pwd writes, for a capture file to be there (a job that writes
+	 * nothing has none) */
+	t1 = ended(c, "pwd", "t");
 	t2 = ended(c, "false", "t");
-	t3 = ended(c, "true", "u");
+	t3 = ended(c, "pwd", "u");
 	q1 = parked(c, "q");
 	assert_true(output_file_exists(d, t1));
+	assert_true(output_file_exists(d, t3));
 	assert_ids(tcall(c, "remove", "{sI}", "id", t1), "ids", 1, t1);
 	assert_gone(c, t1);
 	assert_false(output_file_exists(d, t1));

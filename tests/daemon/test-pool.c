@@ -402,6 +402,9 @@ test_output_captured(void **state)
 	assert_false(j->res.stderr_truncated);
 	assert_int_equal(stat(j->err, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0600);
+	/* the leftover was replaced by a file of the run's own */
+	assert_int_equal(stat(j->out, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
 }
 
 /* The run is finished when both the process and its output have ended, in
@@ -470,6 +473,9 @@ test_bad_cwd(void **state)
 	    "chdir /nonexistent/triage: No such file or directory");
 }
 
+/* A capture file is made at its stream's first byte, not before the run:
+ * one that cannot be made drops what the stream writes, said truncated,
+ * and the job runs as it would; a stream without a byte makes none. */
 static void
 test_bad_output_path(void **state)
 {
@@ -477,12 +483,22 @@ test_bad_output_path(void **state)
 	struct pool_spec spec;
 	struct tjob *j;
 
-	fx_spec(fx, &spec, 1, ARGV("true"));
+	fx_spec(fx, &spec, 1, ARGV("sh", "-c", "echo out; echo err >&2"));
 	spec.stderr_path = "/nonexistent/triage.err";
 	j = fx_run_spec(fx, &spec);
-	assert_false(j->res.started);
-	assert_string_equal(j->res.error,
-	    "open /nonexistent/triage.err: No such file or directory");
+	assert_exit(j, 0);
+	assert_file(j->out, "out\n");
+	assert_int_equal(j->res.stdout_bytes, 4);
+	assert_false(j->res.stdout_truncated);
+	assert_int_equal(j->res.stderr_bytes, 0);
+	assert_true(j->res.stderr_truncated);
+
+	j = fx_run(fx, 2, ARGV("true"));
+	assert_exit(j, 0);
+	assert_int_equal(access(j->out, F_OK), -1);
+	assert_int_equal(access(j->err, F_OK), -1);
+	assert_false(j->res.stdout_truncated);
+	assert_false(j->res.stderr_truncated);
 }
 
 static void
