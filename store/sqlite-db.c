@@ -37,8 +37,10 @@ enum sqlite_db_stmt {
 	SQLITE_DB_PAUSED,
 	SQLITE_DB_PAUSED_CLEAR,
 	SQLITE_DB_PAUSED_ADD,
+	SQLITE_DB_SYNC_FULL,
+	SQLITE_DB_SYNC_NORMAL,
 };
-#define SQLITE_DB_NSTMTS (SQLITE_DB_PAUSED_ADD + 1)
+#define SQLITE_DB_NSTMTS (SQLITE_DB_SYNC_NORMAL + 1)
 
 static const char *const sqlite_db_sql[SQLITE_DB_NSTMTS] = {
 	/* IMMEDIATE takes the write lock at once, so a busy file shows up
@@ -63,6 +65,10 @@ static const char *const sqlite_db_sql[SQLITE_DB_NSTMTS] = {
 	[SQLITE_DB_PAUSED] = "SELECT priority FROM paused ORDER BY priority",
 	[SQLITE_DB_PAUSED_CLEAR] = "DELETE FROM paused",
 	[SQLITE_DB_PAUSED_ADD] = "INSERT INTO paused (priority) VALUES (?1)",
+	/* Switched between a loop turn's two transactions: prepared once,
+	 * not parsed each time. */
+	[SQLITE_DB_SYNC_FULL] = "PRAGMA synchronous = FULL",
+	[SQLITE_DB_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
 };
 
 struct sqlite_db {
@@ -432,10 +438,9 @@ sqlite_db_set_sync(struct sqlite_db *db, bool full, char **cause)
 {
 	if (db->full_sync == full)
 		return 0;
-	if (sqlite3_exec(db->sq, full ? "PRAGMA synchronous = FULL" :
-	    "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK)
-		return cause_fail(cause, "cannot set synchronous: %s",
-		    sqlite3_errmsg(db->sq));
+	if (sqlite_db_run(db, db->stmt[full ? SQLITE_DB_SYNC_FULL :
+	    SQLITE_DB_SYNC_NORMAL], cause, "set synchronous", 0) != 0)
+		return -1;
 	db->full_sync = full;
 	return 0;
 }

@@ -308,6 +308,34 @@ sqlite_store_tell_written(struct sqlite_store *s)
 }
 
 /*
+ * The rows just written soon are not dirty for the commit that follows,
+ * which would write them again as they are: a row is the job's whole state,
+ * and what changes it later marks it again. The commit's fsync covers the
+ * WAL's earlier frames too, theirs with them, as long as it has a row to
+ * write: when nothing else is left and a change must survive a power loss,
+ * one of them stays.
+ */
+static void
+sqlite_store_written_soon(struct sqlite_store *s)
+{
+	uint64_t *ids = s->dirty.v, *soon = s->soon.v;
+	size_t i, j = 0, kept = 0;
+
+	qsort(soon, s->soon.n, sizeof *soon, sqlite_store_cmp_id);
+	qsort(ids, s->dirty.n, sizeof *ids, sqlite_store_cmp_id);
+	for (i = 0; i < s->dirty.n; i++) {
+		while (j < s->soon.n && soon[j] < ids[i])
+			j++;
+		if (j == s->soon.n || soon[j] != ids[i])
+			ids[kept++] = ids[i];
+	}
+	if (kept == 0 && s->dirty.n > 0 && s->need_fsync &&
+	    s->staged.n == 0 && s->removed.n == 0 && !s->paused_dirty)
+		kept = 1;
+	s->dirty.n = kept;
+}
+
+/*
  * The rows of store_claim, in a transaction of their own that does
  * not wait for the disk: the commit after it may wait (fsync) for others'
  * changes, and the loop with it, while a granted job could already be on
@@ -335,8 +363,7 @@ sqlite_store_write_soon(struct sqlite_store *s)
 		sqlite_db_rollback(s->db);
 		goto fail;
 	}
-	/* They stay dirty: the commit writes them again, at no cost to
-	 * speak of, rather than the store telling apart who needs what. */
+	sqlite_store_written_soon(s);
 	s->soon.n = 0;
 	s->writes++;
 	s->wrote = true;
