@@ -1,6 +1,7 @@
 /* test-jobtable.c - the table of a store's jobs: by id, and in submission
  * order (submitted_at, then id) as a cluster's blocks of ids leave it. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -173,6 +174,83 @@ test_a_million_jobs(void **state)
 	jobtable_free(&t);
 }
 
+/*
+ * Lookups over ids spread unevenly (runs, gaps of every size up to a
+ * billion, a few outliers near the top of the range) and with removals
+ * left as tombstones: get, next and remove agree with a plain scan, for
+ * every id present, every one between, and those beyond either end.
+ */
+static void
+test_lookups_over_uneven_ids(void **state)
+{
+	enum { N = 5000 };
+	struct jobtable t = { 0 };
+	uint64_t *ids = calloc(N, sizeof *ids), id = 0, probe, want;
+	bool *gone = calloc(N, sizeof *gone);
+	unsigned seed = 11;
+	struct job *job;
+	size_t i, k;
+
+	(void)state;
+	assert_non_null(ids);
+	assert_non_null(gone);
+	for (i = 0; i < N; i++) {
+		seed = seed * 1103515245 + 12345;
+		switch ((seed >> 16) % 8) {
+		case 0:
+			id += 1 + (seed >> 8) % 1000;
+			break;
+		case 1:
+			id += 1 + (uint64_t)((seed >> 4) % 1000) * 1000000;
+			break;
+		default:
+			id++;
+		}
+		if (i == N - 3)
+			id = (uint64_t)INT64_MAX - 1000;
+		ids[i] = id;
+		assert_int_equal(jobtable_add(&t, at_job(id, (int64_t)i)), 0);
+	}
+	/* Fewer than a quarter: tombstones stay, unswept. */
+	for (i = 0; i < N / 5; i++) {
+		seed = seed * 1103515245 + 12345;
+		k = (seed >> 8) % N;
+		if (gone[k])
+			continue;
+		job = jobtable_remove(&t, ids[k]);
+		assert_non_null(job);
+		job_free(job);
+		gone[k] = true;
+	}
+	for (i = 0, k = 0; i < N; i++) {
+		job = jobtable_get(&t, ids[i]);
+		if (gone[i])
+			assert_null(job);
+		else
+			assert_int_equal(job->id, ids[i]);
+		/* Between this id and the next, and the next live one. */
+		probe = ids[i] + 1;
+		if (i + 1 < N && probe < ids[i + 1])
+			assert_null(jobtable_get(&t, probe));
+		for (k = i + 1; k < N && gone[k]; k++)
+			;
+		want = k < N ? ids[k] : 0;
+		job = jobtable_next(&t, ids[i]);
+		if (want == 0)
+			assert_null(job);
+		else
+			assert_int_equal(job->id, want);
+	}
+	assert_null(jobtable_get(&t, 0));
+	assert_null(jobtable_get(&t, UINT64_MAX >> 1));
+	for (k = 0; gone[k]; k++)
+		;
+	assert_int_equal(jobtable_next(&t, 0)->id, ids[k]);
+	jobtable_free(&t);
+	free(ids);
+	free(gone);
+}
+
 int
 main(void)
 {
@@ -181,6 +259,7 @@ main(void)
 		cmocka_unit_test(test_removals_sweep),
 		cmocka_unit_test(test_one_host_walks_by_id),
 		cmocka_unit_test(test_a_million_jobs),
+		cmocka_unit_test(test_lookups_over_uneven_ids),
 	};
 
 	return cmocka_run_group_tests_name("jobtable", tests, NULL, NULL);
