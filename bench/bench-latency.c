@@ -34,7 +34,8 @@
 #define BENCH_LATENCY_SLOTS 2
 /* Nothing of one sample takes this long unless something is stuck. */
 #define BENCH_LATENCY_WAIT_MS 60000
-#define BENCH_LATENCY_TARGET_MS 1.0
+/* Issue 27: what triage adds to the floor's p99, at most. */
+#define BENCH_LATENCY_OVER_FLOOR_MS 0.3
 
 extern char **environ;
 
@@ -274,7 +275,7 @@ bench_latency_report(struct bench_latency_pipes *t,
 {
 	double t50, t99, tmax, f50, f99, fmax;
 	char target[64];
-	bool floor_ok, met;
+	bool met;
 
 	t50 = bench_stat_quantile(t->lat, t->n, 0.5) * 1e3;
 	t99 = bench_stat_quantile(t->lat, t->n, 0.99) * 1e3;
@@ -289,10 +290,9 @@ bench_latency_report(struct bench_latency_pipes *t,
 	printf("%-34s %9.3f %9.3f %9.3f\n", "triaged", t50, t99, tmax);
 	printf("%-34s %9.3f %9.3f %9.3f\n", "floor (ref-latency, posix_spawn)",
 	    f50, f99, fmax);
-	floor_ok = f99 <= BENCH_LATENCY_TARGET_MS;
-	met = t99 <= BENCH_LATENCY_TARGET_MS;
-	snprintf(target, sizeof target, "p99 <= %.0f ms%s",
-	    BENCH_LATENCY_TARGET_MS, floor_ok ? "" : " (floor misses it)");
+	met = t99 <= f99 + BENCH_LATENCY_OVER_FLOOR_MS;
+	snprintf(target, sizeof target, "p99 <= floor + %.1f ms",
+	    BENCH_LATENCY_OVER_FLOOR_MS);
 	printf("SUMMARY\tlatency\thigh job start after a slot frees, "
 	    "%ld queued\tp50 %.2f ms, p99 %.2f ms\tfloor p50 %.2f ms, p99 "
 	    "%.2f ms\t%s\t%s\n", queued, t50, t99, f50, f99, target,

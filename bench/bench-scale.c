@@ -31,8 +31,8 @@
 #define SCALE_CALL_MS 120000
 /* What the targets allow. */
 #define SCALE_FLAT_RATIO 1.3
-#define SCALE_BYTES_PER_JOB 256
-#define SCALE_RESTART_S 3.0
+#define SCALE_BYTES_PER_JOB 200
+#define SCALE_RESTART_S 1.0
 /* The argv every job has: ["true"], its string's bytes. */
 #define SCALE_ARGV_BYTES 5
 
@@ -456,7 +456,7 @@ scale_report(const struct scale_level *levels, size_t nlevels,
 	    per_job >= 0 && per_job <= SCALE_BYTES_PER_JOB ? "met" :
 	    "MISSED");
 	printf("SUMMARY\tscale\trestart, %s queued%s\t%.2f s to first "
-	    "answer (%.2f s CPU)\t-\t<= %.0f s\t%s\n", a,
+	    "answer (%.2f s CPU)\t-\t<= %.1f s\t%s\n", a,
 	    quick ? " (quick)" : "", restart_s, restart_cpu_s,
 	    SCALE_RESTART_S,
 	    restart_s >= 0 && restart_s <= SCALE_RESTART_S ? "met" :

@@ -34,8 +34,6 @@
  * daemon waits for it to read replies. */
 #define BENCH_WINDOW_MAX 2000
 #define BENCH_CONTROL_MS 60000
-/* The target over many connections (issue 11). */
-#define BENCH_TARGET_PARALLEL 50000.0
 
 enum bench_server {
 	BENCH_TRIAGE,
@@ -314,9 +312,8 @@ bench_submit_summary_parallel(struct bench_run *t, struct bench_run *b)
 	else
 		snprintf(ref, sizeof ref, "-");
 	printf("SUMMARY\tsubmit\tdurable submits, %d connections\t%.0f/s\t%s"
-	    "\t>= %.0f/s\t%s\n", BENCH_CONNECTIONS, tr, ref,
-	    BENCH_TARGET_PARALLEL,
-	    t->nrates > 0 && tr >= BENCH_TARGET_PARALLEL ? "met" : "MISSED");
+	    "\t>= beanstalkd\t%s\n", BENCH_CONNECTIONS, tr, ref,
+	    t->nrates > 0 && b->nrates > 0 && tr >= br ? "met" : "MISSED");
 }
 
 static void
