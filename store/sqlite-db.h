@@ -21,6 +21,9 @@ struct job;
  */
 struct sqlite_db *sqlite_db_open(const char *path, char **cause);
 void sqlite_db_close(struct sqlite_db *db);
+/* The checkpoints made off the caller's thread so far (sqlite-ckpt.h); 0
+ * where the commits make their own. */
+uint64_t sqlite_db_checkpoints(struct sqlite_db *db);
 
 /*
  * Reads every job, in id order, into new jobs (job_new) handed to cb, which

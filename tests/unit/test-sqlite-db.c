@@ -19,6 +19,7 @@
 
 #include "sqlite-db.h"
 #include "job.h"
+#include "tsupport-clock.h"
 #include "tsupport-dir.h"
 
 /* The schema of version 1, as triage wrote it: files out there look like
@@ -928,6 +929,58 @@ test_commit_persists(void **state)
 	sqlite_db_close(db);
 }
 
+/* n commits of an update of job each, its attempt one more every time. */
+static void
+update_commits(struct sqlite_db *db, struct job *job, int n)
+{
+	char *cause = NULL;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		job->attempt++;
+		if (sqlite_db_begin(db, &cause) == -1 ||
+		    sqlite_db_update(db, job, &cause) == -1 ||
+		    sqlite_db_commit(db, &cause) == -1)
+			fail_msg("update: %s", cause);
+	}
+}
+
+/*
+ * Checkpoints come from a thread of their own once the WAL holds
+ * SQLITE_CKPT_PAGES, as the commits go on; what was committed before,
+ * during and after them is all there after a reopen.
+ */
+static void
+test_checkpoints_off_the_writer(void **state)
+{
+	struct job *job = full_job(1), *copy = full_job(1);
+	struct loaded l = { 0 };
+	struct sqlite_db *db;
+	int64_t deadline;
+
+	(void)state;
+	db = open_ok();
+	insert_jobs(db, &copy, 1);
+	assert_int_equal(sqlite_db_checkpoints(db), 0);
+	/* At least a page a commit. */
+	update_commits(db, job, 1100);
+	deadline = tsupport_clock_ms() + 30000;
+	while (sqlite_db_checkpoints(db) == 0 &&
+	    tsupport_clock_left_ms(deadline) > 0)
+		update_commits(db, job, 10);
+	assert_true(sqlite_db_checkpoints(db) > 0);
+	update_commits(db, job, 100);
+	sqlite_db_close(db);
+
+	db = open_ok();
+	load_ok(db, &l);
+	assert_int_equal(l.n, 1);
+	assert_job_equal(job, l.jobs[0]);
+	loaded_free(&l);
+	sqlite_db_close(db);
+	job_free(job);
+}
+
 /* A failed write names the job and leaves the transaction to roll back. */
 static void
 test_write_errors(void **state)
@@ -1447,6 +1500,7 @@ main(void)
 		T(test_max_id),
 		T(test_rollback),
 		T(test_commit_persists),
+		T(test_checkpoints_off_the_writer),
 		T(test_write_errors),
 		T(test_expired),
 		T(test_expired_uses_index),
