@@ -189,7 +189,7 @@ jobs_admit(struct triaged *td, struct job *job)
 void
 jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
 {
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	psem_waiter_init(&job->waiter, prio, job->slots);
 	jobs_tally(td->jobs, job, prio, job->state, 1);
 	if (job_state_terminal(job->state))
 		store_forget_env(td->store, job);
@@ -254,7 +254,7 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	job->submitted_at = timefmt_now();
 	job->state = JOB_QUEUED;
 	job->seq = td->jobs->next_seq++;
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	psem_waiter_init(&job->waiter, prio, job->slots);
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
 		free(a->queued);
 		free(a);
