@@ -12,7 +12,8 @@
 
 #include "psem.h"
 
-enum job_state {
+/* Packed: one byte, in every job (and every job_status). */
+enum __attribute__((packed)) job_state {
 	JOB_QUEUED,
 	JOB_RUNNING,
 	JOB_SUCCEEDED,
@@ -109,12 +110,12 @@ struct job {
 	/* Counts of after and after_any: a request could not hold more. */
 	uint32_t nafter;
 	uint32_t nafter_any;
-	enum job_state state;
 	uid_t uid;
 	gid_t gid;
 	unsigned retries;	/* automatic retries left after a failure */
 	unsigned attempt;
 	uint16_t slots;		/* at most the config's 1024 */
+	enum job_state state;	/* a byte */
 	int8_t nice;		/* 0 to 19 */
 	bool exclusive;
 	bool held;	/* queued, but never dispatched until released */
@@ -144,6 +145,24 @@ struct job {
 	 * database act on it too (daemon/jobs-changed.c, jobs-end.c,
 	 * cluster-lease.c), not stored. */
 	struct {
+		/* The resources it is counted as holding on another node
+		 * (daemon/resources.c): a reference to its resources then,
+		 * so that what was counted is what is given back, whatever
+		 * its row says by then; NULL while not counted. */
+		json_t *held_elsewhere;
+		/* Who canceled it while queued here, and with what signal
+		 * (0: nobody), and whether another daemon's write undid
+		 * that (a claim that came first): the cancel is done again
+		 * on the row read back. */
+		struct {
+			uid_t by;
+			int8_t sig;
+			bool again;
+		} cancel;
+		/* How many writes of it the database refused (it wraps):
+		 * another daemon's change came first, and an edit answered
+		 * after such a write was not made (jobs_edit_undone). */
+		uint16_t refused;
 		/* Another daemon took this job while its run here went on
 		 * (a lease that ran out); that run's end is not the job's. */
 		bool taken;
@@ -154,24 +173,6 @@ struct job {
 		/* Its slots are counted as held on another node, toward its
 		 * priority's max_running. */
 		bool elsewhere;
-		/* The resources it is counted as holding on another node
-		 * (daemon/resources.c): a reference to its resources then,
-		 * so that what was counted is what is given back, whatever
-		 * its row says by then; NULL while not counted. */
-		json_t *held_elsewhere;
-		/* How many writes of it the database refused (it wraps):
-		 * another daemon's change came first, and an edit answered
-		 * after such a write was not made (jobs_edit_undone). */
-		uint16_t refused;
-		/* Who canceled it while queued here, and with what signal
-		 * (0: nobody), and whether another daemon's write undid
-		 * that (a claim that came first): the cancel is done again
-		 * on the row read back. */
-		struct {
-			uid_t by;
-			int8_t sig;
-			bool again;
-		} cancel;
 	} shared;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
