@@ -62,37 +62,16 @@ struct job_run {
 /* The run of a job that has none: every field unknown or empty. */
 extern const struct job_run job_run_none;
 
-/* Fields ordered by size, narrowed where their range allows: a queued job
- * is what a long queue is made of. */
-struct job {
-	uint64_t id;
-	char *name;		/* NULL: argv[0]'s basename (job_name) */
-	/* NULL-terminated, in one allocation with its strings: set it
-	 * through job_set_argv. */
-	char **argv;
-	/* Shared with every job that has the same (intern.h): set them
-	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node,
-	 * job_set_pinned_node and job_set_user. */
-	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
-	const char *cwd;
-	const char *priority;	/* the priority's name */
-	/* The node its current or last attempt runs or ran on; NULL:
-	 * never started. */
-	const char *node;
+/*
+ * What few jobs ask for: a job that asks for none of it shares
+ * job_extra_none and carries none of it, as with job_run (a queued job is
+ * most jobs, and most ask for none of these). Stored fields all: a newer
+ * copy of the job takes them whole (job_take_stored).
+ */
+struct job_extra {
 	const char *pinned_node; /* the node it must run on; NULL: any */
-	/* The user it runs as, by name, for a root daemon: looked up on the
-	 * node that runs it (a cluster's hosts share their users, not
-	 * always their uids). NULL: by uid. */
-	const char *user;
-	/* Never NULL; read it freely, change it through job_run_edit(). */
-	const struct job_run *run;
-	uint64_t timeout_ms;	/* 0 = none */
-	/* Protocol v1.2: bytes it declared (or its priority's default), at
-	 * most INT64_MAX; 0 = none. */
-	uint64_t memory;
-	int64_t seq;		/* order in its queue: smaller goes first */
 	uint64_t *after;	/* ids it waits for; NULL when none */
-	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
+	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	/* Protocol v1.1. */
 	json_t *labels;		/* object of strings; NULL = none */
 	/* Protocol v1.2: the named resources it asked for, an object of
@@ -106,10 +85,47 @@ struct job {
 	 * job_new_attempt clears it. */
 	json_t *devices;
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
-	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	/* Counts of after and after_any: a request could not hold more. */
 	uint32_t nafter;
 	uint32_t nafter_any;
+};
+
+/* The extra of a job that has none: every field empty, no begin_at. */
+extern const struct job_extra job_extra_none;
+
+/* Fields ordered by size, narrowed where their range allows: a queued job
+ * is what a long queue is made of. */
+struct job {
+	uint64_t id;
+	char *name;		/* NULL: argv[0]'s basename (job_name) */
+	/* NULL-terminated, in one allocation with its strings: set it
+	 * through job_set_argv. */
+	char **argv;
+	/* Shared with every job that has the same (intern.h): set them
+	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node
+	 * and job_set_user (and extra's pinned_node through
+	 * job_set_pinned_node). */
+	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
+	const char *cwd;
+	const char *priority;	/* the priority's name */
+	/* The node its current or last attempt runs or ran on; NULL:
+	 * never started. */
+	const char *node;
+	/* The user it runs as, by name, for a root daemon: looked up on the
+	 * node that runs it (a cluster's hosts share their users, not
+	 * always their uids). NULL: by uid. Here, not in extra: a root
+	 * daemon gives every job one. */
+	const char *user;
+	/* Never NULL; read it freely, change it through job_run_edit(). */
+	const struct job_run *run;
+	/* Never NULL; read it freely, change it through job_extra_edit(). */
+	const struct job_extra *extra;
+	uint64_t timeout_ms;	/* 0 = none */
+	/* Protocol v1.2: bytes it declared (or its priority's default), at
+	 * most INT64_MAX; 0 = none. */
+	uint64_t memory;
+	int64_t seq;		/* order in its queue: smaller goes first */
+	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
 	uid_t uid;
 	gid_t gid;
 	unsigned retries;	/* automatic retries left after a failure */
@@ -210,6 +226,18 @@ struct job_run *job_run_edit(struct job *job);
 /* Whether r says nothing job_run_none does not, its reason and cgroup
  * apart. */
 bool job_run_is_none(const struct job_run *r);
+
+/*
+ * The job's own extra, to change: made (as job_extra_none) on first use,
+ * kept until the job is freed. NULL when out of memory, and nothing
+ * changed.
+ */
+struct job_extra *job_extra_edit(struct job *job);
+/* Whether e says nothing job_extra_none does not. */
+bool job_extra_is_none(const struct job_extra *e);
+/* Lets go of what e holds and makes it job_extra_none again: for one
+ * filled outside a job (a row read), never a job's own. */
+void job_extra_clear(struct job_extra *e);
 
 const char *job_state_name(enum job_state state);
 /* The state as a sentence says it of a job: "is running", "has
