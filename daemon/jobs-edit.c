@@ -59,7 +59,7 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 	bool requeue = false;
 	/* Whether the update puts in the job's extra what a job that has
 	 * none must make one for; else it only clears what there is. */
-	bool more = json_object_size(u->labels) > 0 ||
+	bool more = u->name != NULL || json_object_size(u->labels) > 0 ||
 	    json_object_size(u->resources) > 0 ||
 	    (u->has_begin_at && u->begin_at != job_extra_none.begin_at);
 
@@ -74,8 +74,9 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 		intern_str_drop(priority);
 		return -1;
 	}
+	/* It cannot fail: the job has its own extra by now. */
 	if (name != NULL)
-		job_set_name(job, name);
+		(void)job_set_name(job, name);
 	if (u->has_timeout)
 		job->timeout_ms = u->timeout_ms;
 	if (u->has_retries)

@@ -606,7 +606,8 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	/* No name is argv[0]'s basename, which the job does not store. */
 	if (name != NULL && (copy = strdup(json_string_value(name))) == NULL)
 		goto nomem;
-	job_set_name(job, copy);
+	if (job_set_name(job, copy) != 0)
+		goto nomem;
 	if (cwd != NULL && submit_bytes(cwd, &len, &path, &why) == -1)
 		goto nomem;
 	rc = job_set_cwd(job, cwd != NULL ? path : u->cwd);

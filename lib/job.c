@@ -151,7 +151,8 @@ job_extra_edit(struct job *job)
 bool
 job_extra_is_none(const struct job_extra *e)
 {
-	return e->pinned_node == NULL && e->after == NULL && e->after_any == NULL && e->labels == NULL &&
+	return e->name == NULL && e->pinned_node == NULL &&
+	    e->after == NULL && e->after_any == NULL && e->labels == NULL &&
 	    e->resources == NULL && e->devices == NULL &&
 	    e->begin_at == job_extra_none.begin_at && e->nafter == 0 &&
 	    e->nafter_any == 0;
@@ -160,6 +161,7 @@ job_extra_is_none(const struct job_extra *e)
 void
 job_extra_clear(struct job_extra *e)
 {
+	free(e->name);
 	intern_str_drop(e->pinned_node);
 	free(e->after);
 	free(e->after_any);
@@ -200,7 +202,6 @@ job_free(struct job *job)
 		job_extra_clear(extra);
 		free(extra);
 	}
-	free(job->name);
 	free(job->argv);
 	intern_strv_drop(job->env);
 	intern_str_drop(job->cwd);
@@ -404,15 +405,17 @@ job_default_name(const struct job *job)
 
 /* A job without a name of its own whose default is not UTF-8 (file names
  * are bytes) is named that with each bad byte written \xNN, kept: a name
- * is always a string of the job object. Out of memory it stays without,
- * and its object fails to be written. */
+ * is always a string of the job object. Out of memory (for the name, or
+ * its extra) it stays without, and its object fails to be written. */
 static void
 job_name_escape(struct job *job)
 {
 	const char *base = job_default_name(job);
+	struct job_extra *extra;
 
-	if (job->name == NULL && !bytestr_utf8(base, strlen(base)))
-		job->name = bytestr_escape(base, false);
+	if (job->extra->name == NULL && !bytestr_utf8(base, strlen(base)) &&
+	    (extra = job_extra_edit(job)) != NULL)
+		extra->name = bytestr_escape(base, false);
 }
 
 char **
@@ -450,23 +453,36 @@ job_set_argv(struct job *job, char **argv)
 	return 0;
 }
 
-void
+int
 job_set_name(struct job *job, char *name)
 {
-	free(job->name);
-	job->name = name;
+	struct job_extra *extra;
+
 	if (name != NULL && job->argv != NULL &&
 	    strcmp(name, job_default_name(job)) == 0) {
 		free(name);
-		job->name = NULL;
+		name = NULL;
 	}
+	/* None for a job that has none: nothing to make. */
+	if (name == NULL && job->extra->name == NULL) {
+		job_name_escape(job);
+		return 0;
+	}
+	if ((extra = job_extra_edit(job)) == NULL) {
+		free(name);
+		return -1;
+	}
+	free(extra->name);
+	extra->name = name;
 	job_name_escape(job);
+	return 0;
 }
 
 const char *
 job_name(const struct job *job)
 {
-	return job->name != NULL ? job->name : job_default_name(job);
+	return job->extra->name != NULL ? job->extra->name :
+	    job_default_name(job);
 }
 
 /* Puts text (from malloc, taken; NULL clears) into the run's string at

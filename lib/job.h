@@ -69,6 +69,7 @@ extern const struct job_run job_run_none;
  * copy of the job takes them whole (job_take_stored).
  */
 struct job_extra {
+	char *name;		/* NULL: argv[0]'s basename (job_name) */
 	const char *pinned_node; /* the node it must run on; NULL: any */
 	uint64_t *after;	/* ids it waits for; NULL when none */
 	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
@@ -97,7 +98,6 @@ extern const struct job_extra job_extra_none;
  * is what a long queue is made of. */
 struct job {
 	uint64_t id;
-	char *name;		/* NULL: argv[0]'s basename (job_name) */
 	/* NULL-terminated, in one allocation with its strings: set it
 	 * through job_set_argv. */
 	char **argv;
@@ -296,8 +296,9 @@ char **job_strv_pack(char *const *v);
 /* Takes name (from malloc, or NULL): the job stores none when it is the
  * default, argv[0]'s basename; but a default that is not UTF-8 is stored
  * with each bad byte written \xNN (job_set_argv does the same), so that a
- * job's name is always a string of its JSON. */
-void job_set_name(struct job *job, char *name);
+ * job's name is always a string of its JSON. 0, or -1 out of memory for
+ * the job's extra, with name freed and the job's as it was. */
+int job_set_name(struct job *job, char *name);
 /* The job's name, stored or by default; borrowed. */
 const char *job_name(const struct job *job);
 

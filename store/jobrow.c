@@ -909,7 +909,7 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	    jobrow_text_ref(r, JOBROW_NAME, false, &name) == -1)
 		return -1;
 	if (strcmp(name, job_name(job)) != 0 &&
-	    (job->name = strdup(name)) == NULL)
+	    (extra->name = strdup(name)) == NULL)
 		return jobrow_oom(r);
 	if (jobrow_text_ref(r, JOBROW_STATE, false, &state) == -1)
 		return -1;

@@ -184,7 +184,7 @@ fuzz_job(struct fuzz_in *in)
 	    (extra = job_extra_edit(job)) == NULL)
 		abort();
 	job->id = (uint64_t)fuzz_u32(in) + 1;
-	job->name = fuzz_str(in, 40);
+	extra->name = fuzz_str(in, 40);
 	if (job_set_argv(job, fuzz_strv(in, 1, 4, false)) != 0)
 		abort();
 	if (job_set_env(job, fuzz_strv(in, 0, 3, true)) != 0 ||

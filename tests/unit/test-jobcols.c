@@ -170,7 +170,7 @@ full_job(void)
 	assert_non_null(job);
 	assert_non_null(extra = job_extra_edit(job));
 	job->id = 12;
-	assert_non_null(job->name = strdup("named"));
+	assert_non_null(extra->name = strdup("named"));
 	assert_int_equal(job_set_argv(job, strv2("/bin/sh", "-c")), 0);
 	assert_int_equal(job_set_env(job, strv2("A=1", "B=2")), 0);
 	assert_int_equal(job_set_cwd(job, "/tmp"), 0);

@@ -198,7 +198,7 @@ bare_job(uint64_t id, enum job_state state)
 	assert_non_null(job = job_new());
 	job->id = id;
 	job->state = state;
-	assert_non_null(job->name = strdup("bare"));
+	assert_non_null(job_extra_edit(job)->name = strdup("bare"));
 	assert_int_equal(job_set_cwd(job, "/"), 0);
 	assert_int_equal(job_set_priority(job, "normal"), 0);
 	return job;
@@ -214,7 +214,7 @@ full_job(uint64_t id)
 	assert_non_null(job = job_new());
 	assert_non_null(extra = job_extra_edit(job));
 	job->id = id;
-	assert_non_null(job->name =
+	assert_non_null(extra->name =
 	    strdup("it's \"quoted\"\nline two, caf\xc3\xa9 \xe2\x9c\x93"));
 	assert_int_equal(job_set_argv(job, strv("/bin/sh", "-c",
 	    "echo 'hello world' \"$X\"",
@@ -485,8 +485,9 @@ change_life(struct job *job)
 	job_run_edit(job)->stdout_truncated = false;
 	job_run_edit(job)->stderr_truncated = true;
 	/* What the update method changes too. */
-	free(job->name);
-	assert_non_null(job->name = strdup("renamed \xe2\x9c\x93"));
+	free(job->extra->name);
+	assert_non_null(job_extra_edit(job)->name =
+	    strdup("renamed \xe2\x9c\x93"));
 	assert_int_equal(job_set_priority(job, "low"), 0);
 	job->timeout_ms = 0;
 	json_decref(job->extra->labels);
@@ -1092,7 +1093,7 @@ test_migrate_v1(void **state)
 	assert_int_equal(job->retries, 0);
 	assert_null(job->extra->after);
 	assert_int_equal(job->extra->nafter, 0);
-	assert_string_equal(job->name, "old");
+	assert_string_equal(job->extra->name, "old");
 	assert_string_equal(job->argv[1], "-j4");
 	assert_null(job->argv[2]);
 	assert_null(job->env);		/* ended: read when asked for */
