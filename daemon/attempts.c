@@ -106,8 +106,8 @@ attempts_event(struct attempts *a, const struct jobs_event *ev,
 		if (since < 0)
 			since = view->attempt == 1 ? view->submitted_at :
 			    a->since_ms;
-		if (view->begin_at > since)
-			since = view->begin_at;
+		if (view->extra->begin_at > since)
+			since = view->extra->begin_at;
 		t->wait = attempts_seconds(since, view->run->started_at);
 		attempts_set(a, view->id, view->run->started_at);
 		return;

@@ -11,8 +11,8 @@
 static bool
 beginq_before(const struct job *a, const struct job *b)
 {
-	if (a->begin_at != b->begin_at)
-		return a->begin_at < b->begin_at;
+	if (a->extra->begin_at != b->extra->begin_at)
+		return a->extra->begin_at < b->extra->begin_at;
 	return a->id < b->id;
 }
 

@@ -133,12 +133,13 @@ deps_gate_cb(struct triaged *td, struct job *job, void *arg)
 	struct job *dep;
 	size_t i;
 
-	for (i = 0; i < job->nafter; i++) {
-		dep = store_get(td->store, job->after[i]);
+	for (i = 0; i < job->extra->nafter; i++) {
+		dep = store_get(td->store, job->extra->after[i]);
 		/* Gone: pruned, so it ended long ago; how is not known. */
 		if (dep == NULL) {
 			job_set_reason(job, "job %llu, which it runs after, is "
-			    "no longer known", (unsigned long long)job->after[i]);
+			    "no longer known",
+			    (unsigned long long)job->extra->after[i]);
 			return -1;
 		}
 		if (dep->state == JOB_SUCCEEDED)
@@ -153,8 +154,8 @@ deps_gate_cb(struct triaged *td, struct job *job, void *arg)
 			goto nomem;
 		remaining++;
 	}
-	for (i = 0; i < job->nafter_any; i++) {
-		dep = store_get(td->store, job->after_any[i]);
+	for (i = 0; i < job->extra->nafter_any; i++) {
+		dep = store_get(td->store, job->extra->after_any[i]);
 		/* Gone (pruned) or ended: how does not matter. */
 		if (dep == NULL || job_state_terminal(dep->state))
 			continue;

@@ -239,7 +239,7 @@ filter_labels_match(const struct filter *f, const struct job *job)
 	json_t *want;
 
 	json_object_foreach(f->labels, key, want)
-		if (!json_equal(want, json_object_get(job->labels, key)))
+		if (!json_equal(want, json_object_get(job->extra->labels, key)))
 			return false;
 	return true;
 }

@@ -76,7 +76,7 @@ jobs_begin_arm(struct triaged *td)
 		evtimer_del(js->begin_ev);
 		return;
 	}
-	wait = first->begin_at - timefmt_now();
+	wait = first->extra->begin_at - timefmt_now();
 	tv = timefmt_tv(wait > 0 ? (uint64_t)wait : 0);
 	evtimer_add(js->begin_ev, &tv);
 }
@@ -114,7 +114,7 @@ jobs_begin_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	while ((job = beginq_first(&js->beginq)) != NULL &&
-	    job->begin_at <= now) {
+	    job->extra->begin_at <= now) {
 		beginq_remove(&js->beginq, job);
 		job->seq = js->next_seq++;
 		store_update(td->store, job);
@@ -127,8 +127,8 @@ jobs_begin_cb(evutil_socket_t fd, short what, void *arg)
 static bool
 jobs_runs_here(const struct triaged *td, const struct job *job)
 {
-	return job->pinned_node == NULL ||
-	    strcmp(job->pinned_node, td->cfg->cluster.node) == 0;
+	return job->extra->pinned_node == NULL ||
+	    strcmp(job->extra->pinned_node, td->cfg->cluster.node) == 0;
 }
 
 void
@@ -139,7 +139,7 @@ jobs_try_acquire(struct triaged *td, struct job *job)
 	    psem_waiter_state(&job->waiter) != PSEM_IDLE ||
 	    !jobs_runs_here(td, job))
 		return;
-	if (job->begin_at >= 0 && job->begin_at > timefmt_now()) {
+	if (job->extra->begin_at >= 0 && job->extra->begin_at > timefmt_now()) {
 		jobs_begin_later(td, job);
 		return;
 	}
@@ -189,7 +189,7 @@ jobs_admit(struct triaged *td, struct job *job)
 void
 jobs_loaded(struct triaged *td, struct job *job, unsigned prio)
 {
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	psem_waiter_init(&job->waiter, prio, job->slots);
 	jobs_tally(td->jobs, job, prio, job->state, 1);
 	if (job_state_terminal(job->state))
 		store_forget_env(td->store, job);
@@ -254,7 +254,7 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	job->submitted_at = timefmt_now();
 	job->state = JOB_QUEUED;
 	job->seq = td->jobs->next_seq++;
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	psem_waiter_init(&job->waiter, prio, job->slots);
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
 		free(a->queued);
 		free(a);

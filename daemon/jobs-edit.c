@@ -53,19 +53,30 @@ int
 jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
     uid_t by)
 {
+	struct job_extra *extra = NULL;
 	const char *priority = NULL;
 	char *name = NULL;
 	bool requeue = false;
+	/* Whether the update puts in the job's extra what a job that has
+	 * none must make one for; else it only clears what there is. */
+	bool more = u->name != NULL || json_object_size(u->labels) > 0 ||
+	    json_object_size(u->resources) > 0 ||
+	    (u->has_begin_at && u->begin_at != job_extra_none.begin_at);
 
-	/* Everything that can fail before anything changes. */
+	/* Everything that can fail before anything changes, the job's own
+	 * extra too. */
 	if ((u->name != NULL && (name = strdup(u->name)) == NULL) ||
 	    (u->prio >= 0 && (priority =
-	    intern_str(td->cfg->priorities[u->prio].name)) == NULL)) {
+	    intern_str(td->cfg->priorities[u->prio].name)) == NULL) ||
+	    ((more || !job_extra_is_none(job->extra)) &&
+	    (extra = job_extra_edit(job)) == NULL)) {
 		free(name);
+		intern_str_drop(priority);
 		return -1;
 	}
+	/* It cannot fail: the job has its own extra by now. */
 	if (name != NULL)
-		job_set_name(job, name);
+		(void)job_set_name(job, name);
 	if (u->has_timeout)
 		job->timeout_ms = u->timeout_ms;
 	if (u->has_retries)
@@ -74,14 +85,16 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 		job->nice = u->nice;
 	if (u->has_memory)
 		job->memory = u->memory;
-	if (u->labels != NULL) {
-		json_decref(job->labels);
-		job->labels = json_object_size(u->labels) > 0 ?
+	/* extra NULL: the job shares job_extra_none, which is what
+	 * clearing would leave. */
+	if (extra != NULL && u->labels != NULL) {
+		json_decref(extra->labels);
+		extra->labels = json_object_size(u->labels) > 0 ?
 		    json_incref(u->labels) : NULL;
 	}
-	if (u->resources != NULL) {
-		json_decref(job->resources);
-		job->resources = json_object_size(u->resources) > 0 ?
+	if (extra != NULL && u->resources != NULL) {
+		json_decref(extra->resources);
+		extra->resources = json_object_size(u->resources) > 0 ?
 		    json_incref(u->resources) : NULL;
 	}
 	/* A new queue or a new time: out of its place, to find the one they
@@ -92,8 +105,8 @@ jobs_update(struct triaged *td, struct job *job, const struct jobs_update *u,
 		jobs_unqueue(td, job);
 		requeue = true;
 	}
-	if (u->has_begin_at)
-		job->begin_at = u->begin_at;
+	if (extra != NULL && u->has_begin_at)
+		extra->begin_at = u->begin_at;
 	if (priority != NULL) {
 		intern_str_drop(job->priority);
 		job->priority = priority;

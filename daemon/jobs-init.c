@@ -48,6 +48,7 @@ jobs_init(struct triaged *td, char **cause)
 		jobs_free(td);
 		return -1;
 	}
+	psem_set_grant_cb(td->sem, jobs_grant_cb, td);
 	for (i = 0; i < cfg->npriorities; i++) {
 		psem_set_weight(td->sem, i, cfg->priorities[i].weight);
 		psem_set_cap(td->sem, i, cfg->priorities[i].max_running);

@@ -87,7 +87,7 @@ jobs_retry(struct triaged *td, struct job *job, unsigned prio,
 	TAILQ_INSERT_TAIL(&js->retrials, r, entry);
 	jobs_tally(js, job, job->waiter.prio, job->state, -1);
 	jobs_tally(js, job, prio, JOB_QUEUED, 1);
-	psem_waiter_init(&job->waiter, prio, job->slots, jobs_grant_cb, td);
+	psem_waiter_init(&job->waiter, prio, job->slots);
 	job_new_attempt(job);
 	job_set_reason(job, NULL);
 	job->state = JOB_QUEUED;

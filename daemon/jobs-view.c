@@ -87,13 +87,13 @@ jobs_pending_reason(struct triaged *td, const struct job *now,
 
 	if (now->held)
 		return "held";
-	if (now->begin_at >= 0 && now->begin_at > timefmt_now())
+	if (now->extra->begin_at >= 0 && now->extra->begin_at > timefmt_now())
 		return "begin_at";
 	if (now->admit.gated)
 		return "after";
-	if (now->pinned_node != NULL && td->cfg->cluster.enabled &&
-	    !cluster_node_up(td, now->pinned_node)) {
-		snprintf(node, sizeof node, "node:%s", now->pinned_node);
+	if (now->extra->pinned_node != NULL && td->cfg->cluster.enabled &&
+	    !cluster_node_up(td, now->extra->pinned_node)) {
+		snprintf(node, sizeof node, "node:%s", now->extra->pinned_node);
 		return node;
 	}
 	if (psem_prio_stats(td->sem, now->waiter.prio, &st) == 0) {

@@ -539,31 +539,53 @@ submit_followups(struct rpc_req *req, json_t *params, unsigned prio,
 	job->retries = retries != NULL ?
 	    (unsigned)json_integer_value(retries) :
 	    td->cfg->priorities[prio].retries;
+	uint64_t *after = NULL, *after_any = NULL;
 	size_t nafter = 0, nafter_any = 0;
-	int rc;
+	struct job_extra *extra;
 
-	rc = submit_ids(req, params, "after", &job->after, &nafter) != 0 ||
-	    submit_ids(req, params, "after_any", &job->after_any,
-	    &nafter_any) != 0 ? -1 : 0;
+	if (submit_ids(req, params, "after", &after, &nafter) != 0 ||
+	    submit_ids(req, params, "after_any", &after_any,
+	    &nafter_any) != 0)
+		goto fail;
+	if (after == NULL && after_any == NULL)
+		return 0;
+	/* Ids go in the job's extra, made for them. */
+	if ((extra = job_extra_edit(job)) == NULL) {
+		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+		goto fail;
+	}
+	extra->after = after;
+	extra->after_any = after_any;
 	/* A request holds far fewer ids than 2^32. */
-	job->nafter = (uint32_t)nafter;
-	job->nafter_any = (uint32_t)nafter_any;
-	return rc;
+	extra->nafter = (uint32_t)nafter;
+	extra->nafter_any = (uint32_t)nafter_any;
+	return 0;
+fail:
+	free(after);
+	free(after_any);
+	return -1;
 }
 
-/* labels, hold and begin_at, which the check has passed. */
-static void
+/* labels, hold and begin_at, which the check has passed. 0, or -1 out of
+ * memory (for the job's extra, where labels and begin_at go). */
+static int
 submit_queueing(json_t *params, struct job *job)
 {
 	json_t *labels = json_object_get(params, "labels");
 	json_t *begin_at = json_object_get(params, "begin_at");
+	struct job_extra *extra;
 
-	if (json_object_size(labels) > 0)
-		job->labels = json_incref(labels);
 	job->held = json_is_true(json_object_get(params, "hold"));
+	if (json_object_size(labels) == 0 && begin_at == NULL)
+		return 0;
+	if ((extra = job_extra_edit(job)) == NULL)
+		return -1;
+	if (json_object_size(labels) > 0)
+		extra->labels = json_incref(labels);
 	if (begin_at != NULL)
 		(void)timefmt_parse(json_string_value(begin_at),
-		    &job->begin_at);
+		    &extra->begin_at);
+	return 0;
 }
 
 /* name, cwd, env, argv. 0, or -1 answered. */
@@ -584,7 +606,8 @@ submit_strings(struct rpc_req *req, json_t *params, struct job *job,
 	/* No name is argv[0]'s basename, which the job does not store. */
 	if (name != NULL && (copy = strdup(json_string_value(name))) == NULL)
 		goto nomem;
-	job_set_name(job, copy);
+	if (job_set_name(job, copy) != 0)
+		goto nomem;
 	if (cwd != NULL && submit_bytes(cwd, &len, &path, &why) == -1)
 		goto nomem;
 	rc = job_set_cwd(job, cwd != NULL ? path : u->cwd);
@@ -613,9 +636,21 @@ submit_process(json_t *params, const struct config_priority *p,
 	    (int)p->nice;
 	job->memory = memory != NULL ? (uint64_t)json_integer_value(memory) :
 	    p->memory;
+	json_t *resources;
+	struct job_extra *extra;
+
 	job->merge_output = json_is_true(json_object_get(params,
 	    "merge_output"));
-	return method_resources(params, &job->resources);
+	if (method_resources(params, &resources) != 0)
+		return -1;
+	if (resources == NULL)
+		return 0;
+	if ((extra = job_extra_edit(job)) == NULL) {
+		json_decref(resources);
+		return -1;
+	}
+	extra->resources = resources;
+	return 0;
 }
 
 static void
@@ -657,11 +692,11 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_followups(req, params, (unsigned)prio, job) != 0 ||
 	    submit_strings(req, params, job, user) != 0)
 		goto fail;
-	if (submit_process(params, &td->cfg->priorities[prio], job) != 0) {
+	if (submit_process(params, &td->cfg->priorities[prio], job) != 0 ||
+	    submit_queueing(params, job) != 0) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
-	submit_queueing(params, job);
 	node = json_object_get(params, "node");
 	if (node != NULL && !cluster_has_node(td, json_string_value(node))) {
 		rpc_error(req, RPC_INVALID_PARAMS, "node", "no node %s in this "

@@ -228,7 +228,7 @@ resources_named_by(const struct triaged *td, const char *name)
 
 	while ((job = store_iter(td->store, &pos)) != NULL)
 		if ((job->state == JOB_QUEUED || job->state == JOB_RUNNING) &&
-		    json_object_get(job->resources, name) != NULL)
+		    json_object_get(job->extra->resources, name) != NULL)
 			n++;
 	return n;
 }
@@ -318,7 +318,8 @@ resources_want(struct triaged *td, struct job *job)
 
 	free(job->waiter.need);
 	job->waiter.need = NULL;
-	n = (job->memory != 0) + (unsigned)json_object_size(job->resources);
+	n = (job->memory != 0) +
+	    (unsigned)json_object_size(job->extra->resources);
 	if (n == 0)
 		return 0;
 	if ((need = psem_need_new(n)) == NULL) {
@@ -329,7 +330,7 @@ resources_want(struct triaged *td, struct job *job)
 		need->want[need->n].dim = RESOURCES_DIM_MEMORY;
 		need->want[need->n++].amount = job->memory;
 	}
-	json_object_foreach(job->resources, name, v) {
+	json_object_foreach(job->extra->resources, name, v) {
 		if ((d = resources_dim(td->resources, name)) < 0) {
 			free(need);
 			job_set_reason(job, "it asks for resource %s, which "
@@ -380,7 +381,8 @@ resources_hold(struct triaged *td, struct job *job)
 		    td->resources->names[need->want[i].dim])) < 0 ||
 		    (r = &td->cfg->resources[ri])->nunits == 0)
 			continue;
-		need->want[i].units = resources_units_of(r, job->devices);
+		need->want[i].units = resources_units_of(r,
+		    job->extra->devices);
 	}
 	if (psem_hold(td->sem, &job->waiter) != 0) {
 		job_set_reason(job, "its slots and resources cannot be taken "
@@ -440,7 +442,7 @@ void
 resources_elsewhere(struct triaged *td, struct job *job, bool on)
 {
 	json_t *was = job->shared.held_elsewhere;
-	json_t *now = on ? job->resources : NULL;
+	json_t *now = on ? job->extra->resources : NULL;
 
 	/* Counted already (a running job's resources never change; a row
 	 * that says otherwise, after a requeue and an update unheard, is
@@ -466,6 +468,7 @@ resources_devices(struct triaged *td, struct job *job)
 {
 	const struct psem_need *need = job->waiter.need;
 	const struct config_resource *r;
+	struct job_extra *extra;
 	json_t *devices = NULL, *units;
 	uint64_t bits;
 	unsigned i;
@@ -487,8 +490,14 @@ resources_devices(struct triaged *td, struct job *job)
 			    r->units[__builtin_ctzll(bits)])) != 0)
 				goto fail;
 	}
-	json_decref(job->devices);
-	job->devices = devices;
+	/* None where there were none: the job keeps sharing
+	 * job_extra_none. */
+	if (devices == NULL && job->extra->devices == NULL)
+		return 0;
+	if ((extra = job_extra_edit(job)) == NULL)
+		goto fail;
+	json_decref(extra->devices);
+	extra->devices = devices;
 	return 0;
 fail:
 	json_decref(devices);

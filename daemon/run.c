@@ -207,7 +207,8 @@ run_envp(const struct run *run, const struct job *job, struct run_vars *vars)
 	size_t n = 0, ndev = 0, i, k = 0;
 	char **envp;
 
-	if (resenv_vars(job->devices, run_config(run), &vars->devices) == -1)
+	if (resenv_vars(job->extra->devices, run_config(run),
+	    &vars->devices) == -1)
 		return NULL;
 	while (vars->devices[ndev] != NULL)
 		ndev++;

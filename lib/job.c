@@ -79,6 +79,10 @@ const struct job_run job_run_none = {
 	.exit_code = -1,
 };
 
+const struct job_extra job_extra_none = {
+	.begin_at = -1,
+};
+
 /* Every job's struct: a queued job is most of the daemon's memory. */
 static struct slab job_slab = {
 	.size = (sizeof(struct job) + 7) & ~(size_t)7,
@@ -94,8 +98,8 @@ job_new(void)
 	job->run = &job_run_none;
 	job->slots = 1;
 	job->attempt = 1;
+	job->extra = &job_extra_none;
 	job->submitted_at = -1;
-	job->begin_at = -1;
 	return job;
 }
 
@@ -121,6 +125,52 @@ job_run_own(const struct job *job)
 	    (struct job_run *)(uintptr_t)job->run;
 }
 
+/* The job's own extra, or NULL while it shares job_extra_none. */
+static struct job_extra *
+job_extra_own(const struct job *job)
+{
+	/* As job_run_own: not a cast of const away from job_extra_none. */
+	return job->extra == &job_extra_none ? NULL :
+	    (struct job_extra *)(uintptr_t)job->extra;
+}
+
+struct job_extra *
+job_extra_edit(struct job *job)
+{
+	struct job_extra *extra = job_extra_own(job);
+
+	if (extra != NULL)
+		return extra;
+	if ((extra = malloc(sizeof *extra)) == NULL)
+		return NULL;
+	*extra = job_extra_none;
+	job->extra = extra;
+	return extra;
+}
+
+bool
+job_extra_is_none(const struct job_extra *e)
+{
+	return e->name == NULL && e->pinned_node == NULL &&
+	    e->after == NULL && e->after_any == NULL && e->labels == NULL &&
+	    e->resources == NULL && e->devices == NULL &&
+	    e->begin_at == job_extra_none.begin_at && e->nafter == 0 &&
+	    e->nafter_any == 0;
+}
+
+void
+job_extra_clear(struct job_extra *e)
+{
+	free(e->name);
+	intern_str_drop(e->pinned_node);
+	free(e->after);
+	free(e->after_any);
+	json_decref(e->labels);
+	json_decref(e->resources);
+	json_decref(e->devices);
+	*e = job_extra_none;
+}
+
 struct job_run *
 job_run_edit(struct job *job)
 {
@@ -138,6 +188,7 @@ job_run_edit(struct job *job)
 void
 job_free(struct job *job)
 {
+	struct job_extra *extra;
 	struct job_run *run;
 
 	if (job == NULL)
@@ -147,19 +198,16 @@ job_free(struct job *job)
 		free(run->cgroup);
 		free(run);
 	}
-	free(job->name);
+	if ((extra = job_extra_own(job)) != NULL) {
+		job_extra_clear(extra);
+		free(extra);
+	}
 	free(job->argv);
 	intern_strv_drop(job->env);
 	intern_str_drop(job->cwd);
 	intern_str_drop(job->priority);
 	intern_str_drop(job->node);
-	intern_str_drop(job->pinned_node);
 	intern_str_drop(job->user);
-	free(job->after);
-	free(job->after_any);
-	json_decref(job->labels);
-	json_decref(job->resources);
-	json_decref(job->devices);
 	json_decref(job->shared.held_elsewhere);
 	/* What it wanted of the semaphore (daemon/resources.c). */
 	free(job->waiter.need);
@@ -169,13 +217,17 @@ job_free(struct job *job)
 void
 job_new_attempt(struct job *job)
 {
+	struct job_extra *extra = job_extra_own(job);
 	struct job_run *run = job_run_own(job);
 	char *reason;
 
 	job->attempt++;
-	/* The units the last attempt held are not the next one's. */
-	json_decref(job->devices);
-	job->devices = NULL;
+	/* The units the last attempt held are not the next one's (a job
+	 * with none shares job_extra_none's NULL). */
+	if (extra != NULL) {
+		json_decref(extra->devices);
+		extra->devices = NULL;
+	}
 	if (run == NULL)
 		return;
 	reason = run->reason;
@@ -306,7 +358,14 @@ job_set_node(struct job *job, const char *node)
 int
 job_set_pinned_node(struct job *job, const char *node)
 {
-	return job_set_shared(&job->pinned_node, node);
+	struct job_extra *extra;
+
+	/* None for a job that has none: nothing to make. */
+	if (node == NULL && job->extra->pinned_node == NULL)
+		return 0;
+	if ((extra = job_extra_edit(job)) == NULL)
+		return -1;
+	return job_set_shared(&extra->pinned_node, node);
 }
 
 int
@@ -346,15 +405,17 @@ job_default_name(const struct job *job)
 
 /* A job without a name of its own whose default is not UTF-8 (file names
  * are bytes) is named that with each bad byte written \xNN, kept: a name
- * is always a string of the job object. Out of memory it stays without,
- * and its object fails to be written. */
+ * is always a string of the job object. Out of memory (for the name, or
+ * its extra) it stays without, and its object fails to be written. */
 static void
 job_name_escape(struct job *job)
 {
 	const char *base = job_default_name(job);
+	struct job_extra *extra;
 
-	if (job->name == NULL && !bytestr_utf8(base, strlen(base)))
-		job->name = bytestr_escape(base, false);
+	if (job->extra->name == NULL && !bytestr_utf8(base, strlen(base)) &&
+	    (extra = job_extra_edit(job)) != NULL)
+		extra->name = bytestr_escape(base, false);
 }
 
 char **
@@ -392,23 +453,36 @@ job_set_argv(struct job *job, char **argv)
 	return 0;
 }
 
-void
+int
 job_set_name(struct job *job, char *name)
 {
-	free(job->name);
-	job->name = name;
+	struct job_extra *extra;
+
 	if (name != NULL && job->argv != NULL &&
 	    strcmp(name, job_default_name(job)) == 0) {
 		free(name);
-		job->name = NULL;
+		name = NULL;
 	}
+	/* None for a job that has none: nothing to make. */
+	if (name == NULL && job->extra->name == NULL) {
+		job_name_escape(job);
+		return 0;
+	}
+	if ((extra = job_extra_edit(job)) == NULL) {
+		free(name);
+		return -1;
+	}
+	free(extra->name);
+	extra->name = name;
 	job_name_escape(job);
+	return 0;
 }
 
 const char *
 job_name(const struct job *job)
 {
-	return job->name != NULL ? job->name : job_default_name(job);
+	return job->extra->name != NULL ? job->extra->name :
+	    job_default_name(job);
 }
 
 /* Puts text (from malloc, taken; NULL clears) into the run's string at
@@ -658,13 +732,13 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	job_put_strv(out, "argv", job->argv);
 	job_put_string(out, "priority", job->priority);
 	job_put_opt_string(out, "node", job->node);
-	job_put_opt_string(out, "pinned_node", job->pinned_node);
+	job_put_opt_string(out, "pinned_node", job->extra->pinned_node);
 	job_put_string(out, "state", job_state_name(job->state));
 	job_put_int(out, "slots", job->slots);
 	job_put_bool(out, "exclusive", job->exclusive);
 	job_put_real(out, "timeout", (double)job->timeout_ms / 1000);
 	job_put_int(out, "retries", job->retries);
-	job_put_ids(out, "after", job->after, job->nafter);
+	job_put_ids(out, "after", job->extra->after, job->extra->nafter);
 	job_put_bytes(out, "cwd", job->cwd);
 	job_put_int(out, "uid", job->uid);
 	job_put_int(out, "gid", job->gid);
@@ -683,18 +757,19 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	job_put_real(out, "system_time", run->system_time);
 	job_put_opt_int(out, "max_rss_kb", run->max_rss_kb >= 0,
 	    run->max_rss_kb);
-	job_put_object(out, "labels", job->labels);
+	job_put_object(out, "labels", job->extra->labels);
 	job_put_bool(out, "held", job->held);
-	job_put_time(out, "begin_at", job->begin_at);
-	job_put_ids(out, "after_any", job->after_any, job->nafter_any);
+	job_put_time(out, "begin_at", job->extra->begin_at);
+	job_put_ids(out, "after_any", job->extra->after_any,
+	    job->extra->nafter_any);
 	job_put_int(out, "nice", job->nice);
 	job_put_bool(out, "merge_output", job->merge_output);
 	job_put_opt_string(out, "pending_reason", pending_reason);
 	/* Protocol v1.2. */
 	job_put_opt_int(out, "memory", job->memory != 0,
 	    (int64_t)job->memory);
-	job_put_object(out, "resources", job->resources);
-	job_put_object(out, "devices", job->devices);
+	job_put_object(out, "resources", job->extra->resources);
+	job_put_object(out, "devices", job->extra->devices);
 	job_put_bool(out, "frozen", job->frozen);
 	job_put_opt_int(out, "peak_memory", run->peak_memory >= 0,
 	    run->peak_memory);

@@ -12,7 +12,8 @@
 
 #include "psem.h"
 
-enum job_state {
+/* Packed: one byte, in every job (and every job_status). */
+enum __attribute__((packed)) job_state {
 	JOB_QUEUED,
 	JOB_RUNNING,
 	JOB_SUCCEEDED,
@@ -61,37 +62,17 @@ struct job_run {
 /* The run of a job that has none: every field unknown or empty. */
 extern const struct job_run job_run_none;
 
-/* Fields ordered by size, narrowed where their range allows: a queued job
- * is what a long queue is made of. */
-struct job {
-	uint64_t id;
+/*
+ * What few jobs ask for: a job that asks for none of it shares
+ * job_extra_none and carries none of it, as with job_run (a queued job is
+ * most jobs, and most ask for none of these). Stored fields all: a newer
+ * copy of the job takes them whole (job_take_stored).
+ */
+struct job_extra {
 	char *name;		/* NULL: argv[0]'s basename (job_name) */
-	/* NULL-terminated, in one allocation with its strings: set it
-	 * through job_set_argv. */
-	char **argv;
-	/* Shared with every job that has the same (intern.h): set them
-	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node,
-	 * job_set_pinned_node and job_set_user. */
-	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
-	const char *cwd;
-	const char *priority;	/* the priority's name */
-	/* The node its current or last attempt runs or ran on; NULL:
-	 * never started. */
-	const char *node;
 	const char *pinned_node; /* the node it must run on; NULL: any */
-	/* The user it runs as, by name, for a root daemon: looked up on the
-	 * node that runs it (a cluster's hosts share their users, not
-	 * always their uids). NULL: by uid. */
-	const char *user;
-	/* Never NULL; read it freely, change it through job_run_edit(). */
-	const struct job_run *run;
-	uint64_t timeout_ms;	/* 0 = none */
-	/* Protocol v1.2: bytes it declared (or its priority's default), at
-	 * most INT64_MAX; 0 = none. */
-	uint64_t memory;
-	int64_t seq;		/* order in its queue: smaller goes first */
 	uint64_t *after;	/* ids it waits for; NULL when none */
-	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
+	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	/* Protocol v1.1. */
 	json_t *labels;		/* object of strings; NULL = none */
 	/* Protocol v1.2: the named resources it asked for, an object of
@@ -105,16 +86,52 @@ struct job {
 	 * job_new_attempt clears it. */
 	json_t *devices;
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
-	uint64_t *after_any;	/* ids it waits for, whatever their outcome */
 	/* Counts of after and after_any: a request could not hold more. */
 	uint32_t nafter;
 	uint32_t nafter_any;
-	enum job_state state;
+};
+
+/* The extra of a job that has none: every field empty, no begin_at. */
+extern const struct job_extra job_extra_none;
+
+/* Fields ordered by size, narrowed where their range allows: a queued job
+ * is what a long queue is made of. */
+struct job {
+	uint64_t id;
+	/* NULL-terminated, in one allocation with its strings: set it
+	 * through job_set_argv. */
+	char **argv;
+	/* Shared with every job that has the same (intern.h): set them
+	 * through job_set_env, job_set_cwd, job_set_priority, job_set_node
+	 * and job_set_user (and extra's pinned_node through
+	 * job_set_pinned_node). */
+	char *const *env;	/* NULL-terminated "K=V", without TRIAGE_* */
+	const char *cwd;
+	const char *priority;	/* the priority's name */
+	/* The node its current or last attempt runs or ran on; NULL:
+	 * never started. */
+	const char *node;
+	/* The user it runs as, by name, for a root daemon: looked up on the
+	 * node that runs it (a cluster's hosts share their users, not
+	 * always their uids). NULL: by uid. Here, not in extra: a root
+	 * daemon gives every job one. */
+	const char *user;
+	/* Never NULL; read it freely, change it through job_run_edit(). */
+	const struct job_run *run;
+	/* Never NULL; read it freely, change it through job_extra_edit(). */
+	const struct job_extra *extra;
+	uint64_t timeout_ms;	/* 0 = none */
+	/* Protocol v1.2: bytes it declared (or its priority's default), at
+	 * most INT64_MAX; 0 = none. */
+	uint64_t memory;
+	int64_t seq;		/* order in its queue: smaller goes first */
+	int64_t submitted_at;	/* ms since the epoch; -1 = not yet */
 	uid_t uid;
 	gid_t gid;
 	unsigned retries;	/* automatic retries left after a failure */
 	unsigned attempt;
 	uint16_t slots;		/* at most the config's 1024 */
+	enum job_state state;	/* a byte */
 	int8_t nice;		/* 0 to 19 */
 	bool exclusive;
 	bool held;	/* queued, but never dispatched until released */
@@ -144,6 +161,24 @@ struct job {
 	 * database act on it too (daemon/jobs-changed.c, jobs-end.c,
 	 * cluster-lease.c), not stored. */
 	struct {
+		/* The resources it is counted as holding on another node
+		 * (daemon/resources.c): a reference to its resources then,
+		 * so that what was counted is what is given back, whatever
+		 * its row says by then; NULL while not counted. */
+		json_t *held_elsewhere;
+		/* Who canceled it while queued here, and with what signal
+		 * (0: nobody), and whether another daemon's write undid
+		 * that (a claim that came first): the cancel is done again
+		 * on the row read back. */
+		struct {
+			uid_t by;
+			int8_t sig;
+			bool again;
+		} cancel;
+		/* How many writes of it the database refused (it wraps):
+		 * another daemon's change came first, and an edit answered
+		 * after such a write was not made (jobs_edit_undone). */
+		uint16_t refused;
 		/* Another daemon took this job while its run here went on
 		 * (a lease that ran out); that run's end is not the job's. */
 		bool taken;
@@ -154,24 +189,6 @@ struct job {
 		/* Its slots are counted as held on another node, toward its
 		 * priority's max_running. */
 		bool elsewhere;
-		/* The resources it is counted as holding on another node
-		 * (daemon/resources.c): a reference to its resources then,
-		 * so that what was counted is what is given back, whatever
-		 * its row says by then; NULL while not counted. */
-		json_t *held_elsewhere;
-		/* How many writes of it the database refused (it wraps):
-		 * another daemon's change came first, and an edit answered
-		 * after such a write was not made (jobs_edit_undone). */
-		uint16_t refused;
-		/* Who canceled it while queued here, and with what signal
-		 * (0: nobody), and whether another daemon's write undid
-		 * that (a claim that came first): the cancel is done again
-		 * on the row read back. */
-		struct {
-			uid_t by;
-			int8_t sig;
-			bool again;
-		} cancel;
 	} shared;
 
 	struct psem_waiter waiter;	/* its place in its priority's queue */
@@ -209,6 +226,18 @@ struct job_run *job_run_edit(struct job *job);
 /* Whether r says nothing job_run_none does not, its reason and cgroup
  * apart. */
 bool job_run_is_none(const struct job_run *r);
+
+/*
+ * The job's own extra, to change: made (as job_extra_none) on first use,
+ * kept until the job is freed. NULL when out of memory, and nothing
+ * changed.
+ */
+struct job_extra *job_extra_edit(struct job *job);
+/* Whether e says nothing job_extra_none does not. */
+bool job_extra_is_none(const struct job_extra *e);
+/* Lets go of what e holds and makes it job_extra_none again: for one
+ * filled outside a job (a row read), never a job's own. */
+void job_extra_clear(struct job_extra *e);
 
 const char *job_state_name(enum job_state state);
 /* The state as a sentence says it of a job: "is running", "has
@@ -267,8 +296,9 @@ char **job_strv_pack(char *const *v);
 /* Takes name (from malloc, or NULL): the job stores none when it is the
  * default, argv[0]'s basename; but a default that is not UTF-8 is stored
  * with each bad byte written \xNN (job_set_argv does the same), so that a
- * job's name is always a string of its JSON. */
-void job_set_name(struct job *job, char *name);
+ * job's name is always a string of its JSON. 0, or -1 out of memory for
+ * the job's extra, with name freed and the job's as it was. */
+int job_set_name(struct job *job, char *name);
 /* The job's name, stored or by default; borrowed. */
 const char *job_name(const struct job *job);
 

@@ -39,6 +39,8 @@ struct psem_dim {
 struct psem {
 	struct event_base *base;
 	struct event *deliver;		/* runs granted waiters' callbacks */
+	psem_grant_cb grant_cb;		/* every waiter's: NULL until set */
+	void *grant_arg;
 	const struct psem_policy *policy;
 	struct psem_sched sched;
 	struct psem_dim dims[PSEM_DIMS_MAX];

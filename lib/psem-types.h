@@ -37,7 +37,8 @@ struct psem_need {
 	struct psem_want want[];
 };
 
-/* Called from the event loop once the waiter holds its permits. */
+/* Called from the event loop once a waiter holds its permits; arg is the
+ * semaphore's (psem_set_grant_cb). */
 typedef void (*psem_grant_cb)(struct psem_waiter *w, void *arg);
 
 enum psem_state {
@@ -57,8 +58,9 @@ struct psem_waiter {
 	/* Its place among the waiters of its priority that want the same
 	 * dimensions (its lane), which admission walks. */
 	TAILQ_ENTRY(psem_waiter) lane_entry;
-	psem_grant_cb cb;
-	void *arg;
+	/* No callback of its own: every waiter of a semaphore is told the
+	 * same way (psem_set_grant_cb), and a waiter is in every queued
+	 * job. */
 	struct psem_need *need;	/* NULL: permits only */
 	int64_t order;		/* its place in its FIFO: psem_waiter_order */
 	/* Narrow: a waiter lives in every queued job. Granted, the delivery

@@ -108,7 +108,7 @@ psem_deliver_cb(evutil_socket_t fd, short what, void *arg)
 		TAILQ_REMOVE(&sem->granted, w, entry);
 		w->state = PSEM_HELD;
 		TAILQ_INSERT_TAIL(&sem->holders, w, entry);
-		w->cb(w, w->arg);
+		sem->grant_cb(w, sem->grant_arg);
 	}
 	psem_schedule(sem);
 }
@@ -189,15 +189,19 @@ psem_resume(struct psem *sem, unsigned prio)
 }
 
 void
-psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
-    psem_grant_cb cb, void *arg)
+psem_set_grant_cb(struct psem *sem, psem_grant_cb cb, void *arg)
+{
+	sem->grant_cb = cb;
+	sem->grant_arg = arg;
+}
+
+void
+psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits)
 {
 	memset(w, 0, sizeof *w);
 	/* Out of range stays out of range, for psem_acquire to refuse. */
 	w->prio = prio > UINT8_MAX ? UINT8_MAX : (uint8_t)prio;
 	w->permits = permits > UINT16_MAX ? 0 : (uint16_t)permits;
-	w->cb = cb;
-	w->arg = arg;
 	w->state = PSEM_IDLE;
 }
 
@@ -248,7 +252,7 @@ psem_acquire(struct psem *sem, struct psem_waiter *w)
 {
 	struct psem_class *c = psem_class(sem, w->prio);
 
-	if (c == NULL || w->state != PSEM_IDLE || w->cb == NULL ||
+	if (c == NULL || w->state != PSEM_IDLE || sem->grant_cb == NULL ||
 	    w->permits == 0 || w->permits > sem->dims[0].capacity ||
 	    (c->cap != 0 && w->permits > c->cap) ||
 	    !psem_need_possible(sem, w)) {

@@ -32,6 +32,12 @@ struct psem *psem_new(struct event_base *base, unsigned permits,
 void psem_free(struct psem *sem);
 
 /*
+ * Every waiter granted from now on is told through cb, called with the
+ * waiter and arg; until it is set (cb not NULL), psem_acquire refuses.
+ */
+void psem_set_grant_cb(struct psem *sem, psem_grant_cb cb, void *arg);
+
+/*
  * Makes dim (1 .. PSEM_DIMS_MAX - 1) a counted resource of count units; 0
  * removes it (a waiter wanting it is refused). Fewer take nothing back from
  * holders, as psem_set_permits. Returns -1 with errno EINVAL, changing
@@ -109,8 +115,7 @@ int psem_pause(struct psem *sem, unsigned prio);
 int psem_resume(struct psem *sem, unsigned prio);
 
 /* permits above 65535 are refused by psem_acquire, as 0 is. */
-void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits,
-    psem_grant_cb cb, void *arg);
+void psem_waiter_init(struct psem_waiter *w, unsigned prio, unsigned permits);
 /* What w wants beyond its permits from its next acquire on (NULL: none);
  * only while w is idle. w borrows need. */
 void psem_waiter_need(struct psem_waiter *w, struct psem_need *need);
@@ -125,9 +130,9 @@ void psem_waiter_order(struct psem_waiter *w, int64_t order);
 
 /*
  * Asks for w's permits and its need. Returns 1 when they were free and not
- * kept for a waiter the policy serves first: w holds them now and its
- * callback is never called. Returns 0 when w is queued: the callback runs
- * from the loop once it holds them.
+ * kept for a waiter the policy serves first: w holds them now and the grant
+ * callback is never called for it. Returns 0 when w is queued: the callback
+ * runs from the loop once it holds them.
  *
  * Admission: waiters are taken in the policy's order (FIFO within a
  * priority). One that cannot start keeps, of what is free, what it needs in
@@ -136,8 +141,8 @@ void psem_waiter_order(struct psem_waiter *w, int64_t order);
  * barging, and a waiter that wants none of what another waits for is not
  * held up by it. With backfill, see psem_set_backfill.
  *
- * On error returns -1 and changes nothing: errno EINVAL (w not idle, a bad
- * priority, a dimension not set up or wanted twice, or more than the
+ * On error returns -1 and changes nothing: errno EINVAL (no grant callback
+ * set, w not idle, a bad priority, a dimension not set up or wanted twice, or more than the
  * semaphore or the priority's cap could ever give) or ENOMEM.
  */
 int psem_acquire(struct psem *sem, struct psem_waiter *w);
@@ -147,7 +152,7 @@ int psem_acquire(struct psem *sem, struct psem_waiter *w);
  * daemon before this one keeps its permits, its memory and the very units
  * its need names (want.units), even beyond what is free now (as after
  * psem_set_permits shrank them); nothing is granted until enough comes
- * back. w is then held, as after a grant, its callback never called.
+ * back. w is then held, as after a grant, the callback never called.
  * Returns 0, or -1 with errno EINVAL when w is not idle, its priority is
  * bad, its need names a dimension not set up, or units that are not
  * amount units of it.
@@ -156,7 +161,7 @@ int psem_hold(struct psem *sem, struct psem_waiter *w);
 
 /*
  * Gives back the permits w holds and grants them to whoever the policy picks.
- * Never calls a waiter's callback itself. Releasing a waiter that holds
+ * Never calls the grant callback itself. Releasing a waiter that holds
  * nothing (twice, before it was granted, or never acquired) returns -1 with
  * errno EINVAL and changes nothing: a release can never add permits.
  */

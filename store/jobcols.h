@@ -19,8 +19,9 @@
  *		update method came with (schema 5) went to the head of the
  *		SET list, and the statements have kept their text since.
  * how is how jobrow.c maps it to a job: CUSTOM, code of its own, or
- * JOB(field, unknown, max) and RUN(field, unknown, max), a field of struct
- * job or of struct job_run written and read as it is, from 0 to max (for an
+ * JOB(field, unknown, max), RUN(field, unknown, max) and EXTRA(field,
+ * unknown, max), a field of struct job, of struct job_run or of struct
+ * job_extra written and read as it is, from 0 to max (for an
  * integer); unknown is NOT_NULL, or the field's value that NULL stands for:
  * -1 (anything below 0 is written NULL) or 0 (so is 0, and a NULL string).
  *
@@ -76,7 +77,7 @@
 	X(LABELS, "labels", TEXT, LIFE, CUSTOM)				\
 	X(HELD, "held", INTEGER, LIFE, JOB(held, NOT_NULL, 1))		\
 	X(BEGIN_AT, "begin_at", INTEGER, LIFE,				\
-	    JOB(begin_at, -1, INT64_MAX))				\
+	    EXTRA(begin_at, -1, INT64_MAX))				\
 	X(AFTER_ANY, "after_any", TEXT, ONCE, CUSTOM)			\
 	X(NICE, "nice", INTEGER, LIFE, JOB(nice, NOT_NULL, 19))		\
 	X(MERGE_OUTPUT, "merge_output", INTEGER, ONCE,			\

@@ -164,19 +164,22 @@ jobrow_bind_json(struct jobrow_writer *b, const struct job *job,
 	static struct jsonw w;
 	char *argv, *env, *after = NULL, *after_any = NULL;
 
-	if (jobrow_ids_check(job, "after", job->after, job->nafter,
-	    cause) == -1 || jobrow_ids_check(job, "after_any",
-	    job->after_any, job->nafter_any, cause) == -1)
+	if (jobrow_ids_check(job, "after", job->extra->after,
+	    job->extra->nafter, cause) == -1 ||
+	    jobrow_ids_check(job, "after_any", job->extra->after_any,
+	    job->extra->nafter_any, cause) == -1)
 		return -1;
 	argv = jobrow_strv_json(&w, job->argv);
 	env = jobrow_strv_json(&w, job->env);
-	if (job->nafter > 0)
-		after = jobrow_ids_json(&w, job->after, job->nafter);
-	if (job->nafter_any > 0)
-		after_any = jobrow_ids_json(&w, job->after_any,
-		    job->nafter_any);
-	if (argv == NULL || env == NULL || (job->nafter > 0 && after == NULL) ||
-	    (job->nafter_any > 0 && after_any == NULL)) {
+	if (job->extra->nafter > 0)
+		after = jobrow_ids_json(&w, job->extra->after,
+		    job->extra->nafter);
+	if (job->extra->nafter_any > 0)
+		after_any = jobrow_ids_json(&w, job->extra->after_any,
+		    job->extra->nafter_any);
+	if (argv == NULL || env == NULL ||
+	    (job->extra->nafter > 0 && after == NULL) ||
+	    (job->extra->nafter_any > 0 && after_any == NULL)) {
 		free(argv);
 		free(env);
 		free(after);
@@ -212,23 +215,34 @@ enum jobrow_ctype {
 	uint64_t: JOBROW_C_U64, double: JOBROW_C_DOUBLE,		\
 	char *: JOBROW_C_STR)
 
-/* A column that is a field of the job or of its run, as JOBCOLS says. */
+/* Where a field is: the bases the field functions are given. */
+enum jobrow_base {
+	JOBROW_BASE_JOB,
+	JOBROW_BASE_RUN,
+	JOBROW_BASE_EXTRA,
+	JOBROW_NBASES
+};
+
+/* A column that is a field of the job, its run or its extra, as JOBCOLS
+ * says. */
 struct jobrow_field {
 	enum jobrow_ctype ctype;
-	bool run;		/* of struct job_run, else of struct job */
+	enum jobrow_base base;	/* whose field */
 	int unknown;		/* what NULL stands for: -1, 0 or NOT_NULL */
 	size_t offset;
 	int64_t max;
 };
 #define JOBROW_NOT_NULL 1
-#define JOBROW_FIELD(type, in_run, field, unknown, max)		\
-	JOBROW_CTYPE(((type *)NULL)->field), in_run, unknown,		\
+#define JOBROW_FIELD(type, base, field, unknown, max)			\
+	JOBROW_CTYPE(((type *)NULL)->field), base, unknown,		\
 	offsetof(type, field), max
 #define JOBROW_JOB(field, unknown, max)					\
-	JOBROW_FIELD(struct job, false, field, unknown, max)
+	JOBROW_FIELD(struct job, JOBROW_BASE_JOB, field, unknown, max)
 #define JOBROW_RUN(field, unknown, max)					\
-	JOBROW_FIELD(struct job_run, true, field, unknown, max)
-#define JOBROW_CUSTOM JOBROW_C_CUSTOM, false, 0, 0, 0
+	JOBROW_FIELD(struct job_run, JOBROW_BASE_RUN, field, unknown, max)
+#define JOBROW_EXTRA(field, unknown, max)				\
+	JOBROW_FIELD(struct job_extra, JOBROW_BASE_EXTRA, field, unknown, max)
+#define JOBROW_CUSTOM JOBROW_C_CUSTOM, JOBROW_BASE_JOB, 0, 0, 0
 #define JOBROW_FIELD_OF(col, sql, type, role, how)			\
 	[JOBROW_##col] = { JOBROW_##how },
 #define NOT_NULL JOBROW_NOT_NULL
@@ -246,7 +260,7 @@ static inline __attribute__((always_inline)) void
 jobrow_put_field(struct jobrow_writer *b, int col, const char *const *base)
 {
 	const struct jobrow_field *f = &jobrow_fields[col];
-	const char *p = base[f->run] + f->offset;
+	const char *p = base[f->base] + f->offset;
 	bool any = f->unknown == JOBROW_NOT_NULL;
 	uint64_t u;
 	int64_t v;
@@ -293,12 +307,13 @@ jobrow_put_field(struct jobrow_writer *b, int col, const char *const *base)
 	jobrow_put_opt_int(b, col, any || v > f->unknown, v);
 }
 
-/* The columns that are fields (JOBCOLS's JOB and RUN): every one when all
- * is set, else those a job's life changes. */
+/* The columns that are fields (JOBCOLS's JOB, RUN and EXTRA): every one
+ * when all is set, else those a job's life changes. */
 static void
 jobrow_put_fields(struct jobrow_writer *b, const struct job *job, bool all)
 {
-	const char *base[2] = { (const char *)job, (const char *)job->run };
+	const char *base[JOBROW_NBASES] = { (const char *)job,
+	    (const char *)job->run, (const char *)job->extra };
 
 #define JOBROW_PUT_FIELD(col, sql, type, role, how)			\
 	if (all || JOBCOL_##role >= JOBCOL_FIRST)			\
@@ -333,9 +348,9 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	    job->run->stderr_dropped > INT64_MAX)
 		return cause_fail(cause, "cannot store job %" PRIu64 ": id, "
 		    "timeout, memory or dropped bytes out of range", job->id);
-	if (jobrow_dump(job->labels, &labels) == -1 ||
-	    jobrow_dump(job->resources, &resources) == -1 ||
-	    jobrow_dump(job->devices, &devices) == -1) {
+	if (jobrow_dump(job->extra->labels, &labels) == -1 ||
+	    jobrow_dump(job->extra->resources, &resources) == -1 ||
+	    jobrow_dump(job->extra->devices, &devices) == -1) {
 		free(labels);
 		free(resources);
 		return cause_fail(cause, "cannot store job %" PRIu64 ": its "
@@ -351,7 +366,8 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 			return -1;
 		}
 		jobrow_put_cwd(&b, job->cwd);
-		jobrow_put_text(&b, JOBROW_PINNED_NODE, job->pinned_node);
+		jobrow_put_text(&b, JOBROW_PINNED_NODE,
+		    job->extra->pinned_node);
 		jobrow_put_text(&b, JOBROW_USERNAME, job->user);
 	}
 	jobrow_put_text(&b, JOBROW_NAME, job_name(job));
@@ -851,7 +867,7 @@ static inline __attribute__((always_inline)) int
 jobrow_get_field(struct jobrow_reader *r, int col, char *const *base)
 {
 	const struct jobrow_field *f = &jobrow_fields[col];
-	char *p = base[f->run] + f->offset;
+	char *p = base[f->base] + f->offset;
 	bool nullable = f->unknown != JOBROW_NOT_NULL;
 	enum jobrow_type type;
 	int64_t v;
@@ -876,13 +892,14 @@ jobrow_get_field(struct jobrow_reader *r, int col, char *const *base)
 	}
 }
 
-/* Every column but id into job, and what its runs left into *run; -1 with
- * r->why. */
+/* Every column but id into job, what its runs left into *run and its
+ * extra into *extra; -1 with r->why. */
 static int
 jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
-    struct jobrow_cache *cache)
+    struct job_extra *extra, struct jobrow_cache *cache)
 {
-	char *base[2] = { (char *)job, (char *)run };
+	char *base[JOBROW_NBASES] = { (char *)job, (char *)run,
+	    (char *)extra };
 	const char *state, *priority, *name;
 	int64_t v;
 	int s;
@@ -892,7 +909,7 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	    jobrow_text_ref(r, JOBROW_NAME, false, &name) == -1)
 		return -1;
 	if (strcmp(name, job_name(job)) != 0 &&
-	    (job->name = strdup(name)) == NULL)
+	    (extra->name = strdup(name)) == NULL)
 		return jobrow_oom(r);
 	if (jobrow_text_ref(r, JOBROW_STATE, false, &state) == -1)
 		return -1;
@@ -917,19 +934,19 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	    (int64_t)job->id, &v) == -1)
 		return -1;
 	job->seq = v;
-	if (jobrow_ids(r, JOBROW_AFTER, &job->after, &job->nafter) == -1 ||
-	    jobrow_ids(r, JOBROW_AFTER_ANY, &job->after_any,
-	    &job->nafter_any) == -1 ||
+	if (jobrow_ids(r, JOBROW_AFTER, &extra->after, &extra->nafter) == -1 ||
+	    jobrow_ids(r, JOBROW_AFTER_ANY, &extra->after_any,
+	    &extra->nafter_any) == -1 ||
 	    jobrow_object(r, JOBROW_LABELS, jobrow_is_label, "a non-string",
-	    &job->labels) == -1 ||
+	    &extra->labels) == -1 ||
 	    jobrow_object(r, JOBROW_RESOURCES, jobrow_is_count, "a count "
-	    "that is not a positive integer", &job->resources) == -1 ||
+	    "that is not a positive integer", &extra->resources) == -1 ||
 	    jobrow_object(r, JOBROW_DEVICES, jobrow_is_units, "something "
-	    "not a list of unit names", &job->devices) == -1 ||
+	    "not a list of unit names", &extra->devices) == -1 ||
 	    jobrow_name(r, JOBROW_NODE, nodename_valid, "a node name",
 	    &job->node, &cache->node) == -1 ||
 	    jobrow_name(r, JOBROW_PINNED_NODE, nodename_valid, "a node name",
-	    &job->pinned_node, &cache->pinned_node) == -1 ||
+	    &extra->pinned_node, &cache->pinned_node) == -1 ||
 	    jobrow_name(r, JOBROW_USERNAME, jobrow_user_valid, "a user name",
 	    &job->user, &cache->user) == -1)
 		return -1;
@@ -968,6 +985,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 {
 	struct jobrow_reader r = { src, ctx, "" };
 	struct job_run run = job_run_none, *own;
+	struct job_extra extra = job_extra_none, *own_extra;
 	struct job *job;
 	int64_t id;
 
@@ -982,8 +1000,17 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 		return NULL;
 	}
 	job->id = (uint64_t)id;
-	if (jobrow_fill(&r, job, &run, cache) == -1)
+	if (jobrow_fill(&r, job, &run, &extra, cache) == -1)
 		goto fail;
+	/* A job that asks for none of it shares job_extra_none. */
+	if (!job_extra_is_none(&extra)) {
+		if ((own_extra = job_extra_edit(job)) == NULL) {
+			jobrow_oom(&r);
+			goto fail;
+		}
+		*own_extra = extra;
+		extra = job_extra_none;
+	}
 	/* A job that never ran shares job_run_none. */
 	if (!job_run_is_none(&run) || run.reason != NULL ||
 	    run.cgroup != NULL) {
@@ -997,6 +1024,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 fail:
 	free(run.reason);
 	free(run.cgroup);
+	job_extra_clear(&extra);
 	cause_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
 	job_free(job);
 	return NULL;

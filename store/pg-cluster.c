@@ -300,7 +300,8 @@ pg_cluster_shared_of(const struct pg_store *s, const struct job *job)
 	size_t i;
 
 	for (i = 0; i < s->nshared; i++)
-		if (json_object_get(job->resources, s->shared[i].name) != NULL)
+		if (json_object_get(job->extra->resources,
+		    s->shared[i].name) != NULL)
 			mask |= UINT64_C(1) << i;
 	return mask;
 }

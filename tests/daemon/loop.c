@@ -163,7 +163,7 @@ loop_job(const struct loop *l, const char *const *argv, const char *priority)
 	assert_int_equal(job_set_argv(job, loop_strv(argv)), 0);
 	assert_int_equal(job_set_env(job, loop_strv(env)), 0);
 	assert_int_equal(job_set_cwd(job, l->dir), 0);
-	assert_non_null(job->name = strdup("test"));
+	assert_non_null(job_extra_edit(job)->name = strdup("test"));
 	assert_int_equal(job_set_priority(job, priority), 0);
 	job->uid = getuid();
 	job->gid = getgid();

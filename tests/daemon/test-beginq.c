@@ -24,8 +24,9 @@ scan_first(struct job *jobs, size_t n)
 	for (i = 0; i < n; i++) {
 		if (jobs[i].admit.begin_slot == 0)
 			continue;
-		if (best == NULL || jobs[i].begin_at < best->begin_at ||
-		    (jobs[i].begin_at == best->begin_at &&
+		if (best == NULL ||
+		    jobs[i].extra->begin_at < best->extra->begin_at ||
+		    (jobs[i].extra->begin_at == best->extra->begin_at &&
 		    jobs[i].id < best->id))
 			best = &jobs[i];
 	}
@@ -36,6 +37,8 @@ static void
 test_head_is_always_the_earliest(void **state)
 {
 	struct job *jobs = calloc(NJOBS, sizeof *jobs);
+	/* Not from job_new: each its own extra, for its begin time. */
+	struct job_extra *extras = calloc(NJOBS, sizeof *extras);
 	struct beginq q = { 0 };
 	unsigned seed = 7;
 	size_t i, in = 0, step;
@@ -43,10 +46,12 @@ test_head_is_always_the_earliest(void **state)
 
 	(void)state;
 	assert_non_null(jobs);
+	assert_non_null(extras);
 	for (i = 0; i < NJOBS; i++) {
 		jobs[i].id = i + 1;
+		jobs[i].extra = &extras[i];
 		/* Few distinct times: ties are the rule, broken by id. */
-		jobs[i].begin_at = rand_r(&seed) % 50;
+		extras[i].begin_at = rand_r(&seed) % 50;
 	}
 	for (step = 0; step < 20 * NJOBS; step++) {
 		j = &jobs[rand_r(&seed) % NJOBS];
@@ -78,6 +83,7 @@ test_head_is_always_the_earliest(void **state)
 		assert_int_equal(jobs[i].admit.begin_slot, 0);
 	assert_null(beginq_first(&q));
 	free(jobs);
+	free(extras);
 }
 
 int

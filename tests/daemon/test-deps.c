@@ -52,9 +52,12 @@ fx_settle(struct machine *fx)
 static struct job *
 fx_after(struct job *job, size_t n, const uint64_t *ids)
 {
-	assert_non_null(job->after = calloc(n, sizeof *job->after));
-	memcpy(job->after, ids, n * sizeof *ids);
-	job->nafter = n;
+	struct job_extra *extra = job_extra_edit(job);
+
+	assert_non_null(extra);
+	assert_non_null(extra->after = calloc(n, sizeof *extra->after));
+	memcpy(extra->after, ids, n * sizeof *ids);
+	extra->nafter = n;
 	return job;
 }
 

@@ -349,6 +349,7 @@ pdoc_strv(const char *first, ...)
 static struct job *
 pdoc_full_job(void)
 {
+	struct job_extra *extra;
 	struct job *job = job_new();
 	struct job_run *run;
 
@@ -364,21 +365,22 @@ pdoc_full_job(void)
 	assert_int_equal(job_set_pinned_node(job, "build-7"), 0);
 	assert_int_equal(job_set_user(job, "alice"), 0);
 	assert_non_null(run = job_run_edit(job));
+	assert_non_null(extra = job_extra_edit(job));
 	job->state = JOB_FAILED;
 	job->slots = 2;
 	job->exclusive = true;
 	job->timeout_ms = 1500;
 	job->retries = 3;
-	assert_non_null(job->after = calloc(1, sizeof *job->after));
-	job->after[0] = 7;
-	job->nafter = 1;
-	assert_non_null(job->after_any = calloc(1, sizeof *job->after_any));
-	job->after_any[0] = 8;
-	job->nafter_any = 1;
+	assert_non_null(extra->after = calloc(1, sizeof *extra->after));
+	extra->after[0] = 7;
+	extra->nafter = 1;
+	assert_non_null(extra->after_any = calloc(1, sizeof *extra->after_any));
+	extra->after_any[0] = 8;
+	extra->nafter_any = 1;
 	job->uid = 1000;
 	job->gid = 1000;
 	job->submitted_at = 1795000000000;
-	job->begin_at = 1795000001000;
+	extra->begin_at = 1795000001000;
 	run->started_at = 1795000002000;
 	run->finished_at = 1795000003000;
 	run->pid = 4242;
@@ -389,7 +391,7 @@ pdoc_full_job(void)
 	run->system_time = 0.25;
 	run->max_rss_kb = 1024;
 	job->attempt = 2;
-	assert_non_null(job->labels = json_pack("{ss}", "team", "ops"));
+	assert_non_null(extra->labels = json_pack("{ss}", "team", "ops"));
 	job->held = true;
 	job->nice = 5;
 	job->merge_output = true;

@@ -373,15 +373,16 @@ test_environment_of_devices(void **state)
 	    "env | grep -c '^CUDA_VISIBLE_DEVICES='"));
 	assert_int_equal(job_set_env(job, loop_strv(ARGV("PATH=/usr/bin:/bin",
 	    "A=mine", "CUDA_VISIBLE_DEVICES=0,1,2,3", "TRIAGE_GPU=7"))), 0);
-	assert_non_null(job->devices = json_pack("{s[ss] s[s]}", "gpu", "1",
-	    "3", "fpga-x", "f:0"));
+	assert_non_null(job_extra_edit(job)->devices = json_pack(
+	    "{s[ss] s[s]}", "gpu", "1", "3", "fpga-x", "f:0"));
 	fx_start_job(fx, job);
 	assert_exit_outcome(fx_wait_end(fx, 8), 0);
 	fx_stdout(fx, 8, buf, sizeof buf);
 	assert_string_equal(buf, "1,3|1,3|f:0|mine|8\n1\n");
 
 	job = fx_job(fx, 9, ARGV("true"));
-	assert_non_null(job->devices = json_pack("{s[]}", "gpu"));
+	assert_non_null(job_extra_edit(job)->devices = json_pack("{s[]}",
+	    "gpu"));
 	fx_start_job(fx, job);
 	assert_int_equal(fx_wait_end(fx, 9)->out.state, JOB_FAILED);
 	assert_false(fx->jobs[9].out.started);

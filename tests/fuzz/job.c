@@ -88,29 +88,32 @@ fuzz_time(struct fuzz_in *in)
 static void
 fuzz_job_v11(struct fuzz_in *in, struct job *job)
 {
+	struct job_extra *extra;
 	size_t n = fuzz_u8(in) % 4, i;
 	char *k, *v;
 
+	if ((extra = job_extra_edit(job)) == NULL)
+		abort();
 	for (i = 0; i < n; i++) {
-		if (job->labels == NULL && (job->labels = json_object()) ==
+		if (extra->labels == NULL && (extra->labels = json_object()) ==
 		    NULL)
 			abort();
 		k = fuzz_str(in, 16);
 		v = fuzz_str(in, 24);
 		/* A key or value that is not UTF-8 is left out, as jansson
 		 * takes none. */
-		(void)json_object_set_new(job->labels, k, json_string(v));
+		(void)json_object_set_new(extra->labels, k, json_string(v));
 		free(k);
 		free(v);
 	}
 	job->held = fuzz_u8(in) & 1;
-	job->begin_at = fuzz_time(in);
-	job->nafter_any = fuzz_u8(in) % 3;
-	if (job->nafter_any > 0 && (job->after_any = calloc(job->nafter_any,
-	    sizeof *job->after_any)) == NULL)
+	extra->begin_at = fuzz_time(in);
+	extra->nafter_any = fuzz_u8(in) % 3;
+	if (extra->nafter_any > 0 && (extra->after_any =
+	    calloc(extra->nafter_any, sizeof *extra->after_any)) == NULL)
 		abort();
-	for (i = 0; i < job->nafter_any; i++)
-		job->after_any[i] = (uint64_t)fuzz_u32(in) + 1;
+	for (i = 0; i < extra->nafter_any; i++)
+		extra->after_any[i] = (uint64_t)fuzz_u32(in) + 1;
 	job->nice = fuzz_u8(in) % 20;
 	job->merge_output = fuzz_u8(in) & 1;
 	job_run_edit(job)->stdout_dropped = fuzz_u32(in);
@@ -123,16 +126,19 @@ fuzz_job_v11(struct fuzz_in *in, struct job *job)
 static void
 fuzz_job_resources(struct fuzz_in *in, struct job *job)
 {
+	struct job_extra *extra;
 	size_t n = fuzz_u8(in) % 3, i;
 	json_t *units;
 	char *k, *u;
 
-	if ((job->resources = json_object()) == NULL ||
-	    (job->devices = json_object()) == NULL)
+	if ((extra = job_extra_edit(job)) == NULL)
+		abort();
+	if ((extra->resources = json_object()) == NULL ||
+	    (extra->devices = json_object()) == NULL)
 		abort();
 	for (i = 0; i < n; i++) {
 		k = fuzz_str(in, 16);
-		(void)json_object_set_new(job->resources, k,
+		(void)json_object_set_new(extra->resources, k,
 		    json_integer(1 + fuzz_u8(in)));
 		if ((units = json_array()) == NULL)
 			abort();
@@ -140,7 +146,7 @@ fuzz_job_resources(struct fuzz_in *in, struct job *job)
 		(void)json_array_append_new(units, json_sprintf("u%s", u));
 		free(u);
 		if (json_array_size(units) > 0)
-			(void)json_object_set(job->devices, k, units);
+			(void)json_object_set(extra->devices, k, units);
 		json_decref(units);
 		free(k);
 	}
@@ -169,14 +175,16 @@ static struct job *
 fuzz_job(struct fuzz_in *in)
 {
 	struct job *job = job_new();
+	struct job_extra *extra;
 	struct job_run *run;
 	char *s, *t;
 	size_t i;
 
-	if (job == NULL || (run = job_run_edit(job)) == NULL)
+	if (job == NULL || (run = job_run_edit(job)) == NULL ||
+	    (extra = job_extra_edit(job)) == NULL)
 		abort();
 	job->id = (uint64_t)fuzz_u32(in) + 1;
-	job->name = fuzz_str(in, 40);
+	extra->name = fuzz_str(in, 40);
 	if (job_set_argv(job, fuzz_strv(in, 1, 4, false)) != 0)
 		abort();
 	if (job_set_env(job, fuzz_strv(in, 0, 3, true)) != 0 ||
@@ -191,12 +199,12 @@ fuzz_job(struct fuzz_in *in)
 	job->timeout_ms = fuzz_u64(in) >> 1;
 	job->retries = fuzz_u32(in);
 	job->seq = (int64_t)(fuzz_u64(in) >> 1);
-	job->nafter = fuzz_u8(in) % 4;
-	if (job->nafter > 0 &&
-	    (job->after = calloc(job->nafter, sizeof *job->after)) == NULL)
+	extra->nafter = fuzz_u8(in) % 4;
+	if (extra->nafter > 0 && (extra->after = calloc(extra->nafter,
+	    sizeof *extra->after)) == NULL)
 		abort();
-	for (i = 0; i < job->nafter; i++)
-		job->after[i] = (uint64_t)fuzz_u32(in) + 1;
+	for (i = 0; i < extra->nafter; i++)
+		extra->after[i] = (uint64_t)fuzz_u32(in) + 1;
 	job->uid = fuzz_u32(in);
 	job->gid = fuzz_u32(in);
 	job->submitted_at = fuzz_time(in);
@@ -253,11 +261,12 @@ fuzz_json(const struct job *job, json_t *o)
 	free(b);
 	FUZZ_ASSERT(json_array_size(argv) == i);
 	FUZZ_ASSERT(json_array_size(json_object_get(o, "after")) ==
-	    job->nafter);
+	    job->extra->nafter);
 	FUZZ_ASSERT(json_array_size(json_object_get(o, "after_any")) ==
-	    job->nafter_any);
+	    job->extra->nafter_any);
 	FUZZ_ASSERT(json_object_size(json_object_get(o, "labels")) ==
-	    (job->labels != NULL ? json_object_size(job->labels) : 0));
+	    (job->extra->labels != NULL ?
+	    json_object_size(job->extra->labels) : 0));
 	FUZZ_ASSERT(json_integer_value(json_object_get(o, "nice")) ==
 	    job->nice);
 	FUZZ_ASSERT(job->memory == 0 ? json_is_null(json_object_get(o,
@@ -267,8 +276,9 @@ fuzz_json(const struct job *job, json_t *o)
 	    job->frozen);
 	FUZZ_ASSERT(json_is_true(json_object_get(o, "oom")) == job->run->oom);
 	FUZZ_ASSERT(json_equal(json_object_get(o, "resources"),
-	    job->resources));
-	FUZZ_ASSERT(json_equal(json_object_get(o, "devices"), job->devices));
+	    job->extra->resources));
+	FUZZ_ASSERT(json_equal(json_object_get(o, "devices"),
+	    job->extra->devices));
 	/* An escaped cgroup (bytes not UTF-8) is a string all the same. */
 	FUZZ_ASSERT(json_is_string(json_object_get(o, "cgroup")) ==
 	    (job->run->cgroup != NULL));

@@ -131,6 +131,7 @@ static void
 fuzz_check_bulk(const struct config *cfg, json_t *params)
 {
 	json_t *filter = json_object_get(params, "filter");
+	struct job_extra *extra;
 	struct filter *f;
 	struct job *job;
 
@@ -141,14 +142,15 @@ fuzz_check_bulk(const struct config *cfg, json_t *params)
 	f = filter_new(cfg, filter, false, 1000);
 	job = job_new();
 	FUZZ_ASSERT(f != NULL && job != NULL);
+	FUZZ_ASSERT((extra = job_extra_edit(job)) != NULL);
 	job->id = 1;
 	job->uid = 1000;
 	job->state = JOB_FAILED;
-	job->name = strdup("build");
+	extra->name = strdup("build");
 	FUZZ_ASSERT(job_set_priority(job, cfg->priorities[0].name) == 0);
-	job->labels = json_pack("{ss}", "team", "a");
-	FUZZ_ASSERT(job->name != NULL && job->priority != NULL &&
-	    job->labels != NULL);
+	extra->labels = json_pack("{ss}", "team", "a");
+	FUZZ_ASSERT(extra->name != NULL && job->priority != NULL &&
+	    extra->labels != NULL);
 	(void)filter_match(f, job);
 	job_free(job);
 	filter_free(f);

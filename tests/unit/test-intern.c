@@ -141,7 +141,7 @@ test_job_fields(void **state)
 	assert_int_equal(job_set_argv(a, strv("/usr/bin/make", "-j2", NULL)),
 	    0);
 	job_set_name(a, strdup("make"));
-	assert_null(a->name);
+	assert_null(a->extra->name);
 	assert_string_equal(job_name(a), "make");
 	job_set_name(a, strdup("build"));
 	assert_string_equal(job_name(a), "build");

@@ -93,6 +93,7 @@ a_fresh_job(void **state)
 static struct job *
 full_job(void)
 {
+	struct job_extra *extra;
 	struct job *job = fresh_job();
 	struct job_run *run;
 
@@ -103,17 +104,18 @@ full_job(void)
 	assert_int_equal(job_set_cwd(job, "/home/\xe2\x82\xac/dir"), 0);
 	run = job_run_edit(job);
 	assert_non_null(run);
+	assert_non_null(extra = job_extra_edit(job));
 	job->state = JOB_FAILED;
 	job->slots = 4;
 	job->exclusive = true;
 	job->timeout_ms = 1500;
 	job->retries = 3;
-	job->after = calloc(3, sizeof *job->after);
-	assert_non_null(job->after);
-	job->after[0] = 7;
-	job->after[1] = 8;
-	job->after[2] = (uint64_t)INT64_MAX;
-	job->nafter = 3;
+	extra->after = calloc(3, sizeof *extra->after);
+	assert_non_null(extra->after);
+	extra->after[0] = 7;
+	extra->after[1] = 8;
+	extra->after[2] = (uint64_t)INT64_MAX;
+	extra->nafter = 3;
 	job->uid = 1000;
 	job->gid = 4294967294u;
 	run->started_at = T0 + 1000;
@@ -126,20 +128,20 @@ full_job(void)
 	run->user_time = 0.05;
 	run->system_time = 1234.5678;
 	run->max_rss_kb = 65536;
-	job->labels = json_pack("{ss ss}", "team", "ops", "q\"uote", "\n");
-	assert_non_null(job->labels);
+	extra->labels = json_pack("{ss ss}", "team", "ops", "q\"uote", "\n");
+	assert_non_null(extra->labels);
 	job->held = true;
-	job->begin_at = T0 + 5;
-	job->after_any = calloc(1, sizeof *job->after_any);
-	assert_non_null(job->after_any);
-	job->after_any[0] = 9;
-	job->nafter_any = 1;
+	extra->begin_at = T0 + 5;
+	extra->after_any = calloc(1, sizeof *extra->after_any);
+	assert_non_null(extra->after_any);
+	extra->after_any[0] = 9;
+	extra->nafter_any = 1;
 	job->nice = 19;
 	job->merge_output = true;
 	job->memory = (uint64_t)INT64_MAX;
-	assert_non_null(job->resources = json_pack("{si si}", "gpu", 2,
+	assert_non_null(extra->resources = json_pack("{si si}", "gpu", 2,
 	    "lic\"ence", 1));
-	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "1",
+	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "1",
 	    "nv:3"));
 	job->frozen = true;
 	run->peak_memory = 2147483648;
@@ -153,11 +155,13 @@ full_job(void)
 static void
 a_job_with_every_field_set(void **state)
 {
+	struct job_extra *extra;
 	struct job *job = full_job();
 	struct job_run *run = job_run_edit(job);
 
 	(void)state;
 	assert_non_null(run);
+	assert_non_null(extra = job_extra_edit(job));
 	assert_same(job, -1, NULL);
 	assert_same(job, 3, "held");
 
@@ -169,15 +173,15 @@ a_job_with_every_field_set(void **state)
 	run->max_rss_kb = 0;
 	run->signal = 0;
 	run->exit_code = 255;
-	json_decref(job->labels);
-	job->labels = json_object();
+	json_decref(extra->labels);
+	extra->labels = json_object();
 	/* v1.2's: no memory, no resources nor devices, a peak of nothing
 	 * yet, no cgroup. */
 	job->memory = 0;
-	json_decref(job->resources);
-	job->resources = json_object();
-	json_decref(job->devices);
-	job->devices = NULL;
+	json_decref(extra->resources);
+	extra->resources = json_object();
+	json_decref(extra->devices);
+	extra->devices = NULL;
 	run->peak_memory = 0;
 	assert_int_equal(job_set_cgroup(job, NULL), 0);
 	assert_null(job->run->cgroup);
@@ -271,9 +275,9 @@ node_and_pinned_node_follow_priority(void **state)
 	assert_same(job, -1, NULL);
 
 	/* Shared with every job on that node; NULL lets go of it. */
-	assert_ptr_equal(job->node, job->pinned_node);
+	assert_ptr_equal(job->node, job->extra->pinned_node);
 	assert_int_equal(job_set_pinned_node(job, NULL), 0);
-	assert_null(job->pinned_node);
+	assert_null(job->extra->pinned_node);
 	assert_same(job, -1, NULL);
 	job_free(job);
 }
@@ -405,19 +409,21 @@ a_fresh_job_has_no_memory_nor_cgroup(void **state)
 static void
 a_new_attempt_clears_the_run_s_cgroup(void **state)
 {
+	struct job_extra *extra;
 	struct job *job = fresh_job();
 	struct job_status st;
 	struct job_run *run;
 
 	(void)state;
 	assert_non_null(run = job_run_edit(job));
+	assert_non_null(extra = job_extra_edit(job));
 	run->peak_memory = 4096;
 	run->oom = true;
 	assert_int_equal(job_set_cgroup(job, "/triage/\xff" "1"), 0);
 	assert_string_equal(job->run->cgroup, "/triage/\\xff1");
 	assert_int_equal(job_set_reason(job, "killed"), 0);
-	assert_non_null(job->resources = json_pack("{si}", "gpu", 1));
-	assert_non_null(job->devices = json_pack("{s[s]}", "gpu", "0"));
+	assert_non_null(extra->resources = json_pack("{si}", "gpu", 1));
+	assert_non_null(extra->devices = json_pack("{s[s]}", "gpu", "0"));
 	free(written(job));
 
 	job_status_get(job, &st);
@@ -435,8 +441,8 @@ a_new_attempt_clears_the_run_s_cgroup(void **state)
 	assert_false(job->run->oom);
 	assert_string_equal(job->run->reason, "killed");
 	assert_true(job_run_is_none(job->run));
-	assert_null(job->devices);
-	assert_int_equal(json_integer_value(json_object_get(job->resources,
+	assert_null(extra->devices);
+	assert_int_equal(json_integer_value(json_object_get(extra->resources,
 	    "gpu")), 1);
 	job_free(job);
 }

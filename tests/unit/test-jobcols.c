@@ -163,12 +163,14 @@ strv2(const char *a, const char *b)
 static struct job *
 full_job(void)
 {
+	struct job_extra *extra;
 	struct job *job = job_new();
 	struct job_run *run;
 
 	assert_non_null(job);
+	assert_non_null(extra = job_extra_edit(job));
 	job->id = 12;
-	assert_non_null(job->name = strdup("named"));
+	assert_non_null(extra->name = strdup("named"));
 	assert_int_equal(job_set_argv(job, strv2("/bin/sh", "-c")), 0);
 	assert_int_equal(job_set_env(job, strv2("A=1", "B=2")), 0);
 	assert_int_equal(job_set_cwd(job, "/tmp"), 0);
@@ -182,26 +184,26 @@ full_job(void)
 	job->timeout_ms = 5000;
 	job->retries = 3;
 	job->seq = -4;
-	assert_non_null(job->after = calloc(1, sizeof *job->after));
-	job->after[0] = 5;
-	job->nafter = 1;
-	assert_non_null(job->after_any = calloc(1, sizeof *job->after_any));
-	job->after_any[0] = 6;
-	job->nafter_any = 1;
+	assert_non_null(extra->after = calloc(1, sizeof *extra->after));
+	extra->after[0] = 5;
+	extra->nafter = 1;
+	assert_non_null(extra->after_any = calloc(1, sizeof *extra->after_any));
+	extra->after_any[0] = 6;
+	extra->nafter_any = 1;
 	job->uid = 1000;
 	job->gid = 1001;
 	job->submitted_at = 1700000000000;
 	job->attempt = 2;
-	assert_non_null(job->labels = json_pack("{ss}", "team", "a"));
+	assert_non_null(extra->labels = json_pack("{ss}", "team", "a"));
 	job->held = true;
-	job->begin_at = 1700000001000;
+	extra->begin_at = 1700000001000;
 	job->nice = 7;
 	job->merge_output = true;
 	job->memory = 3u << 20;
 	job->frozen = true;
-	assert_non_null(job->resources = json_pack("{si si}", "gpu", 2,
+	assert_non_null(extra->resources = json_pack("{si si}", "gpu", 2,
 	    "licence", 1));
-	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "0", "3"));
+	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "0", "3"));
 	assert_non_null(run = job_run_edit(job));
 	run->started_at = 1700000002000;
 	run->finished_at = 1700000003000;

@@ -38,9 +38,10 @@ struct vfix {
 static void
 vw_cb(struct psem_waiter *w, void *arg)
 {
-	struct vw *v = arg;
+	struct vw *v = (struct vw *)((char *)w - offsetof(struct vw, w));
 
-	assert_ptr_equal(w, &v->w);
+	/* The semaphore's argument, whichever waiter it tells. */
+	assert_ptr_equal(arg, v->fx);
 	v->granted++;
 	if (v->fx->norder < 64)
 		v->fx->order[v->fx->norder++] = v->id;
@@ -55,6 +56,7 @@ vfix_new(unsigned slots, unsigned nprio)
 	assert_non_null(fx->base = event_base_new());
 	assert_non_null(fx->sem = psem_new(fx->base, slots, nprio,
 	    psem_policy_find("strict")));
+	psem_set_grant_cb(fx->sem, vw_cb, fx);
 	return fx;
 }
 
@@ -88,7 +90,7 @@ vw_init(struct vfix *fx, struct vw *v, int id, unsigned prio, unsigned slots,
 	memset(v, 0, sizeof *v);
 	v->fx = fx;
 	v->id = id;
-	psem_waiter_init(&v->w, prio, slots, vw_cb, v);
+	psem_waiter_init(&v->w, prio, slots);
 	for (d = 1; d < NDIMS; d++)
 		n += amounts[d] != 0;
 	if (n == 0)
@@ -368,18 +370,24 @@ test_a_job_wanting_two_things_is_not_starved(void **state)
 	vfix_free(fx);
 }
 
+static const struct vw *
+vw_of(const struct psem_waiter *w)
+{
+	return (const struct vw *)((const char *)w - offsetof(struct vw, w));
+}
+
 static uint64_t
 clock_limit(const struct psem_waiter *w, void *arg)
 {
 	(void)arg;
-	return ((const struct vw *)w->arg)->limit;
+	return vw_of(w)->limit;
 }
 
 static uint64_t
 clock_left(const struct psem_waiter *w, void *arg)
 {
 	(void)arg;
-	return ((const struct vw *)w->arg)->left;
+	return vw_of(w)->left;
 }
 
 static const struct psem_clock test_clock = {
@@ -559,8 +567,7 @@ test_vector_grant_chain_does_not_recurse(void **state)
 	assert_int_equal(psem_set_units(fx->sem, GPU, 1, 1), 0);
 	vw_init(fx, &ch.a, 1, 0, 1, 10, 1, 0);
 	vw_init(fx, &ch.b, 2, 1, 1, 10, 1, 0);
-	ch.a.w.cb = ch.b.w.cb = chain_cb;
-	ch.a.w.arg = ch.b.w.arg = &ch;
+	psem_set_grant_cb(fx->sem, chain_cb, &ch);
 	assert_int_equal(pthread_attr_init(&attr), 0);
 	assert_int_equal(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
 	assert_int_equal(pthread_create(&thread, &attr, chain_thread, &ch), 0);

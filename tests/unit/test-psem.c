@@ -41,10 +41,11 @@ struct fixture {
 static void
 tw_cb(struct psem_waiter *w, void *arg)
 {
-	struct tw *t = arg;
+	struct tw *t = (struct tw *)((char *)w - offsetof(struct tw, w));
 	struct fixture *fx = t->fx;
 
-	assert_ptr_equal(w, &t->w);
+	/* The semaphore's argument, whichever waiter it tells. */
+	assert_ptr_equal(arg, fx);
 	assert_int_equal(psem_waiter_state(w), PSEM_HELD);
 	t->granted++;
 	t->turn = fx->turn;
@@ -72,6 +73,7 @@ fixture_new(unsigned permits, unsigned nprio, const char *policy)
 	assert_non_null(fx->base);
 	fx->sem = psem_new(fx->base, permits, nprio, psem_policy_find(policy));
 	assert_non_null(fx->sem);
+	psem_set_grant_cb(fx->sem, tw_cb, fx);
 	return fx;
 }
 
@@ -90,7 +92,7 @@ tw_init(struct fixture *fx, struct tw *t, int id, unsigned prio,
 	memset(t, 0, sizeof *t);
 	t->fx = fx;
 	t->id = id;
-	psem_waiter_init(&t->w, prio, permits, tw_cb, t);
+	psem_waiter_init(&t->w, prio, permits);
 }
 
 /* One turn of the loop that does not block. */
@@ -319,8 +321,9 @@ chain_thread(void *arg)
 {
 	struct chain *ch = arg;
 
-	psem_waiter_init(&ch->a, 0, 1, chain_cb, ch);
-	psem_waiter_init(&ch->b, 1, 1, chain_cb, ch);
+	psem_set_grant_cb(ch->fx->sem, chain_cb, ch);
+	psem_waiter_init(&ch->a, 0, 1);
+	psem_waiter_init(&ch->b, 1, 1);
 	if (psem_acquire(ch->fx->sem, &ch->a) != 1)
 		return NULL;
 	if (psem_acquire(ch->fx->sem, &ch->b) != 0)

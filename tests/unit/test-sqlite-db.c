@@ -199,7 +199,7 @@ bare_job(uint64_t id, enum job_state state)
 	assert_non_null(job = job_new());
 	job->id = id;
 	job->state = state;
-	assert_non_null(job->name = strdup("bare"));
+	assert_non_null(job_extra_edit(job)->name = strdup("bare"));
 	assert_int_equal(job_set_cwd(job, "/"), 0);
 	assert_int_equal(job_set_priority(job, "normal"), 0);
 	return job;
@@ -209,11 +209,13 @@ bare_job(uint64_t id, enum job_state state)
 static struct job *
 full_job(uint64_t id)
 {
+	struct job_extra *extra;
 	struct job *job;
 
 	assert_non_null(job = job_new());
+	assert_non_null(extra = job_extra_edit(job));
 	job->id = id;
-	assert_non_null(job->name =
+	assert_non_null(extra->name =
 	    strdup("it's \"quoted\"\nline two, caf\xc3\xa9 \xe2\x9c\x93"));
 	assert_int_equal(job_set_argv(job, strv("/bin/sh", "-c",
 	    "echo 'hello world' \"$X\"",
@@ -231,11 +233,11 @@ full_job(uint64_t id)
 	job->timeout_ms = 90061001;
 	job->retries = 4;
 	job->seq = -42;
-	assert_non_null(job->after = calloc(3, sizeof *job->after));
-	job->after[0] = 9;
-	job->after[1] = 2;
-	job->after[2] = (uint64_t)1 << 40;
-	job->nafter = 3;
+	assert_non_null(extra->after = calloc(3, sizeof *extra->after));
+	extra->after[0] = 9;
+	extra->after[1] = 2;
+	extra->after[2] = (uint64_t)1 << 40;
+	extra->nafter = 3;
 	job->uid = 4294967294u;
 	job->gid = 1001;
 	job->submitted_at = 1795000000123;
@@ -253,14 +255,14 @@ full_job(uint64_t id)
 	job_run_edit(job)->max_rss_kb = (int64_t)1 << 40;
 	job_run_edit(job)->stdout_truncated = true;
 	job_run_edit(job)->stderr_truncated = false;
-	assert_non_null(job->labels = json_pack("{ss ss}", "team",
+	assert_non_null(extra->labels = json_pack("{ss ss}", "team",
 	    "caf\xc3\xa9", "ci.run-id", ""));
 	job->held = true;
-	job->begin_at = 1796000000999;
-	assert_non_null(job->after_any = calloc(2, sizeof *job->after_any));
-	job->after_any[0] = 3;
-	job->after_any[1] = (uint64_t)1 << 41;
-	job->nafter_any = 2;
+	extra->begin_at = 1796000000999;
+	assert_non_null(extra->after_any = calloc(2, sizeof *extra->after_any));
+	extra->after_any[0] = 3;
+	extra->after_any[1] = (uint64_t)1 << 41;
+	extra->nafter_any = 2;
 	job->nice = 19;
 	job->merge_output = true;
 	job_run_edit(job)->stdout_dropped = (uint64_t)1 << 42;
@@ -270,9 +272,9 @@ full_job(uint64_t id)
 	job_run_edit(job)->peak_memory = (int64_t)1 << 36;
 	job_run_edit(job)->oom = true;
 	assert_int_equal(job_set_cgroup(job, "triage/5 Ã©"), 0);
-	assert_non_null(job->resources = json_pack("{si sI}", "gpu", 2,
+	assert_non_null(extra->resources = json_pack("{si sI}", "gpu", 2,
 	    "lic-\xc3\xa9", (json_int_t)4000000000));
-	assert_non_null(job->devices = json_pack("{s[ss]}", "gpu", "0",
+	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "0",
 	    "nv:1"));
 	return job;
 }
@@ -340,11 +342,11 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->timeout_ms, got->timeout_ms);
 	assert_int_equal(want->retries, got->retries);
 	assert_int_equal(want->seq, got->seq);
-	assert_int_equal(want->nafter, got->nafter);
-	if (want->nafter == 0)
-		assert_null(got->after);
-	for (i = 0; i < want->nafter; i++)
-		assert_int_equal(want->after[i], got->after[i]);
+	assert_int_equal(want->extra->nafter, got->extra->nafter);
+	if (want->extra->nafter == 0)
+		assert_null(got->extra->after);
+	for (i = 0; i < want->extra->nafter; i++)
+		assert_int_equal(want->extra->after[i], got->extra->after[i]);
 	assert_int_equal(want->uid, got->uid);
 	assert_int_equal(want->gid, got->gid);
 	assert_int_equal(want->submitted_at, got->submitted_at);
@@ -362,12 +364,13 @@ assert_job_equal(const struct job *want, const struct job *got)
 	    got->run->stdout_truncated);
 	assert_int_equal(want->run->stderr_truncated,
 	    got->run->stderr_truncated);
-	assert_opt_json_equal(want->labels, got->labels);
+	assert_opt_json_equal(want->extra->labels, got->extra->labels);
 	assert_int_equal(want->held, got->held);
-	assert_int_equal(want->begin_at, got->begin_at);
-	assert_int_equal(want->nafter_any, got->nafter_any);
-	for (i = 0; i < want->nafter_any; i++)
-		assert_int_equal(want->after_any[i], got->after_any[i]);
+	assert_int_equal(want->extra->begin_at, got->extra->begin_at);
+	assert_int_equal(want->extra->nafter_any, got->extra->nafter_any);
+	for (i = 0; i < want->extra->nafter_any; i++)
+		assert_int_equal(want->extra->after_any[i],
+		    got->extra->after_any[i]);
 	assert_int_equal(want->nice, got->nice);
 	assert_int_equal(want->merge_output, got->merge_output);
 	assert_int_equal(want->run->stdout_dropped, got->run->stdout_dropped);
@@ -377,8 +380,8 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_int_equal(want->run->peak_memory, got->run->peak_memory);
 	assert_int_equal(want->run->oom, got->run->oom);
 	assert_opt_string_equal(want->run->cgroup, got->run->cgroup);
-	assert_opt_json_equal(want->resources, got->resources);
-	assert_opt_json_equal(want->devices, got->devices);
+	assert_opt_json_equal(want->extra->resources, got->extra->resources);
+	assert_opt_json_equal(want->extra->devices, got->extra->devices);
 }
 
 static int
@@ -483,14 +486,15 @@ change_life(struct job *job)
 	job_run_edit(job)->stdout_truncated = false;
 	job_run_edit(job)->stderr_truncated = true;
 	/* What the update method changes too. */
-	free(job->name);
-	assert_non_null(job->name = strdup("renamed \xe2\x9c\x93"));
+	free(job->extra->name);
+	assert_non_null(job_extra_edit(job)->name =
+	    strdup("renamed \xe2\x9c\x93"));
 	assert_int_equal(job_set_priority(job, "low"), 0);
 	job->timeout_ms = 0;
-	json_decref(job->labels);
-	job->labels = NULL;
+	json_decref(job->extra->labels);
+	job_extra_edit(job)->labels = NULL;
 	job->held = false;
-	job->begin_at = -1;
+	job_extra_edit(job)->begin_at = -1;
 	job->nice = 0;
 	job_run_edit(job)->stdout_dropped = 0;
 	job_run_edit(job)->stderr_dropped = 77;
@@ -500,10 +504,11 @@ change_life(struct job *job)
 	job_run_edit(job)->oom = false;
 	assert_int_equal(job_set_cgroup(job, NULL), 0);
 	/* Updated: the resources it asks for; a new attempt: no devices. */
-	json_decref(job->resources);
-	assert_non_null(job->resources = json_pack("{si}", "gpu", 1));
-	json_decref(job->devices);
-	job->devices = NULL;
+	json_decref(job->extra->resources);
+	assert_non_null(job_extra_edit(job)->resources = json_pack("{si}",
+	    "gpu", 1));
+	json_decref(job->extra->devices);
+	job_extra_edit(job)->devices = NULL;
 }
 
 static void
@@ -546,7 +551,7 @@ test_round_trip(void **state)
 	upd->slots = 9;
 	upd->uid = 0;
 	upd->merge_output = false;
-	upd->nafter_any = 1;
+	job_extra_edit(upd)->nafter_any = 1;
 	assert_int_equal(sqlite_db_begin(db, &cause), 0);
 	if (sqlite_db_update(db, upd, &cause) == -1)
 		fail_msg("sqlite_db_update: %s", cause);
@@ -1139,9 +1144,9 @@ test_migrate_v1(void **state)
 	assert_int_equal(job->id, 4);
 	assert_int_equal(job->seq, 4);
 	assert_int_equal(job->retries, 0);
-	assert_null(job->after);
-	assert_int_equal(job->nafter, 0);
-	assert_string_equal(job->name, "old");
+	assert_null(job->extra->after);
+	assert_int_equal(job->extra->nafter, 0);
+	assert_string_equal(job->extra->name, "old");
 	assert_string_equal(job->argv[1], "-j4");
 	assert_null(job->argv[2]);
 	assert_null(job->env);		/* ended: read when asked for */
@@ -1225,10 +1230,10 @@ test_migrate_v4(void **state)
 	for (i = 0; i < l.n; i++) {
 		job = l.jobs[i];
 		assert_int_equal(job->id, i + 1);
-		assert_null(job->labels);
+		assert_null(job->extra->labels);
 		assert_false(job->held);
-		assert_int_equal(job->begin_at, -1);
-		assert_null(job->after_any);
+		assert_int_equal(job->extra->begin_at, -1);
+		assert_null(job->extra->after_any);
 		assert_int_equal(job->nice, 0);
 		assert_false(job->merge_output);
 		assert_int_equal(job->run->stdout_dropped, 0);
@@ -1239,8 +1244,8 @@ test_migrate_v4(void **state)
 	assert_int_equal(l.jobs[1]->state, JOB_FAILED);
 	assert_string_equal(l.jobs[1]->run->reason, "exited with status 1");
 	assert_int_equal(l.jobs[2]->state, JOB_QUEUED);
-	assert_int_equal(l.jobs[2]->nafter, 1);
-	assert_int_equal(l.jobs[2]->after[0], 1);
+	assert_int_equal(l.jobs[2]->extra->nafter, 1);
+	assert_int_equal(l.jobs[2]->extra->after[0], 1);
 	assert_int_equal(l.jobs[3]->retries, 2);
 	assert_int_equal(l.jobs[3]->timeout_ms, 30000);
 	loaded_free(&l);
@@ -1267,7 +1272,7 @@ test_migrate_v5(void **state)
 	for (i = 0; i < l.n; i++) {
 		assert_int_equal(l.jobs[i]->id, i + 1);
 		assert_null(l.jobs[i]->node);
-		assert_null(l.jobs[i]->pinned_node);
+		assert_null(l.jobs[i]->extra->pinned_node);
 		/* Schema 8's: nothing declared, nothing measured. */
 		assert_int_equal(l.jobs[i]->memory, 0);
 		assert_false(l.jobs[i]->frozen);
@@ -1275,18 +1280,18 @@ test_migrate_v5(void **state)
 		assert_false(l.jobs[i]->run->oom);
 		assert_null(l.jobs[i]->run->cgroup);
 		/* Schema 9's: none asked for, none given. */
-		assert_null(l.jobs[i]->resources);
-		assert_null(l.jobs[i]->devices);
+		assert_null(l.jobs[i]->extra->resources);
+		assert_null(l.jobs[i]->extra->devices);
 	}
 	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
 	assert_string_equal(json_string_value(json_object_get(
-	    l.jobs[0]->labels, "team")), "ops");
+	    l.jobs[0]->extra->labels, "team")), "ops");
 	assert_int_equal(l.jobs[1]->state, JOB_FAILED);
 	assert_int_equal(l.jobs[1]->nice, 5);
 	assert_true(l.jobs[1]->merge_output);
 	assert_true(l.jobs[2]->held);
-	assert_int_equal(l.jobs[2]->after_any[0], 1);
-	assert_true(l.jobs[3]->begin_at > 0);
+	assert_int_equal(l.jobs[2]->extra->after_any[0], 1);
+	assert_true(l.jobs[3]->extra->begin_at > 0);
 
 	/* A job that began on a node, and one pinned to another. */
 	job = l.jobs[3];
@@ -1311,11 +1316,11 @@ test_migrate_v5(void **state)
 	load_ok(db, &l);
 	assert_null(l.jobs[1]->node);
 	assert_string_equal(l.jobs[2]->node, "build-7");
-	assert_string_equal(l.jobs[2]->pinned_node, "build-8");
+	assert_string_equal(l.jobs[2]->extra->pinned_node, "build-8");
 	assert_string_equal(l.jobs[3]->node, "build-7");
 	/* Shared, as cwd is, by every job of a node. */
 	assert_ptr_equal(l.jobs[2]->node, l.jobs[3]->node);
-	assert_null(l.jobs[3]->pinned_node);
+	assert_null(l.jobs[3]->extra->pinned_node);
 	loaded_free(&l);
 	sqlite_db_close(db);
 }

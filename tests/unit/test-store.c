@@ -37,7 +37,7 @@ new_job(const char *name)
 	char **env, **argv;
 
 	assert_non_null(job);
-	job->name = strdup(name);
+	job_extra_edit(job)->name = strdup(name);
 	argv = calloc(2, sizeof *argv);
 	argv[0] = strdup("true");
 	assert_int_equal(job_set_argv(job, argv), 0);
@@ -158,7 +158,7 @@ new_jobs_are_stored_together_after_the_turn(void **state)
 	assert_true(store_commit_stats(fx->st)->seconds.sum > 0);
 	reopen(fx);
 	assert_int_equal(store_count(fx->st), 3);
-	assert_string_equal(store_get(fx->st, 3)->name, "c");
+	assert_string_equal(store_get(fx->st, 3)->extra->name, "c");
 }
 
 static void
