@@ -9,12 +9,19 @@
 #include "cause.h"
 #include "sqlite-ckpt.h"
 
+/* How long a RESTART checkpoint waits for the writer and the readers. */
+#define SQLITE_CKPT_RESTART_WAIT_MS 100
+
 struct sqlite_ckpt {
 	sqlite3 *writer;
 	sqlite3 *conn;		/* the thread's alone */
 	pthread_t thread;
 	pthread_mutex_t lock;	/* over what follows */
 	pthread_cond_t wake;
+	/* The WAL's pages when the last checkpoint was asked for: the next
+	 * is asked for SQLITE_CKPT_PAGES later, not at every commit past
+	 * them (the writer's alone). */
+	int asked_at;
 	bool due;
 	bool stop;
 	uint64_t count;
@@ -29,8 +36,12 @@ sqlite_ckpt_hook(void *arg, sqlite3 *db, const char *name, int pages)
 
 	(void)db;
 	(void)name;
-	if (pages < SQLITE_CKPT_PAGES)
+	/* Fewer pages than last time: the WAL started over. */
+	if (pages < ck->asked_at)
+		ck->asked_at = 0;
+	if (pages < ck->asked_at + SQLITE_CKPT_PAGES)
 		return SQLITE_OK;
+	ck->asked_at = pages;
 	pthread_mutex_lock(&ck->lock);
 	ck->due = true;
 	pthread_cond_signal(&ck->wake);
@@ -42,6 +53,7 @@ static void *
 sqlite_ckpt_main(void *arg)
 {
 	struct sqlite_ckpt *ck = arg;
+	int log, done, copied;
 
 	pthread_mutex_lock(&ck->lock);
 	for (;;) {
@@ -51,13 +63,27 @@ sqlite_ckpt_main(void *arg)
 			break;
 		ck->due = false;
 		pthread_mutex_unlock(&ck->lock);
+		copied = 0;
 		/* What it could not copy (frames a reader still needs, or an
 		 * I/O error, which the next commit meets too) waits for the
 		 * next. */
-		(void)sqlite3_wal_checkpoint_v2(ck->conn, NULL,
-		    SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		if (sqlite3_wal_checkpoint_v2(ck->conn, NULL,
+		    SQLITE_CHECKPOINT_PASSIVE, &log, &done) == SQLITE_OK &&
+		    done > 0)
+			copied += done;
+		/* A PASSIVE checkpoint beside a writer never ends with the
+		 * whole WAL copied, so the WAL never starts over and grows
+		 * as long as the writes go on. Then RESTART: it holds the
+		 * writer back (a moment: what the writer added since the
+		 * pass above) while it copies the rest and waits for the
+		 * readers, so that the next commit starts the WAL over. */
+		if (sqlite3_wal_checkpoint_v2(ck->conn, NULL,
+		    SQLITE_CHECKPOINT_RESTART, &log, &done) == SQLITE_OK &&
+		    done > 0)
+			copied += done;
 		pthread_mutex_lock(&ck->lock);
-		ck->count++;
+		if (copied > 0)
+			ck->count++;
 	}
 	pthread_mutex_unlock(&ck->lock);
 	return NULL;
@@ -91,6 +117,20 @@ sqlite_ckpt_start(sqlite3 *writer, char **cause)
 		free(ck);
 		return NULL;
 	}
+	/* A connection knows the database is in WAL mode only once it has
+	 * read it: until then a checkpoint does nothing. */
+	if (sqlite3_exec(ck->conn, "SELECT count(*) FROM sqlite_master", NULL,
+	    NULL, NULL) != SQLITE_OK) {
+		cause_fail(cause, "checkpoints: cannot read %s: %s", path,
+		    sqlite3_errmsg(ck->conn));
+		sqlite3_close(ck->conn);
+		free(ck);
+		return NULL;
+	}
+	/* RESTART waits this long for the writer and the readers, and the
+	 * writer for it meanwhile: a reader that stays (an operator's
+	 * sqlite3 shell) costs the loop that much once a checkpoint. */
+	sqlite3_busy_timeout(ck->conn, SQLITE_CKPT_RESTART_WAIT_MS);
 	pthread_mutex_init(&ck->lock, NULL);
 	pthread_cond_init(&ck->wake, NULL);
 	/* The daemon's signals are the loop's: the thread is born with every

@@ -10,10 +10,12 @@
 struct sqlite_ckpt;
 
 /*
- * The WAL's pages that make a checkpoint due, SQLite's own default: past
- * them, each commit of writer wakes the thread, which copies what it can of
- * the WAL into the database file on a connection of its own (PASSIVE: it
- * never waits for, nor holds up, the writer or a reader).
+ * The WAL's pages that make a checkpoint due, SQLite's own default: once
+ * the WAL has grown by as many, a commit of writer wakes the thread, which
+ * copies the WAL into the database file on a connection of its own: first
+ * PASSIVE (it never waits for, nor holds up, the writer or a reader), then
+ * RESTART for what the writer added meanwhile, which holds the writer back
+ * for that moment and lets its next commit start the WAL over.
  */
 #define SQLITE_CKPT_PAGES 1000
 
@@ -28,7 +30,7 @@ struct sqlite_ckpt *sqlite_ckpt_start(sqlite3 *writer, char **cause);
  * before writer closes, whose close then makes the last one. */
 void sqlite_ckpt_stop(struct sqlite_ckpt *ck);
 
-/* Checkpoints made so far, whole or not. */
+/* Checkpoints made so far that copied pages into the database file. */
 uint64_t sqlite_ckpt_count(struct sqlite_ckpt *ck);
 
 #endif
