@@ -556,6 +556,12 @@ main(int argc, char **argv)
 	}
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
+	/* Their default back would let a late SIGTERM (a stop that did not
+	 * see this one end) kill the daemon while it stores its last changes
+	 * and makes its last checkpoint: it is exiting already. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	prune_stop(&td);
 	cluster_lease_stop(&td);
 	notify_stop(&td);
