@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -45,13 +46,20 @@ rank = 10
 class Daemon:
     """A triaged in a temp dir, logging to a file there, stopped at close."""
 
-    def __init__(self) -> None:
+    def __init__(self, daemon_extra: str = "") -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="triage-py-"))
         self.sock = str(self.dir / "sock")
         self.conf = self.dir / "triage.conf"
-        self.conf.write_text(CONFIG.format(sock=self.sock,
-                                           state=self.dir / "state"))
+        text = CONFIG.format(sock=self.sock, state=self.dir / "state")
+        # More keys of [daemon] (e.g. shutdown = keep), right after it.
+        text = text.replace("slots = 2\n", "slots = 2\n" + daemon_extra)
+        self.conf.write_text(text)
         self.log = open(self.dir / "log", "wb")
+        self.start()
+
+    def start(self) -> None:
+        """Starts triaged (again, on the same state dir) and waits until
+        it answers."""
         env = dict(os.environ)
         env.pop("TRIAGE_SOCKET", None)
         self.proc = subprocess.Popen(
@@ -59,6 +67,11 @@ class Daemon:
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
             env=env, start_new_session=True)
         self._wait_ready()
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """Sends sig to the daemon alone (not its jobs) and reaps it."""
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=READY_S)
 
     def _wait_ready(self) -> None:
         # Poll until it answers, with a deadline: no fixed sleep.

@@ -1,6 +1,7 @@
 """triage: the Python client of the triaged job-dispatch daemon, speaking its
 JSON-RPC protocol (triage-protocol(7)) over the daemon's Unix socket."""
 
+from .aio import AsyncClient, AsyncWatch
 from .client import DAEMON_DEFAULT, Client, Watch
 from .errors import (ConfigRejected, DaemonUnavailable, Forbidden,
                      InternalError, InvalidParams, InvalidRequest,
@@ -12,7 +13,7 @@ from .job import TERMINAL_STATES, Event, Job
 __version__ = "0.1.0"
 
 __all__ = [
-    "Client", "Watch", "Job", "Event", "DAEMON_DEFAULT", "TERMINAL_STATES",
+    "Client", "Watch", "AsyncClient", "AsyncWatch", "Job", "Event", "DAEMON_DEFAULT", "TERMINAL_STATES",
     "TriageError", "DaemonUnavailable", "ProtocolError", "ParseError",
     "InvalidRequest", "UnknownMethod", "InvalidParams", "InternalError",
     "NoSuchJob", "NotFound", "PermissionDenied", "Forbidden", "QueueFull",
