@@ -11,7 +11,7 @@
 # (initdb and postgres in a temp dir).
 DEBIAN_DEPS := gcc make pkg-config libevent-dev libjansson-dev libsqlite3-dev \
 	libsystemd-dev libinih-dev libcmocka-dev bash-completion zsh \
-	libcurl4-openssl-dev prometheus chromium postgresql-15 libpq-dev
+	libcurl4-openssl-dev prometheus chromium postgresql-15 libpq-dev python3
 # The pkg-config names of the libraries we link against.
 PKGS := libevent jansson sqlite3 libsystemd inih libpq
 TEST_PKGS := cmocka libcurl
@@ -147,7 +147,8 @@ $(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_
 # Runs every test binary and script and ends with one "N passed, N failed"
 # line over all of them.
 test: $(TESTS)
-	@sh tests/run-tests.sh $(TESTS) tests/check-includes.sh
+	@sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
+		tests/python-client.sh
 
 check: test
 

@@ -1,0 +1,105 @@
+"""The job object of the protocol (triage-protocol(7), THE JOB OBJECT) as a
+read-only Python object, and the watch event that carries one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ._wire import decode_bytes
+
+#: States after which a job never changes again, but by a new attempt.
+TERMINAL_STATES = frozenset(
+    {"succeeded", "failed", "timed_out", "canceled", "lost"})
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as the daemon described it at one moment.
+
+    The common fields are typed attributes; ``raw`` is the whole object as
+    the daemon sent it, for the fields this class does not name (the
+    protocol adds members over time, and a client must ignore what it does
+    not know rather than fail). ``argv`` elements and ``cwd`` are str, or
+    bytes where the daemon sent {"base64": ...} (bytes that are not UTF-8).
+    Times are the daemon's RFC 3339 strings, or None.
+    """
+
+    id: int
+    name: str
+    state: str
+    priority: str
+    argv: list[str | bytes]
+    cwd: str | bytes | None
+    attempt: int
+    exit_code: int | None
+    signal: str | None
+    reason: str | None
+    pid: int | None
+    position: int | None
+    pending_reason: str | None
+    held: bool
+    labels: dict[str, str]
+    submitted_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    uid: int | None
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, obj: Mapping[str, Any]) -> "Job":
+        """A Job from the daemon's job object. Missing members (an older
+        daemon's) become None or an empty value, never an error."""
+        raw = dict(obj)
+        return cls(
+            id=int(raw["id"]),
+            name=raw.get("name") or "",
+            state=raw.get("state") or "",
+            priority=raw.get("priority") or "",
+            argv=[decode_bytes(a) for a in raw.get("argv") or []],
+            cwd=decode_bytes(raw.get("cwd")),
+            attempt=raw.get("attempt") or 0,
+            exit_code=raw.get("exit_code"),
+            signal=raw.get("signal"),
+            reason=raw.get("reason"),
+            pid=raw.get("pid"),
+            position=raw.get("position"),
+            pending_reason=raw.get("pending_reason"),
+            held=bool(raw.get("held", False)),
+            labels=dict(raw.get("labels") or {}),
+            submitted_at=raw.get("submitted_at"),
+            started_at=raw.get("started_at"),
+            finished_at=raw.get("finished_at"),
+            uid=raw.get("uid"),
+            raw=raw,
+        )
+
+    @property
+    def terminal(self) -> bool:
+        """True once the job has ended (succeeded, failed, timed_out,
+        canceled or lost): only a retry changes it after that."""
+        return self.state in TERMINAL_STATES
+
+    @property
+    def succeeded(self) -> bool:
+        """True when the job's process exited with status 0."""
+        return self.state == "succeeded"
+
+    def __getitem__(self, key: str) -> Any:
+        """Any member of the daemon's object, known to this class or not."""
+        return self.raw[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A member of the daemon's object, or default when it has none."""
+        return self.raw.get(key, default)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One notification of a watch: ``method`` is the notification's method
+    ("job", the only one protocol version 1.2 has) and ``job`` the job as it
+    was at that change; ``params`` is the notification's params as sent."""
+
+    method: str
+    job: Job | None
+    params: Any = field(repr=False, compare=False)
