@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "timefmt.h"
 #include "version.h"
 
 #define CLIENT_BUF_MIN 8192
@@ -209,13 +208,27 @@ triage_client_free(struct triage_client *c)
 	free(c);
 }
 
+/*
+ * CLOCK_MONOTONIC in milliseconds. The library's own, not timefmt.c's: the
+ * rest of that file (its thread-local cache) would make libtriage.so.0 need
+ * ld.so's TLS for a clock it does not read.
+ */
+static int64_t
+client_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The monotonic ms timeout_ms from now, or -1 for no timeout. */
 static int64_t
 client_deadline(int timeout_ms)
 {
 	if (timeout_ms < 0)
 		return -1;
-	return (int64_t)timefmt_mono_ms() + timeout_ms;
+	return client_mono_ms() + timeout_ms;
 }
 
 /* Milliseconds left until deadline; -1 for none. */
@@ -226,7 +239,7 @@ client_remaining(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	ms = deadline - (int64_t)timefmt_mono_ms();
+	ms = deadline - client_mono_ms();
 	if (ms < 0)
 		return 0;
 	return ms > 86400000 ? 86400000 : (int)ms;
