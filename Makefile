@@ -459,10 +459,12 @@ install: all
 		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
 	fi
 
-# `make deb` builds build/triage_VERSION_ARCH.deb with dpkg-buildpackage
-# (debian/: debhelper, `make install PREFIX=/usr`), after installing the
-# tools it needs as deps does, and runs lintian on it. The package's own
-# build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
+# `make deb` builds the packages with dpkg-buildpackage (debian/: debhelper,
+# `make install PREFIX=/usr`), build/triage_VERSION_ARCH.deb, the library's
+# libtriage0 and libtriage-dev and the others debian/control names, after
+# installing the tools it needs as deps does, and runs lintian on each .deb
+# the .changes file lists (and on that file). The package's own build is in
+# build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
 VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
 # Asked only when a recipe names it, so that make shows the real file names.
@@ -478,7 +480,7 @@ deb:
 		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
 		--buildinfo-file=$(DEB_BASE).buildinfo \
 		--changes-file=$(DEB_BASE).changes
-	lintian $(DEB_BASE).deb
+	lintian $(DEB_BASE).changes
 
 # systemd-analyze verify on the units as installed, with ExecStart= on the
 # triaged of build/ and Documentation= on the man pages of man/.
