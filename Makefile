@@ -207,10 +207,13 @@ $(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Runs every test binary and script and ends with one "N passed, N failed"
-# line over all of them.
-test: $(TESTS)
-	@sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
-		tests/python-client.sh
+# line over all of them. The library's scripts check what install puts (it
+# is all built first, so that their `make install` only copies) and build
+# a program against it: with this build's compiler and sanitizers.
+test: $(TESTS) all
+	@BUILD='$(BUILD)' CC='$(CC)' SANITIZE='$(SANITIZE)' \
+		sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
+		tests/python-client.sh tests/lib-symbols.sh tests/lib-install.sh
 
 check: test
 
