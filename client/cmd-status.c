@@ -27,8 +27,8 @@ const struct cmd_entry cmd_status_entry = {
 
 /* The fields shown, in this order; others the daemon adds come after. */
 static const char *const cmd_status_known[] = {
-	"id", "name", "state", "priority", "node", "pinned_node", "argv",
-	"cwd", "slots",
+	"id", "name", "key", "state", "priority", "node", "pinned_node",
+	"argv", "cwd", "slots",
 	"exclusive", "timeout", "uid", "gid", "submitted_at", "started_at",
 	"finished_at", "position", "pid", "exit_code", "signal", "reason",
 	"attempt", "retries", "after", "user_time", "system_time",

@@ -154,7 +154,8 @@ job_extra_is_none(const struct job_extra *e)
 	return e->name == NULL && e->pinned_node == NULL &&
 	    e->after == NULL && e->after_any == NULL && e->labels == NULL &&
 	    e->resources == NULL && e->devices == NULL &&
-	    e->begin_at == job_extra_none.begin_at && e->nafter == 0 &&
+	    e->begin_at == job_extra_none.begin_at && e->key == NULL &&
+	    e->nafter == 0 &&
 	    e->nafter_any == 0;
 }
 
@@ -165,6 +166,7 @@ job_extra_clear(struct job_extra *e)
 	intern_str_drop(e->pinned_node);
 	free(e->after);
 	free(e->after_any);
+	free(e->key);
 	json_decref(e->labels);
 	json_decref(e->resources);
 	json_decref(e->devices);
@@ -775,6 +777,8 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	    run->peak_memory);
 	job_put_bool(out, "oom", run->oom);
 	job_put_opt_string(out, "cgroup", run->cgroup);
+	/* Protocol v1.3. */
+	job_put_opt_string(out, "key", job->extra->key);
 }
 
 json_t *

@@ -24,6 +24,9 @@ enum __attribute__((packed)) job_state {
 };
 #define JOB_NSTATES (JOB_LOST + 1)
 
+/* The longest idempotency key a submission may give, in bytes. */
+#define JOB_KEY_MAX 256
+
 /*
  * What an attempt's run left: a job that never ran shares job_run_none and
  * carries none of it (a queued job is most jobs, and a million of them
@@ -86,6 +89,10 @@ struct job_extra {
 	 * job_new_attempt clears it. */
 	json_t *devices;
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
+	/* Protocol v1.3: the submitter's idempotency key (1 to
+	 * JOB_KEY_MAX bytes), unique among the jobs of its uid that are
+	 * kept; NULL = none. Fixed at submit. */
+	char *key;
 	/* Counts of after and after_any: a request could not hold more. */
 	uint32_t nafter;
 	uint32_t nafter_any;

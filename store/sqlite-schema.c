@@ -106,6 +106,11 @@ static const char *const sqlite_db_schema_steps[] = {
 	 * (NULL: none, as for labels). */
 	("ALTER TABLE jobs ADD COLUMN resources TEXT;"
 	"ALTER TABLE jobs ADD COLUMN devices TEXT"),
+
+	/* 9 -> 10: protocol v1.3. The submitter's idempotency key (NULL:
+	 * none). No index: one daemon owns the file and finds a key in its
+	 * memory. */
+	"ALTER TABLE jobs ADD COLUMN \"key\" TEXT",
 };
 
 _Static_assert(sizeof sqlite_db_schema_steps / sizeof sqlite_db_schema_steps[0]
