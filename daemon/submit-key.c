@@ -5,6 +5,7 @@
 
 #include "job.h"
 #include "jobs.h"
+#include "log.h"
 #include "method.h"
 #include "rpc.h"
 #include "store.h"
@@ -163,6 +164,9 @@ submit_key_added_cb(struct triaged *td, struct job *job, const char *cause,
 
 	if (cause == store_key_taken) {
 		/* Another node's job has the key, and has been read. */
+		log_debug("uid %u: key \"%s\" was taken at once by another "
+		    "node's job: its job is the answer", (unsigned)w->uid,
+		    w->key);
 		submit_key_settled(w, NULL);
 		return;
 	}
