@@ -168,6 +168,14 @@ static const char *const pg_schema_steps[] = {
 	 * both see the last unit free. */
 	"CREATE TABLE triage_resources ("
 	" name text PRIMARY KEY)",
+
+	/* 4 -> 5: protocol v1.3's results. The bytes the last attempt left
+	 * in TRIAGE_RESULT, as the wire carries them (a JSON string, or
+	 * {"base64": ...}; NULL: none), and whether it wrote more than
+	 * max_result. */
+	"ALTER TABLE triage_jobs"
+	" ADD COLUMN result text,"
+	" ADD COLUMN result_truncated integer NOT NULL DEFAULT 0",
 };
 
 _Static_assert(sizeof pg_schema_steps / sizeof pg_schema_steps[0] ==
