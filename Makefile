@@ -251,7 +251,7 @@ VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-resources cli-select completion crash docs durable \
 	faults fdlimit http jobproc jobs lifecycle limits load notify \
 	prometheus protocol-doc queue reload rpc sched security series \
-	cgroups freeze resources adopt key)
+	cgroups freeze resources adopt key result)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
 VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \

@@ -52,6 +52,11 @@ struct job_run {
 	 * none. Owned like reason, but this attempt's only: set it through
 	 * job_set_cgroup. */
 	char *cgroup;
+	/* Protocol v1.3: the bytes its attempt left in TRIAGE_RESULT, in
+	 * the wire's form (bytestr_json_bytes: a string, or {"base64":
+	 * ...}); NULL = none. Owned like reason, replaced whole and never
+	 * edited; job_new_attempt clears it. */
+	json_t *result;
 	pid_t pid;		/* 0 = never started */
 	int exit_code;		/* -1 = did not exit normally */
 	int signal;		/* 0 = not killed by a signal */
@@ -60,6 +65,7 @@ struct job_run {
 	bool begun;		/* this attempt was handed to a worker */
 	bool oom;		/* it, or a process of it, was killed for want
 				 * of memory */
+	bool result_truncated;	/* it wrote more than max_result */
 };
 
 /* The run of a job that has none: every field unknown or empty. */
@@ -202,9 +208,9 @@ struct job {
 };
 
 /*
- * What a job's life changes, apart from reason and cgroup: a copy taken at
- * a state change shows the job as it was then, whatever came after.
- * run.reason and run.cgroup are always NULL here.
+ * What a job's life changes, apart from reason, cgroup and result: a copy
+ * taken at a state change shows the job as it was then, whatever came
+ * after. run.reason, run.cgroup and run.result are always NULL here.
  */
 struct job_status {
 	enum job_state state;
@@ -220,7 +226,7 @@ struct job_status {
  * fine. */
 void job_free_strv(char **v);
 void job_status_get(const struct job *job, struct job_status *st);
-/* Puts st back, the reason and cgroup apart. 0, or -1 out of memory (the
+/* Puts st back, the reason, cgroup and result apart. 0, or -1 out of memory (the
  * job had no run of its own and st has one): then only the run is left as
  * it was. */
 int job_status_set(struct job *job, const struct job_status *st);
@@ -230,8 +236,8 @@ int job_status_set(struct job *job, const struct job_status *st);
  * until the job is freed. NULL when out of memory, and nothing changed.
  */
 struct job_run *job_run_edit(struct job *job);
-/* Whether r says nothing job_run_none does not, its reason and cgroup
- * apart. */
+/* Whether r says nothing job_run_none does not, its reason, cgroup and
+ * result apart. */
 bool job_run_is_none(const struct job_run *r);
 
 /*
@@ -260,7 +266,7 @@ void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
  * signal, times, usage, peak memory, oom, cgroup, devices, truncation,
- * begun; not the reason) cleared. The state is the caller's. */
+ * result, begun; not the reason) cleared. The state is the caller's. */
 void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
@@ -321,6 +327,13 @@ int job_set_reason(struct job *job, const char *fmt, ...)
  * -1 out of memory with nothing changed.
  */
 int job_set_cgroup(struct job *job, const char *path);
+
+/*
+ * Sets the run's result to the n bytes at s (bytestr_json_bytes), n 0 for
+ * none, and whether more were written than were kept. 0, or -1 out of
+ * memory with the job left without a result.
+ */
+int job_set_result(struct job *job, const char *s, size_t n, bool truncated);
 
 /*
  * The job object of protocol.md, a new reference (argv and cwd as byte

@@ -174,8 +174,14 @@ static const char *const pg_schema_steps[] = {
 	 * key at once each check their memory, where the other's job is not
 	 * yet, and the index lets the insert of one of them only (its
 	 * ON CONFLICT DO NOTHING inserts nothing, and that node answers
-	 * with the other's job). */
-	"ALTER TABLE triage_jobs ADD COLUMN \"key\" text;"
+	 * with the other's job). The bytes the last attempt left in
+	 * TRIAGE_RESULT, as the wire carries them (a JSON string, or
+	 * {"base64": ...}; NULL: none), and whether it wrote more than
+	 * max_result. */
+	"ALTER TABLE triage_jobs"
+	" ADD COLUMN \"key\" text,"
+	" ADD COLUMN result text,"
+	" ADD COLUMN result_truncated integer NOT NULL DEFAULT 0;"
 	"CREATE UNIQUE INDEX triage_jobs_key ON triage_jobs (uid, \"key\")"
 	" WHERE \"key\" IS NOT NULL",
 };

@@ -224,6 +224,8 @@ full_job(void)
 	run->peak_memory = 5u << 20;
 	run->oom = true;
 	assert_int_equal(job_set_cgroup(job, "triage/job-12"), 0);
+	/* Bytes with a NUL: the result's {"base64": ...} form. */
+	assert_int_equal(job_set_result(job, "ok\0\377", 4, true), 0);
 	return job;
 }
 
