@@ -431,7 +431,9 @@ uninstall:
 # a reference program on its own, build/bin/ref-NAME, linked with libc only
 # (the floors triage is measured against). BENCH_TOOLS are the alternatives
 # it compares with.
-BENCH_TOOLS := task-spooler parallel beanstalkd
+# python3-rq and redis-server: bench/bench-python.py's reference, rq's
+# Queue.enqueue into a local Redis.
+BENCH_TOOLS := task-spooler parallel beanstalkd python3-rq redis-server
 BENCH_SHARED_SRC := $(patsubst %.h,%.c,$(wildcard bench/*.h))
 BENCH_PROG_SRC := $(filter-out $(BENCH_SHARED_SRC),$(wildcard bench/bench-*.c))
 BENCH_REF_SRC := $(wildcard bench/ref-*.c)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import collections
 import itertools
 import json
 import os
 import time
-from typing import Any, AsyncIterator, Mapping, Sequence, overload
+from typing import (Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence,
+                    TypeVar, overload)
 
 from . import _calls
 from ._calls import _UNSET, R, FOLLOW_POLL, Call, Filter, OutputCursor
@@ -22,16 +24,32 @@ __all__ = ["AsyncClient", "AsyncWatch"]
 
 # The longest line the reader takes (an output page is one line).
 _LINE_LIMIT = 64 * 1024 * 1024
-# Bytes of requests the transport may buffer before a request waits for
-# them to drain (asyncio's own high-water mark is 64 KiB).
-_DRAIN_ABOVE = 64 * 1024
+# Requests queued in one turn of the loop that go out in one write.
+_CORK = 64
+
+
+T = TypeVar("T")
 
 
 async def _open(path: str, timeout: float | None
                 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection as streams (a watch's)."""
+    return await _dial(path, timeout, asyncio.open_unix_connection(
+        path, limit=_LINE_LIMIT))
+
+
+async def _open_link(path: str, timeout: float | None) -> "_Link":
+    """A connection as a _Link (the client's)."""
+    loop = asyncio.get_running_loop()
+    _, link = await _dial(path, timeout, loop.create_unix_connection(
+        lambda: _Link(path), path))
+    return link
+
+
+async def _dial(path: str, timeout: float | None,
+                connecting: Awaitable[T]) -> T:
     try:
-        return await asyncio.wait_for(
-            asyncio.open_unix_connection(path, limit=_LINE_LIMIT), timeout)
+        return await asyncio.wait_for(connecting, timeout)
     except OSError as exc:
         raise DaemonUnavailable(_connect_message(path, exc), path) from exc
     except asyncio.TimeoutError as exc:
@@ -40,15 +58,15 @@ async def _open(path: str, timeout: float | None
 
 
 async def _redial(path: str, timeout: float | None, limit: float,
-                  first: BaseException | None
-                  ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A new connection, trying again with backoff while the daemon is away,
-    for up to ``limit`` seconds (as client.redial)."""
+                  first: BaseException | None,
+                  opener: Callable[[str, float | None], Awaitable[T]]) -> T:
+    """A new connection by opener, trying again with backoff while the
+    daemon is away, for up to ``limit`` seconds (as client.redial)."""
     give_up = time.monotonic() + limit
     last = first
     for pause in _calls.backoff():
         try:
-            return await _open(path, timeout)
+            return await opener(path, timeout)
         except DaemonUnavailable as exc:
             if not _calls.daemon_away(exc):
                 raise
@@ -60,9 +78,21 @@ async def _redial(path: str, timeout: float | None, limit: float,
     raise AssertionError("unreachable")
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+
+
 def _encode(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=True,
-                      separators=(",", ":")).encode("ascii") + b"\n"
+    return _ENCODER.encode(message).encode("ascii") + b"\n"
+
+
+def _request(rid: int, method: str, params: Mapping[str, Any] | None) -> bytes:
+    """A request's line, as _encode({"jsonrpc": "2.0", "id": rid, ...})
+    would make it, its envelope formatted rather than encoded."""
+    line = '{"jsonrpc":"2.0","id":%d,"method":%s' % (
+        rid, _ENCODER.encode(method))
+    if params:
+        line += ',"params":' + _ENCODER.encode(params)
+    return (line + "}\n").encode("ascii")
 
 
 async def _read_message(reader: asyncio.StreamReader, path: str) -> Any:
@@ -89,31 +119,136 @@ async def _read_message(reader: asyncio.StreamReader, path: str) -> Any:
                                 f"JSON: {exc}") from exc
 
 
-class _Link:
-    """One connection of an AsyncClient: its streams, the futures of the
-    requests in flight on it, and the task reading their replies."""
+class _Link(asyncio.Protocol):
+    """One connection of an AsyncClient, as an asyncio protocol: the
+    futures of the requests in flight on it, by id, each resolved as its
+    reply's line arrives (no task, no await per line). Requests written in
+    one turn of the loop go out together, in one write."""
 
-    def __init__(self, path: str, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.reader, self.writer = reader, writer
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.broken: BaseException | None = None
-        self.task = asyncio.get_running_loop().create_task(self._read())
+        self.transport: asyncio.WriteTransport | None = None
+        self._loop = asyncio.get_running_loop()
+        self._buf = b""
+        self._out: builtins.list[bytes] = []
+        self._paused: asyncio.Future[None] | None = None
+        self._closed = self._loop.create_future()
+        # The deadlines of requests under the client's plain timeout, in
+        # the order sent, which is theirs: one timer for all, at the head.
+        self._deadlines: collections.deque[
+            tuple[float, asyncio.Future[Any], int]] = collections.deque()
+        self._timer: asyncio.TimerHandle | None = None
 
-    async def _read(self) -> None:
-        try:
-            while True:
-                message = await _read_message(self.reader, self.path)
-                for reply in (message if isinstance(message, builtins.list)
-                              else [message]):
+    # -- asyncio.Protocol ---------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if b"\n" not in data:
+            self._buf += data
+            if len(self._buf) > _LINE_LIMIT:
+                self.fail(ProtocolError(None, f"a line over {_LINE_LIMIT} "
+                                        "bytes from the daemon"))
+            return
+        lines = (self._buf + data).split(b"\n")
+        self._buf = lines.pop()
+        for line in lines:
+            if self.broken is not None:
+                return
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError as exc:
+                self.fail(ProtocolError(None, f"the daemon sent a line that "
+                                        f"is not JSON: {exc}"))
+                return
+            if isinstance(message, builtins.list):
+                for reply in message:
                     self._file(reply)
-        except asyncio.CancelledError:
-            self.fail(DaemonUnavailable(f"connection to {self.path} closed",
-                                        self.path))
-            raise
-        except BaseException as exc:
-            self.fail(exc)
+            else:
+                self._file(message)
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][1].done():
+            deadlines.popleft()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.fail(DaemonUnavailable(
+            f"the daemon at {self.path} closed the connection"
+            + (f": {exc}" if exc else ""), self.path))
+        if not self._closed.done():
+            self._closed.set_result(None)
+        self._wake()
+
+    def pause_writing(self) -> None:
+        if self._paused is None:
+            self._paused = self._loop.create_future()
+
+    def resume_writing(self) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        paused, self._paused = self._paused, None
+        if paused is not None and not paused.done():
+            paused.set_result(None)
+
+    # -- requests -------------------------------------------------------------
+
+    def send(self, line: bytes) -> None:
+        """Queues a request line: the loop's next turn writes those queued,
+        or the _CORK-th at once, so that the daemon has work while the
+        replies of a burst are still being read."""
+        out = self._out
+        if not out:
+            self._loop.call_soon(self._flush)
+        out.append(line)
+        if len(out) >= _CORK:
+            self._flush()
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out))
+
+    def create_future(self) -> asyncio.Future[Any]:
+        return self._loop.create_future()
+
+    def call_later(self, delay: float, callback: Callable[..., None],
+                   *args: Any) -> asyncio.TimerHandle:
+        return self._loop.call_later(delay, callback, *args)
+
+    async def drain(self) -> None:
+        """Waits while the transport holds more than its high-water mark."""
+        if self._paused is not None:
+            await asyncio.shield(self._paused)
+
+    def expire(self, limit: float, fut: asyncio.Future[Any],
+               rid: int) -> asyncio.TimerHandle | None:
+        """Fails fut with TimeoutError in ``limit`` seconds unless done
+        by then. Returns a timer to cancel once fut is done, or None when
+        fut joined the deadlines (done ones leave those as replies come)."""
+        when = self._loop.time() + limit
+        deadlines = self._deadlines
+        if deadlines and when < deadlines[-1][0]:
+            return self._loop.call_at(when, _time_out, fut, rid)
+        deadlines.append((when, fut, rid))
+        if self._timer is None:
+            self._timer = self._loop.call_at(when, self._expire)
+        return None
+
+    def _expire(self) -> None:
+        self._timer = None
+        now = self._loop.time()
+        deadlines = self._deadlines
+        while deadlines and (deadlines[0][1].done() or deadlines[0][0] <= now):
+            _, fut, rid = deadlines.popleft()
+            _time_out(fut, rid)
+        if deadlines:
+            self._timer = self._loop.call_at(deadlines[0][0], self._expire)
 
     def _file(self, reply: Any) -> None:
         if not isinstance(reply, dict):
@@ -146,19 +281,23 @@ class _Link:
             if not fut.done():
                 fut.set_exception(lost)
         self.pending.clear()
-        self.writer.close()
+        if self.transport is not None:
+            self.transport.close()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._deadlines.clear()
 
     async def close(self) -> None:
-        self.task.cancel()
-        try:
-            await self.task
-        except BaseException:
-            pass
-        self.writer.close()
-        try:
-            await self.writer.wait_closed()
-        except OSError:
-            pass
+        self.fail(DaemonUnavailable(f"connection to {self.path} closed",
+                                    self.path))
+        await self._closed
+
+
+def _time_out(fut: asyncio.Future[Any], rid: int) -> None:
+    if not fut.done():
+        fut.set_exception(TimeoutError(f"no reply from triaged in time "
+                                       f"(request {rid})"))
 
 
 class AsyncClient:
@@ -195,8 +334,7 @@ class AsyncClient:
     async def connect(self) -> "AsyncClient":
         """Connects (DaemonUnavailable when the socket cannot be reached)."""
         if self._link is None:
-            reader, writer = await _open(self.socket_path, self.timeout)
-            self._link = _Link(self.socket_path, reader, writer)
+            self._link = await _open_link(self.socket_path, self.timeout)
             self._redial_lock = asyncio.Lock()
         return self
 
@@ -235,37 +373,27 @@ class AsyncClient:
             raise _NotSent(f"connection to {self.socket_path} lost: "
                            f"{link.broken}", self.socket_path)
         rid = next(self._ids)
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params:
-            message["params"] = dict(params)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[Any] = link.create_future()
         link.pending[rid] = fut
-        link.writer.write(_encode(message))
-        if link.writer.transport.get_write_buffer_size() > _DRAIN_ABOVE:
-            # Only a full buffer is worth a drain: one per request would
-            # cost a task switch each, and pipelining is the point.
-            try:
-                await link.writer.drain()
-            except OSError as exc:
-                lost = DaemonUnavailable(f"lost the daemon at "
-                                         f"{self.socket_path}: {exc}",
-                                         self.socket_path)
-                link.fail(lost)
-        limit = None
+        link.send(_request(rid, method, params))
+        timer = None
         if self.timeout is not None and wait_for is not None:
-            limit = self.timeout + wait_for
+            # The plain timeout's deadlines share a timer; wait_for, which
+            # would put them out of order, gets one of its own.
+            if wait_for == 0:
+                timer = link.expire(self.timeout, fut, rid)
+            else:
+                timer = link.call_later(self.timeout + wait_for, _time_out,
+                                        fut, rid)
         try:
-            reply = await (fut if limit is None
-                           else asyncio.wait_for(fut, limit))
-        except asyncio.TimeoutError:
-            # Given up on: its late reply is dropped.
-            link.pending.pop(rid, None)
-            raise TimeoutError(f"no reply from triaged in time "
-                               f"(request {rid})") from None
+            await link.drain()
+            reply = await fut
         finally:
-            if not fut.done():
-                link.pending.pop(rid, None)
-                fut.cancel()
+            if timer is not None:
+                timer.cancel()
+            if link.pending.get(rid) is fut:
+                # Given up on (timed out, canceled): a late reply is dropped.
+                del link.pending[rid]
         if "error" in reply:
             raise error_from_reply(reply["error"])
         if "result" not in reply:
@@ -309,9 +437,8 @@ class AsyncClient:
             if old is not None:
                 old.fail(why)
                 await old.close()
-            reader, writer = await _redial(self.socket_path, self.timeout,
-                                           limit, why)
-            self._link = _Link(self.socket_path, reader, writer)
+            self._link = await _redial(self.socket_path, self.timeout,
+                                       limit, why, _open_link)
 
     # -- jobs and the daemon: the params built in _calls, shared with the
     # -- sync Client; each method's doc is the protocol's, shortened.
@@ -642,7 +769,7 @@ class AsyncWatch:
                 self._writer.close()
             left = max(0.0, give_up - time.monotonic())
             self._reader, self._writer = await _redial(
-                self._path, self._timeout, left, why)
+                self._path, self._timeout, left, why, _open)
             try:
                 await self._subscribe_all()
                 return

@@ -65,32 +65,40 @@ class Job:
         """A Job from the daemon's job object. Missing members (an older
         daemon's) become None or an empty value, never an error."""
         raw = dict(obj)
-        return cls(
+        get = raw.get
+        argv = get("argv") or []
+        cwd = get("cwd")
+        result = get("result")
+        # Set in one go rather than through the frozen dataclass's
+        # __init__ (a guarded setattr a field): every reply makes one.
+        job = object.__new__(cls)
+        job.__dict__.update(
             id=int(raw["id"]),
-            name=raw.get("name") or "",
-            state=raw.get("state") or "",
-            priority=raw.get("priority") or "",
-            argv=[decode_bytes(a) for a in raw.get("argv") or []],
-            cwd=decode_bytes(raw.get("cwd")),
-            attempt=raw.get("attempt") or 0,
-            exit_code=raw.get("exit_code"),
-            signal=raw.get("signal"),
-            reason=raw.get("reason"),
-            pid=raw.get("pid"),
-            position=raw.get("position"),
-            pending_reason=raw.get("pending_reason"),
-            held=bool(raw.get("held", False)),
-            labels=dict(raw.get("labels") or {}),
-            submitted_at=raw.get("submitted_at"),
-            started_at=raw.get("started_at"),
-            finished_at=raw.get("finished_at"),
-            uid=raw.get("uid"),
-            key=raw.get("key"),
-            existing=raw.get("existing") is True,
-            result=_result_bytes(raw.get("result")),
-            result_truncated=raw.get("result_truncated") is True,
+            name=get("name") or "",
+            state=get("state") or "",
+            priority=get("priority") or "",
+            argv=[a if isinstance(a, str) else decode_bytes(a) for a in argv],
+            cwd=cwd if cwd is None or isinstance(cwd, str) else decode_bytes(cwd),
+            attempt=get("attempt") or 0,
+            exit_code=get("exit_code"),
+            signal=get("signal"),
+            reason=get("reason"),
+            pid=get("pid"),
+            position=get("position"),
+            pending_reason=get("pending_reason"),
+            held=bool(get("held", False)),
+            labels=dict(get("labels") or {}),
+            submitted_at=get("submitted_at"),
+            started_at=get("started_at"),
+            finished_at=get("finished_at"),
+            uid=get("uid"),
+            key=get("key"),
+            existing=get("existing") is True,
+            result=None if result is None else _result_bytes(result),
+            result_truncated=get("result_truncated") is True,
             raw=raw,
         )
+        return job
 
     @property
     def terminal(self) -> bool:
