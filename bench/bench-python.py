@@ -166,9 +166,15 @@ class Redis(Server):
         log.close()
         import redis
         self.conn = redis.Redis(unix_socket_path=self.sock)
+
+        def ready() -> bool:
+            # The socket file is there a moment before it listens.
+            try:
+                return os.path.exists(self.sock) and bool(self.conn.ping())
+            except redis.exceptions.ConnectionError:
+                return False
         try:
-            wait_ready(self, lambda: os.path.exists(self.sock) and
-                       bool(self.conn.ping()))
+            wait_ready(self, ready)
             self.version = self.conn.info("server")["redis_version"]
             self.persistence = (f"save \"{' '.join(self.conn.config_get('save').values())}\", "
                                 f"appendonly {self.conn.config_get('appendonly')['appendonly']}")
