@@ -370,15 +370,20 @@ install: all
 		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
 	fi
 
-# `make deb` builds build/triage_VERSION_ARCH.deb with dpkg-buildpackage
-# (debian/: debhelper, `make install PREFIX=/usr`), after installing the
-# tools it needs as deps does, and runs lintian on it. The package's own
-# build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
-DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
+# `make deb` builds build/triage_VERSION_ARCH.deb and
+# build/python3-triage_VERSION_all.deb with dpkg-buildpackage (debian/:
+# debhelper, `make install PREFIX=/usr`, pybuild on client/python), after
+# installing the tools it needs as deps does, and runs lintian on both.
+# The packages' own build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck
+# to skip the tests.
+# dh-python and the rest: python3-triage, built from client/python by pybuild.
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd dh-python \
+	python3-all python3-setuptools pybuild-plugin-pyproject
 VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
 # Asked only when a recipe names it, so that make shows the real file names.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_BASE = $(BUILD)/triage_$(VERSION)_$(DEB_ARCH)
+DEB_PY = $(BUILD)/python3-triage_$(VERSION)_all.deb
 deb:
 	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(DEB_TOOLS)"
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
@@ -389,7 +394,7 @@ deb:
 		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
 		--buildinfo-file=$(DEB_BASE).buildinfo \
 		--changes-file=$(DEB_BASE).changes
-	lintian $(DEB_BASE).deb
+	lintian $(DEB_BASE).deb $(DEB_PY)
 
 # systemd-analyze verify on the units as installed, with ExecStart= on the
 # triaged of build/ and Documentation= on the man pages of man/.
@@ -426,7 +431,9 @@ uninstall:
 # a reference program on its own, build/bin/ref-NAME, linked with libc only
 # (the floors triage is measured against). BENCH_TOOLS are the alternatives
 # it compares with.
-BENCH_TOOLS := task-spooler parallel beanstalkd
+# python3-rq and redis-server: bench/bench-python.py's reference, rq's
+# Queue.enqueue into a local Redis.
+BENCH_TOOLS := task-spooler parallel beanstalkd python3-rq redis-server
 BENCH_SHARED_SRC := $(patsubst %.h,%.c,$(wildcard bench/*.h))
 BENCH_PROG_SRC := $(filter-out $(BENCH_SHARED_SRC),$(wildcard bench/bench-*.c))
 BENCH_REF_SRC := $(wildcard bench/ref-*.c)
