@@ -170,7 +170,7 @@ $(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(COMMON_LIB)
 # The CLI is a program built on libtriage.so.0, as anyone's would be: the
 # library comes first on the line, so that its functions are taken from it
 # and not again from the archive, which gives the rest of lib/ the CLI uses
-# (test-libsymbols checks that it defines none of the library's). jansson
+# (tests/lib-symbols.sh checks that it defines none of the library's). jansson
 # is dynamic too, as libtriage.so.0 needs it: a static copy besides would be
 # two jansson in one process. libresolv (b64_pton, for the output command)
 # stays static: a process per command, and the CLI alone needs it, so the
@@ -316,7 +316,7 @@ VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
 	cli-queue cli-resources cli-select completion crash docs durable \
 	faults fdlimit http jobproc jobs lifecycle limits load notify \
 	prometheus protocol-doc queue reload rpc sched security series \
-	cgroups freeze resources adopt)
+	cgroups freeze resources adopt key result)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
 VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \
@@ -463,12 +463,15 @@ install: all
 	fi
 
 # `make deb` builds the packages with dpkg-buildpackage (debian/: debhelper,
-# `make install PREFIX=/usr`), build/triage_VERSION_ARCH.deb, the library's
-# libtriage0 and libtriage-dev and the others debian/control names, after
+# `make install PREFIX=/usr`, pybuild on client/python):
+# build/triage_VERSION_ARCH.deb, the library's libtriage0 and libtriage-dev,
+# python3-triage_VERSION_all.deb and any other debian/control names, after
 # installing the tools it needs as deps does, and runs lintian on each .deb
-# the .changes file lists (and on that file). The package's own build is in
+# the .changes file lists (and on that file). The packages' own build is in
 # build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
-DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd
+# dh-python and the rest: python3-triage, built from client/python by pybuild.
+DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd dh-python \
+	python3-all python3-setuptools pybuild-plugin-pyproject
 VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version.h)
 # Asked only when a recipe names it, so that make shows the real file names.
 DEB_ARCH = $(shell dpkg --print-architecture)
@@ -522,7 +525,9 @@ uninstall:
 # a reference program on its own, build/bin/ref-NAME, linked with libc only
 # (the floors triage is measured against). BENCH_TOOLS are the alternatives
 # it compares with.
-BENCH_TOOLS := task-spooler parallel beanstalkd
+# python3-rq and redis-server: bench/bench-python.py's reference, rq's
+# Queue.enqueue into a local Redis.
+BENCH_TOOLS := task-spooler parallel beanstalkd python3-rq redis-server
 BENCH_SHARED_SRC := $(patsubst %.h,%.c,$(wildcard bench/*.h))
 BENCH_PROG_SRC := $(filter-out $(BENCH_SHARED_SRC),$(wildcard bench/bench-*.c))
 BENCH_REF_SRC := $(wildcard bench/ref-*.c)

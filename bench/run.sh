@@ -7,12 +7,13 @@
 #   SUMMARY <TAB> benchmark <TAB> measure <TAB> triage <TAB> reference
 #           <TAB> target <TAB> verdict (met, MISSED, or - when no target)
 # Usage: bench/run.sh [--quick] [name...]   (names: dispatch submit scale
-#        scale-res ...; scale-res is bench-scale --resources)
+#        scale-res ... python; scale-res is bench-scale --resources, python
+#        is bench/bench-python.py run by Debian's python3)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BIN=${BUILD:-build}/bin
-ALL=(dispatch submit scale scale-res latency idle client cluster)
+ALL=(dispatch submit scale scale-res latency idle client cluster python)
 quick=
 names=()
 for a in "$@"; do
@@ -61,6 +62,12 @@ for n in "${names[@]}"; do
 		prog=$BIN/bench-scale
 		args=(--resources)
 	fi
+	# python: enqueueing from Python (the triage package, raw JSON-RPC,
+	# rq), a script rather than a program of build/bin.
+	if [ "$n" = python ]; then
+		prog=/usr/bin/python3
+		args=(bench/bench-python.py --bin "$BIN")
+	fi
 	echo
 	echo "=== $n"
 	if [ ! -x "$prog" ]; then
@@ -71,7 +78,7 @@ for n in "${names[@]}"; do
 	t0=$(date +%s)
 	# The program's own lines go to the terminal as they come; its
 	# summary lines are kept for the table.
-	"$prog" $quick "${args[@]}" | tee >(grep '^SUMMARY	' >>"$summary") | grep -v '^SUMMARY	'
+	"$prog" "${args[@]}" $quick | tee >(grep '^SUMMARY	' >>"$summary") | grep -v '^SUMMARY	'
 	rc=${PIPESTATUS[0]}
 	echo "($n: $(( $(date +%s) - t0 )) s)"
 	if [ "$rc" != 0 ]; then

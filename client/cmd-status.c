@@ -27,12 +27,13 @@ const struct cmd_entry cmd_status_entry = {
 
 /* The fields shown, in this order; others the daemon adds come after. */
 static const char *const cmd_status_known[] = {
-	"id", "name", "state", "priority", "node", "pinned_node", "argv",
-	"cwd", "slots",
+	"id", "name", "key", "state", "priority", "node", "pinned_node",
+	"argv", "cwd", "slots",
 	"exclusive", "timeout", "uid", "gid", "submitted_at", "started_at",
 	"finished_at", "position", "pid", "exit_code", "signal", "reason",
 	"attempt", "retries", "after", "user_time", "system_time",
-	"max_rss_kb", "memory", "resources", "devices", "peak_memory", NULL,
+	"max_rss_kb", "memory", "resources", "devices", "peak_memory",
+	"result", "result_truncated", NULL,
 };
 
 /* Keeps one "key: value" line, for cmd_status_flush to align. */
@@ -107,6 +108,10 @@ cmd_status_field(json_t *lines, const json_t *job, const char *key)
 	if (strcmp(key, "argv") == 0) {
 		text = format_argv(v);
 		cmd_status_line(lines, label, text);
+		free(text);
+	} else if (strcmp(key, "result") == 0) {
+		if ((text = format_result(v)) != NULL)
+			cmd_status_line(lines, label, text);
 		free(text);
 	} else if (strcmp(key, "cwd") == 0) {
 		if ((text = format_bytes(v)) != NULL)

@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "exitcode.h"
 #include "format.h"
+#include "job.h"
 #include "jobopt.h"
 #include "xmalloc.h"
 
@@ -31,6 +32,7 @@ extern char **environ;
 #define CMD_SUBMIT_NICE		0x11d
 #define CMD_SUBMIT_MERGE	0x11e
 #define CMD_SUBMIT_NODE		0x11f
+#define CMD_SUBMIT_KEY		0x120
 
 static int cmd_submit_exec(struct cmd_ctx *, int, char **);
 
@@ -41,6 +43,7 @@ const struct cmd_entry cmd_submit_entry = {
 	    "           [--after-any ID,...] [--at TIME | --delay D] [--hold]\n"
 	    "           [--nice N] [--memory SIZE] [--gpus N] [--res NAME=N]...\n"
 	    "           [--merge-output] [--node NODE] [--label K=V]...\n"
+	    "           [--key KEY]\n"
 	    "           [--env K=V]... [--clean-env] [--wait] [--] CMD [ARG...]",
 	.summary = "queue a command and print its job id",
 	.options =
@@ -95,6 +98,10 @@ const struct cmd_entry cmd_submit_entry = {
 	    "(default: any)\n"
 	    "      --label K=V      tag it, to choose it by later "
 	    "(repeatable)\n"
+	    "      --key KEY        an idempotency key, 1 to 256 bytes: if a "
+	    "job of yours\n"
+	    "                       with this key is kept, print its id and "
+	    "queue nothing\n"
 	    "      --env K=V        set K in the job's environment "
 	    "(repeatable)\n"
 	    "      --clean-env      pass only the --env variables, not this "
@@ -111,6 +118,22 @@ const struct cmd_entry cmd_submit_entry = {
 	    "job's too).\n",
 	.exec = cmd_submit_exec,
 };
+
+/* --key: a string of 1 to JOB_KEY_MAX bytes. */
+static int
+cmd_submit_key(struct cmd_ctx *ctx, json_t *params, const char *arg)
+{
+	size_t len = strlen(arg);
+	json_t *v;
+
+	if (len == 0 || len > JOB_KEY_MAX)
+		return cmd_usage(ctx, "--key must be 1 to %d bytes; '%.20s%s' "
+		    "has %zu", JOB_KEY_MAX, arg, len > 20 ? "..." : "", len);
+	if ((v = json_string(arg)) == NULL)
+		return cmd_usage(ctx, "--key: not valid UTF-8");
+	json_object_set_new(params, "key", v);
+	return CMD_EXIT_OK;
+}
 
 /*
  * Sets key to value in env, a JSON object: the value a byte string
@@ -220,6 +243,7 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "nice", required_argument, NULL, CMD_SUBMIT_NICE },
 		{ "merge-output", no_argument, NULL, CMD_SUBMIT_MERGE },
 		{ "node", required_argument, NULL, CMD_SUBMIT_NODE },
+		{ "key", required_argument, NULL, CMD_SUBMIT_KEY },
 		JOBOPT_USES_LONGOPTS,
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
@@ -300,6 +324,9 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		case CMD_SUBMIT_NODE:
 			rc = jobopt_node(ctx, params, optarg);
 			break;
+		case CMD_SUBMIT_KEY:
+			rc = cmd_submit_key(ctx, params, optarg);
+			break;
 		case JOBOPT_MEMORY:
 		case JOBOPT_MEM:
 		case JOBOPT_GPUS:
@@ -364,6 +391,9 @@ cmd_submit_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	id = json_integer_value(json_object_get(job, "id"));
+	if (json_is_true(json_object_get(job, "existing")) && !ctx->json)
+		cmd_error("job %lld has this key already: nothing new was "
+		    "queued", (long long)id);
 	if (ctx->json)
 		format_json_line(job);
 	else

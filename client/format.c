@@ -151,6 +151,38 @@ format_bytes(const json_t *v)
 	return clean;
 }
 
+char *
+format_result(const json_t *v)
+{
+	const char *why, *p, *end;
+	char *bytes, *clean, *out;
+	size_t len, n = 0;
+
+	if (bytestr_bytes_from_json(v, &bytes, &len, &why) == -1) {
+		if (errno == ENOMEM)
+			xoom();
+		return NULL;
+	}
+	if (len > 0 && bytes[len - 1] == '\n')
+		bytes[--len] = '\0';
+	/* Each cleaned byte takes at most 4: the pieces between NULs, each
+	 * NUL as \x00. */
+	out = xmalloc(len * 4 + 1);
+	for (p = bytes, end = bytes + len; p <= end; p += strlen(p) + 1) {
+		clean = format_clean(p);
+		memcpy(out + n, clean, strlen(clean));
+		n += strlen(clean);
+		free(clean);
+		if (p + strlen(p) < end) {
+			memcpy(out + n, "\\x00", 4);
+			n += 4;
+		}
+	}
+	out[n] = '\0';
+	free(bytes);
+	return out;
+}
+
 const char *
 format_span(int64_t ms, char *buf, size_t len)
 {

@@ -20,6 +20,11 @@ char *format_argv(const json_t *argv);
 /* A byte string (a job's cwd) cleaned as format_clean does; NULL when v is
  * none. Allocated. */
 char *format_bytes(const json_t *v);
+/* A job's result (a byte string that may hold NULs) for people: one final
+ * newline left out, as a shell's $(...) leaves it, the rest cleaned as
+ * format_clean does, a NUL as \x00; NULL when v is not a byte string.
+ * Allocated. */
+char *format_result(const json_t *v);
 /* A span in ms as timefmt_elapsed() writes it, or "-" when ms < 0. */
 const char *format_span(int64_t ms, char *buf, size_t len);
 /* The job's field key (an RFC 3339 time) in local time, or NULL when null.

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "bytestr.h"
 #include "endrec.h"
 
 int
@@ -100,6 +101,16 @@ endrec_write(const char *dir, uint64_t id, unsigned attempt,
 		errno = ENOMEM;
 		return -1;
 	}
+	/* Its result, as the wire carries one (a string, or {"base64":
+	 * ...}): there only when it left one. */
+	if (res->result_len > 0 && (json_object_set_new(o, "result",
+	    bytestr_json_bytes(res->result, res->result_len)) != 0 ||
+	    json_object_set_new(o, "result_truncated",
+	    json_boolean(res->result_truncated)) != 0)) {
+		json_decref(o);
+		errno = ENOMEM;
+		return -1;
+	}
 	text = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	if (text == NULL) {
@@ -151,7 +162,9 @@ endrec_read(const char *dir, uint64_t id, unsigned attempt,
     struct pool_result *res, int64_t *finished_at)
 {
 	char path[PATH_MAX];
+	const json_t *result;
 	json_error_t jerr;
+	const char *why;
 	json_t *o;
 
 	if (endrec_path(dir, id, attempt, "end", path, sizeof path) == -1)
@@ -187,6 +200,21 @@ endrec_read(const char *dir, uint64_t id, unsigned attempt,
 	res->stderr_dropped = (uint64_t)endrec_int(o, "stderr_dropped", 0);
 	res->lease_ended = endrec_bool(o, "lease_ended");
 	*finished_at = endrec_int(o, "finished_at", -1);
+	/* A record of a worker from before results has none. */
+	if ((result = json_object_get(o, "result")) != NULL) {
+		if (bytestr_bytes_from_json(result, &res->result,
+		    &res->result_len, &why) == -1) {
+			json_decref(o);
+			if (errno != ENOMEM)
+				errno = EINVAL;
+			return -1;
+		}
+		res->result_truncated = endrec_bool(o, "result_truncated");
+		if (res->result_len == 0) {
+			free(res->result);
+			res->result = NULL;
+		}
+	}
 	json_decref(o);
 	return 1;
 }

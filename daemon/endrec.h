@@ -23,8 +23,9 @@ int endrec_write(const char *dir, uint64_t id, unsigned attempt,
     const struct pool_result *res, int64_t finished_at);
 
 /*
- * Reads dir/ID.ATTEMPT.end into res and *finished_at. Returns 1; 0 when
- * there is none; -1 with errno (EINVAL: not a record of this attempt).
+ * Reads dir/ID.ATTEMPT.end into res and *finished_at, res->result
+ * allocated (the caller frees it). Returns 1; 0 when there is none; -1
+ * with errno (EINVAL: not a record of this attempt), nothing to free.
  */
 int endrec_read(const char *dir, uint64_t id, unsigned attempt,
     struct pool_result *res, int64_t *finished_at);

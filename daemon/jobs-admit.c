@@ -219,8 +219,10 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 	jobs_tally_staged(js, job, prio, -1);
 	if (!ok) {
 		/* Its place is published as nothing (no job has its id), and
-		 * keeps nothing behind it waiting. */
-		log_warnx("a new job could not be stored: %s", cause);
+		 * keeps nothing behind it waiting. A key taken by another
+		 * node is no fault: the submitter gets that node's job. */
+		if (cause != store_key_taken)
+			log_warnx("a new job could not be stored: %s", cause);
 		a->queued->gen = 0;
 		evtimer_add(js->publish_ev, &now);
 		job_free(job);
@@ -269,6 +271,21 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	a->queued->from = JOB_QUEUED;
 	jobs_item_add(td, a->queued, store_generation(td->store));
 	return 0;
+}
+
+bool
+jobs_staged_key(const struct triaged *td, uid_t uid, const char *key)
+{
+	const struct jobs_admission *a;
+	const struct job *job;
+
+	TAILQ_FOREACH(a, &td->jobs->admissions, entry) {
+		job = a->job;
+		if (job->uid == uid && job->extra->key != NULL &&
+		    strcmp(job->extra->key, key) == 0)
+			return true;
+	}
+	return false;
 }
 
 void

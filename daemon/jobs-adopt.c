@@ -383,7 +383,9 @@ jobs_adopt_record(struct triaged *td, struct job *job)
 	    "recorded in %s (the last daemon went before storing it)",
 	    (unsigned long long)job->id, job->attempt, path);
 	from.ended = &res;
-	if (jobs_adopt_take(td, job, &from) != 0)
+	r = jobs_adopt_take(td, job, &from);
+	free(res.result);
+	if (r != 0)
 		return 0;
 	/* It ended when its worker saw it end, not at this start. Nobody
 	 * has heard of it yet: no client is connected before recovery. */

@@ -201,6 +201,13 @@ jobs_ended_decide(struct triaged *td, struct job *job,
 	run->max_rss_kb = out->max_rss_kb;
 	run->peak_memory = run_outcome_peak(out);
 	run->oom = out->oom;
+	/* Set here, with the rest of the end: the row that records the end
+	 * holds it, in the same commit (a retry below clears it again). */
+	if (job_set_result(job, out->result, out->result_len,
+	    out->result_truncated) != 0)
+		log_warnx("job %llu: out of memory for its result of %zu "
+		    "bytes: it has none", (unsigned long long)job->id,
+		    out->result_len);
 	if (out->reaped && WIFEXITED(out->status))
 		run->exit_code = WEXITSTATUS(out->status);
 	else if (out->reaped && WIFSIGNALED(out->status))

@@ -64,6 +64,7 @@ struct jobs_item {
 	struct job_status status;	/* EVENT: the job after the change; */
 	char *reason;			/* LAUNCH: status.attempt only */
 	char *cgroup;			/* EVENT: its run's, as reason */
+	json_t *result;			/* EVENT: its run's, a reference */
 	/* BARRIER: a jobs_done_cb (jobs.h would make this header and jobs.c
 	 * include each other). */
 	void (*cb)(struct triaged *, struct job *, const char *, void *);

@@ -34,6 +34,7 @@ jobs_publish(struct triaged *td, struct jobs_item *it)
 	view.frozen = it->status.frozen;
 	it->status.run.reason = it->reason;
 	it->status.run.cgroup = it->cgroup;
+	it->status.run.result = it->result;
 	view.run = &it->status.run;
 	ev.job = job;
 	ev.view = &view;

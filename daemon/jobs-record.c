@@ -16,6 +16,7 @@ jobs_item_free(struct jobs_item *it)
 {
 	free(it->reason);
 	free(it->cgroup);
+	json_decref(it->result);
 	free(it);
 }
 
@@ -61,6 +62,8 @@ jobs_record(struct triaged *td, struct job *job, enum job_state from,
 	it->from = from;
 	it->change = change;
 	job_status_get(job, &it->status);
+	/* Never edited, only replaced: the event shares it. */
+	it->result = json_incref(job->run->result);
 	jobs_item_add(td, it, gen);
 }
 

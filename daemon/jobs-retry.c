@@ -20,6 +20,7 @@ struct jobs_retrial {
 	enum job_state state;
 	struct job_status before;
 	char *reason;
+	json_t *result;			/* before's, a reference */
 	jobs_done_cb done_cb;
 	void *arg;
 };
@@ -53,11 +54,15 @@ jobs_retry_synced_cb(const char *cause, void *arg)
 			free(jobs_run(job)->reason);
 			jobs_run(job)->reason = r->reason;
 			r->reason = NULL;
+			json_decref(jobs_run(job)->result);
+			jobs_run(job)->result = r->result;
+			r->result = NULL;
 			store_forget_env(td->store, job);
 		}
 	}
 	r->done_cb(td, job, cause, r->arg);
 	free(r->reason);
+	json_decref(r->result);
 	free(r);
 }
 
@@ -82,6 +87,7 @@ jobs_retry(struct triaged *td, struct job *job, unsigned prio,
 	r->prio = job->waiter.prio;
 	r->state = job->state;
 	job_status_get(job, &r->before);
+	r->result = json_incref(job->run->result);
 	r->done_cb = done_cb;
 	r->arg = arg;
 	TAILQ_INSERT_TAIL(&js->retrials, r, entry);

@@ -83,6 +83,9 @@ void jobs_set_gate(struct triaged *td, jobs_gate_cb cb, void *arg);
  */
 int jobs_submit(struct triaged *td, struct job *job, unsigned prio,
     jobs_done_cb done_cb, void *arg);
+/* Whether a submission of uid with this idempotency key is on its way to
+ * the disk (jobs_submit), its commit not yet over. */
+bool jobs_staged_key(const struct triaged *td, uid_t uid, const char *key);
 
 /*
  * A terminal job (but succeeded) goes back to the queue of priority prio as

@@ -490,6 +490,7 @@ main(int argc, char **argv)
 		.output_dir = td.output_dir,
 		.kill_grace_ms = td.cfg->kill_grace_ms,
 		.max_output = td.cfg->max_output,
+		.max_result = td.cfg->max_result,
 		.set_creds = td.uid == 0 && td.cfg->run_as_submitter,
 		.no_new_privs = td.cfg->no_new_privs,
 		.cgroups = td.cgroups,

@@ -23,6 +23,7 @@
 #include "psem.h"
 #include "rpc.h"
 #include "store.h"
+#include "submit-key.h"
 #include "timefmt.h"
 #include "triaged.h"
 
@@ -375,6 +376,7 @@ submit_check(const struct method_ctx *ctx, json_t *params,
 	    submit_check_argv(cfg, json_object_get(params, "argv"), err) != 0)
 		return -1;
 	if (method_check_name(cfg, params, err) != 0 ||
+	    submit_key_check(params, err) != 0 ||
 	    method_check_memory(ctx, params, &cfg->priorities[prio],
 	    err) != 0 || method_check_resources(ctx, params, err) != 0)
 		return -1;
@@ -588,6 +590,21 @@ submit_queueing(json_t *params, struct job *job)
 	return 0;
 }
 
+/* The idempotency key, in the job's extra. 0, or -1 out of memory. */
+static int
+submit_key(json_t *params, struct job *job)
+{
+	json_t *key = json_object_get(params, "key");
+	struct job_extra *extra;
+
+	if (key == NULL)
+		return 0;
+	if ((extra = job_extra_edit(job)) == NULL ||
+	    (extra->key = strdup(json_string_value(key))) == NULL)
+		return -1;
+	return 0;
+}
+
 /* name, cwd, env, argv. 0, or -1 answered. */
 static int
 submit_strings(struct rpc_req *req, json_t *params, struct job *job,
@@ -658,10 +675,12 @@ submit_handler(struct rpc_req *req, json_t *params)
 {
 	struct triaged *td = rpc_daemon(req);
 	uid_t uid = conn_uid(req->conn);
+	const char *key = json_string_value(json_object_get(params, "key"));
 	const struct submit_user *user;
-	struct method_later *later;
+	jobs_done_cb done_cb;
 	struct job *job;
 	json_t *node;
+	void *later;
 	int prio;
 
 	if (td->phase != TRIAGED_RUNNING) {
@@ -677,6 +696,9 @@ submit_handler(struct rpc_req *req, json_t *params)
 		    "no), so it takes jobs from root only");
 		return;
 	}
+	/* A key that names a job already: that job is the answer. */
+	if (key != NULL && submit_key_found(req, uid, key))
+		return;
 	if ((job = job_new()) == NULL) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		return;
@@ -693,7 +715,7 @@ submit_handler(struct rpc_req *req, json_t *params)
 	    submit_strings(req, params, job, user) != 0)
 		goto fail;
 	if (submit_process(params, &td->cfg->priorities[prio], job) != 0 ||
-	    submit_queueing(params, job) != 0) {
+	    submit_queueing(params, job) != 0 || submit_key(params, job) != 0) {
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
@@ -717,12 +739,14 @@ submit_handler(struct rpc_req *req, json_t *params)
 		rpc_error(req, RPC_INTERNAL_ERROR, NULL, "out of memory");
 		goto fail;
 	}
-	/* The answer comes once the job is on disk. */
-	if ((later = method_later(req, "the job")) == NULL)
+	/* The answer comes once the job is on disk; with a key, it may be
+	 * another node's job. */
+	done_cb = key != NULL ? submit_key_added_cb : method_later_done_cb;
+	if ((later = key != NULL ? submit_key_later(req, job) :
+	    (void *)method_later(req, "the job")) == NULL)
 		goto fail;
-	if (jobs_submit(td, job, (unsigned)prio, method_later_done_cb,
-	    later) != 0) {
-		method_later_done_cb(td, NULL, "out of memory", later);
+	if (jobs_submit(td, job, (unsigned)prio, done_cb, later) != 0) {
+		done_cb(td, NULL, "out of memory", later);
 		goto fail;
 	}
 	return;
@@ -753,6 +777,7 @@ static const struct method_param submit_params[] = {
 	{ "memory", PARAM_INTEGER, false, "an integer (bytes)" },
 	{ "resources", PARAM_OBJECT, false, "an object of resource names to "
 	  "counts" },
+	{ "key", PARAM_STRING, false, NULL },
 	{ NULL, 0, false, NULL },
 };
 

@@ -13,6 +13,19 @@
  * the worker sets it, `output` reads it while the job runs. */
 #define POOL_DROPPED_XATTR	"user.triage.dropped"
 
+/*
+ * A job's result (protocol v1.3): the worker gives each attempt an
+ * anonymous in-memory file (memfd), open in the job as this descriptor
+ * and named TRIAGE_RESULT=/dev/fd/10, which any process of it may open
+ * with > or >>; a process of it that closes its inherited descriptors
+ * (sudo, Python's subprocess) must be handed it. Above 9, where no
+ * shell's N> reaches it by accident. At most POOL_RESULT_MAX bytes of it
+ * are ever read (the config's max_result bound).
+ */
+#define POOL_RESULT_FD		10
+#define POOL_RESULT_PATH	"/dev/fd/10"
+#define POOL_RESULT_MAX		(16u * 1024 * 1024)
+
 /* Everything a worker needs to run one job; borrowed for the call only. */
 struct pool_spec {
 	uint64_t job_id;
@@ -32,6 +45,9 @@ struct pool_spec {
 	const char *stderr_path;
 	uint64_t max_output;	/* bytes kept per stream; the rest is dropped */
 	bool keep_tail;		/* keep the last max_output bytes, not the first */
+	/* Bytes of its result read back at its end, at most
+	 * POOL_RESULT_MAX; 0: no result file (and no TRIAGE_RESULT). */
+	uint64_t max_result;
 	bool merge_output;	/* stderr into stdout's capture, like 2>&1 */
 	int nice;		/* of the job's process, 0 to 19 */
 	bool io_idle;		/* ioprio class idle, else the kernel's default */
@@ -88,6 +104,13 @@ struct pool_result {
 	bool oom;		/* a process of it was killed for memory */
 	unsigned left;		/* processes left when its main one ended,
 				 * killed then */
+	/* The first bytes of its result file, at most max_result of them
+	 * (NUL-terminated past result_len; NULL: none, or empty), allocated
+	 * and owned by whoever holds the struct: a copy of the struct
+	 * moves it. result_truncated: the file held more. */
+	char *result;
+	size_t result_len;
+	bool result_truncated;
 };
 
 #endif

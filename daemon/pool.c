@@ -33,7 +33,7 @@
  * forking again at once would spin: wait this long. */
 #define POOL_RETRY_SEC	1
 /* What may sit unread from one worker (it sends one job's reports at a
- * time, far less than this). */
+ * time, far less than this); a RESULT is let in whole however large. */
 #define POOL_READ_MAX	65536
 
 enum pool_state {
@@ -68,6 +68,11 @@ struct pool_worker {
 	pid_t job_pid;		/* has_job: its process group, 0 before STARTED */
 	/* The job whose end it reported last, until pool_ack: 0 none. */
 	uint64_t ended_id;
+	/* The RESULT of its job's run, until the FINISHED it comes before
+	 * (pool_result's, allocated); NULL none. */
+	char *result;
+	size_t result_len;
+	bool result_truncated;
 	char cause[160];	/* why the pool killed it; "" if it died alone */
 };
 
@@ -227,6 +232,9 @@ pool_fork(struct pool *pool, struct pool_worker *w)
 static void
 pool_detach(struct pool_worker *w)
 {
+	free(w->result);
+	w->result = NULL;
+	w->result_len = 0;
 	if (w->bev != NULL) {
 		/* safe inside the bufferevent's own callback: libevent holds a
 		 * reference until the callback returns */
@@ -361,6 +369,7 @@ pool_remove(struct pool *pool, struct pool_worker *w)
 	pool->n--;
 	if (w->pidfd != -1)
 		close(w->pidfd);
+	free(w->result);
 	free(w);
 }
 
@@ -498,6 +507,32 @@ pool_retry_cb(evutil_socket_t fd, short what, void *arg)
 		pool->cb.idle_cb(pool->arg);
 }
 
+/* A RESULT from w (payload, len bytes, allocated: taken), for the run of
+ * its job that has started and not finished, once. */
+static void
+pool_result(struct pool_worker *w, char *payload, size_t len)
+{
+	struct wmsg_result_head head;
+	size_t n;
+
+	memset(&head, 0, sizeof head);
+	if (wmsg_result_decode(&head, payload, len) == -1 || !w->has_job ||
+	    w->job_pid == 0 || head.job_id != w->job_id || w->result != NULL) {
+		free(payload);
+		pool_kill(w, "sent a RESULT that does not fit (job %llu)",
+		    (unsigned long long)head.job_id);
+		return;
+	}
+	/* The bytes to the front, NUL-terminated past them, as
+	 * pool_result's are. */
+	n = len - sizeof head;
+	memmove(payload, payload + sizeof head, n);
+	payload[n] = '\0';
+	w->result = payload;
+	w->result_len = n;
+	w->result_truncated = head.truncated;
+}
+
 /* One whole message from w, checked against what w is doing. */
 static void
 pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
@@ -541,6 +576,17 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 		    (unsigned long long)finished.job_id);
 		return;
 	}
+	if (w->result != NULL && !res.started) {
+		pool_kill(w, "sent a RESULT of job %llu, which never started",
+		    (unsigned long long)finished.job_id);
+		return;
+	}
+	res.result = w->result;
+	res.result_len = w->result_len;
+	res.result_truncated = w->result_truncated;
+	w->result = NULL;
+	w->result_len = 0;
+	w->result_truncated = false;
 	job_id = w->job_id;
 	w->has_job = false;
 	w->job_pid = 0;
@@ -552,6 +598,7 @@ pool_dispatch(struct pool_worker *w, const struct wmsg_hdr *hdr,
 		pool_retire(w);
 	if (pool->cb.finished_cb != NULL)
 		pool->cb.finished_cb(job_id, &res, pool->arg);
+	free(res.result);
 }
 
 static void
@@ -565,6 +612,7 @@ pool_read_cb(struct bufferevent *bev, void *arg)
 		struct wmsg_finished finished;
 	} msg;
 	size_t have;
+	char *big;
 
 	/* A callback may have the worker killed (pool_start on it failing):
 	 * then bev is no longer its own and the rest is not read. */
@@ -586,8 +634,24 @@ pool_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (have < sizeof hdr + hdr.len) {
 			bufferevent_setwatermark(bev, EV_READ,
-			    sizeof hdr + hdr.len, POOL_READ_MAX);
+			    sizeof hdr + hdr.len, sizeof hdr + hdr.len >
+			    POOL_READ_MAX ? sizeof hdr + hdr.len :
+			    POOL_READ_MAX);
 			return;
+		}
+		/* A RESULT is up to 16 MiB: read into a buffer of its own,
+		 * which keeps it (one more byte, for its NUL). */
+		if (hdr.type == WMSG_RESULT) {
+			if ((big = malloc((size_t)hdr.len + 1)) == NULL ||
+			    evbuffer_drain(in, sizeof hdr) == -1 ||
+			    evbuffer_remove(in, big, hdr.len) !=
+			    (int)hdr.len) {
+				free(big);
+				pool_kill(w, "left an unreadable message");
+				return;
+			}
+			pool_result(w, big, hdr.len);
+			continue;
 		}
 		/* wmsg_check bounds hdr.len by the largest of msg's members */
 		if (evbuffer_drain(in, sizeof hdr) == -1 ||

@@ -284,7 +284,7 @@ reload_apply(struct triaged *td, const struct config *new, uint64_t budget)
 		log_warn("reload: the pool has %u workers, not %u",
 		    pool_size(td->pool), new->workers);
 	run_set_limits(td->run, new->kill_grace_ms, new->max_output,
-	    new->no_new_privs);
+	    new->max_result, new->no_new_privs);
 	/* The other nodes wait so much longer once it is written. */
 	store_set_grace(td->store, new->kill_grace_ms + CLUSTER_SLACK_MS);
 	log_set_level(new->log_level);

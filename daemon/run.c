@@ -179,12 +179,19 @@ struct run_vars {
 	char **devices;
 };
 
+/* The result file's name, as the job's process finds it (pool-spec.h). */
+static char run_result_var[] = "TRIAGE_RESULT=" POOL_RESULT_PATH;
+
+/* TRIAGE_RESULT among them, whether or not the job gets one: a job
+ * submitted from within another (the CLI sends the caller's environment)
+ * must never write into the other's result. */
 static bool
 run_is_ours(const char *var)
 {
 	return strncmp(var, "TRIAGE_JOB_ID=", 14) == 0 ||
 	    strncmp(var, "TRIAGE_PRIORITY=", 16) == 0 ||
-	    strncmp(var, "TRIAGE_ATTEMPT=", 15) == 0;
+	    strncmp(var, "TRIAGE_ATTEMPT=", 15) == 0 ||
+	    strncmp(var, "TRIAGE_RESULT=", 14) == 0;
 }
 
 /* The config whose resources name the variables of a job's units: the
@@ -214,7 +221,7 @@ run_envp(const struct run *run, const struct job *job, struct run_vars *vars)
 		ndev++;
 	while (job->env != NULL && job->env[n] != NULL)
 		n++;
-	if ((envp = calloc(n + 4 + ndev, sizeof *envp)) == NULL) {
+	if ((envp = calloc(n + 5 + ndev, sizeof *envp)) == NULL) {
 		resenv_free(vars->devices);
 		vars->devices = NULL;
 		return NULL;
@@ -232,6 +239,8 @@ run_envp(const struct run *run, const struct job *job, struct run_vars *vars)
 	envp[k++] = vars->id;
 	envp[k++] = vars->priority;
 	envp[k++] = vars->attempt;
+	if (run->params.max_result > 0)
+		envp[k++] = run_result_var;
 	for (i = 0; i < ndev; i++)
 		envp[k++] = vars->devices[i];
 	return envp;
@@ -277,6 +286,7 @@ run_hand(struct jobrun *jr)
 	spec.stdout_path = out;
 	spec.stderr_path = err;
 	spec.max_output = run->params.max_output;
+	spec.max_result = run->params.max_result;
 	spec.keep_tail = jr->opts.keep_tail;
 	spec.merge_output = job->merge_output;
 	spec.nice = job->nice;
@@ -370,10 +380,11 @@ run_set_params(struct run *run, const struct run_params *params)
 
 void
 run_set_limits(struct run *run, uint64_t kill_grace_ms, uint64_t max_output,
-    bool no_new_privs)
+    uint64_t max_result, bool no_new_privs)
 {
 	run->params.kill_grace_ms = kill_grace_ms;
 	run->params.max_output = max_output;
+	run->params.max_result = max_result;
 	run->params.no_new_privs = no_new_privs;
 	/* A reload is when an admin expects a change of /etc/group (or
 	 * what NSS reads) to take: the workers look the groups up again. */
@@ -919,6 +930,9 @@ run_finished_cb(uint64_t job_id, const struct pool_result *res, void *arg)
 	out.peak_memory = res->peak_memory;
 	out.oom = res->oom;
 	out.left = res->left;
+	out.result = res->result;
+	out.result_len = res->result_len;
+	out.result_truncated = res->result_truncated;
 	if (jr->stop_as != JOB_QUEUED) {
 		out.state = jr->stop_as;
 		snprintf(out.reason, sizeof out.reason, "%s", jr->stop_reason);

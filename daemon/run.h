@@ -41,6 +41,12 @@ struct run_outcome {
 	bool stderr_truncated;
 	uint64_t stdout_dropped;	/* output_keep = tail: bytes before offset 0 */
 	uint64_t stderr_dropped;
+	/* What it left in TRIAGE_RESULT, borrowed for the ended_cb:
+	 * result_len bytes, NULL none; result_truncated: there were more
+	 * than max_result. */
+	const char *result;
+	size_t result_len;
+	bool result_truncated;
 	bool handed;		/* a worker had it: the capture files are
 				 * this attempt's */
 	bool lease_ended;	/* its worker stopped it: the node's lease
@@ -82,6 +88,8 @@ struct run_params {
 	const char *output_dir;	/* capture files: ID.stdout, ID.stderr */
 	uint64_t kill_grace_ms;
 	uint64_t max_output;
+	/* A job's result kept, in bytes; 0: jobs get no TRIAGE_RESULT. */
+	uint64_t max_result;
 	bool set_creds;		/* root daemon: jobs run as their submitters */
 	bool no_new_privs;	/* jobs get PR_SET_NO_NEW_PRIVS */
 	/* Each job in a cgroup of its own (cgroups.h); NULL, or one in
@@ -104,7 +112,7 @@ struct run *run_new(struct event_base *base, struct pool *pool,
  * supplementary groups looked up afresh; a stop under way keeps the
  * grace it was given. */
 void run_set_limits(struct run *run, uint64_t kill_grace_ms,
-    uint64_t max_output, bool no_new_privs);
+    uint64_t max_output, uint64_t max_result, bool no_new_privs);
 /* Forgets every run without a word (the daemon exits). */
 void run_free(struct run *run);
 

@@ -12,7 +12,8 @@
 _Static_assert(sizeof(uid_t) == sizeof(uint32_t), "uid_t is 32 bits");
 _Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits");
 _Static_assert(sizeof(pid_t) == sizeof(int32_t), "pid_t is 32 bits");
-_Static_assert(sizeof(struct wmsg_run_head) == 64, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_run_head) == 72, "no hidden padding");
+_Static_assert(sizeof(struct wmsg_result_head) == 16, "no hidden padding");
 
 #define WMSG_RUN_FLAGS (WMSG_RUN_SET_CREDS | WMSG_RUN_NO_NEW_PRIVS | \
 	WMSG_RUN_KEEP_TAIL | WMSG_RUN_MERGE_OUTPUT | WMSG_RUN_IO_IDLE | \
@@ -70,6 +71,13 @@ wmsg_check(const struct wmsg_hdr *hdr, enum wmsg_dir dir)
 			goto proto;
 		want = sizeof(struct wmsg_ack);
 		break;
+	case WMSG_RESULT:
+		if (dir != WMSG_TO_DAEMON)
+			goto proto;
+		if (hdr->len <= sizeof(struct wmsg_result_head) ||
+		    hdr->len > WMSG_RESULT_MAX)
+			goto size;
+		return 0;
 	default:
 		goto proto;
 	}
@@ -152,6 +160,7 @@ wmsg_run_encode(const struct pool_spec *spec, size_t *lenp)
 	head.pids_max = spec->pids_max;
 	head.cpu_weight = spec->cpu_weight;
 	head.memory_max = spec->memory_max;
+	head.max_result = spec->max_result;
 	head.argc = (uint32_t)argc;	/* each string takes a byte: fits */
 	head.envc = (uint32_t)envc;
 	hdr.type = WMSG_RUN;
@@ -195,7 +204,7 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	memcpy(&head, buf, sizeof head);
 	if ((head.flags & ~(uint32_t)WMSG_RUN_FLAGS) != 0 ||
 	    head.argc == 0 || head.nice < 0 || head.nice > 19 ||
-	    head.cpu_weight > 10000)
+	    head.cpu_weight > 10000 || head.max_result > POOL_RESULT_MAX)
 		goto proto;
 
 	/* Count the strings first: the counts only size the arrays once the
@@ -252,6 +261,7 @@ wmsg_run_decode(struct wmsg_run *run, char *buf, size_t len)
 	run->spec.uid = head.uid;
 	run->spec.gid = head.gid;
 	run->spec.max_output = head.max_output;
+	run->spec.max_result = head.max_result;
 	return 0;
 proto:
 	errno = EPROTO;
@@ -318,6 +328,27 @@ wmsg_finished_decode(const struct wmsg_finished *msg, struct pool_result *res)
 	res->left = msg->left;
 	res->peak_memory = msg->peak_memory;
 	return 0;
+}
+
+int
+wmsg_result_decode(struct wmsg_result_head *head, const void *buf, size_t len)
+{
+	size_t i;
+
+	if (len <= sizeof *head || len > WMSG_RESULT_MAX) {
+		errno = EPROTO;
+		return -1;
+	}
+	memcpy(head, buf, sizeof *head);
+	if (head->truncated > 1)
+		goto proto;
+	for (i = 0; i < sizeof head->pad; i++)
+		if (head->pad[i] != 0)
+			goto proto;
+	return 0;
+proto:
+	errno = EPROTO;
+	return -1;
 }
 
 int

@@ -26,6 +26,7 @@ enum wmsg_type {
 	WMSG_LEASE,		/* daemon -> worker: struct wmsg_lease */
 	WMSG_ADOPTED,		/* worker -> daemon: struct wmsg_adopted */
 	WMSG_ACK,		/* daemon -> worker: struct wmsg_ack */
+	WMSG_RESULT,		/* worker -> daemon: wmsg_result_head + bytes */
 };
 
 /* Who reads the message: wmsg_check() accepts only what flows that way. */
@@ -62,6 +63,7 @@ struct wmsg_run_head {
 	uint32_t pids_max;	/* 0 none */
 	uint32_t cpu_weight;	/* 0 none, else 1 to 10000 */
 	uint64_t memory_max;	/* 0 none */
+	uint64_t max_result;	/* 0 none, at most POOL_RESULT_MAX */
 };
 
 struct wmsg_signal {
@@ -106,7 +108,7 @@ struct wmsg_started {
  * old binary. It must be raised whenever any message here changes its
  * layout or its meaning: a worker of another version is never taken over.
  */
-#define WMSG_ADOPT_VERSION	1
+#define WMSG_ADOPT_VERSION	2
 /* The hello of the workers from before there was a version (version 0):
  * its job_id is where the version is now. */
 #define WMSG_ADOPTED_UNVERSIONED	32
@@ -155,7 +157,20 @@ struct wmsg_finished {
 	char error[256];	/* NUL-terminated */
 };
 
-/* The largest message a worker sends: the daemon's read buffer bound. */
+/*
+ * RESULT, sent just before the FINISHED of a run whose process started and
+ * left a result (none for an empty one): this head, then the result's
+ * bytes, 1 to POOL_RESULT_MAX of them (the spec's max_result at most).
+ */
+struct wmsg_result_head {
+	uint64_t job_id;
+	uint8_t truncated;	/* 0 or 1: the file held more */
+	uint8_t pad[7];		/* 0 */
+};
+#define WMSG_RESULT_MAX	(sizeof(struct wmsg_result_head) + POOL_RESULT_MAX)
+
+/* The largest fixed-size message a worker sends; a RESULT is up to
+ * WMSG_RESULT_MAX, which the daemon reads into a buffer of its own. */
 #define WMSG_TO_DAEMON_MAX	(sizeof(struct wmsg_hdr) + sizeof(struct wmsg_finished))
 
 /* A decoded RUN: spec points into buf, argv and envp, which it owns. */
@@ -198,6 +213,14 @@ void wmsg_run_clear(struct wmsg_run *run);
  */
 int wmsg_adopted_decode(struct wmsg_adopted *am, const void *buf, size_t len,
     uint32_t *version);
+
+/*
+ * Checks a RESULT payload of len bytes (the head's flags and padding, at
+ * least one byte of result) into *head; the bytes are the len - sizeof
+ * *head after it. 0, or -1 with errno EPROTO.
+ */
+int wmsg_result_decode(struct wmsg_result_head *head, const void *buf,
+    size_t len);
 
 /* Fills a FINISHED payload from res (every byte, padding included). */
 void wmsg_finished_encode(struct wmsg_finished *msg, uint64_t job_id,

@@ -127,22 +127,54 @@ worker_child_creds(const struct worker_child *c)
 	}
 }
 
-/* stdin from /dev/null, stdout and stderr to the pipes, nothing else but
- * the CLOEXEC error pipe, which exec closes. Assumes: the worker keeps fds
- * 0-2 open, so every fd it handed over is above 2 and survives the dup2s. */
+/* Closes every fd from 3 up but the ones in keep (ascending, n of them,
+ * each above 2). */
+static void
+worker_child_close(const struct worker_child *c, const int *keep, size_t n)
+{
+	unsigned from = 3;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > from &&
+		    close_range(from, (unsigned)keep[i] - 1, 0) == -1)
+			worker_child_fail(c, "close_range", NULL);
+		from = (unsigned)keep[i] + 1;
+	}
+	if (close_range(from, ~0U, 0) == -1)
+		worker_child_fail(c, "close_range", NULL);
+}
+
+/* stdin from /dev/null, stdout and stderr to the pipes, the result file as
+ * POOL_RESULT_FD (without CLOEXEC: the job's own), nothing else but the
+ * CLOEXEC error pipe, which exec closes. Assumes: the worker keeps fds 0-2
+ * open, so every fd it handed over is above 2 and survives the dup2s; and
+ * it keeps POOL_RESULT_FD taken, so that neither the error pipe nor the
+ * result file is that one. */
 static void
 worker_child_fds(const struct worker_child *c)
 {
+	int keep[2];
+
 	/* merge_output is 2>&1: the stderr pipe then only sees its EOF. */
 	if (dup2(c->null, STDIN_FILENO) == -1 ||
 	    dup2(c->out, STDOUT_FILENO) == -1 ||
 	    dup2(c->run->spec.merge_output ? c->out : c->err,
 	    STDERR_FILENO) == -1)
 		worker_child_fail(c, "dup2", NULL);
-	if ((c->errpipe > 3 &&
-	    close_range(3, (unsigned)c->errpipe - 1, 0) == -1) ||
-	    close_range((unsigned)c->errpipe + 1, ~0U, 0) == -1)
-		worker_child_fail(c, "close_range", NULL);
+	if (c->result == -1) {
+		worker_child_close(c, &c->errpipe, 1);
+		return;
+	}
+	if (c->errpipe == POOL_RESULT_FD || c->result == POOL_RESULT_FD) {
+		errno = EBUSY;
+		worker_child_fail(c, "dup2", "the result file");
+	}
+	if (dup2(c->result, POOL_RESULT_FD) == -1)
+		worker_child_fail(c, "dup2", "the result file");
+	keep[0] = c->errpipe < POOL_RESULT_FD ? c->errpipe : POOL_RESULT_FD;
+	keep[1] = c->errpipe < POOL_RESULT_FD ? POOL_RESULT_FD : c->errpipe;
+	worker_child_close(c, keep, 2);
 }
 
 /*

@@ -26,6 +26,10 @@ struct worker_child {
 	int out;		/* write ends of the stdout and stderr pipes */
 	int err;
 	int errpipe;		/* CLOEXEC: EOF on exec, "STEP ARG: error" if not */
+	/* The result file (CLOEXEC), -1 none: the job's as POOL_RESULT_FD.
+	 * Neither it nor errpipe is POOL_RESULT_FD (the worker keeps that
+	 * number taken). */
+	int result;
 	int cgroup_fd;		/* the job's cgroup, -1 none */
 	bool join_cgroup;	/* the spawn's: the child moves itself there */
 	/* Written to the child's oom_score_adj, unless it is

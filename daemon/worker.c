@@ -6,13 +6,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -93,6 +96,7 @@ struct worker_job {
 	uint64_t lease_grace_ms;
 	int lease_sig;		/* the last signal it sent, 0 none */
 	struct worker_stream out[2];	/* stdout, stderr */
+	int result;		/* its result file (memfd), -1 none */
 	int cg;			/* its cgroup's directory, -1 none */
 	int cg_events;		/* its cgroup.events, polled for "populated" */
 	char cg_name[CGROUPS_NAME_MAX];	/* "ID.ATTEMPT" under cgroup_fd */
@@ -152,23 +156,24 @@ worker_recv(struct worker *w, struct wmsg_hdr *hdr, char **payload)
 	return 1;
 }
 
-/* Sends one message whole; -1 when the daemon cannot be told. */
+/* Sends the n_iov parts of one message whole, in as few calls as the
+ * socket takes; -1 when the daemon cannot be told. */
 static int
-worker_send(struct worker *w, uint32_t type, const void *payload, size_t len)
+worker_sendv(struct worker *w, struct iovec *iov, size_t n_iov)
 {
-	char msg[WMSG_TO_DAEMON_MAX];
-	struct wmsg_hdr hdr;
-	size_t off = 0;
+	struct msghdr mh;
+	size_t left = 0, i;
 	ssize_t n;
 
-	hdr.type = type;
-	hdr.len = (uint32_t)len;
-	memcpy(msg, &hdr, sizeof hdr);
-	memcpy(msg + sizeof hdr, payload, len);
-	len += sizeof hdr;
-	while (off < len) {
+	for (i = 0; i < n_iov; i++)
+		left += iov[i].iov_len;
+	i = 0;
+	while (left > 0) {
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = iov + i;
+		mh.msg_iovlen = n_iov - i;
 		/* MSG_NOSIGNAL: a gone daemon is an error here, not a SIGPIPE */
-		n = send(w->fd, msg + off, len - off, MSG_NOSIGNAL);
+		n = sendmsg(w->fd, &mh, MSG_NOSIGNAL);
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -176,9 +181,52 @@ worker_send(struct worker *w, uint32_t type, const void *payload, size_t len)
 				w->gone = true;
 			return -1;
 		}
-		off += (size_t)n;
+		left -= (size_t)n;
+		/* Past what went: the parts sent whole, then into the next. */
+		for (; i < n_iov && (size_t)n >= iov[i].iov_len; i++)
+			n -= (ssize_t)iov[i].iov_len;
+		if (i < n_iov) {
+			iov[i].iov_base = (char *)iov[i].iov_base + n;
+			iov[i].iov_len -= (size_t)n;
+		}
 	}
 	return 0;
+}
+
+/* Sends one message whole; -1 when the daemon cannot be told. */
+static int
+worker_send(struct worker *w, uint32_t type, const void *payload, size_t len)
+{
+	struct wmsg_hdr hdr = { type, (uint32_t)len };
+	/* sendmsg takes iovecs of non-const memory, and never writes it. */
+	struct iovec iov[2] = { { &hdr, sizeof hdr },
+	    { (void *)(uintptr_t)payload, len } };
+
+	return worker_sendv(w, iov, 2);
+}
+
+/* Sends the RESULT of a run that left one, its bytes straight from
+ * res (up to 16 MiB: not through a buffer); -1 when the daemon cannot be
+ * told. None is sent for a run without one. */
+static int
+worker_send_result(struct worker *w, uint64_t job_id,
+    const struct pool_result *res)
+{
+	struct wmsg_result_head head;
+	struct wmsg_hdr hdr;
+	struct iovec iov[3];
+
+	if (res->result_len == 0)
+		return 0;
+	memset(&head, 0, sizeof head);
+	head.job_id = job_id;
+	head.truncated = res->result_truncated;
+	hdr.type = WMSG_RESULT;
+	hdr.len = (uint32_t)(sizeof head + res->result_len);
+	iov[0] = (struct iovec){ &hdr, sizeof hdr };
+	iov[1] = (struct iovec){ &head, sizeof head };
+	iov[2] = (struct iovec){ res->result, res->result_len };
+	return worker_sendv(w, iov, 3);
 }
 
 static int
@@ -479,6 +527,16 @@ worker_reap(struct worker_job *job)
 	return 0;
 }
 
+/* Nothing kept of the last end reported: it is stored, or recorded. */
+static void
+worker_unacked_drop(struct worker *w)
+{
+	w->unacked = false;
+	free(w->unacked_res.result);
+	w->unacked_res.result = NULL;
+	w->unacked_res.result_len = 0;
+}
+
 /* An ACK: the end it names is stored, nothing to keep of it. */
 static void
 worker_acked(struct worker *w, const char *payload)
@@ -487,7 +545,7 @@ worker_acked(struct worker *w, const char *payload)
 
 	memcpy(&am, payload, sizeof am);
 	if (w->unacked && am.job_id == w->unacked_id)
-		w->unacked = false;
+		worker_unacked_drop(w);
 }
 
 /* The daemon went before it said the last end is stored: it is recorded
@@ -497,9 +555,9 @@ worker_record_unacked(struct worker *w)
 {
 	if (!w->unacked || w->setup.adopt_dir == NULL)
 		return;
-	w->unacked = false;
 	(void)endrec_write(w->setup.adopt_dir, w->unacked_id,
 	    w->unacked_attempt, &w->unacked_res, w->unacked_at);
+	worker_unacked_drop(w);
 }
 
 /* A message while a job runs: SIGNAL for it, or a late one for a job that
@@ -882,8 +940,11 @@ worker_sh_argv(struct worker *w, const struct wmsg_run *run,
 	return 0;
 }
 
-/* Creates the pipes, all CLOEXEC; the capture files come with the first
- * bytes (worker_stream_open). */
+/* Creates the pipes, all CLOEXEC, and with a max_result the result file:
+ * anonymous and in memory, so that no attempt waits on a file create on
+ * disk (a memfd costs about what a pipe does); mode 0777 as every memfd
+ * is, so that a job run as another user opens it all the same. The
+ * capture files come with the first bytes (worker_stream_open). */
 static int
 worker_prepare(struct worker_job *job, int tail_errno, int pipes[2][2],
     int errpipe[2], struct pool_result *res)
@@ -912,7 +973,51 @@ worker_prepare(struct worker_job *job, int tail_errno, int pipes[2][2],
 		worker_error(res, "pipe", NULL);
 		return -1;
 	}
+	if (job->run->spec.max_result > 0 && (job->result =
+	    memfd_create("triage-result", MFD_CLOEXEC)) == -1) {
+		worker_error(res, "memfd_create", "triage-result");
+		return -1;
+	}
 	return 0;
+}
+
+/*
+ * The first max_result bytes of the result file into res, however the
+ * run ended; none when it is empty (or out of memory: the outcome matters
+ * more than its value). What the job put past max_result, by writes or a
+ * seek, is never read: result_truncated says there was some.
+ */
+static void
+worker_result_read(const struct worker_job *job, struct pool_result *res)
+{
+	uint64_t max = job->run->spec.max_result;
+	size_t want, got = 0;
+	struct stat st;
+	char *buf;
+	ssize_t n;
+
+	if (job->result == -1 || fstat(job->result, &st) == -1 ||
+	    st.st_size <= 0)
+		return;
+	want = (uint64_t)st.st_size > max ? (size_t)max : (size_t)st.st_size;
+	if ((buf = malloc(want + 1)) == NULL)
+		return;
+	while (got < want) {
+		n = pread(job->result, buf + got, want - got, (off_t)got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0) {
+		free(buf);
+		return;
+	}
+	buf[got] = '\0';
+	res->result = buf;
+	res->result_len = got;
+	res->result_truncated = (uint64_t)st.st_size > max;
 }
 
 static void
@@ -1074,6 +1179,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	job.run = run;
 	job.pid = -1;
 	job.cg = job.cg_events = -1;
+	job.result = -1;
 	for (i = 0; i < 2; i++)
 		job.out[i].pipe = job.out[i].file = -1;
 	child.run = run;
@@ -1102,6 +1208,7 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	if (job.cg == -1)
 		job.flags |= WORKER_JOB_EMPTY;
 	child.cgroup_fd = job.cg;
+	child.result = job.result;
 	for (i = 0; i < 2; i++) {
 		job.out[i].pipe = pipes[i][0];	/* the job's now */
 		pipes[i][0] = -1;
@@ -1164,19 +1271,24 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 	res.stderr_truncated = job.out[1].truncated;
 	res.stdout_dropped = job.out[0].dropped;
 	res.stderr_dropped = job.out[1].dropped;
+	worker_result_read(&job, &res);
 	goto send;
 
 not_started:
 	res.started = false;
 send:
-	if (w->fd != -1 && worker_send_finished(w, spec->job_id, &res) == 0) {
-		/* Told, not yet stored: kept until the daemon's ACK. */
+	if (w->fd != -1 && worker_send_result(w, spec->job_id, &res) == 0 &&
+	    worker_send_finished(w, spec->job_id, &res) == 0) {
+		/* Told, not yet stored: kept until the daemon's ACK, its
+		 * result with it. */
 		if (res.started && w->setup.adopt_dir != NULL) {
+			worker_unacked_drop(w);
 			w->unacked = true;
 			w->unacked_id = spec->job_id;
 			w->unacked_attempt = spec->attempt;
 			w->unacked_at = timefmt_now();
 			w->unacked_res = res;
+			res.result = NULL;
 		}
 		goto out;
 	}
@@ -1190,6 +1302,8 @@ send:
 		    spec->attempt, &res, timefmt_now());
 	worker_unlisten(w);
 out:
+	free(res.result);
+	worker_close(&job.result);
 	worker_cgroup_remove(w, &job);
 	for (i = 0; i < 2; i++) {
 		worker_close(&job.out[i].pipe);
@@ -1253,7 +1367,7 @@ worker_next(struct worker *w, struct wmsg_run *run)
 				 * recorded), or it retires this worker:
 				 * alive, it stores the last end itself. */
 				w->gone = true;
-				w->unacked = false;
+				worker_unacked_drop(w);
 				return 0;
 			}
 		}
@@ -1311,6 +1425,17 @@ worker_main(int fd, const struct pool_setup *setup)
 		free(w);
 		return 1;
 	}
+	/* POOL_RESULT_FD taken for good (by /dev/null): no pipe or result
+	 * file of a job is ever made on it, where the job child's dup2 of
+	 * the result file would replace it. Taken already, it is the
+	 * worker's own for good all the same. */
+	if (fcntl(POOL_RESULT_FD, F_GETFD) == -1 &&
+	    dup3(w->null, POOL_RESULT_FD, O_CLOEXEC) == -1) {
+		close(w->sfd);
+		close(w->null);
+		free(w);
+		return 1;
+	}
 	for (;;) {
 		if (worker_next(w, &run) != 1)
 			break;
@@ -1322,6 +1447,7 @@ worker_main(int fd, const struct pool_setup *setup)
 	rc = w->gone ? 0 : 1;
 	if (w->gone)
 		worker_record_unacked(w);
+	worker_unacked_drop(w);
 	if (w->fd != -1)
 		close(w->fd);
 	close(w->sfd);

@@ -180,13 +180,30 @@ bytestr_bad(const char **why, const char *what)
 	return -1;
 }
 
+json_t *
+bytestr_json_bytes(const char *s, size_t n)
+{
+	json_t *o;
+	char *b64;
+
+	if (memchr(s, '\0', n) == NULL && bytestr_utf8(s, n))
+		return json_stringn(s, n);
+	if ((b64 = bytestr_b64_encode((const unsigned char *)s, n)) == NULL)
+		return NULL;
+	o = json_pack("{s:s}", "base64", b64);
+	free(b64);
+	return o;
+}
+
 int
-bytestr_from_json(const json_t *v, char **out, const char **why)
+bytestr_bytes_from_json(const json_t *v, char **out, size_t *len,
+    const char **why)
 {
 	const json_t *b64;
 	const char *s;
-	size_t n, len;
+	size_t n;
 
+	*out = NULL;
 	if (json_is_string(v)) {
 		s = json_string_value(v);
 		n = json_string_length(v);
@@ -194,6 +211,7 @@ bytestr_from_json(const json_t *v, char **out, const char **why)
 			return bytestr_bad(why, "holds a NUL byte");
 		if ((*out = strdup(s)) == NULL)
 			return -1;
+		*len = n;
 		return 0;
 	}
 	if (!json_is_object(v))
@@ -208,12 +226,23 @@ bytestr_from_json(const json_t *v, char **out, const char **why)
 	if ((*out = malloc(n / 4 * 3 + 1)) == NULL)
 		return -1;
 	if (bytestr_b64_decode(json_string_value(b64), n,
-	    (unsigned char *)*out, &len) == -1) {
+	    (unsigned char *)*out, len) == -1) {
 		free(*out);
 		*out = NULL;
 		return bytestr_bad(why, "is not valid base64");
 	}
-	(*out)[len] = '\0';
+	(*out)[*len] = '\0';
+	return 0;
+}
+
+int
+bytestr_from_json(const json_t *v, char **out, const char **why)
+{
+	size_t len;
+
+	if (bytestr_bytes_from_json(v, out, &len, why) == -1)
+		return -1;
+	/* A C string ends at its first NUL: it would lose the rest. */
 	if (memchr(*out, '\0', len) != NULL) {
 		free(*out);
 		*out = NULL;

@@ -37,6 +37,22 @@ void bytestr_write_strv(struct jsonw *w, char *const *v);
 int bytestr_from_json(const json_t *v, char **out, const char **why);
 
 /*
+ * The n bytes at s, which may hold NUL bytes (a job's result), as JSON: a
+ * plain string when they are UTF-8 without a NUL, else {"base64": ...}
+ * (the protocol's strings never carry a NUL). A new reference; NULL when
+ * out of memory.
+ */
+json_t *bytestr_json_bytes(const char *s, size_t n);
+/*
+ * The bytes v carries, either form, NULs allowed, as an allocated buffer
+ * in *out (NUL-terminated past its *len bytes; the caller's); a plain
+ * string with a NUL, which bytestr_json_bytes never makes, is refused. 0;
+ * or -1 as bytestr_from_json.
+ */
+int bytestr_bytes_from_json(const json_t *v, char **out, size_t *len,
+    const char **why);
+
+/*
  * A copy of s for people: each byte of what is not UTF-8 written \xNN, and
  * with ctl set each control character too (C0, DEL and the C1 range), so
  * that a terminal is never fed raw bytes. Always UTF-8. Allocated; NULL

@@ -180,6 +180,12 @@ const struct config_key config_table_daemon[CONFIG_TABLE_DAEMON_KEYS] = {
 	{ "max_output", CONFIG_TYPE_SIZE, 0, TIB, "16MiB",
 	  D(max_output), 0, NULL,
 	  "captured bytes per stream per job, 0 to 1TiB" },
+	/* Held in the worker's memory and the job's row: a value, not a
+	 * second output. */
+	{ "max_result", CONFIG_TYPE_SIZE, 0, 16 * MIB, "64KiB",
+	  D(max_result), 0, NULL,
+	  "bytes of a job's result (TRIAGE_RESULT) kept per attempt, 0 to "
+	  "16MiB; 0: no TRIAGE_RESULT" },
 	{ "output_keep", CONFIG_TYPE_ENUM, 0, 0, "head",
 	  D(output_keep), 0, config_table_output_keeps,
 	  "which bytes of a stream past max_output are kept: head (the "

@@ -61,7 +61,7 @@ struct config_key {
  * [priority.NAME] (into struct config_priority) and of [resource.NAME]
  * (into struct config_resource). The counts size the per-key
  * bookkeeping. */
-#define CONFIG_TABLE_DAEMON_KEYS 36
+#define CONFIG_TABLE_DAEMON_KEYS 37
 #define CONFIG_TABLE_HTTP_KEYS 8
 #define CONFIG_TABLE_CLUSTER_KEYS 3
 #define CONFIG_TABLE_PRIORITY_KEYS 12

@@ -167,6 +167,8 @@ struct config {
 	unsigned max_labels;	/* labels of a job */
 	unsigned max_label_value; /* bytes of one label's value */
 	uint64_t max_output;
+	/* Bytes of a job's result kept (TRIAGE_RESULT); 0: none asked. */
+	uint64_t max_result;
 	enum config_output_keep output_keep;
 	uint64_t keep_finished_ms;
 	bool has_admin_group;

@@ -154,7 +154,8 @@ job_extra_is_none(const struct job_extra *e)
 	return e->name == NULL && e->pinned_node == NULL &&
 	    e->after == NULL && e->after_any == NULL && e->labels == NULL &&
 	    e->resources == NULL && e->devices == NULL &&
-	    e->begin_at == job_extra_none.begin_at && e->nafter == 0 &&
+	    e->begin_at == job_extra_none.begin_at && e->key == NULL &&
+	    e->nafter == 0 &&
 	    e->nafter_any == 0;
 }
 
@@ -165,6 +166,7 @@ job_extra_clear(struct job_extra *e)
 	intern_str_drop(e->pinned_node);
 	free(e->after);
 	free(e->after_any);
+	free(e->key);
 	json_decref(e->labels);
 	json_decref(e->resources);
 	json_decref(e->devices);
@@ -196,6 +198,7 @@ job_free(struct job *job)
 	if ((run = job_run_own(job)) != NULL) {
 		free(run->reason);
 		free(run->cgroup);
+		json_decref(run->result);
 		free(run);
 	}
 	if ((extra = job_extra_own(job)) != NULL) {
@@ -232,6 +235,7 @@ job_new_attempt(struct job *job)
 		return;
 	reason = run->reason;
 	free(run->cgroup);
+	json_decref(run->result);
 	*run = job_run_none;
 	run->reason = reason;
 }
@@ -248,6 +252,7 @@ job_status_get(const struct job *job, struct job_status *st)
 	st->run = *job->run;
 	st->run.reason = NULL;
 	st->run.cgroup = NULL;
+	st->run.result = NULL;
 }
 
 bool
@@ -265,7 +270,8 @@ job_run_is_none(const struct job_run *r)
 	    r->stderr_dropped == z->stderr_dropped && r->pid == z->pid &&
 	    r->exit_code == z->exit_code && r->signal == z->signal &&
 	    r->stdout_truncated == z->stdout_truncated &&
-	    r->stderr_truncated == z->stderr_truncated && r->begun == z->begun;
+	    r->stderr_truncated == z->stderr_truncated && r->begun == z->begun &&
+	    r->result_truncated == z->result_truncated;
 }
 
 int
@@ -273,6 +279,7 @@ job_status_set(struct job *job, const struct job_status *st)
 {
 	struct job_run *run = job_run_own(job);
 	char *reason, *cgroup;
+	json_t *result;
 
 	job->state = st->state;
 	job->attempt = st->attempt;
@@ -286,9 +293,11 @@ job_status_set(struct job *job, const struct job_status *st)
 		return -1;
 	reason = run->reason;
 	cgroup = run->cgroup;
+	result = run->result;
 	*run = st->run;
 	run->reason = reason;
 	run->cgroup = cgroup;
+	run->result = result;
 	return 0;
 }
 
@@ -543,6 +552,28 @@ job_set_cgroup(struct job *job, const char *path)
 	return job_set_run_text(job, offsetof(struct job_run, cgroup), copy);
 }
 
+int
+job_set_result(struct job *job, const char *s, size_t n, bool truncated)
+{
+	struct job_run *run;
+	json_t *v = NULL;
+
+	if (n == 0 && job->run->result == NULL && !job->run->result_truncated)
+		return 0;
+	if ((run = job_run_edit(job)) == NULL)
+		return -1;
+	json_decref(run->result);
+	run->result = NULL;
+	run->result_truncated = false;
+	if (n == 0)
+		return 0;
+	if ((v = bytestr_json_bytes(s, n)) == NULL)
+		return -1;
+	run->result = v;
+	run->result_truncated = truncated;
+	return 0;
+}
+
 /*
  * Where job_put sends the members of the job object: text appended to w
  * (the wire's, jsonw.h) or, when w is NULL, members set in the object o.
@@ -719,6 +750,17 @@ job_put_object(struct job_out *out, const char *key, json_t *obj)
 		jsonw_raw(out->w, "{}", 2);
 }
 
+/* A value of the job's own, shared by the object, never copied: each is
+ * replaced whole, never edited (the result's byte string). */
+static void
+job_put_value(struct job_out *out, const char *key, json_t *v)
+{
+	if (job_put_text(out, key))
+		jsonw_json(out->w, v);
+	else
+		job_put_json(out, key, json_incref(v));
+}
+
 /* The members of the job object, in protocol.md's order. */
 static void
 job_put(struct job_out *out, const struct job *job, int64_t position,
@@ -775,6 +817,12 @@ job_put(struct job_out *out, const struct job *job, int64_t position,
 	    run->peak_memory);
 	job_put_bool(out, "oom", run->oom);
 	job_put_opt_string(out, "cgroup", run->cgroup);
+	/* Protocol v1.3; a result there only when the attempt left one. */
+	job_put_opt_string(out, "key", job->extra->key);
+	if (run->result != NULL)
+		job_put_value(out, "result", run->result);
+	if (run->result_truncated)
+		job_put_bool(out, "result_truncated", true);
 }
 
 json_t *

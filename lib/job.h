@@ -24,6 +24,9 @@ enum __attribute__((packed)) job_state {
 };
 #define JOB_NSTATES (JOB_LOST + 1)
 
+/* The longest idempotency key a submission may give, in bytes. */
+#define JOB_KEY_MAX 256
+
 /*
  * What an attempt's run left: a job that never ran shares job_run_none and
  * carries none of it (a queued job is most jobs, and a million of them
@@ -49,6 +52,11 @@ struct job_run {
 	 * none. Owned like reason, but this attempt's only: set it through
 	 * job_set_cgroup. */
 	char *cgroup;
+	/* Protocol v1.3: the bytes its attempt left in TRIAGE_RESULT, in
+	 * the wire's form (bytestr_json_bytes: a string, or {"base64":
+	 * ...}); NULL = none. Owned like reason, replaced whole and never
+	 * edited; job_new_attempt clears it. */
+	json_t *result;
 	pid_t pid;		/* 0 = never started */
 	int exit_code;		/* -1 = did not exit normally */
 	int signal;		/* 0 = not killed by a signal */
@@ -57,6 +65,7 @@ struct job_run {
 	bool begun;		/* this attempt was handed to a worker */
 	bool oom;		/* it, or a process of it, was killed for want
 				 * of memory */
+	bool result_truncated;	/* it wrote more than max_result */
 };
 
 /* The run of a job that has none: every field unknown or empty. */
@@ -86,6 +95,10 @@ struct job_extra {
 	 * job_new_attempt clears it. */
 	json_t *devices;
 	int64_t begin_at;	/* ms since the epoch; -1 = none */
+	/* Protocol v1.3: the submitter's idempotency key (1 to
+	 * JOB_KEY_MAX bytes), unique among the jobs of its uid that are
+	 * kept; NULL = none. Fixed at submit. */
+	char *key;
 	/* Counts of after and after_any: a request could not hold more. */
 	uint32_t nafter;
 	uint32_t nafter_any;
@@ -195,9 +208,9 @@ struct job {
 };
 
 /*
- * What a job's life changes, apart from reason and cgroup: a copy taken at
- * a state change shows the job as it was then, whatever came after.
- * run.reason and run.cgroup are always NULL here.
+ * What a job's life changes, apart from reason, cgroup and result: a copy
+ * taken at a state change shows the job as it was then, whatever came
+ * after. run.reason, run.cgroup and run.result are always NULL here.
  */
 struct job_status {
 	enum job_state state;
@@ -213,7 +226,7 @@ struct job_status {
  * fine. */
 void job_free_strv(char **v);
 void job_status_get(const struct job *job, struct job_status *st);
-/* Puts st back, the reason and cgroup apart. 0, or -1 out of memory (the
+/* Puts st back, the reason, cgroup and result apart. 0, or -1 out of memory (the
  * job had no run of its own and st has one): then only the run is left as
  * it was. */
 int job_status_set(struct job *job, const struct job_status *st);
@@ -223,8 +236,8 @@ int job_status_set(struct job *job, const struct job_status *st);
  * until the job is freed. NULL when out of memory, and nothing changed.
  */
 struct job_run *job_run_edit(struct job *job);
-/* Whether r says nothing job_run_none does not, its reason and cgroup
- * apart. */
+/* Whether r says nothing job_run_none does not, its reason, cgroup and
+ * result apart. */
 bool job_run_is_none(const struct job_run *r);
 
 /*
@@ -253,7 +266,7 @@ void job_free(struct job *job);
 
 /* A new attempt: attempt + 1, and what the last run left (pid, exit code,
  * signal, times, usage, peak memory, oom, cgroup, devices, truncation,
- * begun; not the reason) cleared. The state is the caller's. */
+ * result, begun; not the reason) cleared. The state is the caller's. */
 void job_new_attempt(struct job *job);
 
 /* The job takes every stored field of from (a newer copy read from a
@@ -314,6 +327,13 @@ int job_set_reason(struct job *job, const char *fmt, ...)
  * -1 out of memory with nothing changed.
  */
 int job_set_cgroup(struct job *job, const char *path);
+
+/*
+ * Sets the run's result to the n bytes at s (bytestr_json_bytes), n 0 for
+ * none, and whether more were written than were kept. 0, or -1 out of
+ * memory with the job left without a result.
+ */
+int job_set_result(struct job *job, const char *s, size_t n, bool truncated);
 
 /*
  * The job object of protocol.md, a new reference (argv and cwd as byte

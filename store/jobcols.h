@@ -97,7 +97,11 @@
 	X(OOM, "oom", INTEGER, LIFE, RUN(oom, NOT_NULL, 1))		\
 	X(CGROUP, "cgroup", TEXT, LIFE, RUN(cgroup, 0, 0))		\
 	X(RESOURCES, "resources", TEXT, LIFE, CUSTOM)			\
-	X(DEVICES, "devices", TEXT, LIFE, CUSTOM)
+	X(DEVICES, "devices", TEXT, LIFE, CUSTOM)			\
+	X(KEY, "\"key\"", TEXT, ONCE, EXTRA(key, 0, 0))		\
+	X(RESULT, "result", TEXT, LIFE, CUSTOM)				\
+	X(RESULT_TRUNCATED, "result_truncated", INTEGER, LIFE,		\
+	    RUN(result_truncated, NOT_NULL, 1))
 
 /* The columns by number, the index of every table of them (jobrow.c reads
  * and writes a row by it; a SELECT's column i is column i). */

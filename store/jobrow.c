@@ -1,6 +1,6 @@
 /* jobrow.c - a job as a row of the jobs table and back, whatever the database:
  * SQL NULL for what the job keeps as unknown, JSON for argv, env, after,
- * labels, resources and devices, and checks on reading. */
+ * labels, resources, devices and result, and checks on reading. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -334,12 +334,24 @@ jobrow_dump(const json_t *obj, char **text)
 	return (*text = json_dumps(obj, JSON_COMPACT)) == NULL ? -1 : 0;
 }
 
+/* The result column: its byte string as the wire writes it (a JSON string,
+ * or {"base64": ...}), NULL for none; into *text, NULL out of memory. */
+static int
+jobrow_result_text(const json_t *result, char **text)
+{
+	*text = NULL;
+	if (result == NULL)
+		return 0;
+	return (*text = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL ? -1 : 0;
+}
+
 int
 jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
     void *ctx, char **cause)
 {
 	struct jobrow_writer b = { sink, ctx, 0 };
-	char *labels = NULL, *resources = NULL, *devices = NULL;
+	char *labels = NULL, *resources = NULL, *devices = NULL, *result;
 
 	/* SQLite integers are signed 64 bits. */
 	if (job->id == 0 || job->id > INT64_MAX ||
@@ -357,12 +369,20 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 		    "labels, resources or devices are not UTF-8, or out of "
 		    "memory", job->id);
 	}
+	if (jobrow_result_text(job->run->result, &result) == -1) {
+		free(labels);
+		free(resources);
+		free(devices);
+		return cause_fail(cause, "cannot store job %" PRIu64 ": out of "
+		    "memory for its result", job->id);
+	}
 	jobrow_put_int(&b, JOBROW_ID, (int64_t)job->id);
 	if (all) {
 		if (jobrow_bind_json(&b, job, cause) == -1) {
 			free(labels);
 			free(resources);
 			free(devices);
+			free(result);
 			return -1;
 		}
 		jobrow_put_cwd(&b, job->cwd);
@@ -377,6 +397,7 @@ jobrow_put(const struct job *job, bool all, const struct jobrow_sink *sink,
 	jobrow_put_owned(&b, JOBROW_LABELS, labels);
 	jobrow_put_owned(&b, JOBROW_RESOURCES, resources);
 	jobrow_put_owned(&b, JOBROW_DEVICES, devices);
+	jobrow_put_owned(&b, JOBROW_RESULT, result);
 	jobrow_put_text(&b, JOBROW_NODE, job->node);
 	jobrow_put_fields(&b, job, all);
 	if (b.rc != 0)
@@ -804,6 +825,43 @@ jobrow_object(struct jobrow_reader *r, int col, bool (*valid)(const json_t *),
 	return 0;
 }
 
+/* The result column: NULL, or a byte string as the wire has it (a JSON
+ * string without a NUL, or {"base64": ...}), into *result, the form
+ * bytestr_json_bytes makes of its bytes (a row written by hand may hold
+ * the other), NULL for none or none written. */
+static int
+jobrow_result(struct jobrow_reader *r, json_t **result)
+{
+	json_error_t err;
+	const char *s, *why;
+	char *bytes;
+	size_t len;
+	json_t *v;
+
+	if (jobrow_text_ref(r, JOBROW_RESULT, true, &s) == -1)
+		return -1;
+	if (s == NULL)
+		return 0;
+	if ((v = json_loads(s, JSON_DECODE_ANY, &err)) == NULL) {
+		if (json_error_code(&err) == json_error_out_of_memory)
+			return jobrow_oom(r);
+		return jobrow_bad(r, JOBROW_RESULT, "is not JSON");
+	}
+	if (bytestr_bytes_from_json(v, &bytes, &len, &why) == -1) {
+		json_decref(v);
+		if (errno == ENOMEM)
+			return jobrow_oom(r);
+		return jobrow_bad(r, JOBROW_RESULT, "is neither a string nor "
+		    "{\"base64\": ...}");
+	}
+	json_decref(v);
+	*result = len == 0 ? NULL : bytestr_json_bytes(bytes, len);
+	free(bytes);
+	if (len != 0 && *result == NULL)
+		return jobrow_oom(r);
+	return 0;
+}
+
 /* A login name: not empty, without '/', ':' or a newline. */
 static bool
 jobrow_user_valid(const char *s)
@@ -943,6 +1001,7 @@ jobrow_fill(struct jobrow_reader *r, struct job *job, struct job_run *run,
 	    "that is not a positive integer", &extra->resources) == -1 ||
 	    jobrow_object(r, JOBROW_DEVICES, jobrow_is_units, "something "
 	    "not a list of unit names", &extra->devices) == -1 ||
+	    jobrow_result(r, &run->result) == -1 ||
 	    jobrow_name(r, JOBROW_NODE, nodename_valid, "a node name",
 	    &job->node, &cache->node) == -1 ||
 	    jobrow_name(r, JOBROW_PINNED_NODE, nodename_valid, "a node name",
@@ -1013,7 +1072,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 	}
 	/* A job that never ran shares job_run_none. */
 	if (!job_run_is_none(&run) || run.reason != NULL ||
-	    run.cgroup != NULL) {
+	    run.cgroup != NULL || run.result != NULL) {
 		if ((own = job_run_edit(job)) == NULL) {
 			jobrow_oom(&r);
 			goto fail;
@@ -1024,6 +1083,7 @@ jobrow_get(const struct jobrow_source *src, void *ctx,
 fail:
 	free(run.reason);
 	free(run.cgroup);
+	json_decref(run.result);
 	job_extra_clear(&extra);
 	cause_fail(cause, "cannot load job %" PRIu64 ": %s", job->id, r.why);
 	job_free(job);

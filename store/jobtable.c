@@ -197,6 +197,7 @@ jobtable_free(struct jobtable *t)
 
 	for (i = 0; i < t->entries.n; i++)
 		job_free(jobtable_entry_job(jobtable_entries(t)[i]));
+	jobkeys_clear(&t->keys);
 	vec_free(&t->entries);
 	vec_free(&t->order);
 	t->dead = 0;
@@ -223,6 +224,8 @@ jobtable_add(struct jobtable *t, struct job *job)
 		return -1;
 	if (t->by_submission)
 		jobtable_order_add(t, job);
+	/* Out of memory, the job is only not found by its key (below). */
+	(void)jobkeys_add(&t->keys, job);
 	v = jobtable_entries(t);
 	if (n == 0 || jobtable_entry_id(v[n - 1]) < job->id) {
 		v[t->entries.n++] = e;
@@ -253,12 +256,19 @@ jobtable_remove(struct jobtable *t, uint64_t id)
 		return NULL;
 	if (t->by_submission)
 		jobtable_order_remove(t, job);
+	jobkeys_remove(&t->keys, job);
 	/* Ids fit: the databases' are at most INT64_MAX. */
 	e[i] = ((uintptr_t)id << 1) | 1;
 	/* The sweep costs the whole array, once per so many removals. */
 	if (++t->dead > t->entries.n / 4)
 		jobtable_sweep(t);
 	return job;
+}
+
+struct job *
+jobtable_by_key(const struct jobtable *t, uid_t uid, const char *key)
+{
+	return jobkeys_find(&t->keys, uid, key);
 }
 
 struct job *

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jobkeys.h"
 #include "vec.h"
 
 struct job;
@@ -26,6 +27,8 @@ struct jobtable {
 	struct vec order;
 	size_t order_dead;
 	bool by_submission;	/* set before the first job is added */
+	/* The jobs with an idempotency key, by uid and key. */
+	struct jobkeys keys;
 };
 struct jobtable_at {
 	int64_t at;		/* the job's submitted_at */
@@ -48,6 +51,13 @@ int jobtable_add(struct jobtable *t, struct job *job);
 /* Takes the job with this id out (the caller frees it); NULL when there
  * is none. */
 struct job *jobtable_remove(struct jobtable *t, uint64_t id);
+/*
+ * The job of uid with this idempotency key; NULL when none. A job with a
+ * key is found by it once added, unless memory ran out as it was (its add
+ * does not fail for it: the job is there, only not by its key).
+ */
+struct job *jobtable_by_key(const struct jobtable *t, uid_t uid,
+    const char *key);
 
 struct job *jobtable_get(const struct jobtable *t, uint64_t id);
 /* The job with the smallest id above after_id; NULL at the end. */

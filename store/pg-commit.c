@@ -49,6 +49,10 @@ struct pg_commit {
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
 	size_t first_update;		/* index of the first UPDATE result */
+	/* Each new job's INSERT result; for a job with a key, the next
+	 * result is the id of the job that has its uid and key (key_owner),
+	 * another node's when the INSERT did nothing. */
+	size_t *ins_at;
 	/* Each UPDATE's kind (a claim, of a job naming shared counters),
 	 * and the job's count of replacements then. */
 	struct {
@@ -305,7 +309,7 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 {
 	struct store_staged *staged = c->staged.v;
 	const struct pg_store_mark *m = c->updated.v, *gone = c->removed.v;
-	size_t i, nst = c->staged.n + c->updated.n + c->removed.n + 10;
+	size_t i, nst = 2 * c->staged.n + c->updated.n + c->removed.n + 10;
 	uint64_t shared = 0, mine;
 	const char **v;
 	struct job *job;
@@ -315,8 +319,11 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 	    sizeof *b->rows)) == NULL ||
 	    (b->nums = calloc(c->updated.n + 2 * c->removed.n + 8,
 	    sizeof *b->nums)) == NULL ||
-	    (b->values = calloc(2 * c->removed.n + 16,
+	    (b->values = calloc(2 * c->removed.n + 2 * c->staged.n + 16,
 	    sizeof *b->values)) == NULL)
+		return cause_fail(cause, "out of memory");
+	if (c->staged.n > 0 && (c->ins_at = calloc(c->staged.n,
+	    sizeof *c->ins_at)) == NULL)
 		return cause_fail(cause, "out of memory");
 	if (c->updated.n > 0 && (c->sent = calloc(c->updated.n,
 	    sizeof *c->sent)) == NULL)
@@ -342,8 +349,16 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 		if (pg_row_params(&b->rows[b->nrows], staged[i].job, true,
 		    cause) != 0)
 			return -1;
+		c->ins_at[i] = b->n;
 		pg_commit_stmt(b, "ins", NULL, JOBROW_NCOLUMNS,
-		    b->rows[b->nrows++].values);
+		    b->rows[b->nrows].values);
+		if (staged[i].job->extra->key != NULL) {
+			v = pg_commit_values(b, 2);
+			v[0] = b->rows[b->nrows].values[JOBROW_UID];
+			v[1] = b->rows[b->nrows].values[JOBROW_KEY];
+			pg_commit_stmt(b, "key_owner", NULL, 2, v);
+		}
+		b->nrows++;
 	}
 	c->first_update = b->n;
 	for (i = 0; i < c->updated.n; i++) {
@@ -409,6 +424,7 @@ pg_commit_free(struct pg_commit *c)
 	vec_free(&c->updated);
 	vec_free(&c->removed);
 	free(c->sent);
+	free(c->ins_at);
 	free(c);
 }
 
@@ -809,7 +825,12 @@ pg_commit_settle_end(struct pg_commit *c, const char *err)
 	for (i = 0; i < c->staged.n; i++) {
 		if (err != NULL)
 			sj[i].job->id = 0;
-		sj[i].cb(sj[i].job, err == NULL, err, sj[i].arg);
+		/* No id after a commit that went through: its key was
+		 * taken (pg_commit_settle). */
+		if (err == NULL && sj[i].job->id == 0)
+			sj[i].cb(sj[i].job, false, store_key_taken, sj[i].arg);
+		else
+			sj[i].cb(sj[i].job, err == NULL, err, sj[i].arg);
 	}
 	for (i = 0; i < c->syncs.n; i++)
 		y[i].cb(err, y[i].arg);
@@ -835,6 +856,30 @@ static void
 pg_commit_refetched_cb(void *arg)
 {
 	pg_commit_settle_end(arg, NULL);
+}
+
+/*
+ * Whether new job i's INSERT did nothing, its key being another node's
+ * job's: that job's row is then read (its id goes in refetch) before the
+ * job is refused with store_key_taken (pg_commit_settle_end), so that the
+ * submitter is answered with it.
+ */
+static bool
+pg_commit_key_taken(const struct pg_commit *c, PGresult *const *res,
+    size_t i, struct vec *refetch)
+{
+	const PGresult *owner;
+	uint64_t id;
+
+	if (strcmp(PQcmdTuples(res[c->ins_at[i]]), "0") != 0)
+		return false;
+	owner = res[c->ins_at[i] + 1];
+	if (PQntuples(owner) == 1) {
+		id = strtoull(PQgetvalue(owner, 0, 0), NULL, 10);
+		/* Out of memory, the next read of changes brings it. */
+		(void)vec_push(refetch, sizeof id, &id);
+	}
+	return true;
 }
 
 static void
@@ -863,6 +908,11 @@ pg_commit_settle(struct pg_commit *c, PGresult *const *res, size_t n,
 		/* Its mark renewed the lease. */
 		pg_cluster_lease_acked(s, c->start_us);
 		for (i = 0; i < c->staged.n; i++) {
+			if (res != NULL && pg_commit_key_taken(c, res, i,
+			    &refused)) {
+				sj[i].job->id = 0;
+				continue;
+			}
 			sj[i].job->store.version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);
 		}

@@ -390,7 +390,10 @@ pg_open_prepare_rows(struct pg_conn *c)
 
 	if (values != NULL && set != NULL &&
 	    pg_open_preparef(c, "ins", "INSERT INTO triage_jobs ("
-	    JOBCOLS_NAMES ") VALUES (%s)", values) == 0 &&
+	    JOBCOLS_NAMES ") VALUES (%s) ON CONFLICT (uid, \"key\")"
+	    " WHERE \"key\" IS NOT NULL DO NOTHING", values) == 0 &&
+	    pg_open_preparef(c, "key_owner", "SELECT id FROM triage_jobs"
+	    " WHERE uid = $1 AND \"key\" = $2") == 0 &&
 	    pg_open_preparef(c, "upd", "UPDATE triage_jobs SET %s,"
 	    " version = version + 1 WHERE id = $1 AND version = $%d"
 	    " RETURNING version", set, PG_ROW_NUPDATE) == 0 &&

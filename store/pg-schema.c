@@ -168,6 +168,22 @@ static const char *const pg_schema_steps[] = {
 	 * both see the last unit free. */
 	"CREATE TABLE triage_resources ("
 	" name text PRIMARY KEY)",
+
+	/* 4 -> 5: protocol v1.3. The submitter's idempotency key (NULL:
+	 * none), unique among a uid's jobs: two nodes that take the same
+	 * key at once each check their memory, where the other's job is not
+	 * yet, and the index lets the insert of one of them only (its
+	 * ON CONFLICT DO NOTHING inserts nothing, and that node answers
+	 * with the other's job). The bytes the last attempt left in
+	 * TRIAGE_RESULT, as the wire carries them (a JSON string, or
+	 * {"base64": ...}; NULL: none), and whether it wrote more than
+	 * max_result. */
+	"ALTER TABLE triage_jobs"
+	" ADD COLUMN \"key\" text,"
+	" ADD COLUMN result text,"
+	" ADD COLUMN result_truncated integer NOT NULL DEFAULT 0;"
+	"CREATE UNIQUE INDEX triage_jobs_key ON triage_jobs (uid, \"key\")"
+	" WHERE \"key\" IS NOT NULL",
 };
 
 _Static_assert(sizeof pg_schema_steps / sizeof pg_schema_steps[0] ==

@@ -8,7 +8,7 @@
 
 /* The schema this code writes, in triage_meta's 'schema' row; older
  * tables are migrated forward when a daemon connects. */
-#define PG_SCHEMA_VERSION 4
+#define PG_SCHEMA_VERSION 5
 
 /*
  * Makes the tables when the database has none of ours, or migrates older

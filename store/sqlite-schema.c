@@ -106,6 +106,16 @@ static const char *const sqlite_db_schema_steps[] = {
 	 * (NULL: none, as for labels). */
 	("ALTER TABLE jobs ADD COLUMN resources TEXT;"
 	"ALTER TABLE jobs ADD COLUMN devices TEXT"),
+
+	/* 9 -> 10: protocol v1.3. The submitter's idempotency key (NULL:
+	 * none; no index: one daemon owns the file and finds a key in its
+	 * memory). The bytes the last attempt left in TRIAGE_RESULT, as the
+	 * wire carries them (a JSON string, or {"base64": ...}; NULL:
+	 * none), and whether it wrote more than max_result. */
+	("ALTER TABLE jobs ADD COLUMN \"key\" TEXT;"
+	"ALTER TABLE jobs ADD COLUMN result TEXT;"
+	"ALTER TABLE jobs ADD COLUMN result_truncated INTEGER NOT NULL"
+	" DEFAULT 0"),
 };
 
 _Static_assert(sizeof sqlite_db_schema_steps / sizeof sqlite_db_schema_steps[0]

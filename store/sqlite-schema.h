@@ -6,7 +6,7 @@
 #include <sqlite3.h>
 
 /* The schema this code writes; older files are migrated on open. */
-#define SQLITE_SCHEMA_VERSION 9
+#define SQLITE_SCHEMA_VERSION 10
 
 /*
  * sqlite_schema_check reads the file's schema version into *version; -1

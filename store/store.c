@@ -369,10 +369,19 @@ store_remove(struct store *st, uint64_t id)
 	return st->ops->remove(st, id);
 }
 
+const char store_key_taken[] = "a job with this key was stored first, by "
+    "another node";
+
 struct job *
 store_get(const struct store *st, uint64_t id)
 {
 	return jobtable_get(&st->jobs, id);
+}
+
+struct job *
+store_by_key(const struct store *st, uid_t uid, const char *key)
+{
+	return jobtable_by_key(&st->jobs, uid, key);
 }
 
 struct job *

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hist.h"
 
@@ -20,6 +21,13 @@ struct store;
  */
 typedef void (*store_added_cb)(struct job *job, bool ok, const char *cause,
     void *arg);
+/*
+ * The cause a new job with an idempotency key is refused with when a job
+ * of the same uid and key was stored first, by another daemon of a shared
+ * store (this one's own memory knew of none): its row arrives with the
+ * next store_sync. Compared by address.
+ */
+extern const char store_key_taken[];
 /* A commit is over; cause is NULL when it succeeded. */
 typedef void (*store_synced_cb)(const char *cause, void *arg);
 /* Commit number generation is over (cause NULL: it succeeded, and with it
@@ -263,6 +271,9 @@ int store_remove(struct store *st, uint64_t id);
 
 /* The job with this id, borrowed; NULL when there is none. */
 struct job *store_get(const struct store *st, uint64_t id);
+/* The stored job of uid with this idempotency key, borrowed; NULL when
+ * there is none (a new job is found once its commit is over). */
+struct job *store_by_key(const struct store *st, uid_t uid, const char *key);
 /* The job with the smallest id above after_id, borrowed; NULL at the end. */
 struct job *store_next(const struct store *st, uint64_t after_id);
 /* The job after the one with id after_id in submission order

@@ -39,6 +39,11 @@ if [ "$slow" -gt 1 ]; then
 fi
 [ "$jobs_max" -ge 1 ] || jobs_max=1
 
+# The sum of the numbers read, one a line.
+sum_lines() {
+	awk '{ n += $1 } END { print n + 0 }'
+}
+
 passed=0
 failed=0
 skipped=0
@@ -107,9 +112,11 @@ finish() {
 	took="$took$f_took ${f_prog##*/}
 "
 	cat "$f_out"
-	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$f_out" | tail -n 1)
-	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$f_out" | tail -n 1)
-	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$f_out" | tail -n 1)
+	# A program of several groups (cmocka_run_group_tests more than
+	# once) prints a summary for each: they add up.
+	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$f_out" | sum_lines)
+	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$f_out" | sum_lines)
+	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$f_out" | sum_lines)
 	rm -f "$f_out"
 	p=${p:-0} f=${f:-0} s=${s:-0}
 	# timeout says 124 after its SIGTERM, 137 when SIGKILL was needed; the

@@ -250,6 +250,7 @@ machine_wire(struct machine *m)
 		.output_dir = td->output_dir,
 		.kill_grace_ms = td->cfg->kill_grace_ms,
 		.max_output = td->cfg->max_output,
+		.max_result = td->cfg->max_result,
 		.set_creds = false,
 	};
 	if ((td->run = run_new(td->base, td->pool, &params,

@@ -560,8 +560,8 @@ what_answers_must_be_the_jobs_worker(void **state)
 		enum fake_lie lie;
 		const char *log;
 	} cases[] = {
-		{ FAKE_VERSION, "its worker speaks worker protocol 2, this "
-		    "daemon 1: killed, and the job runs again" },
+		{ FAKE_VERSION, "its worker speaks worker protocol 3, this "
+		    "daemon 2: killed, and the job runs again" },
 		{ FAKE_WORKER, "listens on its socket: killed" },
 		{ FAKE_TICKS, "as its worker says: killed" },
 		{ FAKE_PROCESS, "the store has process" },
@@ -804,8 +804,8 @@ keep_leaves_jobs_for_the_next_start(void **state)
 /*
  * Asserts that the orphaned worker holds nothing of its dead daemon's:
  * /dev/null as stdin, stdout and stderr (not the daemon's log), and
- * besides only its socket, signalfd, its job's pipes and capture files
- * and cgroups.
+ * besides only its socket, signalfd, its job's pipes, capture files,
+ * result file and cgroups.
  */
 static void
 assert_holds_its_own(const struct tdaemon *d, pid_t worker)
@@ -836,6 +836,7 @@ assert_holds_its_own(const struct tdaemon *d, pid_t worker)
 		    strncmp(to, "socket:[", 8) == 0 ||
 		    strncmp(to, "pipe:[", 6) == 0 ||
 		    strcmp(to, "anon_inode:[signalfd]") == 0 ||
+		    strcmp(to, "/memfd:triage-result (deleted)") == 0 ||
 		    strncmp(to, output, strlen(output)) == 0 ||
 		    strncmp(to, "/sys/fs/cgroup/", 15) == 0)
 			continue;

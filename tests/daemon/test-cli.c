@@ -34,6 +34,40 @@ test_submit_prints_the_id_alone(void **state)
 	free(err);
 }
 
+/* --key: the second submit prints the first's id, says so on stderr, and
+ * queues nothing; status shows the key; a bad key is a usage error. */
+static void
+test_submit_with_a_key_queues_once(void **state)
+{
+	char *out, *out2, *err, note[128], id[32];
+
+	(void)state;
+	assert_int_equal(cli(&out, &err, "submit", "--key", "cli-once", "--",
+	    "true", NULL), 0);
+	assert_string_equal(err, "");
+	free(err);
+	assert_int_equal(cli(&out2, &err, "submit", "--key", "cli-once", "--",
+	    "false", NULL), 0);
+	assert_string_equal(out2, out);
+	snprintf(id, sizeof id, "%ld", strtol(out, NULL, 10));
+	snprintf(note, sizeof note, "triage: job %s has this key already: "
+	    "nothing new was queued\n", id);
+	assert_string_equal(err, note);
+	free(out2);
+	free(err);
+	assert_int_equal(cli(&out2, &err, "status", id, NULL), 0);
+	assert_non_null(strstr(out2, "key:"));
+	assert_non_null(strstr(out2, "cli-once"));
+	free(out2);
+	free(err);
+	free(out);
+	assert_int_equal(cli(&out, &err, "submit", "--key", "", "--", "true",
+	    NULL), 2);
+	assert_non_null(strstr(err, "--key must be 1 to 256 bytes"));
+	free(out);
+	free(err);
+}
+
 static void
 test_wait_exit_codes(void **state)
 {
@@ -755,6 +789,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_submit_prints_the_id_alone),
+		cmocka_unit_test(test_submit_with_a_key_queues_once),
 		cmocka_unit_test(test_wait_exit_codes),
 		cmocka_unit_test(test_cancel_then_wait_is_125),
 		cmocka_unit_test(test_status_list_and_json),

@@ -87,6 +87,18 @@ a_record_reads_back_as_written(void **state)
 	assert_int_equal(back.peak_memory, res.peak_memory);
 	assert_true(back.oom);
 	assert_int_equal(back.left, 2);
+	assert_null(back.result);
+	assert_int_equal(back.result_len, 0);
+	/* A result, with its NUL, and truncated, comes back as it was. */
+	res.result = (char *)(uintptr_t)"a\0\377";
+	res.result_len = 3;
+	res.result_truncated = true;
+	assert_int_equal(endrec_write(dir, 42, 3, &res, 1700000000123), 0);
+	assert_int_equal(endrec_read(dir, 42, 3, &back, &at), 1);
+	assert_int_equal(back.result_len, 3);
+	assert_memory_equal(back.result, "a\0\377", 3);
+	assert_true(back.result_truncated);
+	free(back.result);
 	/* Its user's only, and no temp file left beside it. */
 	assert_int_equal(endrec_path(dir, 42, 3, "end", path, sizeof path), 0);
 	assert_int_equal(stat(path, &st), 0);

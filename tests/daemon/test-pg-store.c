@@ -88,8 +88,9 @@ committed_cb(uint64_t generation, const char *cause, void *arg)
 	fx->all_held[fx->ntold++] = held_rows(fx) == BURST;
 }
 
+/* A store of node n1 on a database of its own, name. */
 static int
-setup(void **state)
+setup_db(void **state, const char *name)
 {
 	struct store_pg_options o = { NULL, "n1", 2, "[priority.normal]\n",
 	    30000, 11000 };
@@ -101,7 +102,7 @@ setup(void **state)
 	fx = calloc(1, sizeof *fx);
 	assert_non_null(fx);
 	fx->pg = tpg_group;
-	fx->conninfo = tpg_createdb(fx->pg, "store");
+	fx->conninfo = tpg_createdb(fx->pg, name);
 	o.conninfo = fx->conninfo;
 	fx->base = event_base_new();
 	assert_non_null(fx->base);
@@ -111,6 +112,18 @@ setup(void **state)
 	store_set_committed_cb(fx->st, committed_cb, fx);
 	*state = fx;
 	return 0;
+}
+
+static int
+setup(void **state)
+{
+	return setup_db(state, "store");
+}
+
+static int
+setup_results(void **state)
+{
+	return setup_db(state, "results");
 }
 
 static int
@@ -182,6 +195,85 @@ test_burst_of_changes_is_written_in_slices(void **state)
 	assert_false(store_pending(fx->st));
 }
 
+static void
+synced_cb(const char *cause, void *arg)
+{
+	assert_null(cause);
+	(*(int *)arg)++;
+}
+
+/* What a query's one value says, as text (a new string). */
+static char *
+query_text(struct fixture *fx, const char *sql)
+{
+	PGresult *res = tpg_query(fx->pg, "results", sql);
+	char *s = strdup(PQgetisnull(res, 0, 0) ? "NULL" :
+	    PQgetvalue(res, 0, 0));
+
+	PQclear(res);
+	assert_non_null(s);
+	return s;
+}
+
+/*
+ * A job's result is written with its end, in the row's JSON form, and
+ * another node's daemon reads it back as it was (a string; bytes with a
+ * NUL as {"base64": ...}; truncated or not); a new attempt writes none.
+ */
+static void
+test_results_reach_other_nodes(void **state)
+{
+	struct store_pg_options o = { NULL, "n2", 2, "[priority.normal]\n",
+	    30000, 11000 };
+	struct fixture *fx = *state;
+	struct store *other;
+	const struct job *back;
+	char *cause = NULL, *text;
+	int i, synced = 0;
+
+	for (i = 0; i < 3; i++) {
+		fx->jobs[i] = new_job();
+		assert_int_equal(store_add(fx->st, fx->jobs[i], added_cb, fx),
+		    0);
+	}
+	loop_until(fx, &fx->added, 3);
+	fx->jobs[0]->state = JOB_SUCCEEDED;
+	assert_int_equal(job_set_result(fx->jobs[0], "42\n", 3, false), 0);
+	fx->jobs[1]->state = JOB_FAILED;
+	assert_int_equal(job_set_result(fx->jobs[1], "a\0\377", 3, true), 0);
+	fx->jobs[2]->state = JOB_FAILED;
+	assert_int_equal(job_set_result(fx->jobs[2], "old", 3, false), 0);
+	for (i = 0; i < 3; i++)
+		store_update(fx->st, fx->jobs[i]);
+	assert_int_equal(store_sync(fx->st, synced_cb, &synced), 0);
+	loop_until(fx, &synced, 1);
+	job_new_attempt(fx->jobs[2]);
+	fx->jobs[2]->state = JOB_QUEUED;
+	store_update(fx->st, fx->jobs[2]);
+	assert_int_equal(store_sync(fx->st, synced_cb, &synced), 0);
+	loop_until(fx, &synced, 2);
+
+	text = query_text(fx, "SELECT result || ' ' || result_truncated FROM"
+	    " triage_jobs ORDER BY id LIMIT 1");
+	assert_string_equal(text, "\"42\\n\" 0");
+	free(text);
+
+	o.conninfo = fx->conninfo;
+	if ((other = store_open_pg(fx->base, &o, &cause)) == NULL)
+		fail_msg("store_open_pg: %s", cause);
+	back = store_get(other, fx->jobs[0]->id);
+	assert_string_equal(json_string_value(back->run->result), "42\n");
+	assert_false(back->run->result_truncated);
+	back = store_get(other, fx->jobs[1]->id);
+	assert_string_equal(json_string_value(json_object_get(
+	    back->run->result, "base64")), "YQD/");
+	assert_true(back->run->result_truncated);
+	back = store_get(other, fx->jobs[2]->id);
+	assert_null(back->run->result);
+	assert_false(back->run->result_truncated);
+	store_close(other);
+}
+
 int
 main(void)
 {
@@ -189,6 +281,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_burst_of_changes_is_written_in_slices, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_results_reach_other_nodes, setup_results, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, tpg_group_setup,

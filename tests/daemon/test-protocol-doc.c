@@ -395,6 +395,8 @@ pdoc_full_job(void)
 	job->held = true;
 	job->nice = 5;
 	job->merge_output = true;
+	/* Members there only with a result (v1.3). */
+	assert_int_equal(job_set_result(job, "\377", 1, true), 0);
 	return job;
 }
 

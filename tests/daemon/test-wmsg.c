@@ -102,7 +102,21 @@ test_run_roundtrip(void **state)
 	assert_true(run.spec.merge_output);
 	assert_int_equal(run.spec.nice, 19);
 	assert_true(run.spec.io_idle);
+	assert_int_equal(run.spec.max_result, 0);
 	wmsg_run_clear(&run);
+
+	/* a result file of POOL_RESULT_MAX, and no more */
+	spec.max_result = POOL_RESULT_MAX;
+	payload = encode_payload(&spec, &len);
+	assert_int_equal(wmsg_run_decode(&run, payload, len), 0);
+	assert_int_equal(run.spec.max_result, POOL_RESULT_MAX);
+	wmsg_run_clear(&run);
+	spec.max_result = POOL_RESULT_MAX + 1;
+	payload = encode_payload(&spec, &len);
+	assert_int_equal(wmsg_run_decode(&run, payload, len), -1);
+	assert_int_equal(errno, EPROTO);
+	free(payload);
+	spec.max_result = 0;
 
 	/* an empty environment is fine */
 	spec.envp = ARGV(NULL);
@@ -259,6 +273,19 @@ test_check_lengths(void **state)
 	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
 	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
 	assert_int_equal(errno, EPROTO);
+	/* A result: its head and 1 to POOL_RESULT_MAX bytes. */
+	h = (struct wmsg_hdr){ WMSG_RESULT, sizeof(struct wmsg_result_head) +
+	    1 };
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
+	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), -1);
+	assert_int_equal(errno, EPROTO);
+	h.len--;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	h.len = WMSG_RESULT_MAX;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), 0);
+	h.len++;
+	assert_int_equal(wmsg_check(&h, WMSG_TO_DAEMON), -1);
 	h = (struct wmsg_hdr){ WMSG_RUN, WMSG_RUN_MAX };
 	assert_int_equal(wmsg_check(&h, WMSG_TO_WORKER), 0);
 	h.len++;

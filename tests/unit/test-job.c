@@ -143,6 +143,7 @@ full_job(void)
 	    "lic\"ence", 1));
 	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "1",
 	    "nv:3"));
+	assert_non_null(extra->key = strdup("order \"17"));
 	job->frozen = true;
 	run->peak_memory = 2147483648;
 	run->oom = true;
@@ -219,7 +220,8 @@ the_object_of_a_full_job_to_the_byte(void **state)
 	    "\"pending_reason\":\"held\",\"memory\":9223372036854775807,"
 	    "\"resources\":{\"gpu\":2,\"lic\\\"ence\":1},"
 	    "\"devices\":{\"gpu\":[\"1\",\"nv:3\"]},\"frozen\":true,\"peak_memory\":2147483648,\"oom\":true,"
-	    "\"cgroup\":\"triage.slice/j\\\"ob\\\\9\"}";
+	    "\"cgroup\":\"triage.slice/j\\\"ob\\\\9\","
+	    "\"key\":\"order \\\"17\"}";
 	struct job *job = full_job();
 	struct jsonw w = { 0 };
 	const char *text;
@@ -394,7 +396,7 @@ a_fresh_job_has_no_memory_nor_cgroup(void **state)
 	text = written(job);
 	assert_non_null(strstr(text, "\"pending_reason\":null,\"memory\":null,"
 	    "\"resources\":{},\"devices\":{},\"frozen\":false,\"peak_memory\":null,\"oom\":false,"
-	    "\"cgroup\":null}"));
+	    "\"cgroup\":null,\"key\":null}"));
 	free(text);
 	/* Clearing what is not there allocates no run. */
 	assert_int_equal(job_set_cgroup(job, NULL), 0);

@@ -204,6 +204,7 @@ full_job(void)
 	assert_non_null(extra->resources = json_pack("{si si}", "gpu", 2,
 	    "licence", 1));
 	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "0", "3"));
+	assert_non_null(extra->key = strdup("order-17"));
 	assert_non_null(run = job_run_edit(job));
 	run->started_at = 1700000002000;
 	run->finished_at = 1700000003000;
@@ -223,6 +224,8 @@ full_job(void)
 	run->peak_memory = 5u << 20;
 	run->oom = true;
 	assert_int_equal(job_set_cgroup(job, "triage/job-12"), 0);
+	/* Bytes with a NUL: the result's {"base64": ...} form. */
+	assert_int_equal(job_set_result(job, "ok\0\377", 4, true), 0);
 	return job;
 }
 

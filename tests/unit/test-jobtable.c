@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -251,6 +252,50 @@ test_lookups_over_uneven_ids(void **state)
 	free(gone);
 }
 
+/* A job of uid with key (NULL: none). */
+static struct job *
+key_job(uint64_t id, uid_t uid, const char *key)
+{
+	struct job *job = at_job(id, (int64_t)id);
+
+	job->uid = uid;
+	if (key != NULL)
+		assert_non_null(job_extra_edit(job)->key = strdup(key));
+	return job;
+}
+
+/* Jobs are found by uid and key from their add to their removal; a job
+ * without a key is not indexed; the first of two with one key keeps it. */
+static void
+test_jobs_by_key(void **state)
+{
+	struct jobtable t = { 0 };
+
+	(void)state;
+	assert_int_equal(jobtable_add(&t, key_job(1, 1000, "a")), 0);
+	assert_int_equal(jobtable_add(&t, key_job(2, 1001, "a")), 0);
+	assert_int_equal(jobtable_add(&t, key_job(3, 1000, "b")), 0);
+	assert_int_equal(jobtable_add(&t, key_job(4, 1000, NULL)), 0);
+	assert_int_equal(jobtable_by_key(&t, 1000, "a")->id, 1);
+	assert_int_equal(jobtable_by_key(&t, 1001, "a")->id, 2);
+	assert_int_equal(jobtable_by_key(&t, 1000, "b")->id, 3);
+	assert_null(jobtable_by_key(&t, 1001, "b"));
+	assert_null(jobtable_by_key(&t, 1000, "c"));
+	/* A second job of (1000, "a"), as a store could only load from a
+	 * database written by hand: the first keeps the key, and the
+	 * second's removal leaves it. */
+	assert_int_equal(jobtable_add(&t, key_job(5, 1000, "a")), 0);
+	assert_int_equal(jobtable_by_key(&t, 1000, "a")->id, 1);
+	job_free(jobtable_remove(&t, 5));
+	assert_int_equal(jobtable_by_key(&t, 1000, "a")->id, 1);
+	job_free(jobtable_remove(&t, 1));
+	assert_null(jobtable_by_key(&t, 1000, "a"));
+	assert_int_equal(jobtable_by_key(&t, 1001, "a")->id, 2);
+	job_free(jobtable_remove(&t, 4));
+	assert_int_equal(jobtable_by_key(&t, 1000, "b")->id, 3);
+	jobtable_free(&t);
+}
+
 int
 main(void)
 {
@@ -260,6 +305,7 @@ main(void)
 		cmocka_unit_test(test_one_host_walks_by_id),
 		cmocka_unit_test(test_a_million_jobs),
 		cmocka_unit_test(test_lookups_over_uneven_ids),
+		cmocka_unit_test(test_jobs_by_key),
 	};
 
 	return cmocka_run_group_tests_name("jobtable", tests, NULL, NULL);

@@ -276,6 +276,7 @@ full_job(uint64_t id)
 	    "lic-\xc3\xa9", (json_int_t)4000000000));
 	assert_non_null(extra->devices = json_pack("{s[ss]}", "gpu", "0",
 	    "nv:1"));
+	assert_non_null(extra->key = strdup("order \xc3\xa9 17"));
 	return job;
 }
 
@@ -382,6 +383,7 @@ assert_job_equal(const struct job *want, const struct job *got)
 	assert_opt_string_equal(want->run->cgroup, got->run->cgroup);
 	assert_opt_json_equal(want->extra->resources, got->extra->resources);
 	assert_opt_json_equal(want->extra->devices, got->extra->devices);
+	assert_opt_string_equal(want->extra->key, got->extra->key);
 }
 
 static int
@@ -1282,6 +1284,8 @@ test_migrate_v5(void **state)
 		/* Schema 9's: none asked for, none given. */
 		assert_null(l.jobs[i]->extra->resources);
 		assert_null(l.jobs[i]->extra->devices);
+		/* Schema 10's: no key. */
+		assert_null(l.jobs[i]->extra->key);
 	}
 	assert_int_equal(l.jobs[0]->state, JOB_SUCCEEDED);
 	assert_string_equal(json_string_value(json_object_get(

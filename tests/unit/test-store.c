@@ -195,6 +195,51 @@ changes_and_removals_survive_a_reopen(void **state)
 	assert_int_equal(store_next(fx->st, 2)->id, 4);
 }
 
+/* A job's result is written with its end, and reads back as it was: a
+ * string, bytes with a NUL ({"base64": ...}), truncated or not; a new
+ * attempt's row has none. */
+static void
+results_survive_a_reopen(void **state)
+{
+	struct fixture *fx = *state;
+	const struct job *back;
+	struct job *job;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		assert_int_equal(store_add(fx->st, new_job("r"), added_cb, fx),
+		    0);
+	turn(fx);
+	job = store_get(fx->st, 1);
+	job->state = JOB_SUCCEEDED;
+	assert_int_equal(job_set_result(job, "42\n", 3, false), 0);
+	store_update(fx->st, job);
+	job = store_get(fx->st, 2);
+	job->state = JOB_FAILED;
+	assert_int_equal(job_set_result(job, "a\0\377", 3, true), 0);
+	store_update(fx->st, job);
+	job = store_get(fx->st, 3);
+	job->state = JOB_FAILED;
+	assert_int_equal(job_set_result(job, "old", 3, false), 0);
+	store_update(fx->st, job);
+	turn(fx);
+	job_new_attempt(job);
+	job->state = JOB_QUEUED;
+	store_update(fx->st, job);
+	turn(fx);
+	reopen(fx);
+	back = store_get(fx->st, 1);
+	assert_string_equal(json_string_value(back->run->result), "42\n");
+	assert_false(back->run->result_truncated);
+	back = store_get(fx->st, 2);
+	assert_string_equal(json_string_value(json_object_get(
+	    back->run->result, "base64")), "YQD/");
+	assert_true(back->run->result_truncated);
+	back = store_get(fx->st, 3);
+	assert_null(back->run->result);
+	assert_false(back->run->result_truncated);
+}
+
 static void
 without_grouping_each_job_commits_alone(void **state)
 {
@@ -417,6 +462,8 @@ main(void)
 		    new_jobs_are_stored_together_after_the_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    changes_and_removals_survive_a_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(results_survive_a_reopen, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    without_grouping_each_job_commits_alone, setup, teardown),
 		cmocka_unit_test_setup_teardown(

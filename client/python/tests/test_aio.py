@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import unittest
 
-from test_client import JOB_S, TRIAGED, Daemon
+from harness import JOB_S, Daemon, need_triaged
 
 import triage
 
@@ -14,8 +14,7 @@ DAEMON: Daemon | None = None
 
 def setUpModule() -> None:
     global DAEMON
-    if not TRIAGED.exists():
-        raise unittest.SkipTest(f"{TRIAGED} not built: run make first")
+    need_triaged()
     DAEMON = Daemon()
 
 
@@ -102,6 +101,55 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         out = b"".join([c async for c in
                         self.client.output(job.id, follow=True)])
         self.assertEqual(out, b"1\n2\n3\n")
+
+    async def test_every_other_method(self) -> None:
+        c = self.client
+        a = await c.submit(["sh", "-c", "exit 2"], labels={"aio": "all"},
+                           retries=0, name="aio-all")
+        self.assertEqual(a.name, "aio-all")
+        b = await c.submit(["sleep", "60"], labels={"aio": "all"}, hold=True)
+        self.assertEqual([j.id for j in await c.list(labels={"aio": "all"})],
+                         [a.id, b.id])
+        done = await c.wait_all([a.id], timeout=JOB_S)
+        self.assertEqual([(j.id, j.state) for j in done], [(a.id, "failed")])
+        self.assertEqual((await c.retry(a.id)).attempt, 2)
+        self.assertEqual((await c.wait(a.id, timeout=JOB_S)).attempt, 2)
+        self.assertEqual(await c.retry(filter={"ids": [a.id]}), [a.id])
+        await c.wait(a.id, timeout=JOB_S)
+        self.assertEqual(await c.remove(a.id), [a.id])
+        with self.assertRaises(triage.NoSuchJob):
+            await c.get(a.id)
+        self.assertEqual((await c.update(b.id, name="renamed")).name, "renamed")
+        self.assertFalse((await c.release(b.id)).held)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + JOB_S
+        while not (await c.freeze(b.id)).get("frozen"):
+            self.assertLess(loop.time(), deadline, "the job never froze")
+            await asyncio.sleep(0.01)
+        self.assertEqual(await c.thaw(filter={"ids": [b.id]}), [b.id])
+        self.assertFalse((await c.get(b.id))["frozen"])
+        self.assertEqual(await c.cancel(filter={"labels": {"aio": "all"}},
+                                        signal="SIGKILL"), [b.id])
+        self.assertEqual((await c.wait(b.id, timeout=JOB_S)).state, "canceled")
+        h = await c.submit(["true"], hold=True)
+        self.assertTrue((await c.hold(h.id)).held)
+        self.assertEqual((await c.cancel(h.id)).state, "canceled")
+        paused = await c.pause("tiny")
+        self.assertTrue(next(p for p in paused["priorities"]
+                             if p["name"] == "tiny")["paused"])
+        resumed = await c.resume()
+        self.assertFalse(any(p["paused"] for p in resumed["priorities"]))
+        self.assertIsNone(await c.reload())
+
+    async def test_many_tasks_share_one_client(self) -> None:
+        # Gathered from many tasks at once, replies find their callers.
+        async def one(i: int) -> None:
+            job = await self.client.submit(["true"], name=f"t{i}", hold=True)
+            got = await self.client.get(job.id)
+            self.assertEqual((got.id, got.name), (job.id, f"t{i}"))
+            await self.client.cancel(job.id)
+        await asyncio.gather(*(one(i) for i in range(40)))
+        self.assertEqual(self.client.pending, 0)
 
 
 if __name__ == "__main__":

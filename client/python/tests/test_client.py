@@ -4,117 +4,21 @@ of this checkout, in a temporary directory with a config and socket of its own."
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 import unittest
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
-# The package from this checkout, not one installed elsewhere.
-sys.path.insert(0, str(HERE.parent))
+from harness import JOB_S, Daemon, need_triaged, poll
 
-import triage  # noqa: E402
-
-TRIAGED = Path(os.environ.get("TRIAGED", REPO / "build" / "bin" / "triaged"))
-# How long the daemon may take to answer at start, and a job to finish.
-READY_S = 20.0
-JOB_S = 20.0
-
-# As tests/daemon/harness.c writes it (tsupport_daemon_conf), with two
-# priorities so that a wrong name has something to be wrong against.
-CONFIG = """\
-[daemon]
-socket = {sock}
-state_dir = {state}
-log_level = debug
-slots = 2
-
-[priority.high]
-rank = 0
-
-[priority.normal]
-rank = 10
-"""
-
-
-class Daemon:
-    """A triaged in a temp dir, logging to a file there, stopped at close."""
-
-    def __init__(self, daemon_extra: str = "") -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix="triage-py-"))
-        self.sock = str(self.dir / "sock")
-        self.conf = self.dir / "triage.conf"
-        text = CONFIG.format(sock=self.sock, state=self.dir / "state")
-        # More keys of [daemon] (e.g. shutdown = keep), right after it.
-        text = text.replace("slots = 2\n", "slots = 2\n" + daemon_extra)
-        self.conf.write_text(text)
-        self.log = open(self.dir / "log", "wb")
-        self.start()
-
-    def start(self) -> None:
-        """Starts triaged (again, on the same state dir) and waits until
-        it answers."""
-        env = dict(os.environ)
-        env.pop("TRIAGE_SOCKET", None)
-        self.proc = subprocess.Popen(
-            [str(TRIAGED), "--config", str(self.conf)],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
-            env=env, start_new_session=True)
-        self._wait_ready()
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        """Sends sig to the daemon alone (not its jobs) and reaps it."""
-        self.proc.send_signal(sig)
-        self.proc.wait(timeout=READY_S)
-
-    def _wait_ready(self) -> None:
-        # Poll until it answers, with a deadline: no fixed sleep.
-        deadline = time.monotonic() + READY_S
-        while True:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"triaged exited with {self.proc.returncode}"
-                                   f" before it was ready:\n{self.log_text()}")
-            try:
-                with triage.Client(self.sock, timeout=2) as c:
-                    c.stats()
-                return
-            except triage.DaemonUnavailable:
-                pass
-            if time.monotonic() > deadline:
-                self.close()
-                raise RuntimeError("triaged did not answer in time:\n"
-                                   + self.log_text())
-            time.sleep(0.02)
-
-    def log_text(self) -> str:
-        self.log.flush()
-        return (self.dir / "log").read_text(errors="replace")[-4000:]
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, 9)
-                self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+import triage
 
 DAEMON: Daemon | None = None
 
 
 def setUpModule() -> None:
     global DAEMON
-    if not TRIAGED.exists():
-        raise unittest.SkipTest(f"{TRIAGED} not built: run make first")
+    need_triaged()
     DAEMON = Daemon()
 
 
@@ -252,7 +156,134 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(stats["slots"], 2)
         self.assertIn("jobs", stats)
         self.assertEqual({p["name"] for p in stats["priorities"]},
-                         {"high", "normal"})
+                         {"high", "normal", "tiny"})
+        self.assertIsInstance(stats["version"], str)
+
+    def test_submit_params_reach_the_job(self) -> None:
+        node = self.client.stats()["node"]
+        first = self.client.submit(["true"], name="dep")
+        job = self.client.submit(
+            ["sh", "-c", "echo out; echo err >&2"], priority="high",
+            name="params", timeout=30, retries=2, after=[first.id],
+            after_any=[first.id], memory=64 << 20, slots=1, nice=5,
+            merge_output=True, begin_at="2000-01-01T00:00:00Z", node=node,
+            labels={"a": "b"}, env={"PATH": "/usr/bin:/bin"}, cwd="/")
+        self.assertEqual((job.priority, job.name, job.labels, job.cwd),
+                         ("high", "params", {"a": "b"}, "/"))
+        self.assertEqual((job["timeout"], job["retries"], job["after"],
+                          job["after_any"], job["memory"], job["nice"],
+                          job["merge_output"], job["pinned_node"]),
+                         (30, 2, [first.id], [first.id], 64 << 20, 5, True,
+                          node))
+        done = self.client.wait(job.id, timeout=JOB_S)
+        self.assertEqual(done.state, "succeeded", done.raw)
+        # merge_output: stderr went into stdout's capture.
+        self.assertEqual(b"".join(self.client.output(job.id)), b"out\nerr\n")
+        # DAEMON_DEFAULT sends no env/cwd: the daemon's minimal ones.
+        job = self.client.submit(["sh", "-c", "printf %s \"$PATH\""],
+                                 env=triage.DAEMON_DEFAULT,
+                                 cwd=triage.DAEMON_DEFAULT)
+        self.client.wait(job.id, timeout=JOB_S)
+        self.assertEqual(b"".join(self.client.output(job.id)),
+                         b"/usr/local/bin:/usr/bin:/bin")
+
+    def test_wait_all_and_timeout(self) -> None:
+        a = self.client.submit(["true"])
+        b = self.client.submit(["sh", "-c", "exit 4"])
+        done = self.client.wait_all([b.id, a.id], timeout=JOB_S)
+        self.assertEqual([(j.id, j.state) for j in done],
+                         [(b.id, "failed"), (a.id, "succeeded")])
+        held = self.client.submit(["true"], hold=True)
+        start = time.monotonic()
+        self.assertEqual(self.client.wait(held.id, timeout=0.3).state,
+                         "queued")
+        self.assertGreaterEqual(time.monotonic() - start, 0.25)
+        self.client.cancel(held.id)
+
+    def test_cancel_by_filter_with_signal(self) -> None:
+        jobs = [self.client.submit(["sleep", "60"], labels={"batch": "sig"})
+                for _ in range(2)]
+        ids = sorted(self.client.cancel(filter={"labels": {"batch": "sig"}},
+                                        signal="SIGKILL"))
+        self.assertEqual(ids, sorted(j.id for j in jobs))
+        for j in jobs:
+            self.assertEqual(self.client.wait(j.id, timeout=JOB_S).state,
+                             "canceled")
+        with self.assertRaises(triage.InvalidParams) as cm:
+            self.client.cancel(jobs[0].id, signal="SIGNOPE")
+        self.assertEqual(cm.exception.field, "signal")
+        with self.assertRaises(TypeError):
+            self.client.cancel()
+
+    def test_list_pages(self) -> None:
+        ids = [self.client.submit(["true"], hold=True,
+                                  labels={"page": "p"}).id for _ in range(5)]
+        seen: list[int] = []
+        after = 0
+        while True:
+            page = self.client.list(labels={"page": "p"}, limit=2,
+                                    after_id=after)
+            if not page:
+                break
+            self.assertLessEqual(len(page), 2)
+            seen += [j.id for j in page]
+            after = page[-1].id
+        self.assertEqual(seen, ids)
+        self.assertEqual([j.id for j in self.client.list(
+            state="queued", held=True, labels={"page": "p"})], ids)
+        self.assertEqual(sorted(self.client.cancel(filter={"labels": {"page": "p"}})), ids)
+        self.assertEqual(sorted(self.client.remove(filter={"labels": {"page": "p"}})), ids)
+
+    def test_update_begin_at(self) -> None:
+        job = self.client.submit(["true"], begin_at="2999-01-01T00:00:00Z")
+        self.assertEqual(job.pending_reason, "begin_at")
+        job = self.client.update(job.id, begin_at=None, labels={"u": "1"},
+                                 retries=1, timeout=5, nice=3)
+        self.assertEqual((job.labels, job["retries"], job["timeout"],
+                          job["nice"]), ({"u": "1"}, 1, 5, 3))
+        self.assertEqual(self.client.wait(job.id, timeout=JOB_S).state,
+                         "succeeded")
+        with self.assertRaises(triage.WrongState):
+            self.client.update(job.id, name="too-late")
+
+    def test_freeze_and_thaw(self) -> None:
+        job = self.client.submit(["sleep", "60"])
+        # Freezing a job whose process is not reported started yet leaves
+        # it as it is: ask until it took.
+        poll(lambda: self.client.freeze(job.id).get("frozen"), JOB_S,
+             "the job to freeze")
+        self.assertTrue(self.client.get(job.id)["frozen"])
+        self.assertEqual(self.client.thaw(filter={"ids": [job.id]}), [job.id])
+        self.assertFalse(self.client.get(job.id)["frozen"])
+        self.assertFalse(self.client.thaw(job.id)["frozen"])
+        self.client.cancel(job.id)
+        self.assertEqual(self.client.wait(job.id, timeout=JOB_S).state,
+                         "canceled")
+
+    def test_pause_and_resume(self) -> None:
+        def tiny(stats: dict[str, object]) -> dict[str, object]:
+            return next(p for p in stats["priorities"]  # type: ignore[attr-defined]
+                        if p["name"] == "tiny")
+        self.assertTrue(tiny(self.client.pause("tiny"))["paused"])
+        job = self.client.submit(["true"], priority="tiny")
+        self.assertEqual(self.client.wait(job.id, timeout=0.2).pending_reason,
+                         "paused")
+        self.assertFalse(tiny(self.client.resume("tiny"))["paused"])
+        self.assertEqual(self.client.wait(job.id, timeout=JOB_S).state,
+                         "succeeded")
+
+    def test_reload(self) -> None:
+        assert DAEMON is not None
+        self.assertIsNone(self.client.reload())
+        DAEMON.conf.write_text(DAEMON.config_text + "\n[priority.bad]\nrank = nope\n")
+        try:
+            with self.assertRaises(triage.ConfigRejected) as cm:
+                self.client.reload()
+            self.assertEqual(cm.exception.code, -32006)
+            self.assertTrue(cm.exception.errors, cm.exception.data)
+        finally:
+            DAEMON.conf.write_text(DAEMON.config_text)
+        self.assertIsNone(self.client.reload())
 
     def test_watch_sees_submitted_job(self) -> None:
         with self.client.watch() as watch:

@@ -8,10 +8,10 @@ import base64
 import binascii
 import builtins
 import errno
-import inspect
 import os
+import warnings
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generic, Iterator, Mapping, Sequence, TypeVar
 
 from ._wire import caller_cwd, caller_env, encode_bytes
 from .errors import DaemonUnavailable, ProtocolError
@@ -54,20 +54,29 @@ RECONNECT_MAX = 2.0
 _AWAY = frozenset({errno.ENOENT, errno.ECONNREFUSED, errno.EAGAIN})
 
 
+# The largest $TRIAGE_RECONNECT the CLI takes (INT32_MAX ms, in seconds).
+_RECONNECT_ENV_MAX = 2147483
+
+
 def reconnect_limit(value: float | None) -> float:
     """Seconds one outage may last: ``value`` when given, else
     ``$TRIAGE_RECONNECT`` (whole seconds, as the CLI reads it), else 300.
-    0 turns reconnecting off."""
+    0 turns reconnecting off.
+
+    A ``$TRIAGE_RECONNECT`` that is not a count of seconds (digits only,
+    as client/cmd.c's cmd_reconnect_ms takes it) is said with a
+    RuntimeWarning and the default taken, as the CLI does: a typo must not
+    silently turn a long wait into a failure at the next restart."""
     if value is not None:
         return max(0.0, float(value))
     env = os.environ.get("TRIAGE_RECONNECT")
-    if env:
-        try:
-            secs = int(env, 10)
-            if secs >= 0:
-                return float(secs)
-        except ValueError:
-            pass
+    if not env:
+        return RECONNECT_DEFAULT
+    if env.isascii() and env.isdigit() and int(env) <= _RECONNECT_ENV_MAX:
+        return float(int(env))
+    warnings.warn(f"TRIAGE_RECONNECT={env!r} is not a number of seconds: "
+                  f"taking {RECONNECT_DEFAULT:g}", RuntimeWarning,
+                  stacklevel=3)
     return RECONNECT_DEFAULT
 
 
@@ -87,6 +96,10 @@ def daemon_away(exc: BaseException) -> bool:
 
 
 def gave_up(path: str, limit: float, last: BaseException | None) -> DaemonUnavailable:
+    """What a redial that ran out of time raises: with no time to wait at
+    all (one attempt), the failure to connect itself."""
+    if limit <= 0 and isinstance(last, DaemonUnavailable):
+        return last
     return DaemonUnavailable(f"lost triaged at {path}, and it has not come "
                              f"back in {limit:g} s ({last})", path)
 
@@ -112,8 +125,11 @@ def _nothing(result: Any) -> None:
     return None
 
 
+R = TypeVar("R")
+
+
 @dataclass(frozen=True)
-class Call:
+class Call(Generic[R]):
     """One request to make: its method and params, how its result becomes
     what the client returns, and how long the daemon may take beyond the
     client's timeout (None: no bound). ``wait_timeout`` is a wait's own
@@ -121,7 +137,7 @@ class Call:
 
     method: str
     params: dict[str, Any] | None
-    decode: Callable[[Any], Any] = _same
+    decode: Callable[[Any], R] = _same
     wait_for: float | None = 0.0
     wait_timeout: float | None = None
 
@@ -133,7 +149,7 @@ class Call:
         done)."""
         return self.method == "wait"
 
-    def again(self, elapsed: float) -> "Call":
+    def again(self, elapsed: float) -> "Call[R]":
         """The call to send on a new connection, ``elapsed`` seconds after
         the first was sent: a wait with a timeout gets what is left of it."""
         if self.wait_timeout is None or self.params is None:
@@ -163,7 +179,8 @@ def submit(argv: Sequence[str | bytes], *,
            begin_at: str | None = None,
            after_any: Sequence[int] | None = None,
            node: str | None = None,
-           **extra: Any) -> Call:
+           key: str | None = None,
+           **extra: Any) -> Call[Job]:
     """Queues a job running ``argv`` (no shell) and returns it, once it
     is on disk. Every param is the protocol's of the same name.
 
@@ -171,9 +188,13 @@ def submit(argv: Sequence[str | bytes], *,
     directory unless ``env``/``cwd`` say otherwise: ``env`` is then the
     job's whole environment; pass DAEMON_DEFAULT to let the daemon choose
     (a minimal environment; the user's home directory). ``hold=True``
-    submits it held. ``extra`` params are sent as they are, for params
+    submits it held. ``key`` (1 to 256 bytes) makes the submit
+    idempotent: while a job the same user submitted with that key is kept,
+    another submit with it creates nothing and returns that job, with
+    ``existing`` True. ``extra`` params are sent as they are, for params
     newer than this client.
     """
+
     if env is DAEMON_DEFAULT:
         env_param = None
     elif env is None:
@@ -195,12 +216,12 @@ def submit(argv: Sequence[str | bytes], *,
         hold=hold, slots=slots, exclusive=exclusive, nice=nice,
         merge_output=merge_output, begin_at=begin_at,
         after_any=None if after_any is None else builtins.list(after_any),
-        node=node)
+        node=node, key=key)
     params.update(extra)
     return Call("submit", params, _job)
 
 
-def get(id: int) -> Call:
+def get(id: int) -> Call[Job]:
     """The job ``id``; NoSuchJob when there is none."""
     return Call("get", {"id": id}, _job)
 
@@ -215,7 +236,7 @@ def list(*, state: Sequence[str] | str | None = None,
          name: str | None = None,
          held: bool | None = None,
          limit: int | None = None,
-         after_id: int | None = None) -> Call:
+         after_id: int | None = None) -> Call[builtins.list[Job]]:
     """Jobs of every user in submission order, filtered by the params
     given: one page of at most ``limit`` (the daemon's default 1000);
     pass the last id as ``after_id`` for the next page."""
@@ -227,21 +248,19 @@ def list(*, state: Sequence[str] | str | None = None,
         name=name, held=held, limit=limit, after_id=after_id), _jobs)
 
 
-def wait(id: int | None = None, timeout: float | None = None, *,
-         ids: Sequence[int] | None = None) -> Call:
+def wait(id: int, timeout: float | None = None) -> Call[Job]:
     """Waits until job ``id`` has ended, or ``timeout`` seconds, and
-    returns it as it is then (check ``job.terminal``). With ``ids``
-    instead, waits for all of them and returns their list, in order.
-
-    When the connection drops (the daemon restarts), the client connects
-    again with backoff for up to its ``reconnect`` seconds and waits again,
-    for what is left of ``timeout``; past that, DaemonUnavailable.
-    """
-    params = params_of(id=id, timeout=timeout,
-                       ids=None if ids is None else builtins.list(ids))
+    returns it as it is then (check ``job.terminal``)."""
     # The reply legitimately takes up to the wait's own timeout.
-    return Call("wait", params, _job if ids is None else _jobs,
+    return Call("wait", params_of(id=id, timeout=timeout), _job,
                 wait_for=timeout, wait_timeout=timeout)
+
+
+def wait_all(ids: Sequence[int],
+             timeout: float | None = None) -> Call[builtins.list[Job]]:
+    """As wait, for every job of ``ids``: their list, in that order."""
+    return Call("wait", params_of(ids=builtins.list(ids), timeout=timeout),
+                _jobs, wait_for=timeout, wait_timeout=timeout)
 
 
 def _ids(result: Any) -> builtins.list[int]:
@@ -249,51 +268,54 @@ def _ids(result: Any) -> builtins.list[int]:
 
 
 def _act(method: str, id: int | None, filter: Filter | None,
-         **more: Any) -> Call:
+         **more: Any) -> Call[Job | builtins.list[int]]:
     """The methods that take ``id`` or ``filter`` (SELECTING MANY JOBS):
     a Job for an id, the ids acted on for a filter."""
     if (id is None) == (filter is None):
         raise TypeError(f"{method}: give one of id and filter")
+    decode: Callable[[Any], Job | builtins.list[int]] = _job
+    if filter is not None:
+        decode = _ids
     return Call(method, params_of(
         id=id, filter=None if filter is None else dict(filter), **more),
-        _job if filter is None else _ids)
+        decode)
 
 
 def cancel(id: int | None = None, *, filter: Filter | None = None,
-           signal: str | None = None) -> Call:
+           signal: str | None = None) -> Call[Job | builtins.list[int]]:
     """Cancels job ``id`` (returns it; a running one may still show
     running) or every job ``filter`` selects (returns their ids).
     ``signal`` goes first to a running job, SIGTERM by default."""
     return _act("cancel", id, filter, signal=signal)
 
 
-def hold(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def hold(id: int | None = None, *, filter: Filter | None = None) -> Call[Job | builtins.list[int]]:
     """Holds a queued job: it keeps its place but does not start."""
     return _act("hold", id, filter)
 
 
-def release(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def release(id: int | None = None, *, filter: Filter | None = None) -> Call[Job | builtins.list[int]]:
     """Releases a held job back to its place in its queue."""
     return _act("release", id, filter)
 
 
-def retry(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def retry(id: int | None = None, *, filter: Filter | None = None) -> Call[Job | builtins.list[int]]:
     """Queues an ended (not succeeded) job again as a new attempt;
     WrongState for a queued, running or succeeded one."""
     return _act("retry", id, filter)
 
 
-def freeze(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def freeze(id: int | None = None, *, filter: Filter | None = None) -> Call[Job | builtins.list[int]]:
     """Freezes a running job's processes (its timeout clock stops)."""
     return _act("freeze", id, filter)
 
 
-def thaw(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def thaw(id: int | None = None, *, filter: Filter | None = None) -> Call[Job | builtins.list[int]]:
     """Thaws a frozen job."""
     return _act("thaw", id, filter)
 
 
-def remove(id: int | None = None, *, filter: Filter | None = None) -> Call:
+def remove(id: int | None = None, *, filter: Filter | None = None) -> Call[builtins.list[int]]:
     """Deletes ended jobs and their output; returns the ids removed.
     WrongState for a job given by id that has not ended."""
     if (id is None) == (filter is None):
@@ -308,7 +330,7 @@ def update(id: int, *, priority: str | None = None,
            labels: Mapping[str, str] | None = None,
            begin_at: str | None = _UNSET, nice: int | None = None,
            memory: int | None = None,
-           resources: Mapping[str, int] | None = None) -> Call:
+           resources: Mapping[str, int] | None = None) -> Call[Job]:
     """Changes a queued job (WrongState otherwise) and returns it.
     ``labels`` and ``resources`` replace the whole object; ``begin_at``
     None lets a job waiting for its begin_at go at once."""
@@ -326,40 +348,25 @@ def _dict(result: Any) -> dict[str, Any]:
     return dict(result)
 
 
-def stats() -> Call:
+def stats() -> Call[dict[str, Any]]:
     """The daemon's figures: the stats object of the protocol."""
     return Call("stats", None, _dict)
 
 
-def pause(priority: str | None = None) -> Call:
+def pause(priority: str | None = None) -> Call[dict[str, Any]]:
     """Pauses a priority, or all of them (admins only); returns stats."""
     return Call("pause", params_of(priority=priority), _dict)
 
 
-def resume(priority: str | None = None) -> Call:
+def resume(priority: str | None = None) -> Call[dict[str, Any]]:
     """Resumes a priority, or all of them (admins only); returns stats."""
     return Call("resume", params_of(priority=priority), _dict)
 
 
-def reload() -> Call:
+def reload() -> Call[None]:
     """Reloads the daemon's config (admins only); ConfigRejected, with
     ``errors``, when the new config is wrong and the old one stays."""
     return Call("reload", None, _nothing)
-
-
-#: The methods both clients make from the builders above, by name.
-SIMPLE = ("submit", "get", "list", "wait", "cancel", "hold", "release",
-          "retry", "freeze", "thaw", "remove", "update", "stats", "pause",
-          "resume", "reload")
-
-
-def method_signature(builder: Callable[..., Any], returns: Any) -> inspect.Signature:
-    """The builder's signature as a client method's: ``self`` first, and
-    what the client returns rather than a Call."""
-    sig = inspect.signature(builder)
-    self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return sig.replace(parameters=[self_param, *sig.parameters.values()],
-                       return_annotation=returns)
 
 
 # -- output -------------------------------------------------------------------
@@ -378,7 +385,7 @@ class OutputCursor:
         self.attempt: Any = None
         self.done = False
 
-    def call(self) -> Call:
+    def call(self) -> Call[Any]:
         return Call("output", params_of(id=self.id, stream=self.stream,
                                         offset=self.offset, limit=self.limit))
 

@@ -59,9 +59,10 @@ def encode_bytes(value: str | bytes) -> str | dict[str, str]:
         return {"base64": base64.b64encode(raw).decode("ascii")}
 
 
-def decode_bytes(value: Any) -> str | bytes:
+def decode_bytes(value: Any) -> Any:
     """A byte string as the daemon sends it: a str, or bytes for a
-    {"base64": ...} object (bytes that are not UTF-8 have no str)."""
+    {"base64": ...} object (bytes that are not UTF-8 have no str); any
+    other value (None for a member left out) as it is."""
     if isinstance(value, dict) and isinstance(value.get("base64"), str):
         try:
             return base64.b64decode(value["base64"], validate=True)

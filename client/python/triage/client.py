@@ -4,18 +4,17 @@ one connection shared safely by threads (watch gets a connection of its own)."""
 from __future__ import annotations
 
 import builtins
-import functools
 import itertools
 import os
 import threading
 import time
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, overload
 
 from . import _calls
-from ._calls import DAEMON_DEFAULT, FOLLOW_POLL, Call, OutputCursor
+from ._calls import _UNSET, R, DAEMON_DEFAULT, FOLLOW_POLL, Call, Filter, OutputCursor
 from ._wire import Connection, socket_path
-from .errors import DaemonUnavailable, ProtocolError, error_from_reply
-from .job import Event
+from .errors import DaemonUnavailable, ProtocolError, _NotSent, error_from_reply
+from .job import Event, Job
 
 __all__ = ["Client", "Watch", "DAEMON_DEFAULT"]
 
@@ -38,19 +37,6 @@ def redial(path: str, timeout: float | None, limit: float,
             raise _calls.gave_up(path, limit, last)
         time.sleep(min(pause, left))
     raise AssertionError("unreachable")
-
-
-def _sync_method(name: str) -> Callable[..., Any]:
-    builder = getattr(_calls, name)
-
-    @functools.wraps(builder)
-    def method(self: "Client", *args: Any, **kwargs: Any) -> Any:
-        return self._perform(builder(*args, **kwargs))
-
-    del method.__wrapped__
-    method.__signature__ = _calls.method_signature(  # type: ignore[attr-defined]
-        builder, Any)
-    return method
 
 
 class Client:
@@ -120,6 +106,14 @@ class Client:
         self._closed = True
         self._conn.close()
 
+    @property
+    def pending(self) -> int:
+        """How many requests are on the wire now, sent and not answered
+        (a pending wait among them): for a view of the load, or to know a
+        wait has gone out."""
+        with self._lock:
+            return len(self._waiting)
+
     # -- the request machinery ----------------------------------------------
 
     def call(self, method: str, params: Mapping[str, Any] | None = None, *,
@@ -137,13 +131,23 @@ class Client:
         if params:
             message["params"] = dict(params)
         with self._lock:
-            if self._broken is not None:
-                raise self._lost(self._broken)
+            if self._closed:
+                raise DaemonUnavailable("the client is closed",
+                                        self.socket_path)
+            if self._broken is not None or self._conn.closed:
+                raise _NotSent(f"connection to {self.socket_path} lost"
+                               f"{': ' + str(self._broken) if self._broken else ''}",
+                               self.socket_path)
             rid = next(self._ids)
             message["id"] = rid
             self._waiting.add(rid)
             try:
                 self._conn.send(message)
+            except DaemonUnavailable as exc:
+                # Nothing of it reached a daemon that could read it (the
+                # peer was gone: EPIPE), so it was not done.
+                self._waiting.discard(rid)
+                raise _NotSent(str(exc), self.socket_path) from exc
             except BaseException:
                 self._waiting.discard(rid)
                 raise
@@ -154,30 +158,43 @@ class Client:
             raise ProtocolError(None, f"reply to {method} without result")
         return reply["result"]
 
-    def _perform(self, call: Call) -> Any:
-        """Makes one Call; a wait is made again on a new connection when
-        the old one drops, up to ``reconnect`` seconds of outage."""
+    def _perform(self, call: Call[R]) -> R:
+        """Makes one Call. Reconnects only when the connection is lost
+        (DaemonUnavailable), never on an error reply: a request found to
+        have never gone out is sent once more on a new connection, one
+        attempt to connect; a wait, which changes nothing, is made again
+        on a new connection when the old one drops at any point, trying
+        for up to ``reconnect`` seconds of outage."""
         start = time.monotonic()
         this = call
+        resent = False
         while True:
             conn = self._conn
             try:
                 return this.decode(self.call(this.method, this.params,
                                              wait_for=this.wait_for))
             except DaemonUnavailable as exc:
-                if not call.redoable or self.reconnect <= 0 or self._closed:
+                if self._closed:
                     raise
-                self._redial(conn, exc)
+                if call.redoable and self.reconnect > 0:
+                    self._redial(conn, exc, self.reconnect)
+                elif isinstance(exc, _NotSent) and not resent:
+                    resent = True
+                    self._redial(conn, exc, 0.0)
+                else:
+                    raise
             this = call.again(time.monotonic() - start)
 
-    def _redial(self, old: Connection, why: BaseException) -> None:
+    def _redial(self, old: Connection, why: BaseException,
+                limit: float) -> None:
         """Replaces the lost connection old by a new one (unless another
-        thread did already). Requests still pending on old fail."""
+        thread did already), trying for up to ``limit`` seconds while the
+        daemon is away (0: once). Requests still pending on old fail."""
         with self._redial_lock:
             if self._conn is not old:
                 return
             old.close()
-            new = redial(self.socket_path, self.timeout, self.reconnect, why)
+            new = redial(self.socket_path, self.timeout, limit, why)
             with self._cond:
                 lost = self._lost(why)
                 for rid in self._waiting:
@@ -203,7 +220,7 @@ class Client:
                         reply = self._replies.pop(rid)
                         if isinstance(reply, BaseException):
                             raise reply
-                        return reply
+                        return dict(reply)
                     conn = self._conn
                     if self._reading is not conn:
                         break
@@ -242,7 +259,9 @@ class Client:
         """The current connection is of no more use (lock held): every
         request pending on it ends with exc."""
         self._broken = exc
-        lost = self._lost(exc)
+        # Garbage from the daemon is told as such; anything else is a lost
+        # connection, whatever broke it.
+        lost = exc if isinstance(exc, ProtocolError) else self._lost(exc)
         for rid in self._waiting:
             self._replies[rid] = lost
         self._waiting.clear()
@@ -258,31 +277,227 @@ class Client:
                 self._waiting.discard(rid)
                 self._replies[rid] = reply
             elif rid is None and "error" in reply:
-                # An error with a null id answers no request we can name
-                # (the daemon could not read one): every waiter must know,
-                # and the connection may be closing (max_request).
-                self._fail(error_from_reply(reply["error"]))
+                # An error with a null id: the daemon could not read a
+                # request (a NUL in a string, a line over max_request) or
+                # refused the connection (max_clients_per_user). With one
+                # request pending it is that one's answer; with several it
+                # answers none we can name: they all fail, and the
+                # connection, maybe closing, is given up for a new one.
+                if len(self._waiting) == 1:
+                    self._replies[self._waiting.pop()] = reply
+                else:
+                    self._fail(error_from_reply(reply["error"]))
+                    self._conn.close()
             # Notifications (no id) do not come here: this connection
             # never asks for watch.
 
-    # -- jobs and the daemon: built in _calls, the same for AsyncClient -----
+    # -- jobs and the daemon: the params built in _calls, shared with the
+    # -- other client; each method's doc is the protocol's, shortened.
 
-    submit = _sync_method("submit")
-    get = _sync_method("get")
-    list = _sync_method("list")
-    wait = _sync_method("wait")
-    cancel = _sync_method("cancel")
-    hold = _sync_method("hold")
-    release = _sync_method("release")
-    retry = _sync_method("retry")
-    freeze = _sync_method("freeze")
-    thaw = _sync_method("thaw")
-    remove = _sync_method("remove")
-    update = _sync_method("update")
-    stats = _sync_method("stats")
-    pause = _sync_method("pause")
-    resume = _sync_method("resume")
-    reload = _sync_method("reload")
+    def submit(self, argv: Sequence[str | bytes], *,
+               priority: str | None = None,
+               name: str | None = None,
+               env: Mapping[str, str | bytes] | None = None,
+               cwd: str | bytes | os.PathLike[str] | None = None,
+               timeout: float | None = None,
+               retries: int | None = None,
+               after: Sequence[int] | None = None,
+               labels: Mapping[str, str] | None = None,
+               memory: int | None = None,
+               resources: Mapping[str, int] | None = None,
+               key: str | None = None,
+               hold: bool | None = None,
+               slots: int | None = None,
+               exclusive: bool | None = None,
+               nice: int | None = None,
+               merge_output: bool | None = None,
+               begin_at: str | None = None,
+               after_any: Sequence[int] | None = None,
+               node: str | None = None,
+               **extra: Any) -> Job:
+        """Queues a job running ``argv`` (no shell) and returns it once it
+        is on disk. Each param is the protocol's of the same name (see
+        triage-protocol(7), submit); one not given takes the daemon's
+        default.
+
+        As the CLI does, the job gets this process's environment and
+        working directory unless ``env``/``cwd`` say otherwise: ``env`` is
+        then the job's whole environment; pass DAEMON_DEFAULT to let the
+        daemon choose (a minimal environment; the user's home directory).
+        ``timeout`` is in seconds, ``memory`` in bytes, ``resources`` maps
+        a configured resource to a count of units, ``hold=True`` submits it
+        held, ``begin_at`` is an RFC 3339 time.
+
+        ``key`` (1 to 256 bytes) makes the submit idempotent: while a job
+        this user submitted with the same key is kept, the submit creates
+        nothing and returns that job, with ``existing`` True. ``extra``
+        params are sent as they are, for params newer than this client.
+
+        Raises InvalidParams naming the param at fault, QueueFull
+        (``max_queued``), ShuttingDown, PermissionDenied. If the connection
+        breaks before the reply, DaemonUnavailable: the job may or may not
+        have been made (a ``key`` makes sending it again safe).
+        """
+        return self._perform(_calls.submit(
+            argv, priority=priority, name=name, env=env, cwd=cwd,
+            timeout=timeout, retries=retries, after=after, labels=labels,
+            memory=memory, resources=resources, key=key, hold=hold,
+            slots=slots, exclusive=exclusive, nice=nice,
+            merge_output=merge_output, begin_at=begin_at,
+            after_any=after_any, node=node, **extra))
+
+    def get(self, id: int) -> Job:
+        """The job ``id`` as it is now; NoSuchJob when there is none."""
+        return self._perform(_calls.get(id))
+
+    def list(self, *, state: Sequence[str] | str | None = None,
+             priority: str | None = None,
+             labels: Mapping[str, str] | None = None,
+             name: str | None = None,
+             held: bool | None = None,
+             limit: int | None = None,
+             after_id: int | None = None) -> builtins.list[Job]:
+        """Jobs of every user in submission order, filtered by the params
+        given (each state in ``state``; every pair of ``labels``): one page
+        of at most ``limit`` (the daemon's default 1000); pass the last id
+        as ``after_id`` for the next page."""
+        return self._perform(_calls.list(
+            state=state, priority=priority, labels=labels, name=name,
+            held=held, limit=limit, after_id=after_id))
+
+    def wait(self, id: int, timeout: float | None = None) -> Job:
+        """Waits until job ``id`` has ended, or ``timeout`` seconds (None:
+        as long as it takes), and returns it as it is then: check
+        ``job.terminal``. Other requests on the client go on meanwhile.
+
+        When the connection drops (the daemon restarts), the client
+        connects again with backoff for up to ``reconnect`` seconds and
+        waits again, for what is left of ``timeout``; past that,
+        DaemonUnavailable. NoSuchJob for an id of no job."""
+        return self._perform(_calls.wait(id, timeout))
+
+    def wait_all(self, ids: Sequence[int],
+                 timeout: float | None = None) -> builtins.list[Job]:
+        """As wait, for every job of ``ids`` (1 to 100,000 ids): their
+        list, in the order of ``ids``, each as its end left it or as it is
+        at the timeout."""
+        return self._perform(_calls.wait_all(ids, timeout))
+
+    @overload
+    def cancel(self, id: int, *, signal: str | None = None) -> Job: ...
+    @overload
+    def cancel(self, *, filter: Filter,
+               signal: str | None = None) -> builtins.list[int]: ...
+
+    def cancel(self, id: int | None = None, *, filter: Filter | None = None,
+               signal: str | None = None) -> Job | builtins.list[int]:
+        """Cancels job ``id`` and returns it (a running one may still show
+        running until its process has exited), or every queued or running
+        job ``filter`` selects (triage-protocol(7), SELECTING MANY JOBS) and
+        returns their ids. ``signal`` ("SIGINT", "INT", "SIG10") goes first
+        to a running job's process group; SIGTERM by default. Canceling an
+        ended job returns it unchanged."""
+        return self._perform(_calls.cancel(id, filter=filter, signal=signal))
+
+    @overload
+    def hold(self, id: int) -> Job: ...
+    @overload
+    def hold(self, *, filter: Filter) -> builtins.list[int]: ...
+
+    def hold(self, id: int | None = None, *,
+             filter: Filter | None = None) -> Job | builtins.list[int]:
+        """Holds a queued job: it keeps its place but does not start until
+        released. The job, or with ``filter`` the ids held."""
+        return self._perform(_calls.hold(id, filter=filter))
+
+    @overload
+    def release(self, id: int) -> Job: ...
+    @overload
+    def release(self, *, filter: Filter) -> builtins.list[int]: ...
+
+    def release(self, id: int | None = None, *,
+                filter: Filter | None = None) -> Job | builtins.list[int]:
+        """Releases a held job back to the place it had in its queue. The
+        job, or with ``filter`` the ids released."""
+        return self._perform(_calls.release(id, filter=filter))
+
+    @overload
+    def retry(self, id: int) -> Job: ...
+    @overload
+    def retry(self, *, filter: Filter) -> builtins.list[int]: ...
+
+    def retry(self, id: int | None = None, *,
+              filter: Filter | None = None) -> Job | builtins.list[int]:
+        """Queues an ended job that did not succeed again, as a new attempt
+        (WrongState for one queued, running or succeeded). The job, or with
+        ``filter`` the ids retried."""
+        return self._perform(_calls.retry(id, filter=filter))
+
+    @overload
+    def freeze(self, id: int) -> Job: ...
+    @overload
+    def freeze(self, *, filter: Filter) -> builtins.list[int]: ...
+
+    def freeze(self, id: int | None = None, *,
+               filter: Filter | None = None) -> Job | builtins.list[int]:
+        """Freezes a running job's processes where they are (its timeout
+        clock stops); it stays running, with ``job["frozen"]`` true. The
+        job, or with ``filter`` the ids frozen."""
+        return self._perform(_calls.freeze(id, filter=filter))
+
+    @overload
+    def thaw(self, id: int) -> Job: ...
+    @overload
+    def thaw(self, *, filter: Filter) -> builtins.list[int]: ...
+
+    def thaw(self, id: int | None = None, *,
+             filter: Filter | None = None) -> Job | builtins.list[int]:
+        """Thaws a frozen job. The job, or with ``filter`` the ids
+        thawed."""
+        return self._perform(_calls.thaw(id, filter=filter))
+
+    def remove(self, id: int | None = None, *,
+               filter: Filter | None = None) -> builtins.list[int]:
+        """Deletes ended jobs and their output for good; the ids removed.
+        WrongState for a job given by ``id`` that has not ended."""
+        return self._perform(_calls.remove(id, filter=filter))
+
+    def update(self, id: int, *, priority: str | None = None,
+               name: str | None = None, timeout: float | None = None,
+               retries: int | None = None,
+               labels: Mapping[str, str] | None = None,
+               begin_at: str | None = _UNSET, nice: int | None = None,
+               memory: int | None = None,
+               resources: Mapping[str, int] | None = None) -> Job:
+        """Changes a queued job (WrongState otherwise) and returns it once
+        the change is on disk. ``labels`` and ``resources`` replace the
+        whole object; ``begin_at=None`` lets a job waiting for its begin_at
+        go at once."""
+        return self._perform(_calls.update(
+            id, priority=priority, name=name, timeout=timeout,
+            retries=retries, labels=labels, begin_at=begin_at, nice=nice,
+            memory=memory, resources=resources))
+
+    def stats(self) -> dict[str, Any]:
+        """The daemon's figures: the stats object of triage-protocol(7)
+        (``slots``, ``priorities``, ``jobs`` by state, ``version``...)."""
+        return self._perform(_calls.stats())
+
+    def pause(self, priority: str | None = None) -> dict[str, Any]:
+        """Pauses a priority, or every one: it takes submissions but starts
+        nothing. Admins only (PermissionDenied). Returns the stats."""
+        return self._perform(_calls.pause(priority))
+
+    def resume(self, priority: str | None = None) -> dict[str, Any]:
+        """Resumes a paused priority, or every one. Admins only. Returns
+        the stats."""
+        return self._perform(_calls.resume(priority))
+
+    def reload(self) -> None:
+        """Makes the daemon read its config again, as SIGHUP does. Admins
+        only; ConfigRejected, with ``errors``, when the new config is wrong
+        (the old one stays in force)."""
+        return self._perform(_calls.reload())
 
     def output(self, id: int, stream: str = "stdout", follow: bool = False, *,
                offset: int = 0, limit: int | None = None) -> Iterator[bytes]:
@@ -315,7 +530,7 @@ class Client:
             except DaemonUnavailable as exc:
                 if not follow or self.reconnect <= 0 or self._closed:
                     raise
-                self._redial(conn, exc)
+                self._redial(conn, exc, self.reconnect)
 
     def watch(self, ids: Sequence[int] | None = None,
               priority: str | None = None) -> "Watch":

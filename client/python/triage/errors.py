@@ -129,6 +129,12 @@ class DaemonUnavailable(TriageError, ConnectionError):
         self.path = path
 
 
+class _NotSent(DaemonUnavailable):
+    """The connection was found lost before the request went out: the
+    daemon never saw it, so sending it on a new connection is safe for
+    every method (the clients do, once)."""
+
+
 # Aliases under the names an HTTP-minded reader looks for first.
 NotFound = NoSuchJob
 Forbidden = PermissionDenied
@@ -156,6 +162,7 @@ def error_from_reply(error: Any) -> TriageError:
     if not isinstance(message, str):
         message = "error without a message"
     data = error.get("data")
-    cls = _BY_CODE.get(code, TriageError) if isinstance(code, int) else TriageError
+    cls: type[TriageError] = (_BY_CODE.get(code, TriageError)
+                               if isinstance(code, int) else TriageError)
     return cls(code if isinstance(code, int) else None, message,
                data if isinstance(data, dict) else None)

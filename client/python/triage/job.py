@@ -3,10 +3,12 @@ read-only Python object, and the watch event that carries one."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ._wire import decode_bytes
+from .errors import ProtocolError
 
 #: States after which a job never changes again, but by a new attempt.
 TERMINAL_STATES = frozenset(
@@ -23,6 +25,13 @@ class Job:
     not know rather than fail). ``argv`` elements and ``cwd`` are str, or
     bytes where the daemon sent {"base64": ...} (bytes that are not UTF-8).
     Times are the daemon's RFC 3339 strings, or None.
+
+    ``key`` is the idempotency key the job was submitted with, or None;
+    ``existing`` is True only on the Job a submit returned when that key
+    named a job already kept (nothing was created). ``result`` is the
+    payload the job's ended attempt wrote to the file ``$TRIAGE_RESULT``
+    names, as bytes, or None when it wrote none; ``result_truncated``
+    says the daemon cut it at its ``max_result``.
     """
 
     id: int
@@ -44,35 +53,52 @@ class Job:
     started_at: str | None
     finished_at: str | None
     uid: int | None
-    raw: dict[str, Any] = field(repr=False, compare=False)
+    key: str | None = None
+    existing: bool = False
+    result: bytes | None = field(default=None, repr=False)
+    result_truncated: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, repr=False,
+                                compare=False)
 
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any]) -> "Job":
         """A Job from the daemon's job object. Missing members (an older
         daemon's) become None or an empty value, never an error."""
         raw = dict(obj)
-        return cls(
+        get = raw.get
+        argv = get("argv") or []
+        cwd = get("cwd")
+        result = get("result")
+        # Set in one go rather than through the frozen dataclass's
+        # __init__ (a guarded setattr a field): every reply makes one.
+        job = object.__new__(cls)
+        job.__dict__.update(
             id=int(raw["id"]),
-            name=raw.get("name") or "",
-            state=raw.get("state") or "",
-            priority=raw.get("priority") or "",
-            argv=[decode_bytes(a) for a in raw.get("argv") or []],
-            cwd=decode_bytes(raw.get("cwd")),
-            attempt=raw.get("attempt") or 0,
-            exit_code=raw.get("exit_code"),
-            signal=raw.get("signal"),
-            reason=raw.get("reason"),
-            pid=raw.get("pid"),
-            position=raw.get("position"),
-            pending_reason=raw.get("pending_reason"),
-            held=bool(raw.get("held", False)),
-            labels=dict(raw.get("labels") or {}),
-            submitted_at=raw.get("submitted_at"),
-            started_at=raw.get("started_at"),
-            finished_at=raw.get("finished_at"),
-            uid=raw.get("uid"),
+            name=get("name") or "",
+            state=get("state") or "",
+            priority=get("priority") or "",
+            argv=[a if isinstance(a, str) else decode_bytes(a) for a in argv],
+            cwd=cwd if cwd is None or isinstance(cwd, str) else decode_bytes(cwd),
+            attempt=get("attempt") or 0,
+            exit_code=get("exit_code"),
+            signal=get("signal"),
+            reason=get("reason"),
+            pid=get("pid"),
+            position=get("position"),
+            pending_reason=get("pending_reason"),
+            held=bool(get("held", False)),
+            labels=dict(get("labels") or {}),
+            submitted_at=get("submitted_at"),
+            started_at=get("started_at"),
+            finished_at=get("finished_at"),
+            uid=get("uid"),
+            key=get("key"),
+            existing=get("existing") is True,
+            result=None if result is None else _result_bytes(result),
+            result_truncated=get("result_truncated") is True,
             raw=raw,
         )
+        return job
 
     @property
     def terminal(self) -> bool:
@@ -85,6 +111,27 @@ class Job:
         """True when the job's process exited with status 0."""
         return self.state == "succeeded"
 
+    def result_text(self, encoding: str = "utf-8",
+                    errors: str = "strict") -> str | None:
+        """The result payload decoded as text, or None when there is none.
+        A payload the daemon cut (``result_truncated``) may end inside a
+        character: pass ``errors="replace"`` to read it anyway."""
+        if self.result is None:
+            return None
+        return self.result.decode(encoding, errors)
+
+    def result_json(self) -> Any:
+        """The result payload parsed as JSON (the usual way a job hands a
+        service its answer: ``json.dump(answer, open(os.environ[
+        "TRIAGE_RESULT"], "w"))``), or None when there is none.
+        ValueError when it is not JSON, truncated payloads included."""
+        if self.result is None:
+            return None
+        if self.result_truncated:
+            raise ValueError(f"job {self.id}'s result was truncated at the "
+                             "daemon's max_result: it is not whole JSON")
+        return json.loads(self.result)
+
     def __getitem__(self, key: str) -> Any:
         """Any member of the daemon's object, known to this class or not."""
         return self.raw[key]
@@ -92,6 +139,20 @@ class Job:
     def get(self, key: str, default: Any = None) -> Any:
         """A member of the daemon's object, or default when it has none."""
         return self.raw.get(key, default)
+
+
+def _result_bytes(value: Any) -> bytes | None:
+    """The result member as bytes: a JSON string is UTF-8 text, a
+    {"base64": ...} object other bytes (NON-UTF-8 BYTES)."""
+    if value is None:
+        return None
+    decoded = decode_bytes(value)
+    if isinstance(decoded, str):
+        return decoded.encode("utf-8", "surrogateescape")
+    if isinstance(decoded, bytes):
+        return decoded
+    raise ProtocolError(None, f"a job's result is neither a string nor "
+                        f"{{\"base64\": ...}}: {value!r}")
 
 
 @dataclass(frozen=True)
