@@ -1,4 +1,5 @@
-# Makefile - builds libtriage.a, triaged, triage and the tests into build/.
+# Makefile - builds libtriage.so (the public C client library), triaged, triage
+# and the tests into build/.
 # `make test` is the only command a fresh Debian 12 machine needs: see deps.
 
 # The Debian 12 packages the build needs; `make deps` installs what is missing.
@@ -30,9 +31,31 @@ ALL_CPPFLAGS = -D_GNU_SOURCE -Ilib -Istore -Idaemon $(PKG_CFLAGS) $(CPPFLAGS)
 ALL_CFLAGS = -std=c17 $(WARNINGS) $(CFLAGS) $(SANITIZE) -MMD -MP
 ALL_LDFLAGS = $(SANITIZE) $(LDFLAGS)
 
+# All of lib/ and store/, in an archive of the build's own that the daemon,
+# the CLI, the tests and the benchmarks link: not installed, and not the
+# public library below, whence its name.
 LIB_SRC := $(wildcard lib/*.c store/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
-LIB := $(BUILD)/lib/libtriage.a
+COMMON_LIB := $(BUILD)/lib/libcommon.a
+# libtriage.so.0, the public C client library: <triage/client.h>
+# (lib/triage/client.h), libtriage(3), triage.pc. Its two sources, which
+# use nothing else of lib/ but caller-env.h's struct, compiled again
+# position-independent and with every symbol hidden but those the header
+# marks TRIAGE_API; lib/libtriage.map, the version script, gives them the
+# version node TRIAGE_0 and hides whatever else the objects would export.
+# SOLIB_VERSION is the file's: 0.0.0, its major the SONAME's, to be raised
+# only when the ABI breaks.
+SOLIB_SRC := lib/client.c lib/client-socket.c
+SOLIB_OBJ := $(SOLIB_SRC:%.c=$(BUILD)/pic/%.o)
+SONAME := libtriage.so.0
+SOLIB_VERSION := 0.0.0
+SOLIB := $(BUILD)/lib/libtriage.so.$(SOLIB_VERSION)
+SOLIB_LINKS := $(BUILD)/lib/$(SONAME) $(BUILD)/lib/libtriage.so
+# The functions of the public header, for the man page's links (install);
+# LPAREN, as make would count the parenthesis.
+LPAREN := (
+LIB_API := $(shell sed -n 's/^TRIAGE_API .*[ *]\(triage_[a-z0-9_]*\)[$(LPAREN)].*/\1/p' \
+	lib/triage/client.h)
 # The daemon's modules also go into an archive, so that tests can drive its
 # parts (the worker pool, say) without its main().
 DAEMON_SRC := $(filter-out daemon/main.c,$(wildcard daemon/*.c))
@@ -46,6 +69,8 @@ TSUPPORT_OBJ := $(TSUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 TSUPPORT := $(BUILD)/lib/libtsupport.a
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(BUILD)/obj/%.o)
+# The CLI as install puts it (see its rule).
+INSTALL_CLI := $(BUILD)/install/triage
 BINS := $(if $(wildcard daemon/main.c),$(BUILD)/bin/triaged) \
 	$(if $(CLIENT_SRC),$(BUILD)/bin/triage)
 
@@ -69,7 +94,7 @@ TESTS := $(UNIT_BIN) $(DTEST_BIN) $(REPLAY_BIN)
 DASHBOARD_SRC := $(wildcard daemon/dashboard/*)
 DASHBOARD := $(DASHBOARD_SRC:daemon/dashboard/%=$(BUILD)/share/triage/dashboard/%)
 
-all: $(LIB) $(BINS) $(DASHBOARD)
+all: $(COMMON_LIB) $(SOLIB_LINKS) $(BINS) $(INSTALL_CLI) $(DASHBOARD)
 
 $(DASHBOARD): $(BUILD)/share/triage/dashboard/%: daemon/dashboard/%
 	@mkdir -p $(@D)
@@ -98,18 +123,36 @@ endif
 $(BUILD)/flags.mk: Makefile
 	@$(MAKE) --no-print-directory deps
 	@mkdir -p $(@D)
-	@printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\nTEST_LIBS := %s\n' \
+	@printf 'PKG_CFLAGS := %s\nPKG_LIBS := %s\nTEST_LIBS := %s\nJANSSON_LIBS := %s\n' \
 		"$$(pkg-config --cflags $(PKGS) $(TEST_PKGS))" \
 		"$$(pkg-config --libs $(PKGS))" \
-		"$$(pkg-config --libs $(TEST_PKGS))" > $@.tmp && mv $@.tmp $@
+		"$$(pkg-config --libs $(TEST_PKGS))" \
+		"$$(pkg-config --libs jansson)" > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(LIB): $(LIB_OBJ)
+$(COMMON_LIB): $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+# --no-undefined: every symbol the library needs is in what it is linked
+# with, so that a program using it needs nothing else (jansson and libc).
+$(SOLIB): $(SOLIB_OBJ) lib/libtriage.map
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libtriage.map -Wl,--no-undefined \
+		-Wl,--as-needed -o $@ $(SOLIB_OBJ) $(JANSSON_LIBS)
+
+# The names a program finds the library by: at run time the SONAME's, at
+# link time (-ltriage) the bare one.
+$(SOLIB_LINKS): $(SOLIB)
+	ln -sf $(notdir $<) $@
 
 $(DAEMON_LIB): $(DAEMON_OBJ)
 	@mkdir -p $(@D)
@@ -120,35 +163,57 @@ $(TSUPPORT): $(TSUPPORT_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: ALL_CPPFLAGS += -Itests/support
 
-$(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(LIB)
+$(BUILD)/bin/triaged: $(BUILD)/obj/daemon/main.o $(DAEMON_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 
-# The CLI is a process per command: it links only what it uses, and jansson
-# and libresolv (b64_pton) into itself, so that it does not pay the dynamic
-# loader for them at every start (bench/bench-client.c measures it).
-CLIENT_LIBS := -Wl,-Bstatic -ljansson -lresolv -Wl,-Bdynamic
-$(BUILD)/bin/triage: $(CLIENT_OBJ) $(LIB)
+# The CLI is a program built on libtriage.so.0, as anyone's would be: the
+# library comes first on the line, so that its functions are taken from it
+# and not again from the archive, which gives the rest of lib/ the CLI uses
+# (tests/lib-symbols.sh checks that it defines none of the library's). jansson
+# is dynamic too, as libtriage.so.0 needs it: a static copy besides would be
+# two jansson in one process. libresolv (b64_pton, for the output command)
+# stays static: a process per command, and the CLI alone needs it, so the
+# dynamic loader need not open it at every start (bench/bench-client.c
+# measures the start).
+CLIENT_LIBS := $(JANSSON_LIBS) -Wl,-Bstatic -lresolv -Wl,-Bdynamic
+CLIENT_LINK = $(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $(CLIENT_OBJ) \
+	$(BUILD)/lib/libtriage.so $(COMMON_LIB) $(CLIENT_LIBS)
+# In build/bin it finds the library in build/lib through its RUNPATH,
+# $ORIGIN/../lib, so that the tests run it where it is without
+# LD_LIBRARY_PATH.
+$(BUILD)/bin/triage: $(CLIENT_OBJ) $(COMMON_LIB) $(SOLIB_LINKS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(CLIENT_LIBS)
+	$(CLIENT_LINK) -Wl,-rpath,'$$ORIGIN/../lib'
+# What install puts in BINDIR: the same objects linked again without a
+# RUNPATH. An installed program finds libtriage.so.0 where the dynamic
+# loader looks (LIBDIR), and Debian's policy and lintian refuse a RUNPATH;
+# linking twice needs no chrpath or patchelf, and costs one link. Built by
+# all, so that install, as root, only copies.
+$(INSTALL_CLI): $(CLIENT_OBJ) $(COMMON_LIB) $(SOLIB_LINKS)
+	@mkdir -p $(@D)
+	$(CLIENT_LINK)
 
-$(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(TSUPPORT) $(LIB)
+$(UNIT_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/unit/test-%.o $(TSUPPORT) $(COMMON_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(TSUPPORT) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(TSUPPORT) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Daemon tests run the real binaries, so they are built first. Every other
 # file of tests/daemon/ (the harness, the fixtures) goes into each of them.
 DTEST_COMMON_SRC := $(filter-out $(DTEST_SRC),$(wildcard tests/daemon/*.c))
 DTEST_COMMON_OBJ := $(DTEST_COMMON_SRC:%.c=$(BUILD)/obj/%.o)
-$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(BINS) $(DASHBOARD)
+$(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(BINS) $(DASHBOARD)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 
 # Runs every test binary and script and ends with one "N passed, N failed"
-# line over all of them.
-test: $(TESTS)
-	@sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
-		tests/python-client.sh
+# line over all of them. The library's scripts check what install puts (it
+# is all built first, so that their `make install` only copies) and build
+# a program against it: with this build's compiler and sanitizers.
+test: $(TESTS) all
+	@BUILD='$(BUILD)' CC='$(CC)' SANITIZE='$(SANITIZE)' \
+		sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
+		tests/python-client.sh tests/lib-symbols.sh tests/lib-install.sh
 
 check: test
 
@@ -164,9 +229,9 @@ LOAD_SRC := $(wildcard tests/load/*.c)
 LOAD_OBJ := $(LOAD_SRC:%.c=$(BUILD)/obj/%.o)
 LOAD_BIN := $(BUILD)/tests/test-loadrun
 $(LOAD_OBJ): ALL_CPPFLAGS += -Itests/daemon
-$(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(BINS)
+$(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(BINS)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
 # The daemon tests once more, every daemon a one-node cluster in a
 # PostgreSQL of the test's own (harness.c, TRIAGE_TEST_CLUSTER): the store's
 # two databases keep one contract.
@@ -312,6 +377,11 @@ clean:
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
+# The library and triage.pc; Debian's package passes its multiarch
+# directory, /usr/lib/$(DEB_HOST_MULTIARCH) (debian/rules).
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/triage
 SYSCONFDIR ?= /etc
@@ -332,6 +402,10 @@ INSTALL ?= install
 
 # Every file install puts, but the config, which uninstall leaves.
 INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
+	$(LIBDIR)/libtriage.so.$(SOLIB_VERSION) $(LIBDIR)/$(SONAME) \
+	$(LIBDIR)/libtriage.so $(INCLUDEDIR)/triage/client.h \
+	$(PKGCONFIGDIR)/triage.pc $(MANDIR)/man3/libtriage.3 \
+	$(LIB_API:%=$(MANDIR)/man3/%.3) \
 	$(SYSTEMDUNITDIR)/triage.service $(SYSTEMDUNITDIR)/triage.socket \
 	$(SYSUSERSDIR)/triage.conf \
 	$(MANDIR)/man1/triage.1 $(MANDIR)/man5/triage.conf.5 \
@@ -341,12 +415,30 @@ INSTALLED := $(BINDIR)/triage $(SBINDIR)/triaged \
 	$(DOCDIR)/examples/triage.conf \
 	$(addprefix $(DASHDIR)/,$(notdir $(DASHBOARD_SRC)))
 
+# The library: its file, its two names as symbolic links (ldconfig would
+# make the SONAME's, but a staged tree is not ldconfig's: packaging runs
+# it), the header, triage.pc with this install's directories, and the
+# manual, with a link to it for each function's name (man
+# triage_client_call). Shared libraries are not executables: mode 0644.
 install: all
 	$(INSTALL) -d $(addprefix $(DESTDIR),$(BINDIR) $(SBINDIR) \
+		$(LIBDIR) $(INCLUDEDIR)/triage $(PKGCONFIGDIR) $(MANDIR)/man3 \
 		$(SYSTEMDUNITDIR) $(SYSUSERSDIR) $(MANDIR)/man1 $(MANDIR)/man5 \
 		$(MANDIR)/man7 $(MANDIR)/man8 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(DOCDIR)/examples \
 		$(DASHDIR) $(SYSCONFDIR)/triage)
-	$(INSTALL) -m 0755 $(BUILD)/bin/triage $(DESTDIR)$(BINDIR)/triage
+	$(INSTALL) -m 0755 $(INSTALL_CLI) $(DESTDIR)$(BINDIR)/triage
+	$(INSTALL) -m 0644 $(SOLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(notdir $(SOLIB)) $(DESTDIR)$(LIBDIR)/libtriage.so
+	$(INSTALL) -m 0644 lib/triage/client.h $(DESTDIR)$(INCLUDEDIR)/triage/
+	sed -e 's|@prefix@|$(PREFIX)|g' -e 's|@libdir@|$(LIBDIR)|g' \
+		-e 's|@includedir@|$(INCLUDEDIR)|g' -e 's|@version@|$(VERSION)|g' \
+		lib/triage.pc.in > $(BUILD)/triage.pc
+	$(INSTALL) -m 0644 $(BUILD)/triage.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	$(INSTALL) -m 0644 man/libtriage.3 $(DESTDIR)$(MANDIR)/man3/
+	for f in $(LIB_API); do \
+		ln -sf libtriage.3 $(DESTDIR)$(MANDIR)/man3/$$f.3 || exit 1; \
+	done
 	$(INSTALL) -m 0755 $(BUILD)/bin/triaged $(DESTDIR)$(SBINDIR)/triaged
 	sed 's|@sbindir@|$(SBINDIR)|g' systemd/triage.service > $(BUILD)/triage.service
 	$(INSTALL) -m 0644 $(BUILD)/triage.service systemd/triage.socket \
@@ -370,12 +462,13 @@ install: all
 		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
 	fi
 
-# `make deb` builds build/triage_VERSION_ARCH.deb and
-# build/python3-triage_VERSION_all.deb with dpkg-buildpackage (debian/:
-# debhelper, `make install PREFIX=/usr`, pybuild on client/python), after
-# installing the tools it needs as deps does, and runs lintian on both.
-# The packages' own build is in build/debian. Pass DEB_BUILD_OPTIONS=nocheck
-# to skip the tests.
+# `make deb` builds the packages with dpkg-buildpackage (debian/: debhelper,
+# `make install PREFIX=/usr`, pybuild on client/python):
+# build/triage_VERSION_ARCH.deb, the library's libtriage0 and libtriage-dev,
+# python3-triage_VERSION_all.deb and any other debian/control names, after
+# installing the tools it needs as deps does, and runs lintian on each .deb
+# the .changes file lists (and on that file). The packages' own build is in
+# build/debian. Pass DEB_BUILD_OPTIONS=nocheck to skip the tests.
 # dh-python and the rest: python3-triage, built from client/python by pybuild.
 DEB_TOOLS := debhelper dpkg-dev fakeroot lintian systemd dh-python \
 	python3-all python3-setuptools pybuild-plugin-pyproject
@@ -383,7 +476,6 @@ VERSION := $(shell sed -n 's/^\#define TRIAGE_VERSION "\(.*\)"/\1/p' lib/version
 # Asked only when a recipe names it, so that make shows the real file names.
 DEB_ARCH = $(shell dpkg --print-architecture)
 DEB_BASE = $(BUILD)/triage_$(VERSION)_$(DEB_ARCH)
-DEB_PY = $(BUILD)/python3-triage_$(VERSION)_all.deb
 deb:
 	@$(MAKE) --no-print-directory deps DEBIAN_DEPS="$(DEBIAN_DEPS) $(DEB_TOOLS)"
 	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(VERSION)" ] || \
@@ -394,7 +486,7 @@ deb:
 		--buildinfo-option=-u$(BUILD) --changes-option=-u$(BUILD) \
 		--buildinfo-file=$(DEB_BASE).buildinfo \
 		--changes-file=$(DEB_BASE).changes
-	lintian $(DEB_BASE).deb $(DEB_PY)
+	lintian $(DEB_BASE).changes
 
 # systemd-analyze verify on the units as installed, with ExecStart= on the
 # triaged of build/ and Documentation= on the man pages of man/.
@@ -416,18 +508,20 @@ verify-units: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(DASHDIR) $(DESTDIR)$(dir $(DASHDIR)) 2>/dev/null || true
+		$(DESTDIR)$(DASHDIR) $(DESTDIR)$(dir $(DASHDIR)) \
+		$(DESTDIR)$(INCLUDEDIR)/triage 2>/dev/null || true
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
 	$(LOAD_SRC) $(TSUPPORT_SRC))
+-include $(SOLIB_OBJ:%.o=%.d)
 
 # ---- bench ----
 # `make bench` (under 10 minutes) and `make bench-quick` (under 2) run every
 # benchmark through bench/run.sh, which ends with one summary table. Each
 # bench/bench-NAME.c without a header of its own is a program,
 # build/bin/bench-NAME, linked with the shared bench/*.c that have one, the
-# support library of tests/support/ and libtriage; each bench/ref-NAME.c is
+# support library of tests/support/ and libcommon.a; each bench/ref-NAME.c is
 # a reference program on its own, build/bin/ref-NAME, linked with libc only
 # (the floors triage is measured against). BENCH_TOOLS are the alternatives
 # it compares with.
@@ -452,7 +546,7 @@ bench: bench-build
 bench-quick: bench-build
 	bench/run.sh --quick $(BENCH_ARGS)
 
-$(BENCH_PROGS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BENCH_SHARED_OBJ) $(TSUPPORT) $(LIB)
+$(BENCH_PROGS): $(BUILD)/bin/%: $(BUILD)/obj/bench/%.o $(BENCH_SHARED_OBJ) $(TSUPPORT) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(SYS_LIBS)
 
@@ -507,9 +601,9 @@ $(REPLAY_OBJ): $(BUILD)/obj/tests/fuzz/replay-%.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -DFUZZ_TARGET='"$*"' -c -o $@ $<
 
-$(REPLAY_BIN): $(BUILD)/tests/fuzz-%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay-%.o $(DAEMON_LIB) $(LIB)
+$(REPLAY_BIN): $(BUILD)/tests/fuzz-%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/replay-%.o $(DAEMON_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DAEMON_LIB) $(LIB) $(PKG_LIBS) $(SYS_LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o,$^) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(SYS_LIBS)
 
 -include $(patsubst %.c,$(BUILD)/fuzz/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) $(FUZZ_SRC))
 -include $(REPLAY_OBJ:%.o=%.d)

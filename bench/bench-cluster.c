@@ -22,7 +22,7 @@
 #include "bench-stamps.h"
 #include "bench-stat.h"
 #include "bench-why.h"
-#include "client.h"
+#include "triage/client.h"
 #include "tsupport-clock.h"
 #include "tsupport-dir.h"
 #include "tsupport-proc.h"
@@ -89,7 +89,7 @@ static void bench_cluster_idle_open(struct bench_cluster *b);
  * that every node is fed at once. */
 struct bench_cluster_feed {
 	pthread_t thread;
-	struct client *cl;
+	struct triage_client *cl;
 	uint64_t n;
 	json_int_t *ids;	/* n, filled in */
 	struct bench_why why;
@@ -153,15 +153,16 @@ bench_cluster_start(struct bench_cluster *b, unsigned nodes,
 /* Connects to every daemon of s. 0, or -1 with *cause set (allocated) and
  * none connected. */
 static int
-bench_cluster_connect(const struct bench_cluster_set *s, struct client **cl,
-    char **cause)
+bench_cluster_connect(const struct bench_cluster_set *s,
+    struct triage_client **cl, char **cause)
 {
 	unsigned i, k;
 
 	for (i = 0; i < s->n; i++) {
-		if ((cl[i] = client_connect(s->d[i]->sock, cause)) == NULL) {
+		if ((cl[i] = triage_client_connect(s->d[i]->sock, cause))
+		    == NULL) {
 			for (k = 0; k < i; k++)
-				client_free(cl[k]);
+				triage_client_free(cl[k]);
 			return -1;
 		}
 	}
@@ -200,7 +201,7 @@ bench_cluster_ran_cb(const json_t *job, void *arg)
 /* Waits on cl until every job of f has ended, checking that each
  * succeeded and counting where they ran. 0, or -1 after saying why. */
 static int
-bench_cluster_wait(struct bench_cluster_who *c, struct client *cl,
+bench_cluster_wait(struct bench_cluster_who *c, struct triage_client *cl,
     const struct bench_cluster_feed *f)
 {
 	return bench_jobs_wait(cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
@@ -217,7 +218,7 @@ static void
 bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 {
 	struct bench_cluster_feed f[BENCH_CLUSTER_MAX_NODES];
-	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	struct triage_client *cl[BENCH_CLUSTER_MAX_NODES];
 	struct bench_cluster_set s;
 	unsigned i, started = 0, count = c->nodes > 0 ? c->nodes : 1;
 	char *cause = NULL;
@@ -270,7 +271,7 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 		    (double)b->jobs / (t1 - t0));
 	}
 	for (i = 0; i < count; i++)
-		client_free(cl[i]);
+		triage_client_free(cl[i]);
 out:
 	if (bench_daemon_interrupted() != 0)
 		bench_why_set(&c->why, "interrupted");
@@ -330,7 +331,7 @@ bench_cluster_rates_report(const struct bench_cluster *b,
 struct bench_cluster_lat {
 	const char *name;
 	struct bench_cluster_set s;
-	struct client *cl[BENCH_CLUSTER_MAX_NODES];
+	struct triage_client *cl[BENCH_CLUSTER_MAX_NODES];
 	bool connected;
 	struct bench_stamps st;
 	double *ms;		/* reply to start, one a sample; below 0
@@ -351,15 +352,15 @@ static int
 bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
     unsigned i)
 {
-	struct client *cl = l->cl[i % l->s.n];
-	struct client_error e;
+	struct triage_client *cl = l->cl[i % l->s.n];
+	struct triage_error e;
 	long long sent, reply, start, job_id;
 	char kind;
 	json_t *job, *done;
 	json_int_t id;
 
 	sent = tsupport_clock_ns();
-	job = client_call(cl, "submit", json_pack("{s[sss]}", "argv",
+	job = triage_client_call(cl, "submit", json_pack("{s[sss]}", "argv",
 	    b->stamp, "start", l->st.path), BENCH_CLUSTER_STAMP_MS, &e);
 	reply = tsupport_clock_ns();
 	if (job == NULL) {
@@ -383,7 +384,7 @@ bench_cluster_sample(struct bench_cluster *b, struct bench_cluster_lat *l,
 	} while (job_id != (long long)id);
 	l->ms[l->n] = (double)(start - reply) / 1e6;
 	l->sent_ms[l->n++] = (double)(start - sent) / 1e6;
-	if ((done = client_call(cl, "wait", json_pack("{s[I]}", "ids",
+	if ((done = triage_client_call(cl, "wait", json_pack("{s[I]}", "ids",
 	    (json_int_t)id), BENCH_CLUSTER_STAMP_MS, &e)) == NULL) {
 		fprintf(stderr, "bench-cluster: %s: wait: %s\n", l->name,
 		    e.message);
@@ -427,7 +428,7 @@ bench_cluster_lat_close(struct bench_cluster_lat *l, bool ok)
 
 	if (l->connected) {
 		for (i = 0; i < l->s.n; i++)
-			client_free(l->cl[i]);
+			triage_client_free(l->cl[i]);
 	}
 	ok = bench_cluster_stop(&l->s, ok);
 	bench_stamps_close(&l->st);
@@ -542,7 +543,7 @@ bench_cluster_warm(const struct bench_cluster_set *s)
 	char *cause = NULL;
 	int rc = -1;
 
-	if ((f.cl = client_connect(s->d[0]->sock, &cause)) == NULL) {
+	if ((f.cl = triage_client_connect(s->d[0]->sock, &cause)) == NULL) {
 		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
 		free(cause);
 		return -1;
@@ -554,7 +555,7 @@ bench_cluster_warm(const struct bench_cluster_set *s)
 		fprintf(stderr, "bench-cluster: %s\n", w.why.text);
 	else
 		rc = 0;
-	client_free(f.cl);
+	triage_client_free(f.cl);
 	return rc;
 }
 

@@ -30,7 +30,7 @@
 #include "bench-proc.h"
 #include "bench-stat.h"
 #include "bench-why.h"
-#include "client.h"
+#include "triage/client.h"
 #include "tsupport-clock.h"
 #include "tsupport-dir.h"
 #include "tsupport-proc.h"
@@ -226,13 +226,14 @@ bench_dispatch_record(struct bench_contestant *c, uint64_t jobs,
 
 /* The daemon's version, for the report. */
 static void
-bench_dispatch_version(struct bench *b, struct client *cl)
+bench_dispatch_version(struct bench *b, struct triage_client *cl)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *stats;
 
 	if (b->version != NULL ||
-	    (stats = client_call(cl, "stats", NULL, BENCH_REPLY_MS, &e)) == NULL)
+	    (stats = triage_client_call(cl, "stats", NULL, BENCH_REPLY_MS, &e))
+	    == NULL)
 		return;
 	if (json_is_string(json_object_get(stats, "version")))
 		b->version = strdup(json_string_value(json_object_get(stats,
@@ -251,7 +252,7 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	struct bench_daemon_conf conf = { 0 };
 	struct bench_daemon *d;
 	struct bench_cpu cpu0, cpu1;
-	struct client *cl;
+	struct triage_client *cl;
 	json_int_t *ids;
 	char *cause = NULL, kept[300];
 	double t0, t1, daemon_s, workers_s;
@@ -272,7 +273,7 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 		free(ids);
 		return;
 	}
-	if ((cl = client_connect(d->sock, &cause)) == NULL) {
+	if ((cl = triage_client_connect(d->sock, &cause)) == NULL) {
 		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		goto out;
@@ -303,7 +304,7 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 			fprintf(stderr, "bench-dispatch:   %-9s CPU not "
 			    "measured: %s\n", c->name, strerror(errno));
 	}
-	client_free(cl);
+	triage_client_free(cl);
 out:
 	if (bench_daemon_interrupted() != 0)
 		bench_why_set(&c->why, "interrupted");

@@ -11,18 +11,18 @@
 #define BENCH_JOBS_WAIT_IDS	500
 
 int
-bench_jobs_submit(struct client *cl, uint64_t n, json_int_t *ids,
+bench_jobs_submit(struct triage_client *cl, uint64_t n, json_int_t *ids,
     int reply_ms, struct bench_why *why)
 {
-	struct client_error e;
+	struct triage_error e;
 	uint64_t sent = 0, got = 0;
 	json_t *res, *id;
 	int64_t rid, first = -1, r;
 
 	while (got < n) {
 		while (sent < n && sent - got < BENCH_JOBS_WINDOW) {
-			if ((r = client_send(cl, "submit", json_pack("{s[s]}",
-			    "argv", "true"), &e)) == -1) {
+			if ((r = triage_client_send(cl, "submit",
+			    json_pack("{s[s]}", "argv", "true"), &e)) == -1) {
 				bench_why_set(why, "submit: %s", e.message);
 				return -1;
 			}
@@ -30,7 +30,8 @@ bench_jobs_submit(struct client *cl, uint64_t n, json_int_t *ids,
 				first = r;
 			sent++;
 		}
-		if ((res = client_recv(cl, &rid, reply_ms, &e)) == NULL) {
+		if ((res = triage_client_recv(cl, &rid, reply_ms, &e))
+		    == NULL) {
 			bench_why_set(why, "submit: %s", e.message);
 			return -1;
 		}
@@ -51,10 +52,10 @@ bench_jobs_submit(struct client *cl, uint64_t n, json_int_t *ids,
 }
 
 int
-bench_jobs_wait(struct client *cl, uint64_t n, const json_int_t *ids,
+bench_jobs_wait(struct triage_client *cl, uint64_t n, const json_int_t *ids,
     int reply_ms, bench_jobs_cb each, void *arg, struct bench_why *why)
 {
-	struct client_error e;
+	struct triage_error e;
 	uint64_t i, k, sent = 0, ok = 0;
 	json_t *a, *res, *job;
 	const char *state;
@@ -68,15 +69,16 @@ bench_jobs_wait(struct client *cl, uint64_t n, const json_int_t *ids,
 		}
 		for (k = i; k < n && k < i + BENCH_JOBS_WAIT_IDS; k++)
 			json_array_append_new(a, json_integer(ids[k]));
-		if (client_send(cl, "wait", json_pack("{so}", "ids", a), &e)
-		    == -1) {
+		if (triage_client_send(cl, "wait", json_pack("{so}", "ids", a),
+		    &e) == -1) {
 			bench_why_set(why, "wait: %s", e.message);
 			return -1;
 		}
 		sent++;
 	}
 	for (i = 0; i < sent; i++) {
-		if ((res = client_recv(cl, &rid, reply_ms, &e)) == NULL) {
+		if ((res = triage_client_recv(cl, &rid, reply_ms, &e))
+		    == NULL) {
 			bench_why_set(why, "wait: %s", e.message);
 			return -1;
 		}

@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 #include "bench-why.h"
-#include "client.h"
+#include "triage/client.h"
 
 /* Submissions in flight on one connection: neither the socket nor the
  * daemon's buffers grow with n. */
@@ -22,14 +22,14 @@ typedef void (*bench_jobs_cb)(const json_t *job, void *arg);
  * flight, keeping their ids in ids[0..n); each reply may take reply_ms.
  * 0, or -1 after saying why in *why.
  */
-int bench_jobs_submit(struct client *cl, uint64_t n, json_int_t *ids,
+int bench_jobs_submit(struct triage_client *cl, uint64_t n, json_int_t *ids,
     int reply_ms, struct bench_why *why);
 /*
  * Waits on cl until each job of ids[0..n) has ended, a wait reply taking
  * reply_ms at most, calling each (NULL: none) with every job that
  * succeeded. 0 when all did, or -1 after saying why in *why.
  */
-int bench_jobs_wait(struct client *cl, uint64_t n, const json_int_t *ids,
+int bench_jobs_wait(struct triage_client *cl, uint64_t n, const json_int_t *ids,
     int reply_ms, bench_jobs_cb each, void *arg, struct bench_why *why);
 
 #endif

@@ -23,7 +23,7 @@
 #include "bench-rpc.h"
 #include "bench-stamps.h"
 #include "bench-stat.h"
-#include "client.h"
+#include "triage/client.h"
 #include "tsupport-dir.h"
 #include "tsupport-proc.h"
 
@@ -161,17 +161,17 @@ bench_latency_sample(struct bench_latency_pipes *p)
 
 /* Submits the high job, and checks that it waits for a slot. */
 static int
-bench_latency_submit_high(struct client *c, const char *stamp,
+bench_latency_submit_high(struct triage_client *c, const char *stamp,
     const struct bench_latency_pipes *p)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *job;
 	const char *state;
 	int rc = -1;
 
-	job = client_call(c, "submit", json_pack("{s[sss]ss}", "argv", stamp,
-	    "start", p->st.path, "priority", "high"), BENCH_LATENCY_WAIT_MS,
-	    &e);
+	job = triage_client_call(c, "submit", json_pack("{s[sss]ss}", "argv",
+	    stamp, "start", p->st.path, "priority", "high"),
+	    BENCH_LATENCY_WAIT_MS, &e);
 	if (job == NULL) {
 		fprintf(stderr, "bench-latency: submit: %s\n", e.message);
 		return -1;
@@ -223,12 +223,12 @@ bench_latency_tokens(struct bench_latency_pipes *p, int n)
 /* Lets the daemon's low jobs go: nothing more starts, the two running end
  * (a daemon stopping would wait for them or kill them). */
 static void
-bench_latency_drain(struct client *c, struct bench_latency_pipes *p)
+bench_latency_drain(struct triage_client *c, struct bench_latency_pipes *p)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *r;
 
-	r = client_call(c, "pause", NULL, BENCH_LATENCY_WAIT_MS, &e);
+	r = triage_client_call(c, "pause", NULL, BENCH_LATENCY_WAIT_MS, &e);
 	json_decref(r);
 	bench_latency_tokens(p, BENCH_LATENCY_SLOTS);
 }
@@ -329,7 +329,7 @@ main(int argc, char **argv)
 	struct bench_latency_pipes t = { .tok_fd = -1, .st.fd = -1 };
 	struct bench_latency_pipes f = { .tok_fd = -1, .st.fd = -1 };
 	struct bench_daemon *d = NULL;
-	struct client *c = NULL;
+	struct triage_client *c = NULL;
 	char *cause = NULL;
 	long long waiting;
 	pid_t floor_pid = -1;
@@ -360,7 +360,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench-latency: %s\n", cause ? cause : "oom");
 		goto out;
 	}
-	if ((c = client_connect(d->sock, &cause)) == NULL) {
+	if ((c = triage_client_connect(d->sock, &cause)) == NULL) {
 		fprintf(stderr, "bench-latency: %s\n", cause ? cause : "oom");
 		goto out;
 	}
@@ -402,7 +402,7 @@ out:
 	}
 	if (c != NULL) {
 		bench_latency_drain(c, &t);
-		client_free(c);
+		triage_client_free(c);
 	}
 	ok = bench_daemon_finish(d, "bench-latency", ok);
 	bench_latency_pipes_close(&t);

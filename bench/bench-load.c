@@ -90,10 +90,10 @@ bench_load_count(struct bench_load_result *r, json_t *job)
 }
 
 static void
-bench_load_failed(struct bench_load_result *r, const struct client_error *e)
+bench_load_failed(struct bench_load_result *r, const struct triage_error *e)
 {
 	r->errors++;
-	if (e->code == CLIENT_ERR_TRANSPORT)
+	if (e->code == TRIAGE_ERR_TRANSPORT)
 		bench_load_error(r, "%s", e->message);
 	else
 		bench_load_error(r, "submit: error %d: %s", e->code,
@@ -101,10 +101,10 @@ bench_load_failed(struct bench_load_result *r, const struct client_error *e)
 }
 
 static void
-bench_load_lost(struct bench_load_result *r, struct client_error *e,
+bench_load_lost(struct bench_load_result *r, struct triage_error *e,
     const char *what)
 {
-	e->code = CLIENT_ERR_TRANSPORT;
+	e->code = TRIAGE_ERR_TRANSPORT;
 	snprintf(e->message, sizeof e->message, "%s: %s", what,
 	    strerror(errno));
 	bench_load_failed(r, e);
@@ -121,8 +121,8 @@ int
 bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
     const json_t *each, struct bench_load_result *r)
 {
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	uint64_t sent = 0, received = 0;
 	char *cause = NULL, *batch = NULL, *params;
 	size_t len, reqmax;
@@ -141,7 +141,7 @@ bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
 		free(params);
 		return -1;
 	}
-	if ((c = client_connect(path, &cause)) == NULL) {
+	if ((c = triage_client_connect(path, &cause)) == NULL) {
 		bench_load_error(r, "%s", cause ? cause : "out of memory");
 		free(cause);
 		free(batch);
@@ -164,8 +164,8 @@ bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
 		 * next write. */
 		for (timeout = BENCH_LOAD_REPLY_MS; received < sent;
 		    timeout = 0) {
-			res = client_recv(c, &id, timeout, &e);
-			if (res == NULL && e.code == CLIENT_ERR_TRANSPORT) {
+			res = triage_client_recv(c, &id, timeout, &e);
+			if (res == NULL && e.code == TRIAGE_ERR_TRANSPORT) {
 				if (timeout == 0 && errno == ETIMEDOUT)
 					break;
 				bench_load_failed(r, &e);
@@ -180,7 +180,7 @@ bench_load_pipelined_params(const char *path, uint64_t n, unsigned window,
 		}
 	}
 	r->seconds = bench_load_now() - t0;
-	client_free(c);
+	triage_client_free(c);
 	free(batch);
 	free(params);
 	return 0;
@@ -190,7 +190,7 @@ lost:
 	 * failed, including what was never sent. */
 	r->seconds = bench_load_now() - t0;
 	r->errors += n - received - 1;
-	client_free(c);
+	triage_client_free(c);
 	free(batch);
 	free(params);
 	return 0;
@@ -206,7 +206,7 @@ struct bench_load_start {
 /* One connection of bench_load_parallel(), in its own thread. */
 struct bench_load_worker {
 	pthread_t thread;
-	struct client *c;
+	struct triage_client *c;
 	uint64_t n;
 	struct bench_load_start *start;
 	struct bench_load_result r;
@@ -217,7 +217,7 @@ bench_load_worker_cb(void *arg)
 {
 	struct bench_load_worker *w = arg;
 	char line[128];
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	int64_t id;
 	uint64_t i;
@@ -239,14 +239,14 @@ bench_load_worker_cb(void *arg)
 			w->r.errors += w->n - i - 1;
 			break;
 		}
-		res = client_recv(w->c, &id, BENCH_LOAD_REPLY_MS, &e);
+		res = triage_client_recv(w->c, &id, BENCH_LOAD_REPLY_MS, &e);
 		if (res != NULL) {
 			bench_load_count(&w->r, res);
 			json_decref(res);
 			continue;
 		}
 		bench_load_failed(&w->r, &e);
-		if (e.code == CLIENT_ERR_TRANSPORT) {
+		if (e.code == TRIAGE_ERR_TRANSPORT) {
 			/* The connection is gone: the rest fail too. */
 			w->r.errors += w->n - i - 1;
 			break;
@@ -291,7 +291,7 @@ bench_load_parallel(const char *path, uint64_t n, unsigned nconn,
 	for (i = 0; i < nconn; i++) {
 		w[i].n = n / nconn + (i < n % nconn ? 1 : 0);
 		w[i].start = &start;
-		if ((w[i].c = client_connect(path, &cause)) == NULL) {
+		if ((w[i].c = triage_client_connect(path, &cause)) == NULL) {
 			bench_load_error(r, "%s", cause ? cause :
 			    "out of memory");
 			free(cause);
@@ -328,7 +328,7 @@ bench_load_parallel(const char *path, uint64_t n, unsigned nconn,
 
 out:
 	for (i = 0; i < nconn; i++)
-		client_free(w[i].c);
+		triage_client_free(w[i].c);
 	free(w);
 	return rc;
 }

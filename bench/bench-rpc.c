@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "bench-rpc.h"
-#include "client.h"
+#include "triage/client.h"
 
 /* Controls wait behind a measurement's backlog, never for ever. */
 #define BENCH_RPC_TIMEOUT_MS 60000
@@ -13,21 +13,21 @@ json_t *
 bench_rpc_call(const char *prog, const char *sock, const char *method,
     json_t *params)
 {
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	char *cause = NULL;
 	json_t *r;
 
-	if ((c = client_connect(sock, &cause)) == NULL) {
+	if ((c = triage_client_connect(sock, &cause)) == NULL) {
 		fprintf(stderr, "%s: %s\n", prog, cause ? cause : "oom");
 		free(cause);
 		json_decref(params);
 		return NULL;
 	}
-	if ((r = client_call(c, method, params, BENCH_RPC_TIMEOUT_MS, &e))
-	    == NULL)
+	if ((r = triage_client_call(c, method, params, BENCH_RPC_TIMEOUT_MS,
+	    &e)) == NULL)
 		fprintf(stderr, "%s: %s: %s\n", prog, method, e.message);
-	client_free(c);
+	triage_client_free(c);
 	return r;
 }
 

@@ -19,7 +19,7 @@
 #include "bench-load.h"
 #include "bench-machine.h"
 #include "bench-why.h"
-#include "client.h"
+#include "triage/client.h"
 #include "tsupport-proc.h"
 
 #define SCALE_LEVELS_MAX 4
@@ -64,7 +64,7 @@ struct scale_level {
 
 struct scale_run {
 	struct bench_daemon *d;
-	struct client *c;
+	struct triage_client *c;
 	uint64_t submitted;	/* jobs 1 to submitted exist */
 	uint64_t canceled;
 	unsigned char *gone;	/* by id: canceled already */
@@ -175,7 +175,7 @@ static double
 scale_pipeline(struct scale_run *run, const char *method, uint64_t n,
     scale_params_cb params_cb)
 {
-	struct client_error e;
+	struct triage_error e;
 	uint64_t sent = 0, received = 0;
 	json_t *params, *res;
 	int64_t id;
@@ -188,14 +188,15 @@ scale_pipeline(struct scale_run *run, const char *method, uint64_t n,
 				    method);
 				return -1;
 			}
-			if (client_send(run->c, method, params, &e) == -1) {
+			if (triage_client_send(run->c, method, params, &e)
+			    == -1) {
 				bench_why_set(&run->why, "%s: %s", method,
 				    e.message);
 				return -1;
 			}
 			sent++;
 		}
-		if ((res = client_recv(run->c, &id, SCALE_CALL_MS, &e))
+		if ((res = triage_client_recv(run->c, &id, SCALE_CALL_MS, &e))
 		    == NULL) {
 			bench_why_set(&run->why, "%s: %s", method, e.message);
 			return -1;
@@ -215,14 +216,14 @@ static double
 scale_calls(struct scale_run *run, const char *method, const json_t *params)
 {
 	static double t[SCALE_CALLS];
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	double t0;
 	size_t i;
 
 	for (i = 0; i < scale_ncalls; i++) {
 		t0 = scale_now();
-		res = client_call(run->c, method,
+		res = triage_client_call(run->c, method,
 		    params != NULL ? json_deep_copy(params) : NULL,
 		    SCALE_CALL_MS, &e);
 		t[i] = scale_now() - t0;
@@ -284,12 +285,12 @@ scale_batches(struct scale_run *run, const char *method,
 static void
 scale_verify(struct scale_run *run, const char *when)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *stats, *jobs;
 	json_int_t queued, canceled;
 
-	if ((stats = client_call(run->c, "stats", NULL, SCALE_CALL_MS, &e))
-	    == NULL) {
+	if ((stats = triage_client_call(run->c, "stats", NULL, SCALE_CALL_MS,
+	    &e)) == NULL) {
 		bench_why_set(&run->why, "stats %s: %s", when, e.message);
 		return;
 	}
@@ -350,19 +351,19 @@ scale_level(struct scale_run *run, struct scale_level *level)
 static void
 scale_connect(struct scale_run *run, bool pause)
 {
-	struct client_error e;
+	struct triage_error e;
 	char *cause = NULL;
 	json_t *res;
 
-	client_free(run->c);
-	if ((run->c = client_connect(run->d->sock, &cause)) == NULL) {
+	triage_client_free(run->c);
+	if ((run->c = triage_client_connect(run->d->sock, &cause)) == NULL) {
 		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		return;
 	}
 	if (pause) {
-		if ((res = client_call(run->c, "pause", NULL, SCALE_CALL_MS,
-		    &e)) == NULL)
+		if ((res = triage_client_call(run->c, "pause", NULL,
+		    SCALE_CALL_MS, &e)) == NULL)
 			bench_why_set(&run->why, "pause: %s", e.message);
 		json_decref(res);
 	}
@@ -552,7 +553,7 @@ main(int argc, char **argv)
 	if (!run.why.failed && !run.resources) {
 		fprintf(stderr, "bench-scale: restart with %" PRIu64
 		    " jobs...\n", run.submitted);
-		client_free(run.c);
+		triage_client_free(run.c);
 		run.c = NULL;
 		if (bench_daemon_restart(run.d, &restart_s, &cause) == -1) {
 			bench_why_set(&run.why, "restart: %s", cause);
@@ -565,7 +566,7 @@ main(int argc, char **argv)
 			rss_restart_kb = scale_rss_kb(run.d->pid);
 		}
 	}
-	client_free(run.c);
+	triage_client_free(run.c);
 	if ((sig = bench_daemon_interrupted()) != 0) {
 		bench_daemon_free(run.d);
 		free(run.gone);

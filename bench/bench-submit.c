@@ -18,7 +18,7 @@
 #include "bench-machine.h"
 #include "bench-stat.h"
 #include "bench-why.h"
-#include "client.h"
+#include "triage/client.h"
 
 #define BENCH_JOBS 40000
 #define BENCH_QUICK_JOBS 10000
@@ -103,13 +103,14 @@ bench_submit_number(const char *opt, const char *s, uint64_t min,
 /* Pauses every priority, so that nothing runs while we measure, and checks
  * that it took. *version gets the daemon's (allocated, may stay NULL). */
 static void
-bench_submit_pause(struct bench_run *run, struct client *c, char **version)
+bench_submit_pause(struct bench_run *run, struct triage_client *c,
+    char **version)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *stats, *p;
 	size_t i;
 
-	if ((stats = client_call(c, "pause", NULL, BENCH_CONTROL_MS, &e))
+	if ((stats = triage_client_call(c, "pause", NULL, BENCH_CONTROL_MS, &e))
 	    == NULL) {
 		bench_why_set(&run->why, "pause: %s", e.message);
 		return;
@@ -128,13 +129,13 @@ bench_submit_pause(struct bench_run *run, struct client *c, char **version)
 
 /* Checks that the daemon holds, queued, every job it acknowledged. */
 static void
-bench_submit_verify(struct bench_run *run, struct client *c)
+bench_submit_verify(struct bench_run *run, struct triage_client *c)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *stats, *jobs;
 	json_int_t queued, running;
 
-	if ((stats = client_call(c, "stats", NULL, BENCH_CONTROL_MS, &e))
+	if ((stats = triage_client_call(c, "stats", NULL, BENCH_CONTROL_MS, &e))
 	    == NULL) {
 		bench_why_set(&run->why, "stats after the run: %s",
 		    e.message);
@@ -169,7 +170,7 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 {
 	struct bench_daemon_conf conf = { 0 };
 	struct bench_daemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char *cause = NULL;
 	bool ran = false;
 	int rc;
@@ -180,7 +181,7 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 		free(cause);
 		return;
 	}
-	if ((c = client_connect(d->sock, &cause)) == NULL) {
+	if ((c = triage_client_connect(d->sock, &cause)) == NULL) {
 		bench_why_set(&run->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		bench_daemon_free(d);
@@ -208,7 +209,7 @@ bench_submit_triage(struct bench_run *run, const char *dir, unsigned window,
 		if (ran && run->r.errors == 0)
 			bench_submit_verify(run, c);
 	}
-	client_free(c);
+	triage_client_free(c);
 	/* The guard killed the daemon: that is why the clients failed. */
 	if (bench_daemon_interrupted() != 0) {
 		run->why.failed = false;

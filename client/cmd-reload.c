@@ -2,7 +2,7 @@
  * it in force, or says why not, one reason a line. */
 #include <stdio.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "cmd.h"
 #include "format.h"
 #include "xmalloc.h"
@@ -31,8 +31,8 @@ const struct cmd_entry cmd_reload_entry = {
 static int
 cmd_reload_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct client_error err;
-	struct client *c;
+	struct triage_error err;
+	struct triage_client *c;
 	json_t *result;
 	int rc;
 
@@ -40,7 +40,8 @@ cmd_reload_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return rc;
 	if ((c = cmd_client(ctx)) == NULL)
 		return CMD_EXIT_UNREACHABLE;
-	result = client_call(c, "reload", xjson(json_object()), -1, &err);
+	result = triage_client_call(c, "reload", xjson(json_object()), -1,
+	    &err);
 	if (result == NULL) {
 		if (err.code != CMD_RELOAD_REJECTED)
 			return cmd_report(&err);

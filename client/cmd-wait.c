@@ -95,10 +95,10 @@ cmd_wait_find(const json_t *jobs, json_int_t id)
 static int
 cmd_wait_all(struct cmd_ctx *ctx, json_t *ids, int *status)
 {
-	struct client_error err;
+	struct triage_error err;
 	const json_t *job;
 	json_t *result, *id;
-	struct client *c;
+	struct triage_client *c;
 	size_t i;
 	int code;
 	bool done = false;
@@ -106,9 +106,9 @@ cmd_wait_all(struct cmd_ctx *ctx, json_t *ids, int *status)
 	if ((c = cmd_client(ctx)) == NULL)
 		return CMD_EXIT_UNREACHABLE;
 	while (!done) {
-		result = client_call(c, "wait", xjson(json_pack("{s:O}", "ids",
-		    ids)), -1, &err);
-		if (result == NULL && err.code == CLIENT_ERR_TRANSPORT)
+		result = triage_client_call(c, "wait", xjson(json_pack("{s:O}",
+		    "ids", ids)), -1, &err);
+		if (result == NULL && err.code == TRIAGE_ERR_TRANSPORT)
 			return cmd_report(&err);
 		if (result == NULL)
 			return cmd_wait_each(ctx, ids, status);

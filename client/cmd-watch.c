@@ -216,7 +216,7 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		CMD_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	struct client_error err;
+	struct triage_error err;
 	json_t *params, *ids, *result, *msg;
 	int64_t drawn = 0, now, timeout, id;
 	bool live, dirty = true;
@@ -277,7 +277,8 @@ cmd_watch_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		if (timeout < -1)
 			timeout = 0;
 
-		msg = client_notification(ctx->client, (int)timeout, &err);
+		msg = triage_client_notification(ctx->client, (int)timeout,
+		    &err);
 		if (msg == NULL) {
 			if (errno == ETIMEDOUT)
 				continue;

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "caller-env.h"
 #include "cmd.h"
 #include "format.h"
 #include "xmalloc.h"
@@ -197,11 +196,11 @@ cmd_parse_count(const char *s, long min, long *n)
 
 /* Says once per outage, on stderr, that the daemon went and came back. */
 static void
-cmd_outage_cb(const char *path, enum client_outage what, void *arg)
+cmd_outage_cb(const char *path, enum triage_outage what, void *arg)
 {
 	(void)arg;
 	fflush(stdout);
-	if (what == CLIENT_OUTAGE_LOST)
+	if (what == TRIAGE_OUTAGE_LOST)
 		cmd_error("lost triaged at %s; reconnecting", path);
 	else
 		cmd_error("reconnected to triaged at %s", path);
@@ -209,7 +208,7 @@ cmd_outage_cb(const char *path, enum client_outage what, void *arg)
 
 /*
  * How long a command waits for a daemon that went away to come back:
- * $TRIAGE_RECONNECT seconds (0: not at all), else CLIENT_RECONNECT_DEFAULT_MS.
+ * $TRIAGE_RECONNECT seconds (0: not at all), else TRIAGE_RECONNECT_DEFAULT_MS.
  * A value that is not a count of seconds is said and the default taken:
  * a typo must not turn a long wait into a failure at the next restart.
  */
@@ -220,49 +219,44 @@ cmd_reconnect_ms(void)
 	long secs;
 
 	if (s == NULL || *s == '\0')
-		return CLIENT_RECONNECT_DEFAULT_MS;
+		return TRIAGE_RECONNECT_DEFAULT_MS;
 	if (cmd_parse_count(s, 0, &secs) == -1 || secs > INT32_MAX / 1000) {
 		cmd_error("TRIAGE_RECONNECT='%s' is not a number of seconds: "
-		    "taking %d", s, CLIENT_RECONNECT_DEFAULT_MS / 1000);
-		return CLIENT_RECONNECT_DEFAULT_MS;
+		    "taking %d", s, TRIAGE_RECONNECT_DEFAULT_MS / 1000);
+		return TRIAGE_RECONNECT_DEFAULT_MS;
 	}
 	return (int)secs * 1000;
 }
 
-struct client *
+struct triage_client *
 cmd_client(struct cmd_ctx *ctx)
 {
-	/* What the socket's path depends on besides --socket: lib/ reads
-	 * neither our ids nor our environment. */
-	const struct caller_env env = {
-		.euid = geteuid(),
-		.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR"),
-		.triage_socket = getenv("TRIAGE_SOCKET"),
-	};
 	char *cause;
 
 	if (ctx->client != NULL)
 		return ctx->client;
-	if (ctx->socket_path == NULL &&
-	    (ctx->socket_path = client_socket_path(ctx->socket_flag, NULL,
-	    &env, false)) == NULL)
+	/* The library reads $TRIAGE_SOCKET and $XDG_RUNTIME_DIR itself, as
+	 * any program built on it does: one order for all. */
+	if (ctx->socket_path == NULL && (ctx->socket_path =
+	    triage_client_socket_path(ctx->socket_flag)) == NULL)
 		xoom();
-	if ((ctx->client = client_connect(ctx->socket_path, &cause)) == NULL) {
+	ctx->client = triage_client_connect(ctx->socket_path, &cause);
+	if (ctx->client == NULL) {
 		if (cause == NULL)
 			xoom();
 		cmd_error("%s", cause);
 		free(cause);
 	} else
-		client_reconnect(ctx->client, cmd_reconnect_ms(),
+		triage_client_reconnect(ctx->client, cmd_reconnect_ms(),
 		    cmd_outage_cb, NULL);
 	return ctx->client;
 }
 
 int
-cmd_report(const struct client_error *err)
+cmd_report(const struct triage_error *err)
 {
 	cmd_error("%s", err->message);
-	if (err->code == CLIENT_ERR_TRANSPORT)
+	if (err->code == TRIAGE_ERR_TRANSPORT)
 		return CMD_EXIT_UNREACHABLE;
 	return CMD_EXIT_FAILURE;
 }
@@ -271,15 +265,15 @@ int
 cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
     json_t **result)
 {
-	struct client_error err;
-	struct client *c;
+	struct triage_error err;
+	struct triage_client *c;
 
 	*result = NULL;
 	if ((c = cmd_client(ctx)) == NULL) {
 		json_decref(params);
 		return CMD_EXIT_UNREACHABLE;
 	}
-	if ((*result = client_call(c, method, params, -1, &err)) == NULL)
+	if ((*result = triage_client_call(c, method, params, -1, &err)) == NULL)
 		return cmd_report(&err);
 	return CMD_EXIT_OK;
 }

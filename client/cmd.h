@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "triage/client.h"
 
 /* Exit statuses, as triage(1) documents them under EXIT STATUS. */
 #define CMD_EXIT_OK		0
@@ -51,7 +51,7 @@ struct cmd_ctx {
 	int status;			/* the exit status at CMD_GETOPT_EXIT,
 					 * CMD_EXIT_HELP after --help */
 	char *socket_path;		/* once resolved */
-	struct client *client;		/* once connected */
+	struct triage_client *client;		/* once connected */
 };
 
 extern const struct cmd_entry *const cmd_table[];
@@ -129,7 +129,7 @@ int cmd_parse_id(const char *s, int64_t *id);
 int cmd_parse_count(const char *s, long min, long *n);
 
 /* The connection, opened on first use; NULL after printing why. */
-struct client *cmd_client(struct cmd_ctx *ctx);
+struct triage_client *cmd_client(struct cmd_ctx *ctx);
 /*
  * Calls method (params stolen) and sets *result. On error prints it as
  * "triage: MESSAGE" and returns CMD_EXIT_FAILURE (the daemon refused) or
@@ -140,7 +140,7 @@ int cmd_call(struct cmd_ctx *ctx, const char *method, json_t *params,
     json_t **result);
 /* Prints err; returns CMD_EXIT_UNREACHABLE for a transport error, else
  * CMD_EXIT_FAILURE. */
-int cmd_report(const struct client_error *err);
+int cmd_report(const struct triage_error *err);
 
 /* Every job list matches (params: list's, stolen; paged by after_id);
  * an exit status as cmd_call()'s. *jobs is an array. */

@@ -55,7 +55,7 @@ main_help(void)
 	    "else\n"
 	    "                     $XDG_RUNTIME_DIR/triage/triage.sock if that\n"
 	    "                     directory exists (your own daemon; not for\n"
-	    "                     root), else " CLIENT_SOCKET_SYSTEM "\n"
+	    "                     root), else " TRIAGE_SOCKET_SYSTEM "\n"
 	    "      --json         print JSON, one object per line\n"
 	    "  -h, --help         show this help\n"
 	    "  -V, --version      print the version\n"
@@ -172,7 +172,7 @@ main(int argc, char **argv)
 	if (status == CMD_EXIT_HELP)
 		status = CMD_EXIT_OK;
 
-	client_free(ctx.client);
+	triage_client_free(ctx.client);
 	free(ctx.socket_path);
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		cmd_error("cannot write the output: %s", strerror(errno));

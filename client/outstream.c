@@ -59,13 +59,13 @@ outstream_decode(const json_t *result, size_t *len)
 static int
 outstream_pause(struct cmd_ctx *ctx)
 {
-	struct client_error err;
+	struct triage_error err;
 	json_t *msg;
 	int timeout = OUTSTREAM_POLL_MS;
 
 	fflush(stdout);
 	/* One notification is enough; take the others already here too. */
-	while ((msg = client_notification(ctx->client, timeout, &err)) !=
+	while ((msg = triage_client_notification(ctx->client, timeout, &err)) !=
 	    NULL) {
 		json_decref(msg);
 		timeout = 0;

@@ -140,7 +140,7 @@ verdict_skipped(struct cmd_ctx *ctx, const char *method, const json_t *named,
     const json_t *acted)
 {
 	const struct verdict_rule *r = verdict_rule(method);
-	struct client_error err;
+	struct triage_error err;
 	json_t *id, *job;
 	size_t i;
 	int rc = CMD_EXIT_OK, one;
@@ -151,8 +151,8 @@ verdict_skipped(struct cmd_ctx *ctx, const char *method, const json_t *named,
 	json_array_foreach(named, i, id) {
 		if (verdict_acted(acted, id))
 			continue;
-		if ((job = client_call(ctx->client, "get", xjson(json_pack(
-		    "{s:O}", "id", id)), -1, &err)) == NULL) {
+		if ((job = triage_client_call(ctx->client, "get",
+		    xjson(json_pack("{s:O}", "id", id)), -1, &err)) == NULL) {
 			if ((one = cmd_report(&err)) == CMD_EXIT_UNREACHABLE)
 				return one;
 			rc = one;

@@ -68,7 +68,8 @@ usage(FILE *f)
 	    "                      else, when not root and $XDG_RUNTIME_DIR is\n"
 	    "                      an absolute path to an existing directory,\n"
 	    "                      $XDG_RUNTIME_DIR/triage/triage.sock; else,\n"
-	    "                      and always for root, " CLIENT_SOCKET_SYSTEM ")\n"
+	    "                      and always for root, "
+	    TRIAGE_SOCKET_SYSTEM ")\n"
 	    "  -t, --check-config  read the config, report, and exit\n"
 	    "  -h, --help          this help\n"
 	    "  -V, --version       the version\n");
@@ -220,7 +221,7 @@ own_socket(const char *flag, const struct config *cfg,
 {
 	char *path, *dir, *cause = NULL;
 
-	if ((path = client_socket_path(flag, cfg->socket, caller, true))
+	if ((path = client_socket_resolve(flag, cfg->socket, caller, true))
 	    == NULL || (dir = strdup(path)) == NULL)
 		fatalx("out of memory");
 	if (strrchr(dir, '/') != NULL && strrchr(dir, '/') != dir) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "caller-env.h"
 #include "client.h"
@@ -19,7 +20,7 @@ client_socket_is_dir(const char *path)
 }
 
 char *
-client_socket_path(const char *flag, const char *config_socket,
+client_socket_resolve(const char *flag, const char *config_socket,
     const struct caller_env *env, bool for_daemon)
 {
 	const char *dir = env->xdg_runtime_dir;
@@ -51,5 +52,23 @@ client_socket_path(const char *flag, const char *config_socket,
 		if (mine)
 			return path;
 	}
-	return strdup(CLIENT_SOCKET_SYSTEM);
+	return strdup(TRIAGE_SOCKET_SYSTEM);
+}
+
+/*
+ * The library's entry to the order above reads the environment itself:
+ * inside triage's own programs lib/ reads none (their mains gather it into
+ * a struct caller_env), but a program using libtriage has no such struct to
+ * give, and a client has no config file.
+ */
+char *
+triage_client_socket_path(const char *flag)
+{
+	const struct caller_env env = {
+		.euid = geteuid(),
+		.xdg_runtime_dir = getenv("XDG_RUNTIME_DIR"),
+		.triage_socket = getenv("TRIAGE_SOCKET"),
+	};
+
+	return client_socket_resolve(flag, NULL, &env, false);
 }

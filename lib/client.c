@@ -1,5 +1,6 @@
-/* client.c - the C client library of triaged's socket: blocking JSON-RPC over
- * newline-framed JSON, keeping what arrives out of turn for later calls. */
+/* client.c - libtriage's connection (<triage/client.h>): blocking JSON-RPC
+ * over newline-framed JSON, keeping what arrives out of turn for later
+ * calls. */
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
@@ -15,11 +16,11 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "timefmt.h"
+#include "version.h"
 
 #define CLIENT_BUF_MIN 8192
 
-struct client {
+struct triage_client {
 	int fd;
 	char *path;		/* for messages */
 	int64_t next_id;
@@ -34,9 +35,9 @@ struct client {
 	json_t *responses;	/* array of response objects, oldest first */
 	json_t *notifications;	/* array of whole messages, oldest first */
 
-	/* client_reconnect(): 0 when off. */
+	/* triage_client_reconnect(): 0 when off. */
 	int reconnect_ms;
-	client_outage_cb outage_cb;
+	triage_outage_cb outage_cb;
 	void *outage_arg;
 	json_t *watches;	/* params of each watch made, to renew */
 };
@@ -65,11 +66,11 @@ client_copy_line(char *dst, size_t size, const char *src)
 }
 
 static void
-client_set_error(struct client_error *err, int code, const char *fmt, ...)
+client_set_error(struct triage_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-client_set_error(struct client_error *err, int code, const char *fmt, ...)
+client_set_error(struct triage_error *err, int code, const char *fmt, ...)
 {
 	char line[sizeof err->message];
 	va_list ap;
@@ -87,11 +88,11 @@ client_set_error(struct client_error *err, int code, const char *fmt, ...)
 
 /* A transport error: fills err and leaves errnum in errno for the caller. */
 static void
-client_transport(struct client_error *err, int errnum, const char *fmt, ...)
+client_transport(struct triage_error *err, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
-client_transport(struct client_error *err, int errnum, const char *fmt, ...)
+client_transport(struct triage_error *err, int errnum, const char *fmt, ...)
 {
 	char line[sizeof err->message];
 	va_list ap;
@@ -100,7 +101,7 @@ client_transport(struct client_error *err, int errnum, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(line, sizeof line, fmt, ap);
 		va_end(ap);
-		client_set_error(err, CLIENT_ERR_TRANSPORT, "%s", line);
+		client_set_error(err, TRIAGE_ERR_TRANSPORT, "%s", line);
 	}
 	errno = errnum;
 }
@@ -130,10 +131,16 @@ client_dial(const char *path)
 	return fd;
 }
 
-struct client *
-client_connect(const char *path, char **cause)
+const char *
+triage_client_version(void)
 {
-	struct client *c;
+	return TRIAGE_VERSION;
+}
+
+struct triage_client *
+triage_client_connect(const char *path, char **cause)
+{
+	struct triage_client *c;
 	const char *hint;
 	int fd, saved;
 
@@ -158,7 +165,7 @@ client_connect(const char *path, char **cause)
 	c->watches = json_array();
 	if (c->path == NULL || c->buf == NULL || c->responses == NULL ||
 	    c->notifications == NULL || c->watches == NULL) {
-		client_free(c);
+		triage_client_free(c);
 		fd = -1;
 		errno = ENOMEM;
 		goto fail;
@@ -181,13 +188,13 @@ fail:
 }
 
 int
-client_fd(const struct client *c)
+triage_client_fd(const struct triage_client *c)
 {
 	return c->fd;
 }
 
 void
-client_free(struct client *c)
+triage_client_free(struct triage_client *c)
 {
 	if (c == NULL)
 		return;
@@ -201,13 +208,27 @@ client_free(struct client *c)
 	free(c);
 }
 
+/*
+ * CLOCK_MONOTONIC in milliseconds. The library's own, not timefmt.c's: the
+ * rest of that file (its thread-local cache) would make libtriage.so.0 need
+ * ld.so's TLS for a clock it does not read.
+ */
+static int64_t
+client_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* The monotonic ms timeout_ms from now, or -1 for no timeout. */
 static int64_t
 client_deadline(int timeout_ms)
 {
 	if (timeout_ms < 0)
 		return -1;
-	return (int64_t)timefmt_mono_ms() + timeout_ms;
+	return client_mono_ms() + timeout_ms;
 }
 
 /* Milliseconds left until deadline; -1 for none. */
@@ -218,7 +239,7 @@ client_remaining(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	ms = deadline - (int64_t)timefmt_mono_ms();
+	ms = deadline - client_mono_ms();
 	if (ms < 0)
 		return 0;
 	return ms > 86400000 ? 86400000 : (int)ms;
@@ -226,8 +247,8 @@ client_remaining(int64_t deadline)
 
 /* Reads more bytes into the buffer, waiting until deadline. 0 or -1. */
 static int
-client_fill(struct client *c, int64_t deadline,
-    struct client_error *err)
+client_fill(struct triage_client *c, int64_t deadline,
+    struct triage_error *err)
 {
 	struct pollfd pfd;
 	ssize_t n;
@@ -314,8 +335,8 @@ client_blank(const char *line, size_t len)
  * line not yet complete stay buffered, so a timeout loses nothing.
  */
 static char *
-client_read_line(struct client *c, int64_t deadline,
-    size_t *len, struct client_error *err)
+client_read_line(struct triage_client *c, int64_t deadline,
+    size_t *len, struct triage_error *err)
 {
 	char *line, *nl;
 
@@ -338,8 +359,8 @@ client_read_line(struct client *c, int64_t deadline,
 }
 
 static json_t *
-client_read_until(struct client *c, int64_t deadline,
-    struct client_error *err)
+client_read_until(struct triage_client *c, int64_t deadline,
+    struct triage_error *err)
 {
 	json_error_t jerr;
 	json_t *msg;
@@ -359,8 +380,8 @@ client_read_until(struct client *c, int64_t deadline,
 }
 
 json_t *
-client_read_message(struct client *c, int timeout_ms,
-    struct client_error *err)
+client_read_message(struct triage_client *c, int timeout_ms,
+    struct triage_error *err)
 {
 
 	return client_read_until(c, client_deadline(timeout_ms), err);
@@ -378,8 +399,8 @@ client_is_response(const json_t *msg)
 /* Reads one message and files it with the responses or the notifications.
  * 0, or -1 with err set. */
 static int
-client_pump(struct client *c, int64_t deadline,
-    struct client_error *err)
+client_pump(struct triage_client *c, int64_t deadline,
+    struct triage_error *err)
 {
 	json_t *msg, *elem;
 	size_t i;
@@ -427,7 +448,7 @@ client_response_id(const json_t *resp)
 
 /* error.data.errors into err->errors, each string a line of its own. */
 static void
-client_errors(struct client_error *err, const json_t *errors)
+client_errors(struct triage_error *err, const json_t *errors)
 {
 	char line[512];
 	size_t i, len = 0;
@@ -449,7 +470,8 @@ client_errors(struct client_error *err, const json_t *errors)
 /* Takes a response apart: its result (a new reference), or NULL with *err
  * filled from its error. */
 static json_t *
-client_result(struct client *c, const json_t *resp, struct client_error *err)
+client_result(struct triage_client *c, const json_t *resp,
+    struct triage_error *err)
 {
 	const json_t *error, *code;
 	const char *msg, *field;
@@ -482,7 +504,7 @@ client_result(struct client *c, const json_t *resp, struct client_error *err)
 }
 
 static int
-client_send_all(struct client *c, const char *buf, size_t len)
+client_send_all(struct triage_client *c, const char *buf, size_t len)
 {
 	ssize_t n;
 
@@ -503,14 +525,14 @@ client_send_all(struct client *c, const char *buf, size_t len)
 }
 
 int
-client_send_raw(struct client *c, const void *buf, size_t len)
+client_send_raw(struct triage_client *c, const void *buf, size_t len)
 {
 	return client_send_all(c, buf, len);
 }
 
 int64_t
-client_send(struct client *c, const char *method, json_t *params,
-    struct client_error *err)
+triage_client_send(struct triage_client *c, const char *method,
+    json_t *params, struct triage_error *err)
 {
 	json_t *req;
 	char *text = NULL;
@@ -566,7 +588,7 @@ client_take(json_t *queue, size_t i)
  * one call at a time, it is the caller's.
  */
 static ssize_t
-client_find(struct client *c, int64_t id)
+client_find(struct triage_client *c, int64_t id)
 {
 	json_t *resp;
 	int64_t rid;
@@ -588,9 +610,10 @@ client_find(struct client *c, int64_t id)
  * error if it is there.
  */
 static void
-client_salvage(struct client *c, int64_t id, struct client_error *err)
+client_salvage(struct triage_client *c, int64_t id,
+    struct triage_error *err)
 {
-	struct client_error ignored;
+	struct triage_error ignored;
 	json_t *resp;
 	ssize_t i;
 	int saved = errno;
@@ -608,14 +631,14 @@ client_salvage(struct client *c, int64_t id, struct client_error *err)
 /* Sends one request and waits until deadline for its response: the result,
  * or NULL with *err filled in. */
 static json_t *
-client_call_once(struct client *c, const char *method, json_t *params,
-    int64_t deadline, struct client_error *err)
+client_call_once(struct triage_client *c, const char *method,
+    json_t *params, int64_t deadline, struct triage_error *err)
 {
 	json_t *resp, *result;
 	int64_t id;
 	ssize_t i;
 
-	if ((id = client_send(c, method, params, err)) == -1) {
+	if ((id = triage_client_send(c, method, params, err)) == -1) {
 		if (errno == EPIPE || errno == ECONNRESET)
 			client_salvage(c, c->next_id, err);
 		return NULL;
@@ -633,8 +656,8 @@ client_call_once(struct client *c, const char *method, json_t *params,
 }
 
 void
-client_reconnect(struct client *c, int give_up_ms, client_outage_cb cb,
-    void *arg)
+triage_client_reconnect(struct triage_client *c, int give_up_ms,
+    triage_outage_cb cb, void *arg)
 {
 	c->reconnect_ms = give_up_ms > 0 ? give_up_ms : 0;
 	c->outage_cb = cb;
@@ -647,15 +670,15 @@ client_reconnect(struct client *c, int give_up_ms, client_outage_cb cb,
  * notification) only reads, so that doing it twice changes nothing.
  */
 static bool
-client_may_redo(const struct client *c, const char *method,
-    const struct client_error *err, int errnum)
+client_may_redo(const struct triage_client *c, const char *method,
+    const struct triage_error *err, int errnum)
 {
 	static const char *const readers[] = {
 		"get", "wait", "output", "list", "stats", "watch", NULL,
 	};
 	const char *const *m;
 
-	if (c->reconnect_ms == 0 || err->code != CLIENT_ERR_TRANSPORT ||
+	if (c->reconnect_ms == 0 || err->code != TRIAGE_ERR_TRANSPORT ||
 	    (errnum != ECONNRESET && errnum != EPIPE))
 		return false;
 	if (method == NULL)
@@ -679,7 +702,8 @@ client_sleep_ms(int ms)
 /* On a new connection: every watch made again, with its own params. 0, or
  * -1 with *err filled in. */
 static int
-client_renew(struct client *c, int64_t deadline, struct client_error *err)
+client_renew(struct triage_client *c, int64_t deadline,
+    struct triage_error *err)
 {
 	json_t *params, *result;
 	size_t i;
@@ -701,13 +725,13 @@ client_renew(struct client *c, int64_t deadline, struct client_error *err)
  * c->reconnect_ms or cannot be reached for another reason.
  */
 static int
-client_redial(struct client *c, struct client_error *err)
+client_redial(struct triage_client *c, struct triage_error *err)
 {
 	int64_t give_up = client_deadline(c->reconnect_ms);
-	int pause = CLIENT_RECONNECT_FIRST_MS, left, fd, errnum;
+	int pause = TRIAGE_RECONNECT_FIRST_MS, left, fd, errnum;
 
 	if (c->outage_cb != NULL)
-		c->outage_cb(c->path, CLIENT_OUTAGE_LOST, c->outage_arg);
+		c->outage_cb(c->path, TRIAGE_OUTAGE_LOST, c->outage_arg);
 	for (;;) {
 		if (c->fd != -1)
 			close(c->fd);
@@ -718,7 +742,7 @@ client_redial(struct client *c, struct client_error *err)
 			c->fd = fd;
 			if (client_renew(c, give_up, err) == 0)
 				break;
-			if (err->code != CLIENT_ERR_TRANSPORT ||
+			if (err->code != TRIAGE_ERR_TRANSPORT ||
 			    (errno != ECONNRESET && errno != EPIPE))
 				return -1;
 			errnum = errno;	/* broke again: a daemon stopping */
@@ -739,20 +763,20 @@ client_redial(struct client *c, struct client_error *err)
 			return -1;
 		}
 		client_sleep_ms(pause < left ? pause : left);
-		if ((pause *= 2) > CLIENT_RECONNECT_MAX_MS)
-			pause = CLIENT_RECONNECT_MAX_MS;
+		if ((pause *= 2) > TRIAGE_RECONNECT_MAX_MS)
+			pause = TRIAGE_RECONNECT_MAX_MS;
 	}
 	if (c->outage_cb != NULL)
-		c->outage_cb(c->path, CLIENT_OUTAGE_BACK, c->outage_arg);
+		c->outage_cb(c->path, TRIAGE_OUTAGE_BACK, c->outage_arg);
 	return 0;
 }
 
 json_t *
-client_call(struct client *c, const char *method, json_t *params,
-    int timeout_ms, struct client_error *err)
+triage_client_call(struct triage_client *c, const char *method,
+    json_t *params, int timeout_ms, struct triage_error *err)
 {
 	int64_t deadline = client_deadline(timeout_ms);
-	struct client_error e;
+	struct triage_error e;
 	json_t *result;
 	bool again;
 
@@ -777,8 +801,8 @@ client_call(struct client *c, const char *method, json_t *params,
 }
 
 json_t *
-client_recv(struct client *c, int64_t *id, int timeout_ms,
-    struct client_error *err)
+triage_client_recv(struct triage_client *c, int64_t *id, int timeout_ms,
+    struct triage_error *err)
 {
 	int64_t deadline;
 	json_t *resp, *result;
@@ -797,10 +821,10 @@ client_recv(struct client *c, int64_t *id, int timeout_ms,
 }
 
 json_t *
-client_notification(struct client *c, int timeout_ms,
-    struct client_error *err)
+triage_client_notification(struct triage_client *c, int timeout_ms,
+    struct triage_error *err)
 {
-	struct client_error e;
+	struct triage_error e;
 	int64_t deadline;
 
 	deadline = client_deadline(timeout_ms);

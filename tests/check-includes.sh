@@ -6,6 +6,8 @@
 # A module is x.c with x.h (either may be missing); x -> y when x.c or x.h
 # has #include "y.h", the header found as the compiler finds it: beside the
 # file, then in lib/, store/, daemon/ (the Makefile's -Ilib -Istore -Idaemon).
+# libtriage's public header, lib/triage/client.h ("triage/client.h"), is a
+# module of its own, apart from lib/client.c's internal lib/client.h.
 # <...>
 # includes and headers elsewhere are no modules. A circle is a set of modules
 # each of which reaches all the others (a strongly connected component); it
@@ -22,7 +24,8 @@ trap 'exit 2' INT TERM HUP
 # A private header (x-private.h) is no module: it is what several files of
 # one part share, and calls through it would hide a circle. Its users are
 # noted instead (from-module header file:line), for what follows the loop.
-for f in lib/*.c lib/*.h store/*.c store/*.h daemon/*.c daemon/*.h; do
+for f in lib/*.c lib/*.h lib/triage/*.h store/*.c store/*.h daemon/*.c \
+    daemon/*.h; do
 	[ -f "$f" ] || continue
 	dir=${f%/*}
 	base=${f##*/}

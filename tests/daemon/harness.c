@@ -1017,9 +1017,9 @@ tdaemon_stop(struct tdaemon *d)
 }
 
 void
-tdaemon_end(struct tdaemon *d, struct client *c)
+tdaemon_end(struct tdaemon *d, struct triage_client *c)
 {
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_free(d);
 }
@@ -1046,11 +1046,11 @@ tdaemon_free(struct tdaemon *d)
 	free(d);
 }
 
-struct client *
+struct triage_client *
 tconnect(const struct tdaemon *d)
 {
 	char *cause = NULL;
-	struct client *c = client_connect(d->sock, &cause);
+	struct triage_client *c = triage_client_connect(d->sock, &cause);
 
 	if (c == NULL)
 		fail_msg("%s", cause);
@@ -1069,22 +1069,23 @@ tparams(const char *fmt, va_list ap)
 }
 
 json_t *
-tcall(struct client *c, const char *method, const char *fmt, ...)
+tcall(struct triage_client *c, const char *method, const char *fmt, ...)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *params, *res;
 	va_list ap;
 
 	va_start(ap, fmt);
 	params = tparams(fmt, ap);
 	va_end(ap);
-	if ((res = client_call(c, method, params, HARNESS_TIMEOUT_MS, &e)) == NULL)
+	if ((res = triage_client_call(c, method, params, HARNESS_TIMEOUT_MS,
+	    &e)) == NULL)
 		fail_msg("%s failed: %d %s", method, e.code, e.message);
 	return res;
 }
 
 int
-tcall_error(struct client *c, const char *method, struct client_error *e,
+tcall_error(struct triage_client *c, const char *method, struct triage_error *e,
     const char *fmt, ...)
 {
 	json_t *params, *res;
@@ -1093,7 +1094,8 @@ tcall_error(struct client *c, const char *method, struct client_error *e,
 	va_start(ap, fmt);
 	params = tparams(fmt, ap);
 	va_end(ap);
-	if ((res = client_call(c, method, params, HARNESS_TIMEOUT_MS, e)) != NULL) {
+	if ((res = triage_client_call(c, method, params, HARNESS_TIMEOUT_MS, e))
+	    != NULL) {
 		char *s = json_dumps(res, JSON_COMPACT);
 
 		fail_msg("%s succeeded but should not have: %s", method, s);
@@ -1103,13 +1105,14 @@ tcall_error(struct client *c, const char *method, struct client_error *e,
 
 /* submit with params (stolen): the new job's id. */
 static int64_t
-tsubmit_params(struct client *c, json_t *params)
+tsubmit_params(struct triage_client *c, json_t *params)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	int64_t id;
 
-	if ((res = client_call(c, "submit", params, HARNESS_TIMEOUT_MS, &e)) == NULL)
+	if ((res = triage_client_call(c, "submit", params, HARNESS_TIMEOUT_MS,
+	    &e)) == NULL)
 		fail_msg("submit failed: %d %s", e.code, e.message);
 	id = json_integer_value(json_object_get(res, "id"));
 	json_decref(res);
@@ -1118,7 +1121,7 @@ tsubmit_params(struct client *c, json_t *params)
 }
 
 int64_t
-tsubmit(struct client *c, const char *fmt, ...)
+tsubmit(struct triage_client *c, const char *fmt, ...)
 {
 	json_t *params;
 	va_list ap;
@@ -1130,7 +1133,7 @@ tsubmit(struct client *c, const char *fmt, ...)
 }
 
 json_t *
-twait(struct client *c, int64_t id)
+twait(struct triage_client *c, int64_t id)
 {
 	return tcall(c, "wait", "{sI}", "id", (json_int_t)id);
 }
@@ -1152,19 +1155,19 @@ tassert_job_state(json_t *job, int64_t id, const char *state)
 }
 
 void
-tassert_state(struct client *c, int64_t id, const char *state)
+tassert_state(struct triage_client *c, int64_t id, const char *state)
 {
 	tassert_job_state(tget(c, id), id, state);
 }
 
 void
-tassert_ends(struct client *c, int64_t id, const char *state)
+tassert_ends(struct triage_client *c, int64_t id, const char *state)
 {
 	tassert_job_state(twait(c, id), id, state);
 }
 
 void
-twait_resource(struct client *c, const char *name, const char *key,
+twait_resource(struct triage_client *c, const char *name, const char *key,
     json_int_t want)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
@@ -1185,14 +1188,14 @@ twait_resource(struct client *c, const char *name, const char *key,
 }
 
 void
-twait_pruned(struct client *c, int64_t id)
+twait_pruned(struct triage_client *c, int64_t id)
 {
-	struct client_error e;
+	struct triage_error e;
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *job;
 
 	/* Nothing tells of a pruning: the state is polled. */
-	while ((job = client_call(c, "get", json_pack("{sI}", "id",
+	while ((job = triage_client_call(c, "get", json_pack("{sI}", "id",
 	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e)) != NULL) {
 		json_decref(job);
 		tcheck_deadline(deadline, "job %lld to be pruned",
@@ -1203,12 +1206,13 @@ twait_pruned(struct client *c, int64_t id)
 }
 
 json_t *
-tnotification(struct client *c)
+tnotification(struct triage_client *c)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *msg, *params;
 
-	if ((msg = client_notification(c, HARNESS_TIMEOUT_MS, &e)) == NULL)
+	if ((msg = triage_client_notification(c, HARNESS_TIMEOUT_MS, &e))
+	    == NULL)
 		fail_msg("no notification: %s", e.message);
 	params = json_incref(json_object_get(msg, "params"));
 	json_decref(msg);
@@ -1216,13 +1220,13 @@ tnotification(struct client *c)
 }
 
 json_t *
-tget(struct client *c, int64_t id)
+tget(struct triage_client *c, int64_t id)
 {
 	return tcall(c, "get", "{sI}", "id", (json_int_t)id);
 }
 
 bool
-theld(struct client *c, int64_t id)
+theld(struct triage_client *c, int64_t id)
 {
 	json_t *job = tget(c, id);
 	bool v = json_is_true(json_object_get(job, "held"));
@@ -1246,7 +1250,7 @@ tjstr(const json_t *job, const char *key)
 /* These poll the daemon's state every 10 ms until a deadline 30 s on:
  * waiting for a job, never a fixed sleep standing in for one. */
 pid_t
-trunning_pid(struct client *c, int64_t id)
+trunning_pid(struct triage_client *c, int64_t id)
 {
 	int64_t deadline = tsupport_clock_ms() + HARNESS_TIMEOUT_MS;
 	json_t *job;
@@ -1266,7 +1270,7 @@ trunning_pid(struct client *c, int64_t id)
 }
 
 pid_t
-toutput_pid(struct client *c, int64_t id)
+toutput_pid(struct triage_client *c, int64_t id)
 {
 	int64_t deadline = tsupport_clock_ms() + HARNESS_TIMEOUT_MS;
 	json_t *page;
@@ -1327,8 +1331,8 @@ tgate_argv(json_t *params, const struct tdaemon *d, const char *gate,
 }
 
 int64_t
-tsubmit_gated(struct client *c, const struct tdaemon *d, const char *gate,
-    bool deaf)
+tsubmit_gated(struct triage_client *c, const struct tdaemon *d,
+    const char *gate, bool deaf)
 {
 	json_t *params = json_object();
 
@@ -1337,7 +1341,7 @@ tsubmit_gated(struct client *c, const struct tdaemon *d, const char *gate,
 }
 
 int64_t
-tsubmit_gated_with(struct client *c, const struct tdaemon *d,
+tsubmit_gated_with(struct triage_client *c, const struct tdaemon *d,
     const char *gate, const char *fmt, ...)
 {
 	json_t *params;
@@ -1433,23 +1437,24 @@ void
 tstorm(const char *sock, const char *prio, int fd)
 {
 	int64_t deadline = tdeadline(2 * HARNESS_TIMEOUT_MS);
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	char *cause, line[32];
 	int64_t got;
 	json_t *res;
 	int out = 0;
 
-	if ((c = client_connect(sock, &cause)) == NULL)
+	if ((c = triage_client_connect(sock, &cause)) == NULL)
 		_exit(0);
 	while (tleft_ms(deadline) > 0) {
 		while (out < TSTORM_OUT) {
-			if (client_send(c, "submit", json_pack("{s[s]ss}",
-			    "argv", "true", "priority", prio), &e) < 0)
+			if (triage_client_send(c, "submit",
+			    json_pack("{s[s]ss}", "argv", "true", "priority",
+			    prio), &e) < 0)
 				_exit(0);
 			out++;
 		}
-		if ((res = client_recv(c, &got, 10000, &e)) == NULL)
+		if ((res = triage_client_recv(c, &got, 10000, &e)) == NULL)
 			_exit(0);
 		out--;
 		snprintf(line, sizeof line, "%lld\n",

@@ -105,7 +105,7 @@ void tdaemon_crash(struct tdaemon *d);
 /* SIGTERM, then waits for it to exit; returns its wait status. */
 int tdaemon_stop(struct tdaemon *d);
 /* The end of a test: closes c, stops d (which must exit cleanly), frees. */
-void tdaemon_end(struct tdaemon *d, struct client *c);
+void tdaemon_end(struct tdaemon *d, struct triage_client *c);
 /* A cmocka group teardown for the daemon a group setup left in *state:
  * stops it (it must exit cleanly) and frees it. */
 int tdaemon_group_teardown(void **state);
@@ -127,60 +127,61 @@ void tdaemon_dump_log(const struct tdaemon *d);
  */
 
 /* A new connection; fails the test if there is none. */
-struct client *tconnect(const struct tdaemon *d);
+struct triage_client *tconnect(const struct tdaemon *d);
 
 /* A successful call's result (fails the test otherwise). params is a
  * json_pack format and its arguments ("{}" for none). */
-json_t *tcall(struct client *c, const char *method, const char *fmt, ...);
+json_t *tcall(struct triage_client *c, const char *method, const char *fmt,
+    ...);
 /* A call that must fail: returns its error code, and the error's field
  * in field if not NULL. */
-int tcall_error(struct client *c, const char *method, struct client_error *e,
-    const char *fmt, ...);
+int tcall_error(struct triage_client *c, const char *method,
+    struct triage_error *e, const char *fmt, ...);
 
 /* submit with params from a json_pack format: the new job's id. */
-int64_t tsubmit(struct client *c, const char *fmt, ...);
+int64_t tsubmit(struct triage_client *c, const char *fmt, ...);
 /* Waits for the job to end and returns the job object. */
-json_t *twait(struct client *c, int64_t id);
+json_t *twait(struct triage_client *c, int64_t id);
 /* The job's state, by name. */
 const char *tstate(const json_t *job);
 
 /* Reads the next `job` notification's params, failing after 30 s. */
-json_t *tnotification(struct client *c);
+json_t *tnotification(struct triage_client *c);
 
 /* The job object with this id (get). */
-json_t *tget(struct client *c, int64_t id);
+json_t *tget(struct triage_client *c, int64_t id);
 /* Whether the job is held (get). */
-bool theld(struct client *c, int64_t id);
+bool theld(struct triage_client *c, int64_t id);
 /* The job is in state now (get); it ends in state (wait). */
-void tassert_state(struct client *c, int64_t id, const char *state);
-void tassert_ends(struct client *c, int64_t id, const char *state);
+void tassert_state(struct triage_client *c, int64_t id, const char *state);
+void tassert_ends(struct triage_client *c, int64_t id, const char *state);
 /* Polls get until the job is gone (keep_finished pruned it); fails past
  * the harness's timeout. */
-void twait_pruned(struct client *c, int64_t id);
+void twait_pruned(struct triage_client *c, int64_t id);
 /* Polls stats until key (units, used, kept, waiting) of resource name is
  * want: what is kept is reckoned when admission runs, after a submit's
  * reply. Fails past the harness's timeout. */
-void twait_resource(struct client *c, const char *name, const char *key,
+void twait_resource(struct triage_client *c, const char *name, const char *key,
     json_int_t want);
 /* A job object's integer or string member. */
 json_int_t tjint(const json_t *job, const char *key);
 const char *tjstr(const json_t *job, const char *key);
 
 /* Waits until the job runs and returns its pid. */
-pid_t trunning_pid(struct client *c, int64_t id);
+pid_t trunning_pid(struct triage_client *c, int64_t id);
 /* Waits until the job's stdout holds a number (a pid it printed). */
-pid_t toutput_pid(struct client *c, int64_t id);
+pid_t toutput_pid(struct triage_client *c, int64_t id);
 /* Waits until no process has this pid. */
 void twait_gone(pid_t pid);
 
 /* A job that runs until the file gate exists in d's dir (deaf to SIGTERM
  * when deaf is set); topen_gate creates it. A gate not opened within 5 min
  * fails the job (status 99). */
-int64_t tsubmit_gated(struct client *c, const struct tdaemon *d,
+int64_t tsubmit_gated(struct triage_client *c, const struct tdaemon *d,
     const char *gate, bool deaf);
 /* The same with more submit params from a json_pack format making an
  * object ("{si}", "slots", 2), argv aside. */
-int64_t tsubmit_gated_with(struct client *c, const struct tdaemon *d,
+int64_t tsubmit_gated_with(struct triage_client *c, const struct tdaemon *d,
     const char *gate, const char *fmt, ...);
 void topen_gate(const struct tdaemon *d, const char *gate);
 /* The same wait as sh code, for a job's own sh -c script: gate may use

@@ -28,7 +28,7 @@
 
 /* What the job has printed on stdout so far, allocated. */
 static char *
-stdout_of(struct client *c, int64_t id)
+stdout_of(struct triage_client *c, int64_t id)
 {
 	json_t *page = tcall(c, "output", "{sIss}", "id", (json_int_t)id,
 	    "stream", "stdout");
@@ -51,7 +51,7 @@ count_lines(const char *text)
 
 /* Waits until the job has printed more than n lines; how many it has. */
 static int
-wait_lines_over(struct client *c, int64_t id, int n)
+wait_lines_over(struct triage_client *c, int64_t id, int n)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	char *text;
@@ -109,10 +109,10 @@ adopt_path(const struct tdaemon *d, int64_t id, int attempt,
 }
 
 /* SIGKILL to the daemon, and a new one on the same state. */
-static struct client *
-crash_and_restart(struct tdaemon *d, struct client *c)
+static struct triage_client *
+crash_and_restart(struct tdaemon *d, struct triage_client *c)
 {
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	tdaemon_restart(d);
 	return tconnect(d);
@@ -122,7 +122,8 @@ crash_and_restart(struct tdaemon *d, struct client *c)
  * takes that much longer to restart), from 1 to n; at pause it waits for
  * the gate "go" (so that a slow machine cannot outrun the kills). */
 static int64_t
-submit_counter(struct client *c, const struct tdaemon *d, int n, int pause)
+submit_counter(struct triage_client *c, const struct tdaemon *d, int n,
+    int pause)
 {
 	char script[1400];
 
@@ -144,7 +145,7 @@ static void
 a_job_outlives_three_crashes(void **state)
 {
 	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct tcli_bg wait;
 	char id[32], *out, *err, *text;
 	int64_t job;
@@ -162,7 +163,7 @@ a_job_outlives_three_crashes(void **state)
 		lines = wait_lines_over(c, job, lines + 1);
 	}
 	assert_true(tlog_has(d, "taken over from an earlier daemon"));
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	assert_true(tlog_has(d, "left to its workers for the next start"));
 	tdaemon_restart(d);
@@ -195,7 +196,7 @@ static void
 an_end_while_no_daemon_runs_is_recorded(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct tcli_bg wait;
 	char script[1400], runs[400], buf[64], id[32], *out, *err;
 	int64_t job, ended_at, restart_at, shown;
@@ -213,7 +214,7 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
 	tcli_start(d, &wait, "wait", "wait", id, NULL);
 	wait_path(runs, true);
 
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	/* The worker waits for the next daemon, on a socket only the
 	 * daemon's user may use; the job ends meanwhile. */
@@ -256,7 +257,7 @@ an_end_while_no_daemon_runs_is_recorded(void **state)
  * attempt 2 fails if that process still runs as it starts (a zombie runs
  * no more: where init is slow to reap, one may be left). */
 static int64_t
-submit_two_attempts(struct client *c, const char *first)
+submit_two_attempts(struct triage_client *c, const char *first)
 {
 	char script[1400];
 
@@ -277,7 +278,7 @@ static void
 holder_signalled_while_down(int sig, const char *said)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char first[400];
 	pid_t pid, worker;
 	int64_t job;
@@ -290,7 +291,7 @@ holder_signalled_while_down(int sig, const char *said)
 	worker = tppid(pid);
 	assert_true(worker > 0);
 
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
 	assert_int_equal(kill(worker, sig), 0);
@@ -356,7 +357,7 @@ static void
 a_first_byte_while_orphaned_is_kept(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[1400], first[400], *text;
 	int64_t job;
 	json_t *got;
@@ -369,7 +370,7 @@ a_first_byte_while_orphaned_is_kept(void **state)
 	job = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 	(void)trunning_pid(c, job);
 	assert_int_equal(access(output_path(d, job, "stdout"), F_OK), -1);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
 	topen_gate(d, "first");
@@ -405,7 +406,7 @@ static void
 another_attempts_files_are_fenced_off(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char first[400], stale_sock[600], stale_end[600];
 	pid_t pid;
 	int64_t job;
@@ -417,7 +418,7 @@ another_attempts_files_are_fenced_off(void **state)
 	pid = trunning_pid(c, job);
 	wait_path(first, true);
 
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
 	snprintf(stale_sock, sizeof stale_sock, "%s",
@@ -538,7 +539,7 @@ died_of_sigkill(pid_t pid, int ms)
  * a job that just started among them, which `get` tells from memory).
  */
 static void
-stored(struct client *c)
+stored(struct triage_client *c)
 {
 	json_decref(tcall(c, "resume", "{ss}", "priority", "normal"));
 }
@@ -567,7 +568,7 @@ what_answers_must_be_the_jobs_worker(void **state)
 		{ FAKE_MODE, "not a worker's socket" },
 	};
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char first[400];
 	pid_t pid, worker, fake;
 	int64_t job;
@@ -589,7 +590,7 @@ what_answers_must_be_the_jobs_worker(void **state)
 		/* FAKE_PROCESS lies against the process the store has. */
 		stored(c);
 
-		client_free(c);
+		triage_client_free(c);
 		tdaemon_crash(d);
 		wait_path(adopt_path(d, job, 1, "sock"), true);
 		assert_int_equal(kill(worker, SIGKILL), 0);
@@ -623,7 +624,7 @@ what_answers_must_be_the_jobs_worker(void **state)
 
 /* The units of gpu the job holds, joined by commas, into buf. */
 static const char *
-gpus_of(struct client *c, int64_t id, char *buf, size_t size)
+gpus_of(struct triage_client *c, int64_t id, char *buf, size_t size)
 {
 	json_t *job = tget(c, id), *units, *u;
 	size_t i, len = 0;
@@ -647,7 +648,7 @@ an_adopted_job_keeps_its_units(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n[resource.gpu]\n"
 	    "units = 0,1\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t a, b, next, more;
 	char buf[64];
 	json_t *got;
@@ -695,7 +696,7 @@ static void
 an_adopted_jobs_timeout_counts_from_its_start(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t job, started, ended, down_until;
 	json_t *got;
 
@@ -705,7 +706,7 @@ an_adopted_jobs_timeout_counts_from_its_start(void **state)
 	got = tget(c, job);
 	assert_int_equal(timefmt_parse(tjstr(got, "started_at"), &started), 0);
 	json_decref(got);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	/* Down for most of its timeout: the point of the test is the time
 	 * that passes while no daemon runs. */
@@ -731,7 +732,7 @@ static void
 a_frozen_job_is_taken_over_frozen(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t job;
 	json_t *got;
 	char *text;
@@ -771,7 +772,7 @@ static void
 keep_leaves_jobs_for_the_next_start(void **state)
 {
 	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t job;
 	pid_t pid;
 	json_t *got;
@@ -781,7 +782,7 @@ keep_leaves_jobs_for_the_next_start(void **state)
 	job = submit_counter(c, d, 20, 5);
 	pid = trunning_pid(c, job);
 	(void)wait_lines_over(c, job, 4);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	assert_true(tlog_has(d, "left to its workers for the next start"));
 	assert_true(tpid_alive(pid));
@@ -858,7 +859,7 @@ static void
 an_orphaned_worker_holds_its_own_only_and_goes_with_the_test(void **state)
 {
 	struct tdaemon *d = tdaemon_start("cgroups = off\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	pid_t pid, worker;
 	int64_t job;
 
@@ -867,7 +868,7 @@ an_orphaned_worker_holds_its_own_only_and_goes_with_the_test(void **state)
 	pid = trunning_pid(c, job);
 	worker = tppid(pid);
 	assert_true(worker > 0);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	wait_path(adopt_path(d, job, 1, "sock"), true);
 	assert_true(tpid_alive(worker));

@@ -73,32 +73,33 @@ env_of(size_t n)
 static void
 refused(json_t *params, const char *field, const char *message)
 {
-	struct client *c = tconnect(d), *other = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *other = tconnect(d);
+	struct triage_error e;
 
-	assert_null(client_call(c, "submit", params, HARNESS_TIMEOUT_MS, &e));
+	assert_null(triage_client_call(c, "submit", params, HARNESS_TIMEOUT_MS,
+	    &e));
 	assert_int_equal(e.code, -32602);
 	assert_string_equal(e.field, field);
 	assert_string_equal(e.message, message);
 	assert_true(tsubmit(other, "{s:[s]}", "argv", "/bin/true") > 0);
 	assert_true(tsubmit(c, "{s:[s]}", "argv", "/bin/true") > 0);
-	client_free(c);
-	client_free(other);
+	triage_client_free(c);
+	triage_client_free(other);
 }
 
 /* params (stolen) are taken. */
 static void
 accepted(json_t *params)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	json_t *job;
 
-	if ((job = client_call(c, "submit", params, HARNESS_TIMEOUT_MS,
+	if ((job = triage_client_call(c, "submit", params, HARNESS_TIMEOUT_MS,
 	    &e)) == NULL)
 		fail_msg("refused at the limit: %s", e.message);
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
@@ -158,17 +159,17 @@ static void
 test_defaults(void **state)
 {
 	struct tdaemon *dd = tdaemon_start("");
-	struct client *c = tconnect(dd);
-	struct client_error e;
+	struct triage_client *c = tconnect(dd);
+	struct triage_error e;
 	json_t *job;
 
 	(void)state;
-	job = client_call(c, "submit", json_pack("{so}", "argv",
+	job = triage_client_call(c, "submit", json_pack("{so}", "argv",
 	    argv_of(4096)), HARNESS_TIMEOUT_MS, &e);
 	if (job == NULL)
 		fail_msg("4096 elements refused: %s", e.message);
 	json_decref(job);
-	assert_null(client_call(c, "submit", json_pack("{so}", "argv",
+	assert_null(triage_client_call(c, "submit", json_pack("{so}", "argv",
 	    argv_of(4097)), HARNESS_TIMEOUT_MS, &e));
 	assert_string_equal(e.message,
 	    "\"argv\" has 4097 elements; the limit is 4096 (max_argv)");
@@ -189,8 +190,8 @@ static void
 test_kernel_bound_on_one_string(void **state)
 {
 	struct tdaemon *dd = tdaemon_start("");
-	struct client *c = tconnect(dd);
-	struct client_error e;
+	struct triage_client *c = tconnect(dd);
+	struct triage_error e;
 	json_t *job;
 	int64_t id;
 

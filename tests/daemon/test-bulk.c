@@ -18,15 +18,15 @@ start(void)
 {
 	struct tdaemon *d = tdaemon_start("[priority.parked]\nrank = 5\n"
 	    "[priority.normal]\nrank = 10\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 
 	json_decref(tcall(c, "pause", "{ss}", "priority", "parked"));
-	client_free(c);
+	triage_client_free(c);
 	return d;
 }
 
 static int64_t
-parked(struct client *c, const char *name)
+parked(struct triage_client *c, const char *name)
 {
 	return tsubmit(c, "{s[ss] ss ss}", "argv", "sleep", "60", "priority",
 	    "parked", "name", name);
@@ -34,7 +34,7 @@ parked(struct client *c, const char *name)
 
 /* A job that has ended, as argv0 (true, false, pwd) does. */
 static int64_t
-ended(struct client *c, const char *argv0, const char *name)
+ended(struct triage_client *c, const char *argv0, const char *name)
 {
 	int64_t id = tsubmit(c, "{s[s] ss}", "argv", argv0, "name", name);
 
@@ -73,24 +73,25 @@ nth_state(const json_t *res, size_t i)
 }
 
 static void
-assert_gone(struct client *c, int64_t id)
+assert_gone(struct triage_client *c, int64_t id)
 {
-	struct client_error e;
+	struct triage_error e;
 
 	assert_int_equal(tcall_error(c, "get", &e, "{sI}", "id", id), -32001);
 }
 
 /* The call fails with -32602 naming field. */
 static void
-assert_bad(struct client *c, const char *method, const char *field,
+assert_bad(struct triage_client *c, const char *method, const char *field,
     const char *params)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_error_t jerr;
 	json_t *p = json_loads(params, 0, &jerr), *res;
 
 	assert_non_null(p);
-	if ((res = client_call(c, method, p, HARNESS_TIMEOUT_MS, &e)) != NULL)
+	if ((res = triage_client_call(c, method, p, HARNESS_TIMEOUT_MS, &e))
+	    != NULL)
 		fail_msg("%s %s succeeded", method, params);
 	if (e.code != -32602 || strcmp(e.field, field) != 0)
 		fail_msg("%s %s: %d field \"%s\" (%s), not -32602 field \"%s\"",
@@ -122,8 +123,8 @@ test_bad_params_name_the_field(void **state)
 		{ "{\"filter\":{\"name\":3}}", "filter.name" },
 	};
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	size_t i, m;
 
 	(void)state;
@@ -159,7 +160,7 @@ static void
 test_cancel_by_filter_selects_by_each_key(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t a1, b1, a2, t1, r1, q1, q2, q3;
 	json_t *job;
 
@@ -203,7 +204,7 @@ test_cancel_by_filter_selects_by_each_key(void **state)
 
 /* Waits until job id's stdout holds text, pacing with short waits. */
 static void
-wait_output(struct client *c, int64_t id, const char *text)
+wait_output(struct triage_client *c, int64_t id, const char *text)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *out;
@@ -225,7 +226,7 @@ wait_output(struct client *c, int64_t id, const char *text)
 
 /* A job that says when it is ready for a signal, and which one it got. */
 static int64_t
-trapper(struct client *c)
+trapper(struct triage_client *c)
 {
 	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c",
 	    "trap 'echo got INT; exit 7' INT; trap 'echo got TERM; exit 8' "
@@ -236,7 +237,7 @@ static void
 test_cancel_sends_the_signal_named(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job, *out;
 	int64_t id;
 	size_t i;
@@ -276,8 +277,8 @@ static void
 test_retry_by_filter_skips_what_cannot_be_retried(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t f1, f2, s1, q1;
 	json_t *job;
 
@@ -324,8 +325,8 @@ static void
 test_remove_deletes_ended_jobs_and_output_for_good(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t t1, t2, t3, q1, next;
 	json_t *list;
 
@@ -351,7 +352,7 @@ test_remove_deletes_ended_jobs_and_output_for_good(void **state)
 	assert_false(output_file_exists(d, t3));
 	tassert_state(c, q1, "queued");
 	/* Durable: a restart does not bring them back, nor their ids. */
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -374,9 +375,9 @@ static void
 test_remove_leaves_no_wait_or_watch_behind(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d), *waiter = tconnect(d);
-	struct client *watcher = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *waiter = tconnect(d);
+	struct triage_client *watcher = tconnect(d);
+	struct triage_error e;
 	int64_t q, g, one, many, got;
 	static const char fmt[] = "[{\"jsonrpc\":\"2.0\",\"id\":1,"
 	    "\"method\":\"cancel\",\"params\":{\"id\":%lld}},"
@@ -389,9 +390,10 @@ test_remove_leaves_no_wait_or_watch_behind(void **state)
 	q = parked(c, "q");
 	g = tsubmit_gated(c, d, "g", false);
 	json_decref(tcall(watcher, "watch", "{s[I]}", "ids", q));
-	one = client_send(waiter, "wait", json_pack("{sI}", "id", q), &e);
-	many = client_send(waiter, "wait", json_pack("{s[II]}", "ids", q, g),
+	one = triage_client_send(waiter, "wait", json_pack("{sI}", "id", q),
 	    &e);
+	many = triage_client_send(waiter, "wait", json_pack("{s[II]}", "ids", q,
+	    g), &e);
 	assert_true(one > 0 && many > 0);
 	/* Requests of a connection are taken in order: both are parked. */
 	json_decref(tcall(waiter, "stats", "{}"));
@@ -404,7 +406,7 @@ test_remove_leaves_no_wait_or_watch_behind(void **state)
 	    "result")), "ids", 1, q);
 	json_decref(msg);
 	assert_gone(c, q);
-	res = client_recv(waiter, &got, HARNESS_TIMEOUT_MS, &e);
+	res = triage_client_recv(waiter, &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(res);
 	assert_int_equal(got, one);
 	assert_string_equal(tstate(res), "canceled");
@@ -414,14 +416,14 @@ test_remove_leaves_no_wait_or_watch_behind(void **state)
 	assert_string_equal(tstate(n), "canceled");
 	json_decref(n);
 	topen_gate(d, "g");
-	res = client_recv(waiter, &got, HARNESS_TIMEOUT_MS, &e);
+	res = triage_client_recv(waiter, &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(res);
 	assert_int_equal(got, many);
 	assert_string_equal(nth_state(res, 0), "canceled");
 	assert_string_equal(nth_state(res, 1), "succeeded");
 	assert_ids(res, "jobs", 2, q, g);
-	client_free(waiter);
-	client_free(watcher);
+	triage_client_free(waiter);
+	triage_client_free(watcher);
 	tdaemon_end(d, c);
 }
 
@@ -429,8 +431,8 @@ static void
 test_wait_on_ids_answers_when_all_have_ended(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t a, b, sent, got;
 	json_t *res;
 
@@ -446,10 +448,11 @@ test_wait_on_ids_answers_when_all_have_ended(void **state)
 	/* timeout 0: at once. */
 	assert_ids(tcall(c, "wait", "{s[I] sf}", "ids", b, "timeout", 0.0),
 	    "jobs", 1, b);
-	sent = client_send(c, "wait", json_pack("{s[II]}", "ids", a, b), &e);
+	sent = triage_client_send(c, "wait", json_pack("{s[II]}", "ids", a, b),
+	    &e);
 	assert_true(sent > 0);
 	topen_gate(d, "b");
-	res = client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
+	res = triage_client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(res);
 	assert_int_equal(got, sent);
 	assert_string_equal(nth_state(res, 1), "succeeded");
@@ -463,7 +466,7 @@ static void
 test_list_by_name_and_held(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t one, two;
 
 	(void)state;
@@ -482,7 +485,7 @@ test_list_by_name_and_held(void **state)
 }
 
 static int64_t
-labelled(struct client *c, json_t *labels)
+labelled(struct triage_client *c, json_t *labels)
 {
 	return tsubmit(c, "{s[ss] ss so}", "argv", "sleep", "60", "priority",
 	    "parked", "labels", labels);
@@ -493,7 +496,7 @@ static void
 test_filters_by_labels(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t j1, j2, j3, j4;
 
 	(void)state;
@@ -528,7 +531,7 @@ static void
 test_hold_and_release_by_filter(void **state)
 {
 	struct tdaemon *d = start();
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t j1, j2, j3, done;
 
 	(void)state;

@@ -122,7 +122,7 @@ static void
 the_job_runs_with_the_exact_bytes(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id, held;
 
@@ -149,7 +149,7 @@ the_job_runs_with_the_exact_bytes(void **state)
 	    "cwd", b64("%s", bytes_dir(d)),
 	    "env", "OUT", d->dir, "V", b64("b\xfe"), "PATH", "/bin",
 	    "hold", 1);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -173,7 +173,7 @@ static void
 a_name_and_reason_not_utf8_are_escaped(void **state)
 {
 	struct tdaemon *d = tcli_daemon;
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char *out, *err;
 	json_t *job;
 	int64_t id;
@@ -185,7 +185,7 @@ a_name_and_reason_not_utf8_are_escaped(void **state)
 	assert_string_equal(tstate(job), "failed");
 	assert_non_null(strstr(tjstr(job, "reason"), "/nonexistent/r\\xff"));
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 	/* A table shows that name as it is, bytes of a terminal's none. */
 	assert_int_equal(cli(&out, &err, "list", "--all", NULL), 0);
 	assert_non_null(strstr(out, " r\\xff\n"));
@@ -219,8 +219,8 @@ malformed_forms_are_refused(void **state)
 		    "env.V" },
 		{ "{\"argv\":[\"true\"],\"env\":{\"V\":1}}", "env.V" },
 	};
-	struct client *c = tconnect(tcli_daemon);
-	struct client_error e;
+	struct triage_client *c = tconnect(tcli_daemon);
+	struct triage_error e;
 	json_t *params;
 	size_t i;
 
@@ -239,7 +239,7 @@ malformed_forms_are_refused(void **state)
 	params = json_loads("{\"argv\":[\"true\",\"b\\u0000c\"]}",
 	    JSON_ALLOW_NUL, NULL);
 	assert_int_equal(tcall_error(c, "submit", &e, "o", params), -32700);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /*

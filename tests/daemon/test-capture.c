@@ -53,7 +53,8 @@ has_file(int64_t id, const char *stream)
 
 /* A page of output from offset (a new reference). */
 static json_t *
-page_at(struct client *c, int64_t id, const char *stream, json_int_t offset)
+page_at(struct triage_client *c, int64_t id, const char *stream,
+    json_int_t offset)
 {
 	return tcall(c, "output", "{sI ss sI si}", "id", (json_int_t)id,
 	    "stream", stream, "offset", offset, "limit", 1 << 20);
@@ -68,7 +69,7 @@ jbool(const json_t *o, const char *key)
 /* The stream reads as empty from its start: no byte, nothing dropped or
  * truncated, eof as given, of attempt. */
 static void
-assert_empty(struct client *c, int64_t id, const char *stream, bool eof,
+assert_empty(struct triage_client *c, int64_t id, const char *stream, bool eof,
     json_int_t attempt)
 {
 	json_t *page = page_at(c, id, stream, 0);
@@ -93,7 +94,7 @@ assert_empty(struct client *c, int64_t id, const char *stream, bool eof,
 /* Submits sh -c script (more params from a json_pack format of an object,
  * "{}" for none), waits for it to end in state; returns its id. */
 static int64_t
-run_sh(struct client *c, const char *state, const char *script,
+run_sh(struct triage_client *c, const char *state, const char *script,
     const char *fmt, ...)
 {
 	json_t *params, *job;
@@ -118,7 +119,7 @@ run_sh(struct client *c, const char *state, const char *script,
 
 /* The whole of a short stream of a job that has ended. */
 static void
-assert_stream(struct client *c, int64_t id, const char *stream,
+assert_stream(struct triage_client *c, int64_t id, const char *stream,
     const char *want)
 {
 	json_t *page = page_at(c, id, stream, 0);
@@ -133,7 +134,7 @@ assert_stream(struct client *c, int64_t id, const char *stream,
 static void
 test_silent_streams_have_no_file(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id;
 
 	(void)state;
@@ -161,12 +162,12 @@ test_silent_streams_have_no_file(void **state)
 	assert_false(has_file(id, "stdout"));
 	assert_empty(c, id, "stdout", true, 1);
 	assert_stream(c, id, "stderr", "err\n");
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Waits until the stream of the running job reads want from offset 0. */
 static void
-wait_stream(struct client *c, int64_t id, const char *stream,
+wait_stream(struct triage_client *c, int64_t id, const char *stream,
     const char *want)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
@@ -193,7 +194,7 @@ wait_stream(struct client *c, int64_t id, const char *stream,
 static void
 test_a_late_writer_is_followed(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct tcli_bg out, err;
 	char script[1000], later[400], id_s[32], *o, *e;
 	int64_t id;
@@ -227,12 +228,12 @@ test_a_late_writer_is_followed(void **state)
 	tcli_assert_said(rc, o, e, 0, "late\nlater\n", "");
 	rc = tcli_finish(&err, &o, &e);
 	tcli_assert_said(rc, o, e, 0, "late-err\n", "");
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Waits until attempt of the job runs. */
 static void
-wait_running_attempt(struct client *c, int64_t id, json_int_t attempt)
+wait_running_attempt(struct triage_client *c, int64_t id, json_int_t attempt)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *job;
@@ -259,7 +260,7 @@ wait_running_attempt(struct client *c, int64_t id, json_int_t attempt)
 static void
 test_a_silent_retry_shows_nothing_of_the_last(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[800];
 	int64_t id;
 
@@ -289,7 +290,7 @@ test_a_silent_retry_shows_nothing_of_the_last(void **state)
 	assert_empty(c, id, "stderr", true, 2);
 	assert_false(has_file(id, "stdout"));
 	assert_false(has_file(id, "stderr"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 static off_t
@@ -306,7 +307,7 @@ file_size(int64_t id, const char *stream)
 static void
 test_bounds_hold(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char *text;
 	size_t len = 0, size = 2000 * 6 + 1;
 	json_t *page;
@@ -343,7 +344,7 @@ test_bounds_hold(void **state)
 	assert_int_equal(access(out_path(id, "stderr.tmp"), F_OK), -1);
 	assert_empty(c, id, "stdout", true, 1);
 	free(text);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* output_keep = tail's check, made once as the daemon starts: a probe

@@ -64,7 +64,7 @@ start(const char *extra)
 
 /* Submits sh -c script; its id. */
 static int64_t
-submit_sh(struct client *c, const char *script)
+submit_sh(struct triage_client *c, const char *script)
 {
 	return tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 }
@@ -82,7 +82,7 @@ static void
 stats_say_the_mode(void **state)
 {
 	struct tdaemon *d = start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *stats = tcall(c, "stats", "{}");
 	const char *mode = tjstr(stats, "cgroups");
 
@@ -102,7 +102,7 @@ stats_say_the_mode(void **state)
 /* The start of what the job with id printed, once it has printed a
  * line. */
 static void
-first_line(struct client *c, int64_t id, char *buf, size_t size)
+first_line(struct triage_client *c, int64_t id, char *buf, size_t size)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *page;
@@ -123,7 +123,7 @@ static void
 a_job_runs_in_a_cgroup_of_its_own(void **state)
 {
 	struct tdaemon *d = start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char base[2 * PATH_MAX], want[2 * PATH_MAX + 64], seen[512];
 	char path[3 * PATH_MAX], procs[64], *mount_end;
 	int64_t id = submit_sh(c, "grep '^0::' /proc/self/cgroup; "
@@ -166,7 +166,7 @@ static void
 what_a_job_leaves_is_killed(void **state)
 {
 	struct tdaemon *d = start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id = submit_sh(c, ESCAPE);
 	pid_t left = toutput_pid(c, id);
 	json_t *job;
@@ -193,7 +193,7 @@ static void
 cancel_ends_the_whole_cgroup(void **state)
 {
 	struct tdaemon *d = start("kill_grace = 1s\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id = submit_sh(c, ESCAPE "; exec sleep 1000");
 	pid_t left = toutput_pid(c, id);
 	json_t *r;
@@ -215,7 +215,7 @@ static void
 a_crash_leaves_nothing_behind_the_next_start(void **state)
 {
 	struct tdaemon *d = start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char base[2 * PATH_MAX];
 	int64_t id = submit_sh(c, ESCAPE "; exec sleep 1000");
 	pid_t left = toutput_pid(c, id), main = trunning_pid(c, id);
@@ -223,7 +223,7 @@ a_crash_leaves_nothing_behind_the_next_start(void **state)
 
 	(void)state;
 	assert_true(worker > 0);
-	client_free(c);
+	triage_client_free(c);
 	/* The worker first: a live one would kill the job itself. */
 	assert_int_equal(kill(worker, SIGKILL), 0);
 	tdaemon_crash(d);
@@ -272,7 +272,7 @@ static void
 the_daemon_is_the_oom_killers_last_choice(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id = submit_sh(c, "exec sleep 1000");
 	pid_t job = trunning_pid(c, id);
 	int own = oom_score_adj(getpid());
@@ -304,7 +304,7 @@ static void
 not_root_without_a_cgroup_of_its_own(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char out[600], text[4096];
 	json_t *stats;
 	int status;
@@ -317,7 +317,7 @@ not_root_without_a_cgroup_of_its_own(void **state)
 	stats = tcall(c, "stats", "{}");
 	assert_string_equal(tjstr(stats, "cgroups"), "none");
 	json_decref(stats);
-	client_free(c);
+	triage_client_free(c);
 	assert_true(tlog_has(d, "cgroups: none (") &&
 	    (tlog_has(d, "is not its own") || tlog_has(d, "no cgroup2") ||
 	    tlog_has(d, "did not delegate")));
@@ -337,7 +337,7 @@ static void
 off_is_process_groups(void **state)
 {
 	struct tdaemon *d = tdaemon_start("cgroups = off\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *stats = tcall(c, "stats", "{}"), *job;
 	int64_t id;
 

@@ -451,7 +451,7 @@ test_memory_and_resources(void **state)
 static void
 test_freeze_and_thaw_a_running_job(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	char *out, *err, id[32], done[32], q[32], said[200], *row;
 	json_t *job;
 	int rc;
@@ -499,7 +499,7 @@ test_freeze_and_thaw_a_running_job(void **state)
 	json_decref(job);
 	assert_int_equal(cli_rc("cancel", id, q, NULL), 0);
 	tassert_ends(c, strtoll(id, NULL, 10), "canceled");
-	client_free(c);
+	triage_client_free(c);
 }
 
 int

@@ -74,7 +74,7 @@ test_wait_output_and_watch_outlast_a_restart(void **state)
 {
 	struct tdaemon *d;
 	struct tcli_bg wait, follow, watch;
-	struct client *c;
+	struct triage_client *c;
 	char script[1200], id[32], *out, *err;
 	int64_t job;
 	int rc;
@@ -96,7 +96,7 @@ test_wait_output_and_watch_outlast_a_restart(void **state)
 	twait_connected(d, wait.pid);
 	twait_connected(d, watch.pid);
 
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -135,12 +135,12 @@ test_wait_output_and_watch_outlast_a_restart(void **state)
 
 /* Counts what a client's outage callback heard: [0] lost, [1] back. */
 static void
-toutage_cb(const char *path, enum client_outage what, void *arg)
+toutage_cb(const char *path, enum triage_outage what, void *arg)
 {
 	int *n = arg;
 
 	(void)path;
-	n[what == CLIENT_OUTAGE_LOST ? 0 : 1]++;
+	n[what == TRIAGE_OUTAGE_LOST ? 0 : 1]++;
 }
 
 /* The C client library itself: a watch renewed on the restarted daemon
@@ -149,7 +149,7 @@ static void
 test_library_watch_outlasts_a_restart(void **state)
 {
 	struct tdaemon *d;
-	struct client *c, *w;
+	struct triage_client *c, *w;
 	char script[1200];
 	int outages[2] = { 0, 0 };
 	json_t *job;
@@ -160,13 +160,13 @@ test_library_watch_outlasts_a_restart(void **state)
 	d = tdaemon_start("shutdown = requeue\n");
 	c = tconnect(d);
 	w = tconnect(d);
-	client_reconnect(w, HARNESS_TIMEOUT_MS, toutage_cb, outages);
+	triage_client_reconnect(w, HARNESS_TIMEOUT_MS, toutage_cb, outages);
 	snprintf(script, sizeof script, "%s; exit 5",
 	    tgate_sh(d, "gate.$TRIAGE_ATTEMPT"));
 	id = tsubmit(c, "{s:[sss]}", "argv", "sh", "-c", script);
 	json_decref(tcall(w, "watch", "{s:[I]}", "ids", (json_int_t)id));
 	trunning_pid(c, id);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	/* A read on the broken connection: reconnects, renews the watch. */

@@ -59,7 +59,7 @@ static void
 test_resources_shows_holders_and_waiters(void **state)
 {
 	struct tdaemon *d = tdaemon_start(RESOURCES);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t a, b, both, one, lic, wait[LICENCE_WAITERS], mem;
 	char *out, *err, *nl, want[1024], suffix[64], buf[64];
 	json_t *res, *gpu;

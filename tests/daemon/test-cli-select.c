@@ -107,7 +107,7 @@ test_several_ids_say_which_did_nothing(void **state)
 static void
 test_hold_and_release_say_when_the_state_is_wrong(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	char *out, *err, run[32], done[32], queued[32], said[300];
 	int64_t id;
 	int rc;
@@ -144,7 +144,7 @@ test_hold_and_release_say_when_the_state_is_wrong(void **state)
 	assert_int_equal(cli_rc("cancel", queued, NULL), 0);
 	topen_gate(tcli_daemon, "hold-wrong");
 	tassert_ends(c, id, "succeeded");
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
@@ -252,7 +252,7 @@ test_retry_remove_and_clean_by_label(void **state)
 static void
 test_cancel_sends_the_signal_asked_for(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	char script[1000], *out, *err, id[32];
 
 	(void)state;
@@ -267,7 +267,7 @@ test_cancel_sends_the_signal_asked_for(void **state)
 	assert_non_null(strstr(out, "\ngot INT\n"));
 	free(out);
 	free(err);
-	client_free(c);
+	triage_client_free(c);
 }
 
 int

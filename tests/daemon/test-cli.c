@@ -356,7 +356,7 @@ static void
 test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	struct pollfd pfd;
 	char buf[8192] = "";
 	size_t len = 0;
@@ -395,7 +395,7 @@ test_watch_prints_a_line_per_change_when_not_a_terminal(void **state)
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	close(fds[0]);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
@@ -613,7 +613,7 @@ test_help_of_every_command_needs_no_daemon(void **state)
 static void
 test_help_does_nothing_else(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	json_t *stats, *prio, *job, *jobs;
 	char *out, *err, id[32];
 	int64_t gated;
@@ -676,7 +676,7 @@ test_help_does_nothing_else(void **state)
 	job = twait(c, gated);
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Asserts that triage with args is a usage error (2) whose one line names

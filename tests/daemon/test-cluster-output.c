@@ -26,7 +26,7 @@
 static struct tpg *pg;
 static struct tdaemon *a, *b;
 /* Each test's connections to a and b. */
-static struct client *ca, *cb;
+static struct triage_client *ca, *cb;
 
 /*
  * Node a runs nothing of these tests (the jobs are pinned to b); both
@@ -92,8 +92,8 @@ static int
 disconnect_both(void **state)
 {
 	(void)state;
-	client_free(ca);
-	client_free(cb);
+	triage_client_free(ca);
+	triage_client_free(cb);
 	ca = cb = NULL;
 	return 0;
 }
@@ -107,7 +107,7 @@ need_pg(void)
 
 /* A job running script under sh, submitted at a, pinned to b. */
 static int64_t
-submit_on_b(struct client *c, const char *script, const char *priority,
+submit_on_b(struct triage_client *c, const char *script, const char *priority,
     int retries)
 {
 	return tsubmit(c, "{s[sss] ss ss si}", "argv", "sh", "-c", script,
@@ -115,8 +115,8 @@ submit_on_b(struct client *c, const char *script, const char *priority,
 }
 
 static json_t *
-page_at(struct client *c, int64_t id, const char *stream, json_int_t offset,
-    json_int_t limit)
+page_at(struct triage_client *c, int64_t id, const char *stream,
+    json_int_t offset, json_int_t limit)
 {
 	return tcall(c, "output", "{sI ss sI sI}", "id", (json_int_t)id,
 	    "stream", stream, "offset", offset, "limit", limit);
@@ -124,7 +124,7 @@ page_at(struct client *c, int64_t id, const char *stream, json_int_t offset,
 
 /* Polls get at a until the job has ended; returns it. */
 static json_t *
-wait_ended(struct client *c, int64_t id)
+wait_ended(struct triage_client *c, int64_t id)
 {
 	int64_t deadline = tdeadline(WAIT_MS);
 	const char *s;
@@ -144,13 +144,13 @@ wait_ended(struct client *c, int64_t id)
 
 /* Polls get at b until it knows the job a took. */
 static json_t *
-wait_known(struct client *c, int64_t id)
+wait_known(struct triage_client *c, int64_t id)
 {
 	int64_t deadline = tdeadline(WAIT_MS);
-	struct client_error e;
+	struct triage_error e;
 	json_t *job;
 
-	while ((job = client_call(c, "get", json_pack("{sI}", "id",
+	while ((job = triage_client_call(c, "get", json_pack("{sI}", "id",
 	    (json_int_t)id), WAIT_MS, &e)) == NULL) {
 		assert_int_equal(e.code, -32001);
 		tcheck_deadline(deadline, "node b never knew job %lld",
@@ -162,7 +162,7 @@ wait_known(struct client *c, int64_t id)
 
 /* The same, for a job that must succeed. */
 static void
-wait_succeeded(struct client *c, int64_t id)
+wait_succeeded(struct triage_client *c, int64_t id)
 {
 	json_t *job = wait_ended(c, id);
 
@@ -172,7 +172,7 @@ wait_succeeded(struct client *c, int64_t id)
 
 /* Polls a's output of the stream until its data from offset 0 is want. */
 static json_t *
-page_when(struct client *c, int64_t id, const char *stream,
+page_when(struct triage_client *c, int64_t id, const char *stream,
     const char *want)
 {
 	int64_t deadline = tdeadline(WAIT_MS);
@@ -439,7 +439,7 @@ static void *
 opener_main(void *arg)
 {
 	struct opener *o = arg;
-	struct client *c = tconnect(a);
+	struct triage_client *c = tconnect(a);
 	int64_t deadline = tdeadline(WAIT_MS);
 	json_t *page;
 	bool seen = false;
@@ -451,7 +451,7 @@ opener_main(void *arg)
 		if (!seen)
 			usleep(POLL_MS * 1000);
 	}
-	client_free(c);
+	triage_client_free(c);
 	topen_gate(b, "follow-gate");
 	return NULL;
 }

@@ -225,7 +225,7 @@ test_a_dead_nodes_licence_is_free_once_its_job_is_taken(void **state)
 	assert_waits_for_lic(cl, 1, waits);
 
 	tdaemon_crash(cl->d[0]);
-	client_free(cl->c[0]);
+	triage_client_free(cl->c[0]);
 	cl->c[0] = NULL;
 	tnodes_wait_state(cl, 1, waits, "running", 1);
 	tnodes_wait_state(cl, 1, held, "queued", 2);

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "harness.h"
 #include "tnodes.h"
 #include "tpg.h"
@@ -190,7 +190,7 @@ test_killed_node_jobs_run_again_elsewhere(void **state)
 	for (i = 0; i < 2 * NODES; i++)
 		tnodes_wait_state(cl, 0, id[i], "running", 1);
 	tdaemon_crash(cl->d[1]);
-	client_free(cl->c[1]);
+	triage_client_free(cl->c[1]);
 	cl->c[1] = NULL;
 	/* Its two jobs come back as second attempts, queued (every other
 	 * slot is held), saying whose lease ran out. */
@@ -300,7 +300,7 @@ test_restarted_node_keeps_its_running_job(void **state)
 
 	(void)state;
 	id = run_on_b(cl, &hold_a, &hold_c, false);
-	client_free(cl->c[1]);
+	triage_client_free(cl->c[1]);
 	tdaemon_crash(cl->d[1]);
 	tdaemon_restart(cl->d[1]);
 	cl->c[1] = tconnect(cl->d[1]);
@@ -538,7 +538,7 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 
 	t0 = (int64_t)tsupport_clock_ms_f();
 	tdaemon_crash(cl->d[1]);
-	client_free(cl->c[1]);
+	triage_client_free(cl->c[1]);
 	cl->c[1] = NULL;
 	/* Down within its lease and a bit (a look every half lease). */
 	deadline = tdeadline(3000 + 1500 + 1000);
@@ -760,7 +760,7 @@ static void
 test_edit_undone_by_another_write_is_not_answered_done(void **state)
 {
 	struct tnodes *cl = tnodes_start(NODES, 1, "");
-	struct client_error e;
+	struct triage_error e;
 	int64_t block[NODES], id;
 	json_t *res, *job;
 	int i;
@@ -807,8 +807,8 @@ static void
 test_wait_watch_and_cancel_across_nodes(void **state)
 {
 	struct tnodes *cl = tnodes_start(NODES, 1, "");
-	struct client *w = tconnect(cl->d[0]);
-	struct client_error e;
+	struct triage_client *w = tconnect(cl->d[0]);
+	struct triage_error e;
 	int64_t done, doomed, got;
 	json_t *job;
 	pid_t pid;
@@ -819,11 +819,11 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	done = submit_pinned(cl, 1, "done");
 	doomed = submit_pinned(cl, 2, "never");
 	/* A wait at c for b's job, pending while the job runs. */
-	assert_true(client_send(cl->c[2], "wait", json_pack("{sI}", "id",
+	assert_true(triage_client_send(cl->c[2], "wait", json_pack("{sI}", "id",
 	    (json_int_t)done), &e) > 0);
 	tnodes_wait_state(cl, 0, done, "running", 1);
 	topen_gate(cl->d[0], "done");
-	job = client_recv(cl->c[2], &got, HARNESS_TIMEOUT_MS, &e);
+	job = triage_client_recv(cl->c[2], &got, HARNESS_TIMEOUT_MS, &e);
 	assert_non_null(job);
 	assert_string_equal(tstate(job), "succeeded");
 	assert_string_equal(tjstr(job, "node"), "b");
@@ -864,7 +864,7 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 	assert_non_null(strstr(tjstr(job, "reason"), "canceled by uid"));
 	json_decref(job);
 	twait_gone(pid);
-	client_free(w);
+	triage_client_free(w);
 	tnodes_end(cl);
 }
 
@@ -872,12 +872,12 @@ test_wait_watch_and_cancel_across_nodes(void **state)
 static void
 send_submits(struct tnodes *cl, int i, int n)
 {
-	struct client_error e;
+	struct triage_error e;
 	int k;
 
 	for (k = 0; k < n; k++)
-		assert_true(client_send(cl->c[i], "submit", json_pack("{s[s]}",
-		    "argv", "true"), &e) > 0);
+		assert_true(triage_client_send(cl->c[i], "submit",
+		    json_pack("{s[s]}", "argv", "true"), &e) > 0);
 }
 
 /* The answers of n submissions sent through node i: each acknowledged
@@ -886,13 +886,14 @@ static void
 recv_submits(struct tnodes *cl, int i, int n, int64_t *acked,
     int *nacked)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	int64_t got;
 	int k;
 
 	for (k = 0; k < n; k++) {
-		res = client_recv(cl->c[i], &got, 4 * HARNESS_TIMEOUT_MS, &e);
+		res = triage_client_recv(cl->c[i], &got, 4 * HARNESS_TIMEOUT_MS,
+		    &e);
 		if (res != NULL) {
 			acked[(*nacked)++] = tjint(res, "id");
 			json_decref(res);
@@ -947,9 +948,9 @@ test_database_restart_loses_nothing_acknowledged(void **state)
 	/* It goes on, once the node has its connection back. */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (;;) {
-		struct client_error e;
+		struct triage_error e;
 
-		res = client_call(cl->c[1], "submit", json_pack("{s[s]}",
+		res = triage_client_call(cl->c[1], "submit", json_pack("{s[s]}",
 		    "argv", "true"), HARNESS_TIMEOUT_MS, &e);
 		if (res != NULL)
 			break;
@@ -1041,7 +1042,7 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 {
 	struct tnodes *cl = tnodes_start(NODES, 1, "socket_mode = 0666\n");
 	struct passwd *pw = getpwnam("nobody");
-	struct client *as_nobody;
+	struct triage_client *as_nobody;
 	char sql[256], out[64];
 	int64_t id, deadline;
 	json_t *job;
@@ -1095,7 +1096,7 @@ test_submitter_is_found_by_name_where_the_job_runs(void **state)
 	assert_non_null(strstr(tjstr(job, "reason"),
 	    "user no-such-user-here does not exist on node b"));
 	json_decref(job);
-	client_free(as_nobody);
+	triage_client_free(as_nobody);
 	tnodes_end(cl);
 }
 

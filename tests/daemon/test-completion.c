@@ -34,7 +34,7 @@ static char held_id[32], done_id[32];
 static int
 setup(void **state)
 {
-	struct client *c;
+	struct triage_client *c;
 	json_t *job;
 	int64_t id;
 
@@ -49,7 +49,7 @@ setup(void **state)
 	job = twait(c, id);
 	json_decref(job);
 	snprintf(done_id, sizeof done_id, "%lld", (long long)id);
-	client_free(c);
+	triage_client_free(c);
 	return 0;
 }
 

@@ -84,15 +84,15 @@ job_running_or_queued(const json_t *job)
  * is gone (ms < 0; failing the test if that takes HARNESS_TIMEOUT_MS), or
  * (until_end) until one reports an end. */
 static void
-read_watch(struct client *w, int ms, bool until_end)
+read_watch(struct triage_client *w, int ms, bool until_end)
 {
 	int64_t deadline = tdeadline(ms < 0 ? HARNESS_TIMEOUT_MS : ms);
-	struct client_error e;
+	struct triage_error e;
 	json_t *msg;
 
 	for (;;) {
-		if ((msg = client_notification(w, tleft_ms(deadline), &e)) ==
-		    NULL) {
+		if ((msg = triage_client_notification(w, tleft_ms(deadline),
+		    &e)) == NULL) {
 			if (errno != ETIMEDOUT) {
 				/* The daemon is gone: everything it sent is
 				 * read. */
@@ -127,11 +127,11 @@ read_watch(struct client *w, int ms, bool until_end)
  * have a retry, and slower ones that are often running at the kill.
  */
 static void
-send_batch(struct client *c, const struct tdaemon *d, int round)
+send_batch(struct triage_client *c, const struct tdaemon *d, int round)
 {
 	static const char *const kinds[] = { "exit 0", "exit 3",
 	    "[ \"$TRIAGE_ATTEMPT\" -ge 2 ]", "sleep 0.2" };
-	struct client_error e;
+	struct triage_error e;
 	char script[600];
 	int i;
 
@@ -139,8 +139,9 @@ send_batch(struct client *c, const struct tdaemon *d, int round)
 		snprintf(script, sizeof script, "echo \"$TRIAGE_ATTEMPT\" >> "
 		    "%s/runs/$TRIAGE_JOB_ID; %s", d->dir,
 		    kinds[(i + round) % 4]);
-		assert_true(client_send(c, "submit", json_pack("{s[sss]sssi}",
-		    "argv", "sh", "-c", script, "priority", "normal", "retries",
+		assert_true(triage_client_send(c, "submit",
+		    json_pack("{s[sss]sssi}", "argv", "sh", "-c", script,
+		    "priority", "normal", "retries",
 		    (i + round) % 4 == 2 ? 1 : 0), &e) > 0);
 	}
 }
@@ -148,16 +149,16 @@ send_batch(struct client *c, const struct tdaemon *d, int round)
 /* Reads the answers to the submits sent, as many as come before the
  * connection breaks (the daemon killed mid-stream). */
 static void
-read_acks(struct client *c, int n)
+read_acks(struct triage_client *c, int n)
 {
-	struct client_error e;
+	struct triage_error e;
 	int64_t got;
 	json_t *res;
 	json_int_t id;
 
 	for (; n > 0; n--) {
-		if ((res = client_recv(c, &got, 30000, &e)) == NULL) {
-			assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
+		if ((res = triage_client_recv(c, &got, 30000, &e)) == NULL) {
+			assert_int_equal(e.code, TRIAGE_ERR_TRANSPORT);
 			return;
 		}
 		id = tjint(res, "id");
@@ -205,7 +206,7 @@ static void
 test_crashes_never_undo_what_clients_were_told(void **state)
 {
 	struct tdaemon *d;
-	struct client *c, *w;
+	struct triage_client *c, *w;
 	pid_t flooders[FLOODERS];
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 	int round, runs[64], n, i, j, acked = 0, reported = 0, rerun = 0;
@@ -252,8 +253,8 @@ test_crashes_never_undo_what_clients_were_told(void **state)
 		tdaemon_crash(d);
 		read_acks(c, BATCH);
 		read_watch(w, -1, false);
-		client_free(c);
-		client_free(w);
+		triage_client_free(c);
+		triage_client_free(w);
 		for (i = 0; i < FLOODERS; i++) {
 			assert_int_equal(waitpid(flooders[i], &status, 0),
 			    flooders[i]);
@@ -334,8 +335,8 @@ break_store(const struct tdaemon *d, bool broken)
 
 /* A job that writes its attempt into runs/ID, then waits for gate. */
 static int64_t
-submit_recorded(struct client *c, const struct tdaemon *d, const char *gate,
-    const char *prio)
+submit_recorded(struct triage_client *c, const struct tdaemon *d,
+    const char *gate, const char *prio)
 {
 	char script[1200];
 
@@ -355,8 +356,8 @@ static void
 test_nothing_is_told_or_started_while_commits_fail(void **state)
 {
 	struct tdaemon *d;
-	struct client *c, *w, *k;
-	struct client_error e;
+	struct triage_client *c, *w, *k;
+	struct triage_error e;
 	int64_t ended, resumed, canceled, got, deadline;
 	int runs[8], i;
 	char path[400];
@@ -401,29 +402,29 @@ test_nothing_is_told_or_started_while_commits_fail(void **state)
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s]}", "argv",
 	    "true"), -32603);
 	/* The end of the job is not on disk: nobody hears of it. */
-	msg = client_notification(w, 300, &e);
+	msg = triage_client_notification(w, 300, &e);
 	if (msg != NULL)
 		fail_msg("told %s", json_dumps(msg, 0));
 	/* Nor of a cancel, which would not be on disk either. */
-	assert_true(client_send(k, "cancel", json_pack("{sI}", "id",
+	assert_true(triage_client_send(k, "cancel", json_pack("{sI}", "id",
 	    (json_int_t)canceled), &e) > 0);
-	assert_null(client_recv(k, &got, 300, &e));
+	assert_null(triage_client_recv(k, &got, 300, &e));
 	assert_int_equal(errno, ETIMEDOUT);
 	/* A job granted its slot does not start: its start cannot be
 	 * recorded (commits are retried each second: this spans two). */
 	/* Its answer waits for the disk too (pauses are kept): it does not
 	 * come, but the resume is in force. */
-	assert_true(client_send(c, "resume", json_pack("{ss}", "priority",
-	    "low"), &e) > 0);
+	assert_true(triage_client_send(c, "resume", json_pack("{ss}",
+	    "priority", "low"), &e) > 0);
 	for (i = 0; i < 150; i++) {
 		assert_int_equal(read_runs(d, resumed, runs, 8), 0);
 		usleep(10000);
 	}
 
 	tdaemon_crash(d);
-	client_free(k);
-	client_free(w);
-	client_free(c);
+	triage_client_free(k);
+	triage_client_free(w);
+	triage_client_free(c);
 	tdaemon_restart(d);
 	c = tconnect(d);
 	/* The ended job's success was never written, so its worker was
@@ -470,7 +471,7 @@ static void
 test_restart_kills_what_a_stuck_worker_left_running(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	pid_t pid, worker, again;
 	int64_t id;
 	json_t *job;
@@ -485,7 +486,7 @@ test_restart_kills_what_a_stuck_worker_left_running(void **state)
 	worker = tppid(pid);
 	assert_true(worker > 0);
 	tstop(worker);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	assert_true(tpid_alive(pid));
 

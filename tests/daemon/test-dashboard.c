@@ -36,7 +36,7 @@
 /* A test's daemon, listening on HTTP with a token, and its browser. */
 struct fx {
 	struct tdaemon	*d;
-	struct client	*c;
+	struct triage_client	*c;
 	struct cdp	*b;
 	int		 port;
 	char		 addr[64];	/* 127.0.0.1:port, for thttp */
@@ -169,7 +169,7 @@ fx_wait_count(struct fx *f, const char *prio, const char *kind, long n)
 }
 
 static int64_t
-submit_sh(struct client *c, const char *prio, const char *name,
+submit_sh(struct triage_client *c, const char *prio, const char *name,
     const char *script)
 {
 	return tsubmit(c, "{s[sss]ssss}", "argv", "sh", "-c", script,
@@ -182,8 +182,8 @@ submit_sh(struct client *c, const char *prio, const char *name,
  * output moves.
  */
 static int64_t
-submit_printer(struct client *c, const struct tdaemon *d, const char *prio,
-    const char *name, const char *gate)
+submit_printer(struct triage_client *c, const struct tdaemon *d,
+    const char *prio, const char *name, const char *gate)
 {
 	char script[600];
 
@@ -236,7 +236,7 @@ fx_wait_frozen(struct fx *f, int64_t id, bool frozen)
 
 /* Whether the priority is paused, by stats over the socket. */
 static bool
-paused(struct client *c, const char *prio)
+paused(struct triage_client *c, const char *prio)
 {
 	json_t *st = tcall(c, "stats", "{}"), *p;
 	bool found = false, v = false;
@@ -377,7 +377,7 @@ lanes_follow_the_queue_live(void **state)
 
 /* Whether the job is frozen, by get over the socket. */
 static bool
-tfrozen(struct client *c, int64_t id)
+tfrozen(struct triage_client *c, int64_t id)
 {
 	json_t *job = tget(c, id);
 	bool v = json_is_true(json_object_get(job, "frozen"));
@@ -602,7 +602,7 @@ refusals_without_credential_or_from_another_site(void **state)
 /* The units of gpu job id was given, comma-joined, by get over the socket,
  * into buf. */
 static const char *
-gpus_of(struct client *c, int64_t id, char *buf, size_t size)
+gpus_of(struct triage_client *c, int64_t id, char *buf, size_t size)
 {
 	json_t *job = tget(c, id), *u;
 	size_t i, len = 0;

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "harness.h"
 
 /* make test runs the tests from the top of the repository. */
@@ -178,7 +178,7 @@ triaged_help_says_the_default_socket(void **state)
 	assert_int_equal(pclose(f), 0);
 	assert_non_null(strstr(help, "$TRIAGE_SOCKET"));
 	assert_non_null(strstr(help, "$XDG_RUNTIME_DIR/triage/triage.sock"));
-	assert_non_null(strstr(help, CLIENT_SOCKET_SYSTEM));
+	assert_non_null(strstr(help, TRIAGE_SOCKET_SYSTEM));
 	assert_non_null(strstr(help, "root"));
 	free(help);
 }

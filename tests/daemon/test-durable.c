@@ -25,8 +25,8 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 {
 	enum { N = 1000 };
 	struct tdaemon *d = tdaemon_start("slots = 1\nkill_grace = 1s\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t first = 0, id, got;
 	json_t *res, *job;
 	int i, queued = 0;
@@ -34,10 +34,10 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 
 	(void)state;
 	for (i = 0; i < N; i++)
-		assert_true(client_send(c, "submit", json_pack("{s[ss]}", "argv",
-		    "sleep", "300"), &e) > 0);
+		assert_true(triage_client_send(c, "submit", json_pack("{s[ss]}",
+		    "argv", "sleep", "300"), &e) > 0);
 	for (i = 0; i < N; i++) {
-		res = client_recv(c, &got, 30000, &e);
+		res = triage_client_recv(c, &got, 30000, &e);
 		assert_non_null(res);
 		id = tjint(res, "id");
 		if (first == 0 || id < first)
@@ -45,7 +45,7 @@ test_restart_keeps_queued_jobs_in_order_with_their_ids(void **state)
 		json_decref(res);
 	}
 	(void)trunning_pid(c, first);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 
 	tdaemon_restart(d);
@@ -117,7 +117,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 	size_t nacked = 0, capacked = 0, nstored = 0, capstored, k;
 	char path[400], line[32];
 	pid_t pids[CLIENTS], long_pid, grandchild;
-	struct client *c;
+	struct triage_client *c;
 	json_t *res, *job;
 	int round, i, fd, rfd, status;
 	FILE *f;
@@ -157,7 +157,7 @@ test_crash_storm_loses_no_acknowledged_job(void **state)
 		    "sleep 300 & echo $!; wait", "priority", "high");
 		long_pid = trunning_pid(c, long_job);
 		grandchild = toutput_pid(c, long_job);
-		client_free(c);
+		triage_client_free(c);
 
 		fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		assert_true(fd >= 0);
@@ -241,7 +241,7 @@ test_retries_until_success_or_exhaustion(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 2\n"
 	    "[priority.normal]\nrank = 10\n"
 	    "[priority.flaky]\nrank = 20\nretries = 1\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[1024];
 	json_t *job;
 
@@ -277,8 +277,8 @@ static void
 test_retry_method(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	json_t *job, *page;
 	int64_t bad, good, slow, envjob;
 
@@ -320,7 +320,7 @@ test_retry_method(void **state)
 	    "stream", "stdout");
 	assert_string_equal(tjstr(page, "data"), "bar\n");
 	json_decref(page);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -339,7 +339,7 @@ static void
 test_after_chains_success_failure_and_restart(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *ja, *jb, *jc;
 	int64_t a, b, cc, f, g, h;
 
@@ -358,7 +358,7 @@ test_after_chains_success_failure_and_restart(void **state)
 
 	/* ...and across a restart: a is requeued, b and c still wait. */
 	assert_int_equal(tdaemon_stop(d), 0);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_restart(d);
 	c = tconnect(d);
 	jb = tget(c, b);
@@ -400,7 +400,7 @@ static void
 test_pruning_forgets_old_jobs_and_their_output(void **state)
 {
 	struct tdaemon *d = tdaemon_start("keep_finished = 1s\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char path[400];
 	int64_t id, next;
 
@@ -413,7 +413,7 @@ test_pruning_forgets_old_jobs_and_their_output(void **state)
 	twait_pruned(c, id);
 	assert_int_equal(access(path, F_OK), -1);
 	/* Its id is never given again, restart or not. */
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -428,13 +428,13 @@ static void
 test_pruning_resumes_after_a_restart(void **state)
 {
 	struct tdaemon *d = tdaemon_start("keep_finished = 2s\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id;
 
 	(void)state;
 	id = tsubmit(c, "{s[s]}", "argv", "true");
 	tassert_ends(c, id, "succeeded");
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -477,7 +477,7 @@ static void
 test_older_database_is_migrated(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	json_t *job, *page;
 	int64_t id;
 
@@ -542,8 +542,8 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 {
 	char dir[] = "/tmp/triage-test-XXXXXX", mnt[300], conf[1024], fill[400];
 	struct tdaemon *d;
-	struct client *c;
-	struct client_error e;
+	struct triage_client *c;
+	struct triage_error e;
 	json_t *job;
 	char buf[65536];
 	int64_t failed;
@@ -591,9 +591,9 @@ test_full_disk_fails_submissions_and_recovers(void **state)
 	close(fd);
 	/* Full: a submission is refused as an internal error... */
 	for (i = 0; i < 50 && code != -32603; i++) {
-		job = client_call(c, "submit", json_pack("{s[s]s{ss}}", "argv",
-		    "true", "env", "PAD", "a fairly long value to fill pages"),
-		    30000, &e);
+		job = triage_client_call(c, "submit", json_pack("{s[s]s{ss}}",
+		    "argv", "true", "env", "PAD",
+		    "a fairly long value to fill pages"), 30000, &e);
 		if (job == NULL)
 			code = e.code;
 		json_decref(job);
@@ -632,8 +632,8 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 {
 	enum { N = 300 };
 	struct tdaemon *d = tdaemon_start("shutdown = finish\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t told[N], got, id, deadline;
 	size_t ntold = 0, nstored = 0, k, i;
 	json_t *res, *job;
@@ -642,15 +642,15 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 	(void)state;
 	json_decref(tcall(c, "pause", "{}"));
 	for (i = 0; i < N; i++)
-		assert_true(client_send(c, "submit", json_pack("{s[s]}", "argv",
-		    "true"), &e) > 0);
+		assert_true(triage_client_send(c, "submit", json_pack("{s[s]}",
+		    "argv", "true"), &e) > 0);
 	kill(d->pid, SIGTERM);
 	/* An answer to each submit, until the daemon closes the connection
 	 * at its exit. */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (i = 0;; i++) {
-		res = client_recv(c, &got, tleft_ms(deadline), &e);
-		if (res == NULL && e.code == CLIENT_ERR_TRANSPORT) {
+		res = triage_client_recv(c, &got, tleft_ms(deadline), &e);
+		if (res == NULL && e.code == TRIAGE_ERR_TRANSPORT) {
 			if (errno == ETIMEDOUT)
 				fail_msg("timed out waiting for the daemon to "
 				    "exit (%zu answers came)", i);
@@ -664,7 +664,7 @@ test_stopping_mid_stream_answers_every_stored_job(void **state)
 			assert_int_equal(e.code, -32004);
 		json_decref(res);
 	}
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
 	d->pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);

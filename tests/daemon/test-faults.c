@@ -39,7 +39,7 @@ static void
 test_worker_killed_mid_job(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	pid_t pid, worker;
 	json_t *job, *stats;
 	int64_t id;
@@ -80,7 +80,7 @@ static void
 test_stuck_worker_loses_its_job_to_the_daemon(void **state)
 {
 	struct tdaemon *d = tdaemon_start("kill_grace = 300ms\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	pid_t pid, worker;
 	int64_t id;
 	json_t *job;
@@ -115,18 +115,18 @@ test_no_zombies_after_a_thousand_jobs(void **state)
 	 * the same pipeline, minutes shorter. */
 	const int njobs = twrapped() ? 100 : 1000;
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t got, last = 0;
 	json_t *res;
 	int i;
 
 	(void)state;
 	for (i = 0; i < njobs; i++)
-		assert_true(client_send(c, "submit", json_pack("{s[s]}", "argv",
-		    i % 10 ? "true" : "false"), &e) > 0);
+		assert_true(triage_client_send(c, "submit", json_pack("{s[s]}",
+		    "argv", i % 10 ? "true" : "false"), &e) > 0);
 	for (i = 0; i < njobs; i++) {
-		res = client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
+		res = triage_client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
 		assert_non_null(res);
 		if (json_integer_value(json_object_get(res, "id")) > last)
 			last = json_integer_value(json_object_get(res, "id"));
@@ -156,20 +156,20 @@ static void *
 submitter_main(void *arg)
 {
 	struct submitter *s = arg;
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	char *cause;
 	json_t *res;
 	int i;
 
-	if ((c = client_connect(s->d->sock, &cause)) == NULL) {
+	if ((c = triage_client_connect(s->d->sock, &cause)) == NULL) {
 		free(cause);
 		s->errors++;
 		return NULL;
 	}
 	for (i = 0; i < 20; i++) {
-		res = client_call(c, "submit", json_pack("{s[s]}", "argv", "true"),
-		    60000, &e);
+		res = triage_client_call(c, "submit", json_pack("{s[s]}",
+		    "argv", "true"), 60000, &e);
 		if (res == NULL) {
 			s->errors++;
 			continue;
@@ -177,7 +177,7 @@ submitter_main(void *arg)
 		s->ids[i] = json_integer_value(json_object_get(res, "id"));
 		json_decref(res);
 	}
-	client_free(c);
+	triage_client_free(c);
 	return NULL;
 }
 
@@ -194,7 +194,7 @@ test_300_clients_submitting_at_once_get_unique_ids(void **state)
 {
 	enum { NC = 300 };
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct submitter *subs = calloc(NC, sizeof *subs);
 	pthread_t threads[NC];
 	int64_t *all = calloc(NC * 20, sizeof *all);
@@ -252,7 +252,7 @@ test_silent_connections_do_not_hold_up_others(void **state)
 {
 	enum { NS = 200 };
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c;
+	struct triage_client *c;
 	int fds[NS], i;
 	json_t *job;
 
@@ -269,7 +269,7 @@ test_silent_connections_do_not_hold_up_others(void **state)
 	job = twait(c, tsubmit(c, "{s[s]}", "argv", "true"));
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 	for (i = 0; i < NS; i++)
 		close(fds[i]);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -280,8 +280,8 @@ static void
 test_connections_beyond_max_clients_are_refused(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_clients = 3\n");
-	struct client *c[3], *extra;
-	struct client_error e;
+	struct triage_client *c[3], *extra;
+	struct triage_error e;
 	char *cause = NULL;
 	int i;
 
@@ -290,20 +290,21 @@ test_connections_beyond_max_clients_are_refused(void **state)
 		c[i] = tconnect(d);
 		json_decref(tcall(c[i], "stats", "{}"));
 	}
-	extra = client_connect(d->sock, &cause);
+	extra = triage_client_connect(d->sock, &cause);
 	if (extra != NULL) {
-		assert_null(client_call(extra, "stats", NULL, 30000, &e));
-		assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
-		client_free(extra);
+		assert_null(triage_client_call(extra, "stats", NULL, 30000,
+		    &e));
+		assert_int_equal(e.code, TRIAGE_ERR_TRANSPORT);
+		triage_client_free(extra);
 	}
 	free(cause);
 	/* Room again once one leaves. */
-	client_free(c[0]);
+	triage_client_free(c[0]);
 	json_decref(tcall(c[1], "stats", "{}"));	/* the close is seen */
 	c[0] = tconnect(d);
 	json_decref(tcall(c[0], "stats", "{}"));
 	for (i = 0; i < 3; i++)
-		client_free(c[i]);
+		triage_client_free(c[i]);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_free(d);
 }
@@ -315,8 +316,8 @@ shutdown_with(const char *mode, const char *running_ends_as)
 {
 	char conf[64];
 	struct tdaemon *d;
-	struct client *c, *w;
-	struct client_error e;
+	struct triage_client *c, *w;
+	struct triage_error e;
 	int64_t run_id, queued_id, deadline;
 	bool queued_ran = false, was_running = false;
 	char ended_as[32] = "";
@@ -332,7 +333,7 @@ shutdown_with(const char *mode, const char *running_ends_as)
 	run_id = tsubmit_gated(c, d, "go", true);
 	queued_id = tsubmit(c, "{s[s]}", "argv", "true");
 	(void)trunning_pid(c, run_id);
-	assert_true(client_send(c, "wait", json_pack("{sI}", "id",
+	assert_true(triage_client_send(c, "wait", json_pack("{sI}", "id",
 	    (json_int_t)run_id), &e) > 0);
 	json_decref(tcall(w, "stats", "{}"));
 	kill(d->pid, SIGTERM);
@@ -343,15 +344,15 @@ shutdown_with(const char *mode, const char *running_ends_as)
 		tcheck_deadline(deadline, "%s to go at SIGTERM", d->sock);
 		usleep(1000);
 	}
-	res = client_call(c, "submit", json_pack("{s[s]}", "argv", "true"),
-	    HARNESS_TIMEOUT_MS, &e);
+	res = triage_client_call(c, "submit", json_pack("{s[s]}", "argv",
+	    "true"), HARNESS_TIMEOUT_MS, &e);
 	err = errno;
 	assert_null(res);
 	/* Requeue stops the running job (SIGTERM, SIGKILL after
 	 * kill_grace) and exits, maybe before the submit comes: then the
 	 * connection closed at its exit is the refusal. Finish and drain
 	 * wait for the gate, which opens below, so they always answer. */
-	if (e.code == CLIENT_ERR_TRANSPORT && strcmp(mode, "requeue") == 0) {
+	if (e.code == TRIAGE_ERR_TRANSPORT && strcmp(mode, "requeue") == 0) {
 		if (err != ECONNRESET && err != EPIPE)
 			fail_msg("submit while stopping: %s", e.message);
 	} else
@@ -361,7 +362,8 @@ shutdown_with(const char *mode, const char *running_ends_as)
 	/* Every notification until the daemon closes the connection at its
 	 * exit. */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	while ((msg = client_notification(w, tleft_ms(deadline), &e)) != NULL) {
+	while ((msg = triage_client_notification(w, tleft_ms(deadline), &e))
+	    != NULL) {
 		job = json_object_get(msg, "params");
 		if (json_integer_value(json_object_get(job, "id")) == queued_id &&
 		    strcmp(tstate(job), "running") == 0)
@@ -379,7 +381,7 @@ shutdown_with(const char *mode, const char *running_ends_as)
 		    mode);
 	}
 	err = errno;
-	assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(e.code, TRIAGE_ERR_TRANSPORT);
 	if (err == ETIMEDOUT)
 		fail_msg("timed out waiting for the daemon to exit "
 		    "(shutdown = %s)", mode);
@@ -387,8 +389,8 @@ shutdown_with(const char *mode, const char *running_ends_as)
 	assert_int_equal(waitpid(d->pid, &status, 0), d->pid);
 	d->pid = 0;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	client_free(w);
-	client_free(c);
+	triage_client_free(w);
+	triage_client_free(c);
 	tdaemon_free(d);
 	return queued_ran;
 }

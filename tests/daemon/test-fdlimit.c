@@ -75,7 +75,7 @@ static void
 test_out_of_descriptors_it_pauses_and_recovers(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_clients = 1024\n");
-	struct client *c = tconnect(d), *late;
+	struct triage_client *c = tconnect(d), *late;
 	struct rlimit rl = { FDLIMIT_DAEMON, FDLIMIT_DAEMON };
 	int fds[FDLIMIT_CLIENTS], i;
 	double wall, cpu, t0, c0;
@@ -118,7 +118,7 @@ test_out_of_descriptors_it_pauses_and_recovers(void **state)
 	assert_non_null(json_object_get(res, "slots"));
 	json_decref(res);
 	twait_log(d, "accepting clients again");
-	client_free(late);
+	triage_client_free(late);
 	tdaemon_end(d, c);
 }
 

@@ -106,7 +106,7 @@ wait_stopped(pid_t pid, bool stopped)
 /* A running sleep 600 (one process, so that it is stopped whole), with
  * more submit params from a json_pack format ("{}" for none); its pid. */
 static int64_t
-submit_sleep(struct client *c, pid_t *pid, const char *fmt, ...)
+submit_sleep(struct triage_client *c, pid_t *pid, const char *fmt, ...)
 {
 	json_t *params;
 	va_list ap;
@@ -133,8 +133,8 @@ static void
 test_freeze_and_thaw(void **state)
 {
 	struct tdaemon *d = start(ONE_SLOT);
-	struct client *c = tconnect(d), *w = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
+	struct triage_error e;
 	json_t *job;
 	int64_t id, next, done;
 	pid_t pid;
@@ -197,7 +197,7 @@ test_freeze_and_thaw(void **state)
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	tassert_ends(c, id, "canceled");
 	tassert_ends(c, next, "succeeded");
-	client_free(w);
+	triage_client_free(w);
 	tdaemon_end(d, c);
 }
 
@@ -210,7 +210,7 @@ static void
 test_frozen_time_does_not_count(void **state)
 {
 	struct tdaemon *d = start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id, t0, frozen_at, thawed_at, ended_at;
 	json_t *job;
 	pid_t pid;
@@ -255,7 +255,7 @@ static void
 test_stopping_a_frozen_job(void **state)
 {
 	struct tdaemon *d = start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 	pid_t pid;
@@ -274,7 +274,7 @@ test_stopping_a_frozen_job(void **state)
 	id = submit_sleep(c, &pid, "{}");
 	json_decref(tcall(c, "freeze", "{sI}", "id", (json_int_t)id));
 	wait_stopped(pid, true);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	twait_gone(pid);
 	tdaemon_restart(d);
@@ -298,7 +298,7 @@ static void
 test_finishing_waits_for_a_frozen_job(void **state)
 {
 	struct tdaemon *d = start("shutdown = finish\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char said[128];
 	json_t *job;
 	int64_t id;
@@ -327,7 +327,7 @@ static void
 test_freeze_by_filter(void **state)
 {
 	struct tdaemon *d = start("slots = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t a, b, q;
 	json_t *res, *job;
 	pid_t pa, pb;

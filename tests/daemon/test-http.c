@@ -53,7 +53,7 @@ assert_raw_status(const char *addr, const char *headers, const char *status)
 /* A daemon with [http] on a free port, auth = token. */
 struct hd {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char addr[64];
 	char token_file[300];
 	char dash[300];
@@ -426,7 +426,7 @@ static void
 test_reload_reads_the_token_again(void **state)
 {
 	struct hd *h = hd_start("");
-	struct client_error e;
+	struct triage_error e;
 	struct thttp_resp r;
 	struct session s;
 	char hdr[256], conf[4096], *p;
@@ -524,7 +524,7 @@ test_auth_none_on_a_unix_socket(void **state)
 	    sockpath[300];
 	struct thttp_resp r;
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char *cookie, *semi, hdr[256];
 	json_t *o;
 	struct stat st;
@@ -600,7 +600,7 @@ test_auth_none_on_loopback_checks_the_host(void **state)
 	char extra[512], addr[64], hdr[128], buf[4096] = "";
 	struct thttp_resp r;
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	size_t len = 0, i;
 	int fd;
 

@@ -49,7 +49,8 @@ setup(void **state)
 
 /* A page of output (a new reference); offset may be negative. */
 static json_t *
-page_at(struct client *c, int64_t id, const char *stream, json_int_t offset)
+page_at(struct triage_client *c, int64_t id, const char *stream,
+    json_int_t offset)
 {
 	return tcall(c, "output", "{sI ss sI si}", "id", (json_int_t)id,
 	    "stream", stream, "offset", offset, "limit", 1 << 20);
@@ -63,7 +64,7 @@ jbool(const json_t *o, const char *key)
 
 /* Waits for each of the n jobs to end, which must succeed. */
 static void
-wait_succeeded(struct client *c, const int64_t *ids, size_t n)
+wait_succeeded(struct triage_client *c, const int64_t *ids, size_t n)
 {
 	json_t *job;
 	size_t i;
@@ -78,7 +79,7 @@ wait_succeeded(struct client *c, const int64_t *ids, size_t n)
 /* Submits sh -c script (with more params from a json_pack format of an
  * object, "{}" for none) and waits for it to end; returns its id. */
 static int64_t
-run_sh(struct client *c, const char *script, const char *fmt, ...)
+run_sh(struct triage_client *c, const char *script, const char *fmt, ...)
 {
 	json_t *params;
 	json_error_t err;
@@ -100,7 +101,7 @@ run_sh(struct client *c, const char *script, const char *fmt, ...)
 
 /* The whole of a short stream of a job that has ended, in buf. */
 static void
-stream_of(struct client *c, int64_t id, const char *stream, char *buf,
+stream_of(struct triage_client *c, int64_t id, const char *stream, char *buf,
     size_t size)
 {
 	json_t *page = page_at(c, id, stream, 0);
@@ -145,10 +146,10 @@ file_size(const char *path)
 }
 
 /* d stopped and started again on its state: a new connection to it. */
-static struct client *
-restarted(struct client *c)
+static struct triage_client *
+restarted(struct triage_client *c)
 {
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	return tconnect(d);
@@ -157,10 +158,10 @@ restarted(struct client *c)
 /* method with the params of the JSON text bad, and key set to value
  * (stolen), is -32602 naming field, its message saying message. */
 static void
-assert_refused(struct client *c, const char *method, const char *bad,
+assert_refused(struct triage_client *c, const char *method, const char *bad,
     const char *key, json_t *value, const char *field, const char *message)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *params = json_loads(bad, 0, NULL);
 
 	assert_non_null(params);
@@ -187,7 +188,7 @@ test_submit_params(void **state)
 		{ "{\"nice\": 1.5}", "nice", "nice" },
 		{ "{\"merge_output\": 1}", "merge_output", "merge_output" },
 	};
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id, id2;
 	size_t i;
@@ -214,7 +215,7 @@ test_submit_params(void **state)
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		assert_refused(c, "submit", bad[i].params, "argv",
 		    json_pack("[s]", "true"), bad[i].field, bad[i].message);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* submit's and update's memory (protocol v1.2): the priority's by default,
@@ -235,7 +236,7 @@ test_memory_param(void **state)
 		{ "{\"memory\": 1.5e9}", "\"memory\" must be an integer" },
 		{ "{\"memory\": null}", "\"memory\" must be an integer" },
 	};
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t none, dflt, own, held;
 	size_t i;
@@ -277,7 +278,7 @@ test_memory_param(void **state)
 		    json_integer(held), "memory", bad[i].message);
 	}
 	json_decref(tcall(c, "cancel", "{sI}", "id", held));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The memory budget (protocol v1.2): what the log says at start, and a
@@ -286,7 +287,7 @@ test_memory_param(void **state)
 static void
 test_memory_budget(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char *log = tslurp(d->log);
 	int64_t held;
 	json_t *job;
@@ -321,12 +322,12 @@ test_memory_budget(void **state)
 	assert_int_equal(tjint(job, "memory"), (json_int_t)4 << 30);
 	json_decref(job);
 	json_decref(tcall(c, "cancel", "{sI}", "id", held));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The job of id's resources and devices, as get and list say them. */
 static void
-assert_resources(struct client *c, int64_t id, const char *want)
+assert_resources(struct triage_client *c, int64_t id, const char *want)
 {
 	json_t *job = tget(c, id), *list, *w = json_loads(want, 0, NULL);
 	size_t i, found = 0;
@@ -395,7 +396,7 @@ test_resources_param(void **state)
 		  "asks for 6 units, and licence has 5" },
 	};
 	char name[120], params[200];
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t none, both, counted;
 	size_t i;
 
@@ -445,7 +446,7 @@ test_resources_param(void **state)
 	assert_resources(c, both, "{\"gpu\": 1}");
 	json_decref(tcall(c, "cancel", "{s{s[s]}}", "filter", "state",
 	    "queued"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The process runs with its nice (the priority's, or its own) and its
@@ -458,7 +459,7 @@ test_nice_and_io_class_reach_the_process(void **state)
 	    "if [ -e /proc/self/autogroup ]; then "
 	    "sed 's/.* nice /autogroup /' /proc/self/autogroup; "
 	    "else echo autogroup none; fi";
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	bool autogroup = access("/proc/self/autogroup", F_OK) == 0;
 	char out[256], want[256];
 	int64_t id;
@@ -482,7 +483,7 @@ test_nice_and_io_class_reach_the_process(void **state)
 	stream_of(c, id, "stdout", out, sizeof out);
 	assert_true(strncmp(out, "0\n", 2) == 0);
 	assert_null(strstr(out, "idle"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* merge_output is 2>&1: both in stdout's capture, in the order written,
@@ -491,7 +492,7 @@ static void
 test_merge_output(void **state)
 {
 	static const char script[] = "echo out1; echo err >&2; echo out2";
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char out[256];
 	int64_t id;
 	json_t *page;
@@ -511,14 +512,14 @@ test_merge_output(void **state)
 	assert_string_equal(out, "out1\nout2\n");
 	stream_of(c, id, "stderr", out, sizeof out);
 	assert_string_equal(out, "err\n");
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Waits until the running job's stored stream and what it dropped add up
  * to total bytes, and its file is what the page says: the worker may
  * compact it right after the write that completed it. Returns that page. */
 static json_t *
-page_when_all_read(struct client *c, int64_t id, size_t total)
+page_when_all_read(struct triage_client *c, int64_t id, size_t total)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *page;
@@ -547,7 +548,7 @@ static void
 test_tail_keeps_the_last_bytes(void **state)
 {
 	enum { FIRST = 400000, ALL = 500000 };
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	size_t len1, len, n;
 	char script[1200], *text;
 	json_int_t dropped;
@@ -610,7 +611,7 @@ test_tail_keeps_the_last_bytes(void **state)
 	assert_false(jbool(page, "truncated"));
 	json_decref(page);
 	free(text);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Under head, negative offsets count back from the end too, and nothing
@@ -619,7 +620,7 @@ test_tail_keeps_the_last_bytes(void **state)
 static void
 test_negative_offsets_under_head(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	size_t len;
 	char *text = seq_text(1, 1000, &len);
 	json_t *page;
@@ -654,7 +655,7 @@ test_negative_offsets_under_head(void **state)
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	json_decref(tcall(c, "resume", "{ss}", "priority", "normal"));
 	free(text);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* What a client following a stream has seen of an attempt. */
@@ -668,7 +669,7 @@ struct follow {
 /* One step of following: the next page; when its attempt is not the one
  * followed, the follower starts again at 0, as protocol.md says. */
 static void
-follow_step(struct client *c, int64_t id, struct follow *f)
+follow_step(struct triage_client *c, int64_t id, struct follow *f)
 {
 	json_t *page = page_at(c, id, "stdout", f->offset);
 
@@ -689,7 +690,7 @@ follow_step(struct client *c, int64_t id, struct follow *f)
 
 /* Follows until the attempt followed has printed want. */
 static void
-follow_until(struct client *c, int64_t id, struct follow *f,
+follow_until(struct triage_client *c, int64_t id, struct follow *f,
     json_int_t attempt, const char *want)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
@@ -707,7 +708,7 @@ follow_until(struct client *c, int64_t id, struct follow *f,
 /* Waits until the running job's stored stdout ends with text; returns
  * that last page. */
 static json_t *
-page_when_it_ends_with(struct client *c, int64_t id, const char *text)
+page_when_it_ends_with(struct triage_client *c, int64_t id, const char *text)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	json_t *page;
@@ -731,7 +732,7 @@ page_when_it_ends_with(struct client *c, int64_t id, const char *text)
 static void
 test_following_output_across_a_retry(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct follow f = { 0, 0, 0, "" };
 	char script[1500];
 	json_t *job, *page;
@@ -763,7 +764,7 @@ test_following_output_across_a_retry(void **state)
 	follow_step(c, id, &f);
 	assert_int_equal(f.attempt, 2);
 	assert_string_equal(f.text, "a2\n");
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The CPU time (utime + stime, in clock ticks) and the nice value of a
@@ -790,7 +791,7 @@ static void
 test_low_priority_yields_the_cpu(void **state)
 {
 	enum { WINDOW_TICKS = 100 };
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	long long hi0, lo0, hi, lo;
 	int hi_nice, lo_nice;
 	char script[800];
@@ -825,7 +826,7 @@ test_low_priority_yields_the_cpu(void **state)
 
 	topen_gate(d, "cpu-gate");
 	wait_succeeded(c, ids, 2);
-	client_free(c);
+	triage_client_free(c);
 }
 
 int

@@ -41,7 +41,7 @@ setup(void **state)
 
 /* Submits sh -c script and waits for it to end. */
 static json_t *
-run_sh(struct client *c, const char *script)
+run_sh(struct triage_client *c, const char *script)
 {
 	return twait(c, tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script));
 }
@@ -50,7 +50,7 @@ run_sh(struct client *c, const char *script)
  * Each page but the last must move on, and all must fit in 1 MiB (the
  * daemon keeps max_output): so the paging ends. */
 static char *
-read_output(struct client *c, int64_t id, const char *stream, int limit,
+read_output(struct triage_client *c, int64_t id, const char *stream, int limit,
     size_t *len, bool *truncated)
 {
 	size_t cap = 1 << 20, n = 0;
@@ -97,7 +97,7 @@ read_output(struct client *c, int64_t id, const char *stream, int limit,
 static void
 test_exit_codes_and_signals(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 
 	(void)state;
@@ -134,13 +134,13 @@ test_exit_codes_and_signals(void **state)
 	assert_string_equal(tjstr(job, "signal"), "SIGUSR1");
 	assert_non_null(strstr(tjstr(job, "reason"), "SIGUSR1"));
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_failed_exec_is_a_failed_job(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 
 	(void)state;
@@ -154,13 +154,13 @@ test_failed_exec_is_a_failed_job(void **state)
 	assert_string_equal(tstate(job), "failed");
 	assert_non_null(strstr(tjstr(job, "reason"), "chdir"));
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_job_sees_its_environment_and_cwd(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	size_t len;
 	bool trunc;
 	int64_t id;
@@ -193,7 +193,7 @@ test_job_sees_its_environment_and_cwd(void **state)
 	assert_int_equal(len, strlen(expect));
 	assert_memory_equal(out, expect, len);
 	free(out);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The daemon's children, from /proc; returns how many. */
@@ -244,7 +244,7 @@ replace_workers(void)
 static void
 test_job_gets_the_limits_the_daemon_started_with(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct rlimit rl;
 	char want[32];
 	bool trunc;
@@ -256,7 +256,7 @@ test_job_gets_the_limits_the_daemon_started_with(void **state)
 	if (twrapped()) {
 		print_message("skipped: valgrind keeps the top fds for itself, "
 		    "so the limit it shows differs from the jobs'\n");
-		client_free(c);
+		triage_client_free(c);
 		skip();
 	}
 	/* On workers forked after the daemon raised its own limit. */
@@ -269,13 +269,13 @@ test_job_gets_the_limits_the_daemon_started_with(void **state)
 	out[len] = '\0';
 	assert_string_equal(out, want);
 	free(out);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_output_paging_base64_and_truncation(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	size_t len, i;
 	bool trunc;
 	int64_t id;
@@ -337,13 +337,13 @@ test_output_paging_base64_and_truncation(void **state)
 	assert_string_equal(tjstr(page, "data"), "");
 	assert_true(json_is_true(json_object_get(page, "eof")));
 	json_decref(page);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_timeout_kills_the_whole_process_group(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 	pid_t grandchild;
@@ -358,13 +358,13 @@ test_timeout_kills_the_whole_process_group(void **state)
 	assert_string_equal(tjstr(job, "signal"), "SIGTERM");
 	assert_false(tpid_alive(grandchild));
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_cancel_queued_running_and_stubborn(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t a, b, q;
 	pid_t pid;
@@ -408,14 +408,14 @@ test_cancel_queued_running_and_stubborn(void **state)
 	assert_string_equal(tstate(job), "canceled");
 	assert_string_equal(tjstr(job, "signal"), "SIGKILL");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_wait_times_out_while_connection_serves_others(void **state)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t id, wait_id, stats_id, got;
 	json_t *res;
 
@@ -423,10 +423,10 @@ test_wait_times_out_while_connection_serves_others(void **state)
 	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
 	/* A wait with no timeout is parked; a stats after it is answered
 	 * first, and a wait with a timeout answers with the job running. */
-	wait_id = client_send(c, "wait", json_pack("{sI}", "id", (json_int_t)id),
-	    &e);
-	stats_id = client_send(c, "stats", NULL, &e);
-	res = client_recv(c, &got, 30000, &e);
+	wait_id = triage_client_send(c, "wait", json_pack("{sI}", "id",
+	    (json_int_t)id), &e);
+	stats_id = triage_client_send(c, "stats", NULL, &e);
+	res = triage_client_recv(c, &got, 30000, &e);
 	assert_non_null(res);
 	assert_int_equal(got, stats_id);
 	json_decref(res);
@@ -436,30 +436,30 @@ test_wait_times_out_while_connection_serves_others(void **state)
 	assert_string_equal(tstate(res), "running");
 	json_decref(res);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
-	res = client_recv(c, &got, 30000, &e);
+	res = triage_client_recv(c, &got, 30000, &e);
 	assert_non_null(res);
 	assert_int_equal(got, wait_id);
 	assert_string_equal(tstate(res), "canceled");
 	json_decref(res);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_wait_of_a_closed_connection_is_withdrawn(void **state)
 {
-	struct client *c = tconnect(d), *w = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
+	struct triage_error e;
 	int64_t id;
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
-	assert_true(client_send(w, "wait", json_pack("{sI}", "id",
+	assert_true(triage_client_send(w, "wait", json_pack("{sI}", "id",
 	    (json_int_t)id), &e) > 0);
 	json_decref(tcall(w, "stats", "{}"));	/* the wait is parked */
-	client_free(w);
+	triage_client_free(w);
 	json_decref(tcall(c, "cancel", "{sI}", "id", (json_int_t)id));
 	json_decref(twait(c, id));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* output says which attempt's capture it read: while a failed job is
@@ -467,7 +467,7 @@ test_wait_of_a_closed_connection_is_withdrawn(void **state)
 static void
 test_output_names_its_attempt(void **state)
 {
-	struct client *c = tconnect(d), *w = tconnect(d);
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
 	char script[1000];
 	json_t *page, *job;
 	int64_t id, deadline;
@@ -516,8 +516,8 @@ test_output_names_its_attempt(void **state)
 	assert_string_equal(tjstr(page, "data"), "a2\n");
 	assert_true(json_is_true(json_object_get(page, "eof")));
 	json_decref(page);
-	client_free(w);
-	client_free(c);
+	triage_client_free(w);
+	triage_client_free(c);
 }
 
 /* A job is running when its process exists: every job object that says
@@ -526,7 +526,7 @@ static void
 test_running_always_carries_its_pid(void **state)
 {
 	enum { N = 20 };
-	struct client *c = tconnect(d), *w = tconnect(d);
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
 	json_t *job, *now, *list, *item;
 	int ended = 0, running = 0, i;
 	size_t k;
@@ -554,8 +554,8 @@ test_running_always_carries_its_pid(void **state)
 		json_decref(job);
 	}
 	assert_int_equal(running, N);
-	client_free(w);
-	client_free(c);
+	triage_client_free(w);
+	triage_client_free(c);
 }
 
 /* Names, argv and reasons come from clients: their control bytes and
@@ -563,7 +563,7 @@ test_running_always_carries_its_pid(void **state)
 static void
 test_log_escapes_what_clients_send(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 
 	(void)state;
 	json_decref(twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "name",
@@ -571,7 +571,7 @@ test_log_escapes_what_clients_send(void **state)
 	assert_true(tlog_has(d, "x\\x1b[31mRED\\nsecond line"));
 	assert_false(tlog_has(d, "\x1b"));
 	assert_false(tlog_has(d, "\nsecond line"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /*
@@ -584,7 +584,7 @@ test_missing_home_means_root_dir(void **state)
 {
 	struct passwd *pw = getpwnam("nobody");
 	struct tdaemon *own;
-	struct client *c;
+	struct triage_client *c;
 	struct stat st;
 	int status;
 	json_t *page;
@@ -598,18 +598,18 @@ test_missing_home_means_root_dir(void **state)
 	own = tdaemon_start("socket_mode = 0666\n");
 	assert_int_equal(chmod(own->dir, 0711), 0);
 	if ((pid = fork()) == 0) {
-		struct client_error e;
+		struct triage_error e;
 		json_t *job, *done;
 		char *cause;
 
 		if (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
-		    (c = client_connect(own->sock, &cause)) == NULL)
+		    (c = triage_client_connect(own->sock, &cause)) == NULL)
 			_exit(2);
-		job = client_call(c, "submit", json_pack("{s[sss]}", "argv",
-		    "sh", "-c", "pwd"), HARNESS_TIMEOUT_MS, &e);
+		job = triage_client_call(c, "submit", json_pack("{s[sss]}",
+		    "argv", "sh", "-c", "pwd"), HARNESS_TIMEOUT_MS, &e);
 		if (job == NULL)
 			_exit(3);
-		done = client_call(c, "wait", json_pack("{sI}", "id",
+		done = triage_client_call(c, "wait", json_pack("{sI}", "id",
 		    tjint(job, "id")), HARNESS_TIMEOUT_MS, &e);
 		status = done != NULL &&
 		    strcmp(tstate(done), "succeeded") == 0 &&
@@ -617,7 +617,7 @@ test_missing_home_means_root_dir(void **state)
 		/* Freed, for valgrind's leak check at exit. */
 		json_decref(job);
 		json_decref(done);
-		client_free(c);
+		triage_client_free(c);
 		_exit(status);
 	}
 	assert_true(pid > 0);

@@ -23,7 +23,7 @@
 
 /* A submit of `true` with key: its result (fails the test on an error). */
 static json_t *
-submit_key(struct client *c, const char *key)
+submit_key(struct triage_client *c, const char *key)
 {
 	return tcall(c, "submit", "{s[s] ss ss}", "argv", "true", "key", key,
 	    "cwd", "/");
@@ -37,7 +37,7 @@ existing(const json_t *job)
 
 /* How many of the jobs `list` shows have this key. */
 static int
-count_key(struct client *c, const char *key)
+count_key(struct triage_client *c, const char *key)
 {
 	json_t *res = tcall(c, "list", "{}"), *job;
 	int n = 0;
@@ -57,7 +57,7 @@ static void
 test_same_key_same_job(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *first, *again, *other, *got;
 
 	(void)state;
@@ -90,8 +90,8 @@ static void
 test_bad_keys_are_refused(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	char longest[JOB_KEY_MAX + 2];
 	json_t *job;
 
@@ -127,8 +127,8 @@ test_same_key_at_once(void **state)
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"submit\",\"params\":"
 	    "{\"argv\":[\"true\"],\"key\":\"twice\"}}]\n";
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	json_t *msg, *a, *b, *res[2];
 	int64_t rid[2], got;
 	int i;
@@ -147,12 +147,12 @@ test_same_key_at_once(void **state)
 	json_decref(msg);
 
 	for (i = 0; i < 2; i++) {
-		rid[i] = client_send(c, "submit", json_pack("{s[s] ss}",
+		rid[i] = triage_client_send(c, "submit", json_pack("{s[s] ss}",
 		    "argv", "true", "key", "piped"), &e);
 		assert_true(rid[i] >= 0);
 	}
 	for (i = 0; i < 2; i++) {
-		res[i] = client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
+		res[i] = triage_client_recv(c, &got, HARNESS_TIMEOUT_MS, &e);
 		assert_non_null(res[i]);
 		assert_int_equal(got, rid[i]);
 	}
@@ -171,7 +171,7 @@ test_keys_are_per_user(void **state)
 {
 	struct passwd *pw = getpwnam("nobody");
 	struct tdaemon *d;
-	struct client *c, *other;
+	struct triage_client *c, *other;
 	json_t *mine, *theirs;
 
 	(void)state;
@@ -193,7 +193,7 @@ test_keys_are_per_user(void **state)
 	assert_true(existing(theirs));
 	json_decref(theirs);
 	json_decref(mine);
-	client_free(other);
+	triage_client_free(other);
 	tdaemon_end(d, c);
 }
 
@@ -203,7 +203,7 @@ static void
 test_key_lasts_as_long_as_its_job(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job, *again;
 	int64_t id;
 
@@ -238,8 +238,8 @@ static void
 test_key_across_a_crash(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d), *seer;
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *seer;
+	struct triage_error e;
 	char key[32];
 	json_t *job, *list;
 	int64_t deadline;
@@ -248,8 +248,9 @@ test_key_across_a_crash(void **state)
 	(void)state;
 	for (round = 0; round < 4; round++) {
 		snprintf(key, sizeof key, "crash-%d", round);
-		assert_true(client_send(c, "submit", json_pack("{s[s] ss ss}",
-		    "argv", "true", "key", key, "cwd", "/"), &e) >= 0);
+		assert_true(triage_client_send(c, "submit",
+		    json_pack("{s[s] ss ss}", "argv", "true", "key", key, "cwd",
+		    "/"), &e) >= 0);
 		if (round == 0) {
 			/* Stored: another client sees it. */
 			seer = tconnect(d);
@@ -257,10 +258,10 @@ test_key_across_a_crash(void **state)
 			while ((n = count_key(seer, key)) == 0)
 				tcheck_deadline(deadline, "job with key %s "
 				    "never listed", key);
-			client_free(seer);
+			triage_client_free(seer);
 		}
 		tdaemon_crash(d);
-		client_free(c);
+		triage_client_free(c);
 		tdaemon_restart(d);
 		c = tconnect(d);
 		n = count_key(c, key);
@@ -286,7 +287,7 @@ static void
 test_same_key_on_two_nodes_at_once(void **state)
 {
 	struct tnodes *cl = tnodes_start(2, 2, "");
-	struct client_error e;
+	struct triage_error e;
 	json_t *res[2];
 	int64_t rid[2], got;
 	char key[32];
@@ -296,14 +297,14 @@ test_same_key_on_two_nodes_at_once(void **state)
 	for (round = 0; round < 20; round++) {
 		snprintf(key, sizeof key, "race-%d", round);
 		for (i = 0; i < 2; i++) {
-			rid[i] = client_send(cl->c[i], "submit", json_pack(
-			    "{s[s] ss ss s b}", "argv", "true", "key", key,
-			    "cwd", "/", "hold", true), &e);
+			rid[i] = triage_client_send(cl->c[i], "submit",
+			    json_pack("{s[s] ss ss s b}", "argv", "true",
+			    "key", key, "cwd", "/", "hold", true), &e);
 			assert_true(rid[i] >= 0);
 		}
 		fresh = 0;
 		for (i = 0; i < 2; i++) {
-			res[i] = client_recv(cl->c[i], &got,
+			res[i] = triage_client_recv(cl->c[i], &got,
 			    HARNESS_TIMEOUT_MS, &e);
 			if (res[i] == NULL)
 				fail_msg("node %d: %s", i, e.message);

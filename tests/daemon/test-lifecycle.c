@@ -52,7 +52,7 @@ static void
 test_sigint_to_the_process_group_is_a_graceful_stop(void **state)
 {
 	struct tdaemon *d = tdaemon_start("kill_grace = 30s\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[600], path[400];
 	struct timespec ts = { 0, 10 * 1000000 };
 	struct stat st;
@@ -65,7 +65,7 @@ test_sigint_to_the_process_group_is_a_graceful_stop(void **state)
 	    "echo $$; while :; do sleep 0.05; done", path);
 	id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 	(void)toutput_pid(c, id);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(kill(-d->pid, SIGINT), 0);
 	/* It stops by itself: the job ends on its SIGTERM at once. */
 	for (i = 0; i < 3000 && waitpid(d->pid, &status, WNOHANG) == 0; i++)
@@ -85,14 +85,14 @@ static void
 test_stop_log_says_what_happens(void **state)
 {
 	struct tdaemon *d = tdaemon_start("kill_grace = 1s\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 
 	(void)state;
 	id = tsubmit(c, "{s[ss]}", "argv", "sleep", "300");
 	(void)trunning_pid(c, id);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	assert_true(tlog_has(d, "stopped with the daemon; attempt 2 goes "
 	    "first at the next start"));
@@ -116,7 +116,7 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 {
 	struct tdaemon *d = tdaemon_start("[priority.extra]\nrank = 30\n"
 	    "[priority.normal]\nrank = 10\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char out[400], text[4096];
 	json_t *job;
 	int64_t a, b;
@@ -126,7 +126,7 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 	json_decref(tcall(c, "pause", "{ss}", "priority", "extra"));
 	a = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "extra");
 	b = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "extra");
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 
 	tdaemon_rewrite(d, "[priority.normal]\nrank = 10\n");
@@ -154,7 +154,7 @@ test_removed_priority_with_jobs_refuses_to_start(void **state)
 
 /* Whether priority name is paused, by stats. */
 static bool
-paused(struct client *c, const char *name)
+paused(struct triage_client *c, const char *name)
 {
 	json_t *stats = tcall(c, "stats", "{}"), *p;
 	bool found = false, is = false;
@@ -179,14 +179,14 @@ static void
 test_pause_survives_restarts(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 
 	(void)state;
 	json_decref(tcall(c, "pause", "{ss}", "priority", "low"));
 	id = tsubmit(c, "{s[s]ss}", "argv", "true", "priority", "low");
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -196,7 +196,7 @@ test_pause_survives_restarts(void **state)
 	job = tget(c, id);
 	assert_string_equal(tstate(job), "queued");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -205,7 +205,7 @@ test_pause_survives_restarts(void **state)
 	job = twait(c, id);
 	assert_string_equal(tstate(job), "succeeded");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);

@@ -21,7 +21,7 @@
 /* Fails the test unless e is -32003 for the config key, named in the
  * message as "(KEY)". */
 static void
-assert_limit(const struct client_error *e, int code, const char *key)
+assert_limit(const struct triage_error *e, int code, const char *key)
 {
 	char want[64];
 
@@ -32,7 +32,7 @@ assert_limit(const struct client_error *e, int code, const char *key)
 }
 
 static int64_t
-submit_held(struct client *c)
+submit_held(struct triage_client *c)
 {
 	return tsubmit(c, "{s[ss] ss}", "argv", "sleep", "60", "priority",
 	    "held");
@@ -45,8 +45,8 @@ test_max_queued_per_user(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_queued_per_user = 3\n"
 	    PAUSED_PRIORITY);
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t ids[3];
 	int i;
 
@@ -76,8 +76,8 @@ test_limits_say_one_job(void **state)
 	struct tdaemon *d = tdaemon_start("max_queued_per_user = 1\n"
 	    "[priority.held]\nrank = 5\nmax_queued = 1\n"
 	    "[priority.normal]\nrank = 10\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t id;
 
 	(void)state;
@@ -101,8 +101,8 @@ static void
 test_max_waits(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_waits = 2\n" PAUSED_PRIORITY);
-	struct client *c = tconnect(d), *other = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *other = tconnect(d);
+	struct triage_error e;
 	int64_t id, got, third;
 	json_t *res;
 	int i;
@@ -111,27 +111,27 @@ test_max_waits(void **state)
 	json_decref(tcall(c, "pause", "{ss}", "priority", "held"));
 	id = submit_held(c);
 	for (i = 0; i < 2; i++)
-		assert_true(client_send(c, "wait", json_pack("{sI}", "id", id),
-		    &e) > 0);
-	third = client_send(c, "wait", json_pack("{sI}", "id", id), &e);
+		assert_true(triage_client_send(c, "wait", json_pack("{sI}",
+		    "id", id), &e) > 0);
+	third = triage_client_send(c, "wait", json_pack("{sI}", "id", id), &e);
 	assert_true(third > 0);
-	res = client_recv(c, &got, 30000, &e);
+	res = triage_client_recv(c, &got, 30000, &e);
 	assert_null(res);
 	assert_int_equal(got, third);
 	assert_limit(&e, e.code, "max_waits");
-	assert_true(client_send(other, "wait", json_pack("{sI}", "id", id),
-	    &e) > 0);
+	assert_true(triage_client_send(other, "wait", json_pack("{sI}", "id",
+	    id), &e) > 0);
 	json_decref(tcall(c, "cancel", "{sI}", "id", id));
 	for (i = 0; i < 2; i++) {
-		res = client_recv(c, &got, 30000, &e);
+		res = triage_client_recv(c, &got, 30000, &e);
 		assert_non_null(res);
 		assert_string_equal(tstate(res), "canceled");
 		json_decref(res);
 	}
-	res = client_recv(other, &got, 30000, &e);
+	res = triage_client_recv(other, &got, 30000, &e);
 	assert_non_null(res);
 	json_decref(res);
-	client_free(other);
+	triage_client_free(other);
 	tdaemon_end(d, c);
 }
 
@@ -141,8 +141,8 @@ static void
 test_max_watches(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_watches = 2\n");
-	struct client *c = tconnect(d), *other = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d), *other = tconnect(d);
+	struct triage_error e;
 	json_t *note;
 	int64_t id;
 
@@ -163,8 +163,8 @@ test_max_watches(void **state)
 	note = tnotification(c);
 	assert_string_equal(tstate(note), "succeeded");
 	json_decref(note);
-	assert_null(client_notification(c, 200, &e));
-	client_free(other);
+	assert_null(triage_client_notification(c, 200, &e));
+	triage_client_free(other);
 	tdaemon_end(d, c);
 }
 
@@ -177,8 +177,8 @@ test_max_clients_per_user(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_clients_per_user = 2\n"
 	    "socket_mode = 0666\n");
-	struct client *a = tconnect(d), *b = tconnect(d), *third, *other;
-	struct client_error e;
+	struct triage_client *a = tconnect(d), *b = tconnect(d), *third, *other;
+	struct triage_error e;
 	char *cause = NULL;
 	int64_t deadline;
 	json_t *msg;
@@ -196,27 +196,27 @@ test_max_clients_per_user(void **state)
 	    "max_clients_per_user");
 	json_decref(msg);
 	assert_null(client_read_message(third, 30000, &e));
-	client_free(third);
+	triage_client_free(third);
 	json_decref(tcall(a, "stats", "{}"));
 	if (geteuid() == 0 && getpwuid(2) != NULL) {
 		assert_int_equal(chmod(d->dir, 0711), 0);
 		assert_int_equal(setegid(2), 0);
 		assert_int_equal(seteuid(2), 0);
-		other = client_connect(d->sock, &cause);
+		other = triage_client_connect(d->sock, &cause);
 		assert_int_equal(seteuid(0), 0);
 		assert_int_equal(setegid(0), 0);
 		assert_non_null(other);
 		json_decref(tcall(other, "stats", "{}"));
-		client_free(other);
+		triage_client_free(other);
 	}
 	/* One of ours gone, there is room for one more, once the daemon
 	 * has seen it go. */
-	client_free(b);
+	triage_client_free(b);
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (;;) {
 		third = tconnect(d);
-		msg = client_call(third, "stats", NULL, 30000, &e);
-		client_free(third);
+		msg = triage_client_call(third, "stats", NULL, 30000, &e);
+		triage_client_free(third);
 		if (msg != NULL)
 			break;
 		assert_int_equal(e.code, -32003);
@@ -236,7 +236,7 @@ test_max_unread(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_unread = 64KiB\n"
 	    "max_request = 4KiB\n");
-	struct client *sink = tconnect(d), *c = tconnect(d);
+	struct triage_client *sink = tconnect(d), *c = tconnect(d);
 	static char batch[4000];
 	size_t len = 0;
 	int i;
@@ -257,7 +257,7 @@ test_max_unread(void **state)
 	twait_log(d, "is not reading its replies (over 65536 bytes unread: "
 	    "max_unread)");
 	json_decref(tcall(c, "stats", "{}"));
-	client_free(sink);
+	triage_client_free(sink);
 	tdaemon_end(d, c);
 }
 

@@ -72,7 +72,7 @@ check_latency(double p99, double max)
 }
 
 static double
-timed_stats(struct client *c)
+timed_stats(struct triage_client *c)
 {
 	double t = tsupport_clock_ms_f();
 
@@ -104,9 +104,9 @@ batch_line(const char *method, const char *params, int n)
 /* n jobs that stay queued: every priority is paused first. Submitted in
  * batches, the way a script would, and every reply checked. */
 static void
-submit_queued(struct client *c, int n)
+submit_queued(struct triage_client *c, int n)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *replies, *r;
 	char *line;
 	size_t i;
@@ -138,7 +138,7 @@ submit_queued(struct client *c, int n)
 static pid_t
 start_flooder(const struct tdaemon *d, const char *line, int ready)
 {
-	struct client *c;
+	struct triage_client *c;
 	char *cause;
 	pid_t pid;
 
@@ -148,7 +148,7 @@ start_flooder(const struct tdaemon *d, const char *line, int ready)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	alarm(2 * HARNESS_TIMEOUT_MS / 1000);
-	if ((c = client_connect(d->sock, &cause)) == NULL)
+	if ((c = triage_client_connect(d->sock, &cause)) == NULL)
 		_exit(2);
 	if (client_send_raw(c, line, strlen(line)) != 0)
 		_exit(3);
@@ -166,7 +166,8 @@ start_flooder(const struct tdaemon *d, const char *line, int ready)
  * stay low, and the daemon small.
  */
 static void
-flood_and_measure(struct tdaemon *d, struct client *c, const char *params)
+flood_and_measure(struct tdaemon *d, struct triage_client *c,
+    const char *params)
 {
 	double lat[LOAD_STATS_CALLS], p50, p99, max;
 	char *line, byte;
@@ -217,7 +218,7 @@ static void
 test_client_not_reading_its_batches_does_not_hold_up_others(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 
 	(void)state;
 	skip_if_wrapped();
@@ -335,13 +336,13 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 {
 	enum { N = 100000, MAX_CALLS = 100000 };
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	int64_t deadline;
 	struct timespec pace = { 0, 2000000 };
 	struct pollfd pfd;
 	double *lat, took = 0, p50, p99;
 	int result[2], status, n = 0, i;
-	struct client *quitter;
+	struct triage_client *quitter;
 	char *line;
 	long hwm;
 	pid_t reader;
@@ -363,7 +364,7 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
 		assert_int_equal(client_send_raw(quitter, line, strlen(line)),
 		    0);
 		free(line);
-		client_free(quitter);
+		triage_client_free(quitter);
 	}
 	assert_int_equal(pipe(result), 0);
 	if ((reader = fork()) == 0)
@@ -409,18 +410,19 @@ test_list_of_100000_jobs_while_others_are_served(void **state)
  * must be n; the latencies of stats go into lat (at most max, *nlat).
  */
 static double
-bulk_while_stats(struct client *c, struct client *other, const char *method,
-    const char *params, int n, double *lat, int max, int *nlat)
+bulk_while_stats(struct triage_client *c, struct triage_client *other,
+    const char *method, const char *params, int n, double *lat, int max,
+    int *nlat)
 {
 	int64_t deadline = tdeadline(LIST_TIMEOUT_MS), sent, got;
-	struct pollfd pfd = { .fd = client_fd(c), .events = POLLIN };
+	struct pollfd pfd = { .fd = triage_client_fd(c), .events = POLLIN };
 	struct timespec pace = { 0, 2000000 };
-	struct client_error e;
+	struct triage_error e;
 	json_error_t jerr;
 	json_t *res;
 	double t = tsupport_clock_ms_f();
 
-	sent = client_send(c, method, json_loads(params, 0, &jerr), &e);
+	sent = triage_client_send(c, method, json_loads(params, 0, &jerr), &e);
 	assert_true(sent > 0);
 	*nlat = 0;
 	while (*nlat < max && poll(&pfd, 1, 0) == 0) {
@@ -428,7 +430,7 @@ bulk_while_stats(struct client *c, struct client *other, const char *method,
 		lat[(*nlat)++] = timed_stats(other);
 		nanosleep(&pace, NULL);
 	}
-	if ((res = client_recv(c, &got, LIST_TIMEOUT_MS, &e)) == NULL)
+	if ((res = triage_client_recv(c, &got, LIST_TIMEOUT_MS, &e)) == NULL)
 		fail_msg("%s %s: %s", method, params, e.message);
 	t = tsupport_clock_ms_f() - t;
 	assert_int_equal(got, sent);
@@ -452,7 +454,7 @@ test_cancel_and_remove_of_100000_jobs_while_others_are_served(void **state)
 		{ "remove", "{\"filter\":{}}", N },
 	};
 	struct tdaemon *d;
-	struct client *c, *other;
+	struct triage_client *c, *other;
 	double *lat, took, p50, p99;
 	int n, i;
 
@@ -482,7 +484,7 @@ test_cancel_and_remove_of_100000_jobs_while_others_are_served(void **state)
 		check_latency(p99, lat[n - 1]);
 	}
 	free(lat);
-	client_free(other);
+	triage_client_free(other);
 	tdaemon_end(d, c);
 }
 

@@ -38,7 +38,7 @@ own_node(void)
 static void
 test_own_node_runs_and_is_reported(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	const char *me = own_node();
 	int64_t id;
 	json_t *job;
@@ -50,7 +50,7 @@ test_own_node_runs_and_is_reported(void **state)
 	assert_string_equal(tjstr(job, "node"), me);
 	assert_string_equal(tjstr(job, "pinned_node"), me);
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Queued it has run nowhere; from its start it is this daemon's, and
@@ -58,7 +58,7 @@ test_own_node_runs_and_is_reported(void **state)
 static void
 test_a_running_job_is_the_daemons(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
+	struct triage_client *c = tconnect(tcli_daemon);
 	const char *me = own_node();
 	int64_t held, id;
 	json_t *job;
@@ -83,14 +83,14 @@ test_a_running_job_is_the_daemons(void **state)
 	assert_string_equal(tstate(job), "succeeded");
 	assert_string_equal(tjstr(job, "node"), me);
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_other_nodes_and_bad_names_are_refused(void **state)
 {
-	struct client *c = tconnect(tcli_daemon);
-	struct client_error e;
+	struct triage_client *c = tconnect(tcli_daemon);
+	struct triage_error e;
 	char want[256];
 
 	(void)state;
@@ -112,7 +112,7 @@ test_other_nodes_and_bad_names_are_refused(void **state)
 	assert_int_equal(tcall_error(c, "submit", &e, "{s[s] si}", "argv",
 	    "true", "node", 7), -32602);
 	assert_string_equal(e.field, "node");
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* triage submit --node, and status showing where. */

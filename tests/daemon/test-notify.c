@@ -58,14 +58,14 @@ notify_expect(int fd, const char *want, char *buf, size_t size)
 }
 
 /* A connection to the daemon that starts on sock, within 30 s. */
-static struct client *
+static struct triage_client *
 await_client(const char *sock)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
-	struct client *c;
+	struct triage_client *c;
 	char *cause = NULL;
 
-	while ((c = client_connect(sock, &cause)) == NULL) {
+	while ((c = triage_client_connect(sock, &cause)) == NULL) {
 		free(cause);
 		tcheck_deadline(deadline, "an answer on %s", sock);
 		usleep(5000);
@@ -83,7 +83,7 @@ test_notify_ready_status_watchdog_stopping(void **state)
 {
 	char dir[] = "/tmp/triage-notify-XXXXXX", path[300], buf[512];
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	int fd, watchdogs = 0;
 	int64_t id;
 
@@ -114,7 +114,7 @@ test_notify_ready_status_watchdog_stopping(void **state)
 	notify_expect(fd, "READY=1", buf, sizeof buf);
 	topen_gate(d, "go");
 	json_decref(twait(c, id));
-	client_free(c);
+	triage_client_free(c);
 	kill(d->pid, SIGTERM);
 	notify_expect(fd, "STOPPING=1", buf, sizeof buf);
 	assert_int_equal(tdaemon_stop(d), 0);
@@ -195,7 +195,7 @@ test_socket_activation(void **state)
 {
 	char dir[] = "/tmp/triage-act-XXXXXX", conf[300], sock[300], log[300];
 	char other[300];
-	struct client *c = NULL;
+	struct triage_client *c = NULL;
 	json_t *stats;
 	struct stat st;
 	int fds[2], status;
@@ -222,7 +222,7 @@ test_socket_activation(void **state)
 	stats = tcall(c, "stats", "{}");
 	json_decref(stats);
 	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
-	client_free(c);
+	triage_client_free(c);
 	kill(pid, SIGTERM);
 	status = wait_exit(pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -264,7 +264,7 @@ test_journal_priority_prefixes(void **state)
 {
 	char dir[] = "/tmp/triage-journal-XXXXXX", conf[300], sock[300];
 	char log[300], env[64], text[8192];
-	struct client *c;
+	struct triage_client *c;
 	struct stat st;
 	FILE *f;
 	pid_t pid;
@@ -293,7 +293,7 @@ test_journal_priority_prefixes(void **state)
 	close(fd);
 	c = await_client(sock);
 	json_decref(twait(c, tsubmit(c, "{s[s]}", "argv", "true")));
-	client_free(c);
+	triage_client_free(c);
 	kill(pid, SIGTERM);
 	assert_true(WIFEXITED(wait_exit(pid)));
 	tread_text(log, text, sizeof text);

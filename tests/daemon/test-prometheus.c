@@ -29,7 +29,7 @@
 /* A daemon with /metrics on a port of its own. */
 struct fixture {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	char addr[64];
 };
 

@@ -576,7 +576,7 @@ stats_and_output_members_are_documented(void **state)
 	struct pdoc_range r = pdoc_section(d, "THE STATS OBJECT"), l;
 	struct tdaemon *daemon;
 	struct pdoc_stale stale;
-	struct client *c;
+	struct triage_client *c;
 	json_t *stats, *out, *keys, *v;
 	const char *key;
 	int64_t id;

@@ -21,7 +21,7 @@
 
 /* A job's position, -1 for null. */
 static json_int_t
-position(struct client *c, int64_t id)
+position(struct triage_client *c, int64_t id)
 {
 	json_t *job = tget(c, id);
 	json_t *p = json_object_get(job, "position");
@@ -33,7 +33,7 @@ position(struct client *c, int64_t id)
 
 /* A job's pending_reason, "null" for null, in a static buffer. */
 static const char *
-pending(struct client *c, int64_t id)
+pending(struct triage_client *c, int64_t id)
 {
 	static char buf[32];
 	json_t *job = tget(c, id);
@@ -47,7 +47,7 @@ pending(struct client *c, int64_t id)
 
 /* stats' held count of priority name, or of every job for NULL. */
 static json_int_t
-stats_held(struct client *c, const char *name)
+stats_held(struct triage_client *c, const char *name)
 {
 	json_t *st = tcall(c, "stats", "{}"), *p;
 	json_int_t n = -1;
@@ -63,7 +63,7 @@ stats_held(struct client *c, const char *name)
 }
 
 static int64_t
-submit_true(struct client *c, const char *prio)
+submit_true(struct triage_client *c, const char *prio)
 {
 	return tsubmit(c, "{s[s]ss}", "argv", "true", "priority", prio);
 }
@@ -77,7 +77,7 @@ static void
 test_hold_keeps_its_place(void **state)
 {
 	struct tdaemon *d = tdaemon_start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t gate, b, cc, dd;
 	json_t *job, *st;
 
@@ -146,7 +146,7 @@ static void
 test_held_at_submit_and_across_restart(void **state)
 {
 	struct tdaemon *d = tdaemon_start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t gate, a, b;
 	json_t *job;
 
@@ -157,7 +157,7 @@ test_held_at_submit_and_across_restart(void **state)
 	b = submit_true(c, "normal");
 	assert_true(theld(c, a));
 	assert_int_equal(position(c, b), 0);
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -180,7 +180,7 @@ static void
 test_pending_reasons(void **state)
 {
 	struct tdaemon *d = tdaemon_start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t gate, capgate, queue, head, after, later, paused, capped;
 	char when[TIMEFMT_RFC3339_LEN];
 
@@ -269,7 +269,7 @@ static void
 test_granted_job_is_starting(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d), *w = tconnect(d);
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
 	json_t *st, *job, *x, *y, *list;
 	pid_t workers[64];
 	char node[256];
@@ -323,7 +323,7 @@ test_granted_job_is_starting(void **state)
 	tassert_ends(c, z, "succeeded");
 	json_decref(x);
 	json_decref(y);
-	client_free(w);
+	triage_client_free(w);
 	tdaemon_end(d, c);
 }
 
@@ -333,9 +333,9 @@ static void
 test_begin_at(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char t1[TIMEFMT_RFC3339_LEN], t2[TIMEFMT_RFC3339_LEN];
-	struct client_error e;
+	struct triage_error e;
 	int64_t now = timefmt_now(), a, b, begin_a, begin_b, sa, sb;
 	json_t *ja, *jb;
 
@@ -381,7 +381,7 @@ static void
 test_begin_at_survives_restart(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char when[TIMEFMT_RFC3339_LEN];
 	int64_t id, begin = timefmt_now() + 2000, started;
 	json_t *job;
@@ -389,7 +389,7 @@ test_begin_at_survives_restart(void **state)
 	(void)state;
 	id = tsubmit(c, "{s[s]ss}", "argv", "true", "begin_at",
 	    timefmt_rfc3339(begin, when));
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -408,8 +408,8 @@ static void
 test_after_any(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t gate, fails, any, strict;
 	json_t *job;
 
@@ -447,8 +447,8 @@ test_labels(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_labels = 2\n"
 	    "max_label_value = 8\n");
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	json_t *job, *labels;
 	char key[80];
 
@@ -499,9 +499,9 @@ static void
 test_update(void **state)
 {
 	struct tdaemon *d = tdaemon_start(ONE_SLOT);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char when[TIMEFMT_RFC3339_LEN];
-	struct client_error e;
+	struct triage_error e;
 	int64_t gate, a, b, x;
 	json_t *job;
 
@@ -540,7 +540,7 @@ test_update(void **state)
 	/* labels {} clears them. */
 	json_decref(tcall(c, "update", "{sI s{}}", "id", x, "labels"));
 
-	client_free(c);
+	triage_client_free(c);
 	assert_int_equal(tdaemon_stop(d), 0);
 	tdaemon_restart(d);
 	c = tconnect(d);

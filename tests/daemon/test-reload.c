@@ -30,7 +30,7 @@ rewrite(const struct tdaemon *d, const char *extra)
 }
 
 static void
-reload_ok(struct client *c)
+reload_ok(struct triage_client *c)
 {
 	json_t *res = tcall(c, "reload", "{}");
 
@@ -41,7 +41,7 @@ reload_ok(struct client *c)
 
 /* A rejected reload: its errors, one line each, in e->errors. */
 static void
-reload_rejected(struct client *c, struct client_error *e)
+reload_rejected(struct triage_client *c, struct triage_error *e)
 {
 	assert_int_equal(tcall_error(c, "reload", e, "{}"), -32006);
 	assert_true(e->errors[0] != '\0');
@@ -49,7 +49,7 @@ reload_rejected(struct client *c, struct client_error *e)
 
 /* stats' entry for priority name (a new reference), NULL when none. */
 static json_t *
-prio_stats(struct client *c, const char *name)
+prio_stats(struct triage_client *c, const char *name)
 {
 	json_t *st = tcall(c, "stats", "{}"), *p, *found = NULL;
 	size_t i;
@@ -62,7 +62,7 @@ prio_stats(struct client *c, const char *name)
 }
 
 static json_int_t
-stats_int(struct client *c, const char *key)
+stats_int(struct triage_client *c, const char *key)
 {
 	json_t *st = tcall(c, "stats", "{}");
 	json_int_t v = tjint(st, key);
@@ -72,7 +72,7 @@ stats_int(struct client *c, const char *key)
 }
 
 static json_int_t
-nprios(struct client *c)
+nprios(struct triage_client *c)
 {
 	json_t *st = tcall(c, "stats", "{}");
 	json_int_t n = (json_int_t)json_array_size(json_object_get(st,
@@ -84,7 +84,7 @@ nprios(struct client *c)
 
 /* Waits until the job is running. */
 static void
-wait_running(struct client *c, int64_t id)
+wait_running(struct triage_client *c, int64_t id)
 {
 	(void)trunning_pid(c, id);
 }
@@ -98,7 +98,7 @@ static void
 test_new_priority(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *p, *st, *job;
 
 	(void)state;
@@ -132,7 +132,7 @@ static void
 test_rerank_changes_order(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d), *w = tconnect(d);
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
 	int64_t hold, x, y, first = 0;
 	json_t *ev;
 
@@ -157,7 +157,7 @@ test_rerank_changes_order(void **state)
 	assert_int_equal(first, y);
 	json_decref(twait(c, x));
 	json_decref(twait(c, y));
-	client_free(w);
+	triage_client_free(w);
 	tdaemon_end(d, c);
 }
 
@@ -167,7 +167,7 @@ test_more_slots(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 1\n[priority.a]\n"
 	    "rank = 0\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t j1, j2;
 	pid_t pid1;
 	json_t *job;
@@ -206,7 +206,7 @@ test_fewer_never_kills(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 2\n[priority.a]\n"
 	    "rank = 0\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t j1, j2, j3;
 	json_t *job;
 
@@ -250,8 +250,8 @@ static void
 test_syntax_error_rejected(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	char where[400];
 
 	(void)state;
@@ -287,8 +287,8 @@ test_syntax_error_rejected(void **state)
  * cluster (and any more lines); a reload is refused, with what among its
  * errors and in the log. */
 static void
-reload_refused_saying(const struct tdaemon *d, struct client *c,
-    struct client_error *e, const char *cluster, const char *what)
+reload_refused_saying(const struct tdaemon *d, struct triage_client *c,
+    struct triage_error *e, const char *cluster, const char *what)
 {
 	char extra[512];
 
@@ -308,8 +308,8 @@ static void
 test_cluster_needs_a_restart_and_is_never_shown(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
-	struct client_error e;
+	struct triage_client *c;
+	struct triage_error e;
 	char *log;
 
 	(void)state;
@@ -340,8 +340,8 @@ static void
 test_drop_priority(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t hold, q;
 	json_t *job;
 
@@ -379,7 +379,7 @@ static void
 test_log_level(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char line[64];
 	int64_t id;
 
@@ -404,8 +404,8 @@ test_log_level(void **state)
 static int
 pause_as_nobody(const struct tdaemon *d)
 {
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	json_t *res;
 	gid_t gid = 65534;
 	pid_t pid;
@@ -418,14 +418,14 @@ pause_as_nobody(const struct tdaemon *d)
 		if (setgroups(1, &gid) == -1 || setgid(gid) == -1 ||
 		    setuid(65534) == -1)
 			_exit(90);
-		if ((c = client_connect(d->sock, &cause)) == NULL)
+		if ((c = triage_client_connect(d->sock, &cause)) == NULL)
 			_exit(91);
-		res = client_call(c, "pause", json_pack("{ss}", "priority",
-		    "b"), HARNESS_TIMEOUT_MS, &e);
+		res = triage_client_call(c, "pause", json_pack("{ss}",
+		    "priority", "b"), HARNESS_TIMEOUT_MS, &e);
 		status = res != NULL ? 0 : e.code == -32002 ? 2 : 92;
 		/* Freed, for valgrind's leak check at exit. */
 		json_decref(res);
-		client_free(c);
+		triage_client_free(c);
 		_exit(status);
 	}
 	while (waitpid(pid, &status, 0) == -1)
@@ -440,7 +440,7 @@ static void
 test_admin_group(void **state)
 {
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 
 	(void)state;
 	if (geteuid() != 0 || getgrnam("nogroup") == NULL) {
@@ -467,7 +467,7 @@ static void
 test_keep_finished(void **state)
 {
 	struct tdaemon *d = tdaemon_start("keep_finished = 1h\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id;
 
 	(void)state;
@@ -484,7 +484,7 @@ static void
 test_sighup(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *p;
 
 	(void)state;
@@ -524,7 +524,7 @@ static void
 test_cli(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_PRIOS);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char cmd[1024], where[400], *out;
 	int rc;
 
@@ -550,7 +550,7 @@ test_cli(void **state)
 
 /* A page of a job's stdout that has ended (a new reference). */
 static json_t *
-stdout_page(struct client *c, int64_t id)
+stdout_page(struct triage_client *c, int64_t id)
 {
 	json_t *page = tcall(c, "output", "{sI ss}", "id", (json_int_t)id,
 	    "stream", "stdout");
@@ -569,7 +569,7 @@ test_job_process_settings(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_output = 1000\n"
 	    "[priority.a]\nrank = 0\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[1000];
 	int64_t old, new;
 	json_t *job, *page;

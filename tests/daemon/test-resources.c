@@ -22,7 +22,7 @@
 
 /* A job that runs until gate opens, with more submit params. */
 static int64_t
-gated(struct client *c, const struct tdaemon *d, const char *gate,
+gated(struct triage_client *c, const struct tdaemon *d, const char *gate,
     const char *fmt, ...)
 {
 	json_t *more;
@@ -39,7 +39,7 @@ gated(struct client *c, const struct tdaemon *d, const char *gate,
 }
 
 static void
-assert_pending(struct client *c, int64_t id, const char *reason)
+assert_pending(struct triage_client *c, int64_t id, const char *reason)
 {
 	json_t *job = tget(c, id);
 
@@ -52,7 +52,7 @@ assert_pending(struct client *c, int64_t id, const char *reason)
 
 /* The units of name the job holds, joined by commas, into buf. */
 static const char *
-devices(struct client *c, int64_t id, const char *name, char *buf,
+devices(struct triage_client *c, int64_t id, const char *name, char *buf,
     size_t size)
 {
 	json_t *job = tget(c, id), *units, *u;
@@ -71,7 +71,7 @@ static void
 units_are_distinct_and_told_to_the_job(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_GPUS);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t a, b, told, cpu;
 	char buf[64];
 	json_t *job, *out;
@@ -111,7 +111,7 @@ a_shared_unit_is_held_by_share_jobs_at_most(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n[resource.gpu]\n"
 	    "units = 7\nshare = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id[3];
 	char buf[64];
 	json_t *st, *gpu;
@@ -149,7 +149,7 @@ memory_and_counts_are_admitted_without_barging(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 8\nmemory = 1GiB\n"
 	    "[resource.lic]\ncount = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t big, next, small, plain, l2, l1;
 	json_t *st, *mem, *lic;
 
@@ -199,7 +199,7 @@ backfill_takes_kept_slots_only_with_timeouts(void **state)
 	static const char *const conf[] = { "slots = 2\n",
 	    "slots = 2\nbackfill = no\n" };
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	int64_t run, wide, quick, endless;
 	int i;
 
@@ -234,8 +234,8 @@ static void
 reload_keeps_what_jobs_hold(void **state)
 {
 	struct tdaemon *d = tdaemon_start(TWO_GPUS);
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t id, lic;
 	json_t *st;
 

@@ -21,7 +21,7 @@
 
 /* A job of one sh -c script, and its end. */
 static json_t *
-run_sh(struct client *c, const char *script)
+run_sh(struct triage_client *c, const char *script)
 {
 	int64_t id = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 
@@ -82,7 +82,7 @@ static void
 utf8_results_and_none(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 
 	(void)state;
@@ -126,7 +126,7 @@ static void
 binary_results_are_base64(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 
 	(void)state;
@@ -145,7 +145,7 @@ static void
 over_max_result_is_truncated(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_result = 1MiB\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	char script[256];
 	const char *text;
@@ -178,7 +178,7 @@ static void
 max_result_zero_means_no_variable(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_result = 0\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id;
 	json_t *job;
 
@@ -210,7 +210,7 @@ static void
 wait_and_watch_carry_it(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d), *w = tconnect(d);
+	struct triage_client *c = tconnect(d), *w = tconnect(d);
 	char script[1024], written[400];
 	json_t *note, *job;
 	int64_t id;
@@ -247,7 +247,7 @@ wait_and_watch_carry_it(void **state)
 	assert_string_equal(tstate(job), "canceled");
 	assert_string_equal(result_text(job), "partial");
 	json_decref(job);
-	client_free(w);
+	triage_client_free(w);
 	tdaemon_end(d, c);
 }
 
@@ -257,7 +257,7 @@ static void
 a_crash_keeps_it(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 
@@ -267,7 +267,7 @@ a_crash_keeps_it(void **state)
 	job = twait(c, id);
 	assert_string_equal(result_base64(job), "/2tlcHQ=");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 	tdaemon_restart(d);
 	c = tconnect(d);
@@ -284,7 +284,7 @@ static void
 a_retry_clears_it(void **state)
 {
 	struct tdaemon *d = tdaemon_start("");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[1024];
 	json_t *job;
 	int64_t id;
@@ -331,7 +331,7 @@ another_user_writes_it(void **state)
 {
 	struct passwd *pw = getpwnam("nobody");
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	int status;
 	json_t *job;
 	pid_t pid;
@@ -344,20 +344,20 @@ another_user_writes_it(void **state)
 	d = tdaemon_start("socket_mode = 0666\n");
 	assert_int_equal(chmod(d->dir, 0711), 0);
 	if ((pid = fork()) == 0) {
-		struct client_error e;
+		struct triage_error e;
 		json_t *sub, *done;
 		char *cause;
 
 		if (setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0 ||
-		    (c = client_connect(d->sock, &cause)) == NULL)
+		    (c = triage_client_connect(d->sock, &cause)) == NULL)
 			_exit(2);
-		sub = client_call(c, "submit", json_pack("{s[sss]s:s}", "argv",
-		    "sh", "-c", "id -u > \"$TRIAGE_RESULT\"; "
+		sub = triage_client_call(c, "submit", json_pack("{s[sss]s:s}",
+		    "argv", "sh", "-c", "id -u > \"$TRIAGE_RESULT\"; "
 		    "sh -c 'echo child >> \"$TRIAGE_RESULT\"'", "cwd", "/"),
 		    HARNESS_TIMEOUT_MS, &e);
 		if (sub == NULL)
 			_exit(3);
-		done = client_call(c, "wait", json_pack("{sI}", "id",
+		done = triage_client_call(c, "wait", json_pack("{sI}", "id",
 		    tjint(sub, "id")), HARNESS_TIMEOUT_MS, &e);
 		_exit(done != NULL &&
 		    strcmp(tstate(done), "succeeded") == 0 ? 0 : 4);
@@ -390,7 +390,7 @@ static void
 orphaned_workers_keep_it(void **state)
 {
 	struct tdaemon *d = tdaemon_start("shutdown = keep\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char script[1024], rec[600];
 	int64_t a, b;
 	json_t *job;
@@ -404,7 +404,7 @@ orphaned_workers_keep_it(void **state)
 	b = tsubmit(c, "{s[sss]}", "argv", "sh", "-c", script);
 	(void)trunning_pid(c, a);
 	(void)trunning_pid(c, b);
-	client_free(c);
+	triage_client_free(c);
 	tdaemon_crash(d);
 
 	/* a ends while no daemon runs: its worker records the end. */
@@ -436,7 +436,7 @@ static void
 status_shows_it(void **state)
 {
 	struct tdaemon *d = tdaemon_start("max_result = 8\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char id[32], *out, *err;
 	json_t *job;
 	int64_t n;

@@ -35,9 +35,9 @@ setup(void **state)
 
 /* Sends a raw line and returns the one message that comes back. */
 static json_t *
-raw(struct client *c, const char *line)
+raw(struct triage_client *c, const char *line)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *msg;
 
 	assert_int_equal(client_send_raw(c, line, strlen(line)), 0);
@@ -63,7 +63,7 @@ error_field(const json_t *msg)
 static void
 test_malformed_json_then_good_request_on_same_connection(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *msg;
 
 	(void)state;
@@ -78,13 +78,13 @@ test_malformed_json_then_good_request_on_same_connection(void **state)
 	assert_int_equal(json_integer_value(json_object_get(msg, "id")), 7);
 	assert_non_null(json_object_get(msg, "result"));
 	json_decref(msg);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_nesting_deeper_than_64_is_a_parse_error(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char line[512];
 	json_t *msg;
 	int i, n = 0;
@@ -100,7 +100,7 @@ test_nesting_deeper_than_64_is_a_parse_error(void **state)
 	msg = raw(c, line);
 	assert_int_equal(error_code(msg), -32700);
 	json_decref(msg);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
@@ -114,7 +114,7 @@ test_invalid_requests_get_32600(void **state)
 		"{\"jsonrpc\":\"2.0\",\"id\":1}\n",
 		"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"stats\"}\n",
 	};
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *msg;
 	size_t i;
 
@@ -126,14 +126,14 @@ test_invalid_requests_get_32600(void **state)
 	}
 	/* The connection is still good. */
 	json_decref(tcall(c, "stats", "{}"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_unknown_method_and_bad_params(void **state)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 
 	(void)state;
 	assert_int_equal(tcall_error(c, "frobnicate", &e, "{}"), -32601);
@@ -176,14 +176,14 @@ test_unknown_method_and_bad_params(void **state)
 	    "stream", 3), -32602);
 	assert_int_equal(tcall_error(c, "list", &e, "{s[s]}", "state",
 	    "sleeping"), -32602);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_no_such_job(void **state)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 
 	(void)state;
 	assert_int_equal(tcall_error(c, "get", &e, "{si}", "id", 999999),
@@ -192,14 +192,14 @@ test_no_such_job(void **state)
 	    -32001);
 	assert_int_equal(tcall_error(c, "wait", &e, "{si}", "id", 999999),
 	    -32001);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_queue_full(void **state)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t a, b, gate;
 
 	(void)state;
@@ -220,7 +220,7 @@ test_queue_full(void **state)
 	/* Room again. */
 	json_decref(twait(c, tsubmit(c, "{s[s]ss}", "argv", "true", "priority",
 	    "tiny")));
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* Runs fn as uid/gid 65534 in a child; returns its exit code. */
@@ -248,34 +248,37 @@ static int64_t root_job;
 static int
 nobody_checks(void)
 {
-	struct client_error e;
-	struct client *c;
+	struct triage_error e;
+	struct triage_client *c;
 	char *cause;
 	json_t *res, *p;
 
-	if ((c = client_connect(d->sock, &cause)) == NULL)
+	if ((c = triage_client_connect(d->sock, &cause)) == NULL)
 		return 1;
 	p = json_pack("{sI}", "id", (json_int_t)root_job);
-	if (client_call(c, "cancel", p, 30000, &e) != NULL || e.code != -32002)
+	if (triage_client_call(c, "cancel", p, 30000, &e) != NULL || e.code
+	    != -32002)
 		return 2;
 	p = json_pack("{sIss}", "id", (json_int_t)root_job, "stream", "stdout");
-	if (client_call(c, "output", p, 30000, &e) != NULL || e.code != -32002)
+	if (triage_client_call(c, "output", p, 30000, &e) != NULL || e.code
+	    != -32002)
 		return 3;
-	if (client_call(c, "pause", NULL, 30000, &e) != NULL || e.code != -32002)
+	if (triage_client_call(c, "pause", NULL, 30000, &e) != NULL || e.code
+	    != -32002)
 		return 4;
 	/* Reading is for anyone. */
 	p = json_pack("{sI}", "id", (json_int_t)root_job);
-	if ((res = client_call(c, "get", p, 30000, &e)) == NULL)
+	if ((res = triage_client_call(c, "get", p, 30000, &e)) == NULL)
 		return 5;
 	json_decref(res);
-	client_free(c);
+	triage_client_free(c);
 	return 0;
 }
 
 static void
 test_permission_denied_for_others_jobs_and_pause(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 
 	(void)state;
@@ -289,13 +292,13 @@ test_permission_denied_for_others_jobs_and_pause(void **state)
 	assert_string_equal(tstate(job), "succeeded");
 	assert_int_equal(json_integer_value(json_object_get(job, "uid")), 0);
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_batches_and_notifications(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	static const char quiet[] =
 	    "{\"jsonrpc\":\"2.0\",\"method\":\"stats\"}\n"
 	    "[{\"jsonrpc\":\"2.0\",\"method\":\"stats\"}]\n"
@@ -333,7 +336,7 @@ test_batches_and_notifications(void **state)
 	assert_string_equal(json_string_value(json_object_get(msg, "id")),
 	    "last");
 	json_decref(msg);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
@@ -341,7 +344,7 @@ test_batch_over_max_batch_is_refused(void **state)
 {
 	static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":%d,"
 	    "\"method\":\"stats\"}";
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	char line[1024];
 	size_t len;
 	json_t *msg;
@@ -376,7 +379,7 @@ test_batch_over_max_batch_is_refused(void **state)
 	assert_true(json_is_array(msg));
 	assert_int_equal(json_array_size(msg), 8);
 	json_decref(msg);
-	client_free(c);
+	triage_client_free(c);
 }
 
 /* The jobs of a list result, checked to be in ascending id order. */
@@ -417,8 +420,8 @@ test_large_batch_reply_is_one_array_beside_other_replies(void **state)
 	    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"list\","
 	    "\"params\":{\"state\":[\"queued\"]}}]\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":\"after\",\"method\":\"stats\"}\n";
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	const json_t *jobs1 = NULL, *jobs3 = NULL, *r;
 	json_t *msgs[2], *res;
 	bool seen[7] = { false };
@@ -432,10 +435,11 @@ test_large_batch_reply_is_one_array_beside_other_replies(void **state)
 	 * queued in a paused priority so that they stay as they are. */
 	json_decref(tcall(c, "pause", "{ss}", "priority", "high"));
 	for (k = 0; k < N; k++)
-		assert_true(client_send(c, "submit", json_pack("{s[s]ss}",
-		    "argv", "true", "priority", "high"), &e) > 0);
+		assert_true(triage_client_send(c, "submit",
+		    json_pack("{s[s]ss}", "argv", "true", "priority", "high"),
+		    &e) > 0);
 	for (k = 0; k < N; k++) {
-		if ((res = client_recv(c, &id, 30000, &e)) == NULL)
+		if ((res = triage_client_recv(c, &id, 30000, &e)) == NULL)
 			fail_msg("submit failed: %s", e.message);
 		ids[k] = tjint(res, "id");
 		json_decref(res);
@@ -475,20 +479,20 @@ test_large_batch_reply_is_one_array_beside_other_replies(void **state)
 	json_decref(msgs[0]);
 	json_decref(msgs[1]);
 	for (k = 0; k < N; k++)
-		assert_true(client_send(c, "cancel", json_pack("{sI}", "id",
-		    (json_int_t)ids[k]), &e) > 0);
+		assert_true(triage_client_send(c, "cancel", json_pack("{sI}",
+		    "id", (json_int_t)ids[k]), &e) > 0);
 	for (k = 0; k < N; k++)
-		json_decref(client_recv(c, &id, 30000, &e));
+		json_decref(triage_client_recv(c, &id, 30000, &e));
 	json_decref(tcall(c, "resume", "{ss}", "priority", "high"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_pipelined_requests_all_answered(void **state)
 {
 	enum { N = 200 };
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	int64_t ids[N], id;
 	bool got[N] = { false };
 	json_t *res;
@@ -496,12 +500,12 @@ test_pipelined_requests_all_answered(void **state)
 
 	(void)state;
 	for (i = 0; i < N; i++) {
-		ids[i] = client_send(c, i % 2 ? "stats" : "submit", i % 2 ?
-		    NULL : json_pack("{s[s]}", "argv", "true"), &e);
+		ids[i] = triage_client_send(c, i % 2 ? "stats" : "submit",
+		    i % 2 ? NULL : json_pack("{s[s]}", "argv", "true"), &e);
 		assert_true(ids[i] > 0);
 	}
 	for (i = 0; i < N; i++) {
-		res = client_recv(c, &id, 30000, &e);
+		res = triage_client_recv(c, &id, 30000, &e);
 		assert_non_null(res);
 		for (k = 0; k < N; k++)
 			if (ids[k] == id) {
@@ -512,14 +516,14 @@ test_pipelined_requests_all_answered(void **state)
 	}
 	for (i = 0; i < N; i++)
 		assert_true(got[i]);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_line_over_max_request_closes_connection(void **state)
 {
-	struct client *c = tconnect(d);
-	struct client_error e;
+	struct triage_client *c = tconnect(d);
+	struct triage_error e;
 	char *big = malloc(8192);
 	json_t *msg;
 
@@ -536,19 +540,19 @@ test_line_over_max_request_closes_connection(void **state)
 	json_decref(msg);
 	/* ...and then the connection is closed. */
 	assert_null(client_read_message(c, 30000, &e));
-	assert_int_equal(e.code, CLIENT_ERR_TRANSPORT);
-	client_free(c);
+	assert_int_equal(e.code, TRIAGE_ERR_TRANSPORT);
+	triage_client_free(c);
 	free(big);
 	/* Others are not affected. */
 	c = tconnect(d);
 	json_decref(tcall(c, "stats", "{}"));
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_replies_are_one_line_whatever_the_strings(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *job;
 	int64_t id;
 
@@ -559,13 +563,13 @@ test_replies_are_one_line_whatever_the_strings(void **state)
 	assert_string_equal(json_string_value(json_object_get(job, "name")),
 	    "two\nlines");
 	json_decref(job);
-	client_free(c);
+	triage_client_free(c);
 }
 
 static void
 test_error_field_names_the_param(void **state)
 {
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *msg;
 
 	(void)state;
@@ -578,7 +582,7 @@ test_error_field_names_the_param(void **state)
 	    "\"params\":[\"true\"]}\n");
 	assert_int_equal(error_code(msg), -32602);
 	json_decref(msg);
-	client_free(c);
+	triage_client_free(c);
 }
 
 int

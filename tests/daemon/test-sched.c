@@ -31,7 +31,7 @@ struct seen {
 
 /* A run told by a watching connection, read as far as a test needs. */
 struct story {
-	struct client *w;
+	struct triage_client *w;
 	struct seen jobs[MAXJOBS];
 	int njobs;
 	int events;
@@ -60,7 +60,7 @@ story_begin(struct story *s, struct tdaemon *d, int total_slots,
 static void
 story_end(struct story *s)
 {
-	client_free(s->w);
+	triage_client_free(s->w);
 }
 
 /* From now on the story follows these jobs (others' events are skipped). */
@@ -177,7 +177,7 @@ test_priorities_dispatch_in_order_with_slots_saturated(void **state)
 	    "high", "normal", "high", "low" };
 	static const int expect[] = { 2, 4, 6, 1, 5, 0, 3, 7 };
 	struct tdaemon *d = tdaemon_start("slots = 1\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct story s;
 	int64_t ids[8];
 	json_t *job;
@@ -211,7 +211,7 @@ static void
 test_exclusive_and_multislot_without_barging_or_overlap(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct story s;
 	int64_t ids[9];
 	int i;
@@ -278,7 +278,7 @@ test_max_running_caps_one_priority_while_others_proceed(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 4\n"
 	    "[priority.normal]\nrank = 10\n"
 	    "[priority.batch]\nrank = 20\nmax_running = 1\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct story s;
 	char gate[16];
 	int64_t ids[8];
@@ -331,7 +331,7 @@ test_weighted_policy_shares_dispatches_by_weight(void **state)
 	struct tdaemon *d = tdaemon_start("slots = 1\npolicy = weighted\n"
 	    "[priority.big]\nrank = 0\nweight = 3\n"
 	    "[priority.small]\nrank = 10\nweight = 1\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct story s;
 	int64_t ids[80];
 	int i, k, big = 0;
@@ -360,7 +360,7 @@ static void
 test_pause_keeps_jobs_queued_and_resume_runs_them(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 2\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *res, *prio, *job;
 	int64_t a, b;
 	size_t i;
@@ -401,7 +401,7 @@ static void
 test_stats_count_running_jobs_and_their_slots(void **state)
 {
 	struct tdaemon *d = tdaemon_start("slots = 4\n");
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	struct story s;
 	json_t *stats, *prio;
 	int64_t id;

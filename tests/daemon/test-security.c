@@ -50,17 +50,17 @@ static const struct who actors[NACTORS] = {
  * effective ids and groups at connect(), so root takes them on for the
  * connect only (the saved uid stays 0) and is root again after.
  */
-static struct client *
+static struct triage_client *
 connect_as(const struct tdaemon *d, const struct who *w)
 {
-	struct client *c;
+	struct triage_client *c;
 	gid_t root_groups[1] = { 0 };
 	char *cause = NULL;
 
 	assert_int_equal(setgroups((size_t)w->ngroups, w->groups), 0);
 	assert_int_equal(setegid(w->gid), 0);
 	assert_int_equal(seteuid(w->uid), 0);
-	c = client_connect(d->sock, &cause);
+	c = triage_client_connect(d->sock, &cause);
 	assert_int_equal(seteuid(0), 0);
 	assert_int_equal(setegid(0), 0);
 	assert_int_equal(setgroups(1, root_groups), 0);
@@ -98,7 +98,7 @@ need_root(void)
 /* The matrix's shared daemon and each actor's connection to it. */
 struct matrix {
 	struct tdaemon *d;
-	struct client *as[NACTORS];
+	struct triage_client *as[NACTORS];
 	int64_t done;		/* a finished job of the owner */
 };
 
@@ -128,10 +128,10 @@ static json_t *
 cell(struct matrix *m, enum actor a, const char *method, json_t *params,
     bool allowed)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 
-	res = client_call(m->as[a], method, params, 30000, &e);
+	res = triage_client_call(m->as[a], method, params, 30000, &e);
 	if (allowed && res == NULL)
 		fail_msg("%s as %s: refused with %d \"%s\"", method,
 		    actor_names[a], e.code, e.message);
@@ -261,9 +261,9 @@ matrix_retry(struct matrix *m, enum actor a)
 static bool
 exists(struct matrix *m, int64_t id)
 {
-	struct client_error e;
-	json_t *res = client_call(m->as[ROOT], "get", json_pack("{sI}", "id",
-	    id), 30000, &e);
+	struct triage_error e;
+	json_t *res = triage_client_call(m->as[ROOT], "get", json_pack("{sI}",
+	    "id", id), 30000, &e);
 
 	if (res == NULL && e.code != -32001)
 		fail_msg("get %lld: %d \"%s\"", (long long)id, e.code,
@@ -447,7 +447,7 @@ test_ownership_matrix(void **state)
 		for (a = 0; a < NACTORS; a++)
 			matrix_rows[row].cells(&m, (enum actor)a);
 	for (a = 0; a < NACTORS - 1; a++)
-		client_free(m.as[a]);
+		triage_client_free(m.as[a]);
 	tdaemon_end(m.d, m.as[ROOT]);
 }
 
@@ -460,9 +460,9 @@ static void
 test_admin_group_is_primary_too_and_follows_reload(void **state)
 {
 	static const struct who adm_primary = { 2, 4, { 4 }, 1 };
-	struct client_error e;
+	struct triage_error e;
 	struct tdaemon *d;
-	struct client *by_gid, *sys, *root;
+	struct triage_client *by_gid, *sys, *root;
 
 	(void)state;
 	if (!need_root())
@@ -482,14 +482,14 @@ test_admin_group_is_primary_too_and_follows_reload(void **state)
 	assert_int_equal(tcall_error(by_gid, "resume", &e, "{ss}", "priority",
 	    "spare"), -32002);
 	json_decref(tcall(sys, "resume", "{ss}", "priority", "spare"));
-	client_free(by_gid);
-	client_free(sys);
+	triage_client_free(by_gid);
+	triage_client_free(sys);
 	tdaemon_end(d, root);
 }
 
 /* The whole of a job's stdout, as a string to compare. */
 static char *
-stdout_of(struct client *c, int64_t id)
+stdout_of(struct triage_client *c, int64_t id)
 {
 	json_t *page = tcall(c, "output", "{sI ss}", "id", id, "stream",
 	    "stdout");
@@ -512,7 +512,7 @@ test_jobs_run_as_their_submitter(void **state)
 	static const char script[] = "id -u; id -g; id -G; "
 	    "echo \"$HOME $USER $LOGNAME $SHELL\"";
 	struct tdaemon *d;
-	struct client *owner, *root;
+	struct triage_client *owner, *root;
 	char path[512], *out;
 	struct stat st;
 	int64_t mine, roots;
@@ -543,7 +543,7 @@ test_jobs_run_as_their_submitter(void **state)
 	assert_int_equal(st.st_mode & 07777, 0700);
 	assert_int_equal(stat(d->sock, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0666);
-	client_free(owner);
+	triage_client_free(owner);
 	tdaemon_end(d, root);
 }
 
@@ -552,9 +552,9 @@ static void
 test_uid_without_passwd_entry_is_refused(void **state)
 {
 	static const struct who ghost = { 4242, 4242, { 4242 }, 1 };
-	struct client_error e;
+	struct triage_error e;
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	json_t *list;
 
 	(void)state;
@@ -567,7 +567,7 @@ test_uid_without_passwd_entry_is_refused(void **state)
 	assert_string_equal(e.message, "uid 4242 has no entry in the password "
 	    "database: its jobs cannot run as a user the system does not "
 	    "know");
-	client_free(c);
+	triage_client_free(c);
 	c = tconnect(d);
 	list = tcall(c, "list", "{}");
 	assert_int_equal(json_array_size(json_object_get(list, "jobs")), 0);
@@ -580,8 +580,8 @@ test_uid_without_passwd_entry_is_refused(void **state)
 static void
 test_nice_below_the_priority_is_for_admins(void **state)
 {
-	struct client *owner, *admin, *root;
-	struct client_error e;
+	struct triage_client *owner, *admin, *root;
+	struct triage_error e;
 	struct tdaemon *d;
 	json_t *job;
 	int64_t id;
@@ -634,8 +634,8 @@ test_nice_below_the_priority_is_for_admins(void **state)
 	assert_int_equal(tcall_error(owner, "update", &e, "{sI si}", "id", id,
 	    "nice", 20), -32602);
 	json_decref(tcall(root, "cancel", "{sI}", "id", id));
-	client_free(owner);
-	client_free(admin);
+	triage_client_free(owner);
+	triage_client_free(admin);
 	tdaemon_end(d, root);
 }
 
@@ -661,7 +661,7 @@ static char *
 no_new_privs_of_a_job(const char *extra)
 {
 	struct tdaemon *d = tdaemon_start(extra);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	int64_t id = tsubmit(c, "{s[sss]}", "argv", "grep", "NoNewPrivs",
 	    "/proc/self/status");
 	char *out;
@@ -783,7 +783,7 @@ static void
 test_relative_state_dir(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c;
+	struct triage_client *c;
 	struct stat st;
 	char path[600];
 
@@ -804,7 +804,7 @@ static void
 test_stats_says_whom_jobs_run_as(void **state)
 {
 	struct tdaemon *d = tdaemon_start(NULL);
-	struct client *c = tconnect(d);
+	struct triage_client *c = tconnect(d);
 	json_t *stats = tcall(c, "stats", "{}");
 	json_t *run_as = json_object_get(stats, "run_as");
 
@@ -832,7 +832,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 {
 	static const char script[] = "id -u; id -g; echo \"$HOME $USER\"";
 	struct tdaemon *d;
-	struct client *root, *other;
+	struct triage_client *root, *other;
 	json_t *stats, *run_as;
 	char *cause = NULL, *out;
 	int64_t id;
@@ -856,7 +856,7 @@ test_non_root_daemon_runs_every_job_as_itself(void **state)
 	free(out);
 	/* bin is not in group daemon: the socket's 0660 keeps it out. */
 	assert_int_equal(seteuid(actors[OTHER].uid), 0);
-	other = client_connect(d->sock, &cause);
+	other = triage_client_connect(d->sock, &cause);
 	assert_int_equal(seteuid(0), 0);
 	assert_null(other);
 	assert_non_null(strstr(cause, "Permission denied"));

@@ -41,7 +41,7 @@ series_of_known_jobs(void **state)
 	char extra[256], addr[64];
 	json_t *s, *busy, *disp;
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	double sum_busy = 0, end;
 	json_int_t sum_disp = 0;
 	int64_t gated, deadline;

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "harness.h"
 #include "tnodes.h"
 #include "tpg.h"
@@ -89,10 +89,10 @@ tnodes_end(struct tnodes *cl)
 json_t *
 tnodes_job(const struct tnodes *cl, unsigned i, int64_t id)
 {
-	struct client_error e;
+	struct triage_error e;
 	json_t *job;
 
-	job = client_call(cl->c[i], "get", json_pack("{sI}", "id",
+	job = triage_client_call(cl->c[i], "get", json_pack("{sI}", "id",
 	    (json_int_t)id), HARNESS_TIMEOUT_MS, &e);
 	if (job == NULL && e.code != -32001)
 		fail_msg("get %lld at node %c: %s", (long long)id, 'a' + i,

@@ -8,7 +8,7 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "harness.h"
 
 #define TNODES_MAX 3
@@ -21,7 +21,7 @@
 struct tnodes {
 	unsigned n;			/* how many nodes */
 	struct tdaemon *d[TNODES_MAX];
-	struct client *c[TNODES_MAX];
+	struct triage_client *c[TNODES_MAX];
 	char *conninfo;
 	char db[16];
 	const char *lease;		/* TNODES_LEASE unless set */

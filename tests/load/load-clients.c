@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "harness.h"
 #include "load-clients.h"
 #include "tsupport-clock.h"
@@ -39,9 +39,9 @@ load_error(struct load *load, const char *fmt, ...)
 
 /* True once recv says nothing more is there now (ETIMEDOUT at 0 ms). */
 static bool
-load_drained(const struct client_error *e)
+load_drained(const struct triage_error *e)
 {
-	return e->code == CLIENT_ERR_TRANSPORT && errno == ETIMEDOUT;
+	return e->code == TRIAGE_ERR_TRANSPORT && errno == ETIMEDOUT;
 }
 
 static void
@@ -72,7 +72,7 @@ load_submitter_main(void *arg)
 	struct load *load = sh->load;
 	struct pollfd *pfd = calloc((size_t)sh->n, sizeof *pfd);
 	int *out = calloc((size_t)sh->n, sizeof *out), i, busy;
-	struct client_error e;
+	struct triage_error e;
 	int64_t id;
 	json_t *res;
 
@@ -86,15 +86,17 @@ load_submitter_main(void *arg)
 			while (out[i] < LOAD_WINDOW &&
 			    atomic_fetch_add(&load->claimed, 1) <
 			    load->njobs) {
-				if (client_send(sh->c[i], "submit", json_pack(
-				    "{s[s]}", "argv", "/bin/true"), &e) < 0) {
+				if (triage_client_send(sh->c[i], "submit",
+				    json_pack("{s[s]}", "argv", "/bin/true"),
+				    &e) < 0) {
 					load_error(load, "submit: %s",
 					    e.message);
 					goto done;
 				}
 				out[i]++;
 			}
-			pfd[i].fd = out[i] > 0 ? client_fd(sh->c[i]) : -1;
+			pfd[i].fd = out[i] > 0 ?
+			    triage_client_fd(sh->c[i]) : -1;
 			pfd[i].events = POLLIN;
 			busy += out[i] > 0;
 		}
@@ -108,7 +110,7 @@ load_submitter_main(void *arg)
 		for (i = 0; i < sh->n; i++) {
 			if (pfd[i].fd < 0 || pfd[i].revents == 0)
 				continue;
-			while ((res = client_recv(sh->c[i], &id, 0, &e))
+			while ((res = triage_client_recv(sh->c[i], &id, 0, &e))
 			    != NULL) {
 				out[i]--;
 				id = json_integer_value(json_object_get(res,
@@ -134,12 +136,12 @@ done:
 }
 
 static int
-load_send_wait(struct load *load, struct client *c, int64_t id)
+load_send_wait(struct load *load, struct triage_client *c, int64_t id)
 {
-	struct client_error e;
+	struct triage_error e;
 
-	if (client_send(c, "wait", json_pack("{sIsi}", "id", (json_int_t)id,
-	    "timeout", LOAD_WAIT_TIMEOUT_S), &e) < 0) {
+	if (triage_client_send(c, "wait", json_pack("{sIsi}", "id",
+	    (json_int_t)id, "timeout", LOAD_WAIT_TIMEOUT_S), &e) < 0) {
 		load_error(load, "wait %lld: %s", (long long)id, e.message);
 		return -1;
 	}
@@ -174,7 +176,7 @@ load_waiter_main(void *arg)
 	struct load *load = sh->load;
 	struct pollfd *pfd = calloc((size_t)sh->n, sizeof *pfd);
 	int64_t *waiting = calloc((size_t)sh->n, sizeof *waiting), got;
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	int i, rc;
 
@@ -189,7 +191,8 @@ load_waiter_main(void *arg)
 			    (waiting[i] = load_take_id(load)) != 0 &&
 			    load_send_wait(load, sh->c[i], waiting[i]) != 0)
 				goto done;
-			pfd[i].fd = waiting[i] != 0 ? client_fd(sh->c[i]) : -1;
+			pfd[i].fd = waiting[i] != 0 ?
+			    triage_client_fd(sh->c[i]) : -1;
 			pfd[i].events = POLLIN;
 		}
 		if (poll(pfd, (nfds_t)sh->n, LOAD_IDLE_MS) < 0 &&
@@ -200,7 +203,7 @@ load_waiter_main(void *arg)
 		for (i = 0; i < sh->n; i++) {
 			if (pfd[i].fd < 0 || pfd[i].revents == 0)
 				continue;
-			while ((res = client_recv(sh->c[i], &got, 0, &e))
+			while ((res = triage_client_recv(sh->c[i], &got, 0, &e))
 			    != NULL) {
 				rc = load_waited(load, waiting[i], res);
 				json_decref(res);
@@ -231,14 +234,14 @@ load_sampler_main(void *arg)
 	struct load_share *sh = arg;
 	struct load *load = sh->load;
 	struct timespec pace = { 0, LOAD_SAMPLE_MS * 1000000L };
-	struct client_error e;
+	struct triage_error e;
 	json_t *res;
 	double t;
 
 	while (!atomic_load(&load->stop) && load->nlat < load->maxlat) {
 		t = tsupport_clock_ms_f();
-		if ((res = client_call(sh->c[0], "stats", NULL, 10000, &e))
-		    == NULL) {
+		if ((res = triage_client_call(sh->c[0], "stats", NULL, 10000,
+		    &e)) == NULL) {
 			load_error(load, "stats: %s", e.message);
 			break;
 		}

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct client;
+struct triage_client;
 
 /* What the threads share. Counters are atomic; ids and error under lock. */
 struct load {
@@ -32,7 +32,7 @@ struct load {
 /* One thread's share of the connections of one kind. */
 struct load_share {
 	struct load *load;
-	struct client **c;
+	struct triage_client **c;
 	int n;
 	pthread_t thread;
 };

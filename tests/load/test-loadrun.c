@@ -66,20 +66,20 @@ njobs(void)
 
 /* n new connections into c. */
 static void
-connect_n(const struct tdaemon *d, struct client **c, int n)
+connect_n(const struct tdaemon *d, struct triage_client **c, int n)
 {
 	char *cause;
 	int i;
 
 	for (i = 0; i < n; i++)
-		if ((c[i] = client_connect(d->sock, &cause)) == NULL)
+		if ((c[i] = triage_client_connect(d->sock, &cause)) == NULL)
 			fail_msg("connection %d: %s", i, cause);
 }
 
 /* Threads of start over the n connections of c, shared out evenly. */
 static void
 start_threads(struct load *load, struct load_share *sh, int nthreads,
-    struct client **c, int n, void *(*start)(void *))
+    struct triage_client **c, int n, void *(*start)(void *))
 {
 	int i, per = (n + nthreads - 1) / nthreads;
 
@@ -106,14 +106,14 @@ static double loadrun_start_ms;
 static void
 test_1000_clients_and_jobs_end_to_end(void **state)
 {
-	static struct client *silent[LOADRUN_SILENT], *sub[LOADRUN_SUBMITTERS],
-	    *wai[LOADRUN_WAITERS], *sampler[1];
+	static struct triage_client *silent[LOADRUN_SILENT],
+	    *sub[LOADRUN_SUBMITTERS], *wai[LOADRUN_WAITERS], *sampler[1];
 	struct load_share subs[LOADRUN_SUBMIT_THREADS],
 	    waits[LOADRUN_WAIT_THREADS], samp;
 	struct load load = { .njobs = njobs() };
 	struct rlimit rl;
 	struct tdaemon *d;
-	struct client *c;
+	struct triage_client *c;
 	double t0, took, p50, p99, max, deadline;
 	long hwm;
 	json_t *st, *jobs;
@@ -210,12 +210,12 @@ test_1000_clients_and_jobs_end_to_end(void **state)
 		    LOADRUN_RSS_MAX_KB(load.njobs));
 
 	for (i = 0; i < LOADRUN_SILENT; i++)
-		client_free(silent[i]);
+		triage_client_free(silent[i]);
 	for (i = 0; i < LOADRUN_SUBMITTERS; i++)
-		client_free(sub[i]);
+		triage_client_free(sub[i]);
 	for (i = 0; i < LOADRUN_WAITERS; i++)
-		client_free(wai[i]);
-	client_free(sampler[0]);
+		triage_client_free(wai[i]);
+	triage_client_free(sampler[0]);
 	tdaemon_end(d, c);
 	free(load.ids);
 	free(load.lat);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "triage/client.h"
 #include "tsupport-child.h"
 #include "tsupport-clock.h"
 #include "tsupport-daemon.h"
@@ -46,7 +46,7 @@ tsupport_daemon_ready(pid_t pid, const char *sock, int timeout_ms,
 {
 	int64_t deadline = tsupport_clock_ms() + timeout_ms;
 	char *cause = NULL;
-	struct client *c;
+	struct triage_client *c;
 	int status, rc;
 
 	for (;;) {
@@ -60,8 +60,8 @@ tsupport_daemon_ready(pid_t pid, const char *sock, int timeout_ms,
 		if (rc == 1)
 			return tsupport_err_set(err, "triaged was killed by "
 			    "signal %d before it was ready", WTERMSIG(status));
-		if ((c = client_connect(sock, &cause)) != NULL) {
-			client_free(c);
+		if ((c = triage_client_connect(sock, &cause)) != NULL) {
+			triage_client_free(c);
 			return 0;
 		}
 		free(cause);

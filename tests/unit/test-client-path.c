@@ -1,5 +1,6 @@
-/* test-client-path.c - client_socket_path(): every step of protocol.md's
- * resolution order, from the caller's environment as the caller gives it. */
+/* test-client-path.c - client_socket_resolve(): every step of protocol.md's
+ * resolution order, from the caller's environment as the caller gives it;
+ * and triage_client_socket_path(), libtriage's, from the process's own. */
 #include <sys/stat.h>
 
 #include <setjmp.h>
@@ -56,7 +57,7 @@ static void
 assert_path(const char *flag, const char *config,
     const struct caller_env *env, bool for_daemon, const char *want)
 {
-	char *path = client_socket_path(flag, config, env, for_daemon);
+	char *path = client_socket_resolve(flag, config, env, for_daemon);
 
 	assert_non_null(path);
 	assert_string_equal(path, want);
@@ -91,7 +92,7 @@ empty_env_counts_as_unset(void **state)
 	(void)state;
 	env.xdg_runtime_dir = NULL;
 	assert_path(NULL, "/config/sock", &env, true, "/config/sock");
-	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, false, TRIAGE_SOCKET_SYSTEM);
 }
 
 static void
@@ -114,7 +115,7 @@ runtime_dir_for_a_user(void **state)
 	assert_path(NULL, NULL, &env, true, want);
 
 	/* A client: the system daemon until the user's own made triage/. */
-	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, false, TRIAGE_SOCKET_SYSTEM);
 	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	assert_path(NULL, NULL, &env, false, want);
@@ -135,11 +136,11 @@ runtime_dir_missing_falls_to_system(void **state)
 	(void)state;
 	snprintf(missing, sizeof missing, "%s/nonexistent", runtime_dir);
 	env.xdg_runtime_dir = missing;
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 	env.xdg_runtime_dir = NULL;
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 	env.xdg_runtime_dir = "";
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 }
 
 static void
@@ -149,12 +150,12 @@ runtime_dir_not_a_directory_or_relative(void **state)
 
 	(void)state;
 	env.xdg_runtime_dir = "/dev/null";
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 
 	/* The XDG spec: a relative path is to be ignored. */
 	assert_int_equal(chdir("/"), 0);
 	env.xdg_runtime_dir = "tmp";
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 }
 
 static void
@@ -165,10 +166,10 @@ root_uses_the_system_socket(void **state)
 
 	(void)state;
 	env.euid = 0;
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
 	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_path(NULL, NULL, &env, false, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, false, TRIAGE_SOCKET_SYSTEM);
 	assert_int_equal(rmdir(sub), 0);
 }
 
@@ -182,14 +183,51 @@ the_process_environment_is_not_read(void **state)
 	(void)state;
 	setenv("TRIAGE_SOCKET", "/from/the/process", 1);
 	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
-	assert_path(NULL, NULL, &env, true, CLIENT_SOCKET_SYSTEM);
+	assert_path(NULL, NULL, &env, true, TRIAGE_SOCKET_SYSTEM);
 	env.euid = geteuid() == 0 ? USER_UID : 0;
 	env.xdg_runtime_dir = runtime_dir;
 	snprintf(want, sizeof want, "%s/triage/triage.sock", runtime_dir);
 	assert_path(NULL, NULL, &env, true,
-	    env.euid == 0 ? CLIENT_SOCKET_SYSTEM : want);
+	    env.euid == 0 ? TRIAGE_SOCKET_SYSTEM : want);
 	unsetenv("TRIAGE_SOCKET");
 	unsetenv("XDG_RUNTIME_DIR");
+}
+
+/* triage_client_socket_path(flag) gives want. */
+static void
+public_path(const char *flag, const char *want)
+{
+	char *path = triage_client_socket_path(flag);
+
+	assert_non_null(path);
+	assert_string_equal(path, want);
+	free(path);
+}
+
+/* The library's entry reads what the internal one is handed: our own uid
+ * and environment, and no config (a client has none). */
+static void
+the_public_entry_reads_the_environment(void **state)
+{
+	char sub[256], mine[256];
+
+	(void)state;
+	setenv("TRIAGE_SOCKET", "/from/the/process", 1);
+	setenv("XDG_RUNTIME_DIR", runtime_dir, 1);
+	public_path("/flag/sock", "/flag/sock");
+	public_path(NULL, "/from/the/process");
+
+	/* Empty counts as unset; then the user's own daemon, if any. */
+	setenv("TRIAGE_SOCKET", "", 1);
+	public_path(NULL, TRIAGE_SOCKET_SYSTEM);
+	snprintf(sub, sizeof sub, "%s/triage", runtime_dir);
+	snprintf(mine, sizeof mine, "%s/triage/triage.sock", runtime_dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	public_path(NULL, geteuid() == 0 ? TRIAGE_SOCKET_SYSTEM : mine);
+	assert_int_equal(rmdir(sub), 0);
+	unsetenv("TRIAGE_SOCKET");
+	unsetenv("XDG_RUNTIME_DIR");
+	public_path(NULL, TRIAGE_SOCKET_SYSTEM);
 }
 
 int
@@ -205,6 +243,7 @@ main(void)
 		cmocka_unit_test(runtime_dir_not_a_directory_or_relative),
 		cmocka_unit_test(root_uses_the_system_socket),
 		cmocka_unit_test(the_process_environment_is_not_read),
+		cmocka_unit_test(the_public_entry_reads_the_environment),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,7 +29,7 @@ struct fixture {
 	char path[128];
 	int listener;
 	int peer;		/* the test's end of the client's connection */
-	struct client *c;
+	struct triage_client *c;
 };
 
 static int
@@ -54,7 +54,7 @@ setup(void **state)
 	    listen(fx->listener, 1) == -1)
 		return -1;
 	/* The backlog completes the connection before accept(). */
-	if ((fx->c = client_connect(fx->path, &cause)) == NULL) {
+	if ((fx->c = triage_client_connect(fx->path, &cause)) == NULL) {
 		fprintf(stderr, "%s\n", cause);
 		free(cause);
 		return -1;
@@ -70,7 +70,7 @@ teardown(void **state)
 {
 	struct fixture *fx = *state;
 
-	client_free(fx->c);
+	triage_client_free(fx->c);
 	if (fx->peer != -1)
 		close(fx->peer);
 	close(fx->listener);
@@ -126,7 +126,7 @@ connect_names_a_missing_socket(void **state)
 
 	(void)state;
 	errno = 0;
-	assert_null(client_connect("/nonexistent/triage.sock", &cause));
+	assert_null(triage_client_connect("/nonexistent/triage.sock", &cause));
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(cause);
 	assert_string_equal(cause, "cannot connect to /nonexistent/triage.sock: "
@@ -153,7 +153,7 @@ connect_names_a_socket_nobody_listens_on(void **state)
 	assert_int_equal(bind(fd, (struct sockaddr *)&sun, sizeof sun), 0);
 	close(fd);
 
-	assert_null(client_connect(path, &cause));
+	assert_null(triage_client_connect(path, &cause));
 	assert_int_equal(errno, ECONNREFUSED);
 	snprintf(want, sizeof want, "cannot connect to %s: Connection refused "
 	    "(is triaged running?)", path);
@@ -172,7 +172,7 @@ connect_refuses_a_path_too_long(void **state)
 	memset(path, 'x', sizeof path - 1);
 	path[0] = '/';
 	path[sizeof path - 1] = '\0';
-	assert_null(client_connect(path, &cause));
+	assert_null(triage_client_connect(path, &cause));
 	assert_int_equal(errno, ENAMETOOLONG);
 	assert_non_null(strstr(cause, path));
 	assert_non_null(strstr(cause, "too long"));
@@ -183,13 +183,13 @@ static void
 call_sends_one_json_rpc_line(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 	char *line;
 
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"ok\":true}}\n");
-	result = client_call(fx->c, "get", json_pack("{s:i}", "id", 5), 1000,
-	    &err);
+	result = triage_client_call(fx->c, "get", json_pack("{s:i}", "id", 5),
+	    1000, &err);
 	assert_non_null(result);
 	assert_true(json_is_true(json_object_get(result, "ok")));
 	json_decref(result);
@@ -200,7 +200,7 @@ call_sends_one_json_rpc_line(void **state)
 
 	/* No params: none sent; ids go on from 1. */
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
-	result = client_call(fx->c, "stats", NULL, 1000, &err);
+	result = triage_client_call(fx->c, "stats", NULL, 1000, &err);
 	assert_non_null(result);
 	json_decref(result);
 	line = peer_read_line(fx);
@@ -213,29 +213,29 @@ static void
 call_keeps_other_responses_and_notifications(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *result, *msg;
 	int64_t id;
 
-	assert_int_equal(client_send(fx->c, "wait", json_pack("{s:i}", "id",
-	    7), &err), 1);
+	assert_int_equal(triage_client_send(fx->c, "wait", json_pack("{s:i}",
+	    "id", 7), &err), 1);
 	/* Out of order, with blank lines and a notification between. */
 	peer_write(fx, "\n  \r\n{\"jsonrpc\":\"2.0\",\"method\":\"job\","
 	    "\"params\":{\"id\":7,\"state\":\"running\"}}\n\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"n\":2}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"n\":1}}\n");
-	result = client_call(fx->c, "get", NULL, 1000, &err);
+	result = triage_client_call(fx->c, "get", NULL, 1000, &err);
 	assert_non_null(result);
 	assert_int_equal(json_integer_value(json_object_get(result, "n")), 2);
 	json_decref(result);
 
-	result = client_recv(fx->c, &id, 1000, &err);
+	result = triage_client_recv(fx->c, &id, 1000, &err);
 	assert_non_null(result);
 	assert_int_equal(id, 1);
 	assert_int_equal(json_integer_value(json_object_get(result, "n")), 1);
 	json_decref(result);
 
-	msg = client_notification(fx->c, 1000, &err);
+	msg = triage_client_notification(fx->c, 1000, &err);
 	assert_non_null(msg);
 	assert_string_equal(json_string_value(json_object_get(msg, "method")),
 	    "job");
@@ -248,12 +248,13 @@ static void
 call_fills_the_daemons_error(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32602,"
 	    "\"message\":\"unknown priority \\\"x\\\"\\nsecond line\","
 	    "\"data\":{\"field\":\"priority\"}}}\n");
-	assert_null(client_call(fx->c, "submit", json_object(), 1000, &err));
+	assert_null(triage_client_call(fx->c, "submit", json_object(), 1000,
+	    &err));
 	assert_int_equal(err.code, -32602);
 	assert_string_equal(err.message, "unknown priority \"x\" second line");
 	assert_string_equal(err.field, "priority");
@@ -261,7 +262,7 @@ call_fills_the_daemons_error(void **state)
 	/* No data: no field. */
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32001,"
 	    "\"message\":\"no such job\"}}\n");
-	assert_null(client_call(fx->c, "get", NULL, 1000, &err));
+	assert_null(triage_client_call(fx->c, "get", NULL, 1000, &err));
 	assert_int_equal(err.code, -32001);
 	assert_string_equal(err.message, "no such job");
 	assert_string_equal(err.field, "");
@@ -269,7 +270,7 @@ call_fills_the_daemons_error(void **state)
 	/* id null: the daemon could not read the request, ours. */
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
 	    "-32600,\"message\":\"request too long\"}}\n");
-	assert_null(client_call(fx->c, "get", NULL, 1000, &err));
+	assert_null(triage_client_call(fx->c, "get", NULL, 1000, &err));
 	assert_int_equal(err.code, -32600);
 	assert_string_equal(err.message, "request too long");
 }
@@ -278,18 +279,18 @@ static void
 batch_responses_are_kept_one_by_one(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 	int64_t id;
 
 	assert_int_equal(client_send_raw(fx->c, "[]\n", 3), 0);
 	peer_write(fx, "[{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":5},"
 	    "{\"jsonrpc\":\"2.0\",\"id\":6,\"result\":6}]\n");
-	result = client_recv(fx->c, &id, 1000, &err);
+	result = triage_client_recv(fx->c, &id, 1000, &err);
 	assert_int_equal(id, 5);
 	assert_int_equal(json_integer_value(result), 5);
 	json_decref(result);
-	result = client_recv(fx->c, &id, 1000, &err);
+	result = triage_client_recv(fx->c, &id, 1000, &err);
 	assert_int_equal(id, 6);
 	json_decref(result);
 }
@@ -298,7 +299,7 @@ static void
 long_lines_are_read_whole(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	size_t n = 3 * 1024 * 1024, i;
 	char *line;
 	json_t *msg;
@@ -339,12 +340,12 @@ static void
 nul_bytes_survive(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"data\":"
 	    "\"a\\u0000b\"}}\n");
-	result = client_call(fx->c, "output", NULL, 1000, &err);
+	result = triage_client_call(fx->c, "output", NULL, 1000, &err);
 	assert_non_null(result);
 	assert_int_equal(json_string_length(json_object_get(result, "data")), 3);
 	assert_memory_equal(json_string_value(json_object_get(result, "data")),
@@ -356,20 +357,20 @@ static void
 timeout_loses_nothing(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *msg;
 
 	/* Half a message, then nothing: a timeout. */
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"method\":");
 	errno = 0;
-	assert_null(client_notification(fx->c, 50, &err));
+	assert_null(triage_client_notification(fx->c, 50, &err));
 	assert_int_equal(errno, ETIMEDOUT);
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_non_null(strstr(err.message, fx->path));
 
 	/* The rest arrives: the message is whole. */
 	peer_write(fx, "\"job\",\"params\":{}}\n");
-	msg = client_notification(fx->c, 1000, &err);
+	msg = triage_client_notification(fx->c, 1000, &err);
 	assert_non_null(msg);
 	json_decref(msg);
 }
@@ -378,29 +379,29 @@ static void
 malformed_line_is_a_transport_error(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 
 	peer_write(fx, "this is not json\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":1}\n");
 	errno = 0;
-	assert_null(client_call(fx->c, "get", NULL, 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_null(triage_client_call(fx->c, "get", NULL, 1000, &err));
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_int_equal(errno, EPROTO);
 	assert_non_null(strstr(err.message, "malformed"));
 	assert_non_null(strstr(err.message, fx->path));
 
 	/* The bad line is dropped; the next one is read. */
-	result = client_recv(fx->c, &(int64_t){ 0 }, 1000, &err);
+	result = triage_client_recv(fx->c, &(int64_t){ 0 }, 1000, &err);
 	assert_non_null(result);
 	json_decref(result);
 
 	/* JSON, but not a JSON-RPC message. */
 	peer_write(fx, "42\n{\"x\":1}\n");
 	assert_null(client_read_message(fx->c, 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
-	assert_null(client_notification(fx->c, 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
+	assert_null(triage_client_notification(fx->c, 1000, &err));
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_int_equal(errno, EPROTO);
 }
 
@@ -408,22 +409,22 @@ static void
 eof_is_a_transport_error(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,");
 	close(fx->peer);
 	fx->peer = -1;
 	errno = 0;
 	assert_null(client_read_message(fx->c, 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_int_equal(errno, ECONNRESET);
 	assert_non_null(strstr(err.message, fx->path));
 	assert_non_null(strstr(err.message, "closed"));
 
 	/* A call fails on the send (EPIPE) or the read, as clearly. */
 	errno = 0;
-	assert_null(client_call(fx->c, "get", NULL, 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_null(triage_client_call(fx->c, "get", NULL, 1000, &err));
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
 	assert_non_null(strstr(err.message, "closed"));
 }
@@ -432,18 +433,18 @@ static void
 send_to_a_closed_peer_does_not_raise_sigpipe(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 	int i;
 
 	close(fx->peer);
 	fx->peer = -1;
 	/* The first send may still succeed; none may kill us. */
 	for (i = 0; i < 3; i++) {
-		if (client_send(fx->c, "get", NULL, &err) == -1)
+		if (triage_client_send(fx->c, "get", NULL, &err) == -1)
 			break;
 	}
 	assert_true(i < 3);
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_non_null(strstr(err.message, "closed"));
 }
 
@@ -451,13 +452,14 @@ static void
 error_said_before_closing_is_reported(void **state)
 {
 	struct fixture *fx = *state;
-	struct client_error err;
+	struct triage_error err;
 
 	/* As the daemon does with a line over max_request. */
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
 	    "-32600,\"message\":\"request line too long\"}}\n");
 	shutdown(fx->peer, SHUT_RDWR);
-	assert_null(client_call(fx->c, "submit", json_object(), 1000, &err));
+	assert_null(triage_client_call(fx->c, "submit", json_object(), 1000,
+	    &err));
 	assert_int_equal(err.code, -32600);
 	assert_string_equal(err.message, "request line too long");
 }
@@ -468,12 +470,12 @@ struct outages {
 };
 
 static void
-outage_cb(const char *path, enum client_outage what, void *arg)
+outage_cb(const char *path, enum triage_outage what, void *arg)
 {
 	struct outages *o = arg;
 
 	(void)path;
-	strcat(o->said, what == CLIENT_OUTAGE_LOST ? "lost " : "back ");
+	strcat(o->said, what == TRIAGE_OUTAGE_LOST ? "lost " : "back ");
 }
 
 /*
@@ -554,7 +556,7 @@ end_reborn(struct fixture *fx, pid_t pid, int log, const char *want)
 	ssize_t n, len = 0;
 	int status;
 
-	client_free(fx->c);
+	triage_client_free(fx->c);
 	fx->c = NULL;
 	while ((n = read(log, got + len, sizeof got - 1 - (size_t)len)) > 0)
 		len += n;
@@ -570,17 +572,17 @@ end_reborn(struct fixture *fx, pid_t pid, int log, const char *want)
 static pid_t
 watch_then_restart(struct fixture *fx, struct outages *o, int *log)
 {
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 
 	peer_write(fx, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
-	result = client_call(fx->c, "watch", json_pack("{s:[i]}", "ids", 7),
-	    1000, &err);
+	result = triage_client_call(fx->c, "watch", json_pack("{s:[i]}", "ids",
+	    7), 1000, &err);
 	assert_non_null(result);
 	json_decref(result);
 	close(fx->peer);
 	fx->peer = -1;
-	client_reconnect(fx->c, 10000, outage_cb, o);
+	triage_client_reconnect(fx->c, 10000, outage_cb, o);
 	return start_reborn(fx, log);
 }
 
@@ -589,14 +591,14 @@ reconnect_renews_the_watch_and_sends_a_read_again(void **state)
 {
 	struct fixture *fx = *state;
 	struct outages o = { "" };
-	struct client_error err;
+	struct triage_error err;
 	json_t *result;
 	pid_t pid;
 	int log;
 
 	pid = watch_then_restart(fx, &o, &log);
-	result = client_call(fx->c, "get", json_pack("{s:i}", "id", 5), 10000,
-	    &err);
+	result = triage_client_call(fx->c, "get", json_pack("{s:i}", "id", 5),
+	    10000, &err);
 	if (result == NULL)
 		fail_msg("get: %s", err.message);
 	assert_string_equal(json_string_value(json_object_get(result,
@@ -604,7 +606,7 @@ reconnect_renews_the_watch_and_sends_a_read_again(void **state)
 	json_decref(result);
 	assert_string_equal(o.said, "lost back ");
 	/* The renewed watch's notification is there for the caller. */
-	result = client_notification(fx->c, 1000, &err);
+	result = triage_client_notification(fx->c, 1000, &err);
 	assert_non_null(result);
 	json_decref(result);
 	end_reborn(fx, pid, log,
@@ -617,13 +619,13 @@ reconnect_goes_on_waiting_for_notifications(void **state)
 {
 	struct fixture *fx = *state;
 	struct outages o = { "" };
-	struct client_error err;
+	struct triage_error err;
 	json_t *msg;
 	pid_t pid;
 	int log;
 
 	pid = watch_then_restart(fx, &o, &log);
-	msg = client_notification(fx->c, 10000, &err);
+	msg = triage_client_notification(fx->c, 10000, &err);
 	if (msg == NULL)
 		fail_msg("notification: %s", err.message);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
@@ -640,14 +642,15 @@ reconnect_never_sends_a_change_again(void **state)
 	struct fixture *fx = *state;
 	struct pollfd pfd = { .fd = fx->listener, .events = POLLIN };
 	struct outages o = { "" };
-	struct client_error err;
+	struct triage_error err;
 
-	client_reconnect(fx->c, 10000, outage_cb, &o);
+	triage_client_reconnect(fx->c, 10000, outage_cb, &o);
 	close(fx->peer);
 	fx->peer = -1;
 	errno = 0;
-	assert_null(client_call(fx->c, "submit", json_object(), 1000, &err));
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_null(triage_client_call(fx->c, "submit", json_object(), 1000,
+	    &err));
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_true(errno == EPIPE || errno == ECONNRESET);
 	assert_string_equal(o.said, "");
 	/* Nobody came back to the listener. */
@@ -659,10 +662,10 @@ reconnect_gives_up_after_its_bound(void **state)
 {
 	struct fixture *fx = *state;
 	struct outages o = { "" };
-	struct client_error err;
+	struct triage_error err;
 	int64_t start;
 
-	client_reconnect(fx->c, 300, outage_cb, &o);
+	triage_client_reconnect(fx->c, 300, outage_cb, &o);
 	close(fx->peer);
 	fx->peer = -1;
 	/* The daemon's socket is gone, as when it stops. */
@@ -670,11 +673,11 @@ reconnect_gives_up_after_its_bound(void **state)
 	unlink(fx->path);
 	fx->listener = socket(AF_UNIX, SOCK_STREAM, 0);
 	start = tsupport_clock_ms();
-	assert_null(client_call(fx->c, "wait", json_pack("{s:i}", "id", 5),
-	    -1, &err));
+	assert_null(triage_client_call(fx->c, "wait", json_pack("{s:i}", "id",
+	    5), -1, &err));
 	assert_true(tsupport_clock_ms() - start >= 300);
 	assert_true(tsupport_clock_ms() - start < PEER_TIMEOUT_MS);
-	assert_int_equal(err.code, CLIENT_ERR_TRANSPORT);
+	assert_int_equal(err.code, TRIAGE_ERR_TRANSPORT);
 	assert_int_equal(errno, ENOENT);
 	assert_non_null(strstr(err.message, fx->path));
 	assert_string_equal(o.said, "lost ");

@@ -40,13 +40,13 @@ FOLLOW_POLL = 0.25
 
 Filter = Mapping[str, Any]
 
-# -- reconnecting (lib/client.h, client_reconnect) ---------------------------
+# -- reconnecting (<triage/client.h>, triage_client_reconnect) -------------
 
-#: The bound of one outage unless told otherwise (CLIENT_RECONNECT_DEFAULT_MS):
+#: The bound of one outage unless told otherwise (TRIAGE_RECONNECT_DEFAULT_MS):
 #: a restart or an upgrade of the daemon takes seconds, not minutes.
 RECONNECT_DEFAULT = 300.0
 #: Between attempts to reach the daemon: the first pause, doubled each time
-#: up to the last (CLIENT_RECONNECT_FIRST_MS, CLIENT_RECONNECT_MAX_MS).
+#: up to the last (TRIAGE_RECONNECT_FIRST_MS, TRIAGE_RECONNECT_MAX_MS).
 RECONNECT_FIRST = 0.05
 RECONNECT_MAX = 2.0
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import DaemonUnavailable, ProtocolError
 
-#: The system daemon's socket: CLIENT_SOCKET_SYSTEM of lib/client.h.
+#: The system daemon's socket: TRIAGE_SOCKET_SYSTEM of <triage/client.h>.
 SYSTEM_SOCKET = "/run/triage/triage.sock"
 
 # What one recv() asks for; lines longer than this are simply read in pieces.
