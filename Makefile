@@ -461,6 +461,11 @@ install: all
 		echo "$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf"; \
 		$(INSTALL) -m 0644 config/triage.conf $(DESTDIR)$(SYSCONFDIR)/triage/triage.conf; \
 	fi
+	@# Installed for real, the loader's cache learns of the library (the
+	@# installed triage has no RUNPATH), as libtool's installs do.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		echo ldconfig; ldconfig; \
+	fi
 
 # `make deb` builds the packages with dpkg-buildpackage (debian/: debhelper,
 # `make install PREFIX=/usr`, pybuild on client/python):

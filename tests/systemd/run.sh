@@ -100,9 +100,11 @@ if [ "$SRC" = fallback ]; then
 fi
 # The package, when `make deb` built one: boot.sh puts it in /root/pkg.
 DEB=$(ls -t "$REPO"/build/triage_*.deb 2>/dev/null | head -1)
+# The client library the CLI links, a package of its own, installed with it.
+LIBDEB=$(ls -t "$REPO"/build/libtriage0_*.deb 2>/dev/null | head -1)
 PREV=
 if [ -n "$DEB" ]; then
-	mkdir -p "$T/pkg" && cp "$DEB" "$T/pkg/"
+	mkdir -p "$T/pkg" && cp "$DEB" ${LIBDEB:+"$LIBDEB"} "$T/pkg/"
 	# The previous version, for the upgrade check: this package with a
 	# lower version (one from before adoption kills its jobs as it stops,
 	# as it always did: there is nothing of it to test here).
@@ -704,11 +706,11 @@ check_security() {
 # apt-get, into this throwaway root once what `make install` put there is
 # gone: its postinst adds the group and starts triage.socket, whose first
 # connection starts the service, which runs a job.
-apt_install() { # DEB LOG
+apt_install() { # DEB LOG: with libtriage0, which triage depends on
 	timeout 300 nsenter -t "$NSPID" -p -m -u -i -r -w env -i \
 	    PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
 	    apt-get install -y -q --no-install-recommends "/root/pkg/${1##*/}" \
-	    >"$2" 2>&1
+	    ${LIBDEB:+"/root/pkg/${LIBDEB##*/}"} >"$2" 2>&1
 }
 
 # An upgrade from the previous version with a job running: the package

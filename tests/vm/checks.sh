@@ -149,6 +149,11 @@ check_install() {
 		*) out=$(cp -a "$top" / 2>&1) ;;
 		esac || { notok "install" "copying $top of the make install tree into / failed: $out"; return 1; }
 	done
+	# The CLI's libtriage.so.0, in /usr/local/lib: the loader's cache
+	# learns of it, as make install's ldconfig does on a real host.
+	if ! out=$(ldconfig 2>&1); then
+		notok "install" "ldconfig: $out"; return 1
+	fi
 	unit=$(systemctl cat triage.service 2>/dev/null | sed -n 's/^ExecStart=//p')
 	if ! out=$(systemd-sysusers 2>&1) || ! getent group triage >/dev/null; then
 		notok "install" "systemd-sysusers made no group triage: $out"; return 1
