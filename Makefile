@@ -210,10 +210,16 @@ $(DTEST_BIN): $(BUILD)/tests/test-%: $(BUILD)/obj/tests/daemon/test-%.o $(DTEST_
 # line over all of them. The library's scripts check what install puts (it
 # is all built first, so that their `make install` only copies) and build
 # a program against it: with this build's compiler and sanitizers.
+# The longest tests first, the scripts among them (they wait for no other
+# test), so that the run does not end with one long test alone.
+SLOW_TESTS := $(addprefix $(BUILD)/tests/test-,cluster completion load \
+	durable dashboard crash)
 test: $(TESTS) all
 	@BUILD='$(BUILD)' CC='$(CC)' SANITIZE='$(SANITIZE)' \
-		sh tests/run-tests.sh $(TESTS) tests/check-includes.sh \
-		tests/python-client.sh tests/lib-symbols.sh tests/lib-install.sh
+		sh tests/run-tests.sh $(filter $(SLOW_TESTS),$(TESTS)) \
+		tests/python-client.sh tests/lib-symbols.sh \
+		tests/lib-install.sh $(filter-out $(SLOW_TESTS),$(TESTS)) \
+		tests/check-includes.sh
 
 check: test
 
@@ -312,11 +318,13 @@ asan:
 .PHONY: valgrind
 VG_BUILD := $(BUILD)/valgrind
 VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
-VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,bounds bulk cli cli-output \
-	cli-queue cli-resources cli-select completion crash docs durable \
-	faults fdlimit http jobproc jobs lifecycle limits load notify \
-	prometheus protocol-doc queue reload rpc sched security series \
-	cgroups freeze resources adopt key result)
+# The longest first (a stage's last minutes are its longest test's alone
+# otherwise), then the rest.
+VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,adopt durable security \
+	freeze completion result key bounds bulk cli cli-output cli-queue \
+	cli-resources cli-select crash docs faults fdlimit http jobproc jobs \
+	lifecycle limits load notify prometheus protocol-doc queue reload rpc \
+	sched series cgroups resources)
 # --vgdb=no: no gdbserver files in /tmp, where one a root process left
 # under the same pid keeps a daemon run as another user from starting.
 VALGRIND := valgrind --tool=memcheck --trace-children=no --vgdb=no \

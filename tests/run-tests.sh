@@ -19,9 +19,10 @@
 # script, with TRIAGE_TEST_LAUNCH set to the program's name for its logs.
 #
 # TEST_JOBS=N (default 1) runs N programs at once; their output still comes
-# in the order given, each program's whole. A script (*.sh) runs alone, once
-# everything before it has ended: it checks what they left (valgrind's
-# reports).
+# in the order given, each program's whole. A script (*.sh) runs like a
+# program, but never under the wrapper; a checking script (*-check.sh) runs
+# alone, once everything before it has ended: it checks what they left
+# (valgrind's reports).
 
 limit=${TEST_TIMEOUT:-300}
 slow=${TRIAGE_TEST_SLOW:-1}
@@ -137,7 +138,7 @@ finish() {
 
 for prog in "$@"; do
 	case $prog in
-	*.sh)
+	*-check.sh)
 		while [ "$nrunning" -gt 0 ]; do finish; done
 		launch "$prog"
 		finish
