@@ -91,6 +91,17 @@ def caller_cwd() -> str | dict[str, str]:
     return encode_bytes(os.getcwdb())
 
 
+def decode_line(line: bytes) -> Any:
+    """One message of the daemon's, a line without its newline (a CR
+    before it, or blanks around it, are JSON's whitespace), decoded;
+    ProtocolError when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise ProtocolError(None, f"the daemon sent a line that is not "
+                            f"JSON: {exc}") from exc
+
+
 class Connection:
     """One stream connection to the daemon, sending and reading whole lines.
 
@@ -146,14 +157,8 @@ class Connection:
         time.monotonic() value, None for none). Blank lines are skipped."""
         while True:
             line = self._next_line(deadline)
-            line = line.rstrip(b"\r")
-            if not line.strip():
-                continue
-            try:
-                return json.loads(line)
-            except ValueError as exc:
-                raise ProtocolError(None, f"the daemon sent a line that is "
-                                    f"not JSON: {exc}") from exc
+            if line.strip():
+                return decode_line(line)
 
     def _next_line(self, deadline: float | None) -> bytes:
         sock = self._require()

@@ -16,7 +16,7 @@ from typing import (Any, AsyncIterator, Awaitable, Callable, Mapping, Sequence,
 
 from . import _calls
 from ._calls import _UNSET, R, FOLLOW_POLL, Call, Filter, OutputCursor
-from ._wire import _connect_message, socket_path
+from ._wire import _connect_message, decode_line, socket_path
 from .errors import DaemonUnavailable, ProtocolError, _NotSent, error_from_reply
 from .job import Event, Job
 
@@ -109,14 +109,8 @@ async def _read_message(reader: asyncio.StreamReader, path: str) -> Any:
         except OSError as exc:
             raise DaemonUnavailable(f"lost the daemon at {path}: {exc}",
                                     path) from exc
-        line = line.rstrip(b"\r\n")
-        if not line.strip():
-            continue
-        try:
-            return json.loads(line)
-        except ValueError as exc:
-            raise ProtocolError(None, f"the daemon sent a line that is not "
-                                f"JSON: {exc}") from exc
+        if line.strip():
+            return decode_line(line)
 
 
 class _Link(asyncio.Protocol):
@@ -162,10 +156,9 @@ class _Link(asyncio.Protocol):
             if not line.strip():
                 continue
             try:
-                message = json.loads(line)
-            except ValueError as exc:
-                self.fail(ProtocolError(None, f"the daemon sent a line that "
-                                        f"is not JSON: {exc}"))
+                message = decode_line(line)
+            except ProtocolError as exc:
+                self.fail(exc)
                 return
             if isinstance(message, builtins.list):
                 for reply in message:
