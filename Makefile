@@ -321,7 +321,7 @@ VG_LOGS := $(CURDIR)/$(VG_BUILD)/logs
 # The longest first (a stage's last minutes are its longest test's alone
 # otherwise), then the rest.
 VG_TESTS := $(addprefix $(VG_BUILD)/tests/test-,adopt durable security \
-	freeze completion result key bounds bulk cli cli-output cli-queue \
+	freeze result key bounds bulk cli cli-output cli-queue \
 	cli-resources cli-select crash docs faults fdlimit http jobproc jobs \
 	lifecycle limits load notify prometheus protocol-doc queue reload rpc \
 	sched series cgroups resources)
