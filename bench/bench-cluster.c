@@ -1,5 +1,6 @@
 /* bench-cluster.c - `make bench`: several triaged sharing their queues through
- * PostgreSQL: jobs/s by 1, 2 and 3 nodes, claim latency, idle queries. */
+ * PostgreSQL: jobs/s by 1, 2 and 3 nodes (jobs that compute, and jobs that
+ * wait), refused claims, transactions a job, claim latency, idle queries. */
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <jansson.h>
 
 #include "bench-daemon.h"
+#include "bench-http.h"
 #include "bench-jobs.h"
 #include "bench-opts.h"
 #include "bench-pg.h"
@@ -35,8 +37,21 @@
 #define BENCH_CLUSTER_QUICK_SAMPLES	50
 #define BENCH_CLUSTER_IDLE_SECONDS	60
 #define BENCH_CLUSTER_QUICK_IDLE_SECONDS 10
-/* The slots of every contestant, split evenly between its nodes. */
+/* The slots of every contestant of `true` jobs, split evenly between its
+ * nodes. */
 #define BENCH_CLUSTER_SLOTS		6
+/* Jobs that wait rather than compute: each node's slots, the job, its
+ * length, and how long a round would take at the ideal rate (every slot
+ * always busy): nodes x slots / length jobs a second. */
+#define BENCH_CLUSTER_WAIT_SLOTS	16
+#define BENCH_CLUSTER_WAIT_JOB		"0.1"
+#define BENCH_CLUSTER_WAIT_JOB_S	0.1
+#define BENCH_CLUSTER_WAIT_ROUND_S	4
+#define BENCH_CLUSTER_QUICK_WAIT_ROUND_S 2
+/* The targets: waiting jobs at 3 nodes at least this share of the ideal
+ * rate; claims refused (another node had the job) at most this share. */
+#define BENCH_CLUSTER_WAIT_TARGET	0.95
+#define BENCH_CLUSTER_REFUSED_TARGET	0.05
 #define BENCH_CLUSTER_MAX_NODES		3
 /* A round of a few thousand `true` is seconds, and a job whose node went
  * silent is taken over after the lease (30 s): this is a stuck cluster. */
@@ -57,10 +72,21 @@
 struct bench_cluster_who {
 	const char *name;
 	unsigned nodes;		/* 0: one daemon on SQLite */
+	bool wait;		/* jobs that wait (sleep), each node
+				 * BENCH_CLUSTER_WAIT_SLOTS; else `true`,
+				 * BENCH_CLUSTER_SLOTS split */
 	unsigned rounds;	/* that ran */
 	double rate[16];	/* jobs/s, each round */
 	uint64_t ran[BENCH_CLUSTER_MAX_NODES]; /* jobs each node ran,
 						 * over every round */
+	/* Over every round: the jobs, the claims the nodes wrote and
+	 * those refused (their metrics), the database's transactions. */
+	uint64_t jobs;
+	uint64_t claims;
+	uint64_t refused;
+	uint64_t moved;
+	long long xacts;
+	bool counted;		/* every round's counts were read */
 	struct bench_why why;
 };
 
@@ -69,6 +95,7 @@ struct bench_cluster_who {
 struct bench_cluster_set {
 	struct bench_daemon *d[BENCH_CLUSTER_MAX_NODES];
 	unsigned n;
+	char db[32];		/* the nodes' database; "" for SQLite */
 };
 
 struct bench_cluster {
@@ -77,7 +104,8 @@ struct bench_cluster {
 	char stamp[PATH_MAX];	/* ref-stamp, beside us */
 	struct tsupport_pg *pg;
 	unsigned dbs;		/* databases made, for their names */
-	uint64_t jobs;		/* per throughput round */
+	uint64_t jobs;		/* per throughput round of `true` */
+	double wait_round_s;	/* of waiting jobs, at the ideal rate */
 	long samples;		/* of the latency, each */
 	long idle_seconds;
 	struct bench_cluster_idle *idle;
@@ -90,6 +118,7 @@ static void bench_cluster_idle_open(struct bench_cluster *b);
 struct bench_cluster_feed {
 	pthread_t thread;
 	struct triage_client *cl;
+	const json_t *params;	/* of each submit; NULL: `true` */
 	uint64_t n;
 	json_int_t *ids;	/* n, filled in */
 	struct bench_why why;
@@ -111,26 +140,29 @@ bench_cluster_stop(struct bench_cluster_set *s, bool ok)
 }
 
 /*
- * Starts nodes daemons (0: one on SQLite) with the slots split between
- * them, each a node of a new database. 0, or -1 with *cause set
- * (allocated) and nothing left running.
+ * Starts nodes daemons (0: one on SQLite), each with slots (0: the
+ * `true` rounds' slots split between them) and its metrics on [http],
+ * each a node of a new database. 0, or -1 with *cause set (allocated) and
+ * nothing left running.
  */
 static int
-bench_cluster_start(struct bench_cluster *b, unsigned nodes,
+bench_cluster_start(struct bench_cluster *b, unsigned nodes, unsigned slots,
     struct bench_cluster_set *s, char **cause)
 {
-	struct bench_daemon_conf conf = { 0 };
-	char db[32], daemon[64], cluster[1024], *conninfo = NULL;
+	struct bench_daemon_conf conf = { .http = true };
+	char daemon[64], cluster[1024], *conninfo = NULL;
 	unsigned i, count = nodes > 0 ? nodes : 1;
 
 	*cause = NULL;
 	s->n = 0;
+	s->db[0] = '\0';
 	snprintf(daemon, sizeof daemon, "slots = %u\n",
-	    BENCH_CLUSTER_SLOTS / count);
+	    slots > 0 ? slots : BENCH_CLUSTER_SLOTS / count);
 	conf.daemon = daemon;
 	if (nodes > 0) {
-		snprintf(db, sizeof db, "bench%u", ++b->dbs);
-		if ((conninfo = bench_pg_createdb(b->pg, db, cause)) == NULL)
+		snprintf(s->db, sizeof s->db, "bench%u", ++b->dbs);
+		if ((conninfo = bench_pg_createdb(b->pg, s->db, cause))
+		    == NULL)
 			return -1;
 		conf.cluster = cluster;
 	}
@@ -176,8 +208,8 @@ bench_cluster_feed_cb(void *arg)
 {
 	struct bench_cluster_feed *f = arg;
 
-	(void)bench_jobs_submit(f->cl, f->n, f->ids, BENCH_CLUSTER_REPLY_MS,
-	    &f->why);
+	(void)bench_jobs_submit(f->cl, f->n, f->ids, f->params,
+	    BENCH_CLUSTER_REPLY_MS, &f->why);
 	return NULL;
 }
 
@@ -208,6 +240,94 @@ bench_cluster_wait(struct bench_cluster_who *c, struct triage_client *cl,
 	    bench_cluster_ran_cb, c, &c->why);
 }
 
+/* The value of a counter of the daemon's metrics (a sample without
+ * labels); 0, or -1 with *cause set (allocated). */
+static int
+bench_cluster_metric(const struct bench_daemon *d, const char *name,
+    uint64_t *value, char **cause)
+{
+	char *body = NULL, *at;
+	size_t bytes, len = strlen(name);
+
+	if (bench_http_get(d->http, "/metrics", &bytes, &body, cause) != 0)
+		return -1;
+	for (at = body; (at = strstr(at, name)) != NULL; at += len)
+		if ((at == body || at[-1] == '\n') && at[len] == ' ')
+			break;
+	if (at == NULL) {
+		free(body);
+		bench_why_alloc(cause, "the metrics have no %s", name);
+		return -1;
+	}
+	*value = strtoull(at + len + 1, NULL, 10);
+	free(body);
+	return 0;
+}
+
+/* Adds what the round cost to c's counts: the claims and refusals of each
+ * node, before they stop. false (the counts left incomplete) after saying
+ * why. */
+static bool
+bench_cluster_count_claims(struct bench_cluster_who *c,
+    const struct bench_cluster_set *s)
+{
+	uint64_t claims, refused, moved;
+	char *cause = NULL;
+	unsigned i;
+
+	for (i = 0; i < s->n; i++) {
+		if (bench_cluster_metric(s->d[i], "triage_store_claims_total",
+		    &claims, &cause) != 0 || bench_cluster_metric(s->d[i],
+		    "triage_store_claims_refused_total", &refused, &cause)
+		    != 0 || bench_cluster_metric(s->d[i],
+		    "triage_store_claims_moved_total", &moved, &cause) != 0) {
+			fprintf(stderr, "bench-cluster: %s: %s\n", c->name,
+			    cause != NULL ? cause : "out of memory");
+			free(cause);
+			return false;
+		}
+		c->claims += claims;
+		c->refused += refused;
+		c->moved += moved;
+	}
+	return true;
+}
+
+/* The database's transactions over the round, once its nodes have stopped
+ * (a backend reports its counts as it exits). false after saying why. */
+static bool
+bench_cluster_count_xacts(struct bench_cluster *b, struct bench_cluster_who *c,
+    const char *db)
+{
+	char *cause = NULL;
+	long long n;
+
+	if (db[0] == '\0')
+		return true;
+	if ((n = bench_pg_xacts(b->pg, db, &cause)) == -1) {
+		fprintf(stderr, "bench-cluster: %s: %s\n", c->name,
+		    cause != NULL ? cause : "out of memory");
+		free(cause);
+		return false;
+	}
+	c->xacts += n;
+	return true;
+}
+
+/* The jobs of a round of c: `true` split between the nodes, or waiting
+ * jobs enough to keep every slot busy for the round's time. */
+static uint64_t
+bench_cluster_round_jobs(const struct bench_cluster *b,
+    const struct bench_cluster_who *c)
+{
+	unsigned count = c->nodes > 0 ? c->nodes : 1;
+
+	if (!c->wait)
+		return b->jobs;
+	return (uint64_t)(count * BENCH_CLUSTER_WAIT_SLOTS *
+	    b->wait_round_s / BENCH_CLUSTER_WAIT_JOB_S + 0.5);
+}
+
 /*
  * One round of c on fresh daemons: the jobs split between its nodes, each
  * node's share submitted pipelined on a connection of its own, all at
@@ -221,19 +341,27 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 	struct triage_client *cl[BENCH_CLUSTER_MAX_NODES];
 	struct bench_cluster_set s;
 	unsigned i, started = 0, count = c->nodes > 0 ? c->nodes : 1;
+	uint64_t jobs = bench_cluster_round_jobs(b, c);
+	json_t *params = NULL;
 	char *cause = NULL;
 	json_int_t *ids;
 	double t0, t1;
+	bool counted = false;
 	int rc;
 
-	if ((ids = calloc(b->jobs, sizeof *ids)) == NULL) {
+	if ((ids = calloc(jobs, sizeof *ids)) == NULL || (c->wait &&
+	    (params = json_pack("{s[ss]}", "argv", "sleep",
+	    BENCH_CLUSTER_WAIT_JOB)) == NULL)) {
+		free(ids);
 		bench_why_set(&c->why, "out of memory");
 		return;
 	}
-	if (bench_cluster_start(b, c->nodes, &s, &cause) == -1) {
+	if (bench_cluster_start(b, c->nodes, c->wait ?
+	    BENCH_CLUSTER_WAIT_SLOTS : 0, &s, &cause) == -1) {
 		bench_why_set(&c->why, "%s", cause ? cause : "out of memory");
 		free(cause);
 		free(ids);
+		json_decref(params);
 		return;
 	}
 	if (bench_cluster_connect(&s, cl, &cause) == -1) {
@@ -244,7 +372,8 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 	memset(f, 0, sizeof f);
 	for (i = 0; i < count; i++) {
 		f[i].cl = cl[i];
-		f[i].n = b->jobs / count + (i < b->jobs % count ? 1 : 0);
+		f[i].params = params;
+		f[i].n = jobs / count + (i < jobs % count ? 1 : 0);
 		f[i].ids = i == 0 ? ids : f[i - 1].ids + f[i - 1].n;
 	}
 	t0 = tsupport_clock_s();
@@ -265,10 +394,12 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 		(void)bench_cluster_wait(c, cl[i], &f[i]);
 	t1 = tsupport_clock_s();
 	if (!c->why.failed && c->rounds < sizeof c->rate / sizeof c->rate[0]) {
-		c->rate[c->rounds++] = (double)b->jobs / (t1 - t0);
-		fprintf(stderr, "bench-cluster:   %-8s %6" PRIu64 " jobs %8.3f s"
-		    " %8.0f jobs/s\n", c->name, b->jobs, t1 - t0,
-		    (double)b->jobs / (t1 - t0));
+		c->rate[c->rounds++] = (double)jobs / (t1 - t0);
+		c->jobs += jobs;
+		fprintf(stderr, "bench-cluster:   %-18s %6" PRIu64 " jobs "
+		    "%8.3f s %8.0f jobs/s\n", c->name, jobs, t1 - t0,
+		    (double)jobs / (t1 - t0));
+		counted = bench_cluster_count_claims(c, &s);
 	}
 	for (i = 0; i < count; i++)
 		triage_client_free(cl[i]);
@@ -277,24 +408,62 @@ out:
 		bench_why_set(&c->why, "interrupted");
 	if (!bench_cluster_stop(&s, !c->why.failed))
 		bench_why_set(&c->why, "a daemon did not stop cleanly");
+	if (counted && !bench_cluster_count_xacts(b, c, s.db))
+		counted = false;
+	/* A round that could not be counted leaves the counts out. */
+	c->counted = counted && (c->rounds == 1 || c->counted);
 	free(ids);
+	json_decref(params);
 }
 
-/* Prints the throughput table and its summaries: each cluster against the
- * SQLite daemon of the same run. */
+/* The jobs each node of c ran, over every round, into ran. */
 static void
-bench_cluster_rates_report(const struct bench_cluster *b,
+bench_cluster_ran_text(const struct bench_cluster_who *c, char *ran,
+    size_t size)
+{
+	size_t k, len = 0;
+
+	ran[0] = '\0';
+	for (k = 0; k < c->nodes && len < size; k++)
+		len += (size_t)snprintf(ran + len, size - len, "%sn%zu %" PRIu64,
+		    k > 0 ? ", " : "", k + 1, c->ran[k]);
+}
+
+/* What c's claims and transactions cost, as a table's last columns. */
+static void
+bench_cluster_costs_text(const struct bench_cluster_who *c, char *text,
+    size_t size)
+{
+	if (!c->counted || c->jobs == 0)
+		snprintf(text, size, "%8s %8s %8s %8s", "-", "-", "-", "-");
+	else
+		snprintf(text, size, "%8" PRIu64 " %7.2f%% %7.2f%% %8.2f",
+		    c->claims, c->claims > 0 ? 100.0 * (double)c->refused /
+		    (double)c->claims : 0, c->claims > 0 ? 100.0 *
+		    (double)c->moved / (double)c->claims : 0, c->nodes > 0 ?
+		    (double)c->xacts / (double)c->jobs : 0);
+}
+
+/* The `true` rounds' table and summaries: each cluster against the SQLite
+ * daemon of the same run, and 3 nodes against 1. */
+static void
+bench_cluster_true_report(const struct bench_cluster *b,
     const struct bench_cluster_who *who, size_t n)
 {
 	double sqlite = bench_stat_median(who[0].rate, who[0].rounds), rate;
-	char ran[96];
-	size_t i, k, len;
+	double one = 0, three = 0;
+	char ran[96], costs[64];
+	size_t i;
 
-	printf("\ntriage cluster throughput: %" PRIu64 " jobs of `true`, "
-	    "%d slots split between the nodes, submitted pipelined to every "
-	    "node at once, first submit to last end; median of each's "
-	    "rounds\n\n", b->jobs, BENCH_CLUSTER_SLOTS);
-	printf("%-8s %8s %10s %10s  %s\n", "", "rounds", "jobs/s", "x SQLite",
+	printf("\ntriage cluster throughput, jobs that compute: %" PRIu64
+	    " jobs of `true`, %d slots split between the nodes, submitted "
+	    "pipelined to every node at once, first submit to last end; "
+	    "median of each's rounds; over all rounds, the claims refused "
+	    "(another node had the job) or moved (to another job alike), "
+	    "and the database's transactions a job\n\n",
+	    b->jobs, BENCH_CLUSTER_SLOTS);
+	printf("%-8s %6s %8s %9s %8s %8s %8s %8s  %s\n", "", "rounds",
+	    "jobs/s", "x SQLite", "claims", "refused", "moved", "xact/job",
 	    "jobs run by each node (all rounds)");
 	for (i = 0; i < n; i++) {
 		if (who[i].rounds == 0) {
@@ -303,25 +472,99 @@ bench_cluster_rates_report(const struct bench_cluster *b,
 			continue;
 		}
 		rate = bench_stat_median(who[i].rate, who[i].rounds);
-		ran[0] = '\0';
-		for (k = 0, len = 0; k < who[i].nodes; k++)
-			len += (size_t)snprintf(ran + len, sizeof ran - len,
-			    "%sn%zu %" PRIu64, k > 0 ? ", " : "", k + 1,
-			    who[i].ran[k]);
-		printf("%-8s %8u %10.0f %10.2f  %s\n", who[i].name,
-		    who[i].rounds, rate, sqlite > 0 ? rate / sqlite : 0, ran);
+		if (who[i].nodes == 1)
+			one = rate;
+		if (who[i].nodes == 3)
+			three = rate;
+		bench_cluster_ran_text(&who[i], ran, sizeof ran);
+		bench_cluster_costs_text(&who[i], costs, sizeof costs);
+		printf("%-8s %6u %8.0f %9.2f %s  %s\n", who[i].name,
+		    who[i].rounds, rate, sqlite > 0 ? rate / sqlite : 0,
+		    costs, ran);
 	}
 	for (i = 1; i < n; i++) {
 		if (who[i].rounds == 0 || who[0].rounds == 0) {
-			printf("SUMMARY\tcluster\tjobs/s, %s\t(failed)\t-\t-\t"
-			    "-\n", who[i].name);
+			printf("SUMMARY\tcluster\tjobs/s, `true`, %s\t(failed)"
+			    "\t-\t-\t-\n", who[i].name);
 			continue;
 		}
 		rate = bench_stat_median(who[i].rate, who[i].rounds);
-		printf("SUMMARY\tcluster\tjobs/s, %s, %d slots\t%.0f jobs/s "
-		    "(%.2f x SQLite)\tSQLite %.0f jobs/s\t-\t-\n", who[i].name,
-		    BENCH_CLUSTER_SLOTS, rate, rate / sqlite, sqlite);
+		printf("SUMMARY\tcluster\tjobs/s, `true`, %s, %d slots\t%.0f "
+		    "jobs/s (%.2f x SQLite)\tSQLite %.0f jobs/s\t-\t-\n",
+		    who[i].name, BENCH_CLUSTER_SLOTS, rate, rate / sqlite,
+		    sqlite);
 	}
+	if (one > 0 && three > 0)
+		printf("SUMMARY\tcluster\tjobs/s, `true`, 3 nodes against 1"
+		    "\t%.0f jobs/s (%.2f x)\t1 node %.0f jobs/s\t>= 1.00 x"
+		    "\t%s\n", three, three / one, one, three >= one ? "met" :
+		    "MISSED");
+}
+
+/* The waiting jobs' table and summaries: each cluster against its ideal
+ * rate (nodes x slots / job length), and the claims refused over every
+ * cluster round of both kinds. */
+static void
+bench_cluster_wait_report(const struct bench_cluster *b,
+    const struct bench_cluster_who *who, size_t n,
+    const struct bench_cluster_who *all, size_t nall)
+{
+	uint64_t claims = 0, refused = 0;
+	double rate, ideal;
+	char ran[96], costs[64];
+	bool counted = true;
+	size_t i;
+
+	printf("\ntriage cluster throughput, jobs that wait: `sleep %s`, %d "
+	    "slots a node, jobs for %.0f s at the ideal rate (nodes x slots / "
+	    "%s s), submitted pipelined to every node at once, first submit "
+	    "to last end; median of each's rounds\n\n", BENCH_CLUSTER_WAIT_JOB,
+	    BENCH_CLUSTER_WAIT_SLOTS, b->wait_round_s, BENCH_CLUSTER_WAIT_JOB);
+	printf("%-18s %6s %8s %8s %8s %8s %8s %8s %8s  %s\n", "", "rounds",
+	    "jobs/s", "ideal", "x ideal", "claims", "refused", "moved",
+	    "xact/job",
+	    "jobs run by each node (all rounds)");
+	for (i = 0; i < n; i++) {
+		ideal = who[i].nodes * BENCH_CLUSTER_WAIT_SLOTS /
+		    BENCH_CLUSTER_WAIT_JOB_S;
+		if (who[i].rounds == 0) {
+			printf("%-18s failed: %s\n", who[i].name,
+			    who[i].why.text);
+			printf("SUMMARY\tcluster\tjobs/s, sleep %s, %s\t"
+			    "(failed)\t-\t-\tMISSED\n", BENCH_CLUSTER_WAIT_JOB,
+			    who[i].name);
+			continue;
+		}
+		rate = bench_stat_median(who[i].rate, who[i].rounds);
+		bench_cluster_ran_text(&who[i], ran, sizeof ran);
+		bench_cluster_costs_text(&who[i], costs, sizeof costs);
+		printf("%-18s %6u %8.0f %8.0f %8.2f %s  %s\n", who[i].name,
+		    who[i].rounds, rate, ideal, rate / ideal, costs, ran);
+		/* The target is the 3 nodes': fewer have less to share. */
+		printf("SUMMARY\tcluster\tjobs/s, sleep %s, %s, %d slots "
+		    "each\t%.0f jobs/s (%.2f of ideal)\tideal %.0f jobs/s\t"
+		    "%s\t%s\n", BENCH_CLUSTER_WAIT_JOB, who[i].name,
+		    BENCH_CLUSTER_WAIT_SLOTS, rate, rate / ideal, ideal,
+		    who[i].nodes == 3 ? ">= 0.95 of ideal" : "-",
+		    who[i].nodes != 3 ? "-" : rate / ideal >=
+		    BENCH_CLUSTER_WAIT_TARGET ? "met" : "MISSED");
+	}
+	for (i = 0; i < nall; i++) {
+		if (all[i].nodes < 2)
+			continue;
+		counted = counted && all[i].counted;
+		claims += all[i].claims;
+		refused += all[i].refused;
+	}
+	if (!counted || claims == 0)
+		printf("SUMMARY\tcluster\tclaims refused, 2 and 3 nodes\t"
+		    "(not counted)\t-\t< 5%%\tMISSED\n");
+	else
+		printf("SUMMARY\tcluster\tclaims refused, 2 and 3 nodes, all "
+		    "rounds\t%.2f%% (%" PRIu64 " of %" PRIu64 ")\t-\t< 5%%\t"
+		    "%s\n", 100.0 * (double)refused / (double)claims, refused,
+		    claims, (double)refused < BENCH_CLUSTER_REFUSED_TARGET *
+		    (double)claims ? "met" : "MISSED");
 }
 
 /* ---- claim latency ---- */
@@ -409,7 +652,7 @@ bench_cluster_lat_open(struct bench_cluster *b, struct bench_cluster_lat *l,
 	if (bench_stamps_open(&l->st, b->tmp, nodes > 0 ? "cluster" :
 	    "sqlite") == -1)
 		return -1;
-	if (bench_cluster_start(b, nodes, &l->s, &cause) == -1 ||
+	if (bench_cluster_start(b, nodes, 0, &l->s, &cause) == -1 ||
 	    bench_cluster_connect(&l->s, l->cl, &cause) == -1) {
 		fprintf(stderr, "bench-cluster: %s: %s\n", l->name,
 		    cause ? cause : "out of memory");
@@ -567,7 +810,8 @@ bench_cluster_idle_start(struct bench_cluster *b,
 {
 	char *cause = NULL;
 
-	if (bench_cluster_start(b, BENCH_CLUSTER_MAX_NODES, &i->s, &cause)
+	if (bench_cluster_start(b, BENCH_CLUSTER_MAX_NODES, 0, &i->s,
+	    &cause)
 	    == -1) {
 		fprintf(stderr, "bench-cluster: idle: %s\n", cause ? cause :
 		    "out of memory");
@@ -575,7 +819,7 @@ bench_cluster_idle_start(struct bench_cluster *b,
 		i->failed = true;
 		return false;
 	}
-	snprintf(i->db, sizeof i->db, "bench%u", b->dbs);
+	snprintf(i->db, sizeof i->db, "%s", i->s.db);
 	if (bench_cluster_warm(&i->s) == -1) {
 		i->failed = true;
 		return false;
@@ -679,15 +923,23 @@ main(int argc, char **argv)
 		{ .name = "1 node", .nodes = 1 },
 		{ .name = "2 nodes", .nodes = 2 },
 		{ .name = "3 nodes", .nodes = 3 },
+		{ .name = "1 node, waiting", .nodes = 1, .wait = true },
+		{ .name = "2 nodes, waiting", .nodes = 2, .wait = true },
+		{ .name = "3 nodes, waiting", .nodes = 3, .wait = true },
 	};
+	/* The contestants of `true` come first, NTRUE of them. */
+	const size_t ntrue = 4, nwho = sizeof who / sizeof who[0];
 	static struct bench_cluster b;
 	static struct bench_cluster_idle idle;
-	long rounds, jobs;
+	long rounds, jobs, wait_s;
 	struct bench_opts_count counts[] = {
 		{ "rounds", 1, 16, &rounds, BENCH_CLUSTER_ROUNDS,
 		    BENCH_CLUSTER_QUICK_ROUNDS, "throughput rounds of each" },
 		{ "jobs", 1, 10000000, &jobs, BENCH_CLUSTER_JOBS,
 		    BENCH_CLUSTER_QUICK_JOBS, "jobs of a throughput round" },
+		{ "wait-seconds", 1, 3600, &wait_s,
+		    BENCH_CLUSTER_WAIT_ROUND_S, BENCH_CLUSTER_QUICK_WAIT_ROUND_S,
+		    "seconds of a round of waiting jobs at the ideal rate" },
 		{ "samples", 1, 1000000, &b.samples, BENCH_CLUSTER_SAMPLES,
 		    BENCH_CLUSTER_QUICK_SAMPLES, "latency samples of each" },
 		{ "seconds", 1, 86400, &b.idle_seconds,
@@ -698,10 +950,12 @@ main(int argc, char **argv)
 		.prog = "bench-cluster",
 		.about = "Runs triaged nodes sharing their queues through a "
 		    "PostgreSQL server of its own: jobs/s of\n1, 2 and 3 nodes "
-		    "(6 slots split between them) against one daemon on "
-		    "SQLite, the\nclaim latency of an idle 3-node cluster "
-		    "against SQLite's, and the queries per\nminute of 3 idle "
-		    "nodes.\n",
+		    "running `true` (6 slots split between them) against one "
+		    "daemon on\nSQLite, and running `sleep 0.1` (16 slots each) "
+		    "against the ideal rate; the claims\nrefused and the "
+		    "database's transactions a job; the claim latency of an "
+		    "idle\n3-node cluster against SQLite's; and the queries per "
+		    "minute of 3 idle nodes.\n",
 		.counts = counts,
 		.ncounts = sizeof counts / sizeof counts[0],
 	};
@@ -715,6 +969,7 @@ main(int argc, char **argv)
 		return rc;
 	b.dir = opts.dir;
 	b.jobs = (uint64_t)jobs;
+	b.wait_round_s = (double)wait_s;
 	if (tsupport_proc_beside("ref-stamp", 0, b.stamp, sizeof b.stamp) ==
 	    -1 ||
 	    access(b.stamp, X_OK) == -1) {
@@ -767,7 +1022,11 @@ main(int argc, char **argv)
 		}
 	}
 	if (bench_daemon_interrupted() == 0)
-		bench_cluster_rates_report(&b, who, sizeof who / sizeof who[0]);
+	{
+		bench_cluster_true_report(&b, who, ntrue);
+		bench_cluster_wait_report(&b, who + ntrue, nwho - ntrue, who,
+		    nwho);
+	}
 	if (bench_daemon_interrupted() == 0)
 		ok = bench_cluster_latency(&b) && ok;
 	ok = bench_cluster_idle_finish(&b, &idle) && ok;

@@ -284,7 +284,8 @@ bench_dispatch_triage(struct bench *b, struct bench_contestant *c)
 	 * outside the timed part: reading /proc takes a few ms. */
 	cpu_ok = bench_cpu_read(d->pid, &cpu0);
 	t0 = tsupport_clock_s();
-	if (bench_jobs_submit(cl, c->jobs, ids, BENCH_REPLY_MS, &c->why) == 0
+	if (bench_jobs_submit(cl, c->jobs, ids, NULL, BENCH_REPLY_MS,
+	    &c->why) == 0
 	    && bench_jobs_wait(cl, c->jobs, ids, BENCH_REPLY_MS, NULL, NULL,
 	    &c->why) == 0) {
 		t1 = tsupport_clock_s();

@@ -10,10 +10,24 @@
 
 #include "bench-http.h"
 
+/* The reply kept so far, dropped: a failed GET keeps none. */
+static void
+bench_http_drop(FILE *keep, char **body)
+{
+	if (keep != NULL)
+		fclose(keep);
+	if (body != NULL) {
+		free(*body);
+		*body = NULL;
+	}
+}
+
 int
 bench_http_get(const char *sock, const char *path, size_t *bytes,
-    char **cause)
+    char **body, char **cause)
 {
+	FILE *keep = NULL;
+	size_t kept = 0;
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char req[512], buf[65536], status[16] = "";
 	size_t total = 0;
@@ -21,6 +35,13 @@ bench_http_get(const char *sock, const char *path, size_t *bytes,
 	int fd, len;
 
 	*bytes = 0;
+	if (body != NULL) {
+		*body = NULL;
+		if ((keep = open_memstream(body, &kept)) == NULL) {
+			*cause = strdup("out of memory");
+			return -1;
+		}
+	}
 	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", sock);
 	len = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: localhost\r\n"
 	    "\r\n", path);
@@ -32,6 +53,7 @@ bench_http_get(const char *sock, const char *path, size_t *bytes,
 			*cause = NULL;
 		if (fd >= 0)
 			close(fd);
+		bench_http_drop(keep, body);
 		return -1;
 	}
 	while ((n = read(fd, buf, sizeof buf)) > 0) {
@@ -39,14 +61,20 @@ bench_http_get(const char *sock, const char *path, size_t *bytes,
 			snprintf(status, sizeof status, "%.*s",
 			    n < 12 ? (int)n : 12, buf);
 		total += (size_t)n;
+		if (keep != NULL)
+			fwrite(buf, 1, (size_t)n, keep);
 	}
 	close(fd);
+	if (keep != NULL && fclose(keep) != 0)
+		n = -1;
+	keep = NULL;
 	if (n < 0 || strncmp(status, "HTTP/1.", 7) != 0 ||
 	    strncmp(status + 9, "200", 3) != 0) {
 		if (asprintf(cause, "GET %s on %s: %s", path, sock, n < 0 ?
 		    strerror(errno) : status[0] != '\0' ? status :
 		    "no reply") < 0)
 			*cause = NULL;
+		bench_http_drop(keep, body);
 		return -1;
 	}
 	*bytes = total;

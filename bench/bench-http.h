@@ -6,8 +6,10 @@
 #include <stddef.h>
 
 /* GET path on the Unix socket sock: 0 with *bytes the whole reply's
- * size when its status is 200, else -1 with *cause set (allocated). */
+ * size (and, body not NULL, *body the reply, headers and all, the
+ * caller's to free) when its status is 200, else -1 with *cause set
+ * (allocated). */
 int bench_http_get(const char *sock, const char *path, size_t *bytes,
-    char **cause);
+    char **body, char **cause);
 
 #endif

@@ -12,7 +12,7 @@
 
 int
 bench_jobs_submit(struct triage_client *cl, uint64_t n, json_int_t *ids,
-    int reply_ms, struct bench_why *why)
+    const json_t *params, int reply_ms, struct bench_why *why)
 {
 	struct triage_error e;
 	uint64_t sent = 0, got = 0;
@@ -21,8 +21,9 @@ bench_jobs_submit(struct triage_client *cl, uint64_t n, json_int_t *ids,
 
 	while (got < n) {
 		while (sent < n && sent - got < BENCH_JOBS_WINDOW) {
-			if ((r = triage_client_send(cl, "submit",
-			    json_pack("{s[s]}", "argv", "true"), &e)) == -1) {
+			if ((r = triage_client_send(cl, "submit", params !=
+			    NULL ? json_deep_copy(params) : json_pack("{s[s]}",
+			    "argv", "true"), &e)) == -1) {
 				bench_why_set(why, "submit: %s", e.message);
 				return -1;
 			}

@@ -18,12 +18,12 @@
 typedef void (*bench_jobs_cb)(const json_t *job, void *arg);
 
 /*
- * Submits n jobs of argv ["true"] on cl, BENCH_JOBS_WINDOW at most in
+ * Submits n jobs of params (NULL: argv ["true"]) on cl, BENCH_JOBS_WINDOW at most in
  * flight, keeping their ids in ids[0..n); each reply may take reply_ms.
  * 0, or -1 after saying why in *why.
  */
 int bench_jobs_submit(struct triage_client *cl, uint64_t n, json_int_t *ids,
-    int reply_ms, struct bench_why *why);
+    const json_t *params, int reply_ms, struct bench_why *why);
 /*
  * Waits on cl until each job of ids[0..n) has ended, a wait reply taking
  * reply_ms at most, calling each (NULL: none) with every job that

@@ -248,7 +248,8 @@ scale_gets(struct scale_run *run, const char *path)
 
 	for (i = 0; i < scale_ncalls; i++) {
 		t0 = scale_now();
-		if (bench_http_get(run->d->http, path, &bytes, &cause) != 0) {
+		if (bench_http_get(run->d->http, path, &bytes, NULL,
+		    &cause) != 0) {
 			bench_why_set(&run->why, "%s", cause ? cause :
 			    "out of memory");
 			free(cause);

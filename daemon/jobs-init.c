@@ -59,6 +59,8 @@ jobs_init(struct triaged *td, char **cause)
 	}
 	store_set_committed_cb(td->store, jobs_committed_cb, td);
 	store_set_written_cb(td->store, jobs_written_cb, td);
+	store_set_claim_alternates(td->store, jobs_alternates_cb,
+	    jobs_moved_cb, td);
 	return 0;
 }
 
@@ -72,6 +74,7 @@ jobs_free(struct triaged *td)
 		return;
 	store_set_committed_cb(td->store, NULL, NULL);
 	store_set_written_cb(td->store, NULL, NULL);
+	store_set_claim_alternates(td->store, NULL, NULL, NULL);
 	while ((it = TAILQ_FIRST(&js->items)) != NULL) {
 		TAILQ_REMOVE(&js->items, it, entry);
 		jobs_item_free(it);

@@ -124,6 +124,78 @@ jobs_written_cb(uint64_t write, void *arg)
 	jobs_launch_written(td);
 }
 
+/* Of the queued waiters walked for a claim's alternates, how many may be
+ * passed over (not alike) for each one taken: a queue of other shapes is
+ * not walked to its end for every claim. */
+#define JOBS_ALTERNATES_WALK 4
+
+/*
+ * The jobs a claim of job may go to when another node had job first:
+ * those queued here behind it that this node would grant next and that
+ * hold its slots as they are, in that order. Only jobs that want slots
+ * alone: memory and devices are reckoned per job (their budget, the units
+ * picked at the grant).
+ */
+size_t
+jobs_alternates_cb(const struct job *job, struct job **out, size_t max,
+    void *arg)
+{
+	struct triaged *td = arg;
+	const struct psem_waiter *w;
+	const struct job *alt;
+	size_t n = 0, walked = 0;
+
+	if (job->waiter.need != NULL ||
+	    psem_waiter_state(&job->waiter) != PSEM_HELD)
+		return 0;
+	for (w = psem_first(td->sem, job->waiter.prio);
+	    w != NULL && n < max && walked++ < JOBS_ALTERNATES_WALK * max;
+	    w = psem_next(w)) {
+		alt = (const struct job *)((const char *)w -
+		    offsetof(struct job, waiter));
+		if (w->need == NULL && psem_alike(td->sem, &job->waiter, w) &&
+		    (out[n] = store_get(td->store, alt->id)) != NULL)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * A claim of from went to to instead (another node had from, which is
+ * told refused next): to takes from's slots and its launch, as though it
+ * had been granted them. When to can no longer take them (changed here
+ * since it was named), they stay from's, which the refusal gives back,
+ * and to's row, which the claim made begun here, is written again as to
+ * is.
+ */
+void
+jobs_moved_cb(struct job *from, struct job *to, void *arg)
+{
+	struct triaged *td = arg;
+	struct jobs_item *it;
+
+	TAILQ_FOREACH(it, &td->jobs->launches, entry)
+		if (it->id == from->id && it->status.attempt == from->attempt)
+			break;
+	if (it == NULL || to->state != JOB_QUEUED || to->run->begun ||
+	    psem_waiter_state(&from->waiter) != PSEM_HELD ||
+	    psem_waiter_state(&to->waiter) != PSEM_QUEUED ||
+	    !psem_alike(td->sem, &from->waiter, &to->waiter) ||
+	    job_set_node(to, td->cfg->cluster.node) != 0) {
+		store_update(td->store, to);
+		return;
+	}
+	(void)psem_swap(td->sem, &from->waiter, &to->waiter);
+	jobs_run(from)->begun = false;
+	jobs_run(to)->begun = true;
+	jobs_starting_add(td, to->id);
+	it->id = to->id;
+	it->status.attempt = to->attempt;
+	log_debug("job %llu: its claim went to job %llu, another node having "
+	    "claimed it first", (unsigned long long)from->id,
+	    (unsigned long long)to->id);
+}
+
 void
 jobs_begin(struct triaged *td, struct job *job)
 {

@@ -204,6 +204,12 @@ int jobs_run_opts(const struct triaged *td, struct job *job,
 void jobs_launch_written(struct triaged *td);
 /* For jobs_init: the store's hook for a write. */
 void jobs_written_cb(uint64_t write, void *arg);
+/* For jobs_init: a cluster's claims that another node beat (store.h's
+ * store_set_claim_alternates): the jobs queued here that may take a
+ * claim's place, and the claim that went to one of them. */
+size_t jobs_alternates_cb(const struct job *job, struct job **out, size_t max,
+    void *arg);
+void jobs_moved_cb(struct job *from, struct job *to, void *arg);
 
 /* jobs-admit.c: from a submission to the semaphore's queue. */
 

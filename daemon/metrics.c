@@ -63,6 +63,12 @@
  *                                            memory (run ends)
  *   triage_store_commits_total               commits of the job store
  *   triage_store_commit_failures_total       those that failed (the store)
+ *   triage_store_claims_total                jobs this daemon claimed to
+ *                                            start (the store)
+ *   triage_store_claims_refused_total        those another node had
+ *                                            claimed or changed first
+ *   triage_store_claims_moved_total          those that went to a job
+ *                                            alike instead
  *   triage_connections_accepted_total        clients of the job socket
  *   triage_connections_refused_total         turned away by max_clients or
  *                                            max_clients_per_user (server)
@@ -523,6 +529,14 @@ metrics_write_counters(struct metrics_out *o, struct triaged *td)
 	    "Commits of the job store.", cs->commits);
 	metrics_single(o, "triage_store_commit_failures_total", "counter",
 	    "Commits of the job store that failed.", cs->failures);
+	metrics_single(o, "triage_store_claims_total", "counter",
+	    "Jobs this daemon claimed to start.", cs->claims);
+	metrics_single(o, "triage_store_claims_refused_total", "counter",
+	    "Claims refused: another node had claimed or changed the job "
+	    "first.", cs->claims_refused);
+	metrics_single(o, "triage_store_claims_moved_total", "counter",
+	    "Claims that went to a job alike, another node having had the "
+	    "job claimed first.", cs->claims_moved);
 	server_counts(td->server, &accepted, &refused);
 	metrics_single(o, "triage_connections_accepted_total", "counter",
 	    "Clients accepted on the job socket.", accepted);

@@ -334,20 +334,26 @@ psem_release(struct psem *sem, struct psem_waiter *w)
 	return 0;
 }
 
+/* Queued w leaves its FIFO and its lane, idle; nothing is pumped. */
+static void
+psem_dequeue(struct psem *sem, struct psem_waiter *w)
+{
+	struct psem_class *c = &sem->sched.classes[w->prio];
+
+	psem_memo_leave(c, w);
+	TAILQ_REMOVE(&c->waiters, w, entry);
+	psem_lane_remove(c, w);
+	psem_dims_waiting(sem, w, -1);
+	c->queued--;
+	w->state = PSEM_IDLE;
+}
+
 int
 psem_cancel(struct psem *sem, struct psem_waiter *w)
 {
-	struct psem_class *c;
-
 	switch (w->state) {
 	case PSEM_QUEUED:
-		c = &sem->sched.classes[w->prio];
-		psem_memo_leave(c, w);
-		TAILQ_REMOVE(&c->waiters, w, entry);
-		psem_lane_remove(c, w);
-		psem_dims_waiting(sem, w, -1);
-		c->queued--;
-		w->state = PSEM_IDLE;
+		psem_dequeue(sem, w);
 		/* It may have been the head everyone else waited behind. */
 		psem_pump(sem);
 		return 0;
@@ -359,6 +365,50 @@ psem_cancel(struct psem *sem, struct psem_waiter *w)
 		errno = EINVAL;
 		return -1;
 	}
+}
+
+bool
+psem_alike(const struct psem *sem, const struct psem_waiter *a,
+    const struct psem_waiter *b)
+{
+	uint64_t mask = psem_waiter_mask(a);
+	unsigned d;
+
+	if (a->prio != b->prio || a->permits != b->permits ||
+	    mask != psem_waiter_mask(b))
+		return false;
+	for (d = 1; d < PSEM_DIMS_MAX; d++) {
+		if (!(mask & (UINT64_C(1) << d)))
+			continue;
+		/* Units are the holder's own: they do not change hands. */
+		if (d >= sem->ndims || sem->dims[d].nunits != 0 ||
+		    psem_waiter_wants(a, d) != psem_waiter_wants(b, d))
+			return false;
+	}
+	return true;
+}
+
+int
+psem_swap(struct psem *sem, struct psem_waiter *held,
+    struct psem_waiter *queued)
+{
+	if (held->state != PSEM_HELD || queued->state != PSEM_QUEUED ||
+	    held->prio >= sem->sched.nclasses ||
+	    !psem_alike(sem, held, queued)) {
+		errno = EINVAL;
+		return -1;
+	}
+	psem_dequeue(sem, queued);
+	if (queued->need != NULL)
+		queued->need->mask = psem_waiter_mask(queued);
+	TAILQ_REMOVE(&sem->holders, held, entry);
+	held->state = PSEM_IDLE;
+	queued->state = PSEM_HELD;
+	TAILQ_INSERT_TAIL(&sem->holders, queued, entry);
+	/* What is held is the same; the queue lost a waiter, which may have
+	 * been the head the others waited behind. */
+	psem_pump(sem);
+	return 0;
 }
 
 /* Positions ignore pauses: they tell the order jobs go in once every

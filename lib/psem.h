@@ -175,6 +175,24 @@ int psem_release(struct psem *sem, struct psem_waiter *w);
 int psem_cancel(struct psem *sem, struct psem_waiter *w);
 
 /*
+ * Whether a and b want the same of everything (priority, permits and the
+ * amount of each dimension) and none of it is units: one may hold what the
+ * other was granted (psem_swap).
+ */
+bool psem_alike(const struct psem *sem, const struct psem_waiter *a,
+    const struct psem_waiter *b);
+/*
+ * Hands what held holds to queued, which leaves its queue and is held as
+ * after a grant (the callback never called for it); held is idle, as
+ * after a release, but nothing came back to grant. For an owner whose
+ * grant of one waiter went to another alike (a cluster's claim of the
+ * job another node took first). Returns 0, or -1 with errno EINVAL when
+ * held is not held, queued not queued, or they are not psem_alike.
+ */
+int psem_swap(struct psem *sem, struct psem_waiter *held,
+    struct psem_waiter *queued);
+
+/*
  * How many queued waiters the policy would grant before w if permits came
  * one at a time and nothing else changed; 0 = next. Pauses are ignored: it
  * is the order once every priority dispatches. Returns -1 when w is not

@@ -30,6 +30,12 @@
  * milliseconds, so that the loop serves others between them.
  */
 #define PG_COMMIT_ROWS 500
+/*
+ * The alternates a claim names at most (store_set_claim_alternates): past
+ * the jobs the other nodes' claims of the same moment take, a few slots'
+ * worth each.
+ */
+#define PG_COMMIT_ALTERNATES 64
 
 /* A commit on its way: what it wrote, to settle once it is answered. */
 struct pg_commit {
@@ -73,6 +79,9 @@ struct pg_commit_batch {
 	size_t nnums;
 	char *paused;
 	char *shared;			/* the counters the claims lock */
+	char **alts;			/* the claims' alternates: ids and
+					 * versions, two a claim */
+	size_t nalts;
 	char lease[48];
 	const char **values;		/* the short statements' values */
 	size_t nvalues;
@@ -246,6 +255,9 @@ pg_commit_batch_free(struct pg_commit_batch *b)
 	free(b->paused);
 	free(b->shared);
 	free(b->values);
+	for (i = 0; i < b->nalts; i++)
+		free(b->alts[i]);
+	free(b->alts);
 }
 
 static const char *
@@ -271,6 +283,38 @@ pg_commit_values(struct pg_commit_batch *b, size_t n)
 
 	b->nvalues += n;
 	return v;
+}
+
+/*
+ * The jobs claim of job may go to instead (alternates_cb's), as the two
+ * arrays of its last parameters: their ids and the versions this daemon
+ * read, kept in b. Out of memory, or with no alternates_cb, none. 0, or
+ * -1 out of memory.
+ */
+static int
+pg_commit_alternates(struct pg_store *s, struct pg_commit_batch *b,
+    const struct job *job, const char **ids, const char **versions)
+{
+	struct job *alt[PG_COMMIT_ALTERNATES];
+	uint64_t pairs[PG_COMMIT_ALTERNATES][2];
+	size_t i, n = 0;
+
+	if (s->st.alternates_cb != NULL)
+		n = s->st.alternates_cb(job, alt, PG_COMMIT_ALTERNATES,
+		    s->st.alternates_arg);
+	for (i = 0; i < n; i++) {
+		pairs[i][0] = alt[i]->id;
+		pairs[i][1] = alt[i]->store.version;
+	}
+	if ((b->alts[b->nalts] = pg_util_array(pairs, n, sizeof pairs[0]))
+	    == NULL || (b->alts[b->nalts + 1] = pg_util_array(&pairs[0][1],
+	    n, sizeof pairs[0])) == NULL) {
+		free(b->alts[b->nalts]);
+		return -1;
+	}
+	*ids = b->alts[b->nalts++];
+	*versions = b->alts[b->nalts++];
+	return 0;
 }
 
 /* The paused priorities as a text[] literal: their names need no quotes
@@ -320,7 +364,8 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 	    (b->nums = calloc(c->updated.n + 2 * c->removed.n + 8,
 	    sizeof *b->nums)) == NULL ||
 	    (b->values = calloc(2 * c->removed.n + 2 * c->staged.n + 16,
-	    sizeof *b->values)) == NULL)
+	    sizeof *b->values)) == NULL ||
+	    (b->alts = calloc(2 * c->updated.n + 1, sizeof *b->alts)) == NULL)
 		return cause_fail(cause, "out of memory");
 	if (c->staged.n > 0 && (c->ins_at = calloc(c->staged.n,
 	    sizeof *c->ins_at)) == NULL)
@@ -375,8 +420,16 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 			    b->rows[b->nrows++].changes);
 			continue;
 		}
-		pg_commit_stmt(b, c->sent[i].claim ? "claim" : "upd",
-		    NULL, PG_ROW_NUPDATE,
+		if (c->sent[i].claim) {
+			if (pg_commit_alternates(s, b, job,
+			    &b->rows[b->nrows].changes[PG_ROW_NUPDATE],
+			    &b->rows[b->nrows].changes[PG_ROW_NCLAIM - 1]) != 0)
+				return cause_fail(cause, "out of memory");
+			pg_commit_stmt(b, "claim", NULL, PG_ROW_NCLAIM,
+			    b->rows[b->nrows++].changes);
+			continue;
+		}
+		pg_commit_stmt(b, "upd", NULL, PG_ROW_NUPDATE,
 		    b->rows[b->nrows++].changes);
 	}
 	for (i = 0; i < c->removed.n; i++) {
@@ -774,8 +827,9 @@ pg_commit_settle_updates(struct pg_store *s, struct pg_commit *c,
     PGresult *const *res, struct vec *refused)
 {
 	const struct pg_store_mark *m = c->updated.v;
-	struct job *job;
+	struct job *job, *to;
 	const PGresult *r;
+	uint64_t to_id;
 	size_t i;
 
 	if (res == NULL)
@@ -784,10 +838,27 @@ pg_commit_settle_updates(struct pg_store *s, struct pg_commit *c,
 		if ((job = store_get(&s->st, m[i].id)) == NULL)
 			continue;
 		r = res[c->first_update + i];
-		if (PQntuples(r) == 1) {
+		/* A claim's row: its job's, or an alternate's it went to. */
+		to_id = PQntuples(r) == 1 && PQnfields(r) > 1 ?
+		    strtoull(PQgetvalue(r, 0, 1), NULL, 10) : m[i].id;
+		s->st.stats.claims += c->sent[i].claim;
+		if (PQntuples(r) == 0 && c->sent[i].claim)
+			s->st.stats.claims_refused++;
+		if (PQntuples(r) == 1 && to_id == m[i].id) {
 			job->store.version = (uint32_t)strtoul(
 			    PQgetvalue(r, 0, 0), NULL, 10);
 			continue;
+		}
+		if (PQntuples(r) == 1 &&
+		    (to = store_get(&s->st, to_id)) != NULL) {
+			/* Made begun here by this very commit: its version
+			 * is the claim's; then the job it replaced is
+			 * refused, as any claim another node beat. */
+			s->st.stats.claims_moved++;
+			to->store.version = (uint32_t)strtoul(
+			    PQgetvalue(r, 0, 0), NULL, 10);
+			if (s->st.moved_cb != NULL)
+				s->st.moved_cb(job, to, s->st.alternates_arg);
 		}
 		/* Another daemon's row has replaced the job since: the
 		 * job follows it already, and what was done since stands. */

@@ -358,14 +358,14 @@ pg_open_preparef(struct pg_conn *c, const char *name, const char *fmt, ...)
 	return rc;
 }
 
-/* The parameter of the resources a claim writes. */
+/* The parameter of column col in an UPDATE's (jobcols_set's). */
 static int
-pg_open_resources_param(void)
+pg_open_set_param(enum jobrow_column col)
 {
 	int i;
 
 	for (i = 0; i < JOBCOLS_NCHANGES; i++)
-		if (jobcols_set_order[i] == JOBROW_RESOURCES)
+		if (jobcols_set_order[i] == col)
 			break;
 	return i + 2;
 }
@@ -373,9 +373,13 @@ pg_open_resources_param(void)
 /*
  * The statements that write a job's row, made from its columns (jobcols.h):
  * ins, every column; upd and claim, what a job's life changes, fenced by
- * the version the update read, its last parameter: another daemon's write
- * since refuses it. A claim does not wait for a row another daemon holds:
- * that one is taking the job. claim_shared, the claim of a job naming
+ * the version the update read: another daemon's write since refuses it. A
+ * claim does not wait for a row another daemon holds: that one is taking
+ * the job. Refused, it goes to the first of its alternates (ids and
+ * versions in its last two parameters) still queued, unchanged since, and
+ * not held: that row is made begun on this node (store.h's
+ * store_set_claim_alternates); either row's version and id come back.
+ * claim_shared, the claim of a job naming
  * shared counters (their counts, a JSON object, in its last parameter), is
  * refused too when the job's amount of one and what jobs begun or running
  * anywhere hold of it (this one aside) come to more than its count: under
@@ -386,7 +390,7 @@ static int
 pg_open_prepare_rows(struct pg_conn *c)
 {
 	char *values = jobcols_values('$', 1), *set = jobcols_set('$', false);
-	int rc = -1, res = pg_open_resources_param();
+	int rc = -1, res = pg_open_set_param(JOBROW_RESOURCES);
 
 	if (values != NULL && set != NULL &&
 	    pg_open_preparef(c, "ins", "INSERT INTO triage_jobs ("
@@ -397,10 +401,23 @@ pg_open_prepare_rows(struct pg_conn *c)
 	    pg_open_preparef(c, "upd", "UPDATE triage_jobs SET %s,"
 	    " version = version + 1 WHERE id = $1 AND version = $%d"
 	    " RETURNING version", set, PG_ROW_NUPDATE) == 0 &&
-	    pg_open_preparef(c, "claim", "UPDATE triage_jobs SET %s,"
-	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
-	    " WHERE id = $1 AND version = $%d FOR UPDATE SKIP LOCKED)"
-	    " RETURNING version", set, PG_ROW_NUPDATE) == 0 &&
+	    pg_open_preparef(c, "claim", "WITH mine AS (UPDATE triage_jobs"
+	    " SET %s, version = version + 1 WHERE id = (SELECT id FROM"
+	    " triage_jobs WHERE id = $1 AND version = $%d"
+	    " FOR UPDATE SKIP LOCKED) RETURNING version, id),"
+	    " alt AS (SELECT j.id FROM triage_jobs j JOIN unnest($%d::bigint[],"
+	    " $%d::bigint[]) WITH ORDINALITY AS a (id, version, ord)"
+	    " ON j.id = a.id AND j.version = a.version"
+	    " WHERE NOT EXISTS (SELECT 1 FROM mine) AND j.state = 'queued'"
+	    " AND j.begun = 0 ORDER BY a.ord LIMIT 1"
+	    " FOR UPDATE OF j SKIP LOCKED),"
+	    " moved AS (UPDATE triage_jobs j SET begun = 1, node = $%d,"
+	    " version = j.version + 1 FROM alt WHERE j.id = alt.id"
+	    " RETURNING j.version, j.id)"
+	    " SELECT version, id FROM mine UNION ALL"
+	    " SELECT version, id FROM moved", set, PG_ROW_NUPDATE,
+	    PG_ROW_NUPDATE + 1, PG_ROW_NCLAIM, pg_open_set_param(JOBROW_NODE))
+	    == 0 &&
 	    pg_open_preparef(c, "claim_shared", "UPDATE triage_jobs SET %s,"
 	    " version = version + 1 WHERE id = (SELECT id FROM triage_jobs"
 	    " WHERE id = $1 AND version = $%d FOR UPDATE SKIP LOCKED)"

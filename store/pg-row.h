@@ -18,15 +18,18 @@
 /* A claim of a job naming shared counters has one more: their counts,
  * $PG_ROW_NSHARED (pg-open.c's claim_shared). */
 #define PG_ROW_NSHARED (PG_ROW_NUPDATE + 1)
+/* Any other claim has two: the ids of the jobs it may go to instead, and
+ * their versions, as bigint[] literals; the last $PG_ROW_NCLAIM. */
+#define PG_ROW_NCLAIM (PG_ROW_NUPDATE + 2)
 
 /* One job's values as text, for one statement. */
 struct pg_row {
 	const char *values[JOBROW_NCOLUMNS];
 	char *owned[JOBROW_NCOLUMNS];
 	char num[JOBROW_NCOLUMNS][32];
-	/* An UPDATE's parameters (PG_ROW_NUPDATE, or PG_ROW_NSHARED), the
-	 * caller's own left for it to set. */
-	const char *changes[PG_ROW_NSHARED];
+	/* An UPDATE's parameters (PG_ROW_NUPDATE, PG_ROW_NSHARED or
+	 * PG_ROW_NCLAIM), the caller's own left for it to set. */
+	const char *changes[PG_ROW_NCLAIM];
 };
 
 /* Every column's value (all: an INSERT's, in values, column i at

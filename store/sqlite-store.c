@@ -164,8 +164,10 @@ sqlite_store_mark(struct store *st, struct job *job, enum store_mark how)
 	struct sqlite_store *s = sqlite_store(st);
 
 	/* Out of memory, it waits for the commit, as any change does. */
-	if (how == STORE_MARK_CLAIM)
+	if (how == STORE_MARK_CLAIM) {
+		s->st.stats.claims++;
 		(void)vec_push(&s->soon, sizeof job->id, &job->id);
+	}
 	/* Out of memory, the change waits for the job's next one. */
 	if (vec_push(&s->dirty, sizeof job->id, &job->id) != 0)
 		return;

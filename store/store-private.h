@@ -85,6 +85,9 @@ struct store {
 	void *committed_arg;
 	store_written_cb written_cb;
 	void *written_arg;
+	store_alternates_cb alternates_cb;
+	store_moved_cb moved_cb;
+	void *alternates_arg;
 	store_status_cb status_cb;
 	void *status_arg;
 	store_changed_cb changed_cb;

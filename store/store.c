@@ -130,6 +130,15 @@ store_set_written_cb(struct store *st, store_written_cb cb, void *arg)
 	st->written_arg = arg;
 }
 
+void
+store_set_claim_alternates(struct store *st, store_alternates_cb
+    alternates_cb, store_moved_cb moved_cb, void *arg)
+{
+	st->alternates_cb = alternates_cb;
+	st->moved_cb = moved_cb;
+	st->alternates_arg = arg;
+}
+
 static ssize_t
 store_paused_index(const struct store *st, const char *name)
 {

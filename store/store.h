@@ -233,6 +233,24 @@ uint64_t store_claim(struct store *st, struct job *job);
 typedef void (*store_written_cb)(uint64_t write, void *arg);
 void store_set_written_cb(struct store *st, store_written_cb cb, void *arg);
 
+/*
+ * A claim another daemon beat goes to another job instead, in the same
+ * statement, when the daemon names jobs alike (the same slots and needs):
+ * the first of them still queued and not held by another daemon, in the
+ * order given, is claimed in its place (its row made begun on this node).
+ * alternates_cb names up to max of them for claimed job, into out, and
+ * returns how many; moved_cb is then told that the claim of from went to
+ * to, whose version is the claim's, before from is told
+ * STORE_CHANGE_CLAIM_REFUSED: to takes from's launch, or, when it can no
+ * longer start here, its row is written again as it is (store_update).
+ * The SQLite store, which grants every claim, calls neither.
+ */
+typedef size_t (*store_alternates_cb)(const struct job *job, struct job **out,
+    size_t max, void *arg);
+typedef void (*store_moved_cb)(struct job *from, struct job *to, void *arg);
+void store_set_claim_alternates(struct store *st, store_alternates_cb
+    alternates_cb, store_moved_cb moved_cb, void *arg);
+
 /* Whether the priority called name is paused, as the store keeps it
  * across restarts. */
 bool store_paused(const struct store *st, const char *name);
@@ -249,10 +267,15 @@ void store_set_committed_cb(struct store *st, store_committed_cb cb,
 
 /* What the commits so far cost: every commit (of store_commit's kind, which
  * store_generation numbers), those that failed, and how long each took to
- * write, in seconds (hist_commit_seconds). */
+ * write, in seconds (hist_commit_seconds); and the claims written
+ * (store_claim), those another daemon's claim or write of the job beat and
+ * that found no alternate, and those that went to an alternate. */
 struct store_commit_stats {
 	uint64_t commits;
 	uint64_t failures;
+	uint64_t claims;
+	uint64_t claims_refused;
+	uint64_t claims_moved;		/* those that went to another job */
 	struct hist seconds;
 };
 /* Borrowed, valid as long as st. */

@@ -1,6 +1,7 @@
 /* test-pg-store.c - the PostgreSQL store on a bare event_base and a real
- * server: a burst of changes goes out as several commits, and nobody is
- * told a change is written before its commit is. */
+ * server: a burst of changes goes out as several commits, nobody is told a
+ * change is written before its commit is, and a claim another node beat
+ * goes to an alternate. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -124,6 +125,12 @@ static int
 setup_results(void **state)
 {
 	return setup_db(state, "results");
+}
+
+static int
+setup_claims(void **state)
+{
+	return setup_db(state, "claims");
 }
 
 static int
@@ -274,6 +281,192 @@ test_results_reach_other_nodes(void **state)
 	store_close(other);
 }
 
+/* The second node of the claims' test, on a loop of its own: it hears of
+ * no other node's NOTIFY while the test runs the first one's. */
+struct claimer {
+	struct event_base *base;
+	struct store *st;
+	uint64_t alts[4];	/* alternates_cb's answer, by id */
+	size_t nalts;
+	uint64_t moved_from, moved_to;
+	int refused;		/* STORE_CHANGE_CLAIM_REFUSED told */
+	uint64_t written;
+};
+
+static size_t
+claimer_alternates_cb(const struct job *job, struct job **out, size_t max,
+    void *arg)
+{
+	struct claimer *b = arg;
+	size_t i, n = 0;
+
+	(void)job;
+	for (i = 0; i < b->nalts && n < max; i++)
+		if ((out[n] = store_get(b->st, b->alts[i])) != NULL)
+			n++;
+	return n;
+}
+
+static void
+claimer_moved_cb(struct job *from, struct job *to, void *arg)
+{
+	struct claimer *b = arg;
+
+	b->moved_from = from->id;
+	b->moved_to = to->id;
+}
+
+static void
+claimer_changed_cb(struct job *job, enum store_change what,
+    const struct job_status *before, void *arg)
+{
+	struct claimer *b = arg;
+
+	(void)job;
+	(void)before;
+	b->refused += what == STORE_CHANGE_CLAIM_REFUSED;
+}
+
+static void
+claimer_written_cb(uint64_t write, void *arg)
+{
+	((struct claimer *)arg)->written = write;
+}
+
+/* Node n2 claims job id (begun there, as the daemon does), and waits for
+ * the claim to be written. */
+static void
+claimer_claim(struct claimer *b, uint64_t id)
+{
+	struct job *job = store_get(b->st, id);
+	uint64_t gen;
+	int64_t deadline = tdeadline(30000);
+
+	assert_non_null(job);
+	job_run_edit(job)->begun = true;
+	assert_int_equal(job_set_node(job, "n2"), 0);
+	gen = store_claim(b->st, job);
+	while (b->written < gen) {
+		tcheck_deadline(deadline, "claim of job %llu",
+		    (unsigned long long)id);
+		event_base_loop(b->base, EVLOOP_ONCE);
+	}
+}
+
+/* The row of job id as "begun node version". */
+static char *
+claims_row(struct fixture *fx, uint64_t id)
+{
+	char sql[160];
+	PGresult *res;
+	char *text;
+
+	snprintf(sql, sizeof sql, "SELECT begun || ' ' || coalesce(node, "
+	    "'-') || ' ' || version FROM triage_jobs WHERE id = %llu",
+	    (unsigned long long)id);
+	res = tpg_query(fx->pg, "claims", sql);
+	assert_int_equal(PQntuples(res), 1);
+	text = strdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	assert_non_null(text);
+	return text;
+}
+
+/*
+ * Node n2's claim of a job node n1 took first (behind its back: no NOTIFY)
+ * goes to the first of its alternates still queued and not held by another
+ * transaction, the claim's own row as the daemon would write it, and the
+ * job it named is told refused; with no alternate left, the claim is
+ * refused outright.
+ */
+static void
+test_beaten_claim_goes_to_an_alternate(void **state)
+{
+	struct store_pg_options o = { NULL, "n2", 2, "[priority.normal]\n",
+	    30000, 11000 };
+	struct fixture *fx = *state;
+	struct claimer b = { 0 };
+	char *cause = NULL, *row, sql[200];
+	PGconn *locker;
+	PGresult *res;
+	uint64_t id[5];
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		fx->jobs[i] = new_job();
+		assert_int_equal(store_add(fx->st, fx->jobs[i], added_cb, fx),
+		    0);
+	}
+	loop_until(fx, &fx->added, 5);
+	for (i = 0; i < 5; i++)
+		id[i] = fx->jobs[i]->id;
+	assert_non_null(b.base = event_base_new());
+	o.conninfo = fx->conninfo;
+	if ((b.st = store_open_pg(b.base, &o, &cause)) == NULL)
+		fail_msg("store_open_pg: %s", cause);
+	store_set_claim_alternates(b.st, claimer_alternates_cb,
+	    claimer_moved_cb, &b);
+	store_set_changed_cb(b.st, claimer_changed_cb, &b);
+	store_set_written_cb(b.st, claimer_written_cb, &b);
+	/* Once a claim of n2's is written, it has read what changed since
+	 * it loaded the jobs (a claim waits for that): from then on it
+	 * reads only on a NOTIFY. */
+	claimer_claim(&b, id[4]);
+
+	/* n1 takes job 0; another transaction holds job 1's row. */
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET begun = 1, node ="
+	    " 'n1', version = version + 1 WHERE id = %llu",
+	    (unsigned long long)id[0]);
+	PQclear(tpg_query(fx->pg, "claims", sql));
+	assert_non_null(locker = PQconnectdb(fx->conninfo));
+	assert_int_equal(PQstatus(locker), CONNECTION_OK);
+	snprintf(sql, sizeof sql, "BEGIN; SELECT 1 FROM triage_jobs WHERE id ="
+	    " %llu FOR UPDATE", (unsigned long long)id[1]);
+	res = PQexec(locker, sql);
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	PQclear(res);
+
+	b.alts[0] = id[1];
+	b.alts[1] = id[2];
+	b.alts[2] = id[3];
+	b.nalts = 3;
+	claimer_claim(&b, id[0]);
+	assert_int_equal(b.moved_from, id[0]);
+	assert_int_equal(b.moved_to, id[2]);
+	assert_int_equal(b.refused, 1);
+	row = claims_row(fx, id[2]);
+	assert_string_equal(row, "1 n2 2");
+	free(row);
+	assert_int_equal(store_get(b.st, id[2])->store.version, 2);
+	row = claims_row(fx, id[0]);
+	assert_string_equal(row, "1 n1 2");
+	free(row);
+	row = claims_row(fx, id[1]);
+	assert_string_equal(row, "0 - 1");
+	free(row);
+	res = PQexec(locker, "COMMIT");
+	PQclear(res);
+	PQfinish(locker);
+
+	/* Job 1 taken behind its back too, and job 3 with it: its only
+	 * alternate is gone, and the claim is refused. */
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET begun = 1, node ="
+	    " 'n1', version = version + 1 WHERE id IN (%llu, %llu)",
+	    (unsigned long long)id[1], (unsigned long long)id[3]);
+	PQclear(tpg_query(fx->pg, "claims", sql));
+	b.alts[0] = id[3];
+	b.nalts = 1;
+	b.moved_from = b.moved_to = 0;
+	claimer_claim(&b, id[1]);
+	assert_int_equal(b.moved_to, 0);
+	assert_int_equal(b.refused, 2);
+	assert_int_equal(store_commit_stats(b.st)->claims, 3);
+	assert_int_equal(store_commit_stats(b.st)->claims_moved, 1);
+	assert_int_equal(store_commit_stats(b.st)->claims_refused, 1);
+	store_close(b.st);
+	event_base_free(b.base);
+}
+
 int
 main(void)
 {
@@ -283,6 +476,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_results_reach_other_nodes, setup_results, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_beaten_claim_goes_to_an_alternate, setup_claims,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, tpg_group_setup,

@@ -123,6 +123,70 @@ units_of(const struct vw *v, unsigned dim)
 	return 0;
 }
 
+/* A cluster's claim of one job that went to another alike: the grant
+ * changes hands, nothing is granted or given back, and only alike waiters
+ * (the same slots and amounts, no units) may take it. */
+static void
+test_swap_hands_a_grant_to_an_alike_waiter(void **state)
+{
+	struct vfix *fx = vfix_new(2, 1);
+	struct vw a, b, c, d, g1, g2;
+	struct psem_dim_stats mem;
+	struct psem_prio_stats ps;
+
+	(void)state;
+	assert_int_equal(psem_set_count(fx->sem, MEM, 100), 0);
+	assert_int_equal(psem_set_units(fx->sem, GPU, 2, 1), 0);
+	vw_init(fx, &a, 1, 0, 1, 10, 0, 0);
+	vw_init(fx, &b, 2, 0, 1, 10, 0, 0);
+	vw_init(fx, &c, 3, 0, 1, 10, 0, 0);
+	vw_init(fx, &d, 4, 0, 1, 20, 0, 0);
+	assert_int_equal(psem_acquire(fx->sem, &a.w), 1);
+	assert_int_equal(psem_acquire(fx->sem, &b.w), 1);
+	assert_int_equal(psem_acquire(fx->sem, &d.w), 0);
+	assert_int_equal(psem_acquire(fx->sem, &c.w), 0);
+	assert_true(psem_alike(fx->sem, &a.w, &c.w));
+	assert_false(psem_alike(fx->sem, &a.w, &d.w));
+	/* Not alike, not queued, not held: refused, nothing changed. */
+	errno = 0;
+	assert_int_equal(psem_swap(fx->sem, &a.w, &d.w), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(psem_swap(fx->sem, &c.w, &a.w), -1);
+	assert_int_equal(psem_swap(fx->sem, &a.w, &b.w), -1);
+
+	assert_int_equal(psem_swap(fx->sem, &a.w, &c.w), 0);
+	settle(fx);
+	assert_int_equal(psem_waiter_state(&a.w), PSEM_IDLE);
+	assert_int_equal(psem_waiter_state(&c.w), PSEM_HELD);
+	assert_int_equal(c.granted, 0);
+	assert_int_equal(d.granted, 0);
+	assert_int_equal(psem_dim_stats(fx->sem, MEM, &mem), 0);
+	assert_int_equal(mem.used, 20);
+	assert_int_equal(mem.waiting, 1);
+	assert_int_equal(psem_prio_stats(fx->sem, 0, &ps), 0);
+	assert_int_equal(ps.queued, 1);
+	assert_int_equal(ps.held, 2);
+	/* a holds nothing: its release is refused; c's frees a slot. */
+	assert_int_equal(psem_release(fx->sem, &a.w), -1);
+	assert_int_equal(psem_release(fx->sem, &c.w), 0);
+	settle(fx);
+	assert_int_equal(d.granted, 1);
+	assert_int_equal(psem_release(fx->sem, &d.w), 0);
+	assert_int_equal(psem_release(fx->sem, &b.w), 0);
+
+	/* Units are their holder's own. */
+	vw_init(fx, &g1, 5, 0, 1, 0, 1, 0);
+	vw_init(fx, &g2, 6, 0, 1, 0, 1, 0);
+	assert_false(psem_alike(fx->sem, &g1.w, &g2.w));
+	vw_fini(&a);
+	vw_fini(&b);
+	vw_fini(&c);
+	vw_fini(&d);
+	vw_fini(&g1);
+	vw_fini(&g2);
+	vfix_free(fx);
+}
+
 static void
 test_memory_is_admitted_against_its_budget(void **state)
 {
@@ -981,6 +1045,7 @@ main(void)
 		cmocka_unit_test(test_hold_takes_back_the_units_it_names),
 		cmocka_unit_test(test_vector_grant_chain_does_not_recurse),
 		cmocka_unit_test(test_random_steps_agree_with_the_model),
+		cmocka_unit_test(test_swap_hands_a_grant_to_an_alike_waiter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
