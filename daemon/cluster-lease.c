@@ -1,9 +1,10 @@
 /* cluster-lease.c - a node's duties to the others: renewing the lease on the
  * jobs it runs, stopping them itself when it could not, taking over the
- * jobs of a node whose lease ran out, and cancelling its own jobs when
- * another node asks. Timers run only while there are such jobs: an idle
- * cluster sends nothing. */
+ * jobs of a node whose lease ran out (saying so as it notices), and
+ * cancelling its own jobs when another node asks. Timers run only while
+ * there are such jobs: an idle cluster sends nothing. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,11 +14,13 @@
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
+#include "nodename.h"
 #include "psem.h"
 #include "run.h"
 #include "store.h"
 #include "timefmt.h"
 #include "triaged.h"
+#include "vec.h"
 
 /* td->lease: what the node's duties need between two events. */
 struct cluster_lease {
@@ -29,7 +32,66 @@ struct cluster_lease {
 	uint64_t pushed_until_us;	/* the lease the workers have */
 	bool expired;			/* cluster_lease_ran_out since the
 					 * last renewal acknowledged */
+	struct vec seen;		/* struct cluster_seen: the other
+					 * nodes, up or down as last said */
 };
+
+/* Another node as this one last said it was. */
+struct cluster_seen {
+	char name[NODENAME_MAX + 1];
+	bool up;
+};
+
+/*
+ * Says in the log when another node goes down or comes back, as this node
+ * notices: a node is down once its lease ran out unrenewed (stopped, cut
+ * off from PostgreSQL, or too late), or once it no longer holds its name
+ * (its daemon stopped, or lost the database). Nodes seen first are only
+ * noted.
+ */
+static void
+cluster_note_nodes(struct triaged *td)
+{
+	struct cluster_seen *seen = td->lease->seen.v, one;
+	const struct store_node *nodes;
+	size_t i, k, n;
+	bool up;
+
+	nodes = store_nodes(td->store, &n);
+	for (i = 0; i < n; i++) {
+		if (strcmp(nodes[i].name, td->cfg->cluster.node) == 0)
+			continue;
+		up = store_node_up(&nodes[i]);
+		for (k = 0; k < td->lease->seen.n; k++)
+			if (strcmp(seen[k].name, nodes[i].name) == 0)
+				break;
+		if (k == td->lease->seen.n) {
+			memset(&one, 0, sizeof one);
+			snprintf(one.name, sizeof one.name, "%s",
+			    nodes[i].name);
+			one.up = up;
+			/* Out of memory, it is noted next time. */
+			(void)vec_push(&td->lease->seen, sizeof one, &one);
+			seen = td->lease->seen.v;
+			continue;
+		}
+		if (seen[k].up == up)
+			continue;
+		seen[k].up = up;
+		if (up)
+			log_notice("cluster: node %s is up again", seen[k].name);
+		else if (nodes[i].up)
+			log_warnx("cluster: node %s is down: its lease ran "
+			    "out unrenewed while it held %u slots (stopped, "
+			    "cut off from PostgreSQL, or too slow); its jobs "
+			    "are taken over %.1f s after", seen[k].name,
+			    nodes[i].busy, (double)nodes[i].grace_ms / 1e3);
+		else
+			log_warnx("cluster: node %s is down: it holds its "
+			    "name no more (its daemon stopped, or lost "
+			    "PostgreSQL)", seen[k].name);
+	}
+}
 
 /* Slots held by jobs that run on other nodes, in every priority. */
 static unsigned
@@ -128,8 +190,8 @@ cluster_fence_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * The next look for nodes whose lease ran out: every half lease (a live
  * node renews every third, so its lease as last read never seems over),
- * or sooner, just past the moment another node's jobs may be taken, as
- * last read.
+ * or sooner, just past the moment another node's lease runs out (it is
+ * down: said at once) or its jobs may be taken, as last read.
  */
 static void
 cluster_arm_takeover(struct triaged *td)
@@ -146,6 +208,9 @@ cluster_arm_takeover(struct triaged *td)
 		    strcmp(nodes[i].name, td->cfg->cluster.node) == 0)
 			continue;
 		at = nodes[i].lease_end_us + nodes[i].grace_ms * 1000;
+		if (at > now && (at - now) / 1000 + 50 < ms)
+			ms = (at - now) / 1000 + 50;
+		at = nodes[i].lease_end_us;
 		if (at > now && (at - now) / 1000 + 50 < ms)
 			ms = (at - now) / 1000 + 50;
 	}
@@ -170,6 +235,7 @@ cluster_lease_check(struct triaged *td)
 		if (psem_prio_stats(td->sem, i, &st) == 0)
 			busy += st.held;
 	store_set_busy(td->store, busy);
+	cluster_note_nodes(td);
 	if (run_count(td->run) > 0) {
 		cluster_arm(td->lease->renew_ev, ms / 3);
 		cluster_arm_fence(td);
@@ -198,6 +264,7 @@ cluster_takeover_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	cluster_note_nodes(td);
 	if (cluster_elsewhere(td) == 0)
 		return;
 	store_take_over(td->store);
@@ -296,6 +363,7 @@ cluster_lease_stop(struct triaged *td)
 		event_free(l->takeover_ev);
 	if (l->fence_ev != NULL)
 		event_free(l->fence_ev);
+	vec_free(&l->seen);
 	free(l);
 	td->lease = NULL;
 }

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "attempts.h"
+#include "cluster.h"
 #include "config.h"
 #include "hist.h"
 #include "jobs.h"
@@ -50,6 +51,11 @@
  *                                     for more
  *   triage_resource_waiting_jobs{resource}  queued jobs that ask for it
  *                                     (the four: resources_stats)
+ *   triage_cluster_node_up{node}      in a cluster, 1 for each node up (this
+ *                                     one, and each holding its name whose
+ *                                     lease has not run out), else 0
+ *   triage_cluster_node_slots_busy{node}  its slots held, as it wrote last
+ *                                     (both: cluster_nodes_json)
  *   triage_build_info{version}        1
  * counters:
  *   triage_submissions_total{priority}       jobs admitted (job events)
@@ -462,6 +468,47 @@ metrics_write_resources(struct metrics_out *o, struct triaged *td)
 	json_decref(all);
 }
 
+/* One gauge family with a value for each node of the cluster: member key
+ * of its object in nodes (cluster_nodes_json's), a boolean as 0 or 1. */
+static void
+metrics_per_node(struct metrics_out *o, const json_t *nodes, const char *name,
+    const char *help, const char *key)
+{
+	const json_t *node, *v;
+	size_t i;
+
+	metrics_family(o, name, "gauge", help);
+	json_array_foreach(nodes, i, node) {
+		v = json_object_get(node, key);
+		metrics_printf(o, "%s{node=\"", name);
+		metrics_label(o, json_string_value(json_object_get(node,
+		    "node")));
+		metrics_printf(o, "\"} %" JSON_INTEGER_FORMAT "\n",
+		    json_is_boolean(v) ? (json_int_t)json_is_true(v) :
+		    json_integer_value(v));
+	}
+}
+
+/* A cluster's nodes, as stats says them; nothing without a cluster. */
+static void
+metrics_write_nodes(struct metrics_out *o, struct triaged *td)
+{
+	json_t *nodes;
+
+	if (!td->cfg->cluster.enabled)
+		return;
+	if ((nodes = cluster_nodes_json(td)) == NULL) {
+		o->rc = -1;
+		return;
+	}
+	metrics_per_node(o, nodes, "triage_cluster_node_up", "1 while the "
+	    "node is up: this one, and another that holds its name and whose "
+	    "lease has not run out; else 0.", "up");
+	metrics_per_node(o, nodes, "triage_cluster_node_slots_busy", "The "
+	    "node's slots held, as it last wrote them.", "slots_busy");
+	json_decref(nodes);
+}
+
 static void
 metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 {
@@ -491,6 +538,7 @@ metrics_write_gauges(struct metrics_out *o, struct triaged *td)
 	metrics_single(o, "triage_workers_busy", "gauge",
 	    "Worker processes running a job.", workers.busy);
 	metrics_write_resources(o, td);
+	metrics_write_nodes(o, td);
 	metrics_family(o, "triage_build_info", "gauge",
 	    "Always 1; its label is the version of triaged.");
 	metrics_printf(o, "triage_build_info{version=\"");

@@ -26,18 +26,22 @@
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */
 #define PG_STORE_LOCK_CLUSTER "1953653089"
-/* The nodes, each up when its daemon holds its name's lock, and while it
- * holds slots, what is left of its lease in ms. */
-#define PG_STORE_NODES							\
-	"SELECT name, slots, started_at, busy,"				\
-	" EXISTS (SELECT 1 FROM pg_locks l"				\
-	" WHERE l.locktype = 'advisory' AND l.granted AND l.database ="	\
-	" (SELECT oid FROM pg_database WHERE datname = current_database())" \
-	" AND l.classid = " PG_STORE_LOCK_CLUSTER " AND l.objsubid = 2"	\
-	" AND l.objid = (hashtext(n.name)::bigint & 4294967295)::oid),"	\
-	" grace_ms, CASE WHEN busy > 0 THEN (extract(epoch FROM"		\
+/* The nodes, each up when its daemon holds its name's lock (one look at
+ * the server's lock table for them all: it takes the lock manager's
+ * locks), and while it holds slots, what is left of its lease in ms. */
+#define PG_STORE_NODES_COLUMNS(up)					\
+	"SELECT name, slots, started_at, busy, " up ", grace_ms,"		\
+	" CASE WHEN busy > 0 THEN (extract(epoch FROM"			\
 	" lease_until - now()) * 1000)::bigint END"			\
 	" FROM triage_nodes n ORDER BY name"
+#define PG_STORE_NODES PG_STORE_NODES_COLUMNS(				\
+	"(hashtext(n.name)::bigint & 4294967295)::oid IN (SELECT l.objid"	\
+	" FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"	\
+	" AND l.database = (SELECT oid FROM pg_database"			\
+	" WHERE datname = current_database())"				\
+	" AND l.classid = " PG_STORE_LOCK_CLUSTER " AND l.objsubid = 2)")
+/* The same without the lock table: up is NULL, the last look's. */
+#define PG_STORE_NODES_ROWS PG_STORE_NODES_COLUMNS("NULL::boolean")
 
 
 struct event;
@@ -120,6 +124,11 @@ struct pg_store {
 	char *snapshot;
 	bool syncing;
 	bool sync_again;
+	uint64_t nodes_read_us;		/* monotonic: the nodes' last read */
+	/* The next read, a NOTIFY's (coalesced) or the poll's, and when. */
+	struct event *sync_ev;
+	uint64_t sync_at_us;
+	bool sync_notified;		/* a NOTIFY's: it reads whatever */
 	struct jobrow_cache cache;
 };
 
@@ -130,8 +139,13 @@ pg_store(struct store *st)
 }
 
 /* pg-sync.c: reads every change since the last read, now or once
- * the read under way is over. */
+ * the read under way is over; or soon, with whatever else other nodes
+ * NOTIFY meanwhile (pg_sync_soon). Each read arms the poll
+ * (s->sync_ev, pg_sync_timer_cb), which reads again a while later if
+ * a job is queued or running anywhere, NOTIFY or not. */
 void pg_sync_changes(struct pg_store *s);
+void pg_sync_soon(struct pg_store *s);
+void pg_sync_timer_cb(evutil_socket_t fd, short what, void *arg);
 /* Reads back the rows of ids (uint64_t), whose writes were refused: each
  * job is told of its row (STORE_CHANGE_UPDATED) even when it is no newer,
  * and of its end when it is gone. Then done(arg), read or not (never when
@@ -162,7 +176,8 @@ uint64_t pg_cluster_shared_of(const struct pg_store *s, const struct job *job);
 /* The shared counters of mask as a text[] literal; NULL out of memory. */
 char *pg_cluster_shared_array(const struct pg_store *s, uint64_t mask);
 void pg_cluster_set_grace(struct store *st, uint64_t grace_ms);
-/* The nodes of a result of PG_STORE_NODES, for the store. */
+/* The nodes of a result of PG_STORE_NODES (or _ROWS: whether each is up
+ * is what the last look said, a new one up), for the store. */
 void pg_sync_read_nodes(struct pg_store *s, const PGresult *res);
 
 /* pg-output.c: the statements of captured output, prepared on c

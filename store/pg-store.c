@@ -68,7 +68,7 @@ pg_store_notify_cb(const char *channel, const char *payload, void *arg)
 
 	(void)channel;
 	if (strcmp(payload, s->self) != 0)
-		pg_sync_changes(s);
+		pg_sync_soon(s);
 }
 
 struct store *
@@ -81,7 +81,10 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	if ((s = calloc(1, sizeof *s)) == NULL ||
 	    (s->node = strdup(o->node)) == NULL ||
 	    (s->commit_ev = evtimer_new(base, pg_commit_cb, s))
-	    == NULL) {
+	    == NULL ||
+	    (s->sync_ev = evtimer_new(base, pg_sync_timer_cb, s)) == NULL) {
+		if (s != NULL && s->commit_ev != NULL)
+			event_free(s->commit_ev);
 		if (s != NULL)
 			free(s->node);
 		free(s);
@@ -146,6 +149,8 @@ pg_store_close(struct store *st)
 	free(s->node);
 	if (s->commit_ev != NULL)
 		event_free(s->commit_ev);
+	if (s->sync_ev != NULL)
+		event_free(s->sync_ev);
 	free(s);
 }
 

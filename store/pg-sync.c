@@ -2,9 +2,11 @@
  * row written by a transaction the last read could not see, in one
  * REPEATABLE READ transaction whose snapshot the next read starts from. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <libpq-fe.h>
 
 #include "job.h"
@@ -16,17 +18,40 @@
 #include "pg-private.h"
 #include "timefmt.h"
 
+/* Whether the nodes are up (PG_STORE_NODES, a look through pg_locks, the
+ * read's most costly statement) is read with the changes at most this
+ * often: their rows (PG_STORE_NODES_ROWS) every time. It is for stats and
+ * timers, and the takeover reads it afresh. */
+#define PG_SYNC_NODES_MS 1000
+
+/*
+ * Another daemon's NOTIFY is read after this long, so that the commits of
+ * every node in that time are read at once: busy nodes commit hundreds of
+ * times a second, and each read costs the server a transaction whatever
+ * it brings.
+ */
+#define PG_SYNC_COALESCE_MS 5
+/*
+ * While any job is queued or running anywhere, changes are read at least
+ * this often, NOTIFY or not: a notification lost (a listener's connection
+ * is where it is delivered) delays nothing longer. With none, nothing.
+ */
+#define PG_SYNC_POLL_MS 1000
+
+/* Its statements. */
 enum pg_sync_result {
 	PG_SYNC_BEGIN,
 	PG_SYNC_SNAPSHOT,
 	PG_SYNC_JOBS,
 	PG_SYNC_REMOVED,
 	PG_SYNC_PAUSED,
-	PG_SYNC_NODES,
 	PG_SYNC_CANCELS,
+	PG_SYNC_NODES,
 	PG_SYNC_COMMIT,
 	PG_SYNC_NRESULTS,
 };
+
+static void pg_sync_at(struct pg_store *, uint64_t);
 
 static void
 pg_sync_changed(struct pg_store *s, struct job *job, enum store_change what,
@@ -160,6 +185,9 @@ pg_sync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 	size_t i;
 
 	s->syncing = false;
+	/* The fallback for a NOTIFY that never comes. */
+	if (cause == NULL && s->conn != NULL)
+		pg_sync_at(s, PG_SYNC_POLL_MS);
 	if (cause == NULL && n == PG_SYNC_NRESULTS) {
 		for (i = 0; i < n; i++)
 			if (PQresultStatus(res[i]) != PGRES_COMMAND_OK &&
@@ -177,6 +205,56 @@ pg_sync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 		s->sync_again = false;
 		pg_sync_changes(s);
 	}
+}
+
+/* Whether a job is queued or running, here or on another node, as last
+ * read. */
+static bool
+pg_sync_active(const struct pg_store *s)
+{
+	const struct job *job;
+	size_t pos;
+
+	for (pos = 0; (job = store_iter(&s->st, &pos)) != NULL;)
+		if (job->state == JOB_QUEUED || job->state == JOB_RUNNING)
+			return true;
+	return false;
+}
+
+/* The read at most ms from now (sooner if it was due sooner). */
+static void
+pg_sync_at(struct pg_store *s, uint64_t ms)
+{
+	uint64_t at = timefmt_mono_us() + ms * 1000;
+	struct timeval tv = timefmt_tv(ms);
+
+	if (evtimer_pending(s->sync_ev, NULL) && s->sync_at_us <= at)
+		return;
+	s->sync_at_us = at;
+	evtimer_del(s->sync_ev);
+	evtimer_add(s->sync_ev, &tv);
+}
+
+void
+pg_sync_soon(struct pg_store *s)
+{
+	s->sync_notified = true;
+	pg_sync_at(s, PG_SYNC_COALESCE_MS);
+}
+
+void
+pg_sync_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pg_store *s = arg;
+
+	(void)fd;
+	(void)what;
+	s->sync_at_us = 0;
+	/* The poll's turn with nothing left to wait for: it stops. */
+	if (!s->sync_notified && !pg_sync_active(s))
+		return;
+	s->sync_notified = false;
+	pg_sync_changes(s);
 }
 
 void
@@ -206,6 +284,8 @@ pg_sync_changes(struct pg_store *s)
 	}
 	if (!s->up || s->conn == NULL)
 		return;
+	if (timefmt_mono_us() - s->nodes_read_us < PG_SYNC_NODES_MS * 1000)
+		q[PG_SYNC_NODES].sql = PG_STORE_NODES_ROWS;
 	s->syncing = true;
 	if (pg_conn_batch(s->conn, q, PG_SYNC_NRESULTS, pg_sync_cb, s) != 0)
 		s->syncing = false;
@@ -215,13 +295,20 @@ pg_sync_changes(struct pg_store *s)
 void
 pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
 {
+	const struct store_node *old;
 	struct store_node *nodes;
 	uint64_t now = timefmt_mono_us();
 	int64_t left;
 	int i, n = PQntuples(res);
+	size_t k, nold;
+	bool looked = n == 0 || !PQgetisnull(res, 0, 4);
+
+	old = store_nodes(&s->st, &nold);
 
 	if ((nodes = calloc((size_t)n + 1, sizeof *nodes)) == NULL)
 		return;		/* the old ones until the next read */
+	if (looked)
+		s->nodes_read_us = now;
 	for (i = 0; i < n; i++) {
 		nodes[i].name = PQgetvalue(res, i, 0);
 		nodes[i].slots = (unsigned)strtoul(PQgetvalue(res, i, 1), NULL,
@@ -230,6 +317,13 @@ pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
 		nodes[i].busy = (unsigned)strtoul(PQgetvalue(res, i, 3), NULL,
 		    10);
 		nodes[i].up = strcmp(PQgetvalue(res, i, 4), "t") == 0;
+		/* Not looked at: as the last look said; a node new since
+		 * holds its name (it registers holding it). */
+		for (k = 0; !looked && k < nold; k++)
+			if (strcmp(old[k].name, nodes[i].name) == 0)
+				break;
+		if (!looked)
+			nodes[i].up = k == nold || old[k].up;
 		nodes[i].grace_ms = strtoull(PQgetvalue(res, i, 5), NULL, 10);
 		if (!PQgetisnull(res, i, 6)) {
 			left = strtoll(PQgetvalue(res, i, 6), NULL, 10) * 1000;

@@ -550,6 +550,13 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	pending_at(cl, 0, pinned, why, sizeof why);
 	assert_string_equal(why, "node:b");
 	assert_true(cli_list_has(cl, 0, "node b is down"));
+	/* The nodes that notice say so in their logs, once. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	while (!tlog_has(cl->d[0], "cluster: node b is down: it holds its "
+	    "name no more") || !tlog_has(cl->d[2], "cluster: node b is down")) {
+		tcheck_deadline(deadline, "node b's loss logged at a and c");
+		usleep(20000);
+	}
 	/* Its job is taken over, and the taker says so. */
 	deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	for (;;) {
