@@ -134,6 +134,12 @@ setup_claims(void **state)
 }
 
 static int
+setup_poll(void **state)
+{
+	return setup_db(state, "poll");
+}
+
+static int
 teardown(void **state)
 {
 	struct fixture *fx = *state;
@@ -467,6 +473,49 @@ test_beaten_claim_goes_to_an_alternate(void **state)
 	event_base_free(b.base);
 }
 
+/*
+ * A change no NOTIFY told of (a notification lost) reaches another node
+ * all the same while a job is queued anywhere: it reads what changed at
+ * least once a second.
+ */
+static void
+test_poll_reads_changes_no_notify_told(void **state)
+{
+	struct store_pg_options o = { NULL, "n2", 2, "[priority.normal]\n",
+	    30000, 11000 };
+	struct fixture *fx = *state;
+	struct event_base *base;
+	struct store *other;
+	const struct job *seen;
+	char *cause = NULL, sql[160];
+	int64_t deadline;
+
+	fx->jobs[0] = new_job();
+	assert_int_equal(store_add(fx->st, fx->jobs[0], added_cb, fx), 0);
+	loop_until(fx, &fx->added, 1);
+	assert_non_null(base = event_base_new());
+	o.conninfo = fx->conninfo;
+	if ((other = store_open_pg(base, &o, &cause)) == NULL)
+		fail_msg("store_open_pg: %s", cause);
+	assert_non_null(store_get(other, fx->jobs[0]->id));
+	/* Behind every node's back: no NOTIFY. */
+	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET name = 'polled',"
+	    " version = version + 1 WHERE id = %llu",
+	    (unsigned long long)fx->jobs[0]->id);
+	PQclear(tpg_query(fx->pg, "poll", sql));
+	deadline = tdeadline(5000);
+	for (;;) {
+		seen = store_get(other, fx->jobs[0]->id);
+		if (seen != NULL && job_name(seen) != NULL &&
+		    strcmp(job_name(seen), "polled") == 0)
+			break;
+		tcheck_deadline(deadline, "the change read without a NOTIFY");
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	store_close(other);
+	event_base_free(base);
+}
+
 int
 main(void)
 {
@@ -478,6 +527,9 @@ main(void)
 		    test_results_reach_other_nodes, setup_results, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_beaten_claim_goes_to_an_alternate, setup_claims,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_poll_reads_changes_no_notify_told, setup_poll,
 		    teardown),
 	};
 
