@@ -489,6 +489,7 @@ test_poll_reads_changes_no_notify_told(void **state)
 	const struct job *seen;
 	char *cause = NULL, sql[160];
 	int64_t deadline;
+	int synced = 0;
 
 	fx->jobs[0] = new_job();
 	assert_int_equal(store_add(fx->st, fx->jobs[0], added_cb, fx), 0);
@@ -498,6 +499,14 @@ test_poll_reads_changes_no_notify_told(void **state)
 	if ((other = store_open_pg(base, &o, &cause)) == NULL)
 		fail_msg("store_open_pg: %s", cause);
 	assert_non_null(store_get(other, fx->jobs[0]->id));
+	/* Its connection up and its first read of changes done: the read
+	 * goes out as the connection comes up, ahead of the commit. */
+	assert_int_equal(store_sync(other, synced_cb, &synced), 0);
+	deadline = tdeadline(30000);
+	while (synced == 0) {
+		tcheck_deadline(deadline, "the second node's first commit");
+		event_base_loop(base, EVLOOP_ONCE);
+	}
 	/* Behind every node's back: no NOTIFY. */
 	snprintf(sql, sizeof sql, "UPDATE triage_jobs SET name = 'polled',"
 	    " version = version + 1 WHERE id = %llu",
