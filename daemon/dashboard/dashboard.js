@@ -420,6 +420,15 @@
 		            isStarting(j)).length));
 	}
 
+	/* A cluster's nodes: how many are up, and which are down (stats'
+	 * nodes; none without a cluster). */
+	function nodesText(nodes) {
+		const down = nodes.filter((n) => !n.up).map((n) => n.node);
+		return "nodes " + (nodes.length - down.length) + " / " +
+		    nodes.length + " up" + (down.length > 0 ?
+		    " (down: " + down.join(", ") + ")" : "");
+	}
+
 	function renderSummary(st) {
 		const parts = [
 			"slots " + st.slots_busy + " / " + st.slots + " busy",
@@ -428,6 +437,8 @@
 			"up " + fmtDuration(st.uptime),
 			"v" + st.version,
 		];
+		if (Array.isArray(st.nodes))
+			parts.splice(2, 0, nodesText(st.nodes));
 		syncList($("summary"), parts.map((t, i) => ({ i: i, t: t })),
 		    (x) => x.i, () => h("span"), (e, x) => setText(e, x.t));
 	}
