@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "bench-cpu.h"
 #include "bench-daemon.h"
 #include "bench-http.h"
 #include "bench-jobs.h"
@@ -91,6 +92,11 @@ struct bench_cluster_who {
 	uint64_t refused;
 	uint64_t moved;
 	long long xacts;
+	/* CPU seconds: the daemons', their workers' (the jobs' own aside),
+	 * the database's backends'. */
+	double cpu_daemons;
+	double cpu_workers;
+	double cpu_pg;
 	bool counted;		/* every round's counts were read */
 	struct bench_why why;
 };
@@ -299,24 +305,78 @@ bench_cluster_count_claims(struct bench_cluster_who *c,
 	return true;
 }
 
-/* The database's transactions over the round, once its nodes have stopped
- * (a backend reports its counts as it exits). false after saying why. */
+/* What the round's processes have used of the CPU so far: each daemon's
+ * and its workers', and the database's exited backends'. */
+struct bench_cluster_cpu {
+	struct bench_cpu d[BENCH_CLUSTER_MAX_NODES];
+	long long pg;
+};
+
+/* Reads s's CPU into *cpu (the database's only when pg); false after
+ * saying why. */
 static bool
-bench_cluster_count_xacts(struct bench_cluster *b, struct bench_cluster_who *c,
-    const char *db)
+bench_cluster_cpu_read(struct bench_cluster *b, const struct bench_cluster_set *s,
+    bool pg, struct bench_cluster_cpu *cpu)
 {
 	char *cause = NULL;
-	long long n;
+	unsigned i;
+
+	for (i = 0; i < s->n; i++)
+		if (bench_cpu_read(s->d[i]->pid, &cpu->d[i]) != 0) {
+			fprintf(stderr, "bench-cluster: CPU of triaged %d: %s\n",
+			    (int)s->d[i]->pid, strerror(errno));
+			return false;
+		}
+	if (pg && (cpu->pg = bench_pg_cpu(b->pg, &cause)) == -1) {
+		fprintf(stderr, "bench-cluster: %s\n", cause != NULL ? cause :
+		    "out of memory");
+		free(cause);
+		return false;
+	}
+	return true;
+}
+
+/* Adds the daemons' and workers' CPU from before to after to c's. */
+static bool
+bench_cluster_count_cpu(struct bench_cluster_who *c, unsigned n,
+    const struct bench_cluster_cpu *before,
+    const struct bench_cluster_cpu *after)
+{
+	double daemon_s, workers_s;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (bench_cpu_since(&before->d[i], &after->d[i], &daemon_s,
+		    &workers_s) != 0)
+			return false;
+		c->cpu_daemons += daemon_s;
+		c->cpu_workers += workers_s;
+	}
+	return true;
+}
+
+/* The database's transactions over the round and its backends' CPU since
+ * pg_before, once its nodes have stopped and their sessions gone (a
+ * backend reports its counts as it exits). false after saying why. */
+static bool
+bench_cluster_count_db(struct bench_cluster *b, struct bench_cluster_who *c,
+    const char *db, long long pg_before)
+{
+	char *cause = NULL;
+	long long n, cpu;
 
 	if (db[0] == '\0')
 		return true;
-	if ((n = bench_pg_xacts(b->pg, db, &cause)) == -1) {
+	if (bench_pg_gone(b->pg, db, &cause) == -1 ||
+	    (n = bench_pg_xacts(b->pg, db, &cause)) == -1 ||
+	    (cpu = bench_pg_cpu(b->pg, &cause)) == -1) {
 		fprintf(stderr, "bench-cluster: %s: %s\n", c->name,
 		    cause != NULL ? cause : "out of memory");
 		free(cause);
 		return false;
 	}
 	c->xacts += n;
+	c->cpu_pg += (double)(cpu - pg_before) / (double)sysconf(_SC_CLK_TCK);
 	return true;
 }
 
@@ -383,11 +443,12 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 	struct bench_cluster_set s;
 	unsigned i, started = 0, count = c->nodes > 0 ? c->nodes : 1;
 	uint64_t jobs = bench_cluster_round_jobs(b, c);
+	struct bench_cluster_cpu cpu0, cpu1;
 	json_t *params = NULL;
 	char *cause = NULL;
 	json_int_t *ids;
 	double t0, t1;
-	bool counted = false;
+	bool counted = false, cpu_ok;
 	int rc;
 
 	if ((ids = calloc(jobs, sizeof *ids)) == NULL || (c->wait &&
@@ -417,6 +478,7 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 		f[i].n = jobs / count + (i < jobs % count ? 1 : 0);
 		f[i].ids = i == 0 ? ids : f[i - 1].ids + f[i - 1].n;
 	}
+	cpu_ok = bench_cluster_cpu_read(b, &s, c->nodes > 0, &cpu0);
 	t0 = tsupport_clock_s();
 	for (started = 0; started < count; started++) {
 		if ((rc = pthread_create(&f[started].thread, NULL,
@@ -440,7 +502,9 @@ bench_cluster_round(struct bench_cluster *b, struct bench_cluster_who *c)
 		fprintf(stderr, "bench-cluster:   %-18s %6" PRIu64 " jobs "
 		    "%8.3f s %8.0f jobs/s\n", c->name, jobs, t1 - t0,
 		    (double)jobs / (t1 - t0));
-		counted = bench_cluster_count_claims(c, &s);
+		counted = cpu_ok && bench_cluster_cpu_read(b, &s, false,
+		    &cpu1) && bench_cluster_count_cpu(c, s.n, &cpu0, &cpu1) &&
+		    bench_cluster_count_claims(c, &s);
 	}
 	for (i = 0; i < count; i++)
 		triage_client_free(cl[i]);
@@ -449,7 +513,7 @@ out:
 		bench_why_set(&c->why, "interrupted");
 	if (!bench_cluster_stop(&s, !c->why.failed))
 		bench_why_set(&c->why, "a daemon did not stop cleanly");
-	if (counted && !bench_cluster_count_xacts(b, c, s.db))
+	if (counted && !bench_cluster_count_db(b, c, s.db, cpu0.pg))
 		counted = false;
 	if (c->wait && !c->why.failed)
 		bench_cluster_floor(b, c, jobs);
@@ -477,14 +541,19 @@ static void
 bench_cluster_costs_text(const struct bench_cluster_who *c, char *text,
     size_t size)
 {
+	double per = c->jobs > 0 ? 1000.0 / (double)c->jobs : 0;
+
 	if (!c->counted || c->jobs == 0)
-		snprintf(text, size, "%8s %8s %8s %8s", "-", "-", "-", "-");
+		snprintf(text, size, "%8s %8s %8s %8s %17s", "-", "-", "-", "-",
+		    "-");
 	else
-		snprintf(text, size, "%8" PRIu64 " %7.2f%% %7.2f%% %8.2f",
-		    c->claims, c->claims > 0 ? 100.0 * (double)c->refused /
-		    (double)c->claims : 0, c->claims > 0 ? 100.0 *
-		    (double)c->moved / (double)c->claims : 0, c->nodes > 0 ?
-		    (double)c->xacts / (double)c->jobs : 0);
+		snprintf(text, size, "%8" PRIu64 " %7.2f%% %7.2f%% %8.2f "
+		    "%5.2f %5.2f %5.2f", c->claims, c->claims > 0 ? 100.0 *
+		    (double)c->refused / (double)c->claims : 0, c->claims > 0 ?
+		    100.0 * (double)c->moved / (double)c->claims : 0,
+		    c->nodes > 0 ? (double)c->xacts / (double)c->jobs : 0,
+		    c->cpu_daemons * per, c->cpu_workers * per,
+		    c->cpu_pg * per);
 }
 
 /* The `true` rounds' table and summaries: each cluster against the SQLite
@@ -503,10 +572,13 @@ bench_cluster_true_report(const struct bench_cluster *b,
 	    "pipelined to every node at once, first submit to last end; "
 	    "median of each's rounds; over all rounds, the claims refused "
 	    "(another node had the job) or moved (to another job alike), "
-	    "and the database's transactions a job\n\n",
+	    "the database's transactions a job (each one round trip), and "
+	    "the CPU a job of the daemons (d), their workers (w) and the "
+	    "database's backends (pg), the jobs' own aside\n\n",
 	    b->jobs, BENCH_CLUSTER_SLOTS);
-	printf("%-8s %6s %8s %9s %8s %8s %8s %8s  %s\n", "", "rounds",
+	printf("%-8s %6s %8s %9s %8s %8s %8s %8s %17s  %s\n", "", "rounds",
 	    "jobs/s", "x SQLite", "claims", "refused", "moved", "xact/job",
+	    "CPU ms/job d w pg",
 	    "jobs run by each node (all rounds)");
 	for (i = 0; i < n; i++) {
 		if (who[i].rounds == 0) {
@@ -566,9 +638,9 @@ bench_cluster_wait_report(const struct bench_cluster *b,
 	    "(ref-floor fork+execvp, after each round)\n\n",
 	    BENCH_CLUSTER_WAIT_JOB, BENCH_CLUSTER_WAIT_SLOTS, b->wait_round_s,
 	    BENCH_CLUSTER_WAIT_JOB);
-	printf("%-18s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s  %s\n", "",
-	    "rounds", "jobs/s", "ideal", "x ideal", "floor", "x floor",
-	    "claims", "refused", "moved", "xact/job",
+	printf("%-18s %6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %17s  %s\n",
+	    "", "rounds", "jobs/s", "ideal", "x ideal", "floor", "x floor",
+	    "claims", "refused", "moved", "xact/job", "CPU ms/job d w pg",
 	    "jobs run by each node (all rounds)");
 	for (i = 0; i < n; i++) {
 		ideal = who[i].nodes * BENCH_CLUSTER_WAIT_SLOTS /

@@ -12,10 +12,13 @@
 #include "bench-daemon.h"
 #include "bench-pg.h"
 #include "bench-why.h"
+#include "tsupport-clock.h"
 #include "tsupport-pg.h"
 
 /* initdb, a start and a fast shutdown take seconds; this is a stuck one. */
 #define BENCH_PG_TIMEOUT_MS	60000
+/* How long the sessions of stopped daemons may take to go. */
+#define BENCH_PG_GONE_MS	10000
 
 /* Its failure, *cause set (allocated) from err, with the server's log
  * printed when it has something to say. -1. */
@@ -124,6 +127,73 @@ bench_pg_xacts(struct tsupport_pg *pg, const char *name, char **cause)
 	PQclear(res);
 	PQfinish(conn);
 	return n;
+}
+
+int
+bench_pg_gone(struct tsupport_pg *pg, const char *name, char **cause)
+{
+	const char *params[1] = { name };
+	int64_t deadline = tsupport_clock_ms() + BENCH_PG_GONE_MS;
+	struct tsupport_err err;
+	PGresult *res;
+	PGconn *conn;
+	int rc = -1;
+
+	*cause = NULL;
+	if ((conn = tsupport_pg_connect(pg, "postgres", &err)) == NULL) {
+		*cause = strdup(err.msg);
+		return -1;
+	}
+	for (;;) {
+		res = PQexecParams(conn, "SELECT count(*) FROM "
+		    "pg_stat_activity WHERE datname = $1", 1, NULL, params,
+		    NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+			bench_why_alloc(cause, "PostgreSQL: pg_stat_activity: "
+			    "%s", PQerrorMessage(conn));
+			break;
+		}
+		if (strcmp(PQgetvalue(res, 0, 0), "0") == 0) {
+			rc = 0;
+			break;
+		}
+		PQclear(res);
+		res = NULL;
+		if (tsupport_clock_ms() > deadline) {
+			bench_why_alloc(cause, "sessions of %s still there after "
+			    "%d s", name, BENCH_PG_GONE_MS / 1000);
+			break;
+		}
+		tsupport_clock_sleep_ms(10);
+	}
+	PQclear(res);
+	PQfinish(conn);
+	return rc;
+}
+
+long long
+bench_pg_cpu(const struct tsupport_pg *pg, char **cause)
+{
+	unsigned long long cutime, cstime;
+	char path[64];
+	FILE *f;
+	int n;
+
+	*cause = NULL;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pg->pid);
+	if ((f = fopen(path, "r")) == NULL) {
+		bench_why_alloc(cause, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* After the command's closing parenthesis: fields 3 to 17. */
+	n = fscanf(f, "%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+	    "%*u %*u %llu %llu", &cutime, &cstime);
+	fclose(f);
+	if (n != 2) {
+		bench_why_alloc(cause, "%s: not as expected", path);
+		return -1;
+	}
+	return (long long)(cutime + cstime);
 }
 
 int

@@ -29,6 +29,18 @@ char *bench_pg_createdb(struct tsupport_pg *pg, const char *name,
 long long bench_pg_xacts(struct tsupport_pg *pg, const char *name,
     char **cause);
 /*
+ * Waits until no session of database name is left (the daemons that used
+ * it have stopped, and their backends exited, their counts and CPU time
+ * reported), 10 s at most. 0, or -1 with *cause set (allocated).
+ */
+int bench_pg_gone(struct tsupport_pg *pg, const char *name, char **cause);
+/*
+ * The CPU time the server's exited backends used, in clock ticks (the
+ * postmaster's cutime + cstime: what its children reaped used). -1 with
+ * *cause set (allocated).
+ */
+long long bench_pg_cpu(const struct tsupport_pg *pg, char **cause);
+/*
  * Fast shutdown (SIGINT), waits for the server to exit, removes its dir
  * and frees pg. Returns 0, or -1 with *cause set (allocated) when it did
  * not stop cleanly (it is killed and removed all the same). NULL is a
