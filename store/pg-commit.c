@@ -88,7 +88,7 @@ struct pg_commit_batch {
 };
 
 static void pg_commit_settle(struct pg_commit *, PGresult *const *, size_t,
-    const char *);
+    const char *, const PGresult *);
 
 /* A commit at the end of this turn of the loop, unless one is on its way:
  * its end schedules the next. */
@@ -108,42 +108,28 @@ pg_commit_versions_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
 	struct pg_commit *c = arg;
-	struct job *job;
-	int i;
 
 	(void)n;
 	if (cause != NULL || PQresultStatus(res[0]) != PGRES_TUPLES_OK) {
 		c->s->doubt = true;
 		return;
 	}
-	for (i = 0; i < PQntuples(res[0]); i++)
-		if ((job = store_get(&c->s->st, strtoull(PQgetvalue(res[0],
-		    i, 0), NULL, 10))) != NULL)
-			job->store.version = (uint32_t)strtoul(
-			    PQgetvalue(res[0], i, 1), NULL, 10);
-	pg_commit_settle(c, NULL, 0, NULL);
-}
-
-static char *
-pg_commit_marks_array(const struct vec *marks)
-{
-	return pg_util_array(marks->v, marks->n,
-	    sizeof(struct pg_store_mark));
+	pg_commit_settle(c, NULL, 0, NULL, res[0]);
 }
 
 /*
  * The answer to "did the commit in doubt happen?": it did when the node's
- * mark holds its generation. Then the rows it updated are asked for their
- * versions (its xid tells ours from another daemon's later write).
+ * mark holds its generation. Then the rows its transaction was the last to
+ * write are asked for, with their versions (its xid tells ours from
+ * another daemon's later write, and which rows its claims went to).
  */
 static void
 pg_commit_marked_cb(PGresult *const *res, size_t n, const char *cause,
     void *arg)
 {
 	struct pg_commit *c = arg;
-	struct pg_conn_stmt q = { "versions", NULL, 2, NULL, NULL, NULL };
-	const char *values[2];
-	char *ids;
+	struct pg_conn_stmt q = { "versions", NULL, 1, NULL, NULL, NULL };
+	const char *values[1];
 	uint64_t gen = 0;
 
 	if (cause != NULL || n != 2 ||
@@ -163,23 +149,17 @@ pg_commit_marked_cb(PGresult *const *res, size_t n, const char *cause,
 		gen = strtoull(PQgetvalue(res[1], 0, 0), NULL, 10);
 	if (gen < c->gen) {
 		pg_commit_settle(c, NULL, 0, "the connection to PostgreSQL was "
-		    "lost before the commit");
+		    "lost before the commit", NULL);
 		return;
 	}
 	if (c->updated.n == 0) {
-		pg_commit_settle(c, NULL, 0, NULL);
+		pg_commit_settle(c, NULL, 0, NULL, NULL);
 		return;
 	}
-	if ((ids = pg_commit_marks_array(&c->updated)) == NULL) {
-		c->s->doubt = true;
-		return;
-	}
-	values[0] = ids;
-	values[1] = PQgetvalue(res[1], 0, 1);
+	values[0] = PQgetvalue(res[1], 0, 1);
 	q.values = values;
 	if (pg_conn_batch(c->s->conn, &q, 1, pg_commit_versions_cb, c) != 0)
 		c->s->doubt = true;
-	free(ids);
 }
 
 void
@@ -689,7 +669,7 @@ pg_commit_batch_cb(PGresult *const *res, size_t n, const char *cause,
 			pg_commit_ask_doubt(c->s);
 		return;
 	}
-	pg_commit_settle(c, res, n, cause);
+	pg_commit_settle(c, res, n, cause, NULL);
 }
 
 void
@@ -758,7 +738,7 @@ pg_commit_cb(evutil_socket_t fd, short what, void *arg)
 		    s->down_cause != NULL ? s->down_cause : "?") < 0)
 			cause = NULL;
 		pg_commit_settle(c, NULL, 0, cause != NULL ? cause :
-		    "out of memory");
+		    "out of memory", NULL);
 		free(cause);
 		return;
 	}
@@ -767,7 +747,7 @@ pg_commit_cb(evutil_socket_t fd, short what, void *arg)
 		pg_commit_batch_free(&b);
 		s->claims.n = 0;
 		pg_commit_settle(c, NULL, 0, cause != NULL ? cause :
-		    "out of memory");
+		    "out of memory", NULL);
 		free(cause);
 		return;
 	}
@@ -816,12 +796,54 @@ pg_commit_requeue(struct pg_store *s, struct pg_commit *c)
 }
 
 /*
- * The updates' answers: a row is ours at its new version; none means
- * another daemon changed the job first (or holds the row, for a claim):
- * the job is told, and its id goes in refused, for its row to be read back
- * and replace ours. Without answers (a commit in doubt that happened: the
- * versions are set), none is.
+ * What became of the commit's update i, of job: its row is ours at version
+ * (to is job); a claim went to another job alike, to, made begun here at
+ * version; or (to NULL) another daemon changed the job first, or holds the
+ * row, for a claim: the job is told, and its id goes in refused, for its
+ * row to be read back and replace ours.
  */
+static void
+pg_commit_settle_one(struct pg_store *s, struct pg_commit *c, size_t i,
+    struct job *job, struct job *to, uint32_t version, struct vec *refused)
+{
+	const struct pg_store_mark *m = c->updated.v;
+
+	s->st.stats.claims += c->sent[i].claim;
+	if (to == job) {
+		job->store.version = version;
+		return;
+	}
+	if (to != NULL) {
+		/* Made begun here by this very commit: its version is the
+		 * claim's; then the job it replaced is refused, as any claim
+		 * another node beat. */
+		s->st.stats.claims_moved++;
+		to->store.version = version;
+		if (s->st.moved_cb != NULL)
+			s->st.moved_cb(job, to, s->st.alternates_arg);
+	} else if (c->sent[i].claim)
+		s->st.stats.claims_refused++;
+	/* Another daemon's row has replaced the job since: the job follows
+	 * it already, and what was done since stands. */
+	if (c->sent[i].replaced != job->store.replaced)
+		return;
+	if (s->st.changed_cb != NULL)
+		s->st.changed_cb(job, c->sent[i].claim ?
+		    STORE_CHANGE_CLAIM_REFUSED : STORE_CHANGE_REFUSED, NULL,
+		    s->st.changed_arg);
+	/* Another daemon's claim of the job, or of the units of a shared
+	 * counter it wanted: what they claimed is read before this daemon
+	 * claims again (a claim waits for the read), so that it does not
+	 * claim what it cannot have, again and again, until their NOTIFY
+	 * comes. */
+	if (c->sent[i].claim)
+		pg_sync_changes(s);
+	/* Out of memory, the next read of changes brings it. */
+	(void)vec_push(refused, sizeof m[i].id, &m[i].id);
+}
+
+/* The updates' answers: each row that came back (a claim's may be an
+ * alternate's), or none. */
 static void
 pg_commit_settle_updates(struct pg_store *s, struct pg_commit *c,
     PGresult *const *res, struct vec *refused)
@@ -829,54 +851,93 @@ pg_commit_settle_updates(struct pg_store *s, struct pg_commit *c,
 	const struct pg_store_mark *m = c->updated.v;
 	struct job *job, *to;
 	const PGresult *r;
-	uint64_t to_id;
 	size_t i;
 
-	if (res == NULL)
-		return;
 	for (i = 0; i < c->updated.n; i++) {
 		if ((job = store_get(&s->st, m[i].id)) == NULL)
 			continue;
 		r = res[c->first_update + i];
-		/* A claim's row: its job's, or an alternate's it went to. */
-		to_id = PQntuples(r) == 1 && PQnfields(r) > 1 ?
-		    strtoull(PQgetvalue(r, 0, 1), NULL, 10) : m[i].id;
-		s->st.stats.claims += c->sent[i].claim;
-		if (PQntuples(r) == 0 && c->sent[i].claim)
-			s->st.stats.claims_refused++;
-		if (PQntuples(r) == 1 && to_id == m[i].id) {
-			job->store.version = (uint32_t)strtoul(
-			    PQgetvalue(r, 0, 0), NULL, 10);
+		to = NULL;
+		if (PQntuples(r) == 1)
+			to = PQnfields(r) > 1 ? store_get(&s->st, strtoull(
+			    PQgetvalue(r, 0, 1), NULL, 10)) : job;
+		pg_commit_settle_one(s, c, i, job, to, to == NULL ? 0 :
+		    (uint32_t)strtoul(PQgetvalue(r, 0, 0), NULL, 10),
+		    refused);
+	}
+}
+
+/* Row k of ours if it is job id's (ours: the rows the commit's transaction
+ * was the last to write, id and version), else -1. */
+static int
+pg_commit_ours_find(const PGresult *ours, uint64_t id)
+{
+	int k;
+
+	for (k = 0; k < PQntuples(ours); k++)
+		if (strtoull(PQgetvalue(ours, k, 0), NULL, 10) == id)
+			return k;
+	return -1;
+}
+
+/* Whether id is one of the commit's updates or new jobs. */
+static bool
+pg_commit_sent_id(const struct pg_commit *c, uint64_t id)
+{
+	const struct pg_store_mark *m = c->updated.v;
+	const struct store_staged *sj = c->staged.v;
+	size_t i;
+
+	for (i = 0; i < c->updated.n; i++)
+		if (m[i].id == id)
+			return true;
+	for (i = 0; i < c->staged.n; i++)
+		if (sj[i].job->id == id)
+			return true;
+	return false;
+}
+
+/*
+ * The updates of a commit in doubt that happened, from the rows its
+ * transaction was the last to write: an update's row among them is ours;
+ * a claim's that is not went to one of the rows that are and that no
+ * update names (an alternate: any claim that missed may be paired with
+ * any, the daemon checking they are alike), or was refused, and its launch
+ * is off. Any other update's was written and changed since by another
+ * daemon (the next read of changes brings it).
+ */
+static void
+pg_commit_settle_doubt(struct pg_store *s, struct pg_commit *c,
+    const PGresult *ours, struct vec *refused)
+{
+	const struct pg_store_mark *m = c->updated.v;
+	struct job *job, *to;
+	uint64_t id;
+	size_t i;
+	int k, next = 0;
+
+	for (i = 0; i < c->updated.n; i++) {
+		if ((job = store_get(&s->st, m[i].id)) == NULL)
 			continue;
-		}
-		if (PQntuples(r) == 1 &&
-		    (to = store_get(&s->st, to_id)) != NULL) {
-			/* Made begun here by this very commit: its version
-			 * is the claim's; then the job it replaced is
-			 * refused, as any claim another node beat. */
-			s->st.stats.claims_moved++;
-			to->store.version = (uint32_t)strtoul(
-			    PQgetvalue(r, 0, 0), NULL, 10);
-			if (s->st.moved_cb != NULL)
-				s->st.moved_cb(job, to, s->st.alternates_arg);
-		}
-		/* Another daemon's row has replaced the job since: the
-		 * job follows it already, and what was done since stands. */
-		if (c->sent[i].replaced != job->store.replaced)
+		to = NULL;
+		if ((k = pg_commit_ours_find(ours, m[i].id)) >= 0)
+			to = job;
+		else if (!c->sent[i].claim)
+			/* Written, then changed by another daemon since: the
+			 * next read of changes brings its row. */
 			continue;
-		if (s->st.changed_cb != NULL)
-			s->st.changed_cb(job, c->sent[i].claim ?
-			    STORE_CHANGE_CLAIM_REFUSED : STORE_CHANGE_REFUSED,
-			    NULL, s->st.changed_arg);
-		/* Another daemon's claim of the job, or of the units of a
-		 * shared counter it wanted: what they claimed is read before
-		 * this daemon claims again (a claim waits for the read), so
-		 * that it does not claim what it cannot have, again and
-		 * again, until their NOTIFY comes. */
-		if (c->sent[i].claim)
-			pg_sync_changes(s);
-		/* Out of memory, the next read of changes brings it. */
-		(void)vec_push(refused, sizeof m[i].id, &m[i].id);
+		else {
+			for (; next < PQntuples(ours) && to == NULL; next++) {
+				id = strtoull(PQgetvalue(ours, next, 0), NULL,
+				    10);
+				if (!pg_commit_sent_id(c, id) &&
+				    (to = store_get(&s->st, id)) != NULL)
+					k = next;
+			}
+		}
+		pg_commit_settle_one(s, c, i, job, to, to == NULL ? 0 :
+		    (uint32_t)strtoul(PQgetvalue(ours, k, 1), NULL, 10),
+		    refused);
 	}
 }
 
@@ -955,7 +1016,7 @@ pg_commit_key_taken(const struct pg_commit *c, PGresult *const *res,
 
 static void
 pg_commit_settle(struct pg_commit *c, PGresult *const *res, size_t n,
-    const char *cause)
+    const char *cause, const PGresult *ours)
 {
 	struct pg_store *s = c->s;
 	struct store *st = &s->st;
@@ -987,7 +1048,10 @@ pg_commit_settle(struct pg_commit *c, PGresult *const *res, size_t n,
 			sj[i].job->store.version = 1;
 			(void)jobtable_add(&st->jobs, sj[i].job);
 		}
-		pg_commit_settle_updates(s, c, res, &refused);
+		if (res != NULL)
+			pg_commit_settle_updates(s, c, res, &refused);
+		else if (ours != NULL)
+			pg_commit_settle_doubt(s, c, ours, &refused);
 	}
 	if (refused.n > 0) {
 		/* Their rows first: whoever waits for this commit (the

@@ -58,7 +58,7 @@ static const struct {
 	    " AND backend_start::text = $4) FROM triage_nodes"
 	    " WHERE name = $1 AND boot = $2" },
 	{ "versions", "SELECT id, version FROM triage_jobs"
-	    " WHERE id = ANY($1::bigint[]) AND txid = $2::xid8" },
+	    " WHERE txid = $1::xid8 ORDER BY id" },
 	{ "notify", "SELECT pg_notify('" PG_STORE_CHANNEL "', $1)" },
 	/* The shared counters a commit's claims name ($1, a text[] by
 	 * name), before anything else of it: each one's row made if it is
