@@ -52,13 +52,37 @@ chaos_job_env(const char *name)
 	return v != NULL && *v != '\0' ? v : "-";
 }
 
+/*
+ * Which node runs it, as the checker maps it: $TRIAGE_SOCKET when the job
+ * has it, else its worker's working dir. triaged gives a job no variable
+ * that names its node (TRIAGE_JOB_ID, TRIAGE_PRIORITY, TRIAGE_ATTEMPT and
+ * TRIAGE_RESULT only: daemon/run.c), but its worker is a fork of the
+ * daemon, in the daemon's working dir, which the harness makes the node's
+ * own dir; a worker that outlived its daemon keeps it.
+ */
+static const char *
+chaos_job_node(void)
+{
+	static char dir[256];
+	char link[64];
+	ssize_t n;
+
+	if (getenv("TRIAGE_SOCKET") != NULL && *getenv("TRIAGE_SOCKET") != '\0')
+		return getenv("TRIAGE_SOCKET");
+	snprintf(link, sizeof link, "/proc/%d/cwd", (int)getppid());
+	if ((n = readlink(link, dir, sizeof dir - 1)) <= 0)
+		return "-";
+	dir[n] = '\0';
+	/* The ledger's fields are split on blanks. */
+	return strpbrk(dir, " \t\n") == NULL ? dir : "-";
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *id = chaos_job_env("TRIAGE_JOB_ID");
 	const char *attempt = chaos_job_env("TRIAGE_ATTEMPT");
-	/* Every node has a socket of its own: the checker maps it. */
-	const char *node = chaos_job_env("TRIAGE_SOCKET");
+	const char *node = chaos_job_node();
 	struct timespec tick = { 0, CHAOS_JOB_TICK_MS * 1000000L };
 	int64_t end, left;
 	int fd;

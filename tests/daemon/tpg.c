@@ -29,7 +29,7 @@
 #define TPG_KIDS_MAX	256
 
 /* Settings of a server's command line, at most (tpg_new's). */
-#define TPG_SETTINGS 4
+#define TPG_SETTINGS 5
 
 struct tpg {
 	struct tsupport_pg	*pg;
@@ -175,6 +175,9 @@ tpg_new(void)
 	pg->settings[0] = "shared_buffers=16MB";
 	pg->settings[1] = "max_connections=64";
 	pg->settings[2] = pg->name_setting;
+	/* A standby whose primary restarted streams again within this, not
+	 * the default 5 s, in which a synchronous primary commits nothing. */
+	pg->settings[3] = "wal_retrieve_retry_interval=100ms";
 	opts.settings = pg->settings;
 	opts.port = TSUPPORT_PG_PORT + nservers++;
 	if ((pg->pg = tsupport_pg_new(&opts, &err)) == NULL) {
