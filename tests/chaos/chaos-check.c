@@ -462,6 +462,23 @@ chaos_check_attempts(struct chaos_check *ck, FILE *out)
 	}
 }
 
+/* How many attempts started, or (again) how many jobs started more than
+ * one attempt: what the faults made the cluster do. */
+static size_t
+chaos_check_count(const struct chaos_check *ck, bool again)
+{
+	const struct chaos_line *l = ck->lines.v;
+	size_t i, k, n = 0, starts;
+
+	for (i = 0; i < ck->lines.n; i = k) {
+		for (starts = 0, k = i; k < ck->lines.n && l[k].id == l[i].id;
+		    k++)
+			starts += l[k].mark == CHAOS_START;
+		n += again ? starts > 1 : starts;
+	}
+	return n;
+}
+
 size_t
 chaos_check_run(struct chaos_check *ck, FILE *out, int rounds, int faults)
 {
@@ -484,9 +501,11 @@ chaos_check_run(struct chaos_check *ck, FILE *out, int rounds, int faults)
 	/* The jobs: those the cluster has, and those it lost. */
 	jobs = ck->finals.n + ck->found[CHAOS_LOST] + ck->found[CHAOS_VANISHED];
 	fprintf(out, "chaos: %d rounds, %zu jobs (%zu acknowledged, %zu "
-	    "outcomes waited for, %zu ledger lines), %d faults, %zu "
-	    "violations\n", rounds, jobs, ck->subs.n, ck->outcomes.n,
-	    ck->lines.n, faults, total);
+	    "outcomes waited for, %zu ledger lines, %zu attempts begun, %zu "
+	    "jobs run more than once), %d faults, %zu violations\n", rounds,
+	    jobs, ck->subs.n, ck->outcomes.n, ck->lines.n,
+	    chaos_check_count(ck, false), chaos_check_count(ck, true), faults,
+	    total);
 	return total;
 }
 
