@@ -179,8 +179,8 @@ test_chaos(void **state)
 	(void)state;
 	cc = chaos_cluster_start(chaos_sync());
 	print_message("chaos: %d rounds of %zu faults, 3 nodes (lease %s, %d "
-	    "slots each), a %s standby\n", rounds, chaos_nfaults, CHAOS_LEASE,
-	    CHAOS_SLOTS, cc->sync ? "synchronous" : "asynchronous");
+	    "slots each), %s standby\n", rounds, chaos_nfaults, CHAOS_LEASE,
+	    CHAOS_SLOTS, cc->sync ? "a synchronous" : "an asynchronous");
 	load = chaos_load_start(cc);
 	tsupport_clock_sleep_ms(CHAOS_CALM_MS);
 	for (r = 0; r < rounds; r++)
