@@ -251,8 +251,11 @@ $(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_
 # broken promise. Several rounds of every fault, 10 minutes at most; with
 # CHAOS=short one round of each, 3 minutes at most (.ci/run's). Too long for
 # make test. The program also runs alone: build/tests/test-chaos, with
-# CHAOS_ROUNDS=N for another count of rounds, CHAOS_STANDBY=async for an
-# asynchronous standby (what it loses is then counted as lost).
+# CHAOS_ROUNDS=N for another count of rounds, CHAOS_FAULTS=kill,stop,cut,
+# restart,failover (some of them), CHAOS_STANDBY=async for an asynchronous
+# standby and CHAOS_LAG_MS=N for the standby N ms behind as the primary dies
+# (what an asynchronous one then loses is counted as violations), CHAOS_KEEP=1
+# to keep the ledger and the logs, CHAOS_LOG=debug.
 .PHONY: test-chaos
 CHAOS ?= long
 CHAOS_SRC := $(wildcard tests/chaos/*.c)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include "triage/client.h"
 #include "chaos-cluster.h"
@@ -79,14 +80,53 @@ chaos_fault_pg_restart(struct chaos_cluster *cc, unsigned i, unsigned seed)
  * backup of it anew), so that the next round can fail over back. The
  * nodes' multi-host conninfo finds the writable one by itself.
  */
+/*
+ * CHAOS_LAG_MS=N: the standby's WAL receiver stopped (SIGSTOP) for N ms
+ * before the primary dies, so that the standby lags behind it: what an
+ * asynchronous standby can lose then shows (a synchronous primary commits
+ * nothing meanwhile). 0 when unset.
+ */
+static long
+chaos_fault_lag_ms(void)
+{
+	const char *v = getenv("CHAOS_LAG_MS");
+
+	return v != NULL ? strtol(v, NULL, 10) : 0;
+}
+
+/* The standby's WAL receiver, stopped; its pid, or 0 when it has none. */
+static pid_t
+chaos_fault_stop_receiver(struct tpg *standby)
+{
+	PGresult *res = tpg_query(standby, "postgres",
+	    "SELECT pid FROM pg_stat_wal_receiver");
+	pid_t pid = PQntuples(res) > 0 ? (pid_t)atoi(PQgetvalue(res, 0, 0)) :
+	    0;
+
+	PQclear(res);
+	if (pid > 0)
+		tstop(pid);
+	return pid;
+}
+
 static void
 chaos_fault_failover(struct chaos_cluster *cc, unsigned i, unsigned seed)
 {
 	int old = cc->primary;
+	long lag = chaos_fault_lag_ms();
+	pid_t receiver = 0;
 
 	(void)i;
 	(void)seed;
+	if (lag > 0) {
+		receiver = chaos_fault_stop_receiver(cc->pg[!old]);
+		tsupport_clock_sleep_ms(lag);
+	}
 	tpg_kill(cc->pg[old]);
+	/* It ends, its primary gone, and another starts for the promotion
+	 * to stop. */
+	if (receiver > 0)
+		(void)kill(receiver, SIGCONT);
 	tpg_promote(cc->pg[!old]);
 	cc->primary = !old;
 	tpg_rejoin(cc->pg[old], cc->pg[!old], cc->sync);
