@@ -361,6 +361,9 @@ tpg_sync_names(struct tpg *primary, const struct tpg *standby, bool sync)
 		snprintf(sql, sizeof sql, "ALTER SYSTEM RESET "
 		    "synchronous_standby_names");
 	PQclear(tpg_query(primary, "postgres", sql));
+	/* The default, said: a commit waits for the standby's flush. */
+	PQclear(tpg_query(primary, "postgres",
+	    "ALTER SYSTEM SET synchronous_commit = on"));
 	PQclear(tpg_query(primary, "postgres", "SELECT pg_reload_conf()"));
 }
 
