@@ -83,7 +83,10 @@ DTEST_BIN := $(DTEST_SRC:tests/daemon/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(filter-out tests/fuzz/replay.c,$(wildcard tests/fuzz/*.c))
 FUZZ_TARGETS := $(FUZZ_SRC:tests/fuzz/%.c=%)
 REPLAY_BIN := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz-%)
-TESTS := $(UNIT_BIN) $(DTEST_BIN) $(REPLAY_BIN)
+# The chaos test's checker, tested on crafted runs (tests/chaos/): quick, so
+# part of make test; the chaos run itself is not (see test-chaos).
+CHAOS_CHECK_TEST := $(BUILD)/tests/test-chaos-check
+TESTS := $(UNIT_BIN) $(DTEST_BIN) $(REPLAY_BIN) $(CHAOS_CHECK_TEST)
 
 .PHONY: all deps test check asan run clean install uninstall deb test-onenode
 .DEFAULT_GOAL := all
@@ -238,6 +241,45 @@ $(LOAD_OBJ): ALL_CPPFLAGS += -Itests/daemon
 $(LOAD_BIN): $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(BINS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(LOAD_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+# `make test-chaos`: three real triaged on a real PostgreSQL primary with a
+# synchronous streaming standby, each node through a proxy of its own,
+# under steady submission from clients on every node, while faults come one
+# at a time: a node killed -9 and restarted, stopped past its lease, cut off
+# from PostgreSQL; PostgreSQL restarted -m immediate; the primary killed and
+# the standby promoted. Then tests/chaos/chaos-check.c reads the jobs'
+# ledger, the clients' records and the final job list, and fails on any
+# broken promise. Several rounds of every fault, 10 minutes at most; with
+# CHAOS=short one round of each, 3 minutes at most (.ci/run's). Too long for
+# make test. The program also runs alone: build/tests/test-chaos, with
+# CHAOS_ROUNDS=N for another count of rounds, CHAOS_FAULTS=kill,stop,cut,
+# restart,failover (some of them), CHAOS_STANDBY=async for an asynchronous
+# standby and CHAOS_LAG_MS=N for the standby N ms behind as the primary dies
+# (what an asynchronous one then loses is counted as violations), CHAOS_KEEP=1
+# to keep the ledger and the logs, CHAOS_LOG=debug.
+.PHONY: test-chaos
+CHAOS ?= long
+CHAOS_SRC := $(wildcard tests/chaos/*.c)
+CHAOS_OBJ := $(CHAOS_SRC:%.c=$(BUILD)/obj/%.o)
+# The job the chaos test runs, a program of its own.
+CHAOS_JOB := $(BUILD)/tests/chaos-job
+CHAOS_BIN := $(BUILD)/tests/test-chaos
+CHAOS_RUN_OBJ := $(filter-out %/chaos-job.o %/test-chaos-check.o,$(CHAOS_OBJ))
+$(CHAOS_OBJ): ALL_CPPFLAGS += -Itests/daemon
+$(CHAOS_JOB): $(BUILD)/obj/tests/chaos/chaos-job.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $<
+$(CHAOS_CHECK_TEST): $(BUILD)/obj/tests/chaos/test-chaos-check.o $(BUILD)/obj/tests/chaos/chaos-check.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(TEST_LIBS)
+$(CHAOS_BIN): $(CHAOS_RUN_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(BINS) $(CHAOS_JOB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CHAOS_RUN_OBJ) $(DTEST_COMMON_OBJ) $(TSUPPORT) $(DAEMON_LIB) $(COMMON_LIB) $(PKG_LIBS) $(TEST_LIBS) $(SYS_LIBS)
+# The program fails itself past its limit (CHAOS_LIMIT_S in
+# tests/chaos/chaos-run.h); the timeout is for a hang.
+test-chaos: $(CHAOS_BIN) $(CHAOS_CHECK_TEST)
+	@CHAOS=$(CHAOS) TEST_TIMEOUT=$(if $(filter short,$(CHAOS)),240,660) \
+		TEST_JOBS=1 sh tests/run-tests.sh $(CHAOS_CHECK_TEST) $(CHAOS_BIN)
+
 # The daemon tests once more, every daemon a one-node cluster in a
 # PostgreSQL of the test's own (harness.c, TRIAGE_TEST_CLUSTER): the store's
 # two databases keep one contract.
@@ -527,7 +569,7 @@ uninstall:
 
 -include $(patsubst %.c,$(BUILD)/obj/%.d,$(LIB_SRC) $(DAEMON_SRC) daemon/main.c \
 	$(CLIENT_SRC) $(UNIT_SRC) $(DTEST_SRC) $(DTEST_COMMON_SRC) $(FUZZ_SRC) \
-	$(LOAD_SRC) $(TSUPPORT_SRC))
+	$(LOAD_SRC) $(CHAOS_SRC) $(TSUPPORT_SRC))
 -include $(SOLIB_OBJ:%.o=%.d)
 
 # ---- bench ----

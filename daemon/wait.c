@@ -17,6 +17,21 @@
 
 struct waitset;
 
+/* A commit barrier on its way for a set (its pointer cleared when the set
+ * goes first: the barrier cannot be taken back). */
+struct wait_check {
+	struct waitset *set;
+};
+
+/* A job of a set as the daemon's view showed it when its answer was
+ * taken, which may be a commit ahead of the database. */
+struct wait_seen {
+	bool unsure;			/* not known to be written yet */
+	uint16_t mark;			/* jobs_edit_mark then */
+	unsigned attempt;
+	enum job_state state;
+};
+
 /* One job of a request, parked on that job's node. */
 struct jobwait {
 	TAILQ_ENTRY(jobwait) entry;	/* in its node's list */
@@ -37,6 +52,20 @@ struct waitset {
 	 * that still has its answer. NULL until it ends. */
 	json_t **ended;
 	struct jobwait *waits;
+	/*
+	 * Jobs whose end was taken from the daemon's own view as the request
+	 * came, which may be a commit ahead of the database, and the barrier
+	 * after which what the database made of it shows (a write refused, or
+	 * the row read back, when another node took the job over first).
+	 * Until then nothing is answered: an end the database did not keep
+	 * is no outcome.
+	 */
+	struct wait_seen *seen;
+	struct wait_check *check;
+	bool timed_out;			/* while check: answer after it */
+	bool now;
+	uint64_t timeout_ms;
+	wait_reply_fn reply;
 };
 
 /* The waits on one job, by its id. */
@@ -113,8 +142,11 @@ wait_free(struct waitset *s)
 		wait_unpark(&s->waits[i]);
 		json_decref(s->ended[i]);
 	}
+	if (s->check != NULL)
+		s->check->set = NULL;
 	if (s->timer != NULL)
 		event_free(s->timer);
+	free(s->seen);
 	free(s->waits);
 	free(s->ended);
 	free(s->ids);
@@ -177,9 +209,137 @@ wait_answer(struct waitset *s)
 static void
 wait_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct waitset *s = arg;
+
 	(void)fd;
 	(void)what;
-	wait_answer(arg);
+	if (s->check != NULL) {
+		s->timed_out = true;
+		return;
+	}
+	wait_answer(s);
+}
+
+/* The timeout, from now, once the set waits for ends. 0, or -1. */
+static int
+wait_arm(struct waitset *s)
+{
+	struct timeval tv = timefmt_tv(s->timeout_ms);
+
+	if (s->timeout_ms == 0 || s->timer != NULL)
+		return 0;
+	s->timer = evtimer_new(s->td->base, wait_timeout_cb, s);
+	if (s->timer == NULL || evtimer_add(s->timer, &tv) != 0)
+		return -1;
+	return 0;
+}
+
+static void wait_check_cb(struct triaged *, struct job *, const char *,
+    void *);
+
+/* Job's answer taken now, from the daemon's view: not sure to be written
+ * until a barrier says so. NULL out of memory. */
+static json_t *
+wait_take(struct waitset *s, size_t i, const struct job *job)
+{
+	struct wait_seen *seen = &s->seen[i];
+
+	seen->unsure = true;
+	seen->mark = jobs_edit_mark(job);
+	seen->attempt = job->attempt;
+	seen->state = job->state;
+	return jobs_json(s->td, job);
+}
+
+/* A barrier after everything done so far, unless nothing waits to be
+ * written: then what was taken is the database's. 0, or -1. */
+static int
+wait_check(struct waitset *s)
+{
+	size_t i, unsure = 0;
+
+	for (i = 0; i < s->n; i++)
+		unsure += s->seen[i].unsure;
+	if (unsure == 0)
+		return 0;
+	if (!store_pending(s->td->store)) {
+		for (i = 0; i < s->n; i++)
+			s->seen[i].unsure = false;
+		return 0;
+	}
+	if ((s->check = calloc(1, sizeof *s->check)) == NULL)
+		return -1;
+	s->check->set = s;
+	if (jobs_after_commit(s->td, wait_check_cb, s->check) != 0) {
+		free(s->check);
+		s->check = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Everything done before the answers were taken is written: each stands
+ * if its job is still as it was then, and no write of it was refused
+ * since. Otherwise the database had it otherwise (another node took the
+ * job over as a new attempt, first): a job ended as it is now is taken
+ * again, for another check; one that runs again is waited on again.
+ */
+static void
+wait_check_cb(struct triaged *td, struct job *unused, const char *cause,
+    void *arg)
+{
+	struct wait_check *ck = arg;
+	struct waitset *s = ck->set;
+	struct wait_seen *seen;
+	struct job *job;
+	size_t i;
+
+	(void)unused;
+	free(ck);
+	if (s == NULL)
+		return;		/* withdrawn */
+	s->check = NULL;
+	if (cause != NULL) {
+		rpc_error(s->req, RPC_INTERNAL_ERROR, NULL, "%s", cause);
+		wait_free(s);
+		return;
+	}
+	for (i = 0; i < s->n; i++) {
+		seen = &s->seen[i];
+		if (!seen->unsure)
+			continue;
+		seen->unsure = false;
+		job = store_get(td->store, s->ids[i]);
+		/* Gone: removed once ended, as it was. */
+		if (job == NULL || (!jobs_edit_undone(job, seen->mark) &&
+		    job->attempt == seen->attempt &&
+		    job->state == seen->state))
+			continue;
+		json_decref(s->ended[i]);
+		s->ended[i] = NULL;
+		if (s->now || job_state_terminal(job->state)) {
+			if ((s->ended[i] = wait_take(s, i, job)) == NULL)
+				goto oom;
+		} else if (wait_park(&s->waits[i], s->ids[i]) != 0)
+			goto oom;
+		else
+			s->left++;
+	}
+	if (wait_check(s) != 0)
+		goto oom;
+	if (s->check != NULL)
+		return;
+	if (s->left == 0 || s->timed_out) {
+		wait_answer_with(s, s->reply);
+		return;
+	}
+	if (wait_arm(s) != 0)
+		goto oom;
+	return;
+oom:
+	rpc_error(s->req, RPC_INTERNAL_ERROR, NULL, "out of memory");
+	wait_free(s);
 }
 
 static void
@@ -208,7 +368,6 @@ int
 wait_add(struct triaged *td, struct rpc_req *req, const uint64_t *ids,
     size_t n, bool one, uint64_t timeout_ms, bool now, wait_reply_fn reply)
 {
-	struct timeval tv = timefmt_tv(timeout_ms);
 	struct waitset *s;
 	struct job *job;
 	size_t i;
@@ -219,9 +378,13 @@ wait_add(struct triaged *td, struct rpc_req *req, const uint64_t *ids,
 	s->req = req;
 	s->one = one;
 	s->n = n;
+	s->now = now;
+	s->timeout_ms = timeout_ms;
+	s->reply = reply;
 	if ((s->ids = calloc(n, sizeof *s->ids)) == NULL ||
 	    (s->ended = calloc(n, sizeof *s->ended)) == NULL ||
-	    (s->waits = calloc(n, sizeof *s->waits)) == NULL)
+	    (s->waits = calloc(n, sizeof *s->waits)) == NULL ||
+	    (s->seen = calloc(n, sizeof *s->seen)) == NULL)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		s->ids[i] = ids[i];
@@ -229,22 +392,21 @@ wait_add(struct triaged *td, struct rpc_req *req, const uint64_t *ids,
 		s->waits[i].index = i;
 		job = store_get(td->store, ids[i]);
 		if (now || job_state_terminal(job->state)) {
-			if ((s->ended[i] = jobs_json(td, job)) == NULL)
+			if ((s->ended[i] = wait_take(s, i, job)) == NULL)
 				goto fail;
 		} else if (wait_park(&s->waits[i], ids[i]) != 0)
 			goto fail;
 		else
 			s->left++;
 	}
-	if (s->left == 0) {
+	if (wait_check(s) != 0)
+		goto fail;
+	if (s->left == 0 && s->check == NULL) {
 		wait_answer_with(s, reply);
 		return 0;
 	}
-	if (timeout_ms > 0) {
-		s->timer = evtimer_new(td->base, wait_timeout_cb, s);
-		if (s->timer == NULL || evtimer_add(s->timer, &tv) != 0)
-			goto fail;
-	}
+	if (s->left > 0 && wait_arm(s) != 0)
+		goto fail;
 	rpc_defer(req, wait_withdraw_cb, s);
 	return 0;
 fail:
@@ -268,7 +430,8 @@ wait_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 		s = w->set;
 		wait_unpark(w);
 		s->ended[w->index] = jobs_json(td, ev->view);
-		if (--s->left == 0)
+		/* With a check on its way, it answers. */
+		if (--s->left == 0 && s->check == NULL)
 			wait_answer(s);
 	}
 }

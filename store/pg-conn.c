@@ -81,6 +81,12 @@ struct pg_conn {
 	struct event		*wr;
 	struct event		*timer;		/* reconnection, connect timeout
 	    */
+	/* While batches are out: nothing read for silence_max_ms (0: no
+	 * bound), the connection is taken for dead. */
+	struct event		*hush;
+	int			 silence_max_ms;
+	bool			 heard;		/* a result or a notification
+						 * came in this read */
 	/* Work for the loop that pg_conn_batch may not do itself: callbacks
 	 * of failed batches, results libpq read while sending, a loss. */
 	struct event		*defer;
@@ -98,6 +104,7 @@ struct pg_conn {
 static void pg_conn_lose(struct pg_conn *, const char *);
 static void pg_conn_input(struct pg_conn *);
 static void pg_conn_timer_cb(evutil_socket_t, short, void *);
+static void pg_conn_hush_cb(evutil_socket_t, short, void *);
 static void pg_conn_defer_cb(evutil_socket_t, short, void *);
 
 /* msg on one line, allocated: libpq ends its messages with a newline and
@@ -228,6 +235,7 @@ pg_conn_new(struct event_base *base, const char *conninfo,
 	if ((c->conninfo = strdup(conninfo)) == NULL ||
 	    (c->cause = strdup("not started")) == NULL ||
 	    (c->timer = evtimer_new(base, pg_conn_timer_cb, c)) == NULL ||
+	    (c->hush = evtimer_new(base, pg_conn_hush_cb, c)) == NULL ||
 	    (c->defer = event_new(base, -1, 0, pg_conn_defer_cb, c)) == NULL)
 		goto oom;
 	return c;
@@ -264,6 +272,35 @@ pg_conn_set_backoff_max(struct pg_conn *c, int ms)
 	c->backoff_max_ms = ms < PG_CONN_BACKOFF_MIN_MS ? PG_CONN_BACKOFF_MIN_MS
 	    :
 	    ms > PG_CONN_BACKOFF_MAX_MS ? PG_CONN_BACKOFF_MAX_MS : ms;
+}
+
+void
+pg_conn_set_silence_max(struct pg_conn *c, int ms)
+{
+	c->silence_max_ms = ms > 0 ? ms : 0;
+}
+
+/*
+ * The bound on silence from now, while batches are out: restart it once
+ * something was read (restart), else start it unless it runs; none once
+ * nothing is out.
+ */
+static void
+pg_conn_hush_arm(struct pg_conn *c, bool restart)
+{
+	struct timeval tv;
+
+	if (c->silence_max_ms == 0 || c->hush == NULL)
+		return;
+	if (TAILQ_EMPTY(&c->sent) || c->conn == NULL) {
+		evtimer_del(c->hush);
+		return;
+	}
+	if (!restart && evtimer_pending(c->hush, NULL))
+		return;
+	tv.tv_sec = c->silence_max_ms / 1000;
+	tv.tv_usec = c->silence_max_ms % 1000 * 1000;
+	evtimer_add(c->hush, &tv);
 }
 
 int
@@ -418,6 +455,8 @@ pg_conn_close(struct pg_conn *c)
 	}
 	if (c->timer != NULL)
 		evtimer_del(c->timer);
+	if (c->hush != NULL)
+		evtimer_del(c->hush);
 	if (c->conn != NULL) {
 		PQfinish(c->conn);
 		c->conn = NULL;
@@ -552,7 +591,9 @@ pg_conn_results(struct pg_conn *c)
 
 	while (!pg_conn_gone(c) && !PQisBusy(c->conn)) {
 		b = TAILQ_FIRST(&c->sent);
-		if ((res = PQgetResult(c->conn)) == NULL) {
+		if ((res = PQgetResult(c->conn)) != NULL)
+			c->heard = true;
+		if (res == NULL) {
 			/* The end of one statement's results. */
 			if (b == NULL || !b->got)
 				break;
@@ -595,8 +636,13 @@ pg_conn_input(struct pg_conn *c)
 		pg_conn_lose(c, PQerrorMessage(c->conn));
 		return;
 	}
+	/* Only what the server said restarts the bound on its silence: a
+	 * read that found nothing (the loop's own turn after a batch is
+	 * sent) does not. */
+	c->heard = false;
 	pg_conn_results(c);
 	while (!pg_conn_gone(c) && (n = PQnotifies(c->conn)) != NULL) {
+		c->heard = true;
 		if (c->notify_cb != NULL) {
 			c->busy++;
 			c->notify_cb(n->relname, n->extra, c->arg);
@@ -606,6 +652,7 @@ pg_conn_input(struct pg_conn *c)
 	}
 	if (pg_conn_gone(c))
 		return;
+	pg_conn_hush_arm(c, c->heard);
 	if (PQstatus(c->conn) == CONNECTION_BAD)
 		pg_conn_lose(c, PQerrorMessage(c->conn));
 }
@@ -767,6 +814,30 @@ pg_conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	pg_conn_leave(c);
 }
 
+/*
+ * Batches are out and the server has said nothing for silence_max_ms: a
+ * split that closes nothing (a peer gone silent, packets dropped) leaves
+ * the socket open for ever, and the batches unanswered, so the connection
+ * is given up as lost and made again.
+ */
+static void
+pg_conn_hush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pg_conn *c = arg;
+	char why[96];
+
+	(void)fd;
+	(void)what;
+	pg_conn_enter(c);
+	if (!c->freeing && c->conn != NULL && !TAILQ_EMPTY(&c->sent) &&
+	    c->phase >= PG_CONN_SETTING_UP) {
+		snprintf(why, sizeof why, "no answer from PostgreSQL for %d "
+		    "ms", c->silence_max_ms);
+		pg_conn_lose(c, why);
+	}
+	pg_conn_leave(c);
+}
+
 static void
 pg_conn_defer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -875,6 +946,7 @@ pg_conn_batch(struct pg_conn *c, const struct pg_conn_stmt *stmts, size_t n,
 			    s->formats, 0);
 		}
 		TAILQ_INSERT_TAIL(&c->sent, b, entry);
+		pg_conn_hush_arm(c, false);
 		flushed = ok && PQpipelineSync(c->conn) ? PQflush(c->conn) :
 		    -1;
 		if (flushed == 1)
@@ -914,6 +986,8 @@ pg_conn_destroy(struct pg_conn *c)
 	pg_conn_close(c);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	if (c->hush != NULL)
+		event_free(c->hush);
 	if (c->defer != NULL)
 		event_free(c->defer);
 	for (i = 0; i < c->preps.n; i++) {

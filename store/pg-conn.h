@@ -69,6 +69,11 @@ int pg_conn_listen(struct pg_conn *c, const char *channel);
  * shorter (100 ms at least), for a user whose peers must not take it for
  * dead meanwhile (a cluster's lease). */
 void pg_conn_set_backoff_max(struct pg_conn *c, int ms);
+/* While batches are out, the longest the server may say nothing before
+ * the connection is taken for dead (closed, its batches failed, made
+ * again, as pg_conn_drop): a split that closes no connection is noticed
+ * so. 0, the default: no bound. */
+void pg_conn_set_silence_max(struct pg_conn *c, int ms);
 /* Starts connecting, from the loop (never blocking it): state_cb tells the
  * outcome. 0, or -1 with errno (EBUSY when started already). */
 int pg_conn_start(struct pg_conn *c);

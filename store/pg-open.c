@@ -456,6 +456,12 @@ pg_open_connect(struct pg_store *s, const char *conninfo,
 	/* Back within a quarter of a lease: the others wait a lease after
 	 * their own return before they take anybody's jobs. */
 	pg_conn_set_backoff_max(s->conn, (int)(s->lease_ms / 4));
+	/* Unanswered for a whole lease, the lease is lost anyway: a split
+	 * that closes nothing is otherwise noticed only by the fence, which
+	 * runs only while jobs run here, and a node whose jobs had ended
+	 * would wait on the dead connection for ever, refusing every
+	 * submission. */
+	pg_conn_set_silence_max(s->conn, (int)s->lease_ms);
 	if (pg_conn_listen(s->conn, PG_STORE_CHANNEL) != 0 ||
 	    pg_conn_start(s->conn) != 0)
 		return cause_fail(cause, "cannot start the connection to "

@@ -38,6 +38,11 @@ pg_store_conn_state_cb(bool up, const char *cause, void *arg)
 	if (!up) {
 		free(s->down_cause);
 		s->down_cause = strdup(cause != NULL ? cause : "?");
+		/* The connection of the locks went the same way: when the
+		 * loop's is back, it is made again rather than asked (a
+		 * blocking "SELECT 1" on one a split left open and silent
+		 * would hang the daemon for ever). */
+		s->locks_stale = true;
 	}
 	/* The first connection is no news: the start connected already. */
 	if (s->ever_up || !up)

@@ -472,6 +472,64 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 	tproxy_free(px);
 }
 
+/*
+ * Node c cut off from PostgreSQL while its job ends there (a success it
+ * cannot write), and a wait on the job at c: c's view says succeeded
+ * before the database does. Node a takes the job over once c's lease has
+ * run out, and runs it again; healed, c's write of its end is refused.
+ * The wait never answers attempt 1's end, which the database refused: it
+ * answers attempt 2's.
+ */
+static void
+test_wait_never_answers_an_end_the_database_refused(void **state)
+{
+	struct tnodes *cl = tnodes_new(NODES);
+	struct triage_error e;
+	struct tproxy *px;
+	char node[32], conn[600];
+	int64_t hold_a, hold_b, id, wid, got;
+	json_t *job;
+
+	(void)state;
+	px = tproxy_start(tpg_host(tpg_group), tpg_port(tpg_group));
+	snprintf(conn, sizeof conn, "host=%s port=%d dbname=%s",
+	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
+	assert_non_null(cl->via[2] = strdup(conn));
+	cl->lease = "3s";
+	tnodes_start_nodes(cl, 1, "");
+	hold_a = submit_pinned(cl, 0, "hold-a");
+	hold_b = submit_pinned(cl, 1, "hold-b");
+	tnodes_wait_state(cl, 0, hold_a, "running", 1);
+	tnodes_wait_state(cl, 0, hold_b, "running", 1);
+	id = submit_ledgered(cl, 0, "job", "normal");
+	tnodes_wait_state(cl, 0, id, "running", 1);
+	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
+	assert_string_equal(node, "c");
+
+	tproxy_cut(px);
+	topen_gate(cl->d[0], "job");
+	/* Ended in c's view, not in the database's. */
+	tnodes_wait_state(cl, 2, id, "succeeded", 1);
+	assert_true((wid = triage_client_send(cl->c[2], "wait",
+	    json_pack("{sI}", "id", (json_int_t)id), &e)) > 0);
+	/* a takes it over as c's lease runs out, and runs it again. */
+	topen_gate(cl->d[0], "hold-a");
+	tnodes_wait_state(cl, 0, id, "succeeded", 2);
+	tproxy_heal(px);
+	job = triage_client_recv(cl->c[2], &got, HARNESS_TIMEOUT_MS, &e);
+	if (job == NULL)
+		fail_msg("wait at c: %s", e.message);
+	assert_int_equal(got, wid);
+	assert_string_equal(tstate(job), "succeeded");
+	assert_int_equal(tjint(job, "attempt"), 2);
+	json_decref(job);
+	tnodes_wait_state(cl, 2, id, "succeeded", 2);
+	topen_gate(cl->d[0], "hold-b");
+	json_decref(twait(cl->c[0], hold_b));
+	tnodes_end(cl);
+	tproxy_free(px);
+}
+
 /* The pending_reason of job id at node i ("" for null). */
 static void
 pending_at(struct tnodes *cl, int i, int64_t id, char *buf, size_t size)
@@ -1119,6 +1177,8 @@ main(void)
 		    test_stopped_node_cannot_overwrite_the_new_attempt),
 		cmocka_unit_test(
 		    test_cut_off_node_kills_its_jobs_before_takeover),
+		cmocka_unit_test(
+		    test_wait_never_answers_an_end_the_database_refused),
 		cmocka_unit_test(
 		    test_dead_node_is_down_and_its_takeover_logged),
 		cmocka_unit_test(

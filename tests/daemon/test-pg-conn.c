@@ -19,6 +19,7 @@
 #include "loop.h"
 #include "pg-conn.h"
 #include "tpg.h"
+#include "tproxy.h"
 
 #define WAIT_FOR(fx, cond)	LOOP_WAIT_FOR(&(fx)->loop, cond)
 /* Statements of a batch whose results the fixture keeps. */
@@ -528,6 +529,50 @@ test_server_crashed(void **state)
 	assert_string_equal(b.value[0], "recovered");
 }
 
+/*
+ * A split that closes nothing (tproxy_cut): with batches out, the server's
+ * silence past the bound takes the connection for dead, its batches fail
+ * saying so, and once the split heals it comes back. Idle, with nothing
+ * out, no silence counts.
+ */
+static void
+test_silence_bound_gives_up_a_silent_connection(void **state)
+{
+	struct fx *fx = fx_get(state);
+	struct tbatch before = { 0 }, cut = { 0 }, back = { 0 };
+	struct tproxy *px;
+	char conninfo[512];
+
+	px = tproxy_start(tpg_host(fx->pg), tpg_port(fx->pg));
+	snprintf(conninfo, sizeof conninfo, "host=%s port=%d dbname=%s",
+	    tproxy_dir(px), tpg_port(fx->pg), fx->db);
+	fx_new(fx, conninfo);
+	pg_conn_set_silence_max(fx->c, 300);
+	fx_up(fx);
+	BATCH(fx, &before, "SELECT 'before'");
+	WAIT_FOR(fx, before.calls == 1);
+	assert_string_equal(before.value[0], "before");
+	fx_run_for(fx, 600);
+	assert_int_equal(fx->downs, 0);
+
+	tproxy_cut(px);
+	BATCH(fx, &cut, "SELECT 'cut'");
+	WAIT_FOR(fx, fx->downs == 1);
+	assert_string_equal(fx->cause, "no answer from PostgreSQL for 300 ms");
+	WAIT_FOR(fx, cut.calls == 1);
+	assert_string_equal(cut.cause, "connection to PostgreSQL lost: "
+	    "no answer from PostgreSQL for 300 ms");
+
+	tproxy_heal(px);
+	WAIT_FOR(fx, fx->ups == 2);
+	BATCH(fx, &back, "SELECT 'back'");
+	WAIT_FOR(fx, back.calls == 1);
+	assert_string_equal(back.value[0], "back");
+	pg_conn_free(fx->c);
+	fx->c = NULL;
+	tproxy_free(px);
+}
+
 #define REFUSED "bad PostgreSQL connection string: "
 
 /* conninfo is refused, saying want after REFUSED. */
@@ -712,6 +757,7 @@ main(void)
 		T(test_notify),
 		T(test_server_stopped),
 		T(test_server_crashed),
+		T(test_silence_bound_gives_up_a_silent_connection),
 		T(test_conninfo_unparsable),
 		T(test_conninfo_unreachable),
 		T(test_big_batch),

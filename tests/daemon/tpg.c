@@ -2,6 +2,8 @@
  * in a temp dir, reached on a Unix socket there only. */
 #include <errno.h>
 #include <glob.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,10 +28,19 @@
 /* Processes a postmaster may have forked that a crash kills. */
 #define TPG_KIDS_MAX	256
 
+/* Settings of a server's command line, at most (tpg_new's). */
+#define TPG_SETTINGS 5
+
 struct tpg {
 	struct tsupport_pg	*pg;
 	struct tdaemon		*d;	/* pid, dir, log: for the harness's
 					 * clean-up of a failed test */
+	/* Its cluster_name, which is also its WAL receiver's
+	 * application_name as a standby: what a primary's
+	 * synchronous_standby_names names. */
+	char			 name[16];
+	char			 name_setting[32];
+	const char		*settings[TPG_SETTINGS];
 };
 
 /* Fails the test with err's message, after log. */
@@ -138,22 +149,37 @@ tpg_launch(struct tpg *pg)
 		tpg_fail(pg, pg->pg->log, &err);
 }
 
-struct tpg *
-tpg_start(void)
+/*
+ * A server not started yet, its dir made and adopted by the harness: port
+ * and name its own (every server of a program has a socket of its own
+ * port, as servers on one host would). NULL, having printed why, when
+ * PostgreSQL is not installed.
+ */
+static struct tpg *
+tpg_new(void)
 {
-	/* Small buffers, as many tests start one; connections enough for
-	 * several daemons. fsync stays on: tests of durability use it. */
-	static const char *const settings[] = {
-		"shared_buffers=16MB", "max_connections=64", NULL
-	};
-	const struct tsupport_pg_opts opts = {
-		.parent = "/tmp", .name = "tpg", .settings = settings,
+	static int nservers;
+	struct tsupport_pg_opts opts = {
+		.parent = "/tmp", .name = "tpg",
 		.timeout_ms = 4 * HARNESS_TIMEOUT_MS,	/* see tpg_launch */
 	};
 	struct tsupport_err err;
 	struct tpg *pg;
 
 	assert_non_null(pg = calloc(1, sizeof *pg));
+	snprintf(pg->name, sizeof pg->name, "tpg%d", nservers);
+	snprintf(pg->name_setting, sizeof pg->name_setting, "cluster_name=%s",
+	    pg->name);
+	/* Small buffers, as many tests start one; connections enough for
+	 * several daemons. fsync stays on: tests of durability use it. */
+	pg->settings[0] = "shared_buffers=16MB";
+	pg->settings[1] = "max_connections=64";
+	pg->settings[2] = pg->name_setting;
+	/* A standby whose primary restarted streams again within this, not
+	 * the default 5 s, in which a synchronous primary commits nothing. */
+	pg->settings[3] = "wal_retrieve_retry_interval=100ms";
+	opts.settings = pg->settings;
+	opts.port = TSUPPORT_PG_PORT + nservers++;
 	if ((pg->pg = tsupport_pg_new(&opts, &err)) == NULL) {
 		if (errno != ENOENT)
 			fail_msg("%s", err.msg);
@@ -172,6 +198,17 @@ tpg_start(void)
 	/* From here on a failure leaves the dir and the server to the
 	 * harness's clean-up. */
 	tdaemon_adopt(pg->d);
+	return pg;
+}
+
+struct tpg *
+tpg_start(void)
+{
+	struct tsupport_err err;
+	struct tpg *pg;
+
+	if ((pg = tpg_new()) == NULL)
+		return NULL;
 	tpg_initdb(pg);
 	tpg_launch(pg);
 	if (tsupport_pg_add_us(pg->pg, &err) == -1)
@@ -188,8 +225,7 @@ tpg_host(const struct tpg *pg)
 int
 tpg_port(const struct tpg *pg)
 {
-	(void)pg;
-	return TSUPPORT_PG_PORT;
+	return pg->pg->port;
 }
 
 char *
@@ -242,7 +278,7 @@ tpg_restart(struct tpg *pg)
 }
 
 void
-tpg_crash_restart(struct tpg *pg)
+tpg_kill(struct tpg *pg)
 {
 	int64_t deadline = tdeadline(HARNESS_TIMEOUT_MS);
 	pid_t pid = pg->pg->pid, kids[TPG_KIDS_MAX];
@@ -269,7 +305,164 @@ tpg_crash_restart(struct tpg *pg)
 			    (int)kids[i]);
 			tsupport_clock_sleep_ms(5);
 		}
+}
+
+void
+tpg_crash_restart(struct tpg *pg)
+{
+	tpg_kill(pg);
 	tpg_launch(pg);
+}
+
+void
+tpg_immediate_restart(struct tpg *pg)
+{
+	assert_true(pg->pg->pid > 0);
+	/* What pg_ctl stop -m immediate sends: the postmaster ends its
+	 * children at once, without a checkpoint, and exits. */
+	assert_int_equal(kill(pg->pg->pid, SIGQUIT), 0);
+	if (tsupport_child_wait(pg->pg->pid, HARNESS_TIMEOUT_MS, NULL) == -1) {
+		tdaemon_dump_log(pg->d);
+		fail_msg("postgres did not exit on SIGQUIT");
+	}
+	(void)tsupport_pg_reap(pg->pg, NULL);
+	pg->d->pid = 0;
+	tpg_launch(pg);
+}
+
+/* The one value of a query's result on dbname of pg, into buf ("" for
+ * none). */
+static void
+tpg_value(struct tpg *pg, const char *dbname, const char *sql, char *buf,
+    size_t size)
+{
+	PGresult *res = tpg_query(pg, dbname, sql);
+
+	snprintf(buf, size, "%s", PQntuples(res) > 0 ? PQgetvalue(res, 0, 0) :
+	    "");
+	PQclear(res);
+}
+
+/*
+ * Whether primary names standby as its synchronous standby. ALTER SYSTEM
+ * writes postgresql.auto.conf, which a base backup copies: so it is said
+ * after the standby's copy is made, or the standby, promoted, would wait
+ * for a standby of its own name.
+ */
+static void
+tpg_sync_names(struct tpg *primary, const struct tpg *standby, bool sync)
+{
+	char sql[128];
+
+	if (sync)
+		snprintf(sql, sizeof sql, "ALTER SYSTEM SET "
+		    "synchronous_standby_names = '\"%s\"'", standby->name);
+	else
+		snprintf(sql, sizeof sql, "ALTER SYSTEM RESET "
+		    "synchronous_standby_names");
+	PQclear(tpg_query(primary, "postgres", sql));
+	/* The default, said: a commit waits for the standby's flush. */
+	PQclear(tpg_query(primary, "postgres",
+	    "ALTER SYSTEM SET synchronous_commit = on"));
+	PQclear(tpg_query(primary, "postgres", "SELECT pg_reload_conf()"));
+}
+
+/* pg, not running, made a standby of primary: its data a base backup of
+ * primary's (-R: it follows primary once started), started, and streaming
+ * (in sync when sync) when this returns. */
+static void
+tpg_follow(struct tpg *pg, struct tpg *primary, bool sync)
+{
+	int64_t deadline = tdeadline(4 * HARNESS_TIMEOUT_MS);
+	char bin[PATH_MAX + 32], port[16], sql[256], state[16];
+	const char *const argv[] = { bin, "-D", pg->pg->data, "-R",
+	    "-X", "stream", "-c", "fast", "--no-sync", "-h", primary->pg->dir,
+	    "-p", port, "-U", primary->pg->super, NULL };
+	struct tsupport_err err;
+
+	snprintf(bin, sizeof bin, "%s/pg_basebackup", pg->pg->bindir);
+	snprintf(port, sizeof port, "%d", primary->pg->port);
+	if (tsupport_pg_run(pg->pg, pg->pg->log, argv, &err) == -1)
+		tpg_fail(pg, pg->pg->log, &err);
+	tpg_launch(pg);
+	tpg_sync_names(primary, pg, sync);
+	/* Until the primary sees it stream, in the mode asked: before
+	 * that, a commit waits for it or is not on it. */
+	snprintf(sql, sizeof sql, "SELECT sync_state FROM pg_stat_replication "
+	    "WHERE application_name = '%s' AND state = 'streaming'", pg->name);
+	for (;;) {
+		tpg_value(primary, "postgres", sql, state, sizeof state);
+		if (strcmp(state, sync ? "sync" : "async") == 0)
+			return;
+		tcheck_deadline(deadline, "standby %s to stream (%s) from %s",
+		    pg->name, sync ? "sync" : "async", primary->name);
+		tsupport_clock_sleep_ms(20);
+	}
+}
+
+struct tpg *
+tpg_standby_start(struct tpg *primary, bool sync)
+{
+	struct tpg *pg;
+
+	assert_non_null(pg = tpg_new());
+	tpg_follow(pg, primary, sync);
+	return pg;
+}
+
+void
+tpg_rejoin(struct tpg *pg, struct tpg *primary, bool sync)
+{
+	struct tsupport_err err;
+
+	assert_int_equal(pg->pg->pid, 0);
+	if (tsupport_dir_remove(pg->pg->data, &err) == -1)
+		fail_msg("%s", err.msg);
+	tpg_follow(pg, primary, sync);
+}
+
+void
+tpg_promote(struct tpg *pg)
+{
+	int64_t deadline = tdeadline(4 * HARNESS_TIMEOUT_MS);
+	char v[16];
+
+	/* It waits (60 s at most) until the server is out of recovery. */
+	tpg_value(pg, "postgres", "SELECT pg_promote(true, 60)", v, sizeof v);
+	if (strcmp(v, "t") != 0) {
+		tdaemon_dump_log(pg->d);
+		fail_msg("pg_promote of %s: %s", pg->name, v);
+	}
+	for (;;) {
+		tpg_value(pg, "postgres", "SELECT pg_is_in_recovery()", v,
+		    sizeof v);
+		if (strcmp(v, "f") == 0)
+			return;
+		tcheck_deadline(deadline, "%s to accept writes", pg->name);
+		tsupport_clock_sleep_ms(20);
+	}
+}
+
+bool
+tpg_is_primary(struct tpg *pg)
+{
+	char v[16];
+
+	if (pg->pg->pid <= 0)
+		return false;
+	tpg_value(pg, "postgres", "SELECT pg_is_in_recovery()", v, sizeof v);
+	return strcmp(v, "f") == 0;
+}
+
+char *
+tpg_multihost(const struct tpg *a, const struct tpg *b, const char *dbname)
+{
+	char *conninfo;
+
+	assert_int_not_equal(asprintf(&conninfo, "host=%s,%s port=%d,%d "
+	    "dbname=%s target_session_attrs=read-write", a->pg->dir,
+	    b->pg->dir, a->pg->port, b->pg->port, dbname), -1);
+	return conninfo;
 }
 
 void

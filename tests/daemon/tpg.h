@@ -3,6 +3,8 @@
 #ifndef TRIAGE_TEST_TPG_H
 #define TRIAGE_TEST_TPG_H
 
+#include <stdbool.h>
+
 #include <libpq-fe.h>
 
 struct tpg;
@@ -34,6 +36,35 @@ void tpg_restart(struct tpg *pg);
 /* kill -9 of the postmaster and of every process it had forked, then a
  * start as tpg_restart's: the server recovers from its WAL. */
 void tpg_crash_restart(struct tpg *pg);
+/* kill -9 of the postmaster and of every process it had forked; returns
+ * once they are all gone. It stays down. */
+void tpg_kill(struct tpg *pg);
+/* pg_ctl restart -m immediate: SIGQUIT (its children end at once, no
+ * checkpoint), then a start as tpg_restart's, which recovers. */
+void tpg_immediate_restart(struct tpg *pg);
+
+/*
+ * A streaming standby of primary (a server tpg_start made, or a promoted
+ * standby): a base backup of it (pg_basebackup -R) in a dir, socket and
+ * port of its own, started as tpg_start's. Synchronous when sync (the
+ * primary's synchronous_standby_names names it; synchronous_commit is
+ * on, the default), else asynchronous. Returns once the primary sees it
+ * streaming in that mode. Freed with tpg_free.
+ */
+struct tpg *tpg_standby_start(struct tpg *primary, bool sync);
+/* Promotes a standby (pg_promote); returns once it accepts writes. */
+void tpg_promote(struct tpg *pg);
+/* A server tpg_kill left down made a standby of primary, as
+ * tpg_standby_start's, on the same dir, socket and port: the old
+ * primary after a failover, its data replaced. */
+void tpg_rejoin(struct tpg *pg, struct tpg *primary, bool sync);
+/* Whether it runs and accepts writes (not a standby). */
+bool tpg_is_primary(struct tpg *pg);
+/* A libpq multi-host conninfo of both, the writable one chosen at each
+ * connection: "host=DIR1,DIR2 port=P1,P2 dbname=dbname
+ * target_session_attrs=read-write", the caller's to free. */
+char *tpg_multihost(const struct tpg *a, const struct tpg *b,
+    const char *dbname);
 /* Runs one SQL statement as the server's superuser on database dbname;
  * fails the test on error. The result is the caller's to PQclear. */
 PGresult *tpg_query(struct tpg *pg, const char *dbname, const char *sql);

@@ -89,6 +89,7 @@ tsupport_pg_new(const struct tsupport_pg_opts *opts, struct tsupport_err *err)
 		return NULL;
 	}
 	pg->opts = *opts;
+	pg->port = opts->port > 0 ? opts->port : TSUPPORT_PG_PORT;
 	if (!tsupport_pg_find(pg->bindir, sizeof pg->bindir)) {
 		tsupport_err_set(err, "PostgreSQL is not installed (no initdb "
 		    "and postgres in /usr/lib/postgresql/*/bin)");
@@ -202,7 +203,7 @@ tsupport_pg_spawn(struct tsupport_pg *pg, struct tsupport_err *err)
 	size_t n = 9;
 
 	snprintf(postgres, sizeof postgres, "%s/postgres", pg->bindir);
-	snprintf(port, sizeof port, "%d", TSUPPORT_PG_PORT);
+	snprintf(port, sizeof port, "%d", pg->port);
 	for (; s != NULL && *s != NULL; s++) {
 		if (n + 2 > TSUPPORT_PG_ARGS)
 			return tsupport_err_set(err, "too many settings");
@@ -224,7 +225,7 @@ tsupport_pg_conninfo(const struct tsupport_pg *pg, const char *dbname,
     char *buf, size_t size)
 {
 	snprintf(buf, size, "host=%s port=%d dbname=%s user=%s", pg->dir,
-	    TSUPPORT_PG_PORT, dbname, pg->super);
+	    pg->port, dbname, pg->super);
 }
 
 int
@@ -328,7 +329,7 @@ tsupport_pg_createdb(struct tsupport_pg *pg, const char *name,
 		return NULL;
 	PQclear(res);
 	if (asprintf(&conninfo, "host=%s port=%d dbname=%s", pg->dir,
-	    TSUPPORT_PG_PORT, name) == -1) {
+	    pg->port, name) == -1) {
 		tsupport_err_set(err, "out of memory");
 		return NULL;
 	}

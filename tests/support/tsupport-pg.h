@@ -13,7 +13,7 @@
 #include "tsupport-err.h"
 
 /* The socket is DIR/.s.PGSQL.PORT in a dir of the server's own: any port
- * does, no TCP port is opened. */
+ * does, no TCP port is opened. This one unless the opts say another. */
 #define TSUPPORT_PG_PORT 5432
 
 /* What a server is for; all but settings and interrupted must be set. */
@@ -25,6 +25,8 @@ struct tsupport_pg_opts {
 	int			 timeout_ms;	/* for initdb, a start, a stop */
 	int			(*interrupted)(void);	/* when not NULL and
 						 * it says so, waits give up */
+	int			 port;		/* its socket's; 0:
+						 * TSUPPORT_PG_PORT */
 };
 
 /* A server; its fields are for reading. */
@@ -38,6 +40,7 @@ struct tsupport_pg {
 	char				super[64];	/* bootstrap superuser */
 	char				us[64];		/* our own role */
 	char				bindir[PATH_MAX];
+	int				port;	/* its socket's */
 	bool				become;	/* runs as user, not as us */
 	struct tsupport_child_user	user;
 	struct tsupport_pg_opts		opts;
