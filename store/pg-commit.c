@@ -903,8 +903,10 @@ pg_commit_sent_id(const struct pg_commit *c, uint64_t id)
  * a claim's that is not went to one of the rows that are and that no
  * update names (an alternate: any claim that missed may be paired with
  * any, the daemon checking they are alike), or was refused, and its launch
- * is off. Any other update's was written and changed since by another
- * daemon (the next read of changes brings it).
+ * is off. Any other update whose row is not ours is refused too: it may
+ * never have matched (another node took the job over first), and what it
+ * said (an end) must not be told; written and changed since, the row read
+ * back says what it is now.
  */
 static void
 pg_commit_settle_doubt(struct pg_store *s, struct pg_commit *c,
@@ -922,11 +924,7 @@ pg_commit_settle_doubt(struct pg_store *s, struct pg_commit *c,
 		to = NULL;
 		if ((k = pg_commit_ours_find(ours, m[i].id)) >= 0)
 			to = job;
-		else if (!c->sent[i].claim)
-			/* Written, then changed by another daemon since: the
-			 * next read of changes brings its row. */
-			continue;
-		else {
+		else if (c->sent[i].claim) {
 			for (; next < PQntuples(ours) && to == NULL; next++) {
 				id = strtoull(PQgetvalue(ours, next, 0), NULL,
 				    10);
