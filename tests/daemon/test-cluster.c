@@ -377,6 +377,31 @@ test_stopped_node_cannot_overwrite_the_new_attempt(void **state)
 }
 
 /*
+ * Starts the nodes, one slot each and a 3 s lease, c reaching PostgreSQL
+ * through a proxy of its own (returned), and holds a's and b's slot with a
+ * pinned job each (*hold_a, *hold_b), running: the next job goes to c, and
+ * a's slot is free for a takeover once hold-a is let go.
+ */
+static struct tproxy *
+start_c_behind_a_proxy(struct tnodes *cl, int64_t *hold_a, int64_t *hold_b)
+{
+	struct tproxy *px;
+	char conn[600];
+
+	px = tproxy_start(tpg_host(tpg_group), tpg_port(tpg_group));
+	snprintf(conn, sizeof conn, "host=%s port=%d dbname=%s",
+	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
+	assert_non_null(cl->via[2] = strdup(conn));
+	cl->lease = "3s";
+	tnodes_start_nodes(cl, 1, "");
+	*hold_a = submit_pinned(cl, 0, "hold-a");
+	*hold_b = submit_pinned(cl, 1, "hold-b");
+	tnodes_wait_state(cl, 0, *hold_a, "running", 1);
+	tnodes_wait_state(cl, 0, *hold_b, "running", 1);
+	return px;
+}
+
+/*
  * Node c cut off from PostgreSQL by a split (its connections stay open,
  * silent) while it runs a job: it kills the job itself once its lease has
  * run out, saying so, before node a takes it over and runs it again; no
@@ -389,23 +414,12 @@ test_cut_off_node_kills_its_jobs_before_takeover(void **state)
 {
 	struct tnodes *cl = tnodes_new(NODES);
 	struct tproxy *px;
-	char node[32], conn[600];
+	char node[32];
 	int64_t hold_a, hold_b, id, deadline;
 	json_t *job;
 
 	(void)state;
-	px = tproxy_start(tpg_host(tpg_group), tpg_port(tpg_group));
-	snprintf(conn, sizeof conn, "host=%s port=%d dbname=%s",
-	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
-	assert_non_null(cl->via[2] = strdup(conn));
-	cl->lease = "3s";
-	tnodes_start_nodes(cl, 1, "");
-	/* a's and b's one slot held: the job goes to c; then a's is free
-	 * for the takeover. */
-	hold_a = submit_pinned(cl, 0, "hold-a");
-	hold_b = submit_pinned(cl, 1, "hold-b");
-	tnodes_wait_state(cl, 0, hold_a, "running", 1);
-	tnodes_wait_state(cl, 0, hold_b, "running", 1);
+	px = start_c_behind_a_proxy(cl, &hold_a, &hold_b);
 	id = submit_watchful(cl, 0, "job");
 	tnodes_wait_state(cl, 0, id, "running", 1);
 	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
@@ -486,21 +500,12 @@ test_wait_never_answers_an_end_the_database_refused(void **state)
 	struct tnodes *cl = tnodes_new(NODES);
 	struct triage_error e;
 	struct tproxy *px;
-	char node[32], conn[600];
+	char node[32];
 	int64_t hold_a, hold_b, id, wid, got;
 	json_t *job;
 
 	(void)state;
-	px = tproxy_start(tpg_host(tpg_group), tpg_port(tpg_group));
-	snprintf(conn, sizeof conn, "host=%s port=%d dbname=%s",
-	    tproxy_dir(px), tpg_port(tpg_group), cl->db);
-	assert_non_null(cl->via[2] = strdup(conn));
-	cl->lease = "3s";
-	tnodes_start_nodes(cl, 1, "");
-	hold_a = submit_pinned(cl, 0, "hold-a");
-	hold_b = submit_pinned(cl, 1, "hold-b");
-	tnodes_wait_state(cl, 0, hold_a, "running", 1);
-	tnodes_wait_state(cl, 0, hold_b, "running", 1);
+	px = start_c_behind_a_proxy(cl, &hold_a, &hold_b);
 	id = submit_ledgered(cl, 0, "job", "normal");
 	tnodes_wait_state(cl, 0, id, "running", 1);
 	tnodes_job_str(cl, 0, id, "node", node, sizeof node);
