@@ -1124,8 +1124,8 @@ worker_cgroup_usage(const struct worker *w, const struct worker_job *job,
 	res->left = job->left;
 }
 
-/* The job's cgroup closed and removed: empty by now, or left for the
- * daemon to take at its stop or next start. */
+/* The job's cgroup closed and removed (once): empty by now, or left for
+ * the daemon to take at its stop or next start. */
 static void
 worker_cgroup_remove(struct worker *w, struct worker_job *job)
 {
@@ -1133,6 +1133,7 @@ worker_cgroup_remove(struct worker *w, struct worker_job *job)
 	worker_close(&job->cg);
 	if (job->cg_name[0] != '\0')
 		(void)unlinkat(w->setup.cgroup_fd, job->cg_name, AT_REMOVEDIR);
+	job->cg_name[0] = '\0';
 }
 
 /* Starts the job child; the write ends are closed here whatever happens.
@@ -1277,6 +1278,9 @@ worker_run(struct worker *w, const struct wmsg_run *run)
 not_started:
 	res.started = false;
 send:
+	/* Gone before the end is told: whoever reads the end finds no cgroup
+	 * of the job's left behind. */
+	worker_cgroup_remove(w, &job);
 	if (w->fd != -1 && worker_send_result(w, spec->job_id, &res) == 0 &&
 	    worker_send_finished(w, spec->job_id, &res) == 0) {
 		/* Told, not yet stored: kept until the daemon's ACK, its
