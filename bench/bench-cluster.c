@@ -81,6 +81,7 @@ struct bench_cluster_who {
 	bool wait;		/* jobs that wait (sleep), each node
 				 * BENCH_CLUSTER_WAIT_SLOTS; else `true`,
 				 * BENCH_CLUSTER_SLOTS split */
+	bool skipped;		/* not a contestant of this run (--nodes) */
 	unsigned rounds;	/* that ran */
 	double rate[16];	/* jobs/s, each round */
 	/* Waiting jobs: the machine's own rate of the same jobs, as many in
@@ -124,6 +125,7 @@ struct bench_cluster {
 	double wait_round_s;	/* of waiting jobs, at the ideal rate */
 	long samples;		/* of the latency, each */
 	long idle_seconds;
+	long statements;	/* the top ones printed after a round */
 	struct bench_cluster_idle *idle;
 };
 
@@ -433,6 +435,23 @@ bench_cluster_floor(const struct bench_cluster *b, struct bench_cluster_who *c,
 	    seconds, (double)jobs / seconds, inflight);
 }
 
+/* The first round's profile of c's database on stderr (--statements). */
+static void
+bench_cluster_statements(struct bench_cluster *b,
+    const struct bench_cluster_who *c, const char *db, uint64_t jobs)
+{
+	char *cause = NULL;
+
+	fprintf(stderr, "bench-cluster: %s: the database's top statements "
+	    "of its first round, by the server's time in them\n", c->name);
+	if (bench_pg_statements(b->pg, db, (double)jobs, (int)b->statements,
+	    stderr, &cause) != 0) {
+		fprintf(stderr, "bench-cluster: %s\n", cause != NULL ? cause :
+		    "out of memory");
+		free(cause);
+	}
+}
+
 /*
  * One round of c on fresh daemons: the jobs split between its nodes, each
  * node's share submitted pipelined on a connection of its own, all at
@@ -519,6 +538,8 @@ out:
 		bench_why_set(&c->why, "a daemon did not stop cleanly");
 	if (counted && !bench_cluster_count_db(b, c, s.db, cpu0.pg))
 		counted = false;
+	if (counted && b->statements > 0 && c->rounds == 1)
+		bench_cluster_statements(b, c, s.db, jobs);
 	if (c->wait && !c->why.failed)
 		bench_cluster_floor(b, c, jobs);
 	/* A round that could not be counted leaves the counts out. */
@@ -585,6 +606,8 @@ bench_cluster_true_report(const struct bench_cluster *b,
 	    "CPU ms/job d w pg",
 	    "jobs run by each node (all rounds)");
 	for (i = 0; i < n; i++) {
+		if (who[i].skipped)
+			continue;
 		if (who[i].rounds == 0) {
 			printf("%-8s failed: %s\n", who[i].name,
 			    who[i].why.text);
@@ -602,6 +625,8 @@ bench_cluster_true_report(const struct bench_cluster *b,
 		    costs, ran);
 	}
 	for (i = 1; i < n; i++) {
+		if (who[i].skipped)
+			continue;
 		if (who[i].rounds == 0 || who[0].rounds == 0) {
 			printf("SUMMARY\tcluster\tjobs/s, `true`, %s\t(failed)"
 			    "\t-\t-\t-\n", who[i].name);
@@ -649,6 +674,8 @@ bench_cluster_wait_report(const struct bench_cluster *b,
 	for (i = 0; i < n; i++) {
 		ideal = who[i].nodes * BENCH_CLUSTER_WAIT_SLOTS /
 		    BENCH_CLUSTER_WAIT_JOB_S;
+		if (who[i].skipped)
+			continue;
 		if (who[i].rounds == 0) {
 			printf("%-18s failed: %s\n", who[i].name,
 			    who[i].why.text);
@@ -682,7 +709,7 @@ bench_cluster_wait_report(const struct bench_cluster *b,
 		    BENCH_CLUSTER_WAIT_TARGET ? "met" : "MISSED");
 	}
 	for (i = 0; i < nall; i++) {
-		if (all[i].nodes < 2)
+		if (all[i].nodes < 2 || all[i].skipped)
 			continue;
 		counted = counted && all[i].counted;
 		claims += all[i].claims;
@@ -1068,7 +1095,7 @@ main(int argc, char **argv)
 	const size_t ntrue = 4, nwho = sizeof who / sizeof who[0];
 	static struct bench_cluster b;
 	static struct bench_cluster_idle idle;
-	long rounds, jobs, wait_s;
+	long rounds, jobs, wait_s, only;
 	struct bench_opts_count counts[] = {
 		{ "rounds", 1, 16, &rounds, BENCH_CLUSTER_ROUNDS,
 		    BENCH_CLUSTER_QUICK_ROUNDS, "throughput rounds of each" },
@@ -1082,6 +1109,12 @@ main(int argc, char **argv)
 		{ "seconds", 1, 86400, &b.idle_seconds,
 		    BENCH_CLUSTER_IDLE_SECONDS,
 		    BENCH_CLUSTER_QUICK_IDLE_SECONDS, "idle window" },
+		{ "nodes", 0, BENCH_CLUSTER_MAX_NODES, &only, 0, 0,
+		    "only the clusters of this many nodes, SQLite's daemon "
+		    "and 1 node beside them (0: all)" },
+		{ "statements", 0, 100, &b.statements, 0, 0,
+		    "top statements of each cluster's first round printed "
+		    "(pg_stat_statements loaded)" },
 	};
 	struct bench_opts opts = {
 		.prog = "bench-cluster",
@@ -1106,6 +1139,9 @@ main(int argc, char **argv)
 		return rc;
 	b.dir = opts.dir;
 	b.jobs = (uint64_t)jobs;
+	for (i = 0; i < nwho; i++)
+		who[i].skipped = only != 0 && who[i].nodes > 1 &&
+		    who[i].nodes != (unsigned)only;
 	b.wait_round_s = (double)wait_s;
 	if (tsupport_proc_beside("ref-stamp", 0, b.stamp, sizeof b.stamp) ==
 	    -1 || access(b.stamp, X_OK) == -1 ||
@@ -1128,7 +1164,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "bench-cluster: starting PostgreSQL...\n");
-	if ((b.pg = bench_pg_start(b.dir, &cause)) == NULL) {
+	if ((b.pg = bench_pg_start(b.dir, b.statements > 0, &cause)) == NULL) {
 		fprintf(stderr, "bench-cluster: %s\n", cause ? cause : "oom");
 		free(cause);
 		ok = false;
@@ -1148,6 +1184,8 @@ main(int argc, char **argv)
 		    r + 1, rounds);
 		for (i = 0; i < sizeof who / sizeof who[0] &&
 		    bench_daemon_interrupted() == 0; i++) {
+			if (who[i].skipped)
+				continue;
 			bench_cluster_idle_open(&b);
 			bench_cluster_round(&b, &who[i]);
 		}

@@ -35,8 +35,33 @@ bench_pg_fail(const struct tsupport_pg *pg, const struct tsupport_err *err,
 	return -1;
 }
 
+/* Runs sql in the database postgres. 0, or -1 with *cause set
+ * (allocated). */
+static int
+bench_pg_exec(struct tsupport_pg *pg, const char *sql, char **cause)
+{
+	struct tsupport_err err;
+	PGresult *res;
+	PGconn *conn;
+	int rc = 0;
+
+	if ((conn = tsupport_pg_connect(pg, "postgres", &err)) == NULL) {
+		*cause = strdup(err.msg);
+		return -1;
+	}
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		bench_why_alloc(cause, "PostgreSQL: %s: %s", sql,
+		    PQerrorMessage(conn));
+		rc = -1;
+	}
+	PQclear(res);
+	PQfinish(conn);
+	return rc;
+}
+
 struct tsupport_pg *
-bench_pg_start(const char *parent, char **cause)
+bench_pg_start(const char *parent, bool statements, char **cause)
 {
 	/* fsync stays on: a commit is what a submit's reply waits for, and
 	 * its cost is part of the figure. No autovacuum: its workers'
@@ -45,9 +70,14 @@ bench_pg_start(const char *parent, char **cause)
 	static const char *const settings[] = {
 		"max_connections=64", "autovacuum=off", NULL
 	};
+	static const char *const profiled[] = {
+		"max_connections=64", "autovacuum=off",
+		"shared_preload_libraries=pg_stat_statements", NULL
+	};
 	const struct tsupport_pg_opts opts = {
 		.parent = parent, .name = "triage-bench-pg",
-		.settings = settings, .timeout_ms = BENCH_PG_TIMEOUT_MS,
+		.settings = statements ? profiled : settings,
+		.timeout_ms = BENCH_PG_TIMEOUT_MS,
 		.interrupted = bench_daemon_interrupted,
 	};
 	struct tsupport_err err;
@@ -72,6 +102,9 @@ bench_pg_start(const char *parent, char **cause)
 		bench_pg_fail(pg, &err, cause);
 		goto fail;
 	}
+	if (statements && bench_pg_exec(pg, "CREATE EXTENSION "
+	    "pg_stat_statements", cause) != 0)
+		goto fail;
 	return pg;
 
 fail:
@@ -127,6 +160,53 @@ bench_pg_xacts(struct tsupport_pg *pg, const char *name, char **cause)
 	PQclear(res);
 	PQfinish(conn);
 	return n;
+}
+
+int
+bench_pg_statements(struct tsupport_pg *pg, const char *name, double jobs,
+    int top, FILE *out, char **cause)
+{
+	char limit[16];
+	const char *params[2] = { name, limit };
+	struct tsupport_err err;
+	PGresult *res;
+	PGconn *conn;
+	int i, rc = -1;
+
+	*cause = NULL;
+	snprintf(limit, sizeof limit, "%d", top);
+	if ((conn = tsupport_pg_connect(pg, "postgres", &err)) == NULL) {
+		*cause = strdup(err.msg);
+		return -1;
+	}
+	/* The server's own time a statement; what each costs besides
+	 * (its round of the protocol, parse and bind) is in the calls. */
+	res = PQexecParams(conn, "SELECT calls, total_exec_time, rows,"
+	    " regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements"
+	    " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)"
+	    " ORDER BY total_exec_time DESC LIMIT $2::integer", 2, NULL,
+	    params, NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+		bench_why_alloc(cause, "PostgreSQL: pg_stat_statements: %s",
+		    PQerrorMessage(conn));
+		goto out;
+	}
+	fprintf(out, "%10s %10s %9s %9s  %s\n", "calls/job", "ms/job",
+	    "us/call", "rows/call", "statement");
+	for (i = 0; i < PQntuples(res); i++) {
+		double calls = strtod(PQgetvalue(res, i, 0), NULL);
+		double ms = strtod(PQgetvalue(res, i, 1), NULL);
+		double rows = strtod(PQgetvalue(res, i, 2), NULL);
+
+		fprintf(out, "%10.2f %10.3f %9.1f %9.1f  %.90s\n",
+		    calls / jobs, ms / jobs, calls > 0 ? 1000 * ms / calls : 0,
+		    calls > 0 ? rows / calls : 0, PQgetvalue(res, i, 3));
+	}
+	rc = 0;
+out:
+	PQclear(res);
+	PQfinish(conn);
+	return rc;
 }
 
 int

@@ -3,6 +3,9 @@
 #ifndef TRIAGE_BENCH_PG_H
 #define TRIAGE_BENCH_PG_H
 
+#include <stdbool.h>
+#include <stdio.h>
+
 struct tsupport_pg;
 
 /*
@@ -10,10 +13,12 @@ struct tsupport_pg;
  * under parent and waits until the server accepts connections. Our user
  * gets a superuser role of its name, so that a daemon of ours logs in with
  * "user=NAME". The guard (bench_daemon_guard_group) kills the server on
- * Ctrl-C. Returns the server, or NULL with *cause set (allocated) and
- * nothing left behind.
+ * Ctrl-C. With statements, it loads pg_stat_statements
+ * (bench_pg_statements). Returns the server, or NULL with *cause set
+ * (allocated) and nothing left behind.
  */
-struct tsupport_pg *bench_pg_start(const char *parent, char **cause);
+struct tsupport_pg *bench_pg_start(const char *parent, bool statements,
+    char **cause);
 /*
  * Creates the empty database name ([a-z0-9_]) and returns the conninfo a
  * daemon of ours uses for it ("host=DIR port=PORT dbname=NAME user=US"),
@@ -28,6 +33,14 @@ char *bench_pg_createdb(struct tsupport_pg *pg, const char *name,
  */
 long long bench_pg_xacts(struct tsupport_pg *pg, const char *name,
     char **cause);
+/*
+ * Prints to out the top statements of database name by the server's time
+ * in them, each one's calls and time per job of jobs (a profile: where a
+ * cluster's cost goes). Needs a server started with statements. 0, or -1
+ * with *cause set (allocated).
+ */
+int bench_pg_statements(struct tsupport_pg *pg, const char *name,
+    double jobs, int top, FILE *out, char **cause);
 /*
  * Waits until no session of database name is left (the daemons that used
  * it have stopped, and their backends exited, their counts and CPU time

@@ -27,10 +27,12 @@ static const struct {
 	const char *sql;
 } pg_open_stmts[] = {
 	/* ins, upd and claim come first: pg_open_prepare_rows. */
-	{ "sync_jobs", PG_STORE_SYNC_JOBS },
+	/* What other daemons changed, the nodes' rows as they are, and
+	 * with a look at whether each is up (pg-sync.c). */
+	{ "sync", PG_STORE_SYNC("NULL::boolean") },
+	{ "sync_look", PG_STORE_SYNC(PG_STORE_NODE_UP) },
 	{ "refetch", "SELECT version, " JOBCOLS_NAMES " FROM triage_jobs"
 	    " WHERE id = ANY($1::bigint[])" },
-	{ "sync_removed", PG_STORE_SYNC_REMOVED },
 	{ "del", "WITH d AS (DELETE FROM triage_jobs WHERE id = $1"
 	    " RETURNING id), o AS (DELETE FROM triage_output WHERE job = $1)"
 	    " INSERT INTO triage_removed (id, removed_at)"
@@ -47,7 +49,6 @@ static const struct {
 	{ "lease", pg_store_lease_sql },
 	{ "takeover", pg_store_takeover_sql },
 	{ "cancel", pg_store_cancel_sql },
-	{ "sync_cancels", PG_STORE_SYNC_CANCELS },
 	/* Trusted only once the session the commit went out on has ended:
 	 * one the daemon let go of (silent, dropped) may still be reading
 	 * it, and commit after this read. It is ended first (5 s at most),
@@ -379,6 +380,10 @@ pg_open_set_param(enum jobrow_column col)
  * versions in its last two parameters) still queued, unchanged since, and
  * not held: that row is made begun on this node (store.h's
  * store_set_claim_alternates); either row's version and id come back.
+ * Each alternate is one look by id, in their order, up to the first that
+ * can be had: its state is compared in another collation so that the
+ * queued jobs' index (whose predicate that does not imply) is never the
+ * plan, a walk of every queued job for each alternate.
  * claim_shared, the claim of a job naming
  * shared counters (their counts, a JSON object, in its last parameter), is
  * refused too when the job's amount of one and what jobs begun or running
@@ -405,12 +410,12 @@ pg_open_prepare_rows(struct pg_conn *c)
 	    " SET %s, version = version + 1 WHERE id = (SELECT id FROM"
 	    " triage_jobs WHERE id = $1 AND version = $%d"
 	    " FOR UPDATE SKIP LOCKED) RETURNING version, id),"
-	    " alt AS (SELECT j.id FROM triage_jobs j JOIN unnest($%d::bigint[],"
-	    " $%d::bigint[]) WITH ORDINALITY AS a (id, version, ord)"
-	    " ON j.id = a.id AND j.version = a.version"
-	    " WHERE NOT EXISTS (SELECT 1 FROM mine) AND j.state = 'queued'"
-	    " AND j.begun = 0 ORDER BY a.ord LIMIT 1"
-	    " FOR UPDATE OF j SKIP LOCKED),"
+	    " alt AS (SELECT l.id FROM unnest($%d::bigint[],"
+	    " $%d::bigint[]) AS a (id, version), LATERAL (SELECT j.id"
+	    " FROM triage_jobs j WHERE j.id = a.id AND j.version = a.version"
+	    " AND j.state COLLATE \"C\" = 'queued' AND j.begun = 0"
+	    " FOR UPDATE SKIP LOCKED) l"
+	    " WHERE NOT EXISTS (SELECT 1 FROM mine) LIMIT 1),"
 	    " moved AS (UPDATE triage_jobs j SET begun = 1, node = $%d,"
 	    " version = j.version + 1 FROM alt WHERE j.id = alt.id"
 	    " RETURNING j.version, j.id)"

@@ -20,28 +20,51 @@
 #define PG_STORE_SINCE(table)						\
 	" FROM " table " WHERE txid >= pg_snapshot_xmin($1::pg_snapshot)" \
 	" AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)"
-#define PG_STORE_SYNC_JOBS						\
-	"SELECT version, " JOBCOLS_NAMES PG_STORE_SINCE("triage_jobs")
-#define PG_STORE_SYNC_REMOVED "SELECT id" PG_STORE_SINCE("triage_removed")
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */
 #define PG_STORE_LOCK_CLUSTER "1953653089"
-/* The nodes, each up when its daemon holds its name's lock (one look at
- * the server's lock table for them all: it takes the lock manager's
- * locks), and while it holds slots, what is left of its lease in ms. */
-#define PG_STORE_NODES_COLUMNS(up)					\
-	"SELECT name, slots, started_at, busy, " up ", grace_ms,"		\
-	" CASE WHEN busy > 0 THEN (extract(epoch FROM"			\
-	" lease_until - now()) * 1000)::bigint END"			\
-	" FROM triage_nodes n ORDER BY name"
-#define PG_STORE_NODES PG_STORE_NODES_COLUMNS(				\
+/* Whether node n is up: its daemon holds its name's lock (one look at the
+ * server's lock table for them all: it takes the lock manager's locks). */
+#define PG_STORE_NODE_UP						\
 	"(hashtext(n.name)::bigint & 4294967295)::oid IN (SELECT l.objid"	\
 	" FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted"	\
 	" AND l.database = (SELECT oid FROM pg_database"			\
 	" WHERE datname = current_database())"				\
-	" AND l.classid = " PG_STORE_LOCK_CLUSTER " AND l.objsubid = 2)")
-/* The same without the lock table: up is NULL, the last look's. */
-#define PG_STORE_NODES_ROWS PG_STORE_NODES_COLUMNS("NULL::boolean")
+	" AND l.classid = " PG_STORE_LOCK_CLUSTER " AND l.objsubid = 2)"
+/* While node n holds slots, what is left of its lease in ms. */
+#define PG_STORE_NODE_LEASE_LEFT					\
+	"CASE WHEN busy > 0 THEN (extract(epoch FROM"			\
+	" lease_until - now()) * 1000)::bigint END"
+/* The nodes, their columns in the order pg_sync_read_nodes reads. */
+#define PG_STORE_NODES							\
+	"SELECT name, slots, started_at, busy, " PG_STORE_NODE_UP ","	\
+	" grace_ms, " PG_STORE_NODE_LEASE_LEFT				\
+	" FROM triage_nodes n ORDER BY name"
+/*
+ * A read of what other daemons changed since snapshot $1, in one statement
+ * (so one snapshot, which it returns): the rows of the jobs written since
+ * (version and columns), and on one row of them (or a row of its own) the
+ * snapshot and, as JSON arrays of arrays of text, the removals and cancels
+ * since, the paused priorities and the nodes as PG_STORE_NODES has them,
+ * up as up says (NULL: not looked at).
+ */
+#define PG_STORE_SYNC(up)						\
+	"WITH m AS (SELECT 1 AS one, pg_current_snapshot()::text AS snap,"	\
+	" (SELECT json_agg(json_build_array(id::text))"			\
+	PG_STORE_SINCE("triage_removed") ") AS removed,"			\
+	" (SELECT json_agg(json_build_array(priority))"			\
+	" FROM triage_paused) AS paused,"					\
+	" (SELECT json_agg(json_build_array(job::text, attempt::text,"	\
+	" signal::text, by_uid::text))" PG_STORE_SINCE("triage_cancels")	\
+	") AS cancels,"							\
+	" (SELECT json_agg(json_build_array(name, slots::text,"		\
+	" started_at::text, busy::text, (" up ")::text, grace_ms::text,"	\
+	" (" PG_STORE_NODE_LEASE_LEFT ")::text) ORDER BY name)"		\
+	" FROM triage_nodes n) AS nodes),"					\
+	" j AS (SELECT version, " JOBCOLS_NAMES ", row_number() OVER ()"	\
+	" AS rn" PG_STORE_SINCE("triage_jobs") ")"				\
+	" SELECT version, " JOBCOLS_NAMES ", snap, removed, paused,"	\
+	" cancels, nodes FROM j FULL JOIN m ON j.rn = m.one"
 
 
 struct event;
@@ -157,8 +180,6 @@ void pg_sync_refetch(struct pg_store *s, const struct vec *ids,
 extern const char pg_store_lease_sql[];
 extern const char pg_store_takeover_sql[];
 extern const char pg_store_cancel_sql[];
-#define PG_STORE_SYNC_CANCELS						\
-	"SELECT job, attempt, signal, by_uid" PG_STORE_SINCE("triage_cancels")
 void pg_cluster_lease_text(const struct pg_store *s, char *buf, size_t size);
 void pg_cluster_renew_lease(struct store *st);
 uint64_t pg_cluster_lease_until_us(const struct store *st);
@@ -176,8 +197,7 @@ uint64_t pg_cluster_shared_of(const struct pg_store *s, const struct job *job);
 /* The shared counters of mask as a text[] literal; NULL out of memory. */
 char *pg_cluster_shared_array(const struct pg_store *s, uint64_t mask);
 void pg_cluster_set_grace(struct store *st, uint64_t grace_ms);
-/* The nodes of a result of PG_STORE_NODES (or _ROWS: whether each is up
- * is what the last look said, a new one up), for the store. */
+/* The nodes of a result of PG_STORE_NODES. */
 void pg_sync_read_nodes(struct pg_store *s, const PGresult *res);
 
 /* pg-output.c: the statements of captured output, prepared on c

@@ -1,12 +1,13 @@
 /* pg-sync.c - what other daemons changed, read on their NOTIFY: every
  * row written by a transaction the last read could not see, in one
- * REPEATABLE READ transaction whose snapshot the next read starts from. */
+ * statement whose snapshot the next read starts from. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 
 #include "job.h"
@@ -38,18 +39,41 @@
  */
 #define PG_SYNC_POLL_MS 1000
 
-/* Its statements. */
-enum pg_sync_result {
-	PG_SYNC_BEGIN,
-	PG_SYNC_SNAPSHOT,
-	PG_SYNC_JOBS,
-	PG_SYNC_REMOVED,
-	PG_SYNC_PAUSED,
-	PG_SYNC_CANCELS,
-	PG_SYNC_NODES,
-	PG_SYNC_COMMIT,
-	PG_SYNC_NRESULTS,
+/*
+ * Rows of text values: a result's, or a JSON array of arrays of strings
+ * (the read's aggregates, PG_STORE_SYNC); NULL where SQL had NULL. One
+ * reader serves the nodes of both.
+ */
+struct pg_sync_rows {
+	const PGresult *res;
+	const json_t *json;	/* else */
 };
+
+static int
+pg_sync_nrows(const struct pg_sync_rows *t)
+{
+	return t->res != NULL ? PQntuples(t->res) :
+	    (int)json_array_size(t->json);
+}
+
+static const char *
+pg_sync_value(const struct pg_sync_rows *t, int row, int col)
+{
+	if (t->res != NULL)
+		return PQgetisnull(t->res, row, col) ? NULL :
+		    PQgetvalue(t->res, row, col);
+	return json_string_value(json_array_get(json_array_get(t->json,
+	    (size_t)row), (size_t)col));
+}
+
+/* A value of rows as a number (0 when NULL). */
+static uint64_t
+pg_sync_u64(const struct pg_sync_rows *t, int row, int col)
+{
+	const char *v = pg_sync_value(t, row, col);
+
+	return v != NULL ? strtoull(v, NULL, 10) : 0;
+}
 
 static void pg_sync_at(struct pg_store *, uint64_t);
 
@@ -110,17 +134,18 @@ pg_sync_gone(struct pg_store *s, uint64_t id)
 /* The cluster's paused priorities, as another node may have changed them;
  * not while a change of ours waits to be written, which would undo it. */
 static void
-pg_sync_paused(struct pg_store *s, const PGresult *res)
+pg_sync_paused(struct pg_store *s, const struct pg_sync_rows *t)
 {
-	char **names;
-	int i, n = PQntuples(res);
+	const char **names;
+	int i, n = pg_sync_nrows(t);
 
 	if (s->paused_dirty || (s->flight != NULL && s->flight_paused))
 		return;
 	if ((names = calloc((size_t)n + 1, sizeof *names)) == NULL)
 		return;
 	for (i = 0; i < n; i++)
-		names[i] = PQgetvalue(res, i, 0);
+		if ((names[i] = pg_sync_value(t, i, 0)) == NULL)
+			names[i] = "";
 	store_load_paused_set(&s->st, names, (size_t)n);
 	free(names);
 }
@@ -128,36 +153,96 @@ pg_sync_paused(struct pg_store *s, const PGresult *res)
 /* Cancels other nodes asked of jobs: only the node that runs the attempt
  * acts on it. */
 static void
-pg_sync_read_cancels(struct pg_store *s, const PGresult *res)
+pg_sync_read_cancels(struct pg_store *s, const struct pg_sync_rows *t)
 {
 	struct job *job;
 	int i;
 
-	for (i = 0; i < PQntuples(res); i++) {
-		job = store_get(&s->st, strtoull(PQgetvalue(res, i, 0), NULL,
-		    10));
+	for (i = 0; i < pg_sync_nrows(t); i++) {
+		job = store_get(&s->st, pg_sync_u64(t, i, 0));
 		if (job == NULL || job->node == NULL ||
 		    strcmp(job->node, s->node) != 0 ||
-		    job->attempt != strtoul(PQgetvalue(res, i, 1), NULL, 10) ||
+		    job->attempt != pg_sync_u64(t, i, 1) ||
 		    s->st.cancel_cb == NULL)
 			continue;
-		s->st.cancel_cb(job, atoi(PQgetvalue(res, i, 2)),
-		    (unsigned)strtoul(PQgetvalue(res, i, 3), NULL, 10),
-		    s->st.cancel_arg);
+		s->st.cancel_cb(job, (int)pg_sync_u64(t, i, 2),
+		    (unsigned)pg_sync_u64(t, i, 3), s->st.cancel_arg);
 	}
 }
 
-static void
-pg_sync_read(struct pg_store *s, PGresult *const *res)
+static void pg_sync_nodes(struct pg_store *, const struct pg_sync_rows *);
+
+/* The read's aggregates, from its row that has them: 0, or -1 with *why
+ * set when they are not as the statement makes them. */
+static int
+pg_sync_read_meta(struct pg_store *s, const PGresult *r, int row,
+    const char **why)
 {
-	const PGresult *r = res[PG_SYNC_JOBS];
+	static const char *const names[] = { "removed", "paused", "cancels",
+	    "nodes" };
+	json_t *v[4] = { NULL };
+	struct pg_sync_rows t = { NULL, NULL };
+	json_error_t err;
+	size_t k;
+	int col, i, rc = -1;
+
+	for (k = 0; k < 4; k++) {
+		col = PQfnumber(r, names[k]);
+		if (col < 0) {
+			*why = "a read of changes came without its aggregates";
+			goto out;
+		}
+		if (PQgetisnull(r, row, col))
+			v[k] = json_array();
+		else
+			v[k] = json_loads(PQgetvalue(r, row, col),
+			    JSON_DECODE_ANY, &err);
+		if (!json_is_array(v[k])) {
+			*why = "a read of changes came with aggregates not "
+			    "JSON arrays";
+			goto out;
+		}
+	}
+	t.json = v[0];
+	for (i = 0; i < pg_sync_nrows(&t); i++)
+		pg_sync_gone(s, pg_sync_u64(&t, i, 0));
+	t.json = v[1];
+	pg_sync_paused(s, &t);
+	t.json = v[3];
+	pg_sync_nodes(s, &t);
+	t.json = v[2];
+	pg_sync_read_cancels(s, &t);
+	rc = 0;
+out:
+	for (k = 0; k < 4; k++)
+		json_decref(v[k]);
+	return rc;
+}
+
+/*
+ * The rows of a read: each job's (its version not NULL), then the
+ * aggregates of the one row whose snapshot is not NULL; that snapshot is
+ * where the next read starts. Out of memory or askew, the old one stays,
+ * and the next read brings it all again.
+ */
+static void
+pg_sync_read(struct pg_store *s, const PGresult *r)
+{
+	int i, meta = -1, col = PQfnumber(r, "snap");
+	const char *why = "a read of changes came without its snapshot";
 	struct job *row;
 	char *cause = NULL, *snap;
-	int i;
 
-	if ((snap = strdup(PQgetvalue(res[PG_SYNC_SNAPSHOT], 0, 0))) == NULL)
-		return;		/* read again from the old one */
+	for (i = 0; col >= 0 && i < PQntuples(r) && meta < 0; i++)
+		if (!PQgetisnull(r, i, col))
+			meta = i;
+	if (meta < 0)
+		goto askew;
+	if ((snap = strdup(PQgetvalue(r, meta, col))) == NULL)
+		return;
 	for (i = 0; i < PQntuples(r); i++) {
+		if (PQgetisnull(r, i, 0))
+			continue;
 		if ((row = pg_row_read(r, i, 1, &s->cache, &cause)) == NULL) {
 			if (s->st.status_cb != NULL)
 				s->st.status_cb(true, cause, s->st.status_arg);
@@ -168,35 +253,32 @@ pg_sync_read(struct pg_store *s, PGresult *const *res)
 		pg_sync_apply(s, row, (uint32_t)strtoul(PQgetvalue(r, i, 0),
 		    NULL, 10), false);
 	}
-	r = res[PG_SYNC_REMOVED];
-	for (i = 0; i < PQntuples(r); i++)
-		pg_sync_gone(s, strtoull(PQgetvalue(r, i, 0), NULL, 10));
-	pg_sync_paused(s, res[PG_SYNC_PAUSED]);
-	pg_sync_read_nodes(s, res[PG_SYNC_NODES]);
-	pg_sync_read_cancels(s, res[PG_SYNC_CANCELS]);
+	if (pg_sync_read_meta(s, r, meta, &why) != 0) {
+		free(snap);
+		goto askew;
+	}
 	free(s->snapshot);
 	s->snapshot = snap;
+	return;
+askew:
+	if (s->st.status_cb != NULL)
+		s->st.status_cb(true, why, s->st.status_arg);
 }
 
 static void
 pg_sync_cb(PGresult *const *res, size_t n, const char *cause, void *arg)
 {
 	struct pg_store *s = arg;
-	size_t i;
 
 	s->syncing = false;
 	/* The fallback for a NOTIFY that never comes. */
 	if (cause == NULL && s->conn != NULL)
 		pg_sync_at(s, PG_SYNC_POLL_MS);
-	if (cause == NULL && n == PG_SYNC_NRESULTS) {
-		for (i = 0; i < n; i++)
-			if (PQresultStatus(res[i]) != PGRES_COMMAND_OK &&
-			    PQresultStatus(res[i]) != PGRES_TUPLES_OK)
-				break;
-		if (i == n)
-			pg_sync_read(s, res);
+	if (cause == NULL && n == 1) {
+		if (PQresultStatus(res[0]) == PGRES_TUPLES_OK)
+			pg_sync_read(s, res[0]);
 		else if (s->st.status_cb != NULL)
-			s->st.status_cb(true, pg_util_message(NULL, res[i]),
+			s->st.status_cb(true, pg_util_message(NULL, res[0]),
 			    s->st.status_arg);
 	}
 	s->synced(s);
@@ -261,22 +343,7 @@ void
 pg_sync_changes(struct pg_store *s)
 {
 	const char *values[1] = { s->snapshot };
-	struct pg_conn_stmt q[PG_SYNC_NRESULTS] = {
-		[PG_SYNC_BEGIN] = { NULL, "BEGIN ISOLATION LEVEL REPEATABLE"
-		    " READ READ ONLY", 0, NULL, NULL, NULL },
-		[PG_SYNC_SNAPSHOT] = { NULL,
-		    "SELECT pg_current_snapshot()::text",
-		    0, NULL, NULL, NULL },
-		[PG_SYNC_JOBS] = { "sync_jobs", NULL, 1, values, NULL, NULL },
-		[PG_SYNC_REMOVED] = { "sync_removed", NULL, 1, values, NULL,
-		    NULL },
-		[PG_SYNC_PAUSED] = { NULL, "SELECT priority FROM triage_paused",
-		    0, NULL, NULL, NULL },
-		[PG_SYNC_NODES] = { NULL, PG_STORE_NODES, 0, NULL, NULL, NULL },
-		[PG_SYNC_CANCELS] = { "sync_cancels", NULL, 1, values, NULL,
-		    NULL },
-		[PG_SYNC_COMMIT] = { NULL, "COMMIT", 0, NULL, NULL, NULL },
-	};
+	struct pg_conn_stmt q = { "sync", NULL, 1, values, NULL, NULL };
 
 	if (s->syncing) {
 		s->sync_again = true;
@@ -284,24 +351,27 @@ pg_sync_changes(struct pg_store *s)
 	}
 	if (!s->up || s->conn == NULL)
 		return;
-	if (timefmt_mono_us() - s->nodes_read_us < PG_SYNC_NODES_MS * 1000)
-		q[PG_SYNC_NODES].sql = PG_STORE_NODES_ROWS;
+	if (timefmt_mono_us() - s->nodes_read_us >= PG_SYNC_NODES_MS * 1000)
+		q.name = "sync_look";
 	s->syncing = true;
-	if (pg_conn_batch(s->conn, q, PG_SYNC_NRESULTS, pg_sync_cb, s) != 0)
+	if (pg_conn_batch(s->conn, &q, 1, pg_sync_cb, s) != 0)
 		s->syncing = false;
 }
 
-
-void
-pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
+/* The nodes of t (as PG_STORE_NODES has them), for the store. Whether
+ * each is up is NULL when not looked at: the last look's then, and a node
+ * new since up (it registers holding its name). */
+static void
+pg_sync_nodes(struct pg_store *s, const struct pg_sync_rows *t)
 {
 	const struct store_node *old;
 	struct store_node *nodes;
 	uint64_t now = timefmt_mono_us();
+	const char *up, *name;
 	int64_t left;
-	int i, n = PQntuples(res);
+	int i, n = pg_sync_nrows(t);
 	size_t k, nold;
-	bool looked = n == 0 || !PQgetisnull(res, 0, 4);
+	bool looked = n == 0 || pg_sync_value(t, 0, 4) != NULL;
 
 	old = store_nodes(&s->st, &nold);
 
@@ -310,30 +380,43 @@ pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
 	if (looked)
 		s->nodes_read_us = now;
 	for (i = 0; i < n; i++) {
-		nodes[i].name = PQgetvalue(res, i, 0);
-		nodes[i].slots = (unsigned)strtoul(PQgetvalue(res, i, 1), NULL,
-		    10);
-		nodes[i].started_at = strtoll(PQgetvalue(res, i, 2), NULL, 10);
-		nodes[i].busy = (unsigned)strtoul(PQgetvalue(res, i, 3), NULL,
-		    10);
-		nodes[i].up = strcmp(PQgetvalue(res, i, 4), "t") == 0;
-		/* Not looked at: as the last look said; a node new since
-		 * holds its name (it registers holding it). */
+		/* Its own copy: store_load_nodes copies it again. */
+		name = pg_sync_value(t, i, 0);
+		if ((nodes[i].name = strdup(name != NULL ? name : "")) ==
+		    NULL)
+			goto out;
+		nodes[i].slots = (unsigned)pg_sync_u64(t, i, 1);
+		nodes[i].started_at = (int64_t)pg_sync_u64(t, i, 2);
+		nodes[i].busy = (unsigned)pg_sync_u64(t, i, 3);
+		/* "t" from a result, "true" from JSON. */
+		up = pg_sync_value(t, i, 4);
+		nodes[i].up = up != NULL && up[0] == 't';
 		for (k = 0; !looked && k < nold; k++)
 			if (strcmp(old[k].name, nodes[i].name) == 0)
 				break;
 		if (!looked)
 			nodes[i].up = k == nold || old[k].up;
-		nodes[i].grace_ms = strtoull(PQgetvalue(res, i, 5), NULL, 10);
-		if (!PQgetisnull(res, i, 6)) {
-			left = strtoll(PQgetvalue(res, i, 6), NULL, 10) * 1000;
+		nodes[i].grace_ms = pg_sync_u64(t, i, 5);
+		if (pg_sync_value(t, i, 6) != NULL) {
+			left = strtoll(pg_sync_value(t, i, 6), NULL, 10) * 1000;
 			/* Already over: 1, the earliest instant. */
 			nodes[i].lease_end_us = (int64_t)now + left > 1 ?
 			    (uint64_t)((int64_t)now + left) : 1;
 		}
 	}
 	(void)store_load_nodes(&s->st, nodes, (size_t)n);
+out:
+	for (i = 0; i < n; i++)
+		free(nodes[i].name);
 	free(nodes);
+}
+
+void
+pg_sync_read_nodes(struct pg_store *s, const PGresult *res)
+{
+	const struct pg_sync_rows t = { res, NULL };
+
+	pg_sync_nodes(s, &t);
 }
 
 /* The ids asked for, for their answer. */

@@ -111,7 +111,8 @@ void store_fini(struct store *st);
 void store_load_paused(struct store *st, const char *name);
 /* For reading changes: the paused priorities become names[0..n); each
  * that changes is told to paused_cb. */
-void store_load_paused_set(struct store *st, char *const *names, size_t n);
+void store_load_paused_set(struct store *st, const char *const *names,
+    size_t n);
 /* For loading: the nodes become the n read (names copied). 0, or -1 out
  * of memory with the old ones kept. */
 int store_load_nodes(struct store *st, const struct store_node *nodes,

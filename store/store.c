@@ -321,7 +321,7 @@ store_set_paused_cb(struct store *st, store_paused_cb cb, void *arg)
 }
 
 static bool
-store_name_in(const char *name, char *const *names, size_t n)
+store_name_in(const char *name, const char *const *names, size_t n)
 {
 	size_t i;
 
@@ -332,7 +332,7 @@ store_name_in(const char *name, char *const *names, size_t n)
 }
 
 void
-store_load_paused_set(struct store *st, char *const *names, size_t n)
+store_load_paused_set(struct store *st, const char *const *names, size_t n)
 {
 	char **mine = st->paused.v, *name;
 	size_t i;
