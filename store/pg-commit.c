@@ -673,33 +673,6 @@ pg_commit_batch_cb(PGresult *const *res, size_t n, const char *cause,
 }
 
 void
-pg_commit_lazy_take(struct pg_store *s)
-{
-	if (s->lazy.n == 0)
-		return;
-	evtimer_del(s->lazy_ev);
-	/* Out of memory, they wait for the next commit's try. */
-	if (vec_reserve(&s->dirty, sizeof(struct pg_store_mark),
-	    s->dirty.n + s->lazy.n) != 0)
-		return;
-	memcpy((struct pg_store_mark *)s->dirty.v + s->dirty.n, s->lazy.v,
-	    s->lazy.n * sizeof(struct pg_store_mark));
-	s->dirty.n += s->lazy.n;
-	s->lazy.n = 0;
-}
-
-void
-pg_commit_lazy_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pg_store *s = arg;
-
-	(void)fd;
-	(void)what;
-	pg_commit_lazy_take(s);
-	pg_commit_schedule(s);
-}
-
-void
 pg_commit_synced(struct pg_store *s)
 {
 	if (s->claims.n > 0)
@@ -735,7 +708,6 @@ pg_commit_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return;		/* the next change schedules it again */
-	pg_commit_lazy_take(s);
 	c->s = s;
 	c->gen = ++s->commits;
 	c->start_us = timefmt_mono_us();
@@ -1111,10 +1083,6 @@ pg_commit_flush(struct store *st, char **cause)
 	struct pg_store *s = pg_store(st);
 	uint64_t deadline = timefmt_mono_us() + PG_COMMIT_FLUSH_MS * 1000;
 
-	if (s->lazy.n > 0) {
-		pg_commit_lazy_take(s);
-		pg_commit_schedule(s);
-	}
 	if (event_base_got_exit(s->base))
 		while (pg_commit_pending(st) && s->up &&
 		    timefmt_mono_us() < deadline)

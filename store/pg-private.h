@@ -134,10 +134,6 @@ struct pg_store {
 	struct vec staged;		/* struct store_staged */
 	struct vec dirty;		/* struct pg_store_mark, maybe repeated
 	    */
-	/* Starts (store_update_nosync): they wait for a commit that goes
-	 * anyway, PG_COMMIT_LAZY_MS at most (lazy_ev). */
-	struct vec lazy;
-	struct event *lazy_ev;
 	struct vec claims;		/* the same: store_claim's */
 	struct vec removed;		/* struct pg_store_mark */
 	struct vec syncs;		/* struct store_sync */
@@ -240,16 +236,6 @@ void pg_open_locks_check(struct pg_store *s);
 int pg_open_write_priorities(PGconn *pg, const char *text, char **cause);
 void pg_open_status(struct pg_store *s, bool up, const char *cause);
 
-/*
- * How long a start (store_update_nosync) waits for a commit that goes
- * anyway. A short job's start and end are then one write, and a busy
- * node's starts ride with its claims and ends: a commit of its own, and
- * the reads of it it sets off on every other node, for each start would be
- * the cluster's largest cost. Meanwhile other nodes see the job begun
- * here, not yet running; this one knows it running.
- */
-#define PG_COMMIT_LAZY_MS 20
-
 /* pg-commit.c: the changes written, a commit at a time, at the end of a
  * turn of the loop (pg_commit_schedule, pg_commit_cb); a commit in doubt
  * asked after once the connection is back (pg_commit_ask_doubt). */
@@ -261,10 +247,6 @@ bool pg_commit_pending(const struct store *st);
 int pg_commit_flush(struct store *st, char **cause);
 void pg_commit_ask_doubt(struct pg_store *s);
 void pg_commit_synced(struct pg_store *s);
-/* The starts waiting for a commit join the changes to write (the next
- * commit takes them); lazy_ev's, which also schedules it. */
-void pg_commit_lazy_take(struct pg_store *s);
-void pg_commit_lazy_cb(evutil_socket_t fd, short what, void *arg);
 /* A commit whose answer will never come (the store is closing): its new
  * jobs are freed with it. */
 void pg_commit_abandon(struct pg_commit *c);

@@ -87,12 +87,9 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	    (s->node = strdup(o->node)) == NULL ||
 	    (s->commit_ev = evtimer_new(base, pg_commit_cb, s))
 	    == NULL ||
-	    (s->lazy_ev = evtimer_new(base, pg_commit_lazy_cb, s)) == NULL ||
 	    (s->sync_ev = evtimer_new(base, pg_sync_timer_cb, s)) == NULL) {
 		if (s != NULL && s->commit_ev != NULL)
 			event_free(s->commit_ev);
-		if (s != NULL && s->lazy_ev != NULL)
-			event_free(s->lazy_ev);
 		if (s != NULL)
 			free(s->node);
 		free(s);
@@ -144,7 +141,6 @@ pg_store_close(struct store *st)
 	store_fini(st);
 	vec_free(&s->staged);
 	vec_free(&s->dirty);
-	vec_free(&s->lazy);
 	vec_free(&s->claims);
 	vec_free(&s->removed);
 	vec_free(&s->syncs);
@@ -158,8 +154,6 @@ pg_store_close(struct store *st)
 	free(s->node);
 	if (s->commit_ev != NULL)
 		event_free(s->commit_ev);
-	if (s->lazy_ev != NULL)
-		event_free(s->lazy_ev);
 	if (s->sync_ev != NULL)
 		event_free(s->sync_ev);
 	free(s);
@@ -194,16 +188,6 @@ pg_store_mark(struct store *st, struct job *job, enum store_mark how)
 	struct pg_store_mark m = { job->id, s->commits + 1,
 	    job->store.replaced };
 
-	static const struct timeval lazy = { 0, PG_COMMIT_LAZY_MS * 1000 };
-
-	/* A start waits a while for a commit that goes anyway. Out of
-	 * memory, it goes as any change. */
-	if (how == STORE_MARK_NOSYNC &&
-	    vec_push(&s->lazy, sizeof m, &m) == 0) {
-		if (!evtimer_pending(s->lazy_ev, NULL))
-			evtimer_add(s->lazy_ev, &lazy);
-		return;
-	}
 	/* A claim: written only if no other daemon holds the row. Out of
 	 * memory, it is written as any change, waiting for the row. */
 	if (how == STORE_MARK_CLAIM)
@@ -249,8 +233,6 @@ pg_store_sync(struct store *st, store_synced_cb cb, void *arg)
 
 	if (vec_push(&s->syncs, sizeof sync, &sync) != 0)
 		return -1;
-	/* Everything done before it: the starts too. */
-	pg_commit_lazy_take(s);
 	pg_commit_schedule(s);
 	return 0;
 }
