@@ -214,9 +214,12 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 	struct triaged *td = a->td;
 	struct jobs *js = td->jobs;
 	unsigned prio = job->waiter.prio;
+	bool claimed;
 
 	TAILQ_REMOVE(&js->admissions, a, entry);
 	jobs_tally_staged(js, job, prio, -1);
+	if ((claimed = job->run->begun))
+		js->claimed_staged -= job->slots;
 	if (!ok) {
 		/* Its place is published as nothing (no job has its id), and
 		 * keeps nothing behind it waiting. A key taken by another
@@ -232,11 +235,42 @@ jobs_added_cb(struct job *job, bool ok, const char *cause, void *arg)
 		 * with the commit. */
 		a->queued->id = job->id;
 		jobs_tally(js, job, prio, JOB_QUEUED, 1);
+		/* Inserted begun (jobs_starts_at_once): admission decides,
+		 * and the row of one it does not start is written back. */
+		if (claimed)
+			jobs_run(job)->begun = false;
 		job_status_get(job, &a->queued->status);
 		jobs_admit(td, job);
+		if (claimed && job->state == JOB_QUEUED && !job->run->begun)
+			store_update(td->store, job);
 		a->done_cb(td, job, NULL, a->arg);
 	}
 	free(a);
+}
+
+/*
+ * Whether new job would start here at once: slots free (those of the jobs
+ * inserted begun before it, not yet stored, aside), nothing waiting for
+ * them, and the job asking for nothing else and waiting for nothing.
+ * In a cluster its insert is then its claim too (its row written begun on
+ * this node): one commit before it runs, not two. A guess, on the safe
+ * side: admission still decides once the job is stored.
+ */
+static bool
+jobs_starts_at_once(const struct triaged *td, const struct job *job)
+{
+	unsigned p;
+
+	if (!td->cfg->cluster.enabled || job->held || job->memory != 0 ||
+	    job->extra->resources != NULL || job->extra->nafter != 0 ||
+	    job->extra->nafter_any != 0 || job->extra->begin_at >= 0 ||
+	    !jobs_runs_here(td, job) || psem_available(td->sem) <
+	    td->jobs->claimed_staged + job->slots)
+		return false;
+	for (p = 0; p < psem_priorities(td->sem); p++)
+		if (psem_first(td->sem, p) != NULL)
+			return false;
+	return true;
 }
 
 int
@@ -257,12 +291,19 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	job->state = JOB_QUEUED;
 	job->seq = td->jobs->next_seq++;
 	psem_waiter_init(&job->waiter, prio, job->slots);
+	if (jobs_starts_at_once(td, job) &&
+	    job_set_node(job, td->cfg->cluster.node) == 0)
+		jobs_run(job)->begun = true;
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
+		if (job->run->begun)
+			jobs_run(job)->begun = false;
 		free(a->queued);
 		free(a);
 		return -1;
 	}
 	jobs_tally_staged(td->jobs, job, prio, 1);
+	if (job->run->begun)
+		td->jobs->claimed_staged += job->slots;
 	a->job = job;
 	TAILQ_INSERT_TAIL(&td->jobs->admissions, a, entry);
 	/* Its place among the changes to publish is taken now; its id and

@@ -96,6 +96,8 @@ struct jobs {
 	unsigned counts[CONFIG_PRIORITIES_MAX][JOB_NSTATES];
 	unsigned held[CONFIG_PRIORITIES_MAX];	/* of counts[][JOB_QUEUED] */
 	unsigned staged[CONFIG_PRIORITIES_MAX];	/* not committed yet */
+	/* The slots of those inserted begun (jobs_starts_at_once). */
+	unsigned claimed_staged;
 	/* Jobs free to go but for their begin_at, and the one timer for the
 	 * earliest. */
 	struct beginq beginq;

@@ -161,6 +161,10 @@ struct job {
 		/* How many times another daemon's row replaced it (it
 		 * wraps), which undoes the changes made before. */
 		uint16_t replaced;
+		/* While its store_add's callback runs: its row was
+		 * inserted begun on this node, so the claim is made
+		 * (store_claim writes none). */
+		bool claimed;
 	} store;
 	/* Admission's (daemon/beginq.c, jobs-admit.c), not stored. */
 	struct {

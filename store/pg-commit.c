@@ -950,19 +950,38 @@ pg_commit_settle_end(struct pg_commit *c, const char *err)
 	struct store *st = &s->st;
 	struct store_staged *sj = c->staged.v;
 	struct store_sync *y = c->syncs.v;
+	struct job *job;
 	size_t i;
+	bool ok;
 
 	s->flight = NULL;
 	s->flight_paused = false;
+	st->claimed_write = c->gen;
 	for (i = 0; i < c->staged.n; i++) {
 		if (err != NULL)
 			sj[i].job->id = 0;
 		/* No id after a commit that went through: its key was
 		 * taken (pg_commit_settle). */
-		if (err == NULL && sj[i].job->id == 0)
+		if (err == NULL && sj[i].job->id == 0) {
 			sj[i].cb(sj[i].job, false, store_key_taken, sj[i].arg);
-		else
-			sj[i].cb(sj[i].job, err == NULL, err, sj[i].arg);
+			continue;
+		}
+		/* Inserted begun here (the daemon saw it would start at
+		 * once): its claim is this commit, and no other node could
+		 * have had the row before it. */
+		if (err == NULL && sj[i].job->run->begun &&
+		    sj[i].job->node != NULL &&
+		    strcmp(sj[i].job->node, s->node) == 0) {
+			sj[i].job->store.claimed = true;
+			st->stats.claims++;
+			c->claims = true;
+		}
+		job = sj[i].job;
+		ok = err == NULL;
+		sj[i].cb(job, ok, err, sj[i].arg);
+		/* Told: it is the table's now (or freed, refused). */
+		if (ok)
+			job->store.claimed = false;
 	}
 	for (i = 0; i < c->syncs.n; i++)
 		y[i].cb(err, y[i].arg);

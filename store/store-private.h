@@ -101,6 +101,9 @@ struct store {
 	store_paused_cb paused_cb;
 	void *paused_arg;
 	struct store_commit_stats stats;
+	/* The write that holds the claims made by inserts (job's
+	 * store.claimed), while their callbacks run. */
+	uint64_t claimed_write;
 };
 
 /* For a database's open: the front's part set up (ops, empty lists). */

@@ -119,6 +119,8 @@ store_update_nosync(struct store *st, struct job *job)
 uint64_t
 store_claim(struct store *st, struct job *job)
 {
+	if (job->store.claimed)
+		return st->claimed_write;
 	st->ops->mark(st, job, STORE_MARK_CLAIM);
 	return st->ops->write_generation(st);
 }
