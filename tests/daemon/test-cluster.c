@@ -647,6 +647,61 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	tnodes_end(cl);
 }
 
+/* Job id's row as "begun version". */
+static char *
+begun_row(struct tnodes *cl, int64_t id)
+{
+	char sql[128], *text;
+	PGresult *res;
+
+	snprintf(sql, sizeof sql, "SELECT begun || ' ' || version FROM"
+	    " triage_jobs WHERE id = %lld", (long long)id);
+	res = tpg_query(tpg_group, cl->db, sql);
+	assert_int_equal(PQntuples(res), 1);
+	assert_non_null(text = strdup(PQgetvalue(res, 0, 0)));
+	PQclear(res);
+	return text;
+}
+
+/*
+ * A job submitted to a node with free slots and nothing waiting is
+ * inserted claimed there (begun on that node, one commit before it runs);
+ * when admission then does not start it (its priority paused meanwhile, a
+ * guess the submit could not see), its row is written back unclaimed, for
+ * any node to start once the priority is resumed.
+ */
+static void
+test_job_inserted_claimed_but_not_started_is_unclaimed(void **state)
+{
+	struct tnodes *cl = tnodes_start(2, 1, "");
+	int64_t id, deadline;
+	json_t *job;
+	char *row;
+
+	(void)state;
+	json_decref(tcall(cl->c[0], "pause", "{ss}", "priority", "normal"));
+	id = tsubmit(cl->c[0], "{s[s]}", "argv", "true");
+	/* Version 2: the insert's (begun) and the write back's. */
+	deadline = tdeadline(HARNESS_TIMEOUT_MS);
+	for (;;) {
+		row = begun_row(cl, id);
+		if (strcmp(row, "0 2") == 0)
+			break;
+		tcheck_deadline(deadline, "job %lld's row is %s, not \"0 2\"",
+		    (long long)id, row);
+		free(row);
+		(void)poll(NULL, 0, 10);	/* a poll with a deadline */
+	}
+	free(row);
+	/* Resumed and waited for where it was submitted (node b may not
+	 * have read the pause, or the job, yet); either node may run it. */
+	json_decref(tcall(cl->c[0], "resume", "{ss}", "priority", "normal"));
+	job = twait(cl->c[0], id);
+	assert_string_equal(tstate(job), "succeeded");
+	json_decref(job);
+	tnodes_end(cl);
+}
+
 /* Node i's grace as the others read it (ms). */
 static long
 grace_in_db(struct tnodes *cl, int i)
@@ -1203,6 +1258,8 @@ main(void)
 		cmocka_unit_test(
 		    test_edit_undone_by_another_write_is_not_answered_done),
 		cmocka_unit_test(test_wait_watch_and_cancel_across_nodes),
+		cmocka_unit_test(
+		    test_job_inserted_claimed_but_not_started_is_unclaimed),
 		cmocka_unit_test(
 		    test_database_restart_loses_nothing_acknowledged),
 		cmocka_unit_test(

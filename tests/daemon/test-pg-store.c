@@ -24,6 +24,7 @@
 
 struct fixture {
 	struct tpg *pg;
+	const char *db;
 	char *conninfo;
 	struct event_base *base;
 	struct store *st;
@@ -103,6 +104,7 @@ setup_db(void **state, const char *name)
 	fx = calloc(1, sizeof *fx);
 	assert_non_null(fx);
 	fx->pg = tpg_group;
+	fx->db = name;
 	fx->conninfo = tpg_createdb(fx->pg, name);
 	o.conninfo = fx->conninfo;
 	fx->base = event_base_new();
@@ -131,6 +133,12 @@ static int
 setup_claims(void **state)
 {
 	return setup_db(state, "claims");
+}
+
+static int
+setup_inserted(void **state)
+{
+	return setup_db(state, "inserted");
 }
 
 static int
@@ -370,12 +378,81 @@ claims_row(struct fixture *fx, uint64_t id)
 	snprintf(sql, sizeof sql, "SELECT begun || ' ' || coalesce(node, "
 	    "'-') || ' ' || version FROM triage_jobs WHERE id = %llu",
 	    (unsigned long long)id);
-	res = tpg_query(fx->pg, "claims", sql);
+	res = tpg_query(fx->pg, fx->db, sql);
 	assert_int_equal(PQntuples(res), 1);
 	text = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	assert_non_null(text);
 	return text;
+}
+
+/* What a daemon's added callback does with a job it would start at once:
+ * it claims it there (its row was inserted begun on n1). */
+struct inserted {
+	struct fixture *fx;
+	uint64_t gen;		/* store_claim's answer */
+	uint64_t written;	/* the last written_cb */
+	int added;
+};
+
+static void
+inserted_added_cb(struct job *job, bool ok, const char *cause, void *arg)
+{
+	struct inserted *in = arg;
+
+	assert_true(ok);
+	assert_null(cause);
+	in->gen = store_claim(in->fx->st, job);
+	in->added++;
+}
+
+static void
+inserted_written_cb(uint64_t write, void *arg)
+{
+	((struct inserted *)arg)->written = write;
+}
+
+/*
+ * A job inserted begun on this node (the daemon saw it would start at
+ * once) is claimed by its insert: the claim made in its added callback is
+ * that commit's, told written with it, and writes nothing more. A job
+ * inserted queued is claimed by an update of its own, as ever.
+ */
+static void
+test_insert_claims_a_job_begun_here(void **state)
+{
+	struct fixture *fx = *state;
+	struct inserted in = { fx, 0, 0, 0 };
+	const struct store_commit_stats *stats = store_commit_stats(fx->st);
+	struct job *job = new_job();
+	int64_t deadline = tdeadline(30000);
+	char *row;
+
+	store_set_written_cb(fx->st, inserted_written_cb, &in);
+	job_run_edit(job)->begun = true;
+	assert_int_equal(job_set_node(job, "n1"), 0);
+	assert_int_equal(store_add(fx->st, job, inserted_added_cb, &in), 0);
+	loop_until(fx, &in.added, 1);
+	assert_int_not_equal(in.gen, 0);
+	assert_true(in.written >= in.gen);
+	assert_int_equal(stats->commits, 1);
+	assert_int_equal(stats->claims, 1);
+	assert_false(store_pending(fx->st));
+	assert_false(job->store.claimed);
+	row = claims_row(fx, job->id);
+	assert_string_equal(row, "1 n1 1");
+	free(row);
+
+	job = new_job();
+	assert_int_equal(store_add(fx->st, job, inserted_added_cb, &in), 0);
+	loop_until(fx, &in.added, 2);
+	while (in.written < in.gen) {
+		tcheck_deadline(deadline, "the claim of job %llu",
+		    (unsigned long long)job->id);
+		event_base_loop(fx->base, EVLOOP_ONCE);
+	}
+	assert_int_equal(stats->commits, 3);
+	assert_int_equal(stats->claims, 2);
 }
 
 /*
@@ -536,6 +613,9 @@ main(void)
 		    test_results_reach_other_nodes, setup_results, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_beaten_claim_goes_to_an_alternate, setup_claims,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_insert_claims_a_job_begun_here, setup_inserted,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_poll_reads_changes_no_notify_told, setup_poll,
