@@ -54,6 +54,9 @@ struct pg_commit {
 	char sess_start[48];
 	bool paused;			/* it wrote the paused list */
 	bool claims;			/* it held claims: tell written_cb */
+	/* The jobs its claims did not get, to read back: nothing of the
+	 * commit waits for them (a launch waits for its own claim alone). */
+	struct vec beaten;
 	size_t first_update;		/* index of the first UPDATE result */
 	/* Each new job's INSERT result; for a job with a key, the next
 	 * result is the id of the job that has its uid and key (key_owner),
@@ -456,6 +459,7 @@ pg_commit_free(struct pg_commit *c)
 	vec_free(&c->syncs);
 	vec_free(&c->updated);
 	vec_free(&c->removed);
+	vec_free(&c->beaten);
 	free(c->sent);
 	free(c->ins_at);
 	free(c);
@@ -799,8 +803,9 @@ pg_commit_requeue(struct pg_store *s, struct pg_commit *c)
  * What became of the commit's update i, of job: its row is ours at version
  * (to is job); a claim went to another job alike, to, made begun here at
  * version; or (to NULL) another daemon changed the job first, or holds the
- * row, for a claim: the job is told, and its id goes in refused, for its
- * row to be read back and replace ours.
+ * row, for a claim: the job is told, and its id goes in refused (a
+ * claim's in the commit's beaten), for its row to be read back and
+ * replace ours.
  */
 static void
 pg_commit_settle_one(struct pg_store *s, struct pg_commit *c, size_t i,
@@ -841,7 +846,8 @@ pg_commit_settle_one(struct pg_store *s, struct pg_commit *c, size_t i,
 	if (c->sent[i].claim && to == NULL)
 		pg_sync_changes(s);
 	/* Out of memory, the next read of changes brings it. */
-	(void)vec_push(refused, sizeof m[i].id, &m[i].id);
+	(void)vec_push(c->sent[i].claim ? &c->beaten : refused,
+	    sizeof m[i].id, &m[i].id);
 }
 
 /* The updates' answers: each row that came back (a claim's may be an
@@ -1072,6 +1078,8 @@ pg_commit_settle(struct pg_commit *c, PGresult *const *res, size_t n,
 		else if (ours != NULL)
 			pg_commit_settle_doubt(s, c, ours, &refused);
 	}
+	if (c->beaten.n > 0)
+		pg_sync_refetch(s, &c->beaten, NULL, NULL);
 	if (refused.n > 0) {
 		/* Their rows first: whoever waits for this commit (the
 		 * answer to an edit the refusal undid) finds them. */

@@ -494,12 +494,14 @@ pg_sync_refetch(struct pg_store *s, const struct vec *ids,
 	char *array = NULL;
 
 	if (s->conn == NULL) {
-		done(arg);
+		if (done != NULL)
+			done(arg);
 		return;
 	}
 	if ((rf = calloc(1, sizeof *rf)) == NULL) {
 		pg_sync_changes(s);
-		done(arg);
+		if (done != NULL)
+			done(arg);
 		return;
 	}
 	rf->s = s;
