@@ -19,9 +19,9 @@
 #include "pg-private.h"
 #include "timefmt.h"
 
-/* Whether the nodes are up (PG_STORE_NODES, a look through pg_locks, the
- * read's most costly statement) is read with the changes at most this
- * often: their rows (PG_STORE_NODES_ROWS) every time. It is for stats and
+/* Whether the nodes are up (PG_STORE_NODE_UP, a look through pg_locks,
+ * the read's most costly part) is read with the changes at most this
+ * often ("sync_look"): their rows every time ("sync"). It is for stats and
  * timers, and the takeover reads it afresh. */
 #define PG_SYNC_NODES_MS 1000
 
