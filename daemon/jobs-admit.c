@@ -291,19 +291,18 @@ jobs_submit(struct triaged *td, struct job *job, unsigned prio,
 	job->state = JOB_QUEUED;
 	job->seq = td->jobs->next_seq++;
 	psem_waiter_init(&job->waiter, prio, job->slots);
-	if (jobs_starts_at_once(td, job) &&
-	    job_set_node(job, td->cfg->cluster.node) == 0)
-		jobs_run(job)->begun = true;
 	if (store_add(td->store, job, jobs_added_cb, a) != 0) {
-		if (job->run->begun)
-			jobs_run(job)->begun = false;
 		free(a->queued);
 		free(a);
 		return -1;
 	}
 	jobs_tally_staged(td->jobs, job, prio, 1);
-	if (job->run->begun)
+	/* Staged, its row is made at the turn's commit: begun, if so. */
+	if (jobs_starts_at_once(td, job) &&
+	    job_set_node(job, td->cfg->cluster.node) == 0) {
+		jobs_run(job)->begun = true;
 		td->jobs->claimed_staged += job->slots;
+	}
 	a->job = job;
 	TAILQ_INSERT_TAIL(&td->jobs->admissions, a, entry);
 	/* Its place among the changes to publish is taken now; its id and
