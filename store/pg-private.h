@@ -11,14 +11,22 @@
 
 #include "jobcols.h"
 #include "jobrow.h"
+#include "pg-conn.h"
 #include "pg-row.h"
 #include "store-private.h"
 #include "vec.h"
 
-/* Rows written since snapshot $1: by a transaction it saw in progress or
- * that began after it (pg_snapshot_xmin bounds the index scan). */
+/*
+ * Rows written since snapshot $1: by a transaction it saw in progress or
+ * that began after it. pg_snapshot_xmin bounds the index scan; the upper
+ * bound, true of every row the statement can see, is there for the
+ * planner: a range between two unknowns it takes as narrow, where one
+ * bound alone it takes as a third of the table, and the generic plan
+ * scanned every job (finished ones too) on every read.
+ */
 #define PG_STORE_SINCE(table)						\
 	" FROM " table " WHERE txid >= pg_snapshot_xmin($1::pg_snapshot)" \
+	" AND txid < pg_snapshot_xmax(pg_current_snapshot())"		\
 	" AND NOT pg_visible_in_snapshot(txid, $1::pg_snapshot)"
 /* The advisory lock every node holds shared while it runs (and, with a
  * node's name hashed as the second key, its name). */

@@ -16,6 +16,7 @@
 
 #include "harness.h"
 #include "job.h"
+#include "pg-private.h"
 #include "store.h"
 #include "tpg.h"
 
@@ -139,6 +140,12 @@ static int
 setup_inserted(void **state)
 {
 	return setup_db(state, "inserted");
+}
+
+static int
+setup_plan(void **state)
+{
+	return setup_db(state, "plan");
 }
 
 static int
@@ -551,6 +558,42 @@ test_beaten_claim_goes_to_an_alternate(void **state)
 }
 
 /*
+ * A read of what other nodes changed finds the rows by the index of their
+ * writing transactions, whatever the read's snapshot: its generic plan
+ * (the one a prepared statement settles on) never scans every job, as the
+ * finished ones stay in the table.
+ */
+static void
+test_read_of_changes_uses_the_txid_index(void **state)
+{
+	struct fixture *fx = *state;
+	PGresult *res;
+	int i, rows;
+	bool scans_jobs = false, uses_txid = false;
+
+	for (i = 0; i < 1000; i++) {
+		fx->jobs[i] = new_job();
+		assert_int_equal(store_add(fx->st, fx->jobs[i], added_cb, fx),
+		    0);
+	}
+	loop_until(fx, &fx->added, 1000);
+	res = tpg_query(fx->pg, "plan", "SET plan_cache_mode ="
+	    " force_generic_plan; PREPARE r AS " PG_STORE_SYNC("NULL::boolean")
+	    "; EXPLAIN EXECUTE r('1:1:')");
+	assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+	rows = PQntuples(res);
+	for (i = 0; i < rows; i++) {
+		if (strstr(PQgetvalue(res, i, 0), "Seq Scan on triage_jobs"))
+			scans_jobs = true;
+		if (strstr(PQgetvalue(res, i, 0), "triage_jobs_txid"))
+			uses_txid = true;
+	}
+	PQclear(res);
+	assert_false(scans_jobs);
+	assert_true(uses_txid);
+}
+
+/*
  * A change no NOTIFY told of (a notification lost) reaches another node
  * all the same while a job is queued anywhere: it reads what changed at
  * least once a second.
@@ -616,6 +659,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_insert_claims_a_job_begun_here, setup_inserted,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_read_of_changes_uses_the_txid_index, setup_plan,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_poll_reads_changes_no_notify_told, setup_poll,
