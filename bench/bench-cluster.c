@@ -597,7 +597,10 @@ bench_cluster_true_report(const struct bench_cluster *b,
 	    "pipelined to every node at once, first submit to last end; "
 	    "median of each's rounds; over all rounds, the claims refused "
 	    "(another node had the job) or moved (to another job alike), "
-	    "the database's transactions a job (each one round trip), and "
+	    "the database's transactions a job (pg_stat_database: a "
+	    "commit, a read or a read-back is one round trip and one "
+	    "transaction, and each listening node's backend takes one more "
+	    "as it reads a NOTIFY, its sender's own too), and "
 	    "the CPU a job of the daemons (d), their workers (w) and the "
 	    "database's backends (pg), the jobs' own aside\n\n",
 	    b->jobs, BENCH_CLUSTER_SLOTS);
