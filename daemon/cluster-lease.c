@@ -228,13 +228,7 @@ static void
 cluster_lease_check(struct triaged *td)
 {
 	uint64_t ms = td->cfg->cluster.lease_ms;
-	struct psem_prio_stats st;
-	unsigned i, busy = 0;
 
-	for (i = 0; i < psem_priorities(td->sem); i++)
-		if (psem_prio_stats(td->sem, i, &st) == 0)
-			busy += st.held;
-	store_set_busy(td->store, busy);
 	cluster_note_nodes(td);
 	if (run_count(td->run) > 0) {
 		cluster_arm(td->lease->renew_ev, ms / 3);
@@ -242,6 +236,15 @@ cluster_lease_check(struct triaged *td)
 	}
 	if (cluster_elsewhere(td) > 0)
 		cluster_arm_takeover(td);
+}
+
+/* The slots this node holds, for the others to see (store_set_busy_cb). */
+static unsigned
+cluster_busy_cb(void *arg)
+{
+	const struct triaged *td = arg;
+
+	return psem_held(td->sem);
 }
 
 static void
@@ -341,6 +344,7 @@ cluster_lease_start(struct triaged *td)
 	    (l->fence_ev = evtimer_new(td->base, cluster_fence_cb, td))
 	    == NULL || jobs_listen(td, cluster_event_cb, NULL) != 0)
 		return -1;
+	store_set_busy_cb(td->store, cluster_busy_cb, td);
 	store_set_cancel_cb(td->store, cluster_cancel_cb, td);
 	store_set_takeover_cb(td->store, cluster_took_cb, td);
 	store_set_lease_cb(td->store, cluster_renewed_cb, td);
@@ -357,6 +361,8 @@ cluster_lease_stop(struct triaged *td)
 
 	if (l == NULL)
 		return;
+	/* The semaphore it counts goes before the store. */
+	store_set_busy_cb(td->store, NULL, NULL);
 	if (l->renew_ev != NULL)
 		event_free(l->renew_ev);
 	if (l->takeover_ev != NULL)

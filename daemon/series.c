@@ -96,19 +96,6 @@ series_advance(struct triaged *td, int64_t now)
 	s->last_ms = now;
 }
 
-/* The slots held now, over every priority. */
-static unsigned
-series_busy_now(struct triaged *td)
-{
-	struct psem_prio_stats st;
-	unsigned i, busy = 0;
-
-	for (i = 0; i < psem_priorities(td->sem); i++)
-		if (psem_prio_stats(td->sem, i, &st) == 0)
-			busy += st.held;
-	return busy;
-}
-
 static void
 series_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 {
@@ -126,7 +113,7 @@ series_job_cb(struct triaged *td, const struct jobs_event *ev, void *arg)
 			s->waits[prio][slot].counts[hist_bucket(
 			    &hist_job_seconds, t.wait)]++;
 	}
-	s->busy = series_busy_now(td);
+	s->busy = psem_held(td->sem);
 }
 
 int
@@ -222,7 +209,7 @@ series_json_at(struct triaged *td, int64_t now_ms)
 
 	series_advance(td, now_ms);
 	/* What is held now holds from now on, whatever event comes next. */
-	s->busy = series_busy_now(td);
+	s->busy = psem_held(td->sem);
 	cur = s->last_ms / SERIES_STEP_MS;
 	busy = json_array();
 	dispatched = json_array();

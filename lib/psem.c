@@ -673,6 +673,16 @@ psem_priorities(const struct psem *sem)
 	return sem->sched.nclasses;
 }
 
+unsigned
+psem_held(const struct psem *sem)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < sem->sched.nclasses; i++)
+		n += sem->sched.classes[i].held;
+	return n;
+}
+
 int
 psem_prio_stats(const struct psem *sem, unsigned prio,
     struct psem_prio_stats *st)

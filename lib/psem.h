@@ -247,6 +247,9 @@ const struct psem_waiter *psem_next(const struct psem_waiter *w);
 
 unsigned psem_permits(const struct psem *sem);
 unsigned psem_available(const struct psem *sem);
+/* The permits this semaphore's own waiters hold, over every priority
+ * (those held elsewhere aside). */
+unsigned psem_held(const struct psem *sem);
 unsigned psem_priorities(const struct psem *sem);
 int psem_prio_stats(const struct psem *sem, unsigned prio,
     struct psem_prio_stats *st);

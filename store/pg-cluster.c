@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
 #include <libpq-fe.h>
 
 #include "job.h"
@@ -14,6 +15,10 @@
 #include "store.h"
 #include "pg-private.h"
 #include "timefmt.h"
+
+/* How long a node holds no slots before it writes so (pg_cluster_idle_cb),
+ * at most. */
+#define PG_CLUSTER_IDLE_WRITE_MS 1000
 
 /* Its statements, prepared on every connection (pg-store.c). */
 const char pg_store_lease_sql[] =
@@ -115,28 +120,39 @@ pg_cluster_ignore_cb(PGresult *const *res, size_t n, const char *cause,
 	(void)arg;
 }
 
+/* The values of a lease statement ("lease"), pointing into lv. */
+struct pg_cluster_lease_values {
+	const char *values[5];
+	char lease[48], busy[16], grace[24];
+};
+
+static const char **
+pg_cluster_lease_values(struct pg_store *s, struct pg_cluster_lease_values *lv)
+{
+	pg_cluster_lease_text(s, lv->lease, sizeof lv->lease);
+	snprintf(lv->busy, sizeof lv->busy, "%u", pg_cluster_busy(s));
+	snprintf(lv->grace, sizeof lv->grace, "%" PRIu64, s->grace_ms);
+	lv->values[0] = s->node;
+	lv->values[1] = s->boot;
+	lv->values[2] = lv->lease;
+	lv->values[3] = lv->busy;
+	lv->values[4] = lv->grace;
+	return lv->values;
+}
+
 void
 pg_cluster_renew_lease(struct store *st)
 {
 	struct pg_store *s = pg_store(st);
 	struct pg_conn_stmt q = { "lease", NULL, 5, NULL, NULL, NULL };
 	struct pg_store_renewal *r;
-	const char *values[5];
-	char lease[48], busy[16], grace[24];
+	struct pg_cluster_lease_values lv;
 
 	if (!s->up || (r = malloc(sizeof *r)) == NULL)
 		return;
 	r->s = s;
 	r->sent_us = timefmt_mono_us();
-	pg_cluster_lease_text(s, lease, sizeof lease);
-	snprintf(busy, sizeof busy, "%u", s->busy);
-	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
-	values[0] = s->node;
-	values[1] = s->boot;
-	values[2] = lease;
-	values[3] = busy;
-	values[4] = grace;
-	q.values = values;
+	q.values = pg_cluster_lease_values(s, &lv);
 	if (pg_conn_batch(s->conn, &q, 1, pg_cluster_renewed_cb, r) != 0)
 		free(r);
 }
@@ -207,9 +223,68 @@ pg_cluster_cancel_elsewhere(struct store *st, const struct job *job, int sig,
 }
 
 void
-pg_cluster_set_busy(struct store *st, unsigned busy)
+pg_cluster_set_busy_cb(struct store *st, store_busy_cb cb, void *arg)
 {
-	pg_store(st)->busy = busy;
+	struct pg_store *s = pg_store(st);
+
+	s->busy_cb = cb;
+	s->busy_arg = arg;
+}
+
+/* Arms the look for a node gone idle, a second (or a third of the lease)
+ * on. */
+static void
+pg_cluster_arm_idle(struct pg_store *s)
+{
+	uint64_t ms = s->lease_ms / 3 < PG_CLUSTER_IDLE_WRITE_MS ?
+	    s->lease_ms / 3 : PG_CLUSTER_IDLE_WRITE_MS;
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000 * 1000) };
+
+	evtimer_add(s->idle_ev, &tv);
+}
+
+/* Our slots held now, as the commit or lease statement being built writes
+ * them. */
+unsigned
+pg_cluster_busy(struct pg_store *s)
+{
+	s->busy_written = s->busy_cb != NULL ? s->busy_cb(s->busy_arg) : 0;
+	if (s->busy_written != 0 && !evtimer_pending(s->idle_ev, NULL))
+		pg_cluster_arm_idle(s);
+	return s->busy_written;
+}
+
+/*
+ * The others count our lease only while the last we wrote says we hold
+ * slots, and we renew it only while we run jobs. Most often the commit of
+ * the last end writes 0; when it did not (its slots went after it, as a
+ * refused claim's do), a lease statement writes it, and a NOTIFY has the
+ * others read it. While we hold slots, the look comes again.
+ */
+void
+pg_cluster_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pg_store *s = arg;
+	struct pg_conn_stmt q[2] = {
+		{ "lease", NULL, 5, NULL, NULL, NULL },
+		{ "notify", NULL, 1, NULL, NULL, NULL },
+	};
+	struct pg_cluster_lease_values lv;
+	const char *self[1];
+
+	(void)fd;
+	(void)what;
+	if (s->busy_written == 0 || s->busy_cb == NULL)
+		return;
+	if (s->busy_cb(s->busy_arg) != 0 || !s->up) {
+		pg_cluster_arm_idle(s);
+		return;
+	}
+	q[0].values = pg_cluster_lease_values(s, &lv);
+	self[0] = s->self;
+	q[1].values = self;
+	(void)pg_conn_batch(s->conn, q, 2, pg_cluster_ignore_cb, s);
 }
 
 void

@@ -435,7 +435,7 @@ pg_commit_build(struct pg_store *s, struct pg_commit *c,
 	v[2] = pg_commit_num(b, (int64_t)c->gen);
 	pg_cluster_lease_text(s, b->lease, sizeof b->lease);
 	v[3] = b->lease;
-	v[4] = pg_commit_num(b, s->busy);
+	v[4] = pg_commit_num(b, pg_cluster_busy(s));
 	v[5] = pg_commit_num(b, (int64_t)s->grace_ms);
 	pg_commit_stmt(b, "mark", NULL, 6, v);
 	v = pg_commit_values(b, 1);

@@ -105,7 +105,13 @@ struct pg_store {
 	PGconn *locks;			/* idle: it holds the node's locks */
 	char *node;
 	uint64_t lease_ms;
-	unsigned busy;			/* our slots held: store_set_busy */
+	/* Our slots held (store_set_busy_cb), as our last commit or lease
+	 * statement wrote them, and the timer that looks, while that was
+	 * more than 0, whether 0 is to be written (pg_cluster_busy). */
+	store_busy_cb busy_cb;
+	void *busy_arg;
+	unsigned busy_written;
+	struct event *idle_ev;
 	char boot[24];			/* this run of the daemon, as text */
 	char self[96];			/* "node boot": our NOTIFY payload */
 	bool up;
@@ -196,7 +202,9 @@ void pg_cluster_lease_acked(struct pg_store *s, uint64_t sent_us);
 void pg_cluster_take_over(struct store *st);
 int pg_cluster_cancel_elsewhere(struct store *st, const struct job *job,
     int sig, unsigned by);
-void pg_cluster_set_busy(struct store *st, unsigned busy);
+void pg_cluster_set_busy_cb(struct store *st, store_busy_cb cb, void *arg);
+unsigned pg_cluster_busy(struct pg_store *s);
+void pg_cluster_idle_cb(evutil_socket_t fd, short what, void *arg);
 int pg_cluster_set_shared(struct store *st, const struct store_resource *r,
     size_t n);
 void pg_cluster_shared_free(struct pg_store *s);

@@ -87,9 +87,12 @@ store_open_pg(struct event_base *base, const struct store_pg_options *o,
 	    (s->node = strdup(o->node)) == NULL ||
 	    (s->commit_ev = evtimer_new(base, pg_commit_cb, s))
 	    == NULL ||
-	    (s->sync_ev = evtimer_new(base, pg_sync_timer_cb, s)) == NULL) {
+	    (s->sync_ev = evtimer_new(base, pg_sync_timer_cb, s)) == NULL ||
+	    (s->idle_ev = evtimer_new(base, pg_cluster_idle_cb, s)) == NULL) {
 		if (s != NULL && s->commit_ev != NULL)
 			event_free(s->commit_ev);
+		if (s != NULL && s->sync_ev != NULL)
+			event_free(s->sync_ev);
 		if (s != NULL)
 			free(s->node);
 		free(s);
@@ -156,6 +159,8 @@ pg_store_close(struct store *st)
 		event_free(s->commit_ev);
 	if (s->sync_ev != NULL)
 		event_free(s->sync_ev);
+	if (s->idle_ev != NULL)
+		event_free(s->idle_ev);
 	free(s);
 }
 
@@ -399,7 +404,7 @@ static const struct store_ops pg_store_ops = {
 	.lease_lost = pg_store_lease_lost,
 	.take_over = pg_cluster_take_over,
 	.cancel_elsewhere = pg_cluster_cancel_elsewhere,
-	.set_busy = pg_cluster_set_busy,
+	.set_busy_cb = pg_cluster_set_busy_cb,
 	.set_grace = pg_cluster_set_grace,
 	.set_shared_resources = pg_cluster_set_shared,
 	.remove = pg_store_remove,

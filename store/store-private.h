@@ -56,7 +56,7 @@ struct store_ops {
 	void (*take_over)(struct store *st);
 	int (*cancel_elsewhere)(struct store *st, const struct job *job,
 	    int sig, unsigned by);
-	void (*set_busy)(struct store *st, unsigned busy);
+	void (*set_busy_cb)(struct store *st, store_busy_cb cb, void *arg);
 	void (*set_grace)(struct store *st, uint64_t grace_ms);
 	int (*set_shared_resources)(struct store *st,
 	    const struct store_resource *r, size_t n);

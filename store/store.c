@@ -272,10 +272,10 @@ store_cancel_elsewhere(struct store *st, const struct job *job, int sig,
 }
 
 void
-store_set_busy(struct store *st, unsigned busy)
+store_set_busy_cb(struct store *st, store_busy_cb cb, void *arg)
 {
-	if (st->ops->set_busy != NULL)
-		st->ops->set_busy(st, busy);
+	if (st->ops->set_busy_cb != NULL)
+		st->ops->set_busy_cb(st, cb, arg);
 }
 
 void

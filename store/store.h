@@ -183,9 +183,15 @@ struct store_node {
 /* Whether node is up now: connected, and its lease not run out while it
  * holds slots. */
 bool store_node_up(const struct store_node *node);
-/* This daemon's slots held, for the others to see: written with its next
- * commit or lease. */
-void store_set_busy(struct store *st, unsigned busy);
+/*
+ * This daemon's slots held, for the others to see: cb says how many as
+ * each of its commits and lease statements is written. Once it holds none
+ * but last wrote some, 0 is written within a second (with a NOTIFY), lest
+ * the others count a lease it no longer renews and take it for dead. A
+ * NULL cb (as the daemon stops) writes 0 from then on.
+ */
+typedef unsigned (*store_busy_cb)(void *arg);
+void store_set_busy_cb(struct store *st, store_busy_cb cb, void *arg);
 /* How long past this daemon's lease the others wait before they take its
  * jobs (a reload's new kill_grace): written with its next commit or
  * lease, as it holds from then on. */

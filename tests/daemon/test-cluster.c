@@ -647,6 +647,41 @@ test_dead_node_is_down_and_its_takeover_logged(void **state)
 	tnodes_end(cl);
 }
 
+/*
+ * A node that ran a job and runs none now stays up in the others' stats
+ * past its lease: it renews its lease only while it runs jobs, so the last
+ * it wrote must say it holds no slots, or the others would take its quiet
+ * for a death.
+ */
+static void
+test_idle_node_stays_up_past_its_lease(void **state)
+{
+	struct tnodes *cl = tnodes_new(NODES);
+	int64_t id, watch;
+	json_t *job;
+
+	(void)state;
+	cl->lease = "3s";
+	tnodes_start_nodes(cl, 1, "");
+	id = tsubmit(cl->c[1], "{s[ss]}", "argv", "sleep", "0.3");
+	job = twait(cl->c[1], id);
+	assert_string_equal(json_string_value(json_object_get(job, "state")),
+	    "succeeded");
+	assert_string_equal(json_string_value(json_object_get(job, "node")),
+	    "b");
+	json_decref(job);
+	tnodes_wait_state(cl, 0, id, "succeeded", 1);
+	tnodes_wait_state(cl, 2, id, "succeeded", 1);
+	/* Its lease, the half lease between the others' looks, and more. */
+	watch = tdeadline(3000 + 1500 + 1500);
+	while (tleft_ms(watch) > 0) {
+		assert_true(node_up_at(cl, 0, "b"));
+		assert_true(node_up_at(cl, 2, "b"));
+		usleep(100000);
+	}
+	tnodes_end(cl);
+}
+
 /* Job id's row as "begun version". */
 static char *
 begun_row(struct tnodes *cl, int64_t id)
@@ -1250,6 +1285,7 @@ main(void)
 		    test_wait_never_answers_an_end_the_database_refused),
 		cmocka_unit_test(
 		    test_dead_node_is_down_and_its_takeover_logged),
+		cmocka_unit_test(test_idle_node_stays_up_past_its_lease),
 		cmocka_unit_test(
 		    test_list_is_in_submission_order_across_nodes),
 		cmocka_unit_test(

@@ -156,6 +156,7 @@ test_uncontended_acquire_is_synchronous(void **state)
 	assert_int_equal(psem_available(fx->sem), 1);
 	assert_int_equal(held(fx, 0), 1);
 	assert_int_equal(held(fx, 2), 2);
+	assert_int_equal(psem_held(fx->sem), 3);
 	assert_int_equal(psem_acquire(fx->sem, &c.w), 1);
 	assert_int_equal(psem_available(fx->sem), 0);
 
@@ -165,6 +166,7 @@ test_uncontended_acquire_is_synchronous(void **state)
 	assert_int_equal(psem_release(fx->sem, &a.w), 0);
 	assert_int_equal(psem_release(fx->sem, &c.w), 0);
 	assert_int_equal(psem_available(fx->sem), 4);
+	assert_int_equal(psem_held(fx->sem), 0);
 
 	/* Synchronous grants run no callback and allocate nothing. */
 	before = mallinfo2();
