@@ -83,7 +83,7 @@ pg_cluster_renewed_cb(PGresult *const *res, size_t n, const char *cause,
 {
 	struct pg_store_renewal *r = arg;
 
-	if (cause == NULL && n == 1 &&
+	if (cause == NULL && n >= 1 &&
 	    PQresultStatus(res[0]) == PGRES_COMMAND_OK)
 		pg_cluster_lease_acked(r->s, r->sent_us);
 	free(r);
@@ -120,41 +120,43 @@ pg_cluster_ignore_cb(PGresult *const *res, size_t n, const char *cause,
 	(void)arg;
 }
 
-/* The values of a lease statement ("lease"), pointing into lv. */
-struct pg_cluster_lease_values {
-	const char *values[5];
-	char lease[48], busy[16], grace[24];
-};
-
-static const char **
-pg_cluster_lease_values(struct pg_store *s, struct pg_cluster_lease_values *lv)
+/* A lease statement: the lease renewed and the slots held written; told
+ * (a NOTIFY), the others read it now, as a renewal tells nobody. */
+static void
+pg_cluster_send_lease(struct pg_store *s, bool tell)
 {
-	pg_cluster_lease_text(s, lv->lease, sizeof lv->lease);
-	snprintf(lv->busy, sizeof lv->busy, "%u", pg_cluster_busy(s));
-	snprintf(lv->grace, sizeof lv->grace, "%" PRIu64, s->grace_ms);
-	lv->values[0] = s->node;
-	lv->values[1] = s->boot;
-	lv->values[2] = lv->lease;
-	lv->values[3] = lv->busy;
-	lv->values[4] = lv->grace;
-	return lv->values;
-}
-
-void
-pg_cluster_renew_lease(struct store *st)
-{
-	struct pg_store *s = pg_store(st);
-	struct pg_conn_stmt q = { "lease", NULL, 5, NULL, NULL, NULL };
+	struct pg_conn_stmt q[2] = {
+		{ "lease", NULL, 5, NULL, NULL, NULL },
+		{ "notify", NULL, 1, NULL, NULL, NULL },
+	};
 	struct pg_store_renewal *r;
-	struct pg_cluster_lease_values lv;
+	const char *values[5], *self[1];
+	char lease[48], busy[16], grace[24];
 
 	if (!s->up || (r = malloc(sizeof *r)) == NULL)
 		return;
 	r->s = s;
 	r->sent_us = timefmt_mono_us();
-	q.values = pg_cluster_lease_values(s, &lv);
-	if (pg_conn_batch(s->conn, &q, 1, pg_cluster_renewed_cb, r) != 0)
+	pg_cluster_lease_text(s, lease, sizeof lease);
+	snprintf(busy, sizeof busy, "%u", pg_cluster_busy(s));
+	snprintf(grace, sizeof grace, "%" PRIu64, s->grace_ms);
+	values[0] = s->node;
+	values[1] = s->boot;
+	values[2] = lease;
+	values[3] = busy;
+	values[4] = grace;
+	self[0] = s->self;
+	q[0].values = values;
+	q[1].values = self;
+	if (pg_conn_batch(s->conn, q, tell ? 2 : 1, pg_cluster_renewed_cb,
+	    r) != 0)
 		free(r);
+}
+
+void
+pg_cluster_renew_lease(struct store *st)
+{
+	pg_cluster_send_lease(pg_store(st), false);
 }
 
 /* The nodes, read afresh (their leases: renewals tell nobody), and, when
@@ -266,12 +268,6 @@ void
 pg_cluster_idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct pg_store *s = arg;
-	struct pg_conn_stmt q[2] = {
-		{ "lease", NULL, 5, NULL, NULL, NULL },
-		{ "notify", NULL, 1, NULL, NULL, NULL },
-	};
-	struct pg_cluster_lease_values lv;
-	const char *self[1];
 
 	(void)fd;
 	(void)what;
@@ -281,10 +277,7 @@ pg_cluster_idle_cb(evutil_socket_t fd, short what, void *arg)
 		pg_cluster_arm_idle(s);
 		return;
 	}
-	q[0].values = pg_cluster_lease_values(s, &lv);
-	self[0] = s->self;
-	q[1].values = self;
-	(void)pg_conn_batch(s->conn, q, 2, pg_cluster_ignore_cb, s);
+	pg_cluster_send_lease(s, true);
 }
 
 void
